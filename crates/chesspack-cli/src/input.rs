@@ -1,0 +1,91 @@
+//! Opening inputs: files, `.zst` files and `-` for stdin, with a progress bar
+//! on stderr when it is a terminal.
+
+use std::{
+    fs::File,
+    io::{self, BufRead, BufReader, IsTerminal, Read},
+    path::Path,
+};
+
+use anyhow::{Context, Result};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+
+/// A progress bar over the bytes of an input, hidden unless stderr is a
+/// terminal.
+pub fn progress(len: Option<u64>, what: &str) -> ProgressBar {
+    let pb = match len {
+        Some(len) => ProgressBar::new(len),
+        None => ProgressBar::new_spinner(),
+    };
+    if !io::stderr().is_terminal() {
+        pb.set_draw_target(ProgressDrawTarget::hidden());
+    } else {
+        pb.set_draw_target(ProgressDrawTarget::stderr());
+    }
+    let template = if len.is_some() {
+        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"
+    } else {
+        "{spinner} {msg} {bytes} {bytes_per_sec}"
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        pb.set_style(style.progress_chars("=> "));
+    }
+    pb.set_message(what.to_owned());
+    pb
+}
+
+/// Opens `path` (`-` is stdin), decompressing `.zst`, counting raw bytes on
+/// `pb`.
+pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead>> {
+    let raw: Box<dyn Read> = if path == "-" {
+        Box::new(io::stdin())
+    } else {
+        let file = File::open(path).with_context(|| format!("cannot open {path}"))?;
+        if let Ok(meta) = file.metadata() {
+            pb.set_length(meta.len());
+        }
+        Box::new(file)
+    };
+    let raw = pb.wrap_read(raw);
+    let is_zst = Path::new(path)
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("zst"));
+    Ok(if is_zst {
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            zstd::Decoder::new(raw).with_context(|| format!("cannot read {path} as zstd"))?,
+        ))
+    } else {
+        Box::new(BufReader::with_capacity(1 << 16, raw))
+    })
+}
+
+/// Iterates over the FEN strings of a position file: EPD or FEN lines, or a
+/// CSV whose header names a `FEN` column. Yields (line number, FEN).
+pub fn fen_lines(reader: Box<dyn BufRead>) -> impl Iterator<Item = std::io::Result<(u64, String)>> {
+    let mut column: Option<Option<usize>> = None;
+    reader.lines().enumerate().filter_map(move |(i, line)| {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => return Some(Err(e)),
+        };
+        let line = line.trim_start_matches('\u{feff}').trim();
+        if column.is_none() {
+            let header: Vec<&str> = line.split(',').map(str::trim).collect();
+            let fen_col = header.iter().position(|h| h.eq_ignore_ascii_case("fen"));
+            column = Some(fen_col);
+            if fen_col.is_some() {
+                return None;
+            }
+        }
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        let fen = match column.flatten() {
+            Some(c) => line.split(',').nth(c).unwrap_or("").to_owned(),
+            None => line.to_owned(),
+        };
+        Some(Ok((i as u64 + 1, fen)))
+    })
+}
+

@@ -1,0 +1,73 @@
+//! The `chesspack` command-line tool.
+
+mod explain;
+mod fen;
+mod input;
+mod stats;
+mod train;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Store chess games and positions in as few bits as information theory allows.
+#[derive(Parser, Debug)]
+#[command(name = "chesspack", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List every game and position codec.
+    Codecs,
+    /// Encode or decode one position.
+    #[command(subcommand)]
+    Fen(fen::FenCommand),
+    /// Encode and decode every game (or position) of the inputs with every
+    /// codec, check the round trip and report sizes and speeds.
+    Stats(stats::StatsArgs),
+    /// Show ply by ply what a game costs in a codec.
+    Explain(explain::ExplainArgs),
+    /// Fit the static tables or models the codecs embed.
+    #[command(subcommand)]
+    Train(train::TrainCommand),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Codecs => {
+            codecs();
+            Ok(())
+        }
+        Command::Fen(cmd) => fen::run(cmd),
+        Command::Stats(args) => stats::run(&args),
+        Command::Explain(args) => explain::run(&args),
+        Command::Train(cmd) => train::run(cmd),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            if e.downcast_ref::<std::io::Error>()
+                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("chesspack: {e:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn codecs() {
+    println!("game codecs:");
+    for c in chesspack::game::codecs() {
+        println!("  {:<12} {}", c.name(), c.description());
+    }
+    println!("position codecs:");
+    for c in chesspack::position::codecs() {
+        println!("  {:<12} {}", c.name(), c.description());
+    }
+}

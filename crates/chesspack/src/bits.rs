@@ -1,0 +1,381 @@
+//! Bit strings of exact length, and MSB-first bit writers and readers.
+//!
+//! Every codec in this crate produces a [`Bits`]: a byte buffer plus the exact
+//! number of meaningful bits, so that statistics count bits, not bytes, and
+//! containers can pack streams without padding.
+
+use std::fmt;
+
+use crate::Error;
+
+/// A string of bits of exact length, stored most significant bit first.
+///
+/// ```
+/// use chesspack::bits::{BitWriter, Bits};
+///
+/// let mut w = BitWriter::new();
+/// w.write(0b101, 3);
+/// let bits: Bits = w.finish();
+/// assert_eq!(bits.len(), 3);
+/// assert_eq!(bits.to_hex(), "a0");
+/// assert_eq!(Bits::from_hex("a0", 3).unwrap(), bits);
+/// ```
+#[derive(Clone, PartialEq, Eq, Hash, Default)]
+pub struct Bits {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl Bits {
+    /// Wraps `bytes`, of which the first `len` bits are meaningful.
+    ///
+    /// Bits past `len` in the last byte are cleared, so that equal bit strings
+    /// compare equal.
+    ///
+    /// ```
+    /// use chesspack::bits::Bits;
+    ///
+    /// let bits = Bits::from_bytes(vec![0xff, 0xff], 9).unwrap();
+    /// assert_eq!(bits.as_bytes(), &[0xff, 0x80]);
+    /// assert!(Bits::from_bytes(vec![0], 9).is_err());
+    /// ```
+    pub fn from_bytes(mut bytes: Vec<u8>, len: usize) -> Result<Bits, Error> {
+        if len > bytes.len() * 8 {
+            return Err(Error::Truncated);
+        }
+        bytes.truncate(len.div_ceil(8));
+        if len % 8 != 0 {
+            let last = bytes.len() - 1;
+            bytes[last] &= 0xff << (8 - len % 8);
+        }
+        Ok(Bits { bytes, len })
+    }
+
+    /// Wraps whole bytes: `8 * bytes.len()` bits.
+    ///
+    /// ```
+    /// use chesspack::bits::Bits;
+    ///
+    /// assert_eq!(Bits::from_whole_bytes(vec![1, 2]).len(), 16);
+    /// ```
+    pub fn from_whole_bytes(bytes: Vec<u8>) -> Bits {
+        let len = bytes.len() * 8;
+        Bits { bytes, len }
+    }
+
+    /// Parses a hex string holding `len` bits (padding bits must be zero or
+    /// are cleared).
+    ///
+    /// ```
+    /// use chesspack::bits::Bits;
+    ///
+    /// assert_eq!(Bits::from_hex("ff", 4).unwrap().to_hex(), "f0");
+    /// assert!(Bits::from_hex("zz", 4).is_err());
+    /// ```
+    pub fn from_hex(hex: &str, len: usize) -> Result<Bits, Error> {
+        let hex = hex.trim();
+        if hex.len() % 2 != 0 {
+            return Err(Error::InvalidData("odd number of hex digits".into()));
+        }
+        let bytes = (0..hex.len())
+            .step_by(2)
+            .map(|i| {
+                hex.get(i..i + 2)
+                    .and_then(|d| u8::from_str_radix(d, 16).ok())
+                    .ok_or_else(|| Error::InvalidData("invalid hex digit".into()))
+            })
+            .collect::<Result<Vec<u8>, Error>>()?;
+        Bits::from_bytes(bytes, len)
+    }
+
+    /// The number of bits.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the string holds no bits.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The bytes, with the last one padded by zero bits.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// Lower-case hex of the bytes (padding bits are zero).
+    pub fn to_hex(&self) -> String {
+        use fmt::Write;
+        let mut s = String::with_capacity(self.bytes.len() * 2);
+        for b in &self.bytes {
+            let _ = write!(s, "{b:02x}");
+        }
+        s
+    }
+
+    /// Bit `i` (0 is the first, most significant one), or `None` past the end.
+    pub fn get(&self, i: usize) -> Option<bool> {
+        (i < self.len).then(|| self.bytes[i / 8] & (0x80 >> (i % 8)) != 0)
+    }
+
+    /// A reader positioned at the first bit.
+    pub fn reader(&self) -> BitReader<'_> {
+        BitReader::new(self)
+    }
+}
+
+impl fmt::Debug for Bits {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Bits({}, 0x{})", self.len, self.to_hex())
+    }
+}
+
+/// Appends bits, most significant first.
+///
+/// ```
+/// use chesspack::bits::BitWriter;
+///
+/// let mut w = BitWriter::new();
+/// w.write_bit(true);
+/// w.write(0, 7);
+/// w.write(0xabcd, 16);
+/// assert_eq!(w.finish().as_bytes(), &[0x80, 0xab, 0xcd]);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct BitWriter {
+    bytes: Vec<u8>,
+    len: usize,
+}
+
+impl BitWriter {
+    /// An empty writer.
+    pub fn new() -> BitWriter {
+        BitWriter::default()
+    }
+
+    /// The number of bits written so far.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether nothing has been written.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Writes one bit.
+    pub fn write_bit(&mut self, bit: bool) {
+        if self.len % 8 == 0 {
+            self.bytes.push(0);
+        }
+        if bit {
+            let last = self.bytes.len() - 1;
+            self.bytes[last] |= 0x80 >> (self.len % 8);
+        }
+        self.len += 1;
+    }
+
+    /// Writes the low `n` bits of `value` (`n` ≤ 64), most significant first.
+    pub fn write(&mut self, value: u64, n: u32) {
+        debug_assert!(n <= 64);
+        for i in (0..n).rev() {
+            self.write_bit((value >> i) & 1 != 0);
+        }
+    }
+
+    /// Writes `value` in `0..n` with a truncated binary code: values below
+    /// `2^k - n` take `k - 1` bits, the others `k` bits, where `k = ceil(log2 n)`.
+    /// Nothing is written when `n` ≤ 1.
+    ///
+    /// ```
+    /// use chesspack::bits::BitWriter;
+    ///
+    /// let mut w = BitWriter::new();
+    /// w.write_truncated(0, 3); // 1 bit
+    /// w.write_truncated(2, 3); // 2 bits
+    /// w.write_truncated(0, 1); // 0 bits
+    /// assert_eq!(w.len(), 3);
+    /// ```
+    pub fn write_truncated(&mut self, value: u64, n: u64) {
+        debug_assert!(value < n.max(1));
+        if n <= 1 {
+            return;
+        }
+        let k = ceil_log2(n);
+        let short = (1u64 << k) - n;
+        if value < short {
+            self.write(value, k - 1);
+        } else {
+            self.write(value + short, k);
+        }
+    }
+
+    /// Writes `value` ≥ 1 with the Elias gamma code (`2⌊log2 v⌋ + 1` bits).
+    pub fn write_gamma(&mut self, value: u64) {
+        debug_assert!(value >= 1);
+        let n = 63 - value.leading_zeros();
+        self.write(0, n);
+        self.write(value, n + 1);
+    }
+
+    /// Writes `value` ≥ 1 with the Elias delta code.
+    ///
+    /// ```
+    /// use chesspack::bits::BitWriter;
+    ///
+    /// let mut w = BitWriter::new();
+    /// w.write_delta(81);
+    /// assert_eq!(w.len(), 11);
+    /// let bits = w.finish();
+    /// assert_eq!(bits.reader().read_delta().unwrap(), 81);
+    /// ```
+    pub fn write_delta(&mut self, value: u64) {
+        debug_assert!(value >= 1);
+        let n = 63 - value.leading_zeros();
+        self.write_gamma(u64::from(n) + 1);
+        self.write(value, n);
+    }
+
+    /// Appends all of `bits`.
+    pub fn write_bits(&mut self, bits: &Bits) {
+        for i in 0..bits.len() {
+            self.write_bit(bits.get(i).unwrap_or(false));
+        }
+    }
+
+    /// The bits written.
+    pub fn finish(self) -> Bits {
+        Bits {
+            bytes: self.bytes,
+            len: self.len,
+        }
+    }
+}
+
+/// Reads bits written by a [`BitWriter`]; reading past the end is
+/// [`Error::Truncated`].
+#[derive(Clone, Debug)]
+pub struct BitReader<'a> {
+    bits: &'a Bits,
+    pos: usize,
+}
+
+impl<'a> BitReader<'a> {
+    /// A reader at the first bit of `bits`.
+    pub fn new(bits: &'a Bits) -> BitReader<'a> {
+        BitReader { bits, pos: 0 }
+    }
+
+    /// Bits read so far.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// Bits left.
+    pub fn remaining(&self) -> usize {
+        self.bits.len() - self.pos
+    }
+
+    /// Reads one bit.
+    pub fn read_bit(&mut self) -> Result<bool, Error> {
+        let bit = self.bits.get(self.pos).ok_or(Error::Truncated)?;
+        self.pos += 1;
+        Ok(bit)
+    }
+
+    /// Reads `n` ≤ 64 bits as an unsigned number.
+    pub fn read(&mut self, n: u32) -> Result<u64, Error> {
+        if n as usize > self.remaining() || n > 64 {
+            return Err(Error::Truncated);
+        }
+        let mut v = 0u64;
+        for _ in 0..n {
+            v = (v << 1) | u64::from(self.read_bit()?);
+        }
+        Ok(v)
+    }
+
+    /// Reads a value in `0..n` written by [`BitWriter::write_truncated`].
+    pub fn read_truncated(&mut self, n: u64) -> Result<u64, Error> {
+        if n <= 1 {
+            return Ok(0);
+        }
+        let k = ceil_log2(n);
+        let short = (1u64 << k) - n;
+        let v = self.read(k - 1)?;
+        if v < short {
+            Ok(v)
+        } else {
+            let v = (v << 1) | u64::from(self.read_bit()?);
+            Ok(v - short)
+        }
+    }
+
+    /// Reads an Elias gamma code.
+    pub fn read_gamma(&mut self) -> Result<u64, Error> {
+        let mut zeros = 0;
+        while !self.read_bit()? {
+            zeros += 1;
+            if zeros > 63 {
+                return Err(Error::InvalidData("elias gamma code too long".into()));
+            }
+        }
+        Ok((1u64 << zeros) | self.read(zeros)?)
+    }
+
+    /// Reads an Elias delta code.
+    pub fn read_delta(&mut self) -> Result<u64, Error> {
+        let n = self.read_gamma()? - 1;
+        if n > 63 {
+            return Err(Error::InvalidData("elias delta code too long".into()));
+        }
+        Ok((1u64 << n) | self.read(n as u32)?)
+    }
+}
+
+/// `ceil(log2 n)` for `n` ≥ 1: the bits of a fixed-width index among `n` values.
+///
+/// ```
+/// assert_eq!(chesspack::bits::ceil_log2(1), 0);
+/// assert_eq!(chesspack::bits::ceil_log2(20), 5);
+/// assert_eq!(chesspack::bits::ceil_log2(256), 8);
+/// assert_eq!(chesspack::bits::ceil_log2(257), 9);
+/// ```
+pub fn ceil_log2(n: u64) -> u32 {
+    if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_round_trip() {
+        let mut w = BitWriter::new();
+        for v in 1..300u64 {
+            w.write_gamma(v);
+            w.write_delta(v);
+            w.write_truncated(v % 7, 7);
+            w.write_truncated(v, 300);
+        }
+        w.write_delta(u64::MAX);
+        let bits = w.finish();
+        let mut r = bits.reader();
+        for v in 1..300u64 {
+            assert_eq!(r.read_gamma().unwrap(), v);
+            assert_eq!(r.read_delta().unwrap(), v);
+            assert_eq!(r.read_truncated(7).unwrap(), v % 7);
+            assert_eq!(r.read_truncated(300).unwrap(), v);
+        }
+        assert_eq!(r.read_delta().unwrap(), u64::MAX);
+        assert_eq!(r.remaining(), 0);
+        assert!(matches!(r.read_bit(), Err(Error::Truncated)));
+    }
+
+    #[test]
+    fn garbage_never_panics() {
+        let bits = Bits::from_whole_bytes(vec![0; 20]);
+        assert!(bits.reader().read_gamma().is_err());
+        assert!(bits.reader().read_delta().is_err());
+    }
+}

@@ -1,0 +1,281 @@
+//! Range coding with integer probabilities, on top of constriction.
+//!
+//! Probabilities are 24-bit fixed point: every symbol's frequency is at least
+//! 1 and they sum to exactly `1 << 24`. Encoding and decoding are integer-only
+//! and therefore identical on every platform and build.
+//!
+//! The encoder ends its stream with as few bits as identify the final range
+//! (the decoder reads missing bits as zeros), instead of constriction's one or
+//! two whole 32-bit words, which matters for messages of a hundred bits.
+
+use constriction::stream::{
+    Decode, Encode,
+    model::DefaultContiguousCategoricalEntropyModel,
+    queue::{DefaultRangeDecoder, DefaultRangeEncoder, EncoderSituation, RangeEncoder},
+};
+
+use crate::{Bits, Error, bits::BitWriter};
+
+/// Fixed-point precision of probabilities, in bits.
+pub const PRECISION: u32 = 24;
+
+/// A categorical distribution over symbols `0..n` with integer frequencies.
+///
+/// ```
+/// use chesspack::coder::{Model, Encoder, Decoder};
+///
+/// let model = Model::from_weights(&[90, 9, 1]).unwrap();
+/// let mut enc = Encoder::new();
+/// for s in [0, 0, 1, 2, 0] {
+///     enc.encode(s, &model).unwrap();
+/// }
+/// let bits = enc.finish();
+/// let mut dec = Decoder::new(&bits);
+/// let out: Vec<usize> = (0..5).map(|_| dec.decode(&model).unwrap()).collect();
+/// assert_eq!(out, [0, 0, 1, 2, 0]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct Model {
+    inner: DefaultContiguousCategoricalEntropyModel,
+    freqs: Vec<u32>,
+}
+
+impl Model {
+    /// A model whose frequencies are `weights` scaled to sum to `1 << 24`,
+    /// each at least 1 (integer arithmetic only).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when there are no weights or more than `1 << 24`.
+    pub fn from_weights(weights: &[u64]) -> Result<Model, Error> {
+        Model::from_frequencies(quantize(weights)?)
+    }
+
+    /// A model from frequencies that are all ≥ 1 and sum to `1 << 24`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when they do not.
+    pub fn from_frequencies(freqs: Vec<u32>) -> Result<Model, Error> {
+        if freqs.is_empty()
+            || freqs.contains(&0)
+            || freqs.iter().map(|&f| u64::from(f)).sum::<u64>() != 1 << PRECISION
+        {
+            return Err(Error::InvalidData("frequencies must be positive and sum to 2^24".into()));
+        }
+        let inner = DefaultContiguousCategoricalEntropyModel::from_nonzero_fixed_point_probabilities(
+            &freqs, false,
+        )
+        .map_err(|()| Error::InvalidData("invalid frequencies".into()))?;
+        Ok(Model { inner, freqs })
+    }
+
+    /// The number of symbols.
+    pub fn len(&self) -> usize {
+        self.freqs.len()
+    }
+
+    /// Whether the model has no symbols (never true for a constructed model).
+    pub fn is_empty(&self) -> bool {
+        self.freqs.is_empty()
+    }
+
+    /// The frequency of `symbol`, out of `1 << 24`.
+    pub fn frequency(&self, symbol: usize) -> u32 {
+        self.freqs[symbol]
+    }
+
+    /// The ideal cost of `symbol` in bits.
+    pub fn cost(&self, symbol: usize) -> f64 {
+        f64::from(PRECISION) - f64::from(self.freqs[symbol]).log2()
+    }
+}
+
+/// Scales `weights` to integer frequencies that sum to `1 << 24`, each ≥ 1.
+///
+/// Deterministic: the remainder after proportional scaling goes to the
+/// largest frequencies first (ties by lower index), and any deficit is taken
+/// from them.
+///
+/// ```
+/// let f = chesspack::coder::quantize(&[3, 1, 0]).unwrap();
+/// assert_eq!(f.iter().sum::<u32>(), 1 << 24);
+/// assert!(f[2] >= 1 && f[0] > f[1]);
+/// ```
+///
+/// # Errors
+///
+/// [`Error::InvalidData`] for an empty slice or more than `1 << 24` weights.
+pub fn quantize(weights: &[u64]) -> Result<Vec<u32>, Error> {
+    let n = weights.len() as u64;
+    let total_target = 1u64 << PRECISION;
+    if n == 0 || n > total_target {
+        return Err(Error::InvalidData("cannot quantize this many symbols".into()));
+    }
+    let free = total_target - n; // one unit per symbol is reserved
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    let mut freqs: Vec<u32> = if sum == 0 {
+        let each = free / n;
+        weights.iter().map(|_| (1 + each) as u32).collect()
+    } else {
+        weights
+            .iter()
+            .map(|&w| (1 + (u128::from(w) * u128::from(free) / sum) as u64) as u32)
+            .collect()
+    };
+    let assigned: u64 = freqs.iter().map(|&f| u64::from(f)).sum();
+    let mut left = total_target - assigned; // < n, since each term rounded down by < 1
+    if left > 0 {
+        let mut order: Vec<usize> = (0..freqs.len()).collect();
+        order.sort_by_key(|&i| (std::cmp::Reverse(weights[i]), i));
+        for &i in order.iter().cycle() {
+            if left == 0 {
+                break;
+            }
+            freqs[i] += 1;
+            left -= 1;
+        }
+    }
+    Ok(freqs)
+}
+
+/// A range encoder.
+#[derive(Debug, Default)]
+pub struct Encoder {
+    inner: DefaultRangeEncoder,
+}
+
+impl Encoder {
+    /// An empty encoder.
+    pub fn new() -> Encoder {
+        Encoder::default()
+    }
+
+    /// Encodes `symbol` with `model`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when `symbol` is out of the model's range.
+    pub fn encode(&mut self, symbol: usize, model: &Model) -> Result<(), Error> {
+        if symbol >= model.len() {
+            return Err(Error::InvalidData(format!("symbol {symbol} out of range")));
+        }
+        self.inner
+            .encode_symbol(symbol, &model.inner)
+            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+    }
+
+    /// Ends the stream with the fewest bits that identify it.
+    pub fn finish(self) -> Bits {
+        let (bulk, state, situation) = self.inner.into_raw_parts();
+        let lower = u128::from(state.lower());
+        let upper = lower + u128::from(state.range().get()) - 1;
+        let mut w = BitWriter::new();
+        for &word in &bulk {
+            w.write(u64::from(word), 32);
+        }
+        if state.range().get() == u64::MAX {
+            // Nothing was encoded.
+        } else if matches!(situation, EncoderSituation::Normal) && upper <= u128::from(u64::MAX) {
+            // The value in [lower, upper] with the most trailing zero bits.
+            let point = (0..=64u32)
+                .rev()
+                .map(|b| if b == 64 { 0 } else { upper & !((1u128 << b) - 1) })
+                .find(|&v| v >= lower)
+                .unwrap_or(lower);
+            w.write(point as u64, 64);
+        } else {
+            let sealed = RangeEncoder::from_raw_parts(Vec::new(), state, situation)
+                .into_compressed()
+                .unwrap_or_default();
+            // from_raw_parts with an empty bulk re-emits only the seal words.
+            for word in sealed {
+                w.write(u64::from(word), 32);
+            }
+        }
+        trim_trailing_zeros(w.finish())
+    }
+}
+
+fn trim_trailing_zeros(bits: Bits) -> Bits {
+    let mut len = bits.len();
+    while len > 0 && bits.get(len - 1) == Some(false) {
+        len -= 1;
+    }
+    let bytes = bits.as_bytes().to_vec();
+    Bits::from_bytes(bytes, len).unwrap_or_default()
+}
+
+/// A range decoder; bits past the end of the stream read as zeros.
+#[derive(Debug)]
+pub struct Decoder {
+    inner: DefaultRangeDecoder,
+}
+
+impl Decoder {
+    /// A decoder over `bits`.
+    pub fn new(bits: &Bits) -> Decoder {
+        let words: Vec<u32> = bits
+            .as_bytes()
+            .chunks(4)
+            .map(|c| {
+                let mut b = [0u8; 4];
+                b[..c.len()].copy_from_slice(c);
+                u32::from_be_bytes(b)
+            })
+            .collect();
+        let inner = match DefaultRangeDecoder::from_compressed(words) {
+            Ok(d) => d,
+            Err(never) => match never {},
+        };
+        Decoder { inner }
+    }
+
+    /// Decodes one symbol with `model`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when the range coder reports an error.
+    pub fn decode(&mut self, model: &Model) -> Result<usize, Error> {
+        self.inner
+            .decode_symbol(&model.inner)
+            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tail_is_short() {
+        // 100 symbols of probability 1/2 need 100 bits; allow a few more.
+        let model = Model::from_weights(&[1, 1]).unwrap();
+        let mut enc = Encoder::new();
+        for i in 0..100 {
+            enc.encode(i % 2, &model).unwrap();
+        }
+        let bits = enc.finish();
+        assert!(bits.len() <= 102, "{} bits", bits.len());
+        let mut dec = Decoder::new(&bits);
+        for i in 0..100 {
+            assert_eq!(dec.decode(&model).unwrap(), i % 2);
+        }
+    }
+
+    #[test]
+    fn skewed_models_round_trip() {
+        let model = Model::from_weights(&[1_000_000, 1, 0, 7]).unwrap();
+        for seed in 0..200u64 {
+            let symbols: Vec<usize> = (0..50).map(|i| ((seed * 31 + i * 7) % 13 % 4) as usize).collect();
+            let mut enc = Encoder::new();
+            for &s in &symbols {
+                enc.encode(s, &model).unwrap();
+            }
+            let bits = enc.finish();
+            let mut dec = Decoder::new(&bits);
+            let out: Vec<usize> = symbols.iter().map(|_| dec.decode(&model).unwrap()).collect();
+            assert_eq!(out, symbols);
+        }
+    }
+}

@@ -1,0 +1,33 @@
+//! The error type of the library.
+
+/// Everything that can go wrong while encoding or decoding.
+///
+/// Messages are lower-case and name what was wrong, so that a caller can
+/// prefix them with the game, line or block they came from.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// The data ended before the decoder was done.
+    #[error("unexpected end of data")]
+    Truncated,
+    /// The data is not a valid stream of the codec.
+    #[error("invalid data: {0}")]
+    InvalidData(String),
+    /// A move to encode is not legal in its position.
+    #[error("illegal move at ply {ply}: {uci}")]
+    IllegalMove {
+        /// The 0-based ply of the move.
+        ply: usize,
+        /// The move in UCI notation.
+        uci: String,
+    },
+    /// The position cannot be written by the chosen scheme.
+    #[error("cannot represent position: {0}")]
+    Unrepresentable(String),
+    /// A FEN or a decoded board is not a valid position.
+    #[error("invalid position: {0}")]
+    InvalidPosition(String),
+    /// No codec has that name.
+    #[error("unknown codec {0:?}")]
+    UnknownCodec(String),
+}

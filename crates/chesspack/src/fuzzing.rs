@@ -1,0 +1,47 @@
+//! Entry points of the fuzz targets, shared with the tests that replay their
+//! seed corpora. Not a stable interface.
+
+use shakmaty::Chess;
+
+use crate::{Bits, game, position};
+
+/// Splits fuzz input into a bit length and bits: the first two bytes give how
+/// many bits of the rest to use.
+fn bits_of(data: &[u8]) -> Bits {
+    let (head, rest) = data.split_at(data.len().min(2));
+    let mut len = head.iter().fold(0usize, |a, &b| a << 8 | usize::from(b));
+    len = len.min(rest.len() * 8);
+    Bits::from_bytes(rest.to_vec(), len).unwrap_or_default()
+}
+
+/// Decodes `data` with the game codec `name` from the start position; a
+/// successful decode must re-encode to the same moves.
+pub fn decode_game(name: &str, data: &[u8]) {
+    let codec = game::codec(name).expect("known codec");
+    let start = Chess::default();
+    if let Ok(moves) = codec.decode(&start, &bits_of(data)) {
+        let again = codec.encode(&start, &moves).expect("decoded moves are legal");
+        assert_eq!(codec.decode(&start, &again).expect("re-encoded game decodes"), moves);
+    }
+}
+
+/// Decodes `data` with the position codec `name`; a successful decode must
+/// re-encode to a stream that decodes to the same position.
+pub fn decode_position(name: &str, data: &[u8]) {
+    let codec = position::codec(name).expect("known codec");
+    if let Ok(pos) = codec.decode(&bits_of(data)) {
+        let again = codec.encode(&pos).expect("decoded positions are representable");
+        let back = codec.decode(&again).expect("re-encoded position decodes");
+        assert_eq!(position::to_epd(&back), position::to_epd(&pos));
+    }
+}
+
+/// Reads `data` as PGN and round-trips every game through every game codec.
+pub fn read_pgn(data: &[u8]) {
+    for game in crate::pgn::GameReader::new(data).flatten() {
+        for codec in game::codecs() {
+            let bits = codec.encode(&game.start, &game.moves).expect("legal game encodes");
+            assert_eq!(codec.decode(&game.start, &bits).expect("decodes"), game.moves);
+        }
+    }
+}

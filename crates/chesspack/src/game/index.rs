@@ -1,0 +1,95 @@
+use shakmaty::{Chess, Move, Position};
+
+use super::{GameCodec, PlyCost, illegal, read_ply_count, san};
+use crate::{
+    Bits, Error,
+    bits::{BitWriter, ceil_log2},
+    order::{Order, key, sorted_moves},
+};
+
+/// `index`: the thesis' position-dependent coding. The legal moves are sorted
+/// in [`Order::Thesis`] and the index of the move played is written in
+/// `ceil(log2 n)` bits; a forced move costs nothing. The stream starts with
+/// the ply count (Elias delta of `plies + 1`), since forced moves leave no
+/// trace.
+///
+/// ```
+/// use chesspack::game::{GameCodec, Index};
+/// use shakmaty::{Chess, Square, Move, Role};
+///
+/// let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
+/// let bits = Index.encode(&Chess::default(), &[e4]).unwrap();
+/// assert_eq!(bits.len(), 4 + 5); // ply count, then 5 bits for one of 20 moves
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Index;
+
+impl GameCodec for Index {
+    fn name(&self) -> &'static str {
+        "index"
+    }
+
+    fn description(&self) -> &'static str {
+        "index among the canonically sorted legal moves in ceil(log2 n) bits (thesis)"
+    }
+
+    fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
+        let mut w = BitWriter::new();
+        w.write_delta(moves.len() as u64 + 1);
+        let mut pos = start.clone();
+        for (ply, &m) in moves.iter().enumerate() {
+            let legal = pos.legal_moves();
+            if !legal.contains(&m) {
+                return Err(illegal(ply, m, &pos));
+            }
+            let k = key(m, Order::Thesis);
+            let index = legal.iter().filter(|o| key(**o, Order::Thesis) < k).count();
+            w.write(index as u64, ceil_log2(legal.len() as u64));
+            pos.play_unchecked(m);
+        }
+        Ok(w.finish())
+    }
+
+    fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
+        let mut r = bits.reader();
+        let plies = read_ply_count(&mut r)?;
+        let mut pos = start.clone();
+        let mut moves = Vec::with_capacity(plies.min(1024));
+        for ply in 0..plies {
+            let legal = sorted_moves(&pos, Order::Thesis);
+            if legal.is_empty() {
+                return Err(Error::InvalidData(format!("no legal move at ply {ply}")));
+            }
+            let index = r.read(ceil_log2(legal.len() as u64))? as usize;
+            let m = *legal
+                .get(index)
+                .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))?;
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        if r.remaining() != 0 {
+            return Err(Error::InvalidData("trailing bits".into()));
+        }
+        Ok(moves)
+    }
+
+    fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {
+        let mut out = Vec::with_capacity(moves.len());
+        let mut pos = start.clone();
+        for (ply, &m) in moves.iter().enumerate() {
+            let legal = sorted_moves(&pos, Order::Thesis);
+            let rank = legal
+                .iter()
+                .position(|o| *o == m)
+                .ok_or_else(|| illegal(ply, m, &pos))?;
+            out.push(PlyCost {
+                san: san(&pos, m),
+                legal: legal.len(),
+                rank: Some(rank),
+                bits: f64::from(ceil_log2(legal.len() as u64)),
+            });
+            pos.play_unchecked(m);
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,141 @@
+//! Game codecs: the moves of one game, from a known start position, to bits
+//! and back.
+//!
+//! The start position (standard, FEN or Chess960) is not part of the stream:
+//! the caller keeps it (a PGN header does). Streams are decoded with their
+//! exact bit length known, as a [`Bits`] carries it.
+
+mod index;
+mod radix;
+mod squares;
+
+pub use index::Index;
+pub use radix::Radix;
+pub use squares::Squares;
+
+use shakmaty::{Chess, Move, Position, san::San, uci::UciMove};
+
+use crate::{Bits, Error};
+
+/// The most plies a decoder accepts from a ply count in a stream, so that
+/// garbage cannot make it loop for long. Far above the longest legal game
+/// under the 75-move rule (about 17,700 plies).
+pub const MAX_PLIES: u64 = 1 << 16;
+
+/// What one ply cost, for `chesspack explain`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PlyCost {
+    /// The move in SAN.
+    pub san: String,
+    /// The number of legal moves in the position.
+    pub legal: usize,
+    /// The move's index or rank among them (0 is first), where the codec
+    /// numbers moves.
+    pub rank: Option<usize>,
+    /// Bits spent on the move (fractional for codecs that code several moves
+    /// as one number).
+    pub bits: f64,
+}
+
+/// A codec for the moves of a game.
+///
+/// ```
+/// use chesspack::game::{GameCodec, Index};
+/// use shakmaty::{Chess, Position, san::San};
+///
+/// let start = Chess::default();
+/// let mut pos = start.clone();
+/// let mut moves = Vec::new();
+/// for san in ["e4", "e5", "Nf3"] {
+///     let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+///     pos.play_unchecked(m);
+///     moves.push(m);
+/// }
+/// let bits = Index.encode(&start, &moves).unwrap();
+/// assert_eq!(Index.decode(&start, &bits).unwrap(), moves);
+/// ```
+pub trait GameCodec: Send + Sync {
+    /// The codec's name, as the CLI takes it.
+    fn name(&self) -> &'static str;
+    /// One line saying what the codec does.
+    fn description(&self) -> &'static str;
+    /// Encodes `moves` played from `start`.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::IllegalMove`] when a move is not legal where it is played.
+    fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error>;
+    /// Decodes moves played from `start`.
+    ///
+    /// # Errors
+    ///
+    /// Any error but a panic on data that is not a stream of this codec.
+    fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error>;
+    /// What each ply costs.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::IllegalMove`] when a move is not legal where it is played.
+    fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error>;
+}
+
+/// Every game codec, in the order `chesspack codecs` lists them.
+///
+/// ```
+/// let names: Vec<_> = chesspack::game::codecs().iter().map(|c| c.name()).collect();
+/// assert_eq!(names, ["squares", "index", "radix"]);
+/// ```
+pub fn codecs() -> Vec<Box<dyn GameCodec>> {
+    vec![Box::new(Squares), Box::new(Index), Box::new(Radix)]
+}
+
+/// The game codec called `name`.
+///
+/// ```
+/// assert_eq!(chesspack::game::codec("radix").unwrap().name(), "radix");
+/// assert!(chesspack::game::codec("nope").is_err());
+/// ```
+pub fn codec(name: &str) -> Result<Box<dyn GameCodec>, Error> {
+    codecs()
+        .into_iter()
+        .find(|c| c.name() == name)
+        .ok_or_else(|| Error::UnknownCodec(name.to_owned()))
+}
+
+/// Plays `moves` from `start`, checking each, and calls `f` with the position
+/// before each move, the ply number and the move.
+pub(crate) fn walk(
+    start: &Chess,
+    moves: &[Move],
+    mut f: impl FnMut(&Chess, usize, Move),
+) -> Result<(), Error> {
+    let mut pos = start.clone();
+    for (ply, &m) in moves.iter().enumerate() {
+        if !pos.is_legal(m) {
+            return Err(illegal(ply, m, &pos));
+        }
+        f(&pos, ply, m);
+        pos.play_unchecked(m);
+    }
+    Ok(())
+}
+
+pub(crate) fn illegal(ply: usize, m: Move, pos: &Chess) -> Error {
+    Error::IllegalMove {
+        ply,
+        uci: UciMove::from_move(m, pos.castles().mode()).to_string(),
+    }
+}
+
+pub(crate) fn san(pos: &Chess, m: Move) -> String {
+    San::from_move(pos, m).to_string()
+}
+
+/// Reads a ply count written as Elias delta of `plies + 1`.
+pub(crate) fn read_ply_count(r: &mut crate::bits::BitReader<'_>) -> Result<usize, Error> {
+    let n = r.read_delta()? - 1;
+    if n > MAX_PLIES {
+        return Err(Error::InvalidData(format!("ply count {n} too large")));
+    }
+    Ok(n as usize)
+}

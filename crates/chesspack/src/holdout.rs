@@ -1,0 +1,39 @@
+//! A fixed, documented split of data into training and held-out parts.
+//!
+//! An item (a game, a position) is held out when the 64-bit FNV-1a hash of
+//! its key is divisible by 20: 5% of the data, the same on every machine.
+//! Training commands skip held-out items; `chesspack stats --holdout` keeps
+//! only them, so that figures are measured on data a model never saw.
+
+/// FNV-1a, 64 bits.
+///
+/// ```
+/// assert_eq!(chesspack::holdout::fnv1a(b""), 0xcbf29ce484222325);
+/// ```
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// Whether the item with this key is held out.
+///
+/// ```
+/// let held = (0..10_000).filter(|i| chesspack::holdout::is_held_out(i.to_string().as_bytes())).count();
+/// assert!((400..600).contains(&held));
+/// ```
+pub fn is_held_out(key: &[u8]) -> bool {
+    fnv1a(key) % 20 == 0
+}
+
+/// The key of a game: its start FEN and moves in UCI.
+pub fn game_key(game: &crate::pgn::Game) -> Vec<u8> {
+    use shakmaty::{EnPassantMode, Position, fen::Fen, uci::UciMove};
+    let mut key = Fen::from_position(&game.start, EnPassantMode::Legal).to_string();
+    let mode = game.start.castles().mode();
+    for m in &game.moves {
+        key.push(' ');
+        key.push_str(&UciMove::from_move(*m, mode).to_string());
+    }
+    key.into_bytes()
+}

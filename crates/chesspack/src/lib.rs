@@ -1,0 +1,38 @@
+//! chesspack: chess games and positions in as few bits as information theory
+//! allows, without losing anything.
+//!
+//! * [`game`] — codecs for the moves of a game: [`game::Squares`] (12 bits a
+//!   move), [`game::Index`] (the index among the canonically sorted legal
+//!   moves), [`game::Radix`] (the whole game as one mixed-radix integer).
+//! * [`position`] — codecs for single positions: [`position::Usenet82`],
+//!   [`position::KingsPawns`], [`position::Arith`], [`position::Packed`].
+//! * [`pgn`] — streaming PGN reading into games the codecs take.
+//! * [`order`], [`bits`], [`coder`] — the canonical move orders, bit strings
+//!   and the range coder the codecs share.
+//!
+//! ```
+//! use chesspack::{game, pgn::GameReader};
+//!
+//! let pgn = "[Event \"?\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n";
+//! let game = GameReader::new(pgn.as_bytes()).next().unwrap().unwrap();
+//! let codec = game::codec("index").unwrap();
+//! let bits = codec.encode(&game.start, &game.moves).unwrap();
+//! assert_eq!(codec.decode(&game.start, &bits).unwrap(), game.moves);
+//! ```
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod bits;
+pub mod coder;
+mod error;
+#[doc(hidden)]
+pub mod fuzzing;
+pub mod game;
+pub mod holdout;
+pub mod order;
+pub mod pgn;
+pub mod position;
+
+pub use bits::Bits;
+pub use error::Error;

@@ -1,0 +1,243 @@
+//! Streaming PGN reading: games as a start position and mainline moves.
+//!
+//! Memory does not grow with the input: games are read one at a time with
+//! pgn-reader's fixed buffer. A game that cannot be used (an illegal or
+//! ambiguous move, a bad FEN, an unsupported variant, broken syntax) comes out
+//! as a [`SkippedGame`] naming its number and the reason, and reading goes on.
+
+use std::{io::Read, ops::ControlFlow};
+
+use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
+use shakmaty::{CastlingMode, Chess, FromSetup, Move, Position, fen::Fen};
+
+/// One game: its tags, start position and mainline moves.
+#[derive(Clone, Debug)]
+pub struct Game {
+    /// 1-based number of the game in its input.
+    pub number: u64,
+    /// Tag pairs in input order.
+    pub tags: Vec<(String, String)>,
+    /// The start position (standard, from a `FEN` tag, or Chess960).
+    pub start: Chess,
+    /// The mainline moves.
+    pub moves: Vec<Move>,
+}
+
+impl Game {
+    /// The value of tag `name`, if present.
+    ///
+    /// ```
+    /// use chesspack::pgn::GameReader;
+    ///
+    /// let g = GameReader::new(&b"[White \"Tal\"]\n\n1. e4 *"[..]).next().unwrap().unwrap();
+    /// assert_eq!(g.tag("White"), Some("Tal"));
+    /// ```
+    pub fn tag(&self, name: &str) -> Option<&str> {
+        self.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+    }
+}
+
+/// A game that was not read, and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("game {number}: {reason}")]
+#[non_exhaustive]
+pub struct SkippedGame {
+    /// 1-based number of the game in its input.
+    pub number: u64,
+    /// What was wrong, in lower case.
+    pub reason: String,
+}
+
+/// Reads games from PGN text.
+///
+/// Yields `Ok(Game)`, `Err(SkippedGame)` for a game that cannot be used, and
+/// stops at the end of input. An I/O error of the underlying reader (other
+/// than malformed text) is reported once as a skipped game, then reading
+/// stops.
+///
+/// ```
+/// use chesspack::pgn::GameReader;
+///
+/// let pgn = "1. e4 e5 *\n\n1. e4 Ke7 Kf3 *\n\n[Variant \"Atomic\"]\n\n1. e4 *\n";
+/// let results: Vec<_> = GameReader::new(pgn.as_bytes()).collect();
+/// assert_eq!(results.len(), 3);
+/// assert_eq!(results[0].as_ref().unwrap().moves.len(), 2);
+/// assert!(results[1].as_ref().unwrap_err().reason.contains("illegal move Kf3"));
+/// assert!(results[2].as_ref().unwrap_err().reason.contains("unsupported variant"));
+/// ```
+pub struct GameReader<R> {
+    reader: Reader<R>,
+    visitor: GameVisitor,
+    done: bool,
+}
+
+impl<R: Read> GameReader<R> {
+    /// Reads games from `input`.
+    pub fn new(input: R) -> GameReader<R> {
+        GameReader {
+            reader: Reader::new(input),
+            visitor: GameVisitor { number: 0 },
+            done: false,
+        }
+    }
+}
+
+impl<R: Read> Iterator for GameReader<R> {
+    type Item = Result<Game, SkippedGame>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        loop {
+            match self.reader.read_game(&mut self.visitor) {
+                Ok(Some(result)) => return Some(result),
+                Ok(None) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                    // The reader resynchronises after malformed text; the game
+                    // it was in is lost and counted.
+                    self.visitor.number += 1;
+                    return Some(Err(SkippedGame {
+                        number: self.visitor.number,
+                        reason: format!("malformed pgn: {e}"),
+                    }));
+                }
+                Err(e) => {
+                    self.done = true;
+                    self.visitor.number += 1;
+                    return Some(Err(SkippedGame {
+                        number: self.visitor.number,
+                        reason: format!("read error: {e}"),
+                    }));
+                }
+            }
+        }
+    }
+}
+
+struct GameVisitor {
+    number: u64,
+}
+
+struct Tags {
+    tags: Vec<(String, String)>,
+}
+
+struct Movetext {
+    game: Game,
+    pos: Chess,
+}
+
+type Output = Result<Game, SkippedGame>;
+
+/// The start position described by a game's `Variant` and `FEN` tags.
+///
+/// ```
+/// use chesspack::pgn::start_position;
+///
+/// assert!(start_position(None, None).is_ok());
+/// assert!(start_position(Some("Chess960"), Some("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9")).is_ok());
+/// assert!(start_position(Some("Crazyhouse"), None).is_err());
+/// ```
+///
+/// # Errors
+///
+/// A reason in lower case: an unsupported variant or an invalid FEN.
+pub fn start_position(variant: Option<&str>, fen: Option<&str>) -> Result<Chess, String> {
+    let chess960 = match variant.map(|v| v.trim().to_ascii_lowercase()) {
+        None => false,
+        Some(v) if v.is_empty() || v == "standard" || v == "chess" || v == "from position" => false,
+        Some(v) if v == "chess960" || v == "fischerandom" || v == "chess 960" => true,
+        Some(_) => return Err(format!("unsupported variant {:?}", variant.unwrap_or(""))),
+    };
+    let Some(fen) = fen else {
+        return Ok(Chess::default());
+    };
+    let setup = Fen::from_ascii(fen.trim().as_bytes())
+        .map_err(|e| format!("invalid fen {fen:?}: {e}"))?
+        .into_setup();
+    let modes = if chess960 {
+        &[CastlingMode::Chess960][..]
+    } else {
+        &[CastlingMode::Standard, CastlingMode::Chess960][..]
+    };
+    let mut last = String::new();
+    for &mode in modes {
+        match Chess::from_setup(setup.clone(), mode).or_else(|e| e.ignore_too_much_material()) {
+            Ok(pos) => return Ok(pos),
+            Err(e) => last = format!("invalid fen {fen:?}: {e}"),
+        }
+    }
+    Err(last)
+}
+
+impl Visitor for GameVisitor {
+    type Tags = Tags;
+    type Movetext = Movetext;
+    type Output = Output;
+
+    fn begin_tags(&mut self) -> ControlFlow<Output, Tags> {
+        self.number += 1;
+        ControlFlow::Continue(Tags { tags: Vec::new() })
+    }
+
+    fn tag(&mut self, tags: &mut Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<Output> {
+        tags.tags.push((
+            String::from_utf8_lossy(name).into_owned(),
+            value.decode_utf8_lossy().into_owned(),
+        ));
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Tags) -> ControlFlow<Output, Movetext> {
+        let get = |name: &str| {
+            tags.tags
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.as_str())
+        };
+        match start_position(get("Variant"), get("FEN")) {
+            Ok(start) => ControlFlow::Continue(Movetext {
+                pos: start.clone(),
+                game: Game {
+                    number: self.number,
+                    tags: tags.tags,
+                    start,
+                    moves: Vec::new(),
+                },
+            }),
+            Err(reason) => ControlFlow::Break(Err(SkippedGame {
+                number: self.number,
+                reason,
+            })),
+        }
+    }
+
+    fn san(&mut self, movetext: &mut Movetext, san_plus: SanPlus) -> ControlFlow<Output> {
+        match san_plus.san.to_move(&movetext.pos) {
+            Ok(m) => {
+                movetext.pos.play_unchecked(m);
+                movetext.game.moves.push(m);
+                ControlFlow::Continue(())
+            }
+            Err(e) => ControlFlow::Break(Err(SkippedGame {
+                number: self.number,
+                reason: format!(
+                    "illegal move {san_plus} at ply {} ({e})",
+                    movetext.game.moves.len() + 1
+                ),
+            })),
+        }
+    }
+
+    fn begin_variation(&mut self, _movetext: &mut Movetext) -> ControlFlow<Output, Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_game(&mut self, movetext: Movetext) -> Output {
+        Ok(movetext.game)
+    }
+}
