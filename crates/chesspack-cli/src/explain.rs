@@ -1,9 +1,9 @@
 //! `chesspack explain`: watch a codec move by move.
 
 use anyhow::{Context, Result};
-use shakmaty::Position;
 use chesspack::{game, pgn::GameReader};
 use clap::Args;
+use shakmaty::Position;
 
 use crate::input;
 
@@ -36,12 +36,19 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     if let (Some(w), Some(b)) = (game.tag("White"), game.tag("Black")) {
         println!("{w} – {b}, codec {}", codec.name());
     }
-    println!("{:>5}  {:<10} {:>5} {:>5} {:>6}  bits", "ply", "move", "legal", "rank", "bits");
+    println!(
+        "{:>5}  {:<10} {:>5} {:>5} {:>6}  bits",
+        "ply", "move", "legal", "rank", "bits"
+    );
     let mut fullmove = game.start.fullmoves().get();
     let mut white = game.start.turn().is_white();
     let mut sum = 0.0;
     for (i, p) in plies.iter().enumerate() {
-        let number = if white { format!("{fullmove}.") } else { format!("{fullmove}...") };
+        let number = if white {
+            format!("{fullmove}.")
+        } else {
+            format!("{fullmove}...")
+        };
         if !white {
             fullmove += 1;
         }
@@ -53,7 +60,8 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
             i + 1,
             format!("{number}{}", p.san),
             p.legal,
-            p.rank.map_or_else(|| "-".to_owned(), |r| (r + 1).to_string()),
+            p.rank
+                .map_or_else(|| "-".to_owned(), |r| (r + 1).to_string()),
             p.bits,
         );
     }
@@ -65,7 +73,11 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         plies.len(),
         sum,
         total,
-        if plies.is_empty() { 0.0 } else { total as f64 / plies.len() as f64 }
+        if plies.is_empty() {
+            0.0
+        } else {
+            total as f64 / plies.len() as f64
+        }
     );
     Ok(())
 }

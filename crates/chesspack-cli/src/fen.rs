@@ -38,7 +38,9 @@ pub fn run(cmd: FenCommand) -> Result<()> {
             };
             for c in codecs {
                 match c.encode(&pos) {
-                    Ok(bits) => println!("{:<12} {:>4} bits  {}", c.name(), bits.len(), bits.to_hex()),
+                    Ok(bits) => {
+                        println!("{:<12} {:>4} bits  {}", c.name(), bits.len(), bits.to_hex())
+                    }
                     Err(e) => println!("{:<12} error: {e}", c.name()),
                 }
             }

@@ -88,4 +88,3 @@ pub fn fen_lines(reader: Box<dyn BufRead>) -> impl Iterator<Item = std::io::Resu
         Some(Ok((i as u64 + 1, fen)))
     })
 }
-

@@ -68,7 +68,10 @@ fn games(args: &StatsArgs) -> Result<()> {
     let codecs: Vec<Box<dyn GameCodec>> = if args.codec.is_empty() {
         game::codecs()
     } else {
-        args.codec.iter().map(|n| game::codec(n)).collect::<Result<_, _>>()?
+        args.codec
+            .iter()
+            .map(|n| game::codec(n))
+            .collect::<Result<_, _>>()?
     };
     let mut tallies: Vec<GameTally> = codecs.iter().map(|_| GameTally::default()).collect();
     let mut skipped = 0u64;
@@ -101,7 +104,13 @@ fn games(args: &StatsArgs) -> Result<()> {
                 let bits = match encoded {
                     Ok(bits) => bits,
                     Err(e) => {
-                        pb.suspend(|| eprintln!("warning: {path}: game {}: {} cannot encode: {e}", game.number, codec.name()));
+                        pb.suspend(|| {
+                            eprintln!(
+                                "warning: {path}: game {}: {} cannot encode: {e}",
+                                game.number,
+                                codec.name()
+                            )
+                        });
                         t.failures += 1;
                         continue;
                     }
@@ -113,7 +122,13 @@ fn games(args: &StatsArgs) -> Result<()> {
                 t.plies += game.moves.len() as u64;
                 t.bits += bits.len() as u64;
                 if decoded.as_ref() != Ok(&game.moves) {
-                    pb.suspend(|| eprintln!("warning: {path}: game {}: {} round trip failed", game.number, codec.name()));
+                    pb.suspend(|| {
+                        eprintln!(
+                            "warning: {path}: game {}: {} round trip failed",
+                            game.number,
+                            codec.name()
+                        )
+                    });
                     t.failures += 1;
                 }
             }
@@ -141,7 +156,16 @@ fn games(args: &StatsArgs) -> Result<()> {
     } else {
         println!(
             "{:<10} {:>9} {:>11} {:>13} {:>9} {:>10} {:>12} {:>12} {:>8} {:>8}",
-            "codec", "games", "plies", "bits", "bits/ply", "bits/game", "enc ply/s", "dec ply/s", "failures", "skipped"
+            "codec",
+            "games",
+            "plies",
+            "bits",
+            "bits/ply",
+            "bits/game",
+            "enc ply/s",
+            "dec ply/s",
+            "failures",
+            "skipped"
         );
         for (codec, t) in codecs.iter().zip(&tallies) {
             println!(
@@ -180,7 +204,10 @@ fn positions(args: &StatsArgs) -> Result<()> {
     let codecs: Vec<Box<dyn PositionCodec>> = if args.codec.is_empty() {
         position::codecs()
     } else {
-        args.codec.iter().map(|n| position::codec(n)).collect::<Result<_, _>>()?
+        args.codec
+            .iter()
+            .map(|n| position::codec(n))
+            .collect::<Result<_, _>>()?
     };
     let mut tallies: Vec<PositionTally> = codecs.iter().map(|_| PositionTally::default()).collect();
     let mut skipped = 0u64;
@@ -214,7 +241,9 @@ fn positions(args: &StatsArgs) -> Result<()> {
                 let bits = match encoded {
                     Ok(b) => b,
                     Err(e) => {
-                        pb.suspend(|| eprintln!("warning: {path}: line {line}: {}: {e}", codec.name()));
+                        pb.suspend(|| {
+                            eprintln!("warning: {path}: line {line}: {}: {e}", codec.name())
+                        });
                         t.unrepresentable += 1;
                         continue;
                     }
@@ -226,7 +255,12 @@ fn positions(args: &StatsArgs) -> Result<()> {
                 t.bits += bits.len() as u64;
                 t.max_bits = t.max_bits.max(bits.len() as u64);
                 if decoded.map(|p| position::to_epd(&p)).as_ref() != Ok(&epd) {
-                    pb.suspend(|| eprintln!("warning: {path}: line {line}: {} round trip failed", codec.name()));
+                    pb.suspend(|| {
+                        eprintln!(
+                            "warning: {path}: line {line}: {} round trip failed",
+                            codec.name()
+                        )
+                    });
                     t.failures += 1;
                 }
             }
@@ -254,7 +288,16 @@ fn positions(args: &StatsArgs) -> Result<()> {
     } else {
         println!(
             "{:<12} {:>9} {:>12} {:>9} {:>6} {:>12} {:>12} {:>8} {:>7} {:>8}",
-            "codec", "positions", "bits", "bits/pos", "max", "enc pos/s", "dec pos/s", "failures", "unrepr", "skipped"
+            "codec",
+            "positions",
+            "bits",
+            "bits/pos",
+            "max",
+            "enc pos/s",
+            "dec pos/s",
+            "failures",
+            "unrepr",
+            "skipped"
         );
         for (codec, t) in codecs.iter().zip(&tallies) {
             println!(

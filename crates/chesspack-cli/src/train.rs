@@ -58,7 +58,8 @@ fn arith(output: &str, files: &[String]) -> Result<()> {
         "Fitted on {trained} positions of {} ({held} held out, {skipped} invalid skipped).",
         names.join(", ")
     );
-    std::fs::write(output, tables.to_rust(&provenance)).with_context(|| format!("cannot write {output}"))?;
+    std::fs::write(output, tables.to_rust(&provenance))
+        .with_context(|| format!("cannot write {output}"))?;
     eprintln!("{provenance}\nwrote {output}");
     Ok(())
 }

@@ -13,7 +13,10 @@ fn games(c: &mut Criterion) {
     let mut group = c.benchmark_group("game");
     group.throughput(Throughput::Elements(plies));
     for codec in game::codecs() {
-        let encoded: Vec<_> = games.iter().map(|g| codec.encode(&g.start, &g.moves).unwrap()).collect();
+        let encoded: Vec<_> = games
+            .iter()
+            .map(|g| codec.encode(&g.start, &g.moves).unwrap())
+            .collect();
         group.bench_function(format!("{}/encode", codec.name()), |b| {
             b.iter(|| {
                 for g in &games {

@@ -44,7 +44,7 @@ impl Bits {
             return Err(Error::Truncated);
         }
         bytes.truncate(len.div_ceil(8));
-        if len % 8 != 0 {
+        if !len.is_multiple_of(8) {
             let last = bytes.len() - 1;
             bytes[last] &= 0xff << (8 - len % 8);
         }
@@ -74,7 +74,7 @@ impl Bits {
     /// ```
     pub fn from_hex(hex: &str, len: usize) -> Result<Bits, Error> {
         let hex = hex.trim();
-        if hex.len() % 2 != 0 {
+        if !hex.len().is_multiple_of(2) {
             return Err(Error::InvalidData("odd number of hex digits".into()));
         }
         let bytes = (0..hex.len())
@@ -165,7 +165,7 @@ impl BitWriter {
 
     /// Writes one bit.
     pub fn write_bit(&mut self, bit: bool) {
-        if self.len % 8 == 0 {
+        if self.len.is_multiple_of(8) {
             self.bytes.push(0);
         }
         if bit {
@@ -342,7 +342,11 @@ impl<'a> BitReader<'a> {
 /// assert_eq!(chesspack::bits::ceil_log2(257), 9);
 /// ```
 pub fn ceil_log2(n: u64) -> u32 {
-    if n <= 1 { 0 } else { 64 - (n - 1).leading_zeros() }
+    if n <= 1 {
+        0
+    } else {
+        64 - (n - 1).leading_zeros()
+    }
 }
 
 #[cfg(test)]

@@ -61,12 +61,15 @@ impl Model {
             || freqs.contains(&0)
             || freqs.iter().map(|&f| u64::from(f)).sum::<u64>() != 1 << PRECISION
         {
-            return Err(Error::InvalidData("frequencies must be positive and sum to 2^24".into()));
+            return Err(Error::InvalidData(
+                "frequencies must be positive and sum to 2^24".into(),
+            ));
         }
-        let inner = DefaultContiguousCategoricalEntropyModel::from_nonzero_fixed_point_probabilities(
-            &freqs, false,
-        )
-        .map_err(|()| Error::InvalidData("invalid frequencies".into()))?;
+        let inner =
+            DefaultContiguousCategoricalEntropyModel::from_nonzero_fixed_point_probabilities(
+                &freqs, false,
+            )
+            .map_err(|()| Error::InvalidData("invalid frequencies".into()))?;
         Ok(Model { inner, freqs })
     }
 
@@ -110,7 +113,9 @@ pub fn quantize(weights: &[u64]) -> Result<Vec<u32>, Error> {
     let n = weights.len() as u64;
     let total_target = 1u64 << PRECISION;
     if n == 0 || n > total_target {
-        return Err(Error::InvalidData("cannot quantize this many symbols".into()));
+        return Err(Error::InvalidData(
+            "cannot quantize this many symbols".into(),
+        ));
     }
     let free = total_target - n; // one unit per symbol is reserved
     let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
@@ -180,7 +185,13 @@ impl Encoder {
             // The value in [lower, upper] with the most trailing zero bits.
             let point = (0..=64u32)
                 .rev()
-                .map(|b| if b == 64 { 0 } else { upper & !((1u128 << b) - 1) })
+                .map(|b| {
+                    if b == 64 {
+                        0
+                    } else {
+                        upper & !((1u128 << b) - 1)
+                    }
+                })
                 .find(|&v| v >= lower)
                 .unwrap_or(lower);
             w.write(point as u64, 64);
@@ -267,14 +278,19 @@ mod tests {
     fn skewed_models_round_trip() {
         let model = Model::from_weights(&[1_000_000, 1, 0, 7]).unwrap();
         for seed in 0..200u64 {
-            let symbols: Vec<usize> = (0..50).map(|i| ((seed * 31 + i * 7) % 13 % 4) as usize).collect();
+            let symbols: Vec<usize> = (0..50)
+                .map(|i| ((seed * 31 + i * 7) % 13 % 4) as usize)
+                .collect();
             let mut enc = Encoder::new();
             for &s in &symbols {
                 enc.encode(s, &model).unwrap();
             }
             let bits = enc.finish();
             let mut dec = Decoder::new(&bits);
-            let out: Vec<usize> = symbols.iter().map(|_| dec.decode(&model).unwrap()).collect();
+            let out: Vec<usize> = symbols
+                .iter()
+                .map(|_| dec.decode(&model).unwrap())
+                .collect();
             assert_eq!(out, symbols);
         }
     }

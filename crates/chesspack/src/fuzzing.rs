@@ -20,8 +20,15 @@ pub fn decode_game(name: &str, data: &[u8]) {
     let codec = game::codec(name).expect("known codec");
     let start = Chess::default();
     if let Ok(moves) = codec.decode(&start, &bits_of(data)) {
-        let again = codec.encode(&start, &moves).expect("decoded moves are legal");
-        assert_eq!(codec.decode(&start, &again).expect("re-encoded game decodes"), moves);
+        let again = codec
+            .encode(&start, &moves)
+            .expect("decoded moves are legal");
+        assert_eq!(
+            codec
+                .decode(&start, &again)
+                .expect("re-encoded game decodes"),
+            moves
+        );
     }
 }
 
@@ -30,7 +37,9 @@ pub fn decode_game(name: &str, data: &[u8]) {
 pub fn decode_position(name: &str, data: &[u8]) {
     let codec = position::codec(name).expect("known codec");
     if let Ok(pos) = codec.decode(&bits_of(data)) {
-        let again = codec.encode(&pos).expect("decoded positions are representable");
+        let again = codec
+            .encode(&pos)
+            .expect("decoded positions are representable");
         let back = codec.decode(&again).expect("re-encoded position decodes");
         assert_eq!(position::to_epd(&back), position::to_epd(&pos));
     }
@@ -40,8 +49,13 @@ pub fn decode_position(name: &str, data: &[u8]) {
 pub fn read_pgn(data: &[u8]) {
     for game in crate::pgn::GameReader::new(data).flatten() {
         for codec in game::codecs() {
-            let bits = codec.encode(&game.start, &game.moves).expect("legal game encodes");
-            assert_eq!(codec.decode(&game.start, &bits).expect("decodes"), game.moves);
+            let bits = codec
+                .encode(&game.start, &game.moves)
+                .expect("legal game encodes");
+            assert_eq!(
+                codec.decode(&game.start, &bits).expect("decodes"),
+                game.moves
+            );
         }
     }
 }

@@ -23,7 +23,7 @@ pub fn fnv1a(bytes: &[u8]) -> u64 {
 /// assert!((400..600).contains(&held));
 /// ```
 pub fn is_held_out(key: &[u8]) -> bool {
-    fnv1a(key) % 20 == 0
+    fnv1a(key).is_multiple_of(20)
 }
 
 /// The key of a game: its start FEN and moves in UCI.

@@ -33,7 +33,10 @@ impl Game {
     /// assert_eq!(g.tag("White"), Some("Tal"));
     /// ```
     pub fn tag(&self, name: &str) -> Option<&str> {
-        self.tags.iter().find(|(k, _)| k == name).map(|(_, v)| v.as_str())
+        self.tags
+            .iter()
+            .find(|(k, _)| k == name)
+            .map(|(_, v)| v.as_str())
     }
 }
 
@@ -58,7 +61,7 @@ pub struct SkippedGame {
 /// ```
 /// use chesspack::pgn::GameReader;
 ///
-/// let pgn = "1. e4 e5 *\n\n1. e4 Ke7 Kf3 *\n\n[Variant \"Atomic\"]\n\n1. e4 *\n";
+/// let pgn = "1. e4 e5 *\n\n1. e4 e5 2. Kf3 *\n\n[Variant \"Atomic\"]\n\n1. e4 *\n";
 /// let results: Vec<_> = GameReader::new(pgn.as_bytes()).collect();
 /// assert_eq!(results.len(), 3);
 /// assert_eq!(results[0].as_ref().unwrap().moves.len(), 2);
@@ -76,7 +79,10 @@ impl<R: Read> GameReader<R> {
     pub fn new(input: R) -> GameReader<R> {
         GameReader {
             reader: Reader::new(input),
-            visitor: GameVisitor { number: 0 },
+            visitor: GameVisitor {
+                number: 0,
+                in_game: false,
+            },
             done: false,
         }
     }
@@ -89,30 +95,30 @@ impl<R: Read> Iterator for GameReader<R> {
         if self.done {
             return None;
         }
-        loop {
-            match self.reader.read_game(&mut self.visitor) {
-                Ok(Some(result)) => return Some(result),
-                Ok(None) => {
-                    self.done = true;
-                    return None;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                    // The reader resynchronises after malformed text; the game
-                    // it was in is lost and counted.
+        match self.reader.read_game(&mut self.visitor) {
+            Ok(Some(result)) => Some(result),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                // After malformed text (InvalidData) the reader resynchronises
+                // and the game it was in is lost and counted; any other I/O
+                // error ends reading.
+                let malformed = e.kind() == std::io::ErrorKind::InvalidData;
+                self.done = !malformed;
+                if !self.visitor.in_game {
                     self.visitor.number += 1;
-                    return Some(Err(SkippedGame {
-                        number: self.visitor.number,
-                        reason: format!("malformed pgn: {e}"),
-                    }));
                 }
-                Err(e) => {
-                    self.done = true;
-                    self.visitor.number += 1;
-                    return Some(Err(SkippedGame {
-                        number: self.visitor.number,
-                        reason: format!("read error: {e}"),
-                    }));
-                }
+                self.visitor.in_game = false;
+                Some(Err(SkippedGame {
+                    number: self.visitor.number,
+                    reason: if malformed {
+                        format!("malformed pgn: {e}")
+                    } else {
+                        format!("read error: {e}")
+                    },
+                }))
             }
         }
     }
@@ -120,6 +126,8 @@ impl<R: Read> Iterator for GameReader<R> {
 
 struct GameVisitor {
     number: u64,
+    /// Whether the current game's number was already counted by `begin_tags`.
+    in_game: bool,
 }
 
 struct Tags {
@@ -166,9 +174,12 @@ pub fn start_position(variant: Option<&str>, fen: Option<&str>) -> Result<Chess,
     };
     let mut last = String::new();
     for &mode in modes {
-        match Chess::from_setup(setup.clone(), mode).or_else(|e| e.ignore_too_much_material()) {
+        match Chess::from_setup(setup.clone(), mode) {
             Ok(pos) => return Ok(pos),
-            Err(e) => last = format!("invalid fen {fen:?}: {e}"),
+            Err(e) => match e.ignore_too_much_material() {
+                Ok(pos) => return Ok(pos),
+                Err(e) => last = format!("invalid fen {fen:?}: {e}"),
+            },
         }
     }
     Err(last)
@@ -181,6 +192,7 @@ impl Visitor for GameVisitor {
 
     fn begin_tags(&mut self) -> ControlFlow<Output, Tags> {
         self.number += 1;
+        self.in_game = true;
         ControlFlow::Continue(Tags { tags: Vec::new() })
     }
 
@@ -209,10 +221,13 @@ impl Visitor for GameVisitor {
                     moves: Vec::new(),
                 },
             }),
-            Err(reason) => ControlFlow::Break(Err(SkippedGame {
-                number: self.number,
-                reason,
-            })),
+            Err(reason) => {
+                self.in_game = false;
+                ControlFlow::Break(Err(SkippedGame {
+                    number: self.number,
+                    reason,
+                }))
+            }
         }
     }
 
@@ -223,13 +238,16 @@ impl Visitor for GameVisitor {
                 movetext.game.moves.push(m);
                 ControlFlow::Continue(())
             }
-            Err(e) => ControlFlow::Break(Err(SkippedGame {
-                number: self.number,
-                reason: format!(
-                    "illegal move {san_plus} at ply {} ({e})",
-                    movetext.game.moves.len() + 1
-                ),
-            })),
+            Err(e) => {
+                self.in_game = false;
+                ControlFlow::Break(Err(SkippedGame {
+                    number: self.number,
+                    reason: format!(
+                        "illegal move {san_plus} at ply {} ({e})",
+                        movetext.game.moves.len() + 1
+                    ),
+                }))
+            }
         }
     }
 
@@ -238,6 +256,7 @@ impl Visitor for GameVisitor {
     }
 
     fn end_game(&mut self, movetext: Movetext) -> Output {
+        self.in_game = false;
         Ok(movetext.game)
     }
 }

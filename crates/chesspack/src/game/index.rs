@@ -1,6 +1,6 @@
 use shakmaty::{Chess, Move, Position};
 
-use super::{GameCodec, PlyCost, illegal, read_ply_count, san};
+use super::{GameCodec, MAX_PLIES, PlyCost, illegal, read_count, san};
 use crate::{
     Bits, Error,
     bits::{BitWriter, ceil_log2},
@@ -9,9 +9,13 @@ use crate::{
 
 /// `index`: the thesis' position-dependent coding. The legal moves are sorted
 /// in [`Order::Thesis`] and the index of the move played is written in
-/// `ceil(log2 n)` bits; a forced move costs nothing. The stream starts with
-/// the ply count (Elias delta of `plies + 1`), since forced moves leave no
-/// trace.
+/// `ceil(log2 n)` bits; a forced move costs nothing.
+///
+/// Where the game ends: a decoder that knows the stream's exact length can
+/// decode until the bits run out, except for forced moves at the very end,
+/// which leave no trace. So the stream starts with the number `k` of forced
+/// plies after the last unforced one, as Elias gamma of `k + 1` (1 bit when
+/// `k = 0`), instead of the full ply count (11 bits for 80 plies).
 ///
 /// ```
 /// use chesspack::game::{GameCodec, Index};
@@ -19,7 +23,7 @@ use crate::{
 ///
 /// let e4 = Move::Normal { role: Role::Pawn, from: Square::E2, capture: None, to: Square::E4, promotion: None };
 /// let bits = Index.encode(&Chess::default(), &[e4]).unwrap();
-/// assert_eq!(bits.len(), 4 + 5); // ply count, then 5 bits for one of 20 moves
+/// assert_eq!(bits.len(), 1 + 5); // no trailing forced move, then 5 bits for one of 20 moves
 /// ```
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Index;
@@ -34,8 +38,8 @@ impl GameCodec for Index {
     }
 
     fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
-        let mut w = BitWriter::new();
-        w.write_delta(moves.len() as u64 + 1);
+        let mut body = BitWriter::new();
+        let mut trailing_forced = 0u64;
         let mut pos = start.clone();
         for (ply, &m) in moves.iter().enumerate() {
             let legal = pos.legal_moves();
@@ -44,21 +48,47 @@ impl GameCodec for Index {
             }
             let k = key(m, Order::Thesis);
             let index = legal.iter().filter(|o| key(**o, Order::Thesis) < k).count();
-            w.write(index as u64, ceil_log2(legal.len() as u64));
+            body.write(index as u64, ceil_log2(legal.len() as u64));
+            trailing_forced = if legal.len() == 1 {
+                trailing_forced + 1
+            } else {
+                0
+            };
             pos.play_unchecked(m);
         }
+        let mut w = BitWriter::new();
+        w.write_gamma(trailing_forced + 1);
+        w.write_bits(&body.finish());
         Ok(w.finish())
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
         let mut r = bits.reader();
-        let plies = read_ply_count(&mut r)?;
+        let trailing_forced = read_count(&mut r)?;
         let mut pos = start.clone();
-        let mut moves = Vec::with_capacity(plies.min(1024));
-        for ply in 0..plies {
+        let mut moves = Vec::new();
+        let mut forced_left = trailing_forced;
+        loop {
+            if r.remaining() == 0 {
+                if forced_left == 0 {
+                    break;
+                }
+                forced_left -= 1;
+            }
+            if moves.len() as u64 > MAX_PLIES {
+                return Err(Error::InvalidData("game too long".into()));
+            }
             let legal = sorted_moves(&pos, Order::Thesis);
             if legal.is_empty() {
-                return Err(Error::InvalidData(format!("no legal move at ply {ply}")));
+                return Err(Error::InvalidData(format!(
+                    "no legal move at ply {}",
+                    moves.len()
+                )));
+            }
+            if r.remaining() == 0 && legal.len() > 1 {
+                return Err(Error::InvalidData(
+                    "trailing forced move is not forced".into(),
+                ));
             }
             let index = r.read(ceil_log2(legal.len() as u64))? as usize;
             let m = *legal
@@ -66,9 +96,6 @@ impl GameCodec for Index {
                 .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))?;
             pos.play_unchecked(m);
             moves.push(m);
-        }
-        if r.remaining() != 0 {
-            return Err(Error::InvalidData("trailing bits".into()));
         }
         Ok(moves)
     }

@@ -20,7 +20,7 @@ use crate::{Bits, Error};
 /// The most plies a decoder accepts from a ply count in a stream, so that
 /// garbage cannot make it loop for long. Far above the longest legal game
 /// under the 75-move rule (about 17,700 plies).
-pub const MAX_PLIES: u64 = 1 << 16;
+pub const MAX_PLIES: u64 = 20_000;
 
 /// What one ply cost, for `chesspack explain`.
 #[derive(Clone, Debug, PartialEq)]
@@ -131,11 +131,11 @@ pub(crate) fn san(pos: &Chess, m: Move) -> String {
     San::from_move(pos, m).to_string()
 }
 
-/// Reads a ply count written as Elias delta of `plies + 1`.
-pub(crate) fn read_ply_count(r: &mut crate::bits::BitReader<'_>) -> Result<usize, Error> {
-    let n = r.read_delta()? - 1;
+/// Reads a count of plies written as Elias gamma of `count + 1`.
+pub(crate) fn read_count(r: &mut crate::bits::BitReader<'_>) -> Result<u64, Error> {
+    let n = r.read_gamma()? - 1;
     if n > MAX_PLIES {
         return Err(Error::InvalidData(format!("ply count {n} too large")));
     }
-    Ok(n as usize)
+    Ok(n)
 }

@@ -1,7 +1,7 @@
 use num_bigint::BigUint;
 use shakmaty::{Chess, Move, Position};
 
-use super::{GameCodec, MAX_PLIES, PlyCost, illegal, read_ply_count, san};
+use super::{GameCodec, MAX_PLIES, PlyCost, illegal, read_count, san};
 use crate::{
     Bits, Error,
     bits::{BitReader, BitWriter},
@@ -15,17 +15,21 @@ use crate::{
 /// The decoder must know where the game ends. Both ways the source allows are
 /// implemented and the encoder keeps the shorter, spending one flag bit:
 ///
-/// * flag `0`: the ply count (Elias delta of `plies + 1`), then `g` with radices
-///   `n_i`;
+/// * flag `0`: a count, then `g` with radices `n_i`. Knowing the stream's
+///   length, the decoder takes digits until `g` is 0; only plies whose digit
+///   is 0 after the last nonzero one (index 0, or a forced move) are then
+///   unaccounted for, so their number `k` is stored (Elias gamma of `k + 1`:
+///   1 bit when the last move is not the first in its list) instead of the
+///   full ply count (11 bits for 80 plies);
 /// * flag `1`: no count, but every position gets an extra "end" digit: radices
 ///   are `n_i + 1`, and the last digit is the end symbol `n_k` of the final
 ///   position (free when the game ends in mate or stalemate, where `n_k = 0`).
 ///
 /// The end symbol costs about `log2(1 + 1/n)` bits a ply (≈ 0.05 at 30 moves)
-/// plus the final symbol, so it wins for short games and games ending in mate;
-/// the count wins for long games and games with many forced moves (a forced
-/// move costs a full bit with the end symbol). In both, `g` is written with
-/// its minimal number of bits as the rest of the stream.
+/// plus the final symbol, so it only wins for short games that end in mate or
+/// stalemate (where the end symbol is free); the count wins otherwise (a
+/// forced move costs a full bit with the end symbol). In both, `g` is written
+/// with its minimal number of bits as the rest of the stream.
 ///
 /// ```
 /// use chesspack::game::{GameCodec, Radix};
@@ -41,7 +45,8 @@ fn digits(start: &Chess, moves: &[Move]) -> Result<(Vec<(u64, u64)>, u64), Error
     let mut pos = start.clone();
     let mut digits = Vec::with_capacity(moves.len());
     for (ply, &m) in moves.iter().enumerate() {
-        let (index, n) = index_of(&pos, m, Order::SquareIndex).ok_or_else(|| illegal(ply, m, &pos))?;
+        let (index, n) =
+            index_of(&pos, m, Order::SquareIndex).ok_or_else(|| illegal(ply, m, &pos))?;
         digits.push((index as u64, n as u64));
         pos.play_unchecked(m);
     }
@@ -99,7 +104,8 @@ impl GameCodec for Radix {
 
         let mut counted = BitWriter::new();
         counted.write_bit(false);
-        counted.write_delta(moves.len() as u64 + 1);
+        let trailing_zeros = digits.iter().rev().take_while(|(d, _)| *d == 0).count();
+        counted.write_gamma(trailing_zeros as u64 + 1);
         write_int(&mut counted, &compose(digits.iter().copied()));
 
         let mut ended = BitWriter::new();
@@ -110,23 +116,32 @@ impl GameCodec for Radix {
             .chain(std::iter::once((final_moves, final_moves + 1)));
         write_int(&mut ended, &compose(with_end));
 
-        Ok(if ended.len() < counted.len() { ended } else { counted }.finish())
+        // With the end symbol, a game ending in mate or stalemate (end digit 0)
+        // whose last moves have digit 0 would leave g = 0 before its end, and
+        // the decoder could not tell garbage from it without playing on; such
+        // games take the count instead.
+        let end_allowed = final_moves > 0 || digits.last().is_none_or(|&(d, _)| d != 0);
+        Ok(if end_allowed && ended.len() < counted.len() {
+            ended
+        } else {
+            counted
+        }
+        .finish())
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
         let mut r = bits.reader();
         let with_end = r.read_bit()?;
-        let plies = if with_end {
-            None
-        } else {
-            Some(read_ply_count(&mut r)?)
-        };
+        let mut trailing_zeros = if with_end { 0 } else { read_count(&mut r)? };
         let mut g = read_int(&mut r)?;
         let mut pos = start.clone();
         let mut moves = Vec::new();
         loop {
-            if Some(moves.len()) == plies {
-                break;
+            if !with_end && g == BigUint::ZERO {
+                if trailing_zeros == 0 {
+                    break;
+                }
+                trailing_zeros -= 1;
             }
             if moves.len() as u64 > MAX_PLIES {
                 return Err(Error::InvalidData("game too long".into()));
@@ -134,13 +149,21 @@ impl GameCodec for Radix {
             let legal = sorted_moves(&pos, Order::SquareIndex);
             let n = legal.len() as u64;
             let d = if with_end {
+                if g == BigUint::ZERO && n > 0 {
+                    // The most significant digit is nonzero: the end symbol
+                    // n > 0, or the last move's digit (see `encode`).
+                    return Err(Error::InvalidData("game without end symbol".into()));
+                }
                 let d = divmod(&mut g, n + 1);
                 if d == n {
                     break;
                 }
                 d
             } else if n == 0 {
-                return Err(Error::InvalidData(format!("no legal move at ply {}", moves.len())));
+                return Err(Error::InvalidData(format!(
+                    "no legal move at ply {}",
+                    moves.len()
+                )));
             } else {
                 divmod(&mut g, n)
             };
@@ -158,7 +181,8 @@ impl GameCodec for Radix {
         let mut out = Vec::with_capacity(moves.len());
         let mut pos = start.clone();
         for (ply, &m) in moves.iter().enumerate() {
-            let (index, n) = index_of(&pos, m, Order::SquareIndex).ok_or_else(|| illegal(ply, m, &pos))?;
+            let (index, n) =
+                index_of(&pos, m, Order::SquareIndex).ok_or_else(|| illegal(ply, m, &pos))?;
             out.push(PlyCost {
                 san: san(&pos, m),
                 legal: n,

@@ -67,7 +67,13 @@ fn castling_candidates(cells: &Cells, color: Color, king: Square) -> [Vec<Square
     }
     for file in File::ALL {
         let sq = Square::from_coords(file, back_rank(color));
-        if cells[sq as usize] == Some(Piece { color, role: Role::Rook }) && file != king.file() {
+        if cells[sq as usize]
+            == Some(Piece {
+                color,
+                role: Role::Rook,
+            })
+            && file != king.file()
+        {
             sides[usize::from(file > king.file())].push(sq);
         }
     }
@@ -82,7 +88,11 @@ fn ep_candidates(cells: &Cells, turn: Color, castling: Bitboard) -> Vec<Square> 
         let pawn = Square::from_coords(file, them.fold_wb(Rank::Fourth, Rank::Fifth));
         let ep = Square::from_coords(file, them.fold_wb(Rank::Third, Rank::Sixth));
         let origin = Square::from_coords(file, them.fold_wb(Rank::Second, Rank::Seventh));
-        if cells[pawn as usize] == Some(Piece { color: them, role: Role::Pawn })
+        if cells[pawn as usize]
+            == Some(Piece {
+                color: them,
+                role: Role::Pawn,
+            })
             && cells[ep as usize].is_none()
             && cells[origin as usize].is_none()
             && assemble(cells, turn, castling, Some(ep)).is_ok()
@@ -134,7 +144,10 @@ fn encode_variant(pos: &Chess, columns: bool) -> Result<Bits, Error> {
     for (color, king) in [(Color::White, wk), (Color::Black, bk)] {
         for side in castling_candidates(&cells, color, king) {
             if !side.is_empty() {
-                let choice = side.iter().position(|sq| rights.contains(*sq)).map_or(0, |i| i + 1);
+                let choice = side
+                    .iter()
+                    .position(|sq| rights.contains(*sq))
+                    .map_or(0, |i| i + 1);
                 w.write_truncated(choice as u64, side.len() as u64 + 1);
             }
         }
@@ -142,7 +155,10 @@ fn encode_variant(pos: &Chess, columns: bool) -> Result<Bits, Error> {
     let candidates = ep_candidates(&cells, pos.turn(), rights);
     if !candidates.is_empty() {
         let ep = pos.ep_square(shakmaty::EnPassantMode::Legal);
-        let choice = candidates.iter().position(|sq| Some(*sq) == ep).map_or(0, |i| i + 1);
+        let choice = candidates
+            .iter()
+            .position(|sq| Some(*sq) == ep)
+            .map_or(0, |i| i + 1);
         w.write_truncated(choice as u64, candidates.len() as u64 + 1);
     }
     Ok(w.finish())
@@ -169,7 +185,11 @@ impl PositionCodec for KingsPawns {
     fn encode(&self, pos: &Chess) -> Result<Bits, Error> {
         let rows = encode_variant(pos, false)?;
         let columns = encode_variant(pos, true)?;
-        Ok(if columns.len() < rows.len() { columns } else { rows })
+        Ok(if columns.len() < rows.len() {
+            columns
+        } else {
+            rows
+        })
     }
 
     fn decode(&self, bits: &Bits) -> Result<Chess, Error> {
@@ -182,8 +202,14 @@ impl PositionCodec for KingsPawns {
         }
         let flags = r.read(if columns { 8 } else { 6 })? as u8;
         let mut cells: Cells = [None; 64];
-        cells[wk as usize] = Some(Piece { color: Color::White, role: Role::King });
-        cells[bk as usize] = Some(Piece { color: Color::Black, role: Role::King });
+        cells[wk as usize] = Some(Piece {
+            color: Color::White,
+            role: Role::King,
+        });
+        cells[bk as usize] = Some(Piece {
+            color: Color::Black,
+            role: Role::King,
+        });
         for sq in Square::ALL {
             if sq == wk || sq == bk || !r.read_bit()? {
                 continue;

@@ -63,7 +63,7 @@ pub fn codecs() -> Vec<Box<dyn PositionCodec>> {
     vec![
         Box::new(Usenet82),
         Box::new(KingsPawns),
-        Box::new(Arith::default()),
+        Box::new(Arith),
         Box::new(Packed),
     ]
 }
@@ -161,7 +161,9 @@ pub(crate) fn assemble(
     let pos = Chess::from_setup(setup, CastlingMode::Chess960)
         .map_err(|e| Error::InvalidPosition(e.to_string()))?;
     if ep.is_some() && pos.ep_square(EnPassantMode::Legal) != ep {
-        return Err(Error::InvalidData("en-passant square without a legal capture".into()));
+        return Err(Error::InvalidData(
+            "en-passant square without a legal capture".into(),
+        ));
     }
     Ok(pos)
 }
@@ -169,7 +171,11 @@ pub(crate) fn assemble(
 /// The square of the pawn that can be taken en passant, when a capture is legal.
 pub(crate) fn ep_pawn(pos: &Chess) -> Option<(Square, Square)> {
     let ep = pos.ep_square(EnPassantMode::Legal)?;
-    let pawn = Square::from_coords(ep.file(), pos.turn().fold_wb(shakmaty::Rank::Fifth, shakmaty::Rank::Fourth));
+    let pawn = Square::from_coords(
+        ep.file(),
+        pos.turn()
+            .fold_wb(shakmaty::Rank::Fifth, shakmaty::Rank::Fourth),
+    );
     Some((ep, pawn))
 }
 
@@ -179,12 +185,19 @@ pub(crate) fn back_rank(color: Color) -> shakmaty::Rank {
 }
 
 pub(crate) fn king_square(cells: &Cells, color: Color) -> Result<Square, Error> {
-    let mut kings = cells.iter().enumerate().filter(|(_, c)| **c == Some(Piece { color, role: Role::King }));
+    let mut kings = cells.iter().enumerate().filter(|(_, c)| {
+        **c == Some(Piece {
+            color,
+            role: Role::King,
+        })
+    });
     let (i, _) = kings
         .next()
         .ok_or_else(|| Error::InvalidPosition(format!("no {color} king")))?;
     if kings.next().is_some() {
-        return Err(Error::InvalidPosition(format!("more than one {color} king")));
+        return Err(Error::InvalidPosition(format!(
+            "more than one {color} king"
+        )));
     }
     Ok(Square::new(i as u32))
 }

@@ -35,7 +35,7 @@ impl PositionCodec for Packed {
     }
 
     fn decode(&self, bits: &Bits) -> Result<Chess, Error> {
-        if bits.len() % 8 != 0 {
+        if !bits.len().is_multiple_of(8) {
             return Err(Error::InvalidData("packed setups are whole bytes".into()));
         }
         let packed = PackedSetup::try_from_bytes(bits.as_bytes())
@@ -49,7 +49,9 @@ impl PositionCodec for Packed {
         let pos = Chess::from_setup(setup, CastlingMode::Chess960)
             .map_err(|e| Error::InvalidPosition(e.to_string()))?;
         if ep.is_some() && pos.ep_square(EnPassantMode::Legal) != ep {
-            return Err(Error::InvalidData("en-passant square without a legal capture".into()));
+            return Err(Error::InvalidData(
+                "en-passant square without a legal capture".into(),
+            ));
         }
         Ok(pos)
     }

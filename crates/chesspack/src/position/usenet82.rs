@@ -76,7 +76,10 @@ impl PositionCodec for Usenet82 {
         let mut cells = cells_of(pos.board());
         for sq in pos.castles().castling_rights() {
             if let Some(piece) = cells[sq as usize] {
-                cells[sq as usize] = Some(Piece { color: !piece.color, role: Role::Pawn });
+                cells[sq as usize] = Some(Piece {
+                    color: !piece.color,
+                    role: Role::Pawn,
+                });
             }
         }
         if let Some((_, pawn)) = ep_pawn(pos) {
@@ -105,8 +108,14 @@ impl PositionCodec for Usenet82 {
             return Err(Error::InvalidData("both kings on one square".into()));
         }
         let mut cells: Cells = [None; 64];
-        cells[wk as usize] = Some(Piece { color: Color::White, role: Role::King });
-        cells[bk as usize] = Some(Piece { color: Color::Black, role: Role::King });
+        cells[wk as usize] = Some(Piece {
+            color: Color::White,
+            role: Role::King,
+        });
+        cells[bk as usize] = Some(Piece {
+            color: Color::Black,
+            role: Role::King,
+        });
         for sq in Square::ALL {
             if sq == wk || sq == bk {
                 continue;
@@ -146,13 +155,22 @@ pub(crate) fn unfold(mut cells: Cells, turn: Color) -> Result<Chess, Error> {
     let ep = match markers[..] {
         [] => None,
         [home] => {
-            let color = if home.rank() == Rank::First { Color::White } else { Color::Black };
+            let color = if home.rank() == Rank::First {
+                Color::White
+            } else {
+                Color::Black
+            };
             if color == turn {
-                return Err(Error::InvalidData("en-passant pawn of the side to move".into()));
+                return Err(Error::InvalidData(
+                    "en-passant pawn of the side to move".into(),
+                ));
             }
             let pawn = Square::from_coords(home.file(), color.fold_wb(Rank::Fourth, Rank::Fifth));
             cells.swap(pawn as usize, home as usize);
-            Some(Square::from_coords(home.file(), color.fold_wb(Rank::Third, Rank::Sixth)))
+            Some(Square::from_coords(
+                home.file(),
+                color.fold_wb(Rank::Third, Rank::Sixth),
+            ))
         }
         _ => return Err(Error::InvalidData("more than one en-passant pawn".into())),
     };
@@ -162,7 +180,10 @@ pub(crate) fn unfold(mut cells: Cells, turn: Color) -> Result<Chess, Error> {
             && p.role == Role::Pawn
             && sq.rank() == back_rank(!p.color)
         {
-            cells[sq as usize] = Some(Piece { color: !p.color, role: Role::Rook });
+            cells[sq as usize] = Some(Piece {
+                color: !p.color,
+                role: Role::Rook,
+            });
             castling.add(sq);
         }
     }

@@ -1,0 +1,72 @@
+//! Writes seed corpora for the fuzz targets from the shipped samples:
+//! `cargo run --example fuzz_seeds` (from the repository root).
+//!
+//! A seed is two bytes of bit length (big-endian) followed by the bits, as
+//! `chesspack::fuzzing` reads them.
+
+use std::{fs, path::Path};
+
+use chesspack::{Bits, game, pgn::GameReader, position};
+
+fn seed(bits: &Bits) -> Vec<u8> {
+    let mut out = (bits.len().min(0xffff) as u16).to_be_bytes().to_vec();
+    out.extend_from_slice(bits.as_bytes());
+    out
+}
+
+fn main() -> std::io::Result<()> {
+    let root = Path::new("fuzz/corpus");
+    let pgn = fs::read_to_string("samples/lichess-sample.pgn")?;
+    let games: Vec<_> = GameReader::new(pgn.as_bytes())
+        .flatten()
+        .filter(|g| g.tag("Variant").is_none_or(|v| v == "Standard"))
+        .take(8)
+        .collect();
+    for codec in game::codecs() {
+        let dir = root.join(format!("decode_{}", codec.name()));
+        fs::create_dir_all(&dir)?;
+        for (i, g) in games.iter().enumerate() {
+            let n = g.moves.len().min(12 + 10 * i);
+            let bits = codec
+                .encode(&g.start, &g.moves[..n])
+                .expect("sample games are legal");
+            fs::write(dir.join(format!("game{i}")), seed(&bits))?;
+        }
+        fs::write(dir.join("empty"), [])?;
+    }
+    let csv = fs::read_to_string("samples/puzzles-sample.csv")?;
+    let positions: Vec<_> = csv
+        .lines()
+        .skip(1)
+        .filter_map(|l| l.split(',').nth(1))
+        .filter_map(|f| position::parse_fen(f).ok())
+        .take(8)
+        .chain([shakmaty::Chess::default()])
+        .collect();
+    for codec in position::codecs() {
+        let dir = root.join(format!("decode_{}", codec.name()));
+        fs::create_dir_all(&dir)?;
+        for (i, p) in positions.iter().enumerate() {
+            fs::write(
+                dir.join(format!("pos{i}")),
+                seed(&codec.encode(p).expect("legal")),
+            )?;
+        }
+        fs::write(dir.join("empty"), [])?;
+    }
+    let dir = root.join("read_pgn");
+    fs::create_dir_all(&dir)?;
+    for (i, chunk) in pgn.split("\n\n[Event").take(6).enumerate() {
+        let text = if i == 0 {
+            chunk.to_owned()
+        } else {
+            format!("[Event{chunk}")
+        };
+        fs::write(dir.join(format!("game{i}")), text)?;
+    }
+    fs::write(
+        dir.join("broken"),
+        "[Event \"x\"\n1. e4 {unterminated (1. d4 ))) e5 Ke3 *\n[FEN \"8/8 w\"]\n\n1. e4",
+    )?;
+    Ok(())
+}

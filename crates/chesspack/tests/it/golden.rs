@@ -1,0 +1,63 @@
+//! Golden bytes: these pin every format. A change here is a format change.
+
+use chesspack::{game, pgn::GameReader, position};
+
+const GAME: &str = "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 \
+8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 12. g5 b4 13. Ne2 Ne8 14. f4 a5 15. f5 a4 \
+16. Nbd4 exd4 17. Nxd4 b3 18. Kb1 bxc2+ 19. Nxc2 Bb3 20. axb3 axb3 21. Na3 Rxa3 22. bxa3 Qa5 0-1";
+
+const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
+    (
+        "squares",
+        528,
+        "31cca2195ceb2db89b55bfad052c28094d246d1eac355f740cbf3f100e7339ec617a685948cb7c55da2076581845b91b31b65108144a6cab11211611290e10250ee0",
+    ),
+    (
+        "index",
+        239,
+        "acd84290de0308d04cf4ba82eb8b212521767c0f0048b0c11e481084004e",
+    ),
+    (
+        "radix",
+        221,
+        "6ddb75f4e0a421dee6cbd57c8141adb86ea3b28f6601c84a4e81c168",
+    ),
+];
+
+const FEN: &str = "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQK2R w KQ d6 0 9";
+
+const GOLDEN_POSITIONS: &[(&str, usize, &str)] = &[
+    ("usenet82", 155, "13ecadcd209214aa83a803f01c61b1cdb79dcf00"),
+    (
+        "kingspawns",
+        159,
+        "09f7b09b22d16d2a5432a03d069c7e6bff8df61a",
+    ),
+    ("arith", 78, "43cb898ca3cf0af09294"),
+    (
+        "packed",
+        184,
+        "6df314180a2ce39d4da80d00004252c0301131117195b7",
+    ),
+];
+
+#[test]
+fn game_formats_are_pinned() {
+    let g = GameReader::new(GAME.as_bytes()).next().unwrap().unwrap();
+    for &(name, len, hex) in GOLDEN_GAMES {
+        let bits = game::codec(name)
+            .unwrap()
+            .encode(&g.start, &g.moves)
+            .unwrap();
+        assert_eq!((bits.len(), bits.to_hex().as_str()), (len, hex), "{name}");
+    }
+}
+
+#[test]
+fn position_formats_are_pinned() {
+    let pos = position::parse_fen(FEN).unwrap();
+    for &(name, len, hex) in GOLDEN_POSITIONS {
+        let bits = position::codec(name).unwrap().encode(&pos).unwrap();
+        assert_eq!((bits.len(), bits.to_hex().as_str()), (len, hex), "{name}");
+    }
+}

@@ -1,0 +1,9 @@
+//! Integration tests, a module per area.
+
+mod common;
+mod fuzz_corpus;
+mod games;
+mod golden;
+mod pgn;
+mod positions;
+mod regression;
