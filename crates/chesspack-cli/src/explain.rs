@@ -34,11 +34,15 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     let plies = codec.explain(&game.start, &game.moves)?;
     let total = codec.encode(&game.start, &game.moves)?.len();
     if let (Some(w), Some(b)) = (game.tag("White"), game.tag("Black")) {
-        println!("{w} – {b}, codec {}", codec.name());
+        outln!("{w} – {b}, codec {}", codec.name());
     }
-    println!(
+    outln!(
         "{:>5}  {:<10} {:>5} {:>5} {:>6}  bits",
-        "ply", "move", "legal", "rank", "bits"
+        "ply",
+        "move",
+        "legal",
+        "rank",
+        "bits"
     );
     let mut fullmove = game.start.fullmoves().get();
     let mut white = game.start.turn().is_white();
@@ -55,7 +59,7 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         white = !white;
         sum += p.bits;
         let bar = "#".repeat(p.bits.round() as usize);
-        println!(
+        outln!(
             "{:>5}  {:<10} {:>5} {:>5} {:>6.2}  {bar}",
             i + 1,
             format!("{number}{}", p.san),
@@ -66,9 +70,9 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         );
     }
     if plies.is_empty() {
-        println!("(no moves)");
+        outln!("(no moves)");
     }
-    println!(
+    outln!(
         "{} plies, {:.1} bits in moves, {} bits in the stream ({:.3} bits/ply)",
         plies.len(),
         sum,

@@ -39,9 +39,9 @@ pub fn run(cmd: FenCommand) -> Result<()> {
             for c in codecs {
                 match c.encode(&pos) {
                     Ok(bits) => {
-                        println!("{:<12} {:>4} bits  {}", c.name(), bits.len(), bits.to_hex())
+                        outln!("{:<12} {:>4} bits  {}", c.name(), bits.len(), bits.to_hex())
                     }
-                    Err(e) => println!("{:<12} error: {e}", c.name()),
+                    Err(e) => outln!("{:<12} error: {e}", c.name()),
                 }
             }
             Ok(())
@@ -58,7 +58,7 @@ pub fn run(cmd: FenCommand) -> Result<()> {
             for n in lengths {
                 match Bits::from_hex(hex, n).and_then(|b| c.decode(&b)) {
                     Ok(pos) => {
-                        println!("{}", position::to_fen(&pos));
+                        outln!("{}", position::to_fen(&pos));
                         return Ok(());
                     }
                     Err(e) => last = Some(e),

@@ -1,5 +1,14 @@
 //! The `chesspack` command-line tool.
 
+/// `println!` that returns I/O errors (a closed pipe ends the program
+/// quietly) instead of panicking.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)?
+    }};
+}
+
 mod explain;
 mod fen;
 mod input;
@@ -38,10 +47,7 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Codecs => {
-            codecs();
-            Ok(())
-        }
+        Command::Codecs => codecs(),
         Command::Fen(cmd) => fen::run(cmd),
         Command::Stats(args) => stats::run(&args),
         Command::Explain(args) => explain::run(&args),
@@ -61,13 +67,14 @@ fn main() -> ExitCode {
     }
 }
 
-fn codecs() {
-    println!("game codecs:");
+fn codecs() -> anyhow::Result<()> {
+    outln!("game codecs:");
     for c in chesspack::game::codecs() {
-        println!("  {:<12} {}", c.name(), c.description());
+        outln!("  {:<12} {}", c.name(), c.description());
     }
-    println!("position codecs:");
+    outln!("position codecs:");
     for c in chesspack::position::codecs() {
-        println!("  {:<12} {}", c.name(), c.description());
+        outln!("  {:<12} {}", c.name(), c.description());
     }
+    Ok(())
 }

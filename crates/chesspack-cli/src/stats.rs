@@ -137,7 +137,7 @@ fn games(args: &StatsArgs) -> Result<()> {
     }
     if args.json {
         for (codec, t) in codecs.iter().zip(&tallies) {
-            println!(
+            outln!(
                 "{}",
                 json!({
                     "codec": codec.name(),
@@ -154,7 +154,7 @@ fn games(args: &StatsArgs) -> Result<()> {
             );
         }
     } else {
-        println!(
+        outln!(
             "{:<10} {:>9} {:>11} {:>13} {:>9} {:>10} {:>12} {:>12} {:>8} {:>8}",
             "codec",
             "games",
@@ -168,7 +168,7 @@ fn games(args: &StatsArgs) -> Result<()> {
             "skipped"
         );
         for (codec, t) in codecs.iter().zip(&tallies) {
-            println!(
+            outln!(
                 "{:<10} {:>9} {:>11} {:>13} {:>9.3} {:>10.1} {:>12.0} {:>12.0} {:>8} {:>8}",
                 codec.name(),
                 t.games,
@@ -269,7 +269,7 @@ fn positions(args: &StatsArgs) -> Result<()> {
     }
     if args.json {
         for (codec, t) in codecs.iter().zip(&tallies) {
-            println!(
+            outln!(
                 "{}",
                 json!({
                     "codec": codec.name(),
@@ -286,7 +286,7 @@ fn positions(args: &StatsArgs) -> Result<()> {
             );
         }
     } else {
-        println!(
+        outln!(
             "{:<12} {:>9} {:>12} {:>9} {:>6} {:>12} {:>12} {:>8} {:>7} {:>8}",
             "codec",
             "positions",
@@ -300,7 +300,7 @@ fn positions(args: &StatsArgs) -> Result<()> {
             "skipped"
         );
         for (codec, t) in codecs.iter().zip(&tallies) {
-            println!(
+            outln!(
                 "{:<12} {:>9} {:>12} {:>9.2} {:>6} {:>12.0} {:>12.0} {:>8} {:>7} {:>8}",
                 codec.name(),
                 t.positions,
