@@ -1,6 +1,6 @@
 use shakmaty::{Bitboard, Chess, Color, File, Piece, Position, Rank, Role, Square};
 
-use super::{Cells, PositionCodec, assemble, back_rank, cells_of, king_square};
+use super::{Cells, PositionCodec, assemble, back_rank, cells_of, king_square, read_kings};
 use crate::{
     Bits, Error,
     bits::{BitReader, BitWriter},
@@ -195,21 +195,8 @@ impl PositionCodec for KingsPawns {
     fn decode(&self, bits: &Bits) -> Result<Chess, Error> {
         let mut r = bits.reader();
         let columns = r.read_bit()?;
-        let wk = Square::new(r.read(6)? as u32);
-        let bk = Square::new(r.read(6)? as u32);
-        if wk == bk {
-            return Err(Error::InvalidData("both kings on one square".into()));
-        }
+        let (wk, bk, mut cells) = read_kings(&mut r)?;
         let flags = r.read(if columns { 8 } else { 6 })? as u8;
-        let mut cells: Cells = [None; 64];
-        cells[wk as usize] = Some(Piece {
-            color: Color::White,
-            role: Role::King,
-        });
-        cells[bk as usize] = Some(Piece {
-            color: Color::Black,
-            role: Role::King,
-        });
         for sq in Square::ALL {
             if sq == wk || sq == bk || !r.read_bit()? {
                 continue;

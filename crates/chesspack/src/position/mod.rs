@@ -201,3 +201,25 @@ pub(crate) fn king_square(cells: &Cells, color: Color) -> Result<Square, Error> 
     }
     Ok(Square::new(i as u32))
 }
+
+/// Reads the two 6-bit king squares (white first) that `usenet82` and
+/// `kingspawns` start with, and a board holding just the kings.
+pub(crate) fn read_kings(
+    r: &mut crate::bits::BitReader<'_>,
+) -> Result<(Square, Square, Cells), Error> {
+    let wk = Square::new(r.read(6)? as u32);
+    let bk = Square::new(r.read(6)? as u32);
+    if wk == bk {
+        return Err(Error::InvalidData("both kings on one square".into()));
+    }
+    let mut cells: Cells = [None; 64];
+    cells[wk as usize] = Some(Piece {
+        color: Color::White,
+        role: Role::King,
+    });
+    cells[bk as usize] = Some(Piece {
+        color: Color::Black,
+        role: Role::King,
+    });
+    Ok((wk, bk, cells))
+}

@@ -1,6 +1,8 @@
 use shakmaty::{Bitboard, Chess, Color, Piece, Position, Rank, Role, Square};
 
-use super::{Cells, PositionCodec, assemble, back_rank, cells_of, ep_pawn, king_square};
+use super::{
+    Cells, PositionCodec, assemble, back_rank, cells_of, ep_pawn, king_square, read_kings,
+};
 use crate::{Bits, Error, bits::BitWriter};
 
 /// `usenet82`: the 1982 Usenet scheme.
@@ -102,20 +104,7 @@ impl PositionCodec for Usenet82 {
 
     fn decode(&self, bits: &Bits) -> Result<Chess, Error> {
         let mut r = bits.reader();
-        let wk = Square::new(r.read(6)? as u32);
-        let bk = Square::new(r.read(6)? as u32);
-        if wk == bk {
-            return Err(Error::InvalidData("both kings on one square".into()));
-        }
-        let mut cells: Cells = [None; 64];
-        cells[wk as usize] = Some(Piece {
-            color: Color::White,
-            role: Role::King,
-        });
-        cells[bk as usize] = Some(Piece {
-            color: Color::Black,
-            role: Role::King,
-        });
+        let (wk, bk, mut cells) = read_kings(&mut r)?;
         for sq in Square::ALL {
             if sq == wk || sq == bk {
                 continue;
