@@ -103,10 +103,7 @@ fn ep_candidates(cells: &Cells, turn: Color, castling: Bitboard) -> Vec<Square> 
     out
 }
 
-fn encode_variant(pos: &Chess, columns: bool) -> Result<Bits, Error> {
-    let cells = cells_of(pos.board());
-    let wk = king_square(&cells, Color::White)?;
-    let bk = king_square(&cells, Color::Black)?;
+fn encode_board(pos: &Chess, cells: &Cells, wk: Square, bk: Square, columns: bool) -> BitWriter {
     let pawns = pos.board().pawns();
     let mut flags = 0u8;
     for sq in pawns {
@@ -139,10 +136,16 @@ fn encode_variant(pos: &Chess, columns: bool) -> Result<Bits, Error> {
             }
         }
     }
+    w
+}
+
+/// Side to move, castling and en passant: the same for both variants.
+fn encode_state(pos: &Chess, cells: &Cells, wk: Square, bk: Square) -> Bits {
+    let mut w = BitWriter::new();
     w.write_bit(pos.turn() == Color::Black);
     let rights = pos.castles().castling_rights();
     for (color, king) in [(Color::White, wk), (Color::Black, bk)] {
-        for side in castling_candidates(&cells, color, king) {
+        for side in castling_candidates(cells, color, king) {
             if !side.is_empty() {
                 let choice = side
                     .iter()
@@ -152,7 +155,7 @@ fn encode_variant(pos: &Chess, columns: bool) -> Result<Bits, Error> {
             }
         }
     }
-    let candidates = ep_candidates(&cells, pos.turn(), rights);
+    let candidates = ep_candidates(cells, pos.turn(), rights);
     if !candidates.is_empty() {
         let ep = pos.ep_square(shakmaty::EnPassantMode::Legal);
         let choice = candidates
@@ -161,7 +164,7 @@ fn encode_variant(pos: &Chess, columns: bool) -> Result<Bits, Error> {
             .map_or(0, |i| i + 1);
         w.write_truncated(choice as u64, candidates.len() as u64 + 1);
     }
-    Ok(w.finish())
+    w.finish()
 }
 
 fn read_role(r: &mut BitReader<'_>) -> Result<Role, Error> {
@@ -183,13 +186,18 @@ impl PositionCodec for KingsPawns {
     }
 
     fn encode(&self, pos: &Chess) -> Result<Bits, Error> {
-        let rows = encode_variant(pos, false)?;
-        let columns = encode_variant(pos, true)?;
-        Ok(if columns.len() < rows.len() {
+        let cells = cells_of(pos.board());
+        let wk = king_square(&cells, Color::White)?;
+        let bk = king_square(&cells, Color::Black)?;
+        let rows = encode_board(pos, &cells, wk, bk, false);
+        let columns = encode_board(pos, &cells, wk, bk, true);
+        let mut w = if columns.len() < rows.len() {
             columns
         } else {
             rows
-        })
+        };
+        w.write_bits(&encode_state(pos, &cells, wk, bk));
+        Ok(w.finish())
     }
 
     fn decode(&self, bits: &Bits) -> Result<Chess, Error> {
