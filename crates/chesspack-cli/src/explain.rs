@@ -1,11 +1,11 @@
 //! `chesspack explain`: watch a codec move by move.
 
 use anyhow::{Context, Result};
-use chesspack::{game, pgn::GameReader};
+use chesspack::pgn::GameReader;
 use clap::Args;
 use shakmaty::Position;
 
-use crate::input;
+use crate::{codecs::EngineOpts, input};
 
 #[derive(Args, Debug)]
 pub struct ExplainArgs {
@@ -15,12 +15,14 @@ pub struct ExplainArgs {
     /// Which game of the file, 1-based.
     #[arg(long, default_value_t = 1)]
     game: u64,
+    #[command(flatten)]
+    engine: EngineOpts,
     /// PGN file (`.zst` too, `-` for stdin).
     file: String,
 }
 
 pub fn run(args: &ExplainArgs) -> Result<()> {
-    let codec = game::codec(&args.codec)?;
+    let codec = crate::codecs::game_codec(&args.codec, &args.engine)?;
     let pb = input::progress(None, &args.file);
     let reader = input::open(&args.file, &pb)?;
     let game = GameReader::new(reader)

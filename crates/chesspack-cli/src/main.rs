@@ -9,6 +9,7 @@ macro_rules! outln {
     }};
 }
 
+mod codecs;
 mod explain;
 mod fen;
 mod input;

@@ -4,15 +4,22 @@ use std::time::{Duration, Instant};
 
 use anyhow::{Result, bail};
 use chesspack::{
-    game::{self, GameCodec},
+    game::{
+        EngineCodec, GameCodec,
+        engine::{self, EngineParams, ScoredPly},
+    },
     holdout,
-    pgn::GameReader,
+    pgn::{Game, GameReader},
     position::{self, PositionCodec},
 };
 use clap::Args;
+use rayon::prelude::*;
 use serde_json::json;
 
-use crate::input;
+use crate::{
+    codecs::{self, EngineOpts},
+    input,
+};
 
 #[derive(Args, Debug)]
 pub struct StatsArgs {
@@ -32,6 +39,17 @@ pub struct StatsArgs {
     /// data the built-in tables and models were not fitted on.
     #[arg(long)]
     holdout: bool,
+    /// Engine codecs: find the k that minimises the total size of the input
+    /// games and use it (the thesis' per-archive k). Keeps the games in
+    /// memory.
+    #[arg(long)]
+    tune_k: bool,
+    /// Worker threads for the games (each game is coded on one thread);
+    /// all cores when left out.
+    #[arg(long)]
+    threads: Option<usize>,
+    #[command(flatten)]
+    engine: EngineOpts,
     /// PGN, EPD or CSV files, `.zst` compressed or not; `-` is stdin.
     #[arg(required = true)]
     files: Vec<String>,
@@ -53,6 +71,8 @@ struct GameTally {
     encode: Duration,
     decode: Duration,
     failures: u64,
+    /// Plies whose move was the model's 1st, 2nd, 3rd choice, or lower.
+    ranks: Option<[u64; 4]>,
 }
 
 fn rate(count: u64, time: Duration) -> f64 {
@@ -64,24 +84,106 @@ fn ratio(a: u64, b: u64) -> f64 {
     if b > 0 { a as f64 / b as f64 } else { 0.0 }
 }
 
-fn games(args: &StatsArgs) -> Result<()> {
-    let codecs: Vec<Box<dyn GameCodec>> = if args.codec.is_empty() {
-        game::codecs()
-    } else {
-        args.codec
-            .iter()
-            .map(|n| game::codec(n))
-            .collect::<Result<_, _>>()?
+/// What one codec did with one game.
+struct GameResult {
+    bits: u64,
+    encode: Duration,
+    decode: Duration,
+    /// A warning when the game failed.
+    failure: Option<String>,
+    ranks: Option<[u64; 4]>,
+}
+
+fn run_game(codec: &dyn GameCodec, game: &Game) -> GameResult {
+    let t0 = Instant::now();
+    let encoded = codec.encode_ranked(&game.start, &game.moves);
+    let encode = t0.elapsed();
+    let (bits, ranks) = match encoded {
+        Ok(r) => r,
+        Err(e) => {
+            return GameResult {
+                bits: 0,
+                encode,
+                decode: Duration::ZERO,
+                failure: Some(format!("{} cannot encode: {e}", codec.name())),
+                ranks: None,
+            };
+        }
     };
+    let ranks = ranks.map(|r| {
+        let mut h = [0u64; 4];
+        for rank in r {
+            h[rank.min(3)] += 1;
+        }
+        h
+    });
+    let t1 = Instant::now();
+    let decoded = codec.decode(&game.start, &bits);
+    let decode = t1.elapsed();
+    let failure = (decoded.as_ref() != Ok(&game.moves))
+        .then(|| format!("{} round trip failed", codec.name()));
+    GameResult {
+        bits: bits.len() as u64,
+        encode,
+        decode,
+        failure,
+        ranks,
+    }
+}
+
+/// Games are read in batches of this many and coded in parallel.
+const BATCH: usize = 64;
+
+fn games(args: &StatsArgs) -> Result<()> {
+    if let Some(n) = args.threads {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(n.max(1))
+            .build_global()
+            .ok();
+    }
+    let mut codecs = codecs::game_codecs(&args.codec, &args.engine)?;
     let mut tallies: Vec<GameTally> = codecs.iter().map(|_| GameTally::default()).collect();
     let mut skipped = 0u64;
     let mut seen = 0u64;
+    let mut batch: Vec<(Game, String)> = Vec::with_capacity(BATCH);
+    // With --tune-k every game is kept: k is tuned on all of them first.
+    let mut kept: Vec<(Game, String)> = Vec::new();
+    let process = |batch: &mut Vec<(Game, String)>,
+                   codecs: &[Box<dyn GameCodec>],
+                   tallies: &mut [GameTally]|
+     -> Result<()> {
+        let results: Vec<Vec<GameResult>> = batch
+            .par_iter()
+            .map(|(g, _)| codecs.iter().map(|c| run_game(c.as_ref(), g)).collect())
+            .collect();
+        for ((game, path), per_codec) in batch.iter().zip(results) {
+            for (t, r) in tallies.iter_mut().zip(per_codec) {
+                t.encode += r.encode;
+                t.decode += r.decode;
+                if let Some(msg) = r.failure {
+                    eprintln!("warning: {path}: game {}: {msg}", game.number);
+                    t.failures += 1;
+                    continue;
+                }
+                t.games += 1;
+                t.plies += game.moves.len() as u64;
+                t.bits += r.bits;
+                if let Some(h) = r.ranks {
+                    let acc = t.ranks.get_or_insert([0; 4]);
+                    for (a, b) in acc.iter_mut().zip(h) {
+                        *a += b;
+                    }
+                }
+            }
+        }
+        batch.clear();
+        Ok(())
+    };
     'files: for path in &args.files {
         let pb = input::progress(None, path);
         let reader = input::open(path, &pb)?;
         for result in GameReader::new(reader) {
             if args.limit.is_some_and(|l| seen >= l) {
-                pb.finish_and_clear();
                 break 'files;
             }
             seen += 1;
@@ -96,66 +198,62 @@ fn games(args: &StatsArgs) -> Result<()> {
             if args.holdout && !holdout::is_held_out(&holdout::game_key(&game)) {
                 continue;
             }
-            for (codec, t) in codecs.iter().zip(&mut tallies) {
-                let t0 = Instant::now();
-                let encoded = codec.encode(&game.start, &game.moves);
-                let t1 = Instant::now();
-                t.encode += t1 - t0;
-                let bits = match encoded {
-                    Ok(bits) => bits,
-                    Err(e) => {
-                        pb.suspend(|| {
-                            eprintln!(
-                                "warning: {path}: game {}: {} cannot encode: {e}",
-                                game.number,
-                                codec.name()
-                            )
-                        });
-                        t.failures += 1;
-                        continue;
-                    }
-                };
-                let t2 = Instant::now();
-                let decoded = codec.decode(&game.start, &bits);
-                t.decode += t2.elapsed();
-                t.games += 1;
-                t.plies += game.moves.len() as u64;
-                t.bits += bits.len() as u64;
-                if decoded.as_ref() != Ok(&game.moves) {
-                    pb.suspend(|| {
-                        eprintln!(
-                            "warning: {path}: game {}: {} round trip failed",
-                            game.number,
-                            codec.name()
-                        )
-                    });
-                    t.failures += 1;
-                }
+            if args.tune_k {
+                kept.push((game, path.clone()));
+                continue;
+            }
+            batch.push((game, path.clone()));
+            if batch.len() == BATCH {
+                pb.suspend(|| process(&mut batch, &codecs, &mut tallies))?;
             }
         }
         pb.finish_and_clear();
     }
+    let mut tuned: Vec<Option<u16>> = vec![None; codecs.len()];
+    if args.tune_k {
+        tune(args, &kept, &mut codecs, &mut tuned)?;
+        let pb = input::progress(Some(kept.len() as u64), "coding");
+        for chunk in kept.chunks(BATCH) {
+            let mut b = chunk.to_vec();
+            process(&mut b, &codecs, &mut tallies)?;
+            pb.inc(chunk.len() as u64);
+        }
+        pb.finish_and_clear();
+    } else {
+        process(&mut batch, &codecs, &mut tallies)?;
+    }
+    let share = |t: &GameTally, i: usize| t.ranks.map(|r| ratio(r[i], t.plies));
     if args.json {
-        for (codec, t) in codecs.iter().zip(&tallies) {
-            outln!(
-                "{}",
-                json!({
-                    "codec": codec.name(),
-                    "games": t.games,
-                    "plies": t.plies,
-                    "bits": t.bits,
-                    "bits_per_ply": ratio(t.bits, t.plies),
-                    "bits_per_game": ratio(t.bits, t.games),
-                    "encode_plies_per_s": rate(t.plies, t.encode),
-                    "decode_plies_per_s": rate(t.plies, t.decode),
-                    "roundtrip_failures": t.failures,
-                    "skipped_games": skipped,
-                })
-            );
+        for ((codec, t), tuned_k) in codecs.iter().zip(&tallies).zip(&tuned) {
+            let mut obj = json!({
+                "codec": codec.name(),
+                "games": t.games,
+                "plies": t.plies,
+                "bits": t.bits,
+                "bits_per_ply": ratio(t.bits, t.plies),
+                "bits_per_game": ratio(t.bits, t.games),
+                "encode_plies_per_s": rate(t.plies, t.encode),
+                "decode_plies_per_s": rate(t.plies, t.decode),
+                "roundtrip_failures": t.failures,
+                "skipped_games": skipped,
+            });
+            if t.ranks.is_some() {
+                obj["top1"] = json!(share(t, 0));
+                obj["top2"] = json!(share(t, 1));
+                obj["top3"] = json!(share(t, 2));
+                obj["below_top3"] = json!(share(t, 3));
+            }
+            if codecs::engine_coding(codec.name()).is_some() {
+                let p = args.engine.params()?;
+                obj["depth"] = json!(p.depth);
+                let k = tuned_k.unwrap_or(p.k_tenths);
+                obj["k"] = json!(f64::from(k) / 10.0);
+            }
+            outln!("{obj}");
         }
     } else {
         outln!(
-            "{:<10} {:>9} {:>11} {:>13} {:>9} {:>10} {:>12} {:>12} {:>8} {:>8}",
+            "{:<15} {:>8} {:>10} {:>12} {:>8} {:>9} {:>11} {:>11} {:>6} {:>6} {:>6} {:>6} {:>8} {:>7}",
             "codec",
             "games",
             "plies",
@@ -164,12 +262,18 @@ fn games(args: &StatsArgs) -> Result<()> {
             "bits/game",
             "enc ply/s",
             "dec ply/s",
+            "top1",
+            "top2",
+            "top3",
+            "other",
             "failures",
             "skipped"
         );
+        let pct =
+            |v: Option<f64>| v.map_or_else(|| "-".to_owned(), |v| format!("{:.1}%", v * 100.0));
         for (codec, t) in codecs.iter().zip(&tallies) {
             outln!(
-                "{:<10} {:>9} {:>11} {:>13} {:>9.3} {:>10.1} {:>12.0} {:>12.0} {:>8} {:>8}",
+                "{:<15} {:>8} {:>10} {:>12} {:>8.3} {:>9.1} {:>11.0} {:>11.0} {:>6} {:>6} {:>6} {:>6} {:>8} {:>7}",
                 codec.name(),
                 t.games,
                 t.plies,
@@ -178,13 +282,84 @@ fn games(args: &StatsArgs) -> Result<()> {
                 ratio(t.bits, t.games),
                 rate(t.plies, t.encode),
                 rate(t.plies, t.decode),
+                pct(share(t, 0)),
+                pct(share(t, 1)),
+                pct(share(t, 2)),
+                pct(share(t, 3)),
                 t.failures,
                 skipped
             );
         }
+        if codecs
+            .iter()
+            .any(|c| codecs::engine_coding(c.name()).is_some())
+        {
+            let p = args.engine.params()?;
+            let ks: Vec<String> = codecs
+                .iter()
+                .zip(&tuned)
+                .filter(|(c, _)| codecs::engine_coding(c.name()).is_some())
+                .map(|(c, k)| {
+                    format!(
+                        "{} k = {}",
+                        c.name(),
+                        f64::from(k.unwrap_or(p.k_tenths)) / 10.0
+                    )
+                })
+                .collect();
+            outln!("engine depth {}, {}", p.depth, ks.join(", "));
+        }
     }
     if tallies.iter().any(|t| t.failures > 0) {
         bail!("round trip failures");
+    }
+    Ok(())
+}
+
+/// `--tune-k`: scores every kept game once, finds the best k for each
+/// engine codec and replaces it with one using that k.
+fn tune(
+    args: &StatsArgs,
+    games: &[(Game, String)],
+    codecs: &mut [Box<dyn GameCodec>],
+    tuned: &mut [Option<u16>],
+) -> Result<()> {
+    if !codecs
+        .iter()
+        .any(|c| codecs::engine_coding(c.name()).is_some())
+    {
+        return Ok(());
+    }
+    let params = args.engine.params()?;
+    let pb = input::progress(Some(games.len() as u64), "scoring for --tune-k");
+    let scored: Vec<ScoredPly> = games
+        .par_iter()
+        .map(|(g, _)| {
+            let s = engine::score_game(&g.start, &g.moves, params.depth).unwrap_or_default();
+            pb.inc(1);
+            s
+        })
+        .flatten()
+        .collect();
+    pb.finish_and_clear();
+    for (codec, k) in codecs.iter_mut().zip(tuned.iter_mut()) {
+        if let Some(coding) = codecs::engine_coding(codec.name()) {
+            let best = engine::tune_k(&scored, coding);
+            eprintln!(
+                "{}: tuned k = {} on {} positions",
+                codec.name(),
+                f64::from(best) / 10.0,
+                scored.len()
+            );
+            *k = Some(best);
+            *codec = Box::new(EngineCodec::with_params(
+                coding,
+                EngineParams {
+                    depth: params.depth,
+                    k_tenths: best,
+                },
+            ));
+        }
     }
     Ok(())
 }

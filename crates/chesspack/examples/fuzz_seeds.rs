@@ -23,7 +23,7 @@ fn main() -> std::io::Result<()> {
         .take(8)
         .collect();
     for codec in game::codecs() {
-        let dir = root.join(format!("decode_{}", codec.name()));
+        let dir = root.join(format!("decode_{}", codec.name().replace('-', "_")));
         fs::create_dir_all(&dir)?;
         for (i, g) in games.iter().enumerate() {
             let n = g.moves.len().min(12 + 10 * i);
@@ -44,7 +44,7 @@ fn main() -> std::io::Result<()> {
         .chain([shakmaty::Chess::default()])
         .collect();
     for codec in position::codecs() {
-        let dir = root.join(format!("decode_{}", codec.name()));
+        let dir = root.join(format!("decode_{}", codec.name().replace('-', "_")));
         fs::create_dir_all(&dir)?;
         for (i, p) in positions.iter().enumerate() {
             fs::write(

@@ -25,6 +25,7 @@
 
 pub mod bits;
 pub mod coder;
+pub mod engine;
 mod error;
 #[doc(hidden)]
 pub mod fuzzing;

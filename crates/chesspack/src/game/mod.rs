@@ -5,10 +5,12 @@
 //! the caller keeps it (a PGN header does). Streams are decoded with their
 //! exact bit length known, as a [`Bits`] carries it.
 
+pub mod engine;
 mod index;
 mod radix;
 mod squares;
 
+pub use engine::EngineCodec;
 pub use index::Index;
 pub use radix::Radix;
 pub use squares::Squares;
@@ -77,16 +79,41 @@ pub trait GameCodec: Send + Sync {
     ///
     /// [`Error::IllegalMove`] when a move is not legal where it is played.
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error>;
+    /// Whether [`PlyCost::rank`] is a model's order of preference (0: the
+    /// model's first choice), so that hit rates mean something.
+    fn ranks_by_preference(&self) -> bool {
+        false
+    }
+    /// Encodes, and for codecs that rank moves by preference also returns
+    /// the rank of each move played (0: the model's first choice; forced
+    /// moves rank 0), in one pass.
+    ///
+    /// # Errors
+    ///
+    /// As [`GameCodec::encode`].
+    fn encode_ranked(
+        &self,
+        start: &Chess,
+        moves: &[Move],
+    ) -> Result<(Bits, Option<Vec<usize>>), Error> {
+        Ok((self.encode(start, moves)?, None))
+    }
 }
 
 /// Every game codec, in the order `chesspack codecs` lists them.
 ///
 /// ```
 /// let names: Vec<_> = chesspack::game::codecs().iter().map(|c| c.name()).collect();
-/// assert_eq!(names, ["squares", "index", "radix"]);
+/// assert_eq!(names, ["squares", "index", "radix", "engine-huffman", "engine-arith"]);
 /// ```
 pub fn codecs() -> Vec<Box<dyn GameCodec>> {
-    vec![Box::new(Squares), Box::new(Index), Box::new(Radix)]
+    vec![
+        Box::new(Squares),
+        Box::new(Index),
+        Box::new(Radix),
+        Box::new(EngineCodec::new(engine::Coding::Huffman)),
+        Box::new(EngineCodec::new(engine::Coding::Arith)),
+    ]
 }
 
 /// The game codec called `name`.

@@ -22,6 +22,16 @@ const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
         221,
         "6ddb75f4e0a421dee6cbd57c8141adb86ea3b28f6601c84a4e81c168",
     ),
+    (
+        "engine-huffman",
+        178,
+        "7bedc9b67c1359d6e66f3b8758ba8cb8ea7677ff3fff80",
+    ),
+    (
+        "engine-arith",
+        231,
+        "35f51a9b0e7958e468d965525afa04a64deddf3d8e1fbb8d8984847a0e",
+    ),
 ];
 
 const FEN: &str = "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQK2R w KQ d6 0 9";

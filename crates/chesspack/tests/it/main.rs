@@ -1,6 +1,7 @@
 //! Integration tests, a module per area.
 
 mod common;
+mod engine;
 mod fuzz_corpus;
 mod games;
 mod golden;

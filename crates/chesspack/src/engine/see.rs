@@ -1,0 +1,120 @@
+//! Static exchange evaluation: the material outcome of the captures on one
+//! square, each side recapturing with its least valuable piece while that
+//! pays.
+
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square};
+
+use super::eval::see_value;
+
+/// The least valuable piece of `color` among `attackers`.
+fn least_valuable(pos: &Chess, attackers: Bitboard) -> Option<(Square, Role)> {
+    let board = pos.board();
+    for role in Role::ALL {
+        if let Some(sq) = (attackers & board.by_role(role)).first() {
+            return Some((sq, role));
+        }
+    }
+    None
+}
+
+/// The static exchange value of `m` for the side playing it, in centipawns:
+/// what it captures minus what it loses if the opponent recaptures on the
+/// target square, and so on, each side stopping when going on would cost it.
+///
+/// ```
+/// use chesspack::engine::see;
+/// use shakmaty::{Chess, Position, fen::Fen, CastlingMode, san::San};
+///
+/// // The knight on d5 is defended by a pawn: Qxd5 loses the queen for a knight.
+/// let pos: Chess = "4k3/8/4p3/3n4/8/8/8/3QK3 w - - 0 1".parse::<Fen>().unwrap()
+///     .into_position(CastlingMode::Standard).unwrap();
+/// let qxd5 = "Qxd5".parse::<San>().unwrap().to_move(&pos).unwrap();
+/// assert_eq!(see(&pos, qxd5), 320 - 950);
+/// ```
+pub fn see(pos: &Chess, m: Move) -> i32 {
+    let (from, to, mut piece_value, first_gain) = match m {
+        Move::Normal {
+            role,
+            from,
+            capture,
+            to,
+            promotion,
+        } => {
+            let captured = capture.map_or(0, see_value);
+            let (value, bonus) = match promotion {
+                Some(p) => (see_value(p), see_value(p) - see_value(Role::Pawn)),
+                None => (see_value(role), 0),
+            };
+            (from, to, value, captured + bonus)
+        }
+        Move::EnPassant { from, to } => (from, to, see_value(Role::Pawn), see_value(Role::Pawn)),
+        _ => return 0,
+    };
+    let board = pos.board();
+    let mut occupied = board.occupied().without(from);
+    if let Move::EnPassant { to, .. } = m {
+        // The captured pawn stands beside the target square.
+        let captured = Square::from_coords(to.file(), from.rank());
+        occupied = occupied.without(captured);
+    }
+    let mut gains = [0i32; 40];
+    gains[0] = first_gain;
+    let mut depth = 0;
+    let mut color: Color = !pos.turn();
+    loop {
+        let attackers = board.attacks_to(to, color, occupied) & occupied;
+        let Some((sq, role)) = least_valuable(pos, attackers) else {
+            break;
+        };
+        if role == Role::King && (board.attacks_to(to, !color, occupied) & occupied).any() {
+            // The king cannot capture into a defended square.
+            break;
+        }
+        depth += 1;
+        if depth >= gains.len() {
+            break;
+        }
+        // Capturing the piece that just moved there.
+        gains[depth] = piece_value - gains[depth - 1];
+        piece_value = see_value(role);
+        occupied = occupied.without(sq);
+        color = !color;
+    }
+    while depth > 0 {
+        gains[depth - 1] = -(-gains[depth - 1]).max(gains[depth]);
+        depth -= 1;
+    }
+    gains[0]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{CastlingMode, fen::Fen, san::San};
+
+    fn see_of(fen: &str, san: &str) -> i32 {
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+        see(&pos, m)
+    }
+
+    #[test]
+    fn exchanges() {
+        // An undefended pawn; a defended one.
+        assert_eq!(see_of("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1", "exd5"), 100);
+        assert_eq!(see_of("4k3/8/4p3/3p4/4P3/8/8/4K3 w - - 0 1", "exd5"), 0);
+        // A rook behind a rook wins the exchange on d5 (x-ray); alone it loses.
+        assert_eq!(see_of("3rk3/8/8/3p4/8/8/3R4/3RK3 w - - 0 1", "Rxd5"), 100);
+        assert_eq!(see_of("3rk3/8/8/3p4/8/8/3R4/4K3 w - - 0 1", "Rxd5"), -400);
+        // A quiet move onto a square a pawn attacks loses the piece.
+        assert_eq!(see_of("4k3/4p3/8/8/4N3/8/8/4K3 w - - 0 1", "Nc3"), 0);
+        assert_eq!(see_of("4k3/4p3/8/8/4N3/8/8/4K3 w - - 0 1", "Nd6+"), -320);
+        // The king may not recapture on a defended square.
+        assert_eq!(see_of("4k3/8/8/8/8/8/2Kp1n2/8 b - - 0 1", "d1=Q+"), 850);
+        assert_eq!(see_of("4k3/8/8/8/8/8/2Kp4/8 b - - 0 1", "d1=Q+"), -100);
+    }
+}

@@ -1,0 +1,719 @@
+//! The thesis' predictive codecs: the embedded engine scores every legal
+//! move, the scores become probabilities `p ∝ k^(v − v_min)` (v in pawns),
+//! and the move played is coded with a Huffman code built for the position
+//! (`engine-huffman`) or with a range coder (`engine-arith`).
+
+use shakmaty::{Chess, Move, Position};
+
+use super::{GameCodec, MAX_PLIES, PlyCost, illegal, san};
+use crate::{
+    Bits, Error,
+    bits::{BitReader, BitWriter, ceil_log2},
+    coder::{self, Decoder, Encoder, Huffman, Model, PRECISION},
+    engine::{self, MAX_DEPTH},
+};
+
+/// The search depth below each move unless a stream says otherwise.
+pub const DEFAULT_DEPTH: u8 = 1;
+/// The thesis' k = 80, in tenths.
+pub const DEFAULT_K_TENTHS: u16 = 800;
+/// Score deficits (centipawns below the best move) are clamped to this:
+/// players, online ones especially, play moves that lose more than a few
+/// pawns far more often than `k^−Δ` says, and the range coder would pay
+/// dearly for each. Measured on held-out games at depth 1 (tuned k), 250
+/// beat 150, 400, 600, 1000 and no clamp for `engine-arith`.
+pub const MAX_DEFICIT: usize = engine::MARGIN as usize;
+/// Fixed-point scale of the weight table.
+const WEIGHT_ONE: u64 = 1 << 40;
+/// The frequency of the end-of-game symbol of `engine-arith` (1/128).
+const END_FREQUENCY: u32 = 1 << (PRECISION - 7);
+
+/// How an engine codec turns scores into bits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Coding {
+    /// A Huffman code built per position, as in the thesis.
+    Huffman,
+    /// A range coder with 24-bit integer frequencies.
+    Arith,
+}
+
+/// The parameters an engine stream is decoded with: the search depth and
+/// the thesis' base k, in tenths (k = 80 is 800). Both are written into the
+/// stream's header.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct EngineParams {
+    /// Plies searched below each move; 0 is quiescence search only.
+    pub depth: u8,
+    /// k × 10, at least 10 (k = 1: every move equally likely).
+    pub k_tenths: u16,
+}
+
+impl Default for EngineParams {
+    fn default() -> EngineParams {
+        EngineParams {
+            depth: DEFAULT_DEPTH,
+            k_tenths: DEFAULT_K_TENTHS,
+        }
+    }
+}
+
+/// `k^(−d/100)` in fixed point (`WEIGHT_ONE` = 1) for `d` = 0..=MAX_DEFICIT
+/// centipawns, computed with integers only: the 100th root of 1/k by
+/// bisection, then repeated multiplication.
+fn weight_table(k_tenths: u16) -> Vec<u64> {
+    const Q: u32 = 62;
+    let one: u128 = 1 << Q;
+    // r^100 * k_tenths <= 10, with r in Q62.
+    let pow100 = |r: u128| {
+        let mut acc = one;
+        for _ in 0..100 {
+            acc = (acc * r) >> Q;
+        }
+        acc
+    };
+    let (mut lo, mut hi) = (0u128, one);
+    while lo < hi {
+        let mid = (lo + hi).div_ceil(2);
+        if pow100(mid) * u128::from(k_tenths) <= 10 * one {
+            lo = mid;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    let r = lo;
+    let mut table = Vec::with_capacity(MAX_DEFICIT + 1);
+    let mut w: u128 = u128::from(WEIGHT_ONE) << (Q - 40);
+    for _ in 0..=MAX_DEFICIT {
+        table.push((w >> (Q - 40)) as u64);
+        w = (w * r) >> Q;
+    }
+    table
+}
+
+/// A scored position: how far (centipawns, capped) each legal move in
+/// canonical order falls below the best, and which one was played. What
+/// [`tune_k`] needs, computed once per position.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ScoredPly {
+    /// Score deficit of every legal move, in [`crate::order::Order::Thesis`].
+    pub deficits: Vec<u16>,
+    /// The index of the move played.
+    pub played: u16,
+}
+
+impl ScoredPly {
+    fn new(scores: &[i32], played: usize) -> ScoredPly {
+        let best = scores.iter().copied().max().unwrap_or(0);
+        ScoredPly {
+            deficits: scores
+                .iter()
+                .map(|&v| (i64::from(best) - i64::from(v)).min(MAX_DEFICIT as i64) as u16)
+                .collect(),
+            played: played as u16,
+        }
+    }
+
+    /// The engine's rank of the move played: 0 for its first choice. Ties
+    /// go to the move first in canonical order.
+    pub fn rank(&self) -> usize {
+        let p = usize::from(self.played);
+        let d = self.deficits[p];
+        self.deficits
+            .iter()
+            .enumerate()
+            .filter(|&(i, &o)| o < d || (o == d && i < p))
+            .count()
+    }
+}
+
+/// The engine codecs' probability model for one set of parameters.
+#[derive(Clone, Debug)]
+struct Probabilities {
+    table: Vec<u64>,
+}
+
+impl Probabilities {
+    fn new(k_tenths: u16) -> Probabilities {
+        Probabilities {
+            table: weight_table(k_tenths),
+        }
+    }
+
+    fn weights(&self, deficits: &[u16]) -> Vec<u64> {
+        deficits
+            .iter()
+            .map(|&d| self.table[usize::from(d).min(MAX_DEFICIT)])
+            .collect()
+    }
+
+    /// Integer frequencies summing to 2^24 (minus `reserve`), each ≥ 1.
+    fn frequencies(&self, deficits: &[u16], reserve: u32) -> Vec<u32> {
+        let mut weights = self.weights(deficits);
+        if reserve > 0 {
+            // The end symbol: its share of the total is fixed.
+            let total: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+            let end = total * u128::from(reserve) / u128::from((1u32 << PRECISION) - reserve);
+            weights.push(end.max(1) as u64);
+        }
+        coder::quantize(&weights).unwrap_or_else(|_| vec![1; deficits.len()])
+    }
+
+    fn huffman(&self, deficits: &[u16]) -> Huffman {
+        Huffman::from_frequencies(&self.frequencies(deficits, 0))
+    }
+}
+
+/// Plays `moves` from `start` and scores every unforced position.
+///
+/// # Errors
+///
+/// [`Error::IllegalMove`] when a move is not legal where it is played.
+pub fn score_game(start: &Chess, moves: &[Move], depth: u8) -> Result<Vec<ScoredPly>, Error> {
+    let mut out = Vec::new();
+    let mut pos = start.clone();
+    for (ply, &m) in moves.iter().enumerate() {
+        let (scored, _) = engine::score_moves(&pos, depth);
+        let Some(i) = scored.iter().position(|(o, _)| *o == m) else {
+            return Err(illegal(ply, m, &pos));
+        };
+        if scored.len() > 1 {
+            let scores: Vec<i32> = scored.iter().map(|(_, v)| *v).collect();
+            out.push(ScoredPly::new(&scores, i));
+        }
+        pos.play_unchecked(m);
+    }
+    Ok(out)
+}
+
+/// The bits `plies` cost with base `k_tenths` (without the few bits of
+/// header and end marker).
+pub fn cost(plies: &[ScoredPly], coding: Coding, k_tenths: u16) -> f64 {
+    let probs = Probabilities::new(k_tenths);
+    plies
+        .iter()
+        .map(|p| match coding {
+            Coding::Huffman => f64::from(probs.huffman(&p.deficits).length(usize::from(p.played))),
+            Coding::Arith => {
+                let f = probs.frequencies(&p.deficits, END_FREQUENCY);
+                f64::from(PRECISION) - f64::from(f[usize::from(p.played)]).log2()
+            }
+        })
+        .sum()
+}
+
+/// The k (in tenths) that minimises the cost of `plies`: the thesis'
+/// per-archive k. A log-spaced scan from k = 1.1 to 6553.5, then a finer
+/// one around the best.
+///
+/// ```
+/// use chesspack::game::engine::{tune_k, Coding, ScoredPly};
+///
+/// // Players who always pick the engine's first choice: k grows large.
+/// let plies = vec![ScoredPly { deficits: vec![0, 50, 120], played: 0 }; 10];
+/// assert!(tune_k(&plies, Coding::Arith) > 10_000);
+/// ```
+pub fn tune_k(plies: &[ScoredPly], coding: Coding) -> u16 {
+    let mut best = (f64::INFINITY, DEFAULT_K_TENTHS);
+    let consider = |k: u16, best: &mut (f64, u16)| {
+        let c = cost(plies, coding, k);
+        if c < best.0 || (c == best.0 && k < best.1) {
+            *best = (c, k);
+        }
+    };
+    // Coarse: k_tenths = 11 · 1.25^i.
+    let mut k = 11f64;
+    while k <= 65_535.0 {
+        consider(k as u16, &mut best);
+        k *= 1.25;
+    }
+    let centre = f64::from(best.1);
+    for step in -8..=8 {
+        let k = (centre * 1.03f64.powi(step)).round();
+        if (11.0..=65_535.0).contains(&k) {
+            consider(k as u16, &mut best);
+        }
+    }
+    best.1
+}
+
+/// An engine codec: `engine-huffman` or `engine-arith`.
+///
+/// Stream layout: a header (1 bit: default parameters; else 3 bits of depth
+/// and 16 bits of k × 10), then the moves. Forced moves cost nothing.
+///
+/// * `engine-huffman`: the header and codewords are plain bits; the header
+///   also holds the number of forced plies after the last unforced one
+///   (Elias gamma), and decoding runs to the end of the bits, as `index`.
+/// * `engine-arith`: everything goes through the range coder. Each unforced
+///   position has one more symbol, "the game ends here" (probability 1/128);
+///   a game that ends in a position with a single legal move is instead
+///   written with its count of coded moves and trailing forced plies.
+///
+/// ```
+/// use chesspack::game::{GameCodec, engine::{Coding, EngineCodec}};
+/// use shakmaty::{Chess, Position, san::San};
+///
+/// let codec = EngineCodec::new(Coding::Arith);
+/// let start = Chess::default();
+/// let mut pos = start.clone();
+/// let mut moves = Vec::new();
+/// for san in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6"] {
+///     let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+///     pos.play_unchecked(m);
+///     moves.push(m);
+/// }
+/// let bits = codec.encode(&start, &moves).unwrap();
+/// assert_eq!(codec.decode(&start, &bits).unwrap(), moves);
+/// ```
+#[derive(Clone, Debug)]
+pub struct EngineCodec {
+    coding: Coding,
+    params: EngineParams,
+    probs: Probabilities,
+}
+
+impl EngineCodec {
+    /// The codec with the default depth and k.
+    pub fn new(coding: Coding) -> EngineCodec {
+        EngineCodec::with_params(coding, EngineParams::default())
+    }
+
+    /// The codec with the given depth (capped at [`MAX_DEPTH`]) and k (at
+    /// least 1.0).
+    pub fn with_params(coding: Coding, params: EngineParams) -> EngineCodec {
+        let params = EngineParams {
+            depth: params.depth.min(MAX_DEPTH),
+            k_tenths: params.k_tenths.max(10),
+        };
+        EngineCodec {
+            coding,
+            params,
+            probs: Probabilities::new(params.k_tenths),
+        }
+    }
+
+    /// The parameters streams are encoded with.
+    pub fn params(&self) -> EngineParams {
+        self.params
+    }
+
+    /// How the codec turns scores into bits.
+    pub fn coding(&self) -> Coding {
+        self.coding
+    }
+
+    fn with_stream_params(&self, params: EngineParams) -> EngineCodec {
+        if params == self.params {
+            self.clone()
+        } else {
+            EngineCodec::with_params(self.coding, params)
+        }
+    }
+
+    fn is_default(&self) -> bool {
+        self.params == EngineParams::default()
+    }
+
+    /// Scores the legal moves of `pos`: moves in canonical order and the
+    /// scored ply, or `None` when fewer than two moves are legal.
+    fn score(&self, pos: &Chess) -> (Vec<Move>, Vec<i32>) {
+        let (scored, _) = engine::score_moves(pos, self.params.depth);
+        scored.into_iter().unzip()
+    }
+
+    fn plies(&self, start: &Chess, moves: &[Move]) -> Result<Vec<Ply>, Error> {
+        let mut out = Vec::with_capacity(moves.len());
+        let mut pos = start.clone();
+        for (ply, &m) in moves.iter().enumerate() {
+            let (legal, scores) = self.score(&pos);
+            let Some(i) = legal.iter().position(|o| *o == m) else {
+                return Err(illegal(ply, m, &pos));
+            };
+            let scored = ScoredPly::new(&scores, i);
+            out.push(Ply {
+                legal: legal.len(),
+                scored,
+            });
+            pos.play_unchecked(m);
+        }
+        Ok(out)
+    }
+
+    fn encode_huffman(&self, plies: &[Ply]) -> Bits {
+        let mut w = BitWriter::new();
+        self.write_header(&mut w);
+        let trailing_forced = plies.iter().rev().take_while(|p| p.legal == 1).count();
+        w.write_gamma(trailing_forced as u64 + 1);
+        for p in plies.iter().filter(|p| p.legal > 1) {
+            self.probs
+                .huffman(&p.scored.deficits)
+                .encode(usize::from(p.scored.played), &mut w);
+        }
+        w.finish()
+    }
+
+    fn write_header(&self, w: &mut BitWriter) {
+        if self.is_default() {
+            w.write_bit(false);
+        } else {
+            w.write_bit(true);
+            w.write(u64::from(self.params.depth), 3);
+            w.write(u64::from(self.params.k_tenths), 16);
+        }
+    }
+
+    fn read_header(r: &mut BitReader<'_>) -> Result<EngineParams, Error> {
+        if !r.read_bit()? {
+            return Ok(EngineParams::default());
+        }
+        let depth = r.read(3)? as u8;
+        let k_tenths = r.read(16)? as u16;
+        if k_tenths < 10 {
+            return Err(Error::InvalidData(format!(
+                "engine k {k_tenths}/10 below 1"
+            )));
+        }
+        Ok(EngineParams { depth, k_tenths })
+    }
+
+    fn decode_huffman(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
+        let mut r = bits.reader();
+        let codec = self.with_stream_params(Self::read_header(&mut r)?);
+        let trailing_forced = super::read_count(&mut r)?;
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        let mut forced_left = trailing_forced;
+        loop {
+            if r.remaining() == 0 {
+                if forced_left == 0 {
+                    break;
+                }
+                forced_left -= 1;
+            }
+            if moves.len() as u64 > MAX_PLIES {
+                return Err(Error::InvalidData("game too long".into()));
+            }
+            let (legal, scores) = codec.score(&pos);
+            let m = match legal.len() {
+                0 => {
+                    return Err(Error::InvalidData(format!(
+                        "no legal move at ply {}",
+                        moves.len()
+                    )));
+                }
+                1 => legal[0],
+                _ => {
+                    if r.remaining() == 0 {
+                        return Err(Error::InvalidData(
+                            "trailing forced move is not forced".into(),
+                        ));
+                    }
+                    let scored = ScoredPly::new(&scores, 0);
+                    legal[codec.probs.huffman(&scored.deficits).decode(&mut r)?]
+                }
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Ok(moves)
+    }
+
+    fn encode_arith(&self, plies: &[Ply], end: Option<&Ply>) -> Result<Bits, Error> {
+        let mut enc = Encoder::new();
+        let flag = Model::from_weights(&[1, 1])?;
+        if self.is_default() {
+            enc.encode(0, &flag)?;
+        } else {
+            enc.encode(1, &flag)?;
+            enc.encode(
+                usize::from(self.params.depth),
+                &Model::from_weights(&[1; 8])?,
+            )?;
+            let byte = Model::from_weights(&[1; 256])?;
+            enc.encode(usize::from(self.params.k_tenths >> 8), &byte)?;
+            enc.encode(usize::from(self.params.k_tenths & 0xff), &byte)?;
+        }
+        // Mode 0: an end symbol at unforced positions. Mode 1: counts.
+        let mode = Model::from_weights(&[255, 1])?;
+        let counted = end.is_some_and(|e| e.legal == 1);
+        enc.encode(usize::from(counted), &mode)?;
+        if counted {
+            let coded = plies.iter().filter(|p| p.legal > 1).count() as u64;
+            let trailing = plies.iter().rev().take_while(|p| p.legal == 1).count() as u64;
+            for n in [coded, trailing] {
+                encode_count(&mut enc, n)?;
+            }
+        }
+        let reserve = if counted { 0 } else { END_FREQUENCY };
+        for p in plies.iter().filter(|p| p.legal > 1) {
+            let model =
+                Model::from_frequencies(self.probs.frequencies(&p.scored.deficits, reserve))?;
+            enc.encode(usize::from(p.scored.played), &model)?;
+        }
+        if let Some(end) = end.filter(|e| !counted && e.legal > 1) {
+            // The end symbol, after the last move.
+            let model =
+                Model::from_frequencies(self.probs.frequencies(&end.scored.deficits, reserve))?;
+            enc.encode(end.legal, &model)?;
+        }
+        Ok(enc.finish())
+    }
+
+    fn decode_arith(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
+        let mut dec = Decoder::new(bits);
+        let flag = Model::from_weights(&[1, 1])?;
+        let codec = if dec.decode(&flag)? == 0 {
+            self.with_stream_params(EngineParams::default())
+        } else {
+            let depth = dec.decode(&Model::from_weights(&[1; 8])?)? as u8;
+            let byte = Model::from_weights(&[1; 256])?;
+            let hi = dec.decode(&byte)? as u16;
+            let lo = dec.decode(&byte)? as u16;
+            let k_tenths = (hi << 8) | lo;
+            if k_tenths < 10 {
+                return Err(Error::InvalidData(format!(
+                    "engine k {k_tenths}/10 below 1"
+                )));
+            }
+            self.with_stream_params(EngineParams { depth, k_tenths })
+        };
+        let counted = dec.decode(&Model::from_weights(&[255, 1])?)? == 1;
+        let (mut coded_left, mut trailing_left) = if counted {
+            (decode_count(&mut dec)?, decode_count(&mut dec)?)
+        } else {
+            (u64::MAX, 0)
+        };
+        let reserve = if counted { 0 } else { END_FREQUENCY };
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        let mut info_floor = 0u64;
+        loop {
+            if moves.len() as u64 > MAX_PLIES {
+                return Err(Error::InvalidData("game too long".into()));
+            }
+            let (legal, scores) = codec.score(&pos);
+            let m = match legal.len() {
+                0 => {
+                    if counted && (coded_left > 0 || trailing_left > 0) {
+                        return Err(Error::InvalidData(format!(
+                            "no legal move at ply {}",
+                            moves.len()
+                        )));
+                    }
+                    break;
+                }
+                1 => {
+                    if counted && coded_left == 0 {
+                        if trailing_left == 0 {
+                            break;
+                        }
+                        trailing_left -= 1;
+                    }
+                    legal[0]
+                }
+                _ => {
+                    if counted {
+                        if coded_left == 0 {
+                            if trailing_left > 0 {
+                                return Err(Error::InvalidData(
+                                    "trailing forced move is not forced".into(),
+                                ));
+                            }
+                            break;
+                        }
+                        coded_left -= 1;
+                    }
+                    let scored = ScoredPly::new(&scores, 0);
+                    let model = Model::from_frequencies(
+                        codec.probs.frequencies(&scored.deficits, reserve),
+                    )?;
+                    let i = dec.decode(&model)?;
+                    // A lower bound of the information decoded so far: a
+                    // real stream holds at least that many bits (plus the
+                    // coder's 64-bit state), so garbage cannot run on.
+                    info_floor += u64::from(PRECISION - ceil_log2(u64::from(model.frequency(i))));
+                    if info_floor > bits.len() as u64 + 64 {
+                        return Err(Error::InvalidData(format!(
+                            "stream too short for ply {}",
+                            moves.len()
+                        )));
+                    }
+                    if i == legal.len() {
+                        break; // the end symbol
+                    }
+                    legal[i]
+                }
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Ok(moves)
+    }
+}
+
+/// A count through the range coder: Elias-gamma-like, the bit length in
+/// unary then the bits, each with probability 1/2.
+fn encode_count(enc: &mut Encoder, n: u64) -> Result<(), Error> {
+    let bit = Model::from_weights(&[1, 1])?;
+    let v = n + 1;
+    let len = 64 - v.leading_zeros();
+    for _ in 1..len {
+        enc.encode(0, &bit)?;
+    }
+    enc.encode(1, &bit)?;
+    for i in (0..len - 1).rev() {
+        enc.encode(((v >> i) & 1) as usize, &bit)?;
+    }
+    Ok(())
+}
+
+fn decode_count(dec: &mut Decoder) -> Result<u64, Error> {
+    let bit = Model::from_weights(&[1, 1])?;
+    let mut len = 1;
+    while dec.decode(&bit)? == 0 {
+        len += 1;
+        if len > 16 {
+            return Err(Error::InvalidData("count too large".into()));
+        }
+    }
+    let mut v = 1u64;
+    for _ in 1..len {
+        v = (v << 1) | dec.decode(&bit)? as u64;
+    }
+    let n = v - 1;
+    if n > MAX_PLIES {
+        return Err(Error::InvalidData(format!("ply count {n} too large")));
+    }
+    Ok(n)
+}
+
+/// One ply as the encoder sees it.
+struct Ply {
+    legal: usize,
+    scored: ScoredPly,
+}
+
+impl GameCodec for EngineCodec {
+    fn name(&self) -> &'static str {
+        match self.coding {
+            Coding::Huffman => "engine-huffman",
+            Coding::Arith => "engine-arith",
+        }
+    }
+
+    fn description(&self) -> &'static str {
+        match self.coding {
+            Coding::Huffman => {
+                "embedded engine scores moves, p ∝ k^Δeval, Huffman code per position (thesis)"
+            }
+            Coding::Arith => "embedded engine scores moves, p ∝ k^Δeval, range coder",
+        }
+    }
+
+    fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
+        Ok(self.encode_ranked(start, moves)?.0)
+    }
+
+    fn encode_ranked(
+        &self,
+        start: &Chess,
+        moves: &[Move],
+    ) -> Result<(Bits, Option<Vec<usize>>), Error> {
+        let plies = self.plies(start, moves)?;
+        let ranks = plies.iter().map(|p| p.scored.rank()).collect();
+        let bits = match self.coding {
+            Coding::Huffman => self.encode_huffman(&plies),
+            Coding::Arith => {
+                let mut pos = start.clone();
+                for &m in moves {
+                    pos.play_unchecked(m);
+                }
+                // The final position, scored when the end symbol goes there.
+                let legal = pos.legal_moves().len();
+                let end = (legal > 1).then(|| {
+                    let (_, scores) = self.score(&pos);
+                    Ply {
+                        legal,
+                        scored: ScoredPly::new(&scores, 0),
+                    }
+                });
+                let forced_end = Ply {
+                    legal,
+                    scored: ScoredPly::new(&[0], 0),
+                };
+                let end = match legal {
+                    0 => None,
+                    1 => Some(&forced_end),
+                    _ => end.as_ref(),
+                };
+                self.encode_arith(&plies, end)?
+            }
+        };
+        Ok((bits, Some(ranks)))
+    }
+
+    fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
+        match self.coding {
+            Coding::Huffman => self.decode_huffman(start, bits),
+            Coding::Arith => self.decode_arith(start, bits),
+        }
+    }
+
+    fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {
+        let plies = self.plies(start, moves)?;
+        let mut pos = start.clone();
+        let mut out = Vec::with_capacity(moves.len());
+        for (p, &m) in plies.iter().zip(moves) {
+            let bits = if p.legal == 1 {
+                0.0
+            } else {
+                let played = usize::from(p.scored.played);
+                match self.coding {
+                    Coding::Huffman => {
+                        f64::from(self.probs.huffman(&p.scored.deficits).length(played))
+                    }
+                    Coding::Arith => {
+                        let f = self.probs.frequencies(&p.scored.deficits, END_FREQUENCY);
+                        f64::from(PRECISION) - f64::from(f[played]).log2()
+                    }
+                }
+            };
+            out.push(PlyCost {
+                san: san(&pos, m),
+                legal: p.legal,
+                rank: Some(p.scored.rank()),
+                bits,
+            });
+            pos.play_unchecked(m);
+        }
+        Ok(out)
+    }
+
+    fn ranks_by_preference(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn weight_table_follows_k() {
+        let t = weight_table(800);
+        assert_eq!(t[0], WEIGHT_ONE);
+        // 80^-1 = 0.0125, within fixed-point error.
+        let ratio = t[100] as f64 / WEIGHT_ONE as f64;
+        assert!((ratio - 0.0125).abs() < 1e-6, "{ratio}");
+        let uniform = weight_table(10);
+        assert!(uniform.iter().all(|&w| w == WEIGHT_ONE));
+    }
+
+    #[test]
+    fn ranks_break_ties_canonically() {
+        let p = ScoredPly::new(&[10, 30, 30, -5], 2);
+        assert_eq!(p.rank(), 1);
+        assert_eq!(ScoredPly::new(&[10, 30, 30, -5], 3).rank(), 3);
+    }
+}
