@@ -27,7 +27,16 @@ fn stats_json_has_the_documented_fields() {
     );
     let rows = json_lines(&out);
     let names: Vec<&str> = rows.iter().map(|r| r["codec"].as_str().unwrap()).collect();
-    assert_eq!(names, ["squares", "index", "radix"]);
+    assert_eq!(
+        names,
+        [
+            "squares",
+            "index",
+            "radix",
+            "engine-huffman",
+            "engine-arith"
+        ]
+    );
     for r in &rows {
         for field in [
             "codec",
@@ -45,6 +54,12 @@ fn stats_json_has_the_documented_fields() {
         assert_eq!(r["games"], 36);
         assert_eq!(r["roundtrip_failures"], 0);
         assert_eq!(r["skipped_games"], 1);
+        if r["codec"].as_str().unwrap().starts_with("engine") {
+            for field in ["top1", "top2", "top3", "below_top3", "depth", "k"] {
+                assert!(r.get(field).is_some(), "{field} missing in {r}");
+            }
+            assert_eq!(r["k"], 80.0);
+        }
     }
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
