@@ -34,12 +34,7 @@ impl EngineOpts {
 
 /// The game codec `name` with the engine parameters applied.
 pub fn game_codec(name: &str, opts: &EngineOpts) -> Result<Box<dyn GameCodec>> {
-    let coding = match name {
-        "engine-huffman" => Some(Coding::Huffman),
-        "engine-arith" => Some(Coding::Arith),
-        _ => None,
-    };
-    Ok(match coding {
+    Ok(match engine_coding(name) {
         Some(c) => Box::new(EngineCodec::with_params(c, opts.params()?)),
         None => game::codec(name)?,
     })

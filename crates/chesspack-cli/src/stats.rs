@@ -148,37 +148,33 @@ fn games(args: &StatsArgs) -> Result<()> {
     let mut batch: Vec<(Game, String)> = Vec::with_capacity(BATCH);
     // With --tune-k every game is kept: k is tuned on all of them first.
     let mut kept: Vec<(Game, String)> = Vec::new();
-    let process = |batch: &mut Vec<(Game, String)>,
-                   codecs: &[Box<dyn GameCodec>],
-                   tallies: &mut [GameTally]|
-     -> Result<()> {
-        let results: Vec<Vec<GameResult>> = batch
-            .par_iter()
-            .map(|(g, _)| codecs.iter().map(|c| run_game(c.as_ref(), g)).collect())
-            .collect();
-        for ((game, path), per_codec) in batch.iter().zip(results) {
-            for (t, r) in tallies.iter_mut().zip(per_codec) {
-                t.encode += r.encode;
-                t.decode += r.decode;
-                if let Some(msg) = r.failure {
-                    eprintln!("warning: {path}: game {}: {msg}", game.number);
-                    t.failures += 1;
-                    continue;
-                }
-                t.games += 1;
-                t.plies += game.moves.len() as u64;
-                t.bits += r.bits;
-                if let Some(h) = r.ranks {
-                    let acc = t.ranks.get_or_insert([0; 4]);
-                    for (a, b) in acc.iter_mut().zip(h) {
-                        *a += b;
+    let process =
+        |batch: &[(Game, String)], codecs: &[Box<dyn GameCodec>], tallies: &mut [GameTally]| {
+            let results: Vec<Vec<GameResult>> = batch
+                .par_iter()
+                .map(|(g, _)| codecs.iter().map(|c| run_game(c.as_ref(), g)).collect())
+                .collect();
+            for ((game, path), per_codec) in batch.iter().zip(results) {
+                for (t, r) in tallies.iter_mut().zip(per_codec) {
+                    t.encode += r.encode;
+                    t.decode += r.decode;
+                    if let Some(msg) = r.failure {
+                        eprintln!("warning: {path}: game {}: {msg}", game.number);
+                        t.failures += 1;
+                        continue;
+                    }
+                    t.games += 1;
+                    t.plies += game.moves.len() as u64;
+                    t.bits += r.bits;
+                    if let Some(h) = r.ranks {
+                        let acc = t.ranks.get_or_insert([0; 4]);
+                        for (a, b) in acc.iter_mut().zip(h) {
+                            *a += b;
+                        }
                     }
                 }
             }
-        }
-        batch.clear();
-        Ok(())
-    };
+        };
     'files: for path in &args.files {
         let pb = input::progress(None, path);
         let reader = input::open(path, &pb)?;
@@ -204,7 +200,8 @@ fn games(args: &StatsArgs) -> Result<()> {
             }
             batch.push((game, path.clone()));
             if batch.len() == BATCH {
-                pb.suspend(|| process(&mut batch, &codecs, &mut tallies))?;
+                pb.suspend(|| process(&batch, &codecs, &mut tallies));
+                batch.clear();
             }
         }
         pb.finish_and_clear();
@@ -214,13 +211,12 @@ fn games(args: &StatsArgs) -> Result<()> {
         tune(args, &kept, &mut codecs, &mut tuned)?;
         let pb = input::progress(Some(kept.len() as u64), "coding");
         for chunk in kept.chunks(BATCH) {
-            let mut b = chunk.to_vec();
-            process(&mut b, &codecs, &mut tallies)?;
+            process(chunk, &codecs, &mut tallies);
             pb.inc(chunk.len() as u64);
         }
         pb.finish_and_clear();
     } else {
-        process(&mut batch, &codecs, &mut tallies)?;
+        process(&batch, &codecs, &mut tallies);
     }
     let share = |t: &GameTally, i: usize| t.ranks.map(|r| ratio(r[i], t.plies));
     if args.json {

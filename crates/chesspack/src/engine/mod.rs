@@ -91,19 +91,16 @@ pub fn score_moves(pos: &Chess, depth: u8) -> (Vec<(Move, i32)>, u64) {
         return (scored, searcher.nodes);
     }
     let mut scores = vec![0; moves.len()];
-    {
-        let order = search::root_order(pos, &moves);
-        let mut best = -INFINITY;
-        for i in order {
-            let alpha = if best == -INFINITY {
-                -INFINITY
-            } else {
-                best - MARGIN
-            };
-            let v = -searcher.negamax(&children[i], depth, 1, -INFINITY, -alpha);
-            scores[i] = v;
-            best = best.max(v);
-        }
+    let mut best = -INFINITY;
+    for i in search::root_order(pos, &moves) {
+        let alpha = if best == -INFINITY {
+            -INFINITY
+        } else {
+            best - MARGIN
+        };
+        let v = -searcher.negamax(&children[i], depth, 1, -INFINITY, -alpha);
+        scores[i] = v;
+        best = best.max(v);
     }
     (moves.into_iter().zip(scores).collect(), searcher.nodes)
 }

@@ -40,7 +40,7 @@ fn order_score(pos: &Chess, m: &Move, killers: &[Option<Move>; 2]) -> i32 {
         let s = see(pos, *m);
         let victim = m.capture().map_or(0, see_value);
         if s >= 0 {
-            return 1_000_000 + s * 16 + victim / 8;
+            return GOOD_TACTICAL + s * 16 + victim / 8;
         }
         return -1_000_000 + s;
     }
@@ -66,11 +66,25 @@ fn order_score(pos: &Chess, m: &Move, killers: &[Option<Move>; 2]) -> i32 {
     }
 }
 
-/// Sorts `moves` for search: by ordering score, then canonically.
-fn sort_for_search(pos: &Chess, moves: &mut MoveList, killers: &[Option<Move>; 2]) {
+/// Scores at and above this are captures and queen promotions that do not
+/// lose material.
+const GOOD_TACTICAL: i32 = 1_000_000;
+
+/// Sorts `moves` for search: by ordering score, then canonically. With
+/// `good_tactical_only`, keeps only the captures and queen promotions that
+/// do not lose material (quiescence search).
+fn sort_for_search(
+    pos: &Chess,
+    moves: &mut MoveList,
+    killers: &[Option<Move>; 2],
+    good_tactical_only: bool,
+) {
     let mut keyed: Vec<(i32, u32, Move)> = moves
         .iter()
-        .map(|m| (-order_score(pos, m, killers), key(*m, Order::Thesis), *m))
+        .filter(|m| !good_tactical_only || is_tactical(m))
+        .map(|m| (order_score(pos, m, killers), m))
+        .filter(|&(s, _)| !good_tactical_only || s >= GOOD_TACTICAL)
+        .map(|(s, m)| (-s, key(*m, Order::Thesis), *m))
         .collect();
     keyed.sort_unstable_by_key(|&(s, k, _)| (s, k));
     moves.clear();
@@ -122,7 +136,7 @@ impl Searcher {
         }
         let slot = ply.min(MAX_PLY - 1);
         let killers = self.killers[slot];
-        sort_for_search(pos, &mut moves, &killers);
+        sort_for_search(pos, &mut moves, &killers, false);
         let mut best = -INFINITY;
         for m in moves {
             let mut child = pos.clone();
@@ -170,7 +184,7 @@ impl Searcher {
             best = -INFINITY;
             let slot = ply.min(MAX_PLY - 1);
             let killers = self.killers[slot];
-            sort_for_search(pos, &mut moves, &killers);
+            sort_for_search(pos, &mut moves, &killers, false);
         } else {
             // Stand pat first: a side that need not move is not stalemated
             // here, a simplification every quiescence search makes.
@@ -183,18 +197,7 @@ impl Searcher {
                 return 0;
             }
             alpha = alpha.max(best);
-            let mut keyed: Vec<(i32, u32, Move)> = moves
-                .iter()
-                .filter(|m| is_tactical(m))
-                .filter_map(|m| {
-                    let s = see(pos, *m);
-                    let victim = m.capture().map_or(0, see_value);
-                    (s >= 0).then(|| (-(s * 16 + victim / 8), key(*m, Order::Thesis), *m))
-                })
-                .collect();
-            keyed.sort_unstable_by_key(|&(s, k, _)| (s, k));
-            moves.clear();
-            moves.extend(keyed.into_iter().map(|(_, _, m)| m));
+            sort_for_search(pos, &mut moves, &[None, None], true);
         }
         for m in moves {
             let mut child = pos.clone();

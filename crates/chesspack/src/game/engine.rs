@@ -102,14 +102,19 @@ pub struct ScoredPly {
     pub played: u16,
 }
 
+/// How far each score falls below the best, clamped at [`MAX_DEFICIT`].
+fn deficits(scores: &[i32]) -> Vec<u16> {
+    let best = scores.iter().copied().max().unwrap_or(0);
+    scores
+        .iter()
+        .map(|&v| (i64::from(best) - i64::from(v)).min(MAX_DEFICIT as i64) as u16)
+        .collect()
+}
+
 impl ScoredPly {
     fn new(scores: &[i32], played: usize) -> ScoredPly {
-        let best = scores.iter().copied().max().unwrap_or(0);
         ScoredPly {
-            deficits: scores
-                .iter()
-                .map(|&v| (i64::from(best) - i64::from(v)).min(MAX_DEFICIT as i64) as u16)
-                .collect(),
+            deficits: deficits(scores),
             played: played as u16,
         }
     }
@@ -162,6 +167,44 @@ impl Probabilities {
     fn huffman(&self, deficits: &[u16]) -> Huffman {
         Huffman::from_frequencies(&self.frequencies(deficits, 0))
     }
+
+    /// What the move played costs in `coding` (in a stream with end
+    /// symbols, for `engine-arith`).
+    fn bits(&self, coding: Coding, p: &ScoredPly) -> f64 {
+        let played = usize::from(p.played);
+        match coding {
+            Coding::Huffman => f64::from(self.huffman(&p.deficits).length(played)),
+            Coding::Arith => {
+                let f = self.frequencies(&p.deficits, END_FREQUENCY);
+                f64::from(PRECISION) - f64::from(f[played]).log2()
+            }
+        }
+    }
+}
+
+/// One ply of a game: the number of legal moves and their scores.
+struct Ply {
+    legal: usize,
+    scored: ScoredPly,
+}
+
+/// Scores every position of a game; also returns the final position.
+fn scored_plies(start: &Chess, moves: &[Move], depth: u8) -> Result<(Vec<Ply>, Chess), Error> {
+    let mut out = Vec::with_capacity(moves.len());
+    let mut pos = start.clone();
+    for (ply, &m) in moves.iter().enumerate() {
+        let (scored, _) = engine::score_moves(&pos, depth);
+        let Some(i) = scored.iter().position(|(o, _)| *o == m) else {
+            return Err(illegal(ply, m, &pos));
+        };
+        let scores: Vec<i32> = scored.iter().map(|(_, v)| *v).collect();
+        out.push(Ply {
+            legal: scored.len(),
+            scored: ScoredPly::new(&scores, i),
+        });
+        pos.play_unchecked(m);
+    }
+    Ok((out, pos))
 }
 
 /// Plays `moves` from `start` and scores every unforced position.
@@ -170,36 +213,19 @@ impl Probabilities {
 ///
 /// [`Error::IllegalMove`] when a move is not legal where it is played.
 pub fn score_game(start: &Chess, moves: &[Move], depth: u8) -> Result<Vec<ScoredPly>, Error> {
-    let mut out = Vec::new();
-    let mut pos = start.clone();
-    for (ply, &m) in moves.iter().enumerate() {
-        let (scored, _) = engine::score_moves(&pos, depth);
-        let Some(i) = scored.iter().position(|(o, _)| *o == m) else {
-            return Err(illegal(ply, m, &pos));
-        };
-        if scored.len() > 1 {
-            let scores: Vec<i32> = scored.iter().map(|(_, v)| *v).collect();
-            out.push(ScoredPly::new(&scores, i));
-        }
-        pos.play_unchecked(m);
-    }
-    Ok(out)
+    let (plies, _) = scored_plies(start, moves, depth)?;
+    Ok(plies
+        .into_iter()
+        .filter(|p| p.legal > 1)
+        .map(|p| p.scored)
+        .collect())
 }
 
 /// The bits `plies` cost with base `k_tenths` (without the few bits of
 /// header and end marker).
 pub fn cost(plies: &[ScoredPly], coding: Coding, k_tenths: u16) -> f64 {
     let probs = Probabilities::new(k_tenths);
-    plies
-        .iter()
-        .map(|p| match coding {
-            Coding::Huffman => f64::from(probs.huffman(&p.deficits).length(usize::from(p.played))),
-            Coding::Arith => {
-                let f = probs.frequencies(&p.deficits, END_FREQUENCY);
-                f64::from(PRECISION) - f64::from(f[usize::from(p.played)]).log2()
-            }
-        })
-        .sum()
+    plies.iter().map(|p| probs.bits(coding, p)).sum()
 }
 
 /// The k (in tenths) that minimises the cost of `plies`: the thesis'
@@ -315,29 +341,10 @@ impl EngineCodec {
         self.params == EngineParams::default()
     }
 
-    /// Scores the legal moves of `pos`: moves in canonical order and the
-    /// scored ply, or `None` when fewer than two moves are legal.
+    /// The legal moves of `pos` in canonical order and their scores.
     fn score(&self, pos: &Chess) -> (Vec<Move>, Vec<i32>) {
         let (scored, _) = engine::score_moves(pos, self.params.depth);
         scored.into_iter().unzip()
-    }
-
-    fn plies(&self, start: &Chess, moves: &[Move]) -> Result<Vec<Ply>, Error> {
-        let mut out = Vec::with_capacity(moves.len());
-        let mut pos = start.clone();
-        for (ply, &m) in moves.iter().enumerate() {
-            let (legal, scores) = self.score(&pos);
-            let Some(i) = legal.iter().position(|o| *o == m) else {
-                return Err(illegal(ply, m, &pos));
-            };
-            let scored = ScoredPly::new(&scores, i);
-            out.push(Ply {
-                legal: legal.len(),
-                scored,
-            });
-            pos.play_unchecked(m);
-        }
-        Ok(out)
     }
 
     fn encode_huffman(&self, plies: &[Ply]) -> Bits {
@@ -380,46 +387,16 @@ impl EngineCodec {
     fn decode_huffman(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
         let mut r = bits.reader();
         let codec = self.with_stream_params(Self::read_header(&mut r)?);
-        let trailing_forced = super::read_count(&mut r)?;
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
-        let mut forced_left = trailing_forced;
-        loop {
-            if r.remaining() == 0 {
-                if forced_left == 0 {
-                    break;
-                }
-                forced_left -= 1;
-            }
-            if moves.len() as u64 > MAX_PLIES {
-                return Err(Error::InvalidData("game too long".into()));
-            }
-            let (legal, scores) = codec.score(&pos);
-            let m = match legal.len() {
-                0 => {
-                    return Err(Error::InvalidData(format!(
-                        "no legal move at ply {}",
-                        moves.len()
-                    )));
-                }
-                1 => legal[0],
-                _ => {
-                    if r.remaining() == 0 {
-                        return Err(Error::InvalidData(
-                            "trailing forced move is not forced".into(),
-                        ));
-                    }
-                    let scored = ScoredPly::new(&scores, 0);
-                    legal[codec.probs.huffman(&scored.deficits).decode(&mut r)?]
-                }
-            };
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        Ok(moves)
+        super::decode_to_end(
+            start,
+            &mut r,
+            |pos| codec.score(pos),
+            |scores, r| codec.probs.huffman(&deficits(scores)).decode(r),
+        )
     }
 
-    fn encode_arith(&self, plies: &[Ply], end: Option<&Ply>) -> Result<Bits, Error> {
+    /// `end` is the position after the last move.
+    fn encode_arith(&self, plies: &[Ply], end: &Chess) -> Result<Bits, Error> {
         let mut enc = Encoder::new();
         let flag = Model::from_weights(&[1, 1])?;
         if self.is_default() {
@@ -436,7 +413,8 @@ impl EngineCodec {
         }
         // Mode 0: an end symbol at unforced positions. Mode 1: counts.
         let mode = Model::from_weights(&[255, 1])?;
-        let counted = end.is_some_and(|e| e.legal == 1);
+        let end_legal = end.legal_moves().len();
+        let counted = end_legal == 1;
         enc.encode(usize::from(counted), &mode)?;
         if counted {
             let coded = plies.iter().filter(|p| p.legal > 1).count() as u64;
@@ -451,11 +429,12 @@ impl EngineCodec {
                 Model::from_frequencies(self.probs.frequencies(&p.scored.deficits, reserve))?;
             enc.encode(usize::from(p.scored.played), &model)?;
         }
-        if let Some(end) = end.filter(|e| !counted && e.legal > 1) {
+        if end_legal > 1 {
             // The end symbol, after the last move.
+            let (_, scores) = self.score(end);
             let model =
-                Model::from_frequencies(self.probs.frequencies(&end.scored.deficits, reserve))?;
-            enc.encode(end.legal, &model)?;
+                Model::from_frequencies(self.probs.frequencies(&deficits(&scores), reserve))?;
+            enc.encode(end_legal, &model)?;
         }
         Ok(enc.finish())
     }
@@ -524,9 +503,8 @@ impl EngineCodec {
                         }
                         coded_left -= 1;
                     }
-                    let scored = ScoredPly::new(&scores, 0);
                     let model = Model::from_frequencies(
-                        codec.probs.frequencies(&scored.deficits, reserve),
+                        codec.probs.frequencies(&deficits(&scores), reserve),
                     )?;
                     let i = dec.decode(&model)?;
                     // A lower bound of the information decoded so far: a
@@ -588,12 +566,6 @@ fn decode_count(dec: &mut Decoder) -> Result<u64, Error> {
     Ok(n)
 }
 
-/// One ply as the encoder sees it.
-struct Ply {
-    legal: usize,
-    scored: ScoredPly,
-}
-
 impl GameCodec for EngineCodec {
     fn name(&self) -> &'static str {
         match self.coding {
@@ -620,35 +592,11 @@ impl GameCodec for EngineCodec {
         start: &Chess,
         moves: &[Move],
     ) -> Result<(Bits, Option<Vec<usize>>), Error> {
-        let plies = self.plies(start, moves)?;
+        let (plies, end) = scored_plies(start, moves, self.params.depth)?;
         let ranks = plies.iter().map(|p| p.scored.rank()).collect();
         let bits = match self.coding {
             Coding::Huffman => self.encode_huffman(&plies),
-            Coding::Arith => {
-                let mut pos = start.clone();
-                for &m in moves {
-                    pos.play_unchecked(m);
-                }
-                // The final position, scored when the end symbol goes there.
-                let legal = pos.legal_moves().len();
-                let end = (legal > 1).then(|| {
-                    let (_, scores) = self.score(&pos);
-                    Ply {
-                        legal,
-                        scored: ScoredPly::new(&scores, 0),
-                    }
-                });
-                let forced_end = Ply {
-                    legal,
-                    scored: ScoredPly::new(&[0], 0),
-                };
-                let end = match legal {
-                    0 => None,
-                    1 => Some(&forced_end),
-                    _ => end.as_ref(),
-                };
-                self.encode_arith(&plies, end)?
-            }
+            Coding::Arith => self.encode_arith(&plies, &end)?,
         };
         Ok((bits, Some(ranks)))
     }
@@ -661,23 +609,14 @@ impl GameCodec for EngineCodec {
     }
 
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {
-        let plies = self.plies(start, moves)?;
+        let (plies, _) = scored_plies(start, moves, self.params.depth)?;
         let mut pos = start.clone();
         let mut out = Vec::with_capacity(moves.len());
         for (p, &m) in plies.iter().zip(moves) {
             let bits = if p.legal == 1 {
                 0.0
             } else {
-                let played = usize::from(p.scored.played);
-                match self.coding {
-                    Coding::Huffman => {
-                        f64::from(self.probs.huffman(&p.scored.deficits).length(played))
-                    }
-                    Coding::Arith => {
-                        let f = self.probs.frequencies(&p.scored.deficits, END_FREQUENCY);
-                        f64::from(PRECISION) - f64::from(f[played]).log2()
-                    }
-                }
+                self.probs.bits(self.coding, &p.scored)
             };
             out.push(PlyCost {
                 san: san(&pos, m),

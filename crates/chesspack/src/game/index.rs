@@ -1,6 +1,6 @@
 use shakmaty::{Chess, Move, Position};
 
-use super::{GameCodec, MAX_PLIES, PlyCost, illegal, read_count, san};
+use super::{GameCodec, PlyCost, decode_to_end, illegal, san};
 use crate::{
     Bits, Error,
     bits::{BitWriter, ceil_log2},
@@ -63,41 +63,16 @@ impl GameCodec for Index {
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
-        let mut r = bits.reader();
-        let trailing_forced = read_count(&mut r)?;
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
-        let mut forced_left = trailing_forced;
-        loop {
-            if r.remaining() == 0 {
-                if forced_left == 0 {
-                    break;
-                }
-                forced_left -= 1;
-            }
-            if moves.len() as u64 > MAX_PLIES {
-                return Err(Error::InvalidData("game too long".into()));
-            }
-            let legal = sorted_moves(&pos, Order::Thesis);
-            if legal.is_empty() {
-                return Err(Error::InvalidData(format!(
-                    "no legal move at ply {}",
-                    moves.len()
-                )));
-            }
-            if r.remaining() == 0 && legal.len() > 1 {
-                return Err(Error::InvalidData(
-                    "trailing forced move is not forced".into(),
-                ));
-            }
-            let index = r.read(ceil_log2(legal.len() as u64))? as usize;
-            let m = *legal
-                .get(index)
-                .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))?;
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        Ok(moves)
+        decode_to_end(
+            start,
+            &mut bits.reader(),
+            |pos| {
+                let legal = sorted_moves(pos, Order::Thesis);
+                let n = legal.len() as u64;
+                (legal, n)
+            },
+            |&n, r| Ok(r.read(ceil_log2(n))? as usize),
+        )
     }
 
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {

@@ -158,6 +158,63 @@ pub(crate) fn san(pos: &Chess, m: Move) -> String {
     San::from_move(pos, m).to_string()
 }
 
+/// Decodes a stream whose moves end where its bits do (`index`,
+/// `engine-huffman`): after the count of trailing forced plies, each
+/// unforced position reads one choice until the bits run out, then the
+/// trailing forced plies are played.
+///
+/// `candidates` gives the legal moves of a position in the codec's order and
+/// what `read` needs to read a choice among them; `read` is called only when
+/// more than one move is legal.
+pub(crate) fn decode_to_end<L, T>(
+    start: &Chess,
+    r: &mut crate::bits::BitReader<'_>,
+    mut candidates: impl FnMut(&Chess) -> (L, T),
+    mut read: impl FnMut(&T, &mut crate::bits::BitReader<'_>) -> Result<usize, Error>,
+) -> Result<Vec<Move>, Error>
+where
+    L: std::ops::Deref<Target = [Move]>,
+{
+    let mut forced_left = read_count(r)?;
+    let mut pos = start.clone();
+    let mut moves = Vec::new();
+    loop {
+        if r.remaining() == 0 {
+            if forced_left == 0 {
+                break;
+            }
+            forced_left -= 1;
+        }
+        if moves.len() as u64 > MAX_PLIES {
+            return Err(Error::InvalidData("game too long".into()));
+        }
+        let (legal, context) = candidates(&pos);
+        let m = match legal.len() {
+            0 => {
+                return Err(Error::InvalidData(format!(
+                    "no legal move at ply {}",
+                    moves.len()
+                )));
+            }
+            1 => legal[0],
+            _ => {
+                if r.remaining() == 0 {
+                    return Err(Error::InvalidData(
+                        "trailing forced move is not forced".into(),
+                    ));
+                }
+                let index = read(&context, r)?;
+                *legal
+                    .get(index)
+                    .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))?
+            }
+        };
+        pos.play_unchecked(m);
+        moves.push(m);
+    }
+    Ok(moves)
+}
+
 /// Reads a count of plies written as Elias gamma of `count + 1`.
 pub(crate) fn read_count(r: &mut crate::bits::BitReader<'_>) -> Result<u64, Error> {
     let n = r.read_gamma()? - 1;
