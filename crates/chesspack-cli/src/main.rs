@@ -9,6 +9,7 @@ macro_rules! outln {
     }};
 }
 
+mod archive;
 mod codecs;
 mod explain;
 mod fen;
@@ -30,6 +31,16 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// Compress a PGN file (or .pgn.zst, or stdin) into a .chpk archive.
+    Compress(archive::CompressArgs),
+    /// Give back the PGN text of an archive.
+    Decompress(archive::DecompressArgs),
+    /// Print games of an archive by number, reading one block each.
+    Get(archive::GetArgs),
+    /// Print a table of the tags of every game of an archive.
+    List(archive::ListArgs),
+    /// Check every block of an archive and report.
+    Verify(archive::VerifyArgs),
     /// List every game and position codec.
     Codecs,
     /// Encode or decode one position.
@@ -48,6 +59,11 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Compress(args) => archive::compress(&args),
+        Command::Decompress(args) => archive::decompress(&args),
+        Command::Get(args) => archive::get(&args),
+        Command::List(args) => archive::list(&args),
+        Command::Verify(args) => archive::verify(&args),
         Command::Codecs => codecs(),
         Command::Fen(cmd) => fen::run(cmd),
         Command::Stats(args) => stats::run(&args),

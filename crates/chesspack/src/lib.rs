@@ -7,6 +7,7 @@
 //! * [`position`] — codecs for single positions: [`position::Usenet82`],
 //!   [`position::KingsPawns`], [`position::Arith`], [`position::Packed`].
 //! * [`pgn`] — streaming PGN reading into games the codecs take.
+//! * [`archive`] — the `.chpk` archive of whole PGN files.
 //! * [`order`], [`bits`], [`coder`] — the canonical move orders, bit strings
 //!   and the range coder the codecs share.
 //!
@@ -23,6 +24,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod archive;
 pub mod bits;
 pub mod coder;
 pub mod engine;

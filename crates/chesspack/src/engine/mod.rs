@@ -128,3 +128,24 @@ pub fn best_move(pos: &Chess, depth: u8) -> Option<(Move, i32)> {
     }
     best
 }
+
+/// Bumped whenever the evaluator or search changes its scores, so that
+/// [`model_hash`] changes with them.
+pub const ENGINE_VERSION: u32 = 1;
+
+/// A hash of the engine's version and fitted tables: what an archive of an
+/// engine codec records so that a different engine refuses it.
+///
+/// ```
+/// assert_eq!(chesspack::engine::model_hash(), chesspack::engine::model_hash());
+/// ```
+pub fn model_hash() -> u64 {
+    let mut bytes = ENGINE_VERSION.to_le_bytes().to_vec();
+    for role in fitted::FITTED {
+        for (mg, eg) in role {
+            bytes.extend_from_slice(&mg.to_le_bytes());
+            bytes.extend_from_slice(&eg.to_le_bytes());
+        }
+    }
+    crate::holdout::fnv1a(&bytes)
+}

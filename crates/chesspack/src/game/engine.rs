@@ -567,6 +567,10 @@ fn decode_count(dec: &mut Decoder) -> Result<u64, Error> {
 }
 
 impl GameCodec for EngineCodec {
+    fn model_hash(&self) -> u64 {
+        crate::engine::model_hash()
+    }
+
     fn name(&self) -> &'static str {
         match self.coding {
             Coding::Huffman => "engine-huffman",

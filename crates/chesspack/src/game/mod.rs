@@ -79,6 +79,13 @@ pub trait GameCodec: Send + Sync {
     ///
     /// [`Error::IllegalMove`] when a move is not legal where it is played.
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error>;
+    /// A hash of everything besides the name that decides the codec's bits
+    /// (tables, models, parameters), written into archives so that a
+    /// decoder with a different model refuses them. 0 for codecs without
+    /// one.
+    fn model_hash(&self) -> u64 {
+        0
+    }
     /// Whether [`PlyCost::rank`] is a model's order of preference (0: the
     /// model's first choice), so that hit rates mean something.
     fn ranks_by_preference(&self) -> bool {

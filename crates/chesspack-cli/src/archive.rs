@@ -1,0 +1,546 @@
+//! `compress`, `decompress`, `get`, `list` and `verify`: the `.chpk` archive.
+
+use std::{
+    collections::BTreeMap,
+    fs::{self, File},
+    io::{self, BufWriter, Cursor, IsTerminal, Read, Seek, Write},
+    path::PathBuf,
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+use chesspack::archive::{
+    self, ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, COLUMNS, ChunkReader,
+    EncodedBlock,
+};
+use clap::Args;
+use rayon::prelude::*;
+
+use crate::{codecs, input};
+
+/// The move codec of new archives.
+pub const DEFAULT_CODEC: &str = "radix";
+
+/// Options of `chesspack compress`.
+#[derive(Args, Debug)]
+pub struct CompressArgs {
+    /// PGN input: a file, a `.pgn.zst` file, or `-` for stdin.
+    input: String,
+    /// Output archive (`-` for stdout); default: INPUT.chpk, stdout for stdin.
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Overwrite the output if it exists.
+    #[arg(short, long)]
+    force: bool,
+    /// Move codec (`chesspack codecs` lists them).
+    #[arg(long, default_value = DEFAULT_CODEC)]
+    codec: String,
+    #[command(flatten)]
+    engine: codecs::EngineOpts,
+    /// zstd level of the text columns (1-22).
+    #[arg(short, long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(1..=22))]
+    level: i32,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'T', long)]
+    threads: Option<usize>,
+    /// The most games in one block.
+    #[arg(long, default_value_t = 4096)]
+    block_games: usize,
+    /// The most PGN text in one block, in KiB.
+    #[arg(long, default_value_t = 8192)]
+    block_kib: usize,
+    /// Print the bytes of each column.
+    #[arg(short, long)]
+    verbose: bool,
+}
+
+/// Options of `chesspack decompress`.
+#[derive(Args, Debug)]
+pub struct DecompressArgs {
+    /// The archive (`-` for stdin).
+    input: String,
+    /// Output PGN (default: stdout).
+    #[arg(short, long)]
+    output: Option<String>,
+    /// Overwrite the output if it exists.
+    #[arg(short, long)]
+    force: bool,
+    /// Leave out damaged blocks (reported on stderr) instead of stopping.
+    #[arg(long)]
+    skip_damaged: bool,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'T', long)]
+    threads: Option<usize>,
+}
+
+/// Options of `chesspack get`.
+#[derive(Args, Debug)]
+pub struct GetArgs {
+    /// The archive.
+    input: String,
+    /// Game numbers (1-based), printed in the order given.
+    #[arg(required = true)]
+    numbers: Vec<u64>,
+}
+
+/// Options of `chesspack list`.
+#[derive(Args, Debug)]
+pub struct ListArgs {
+    /// The archive.
+    input: String,
+    /// Tags to show, comma-separated.
+    #[arg(long, default_value = "White,Black,Result,Date", value_delimiter = ',')]
+    tags: Vec<String>,
+}
+
+/// Options of `chesspack verify`.
+#[derive(Args, Debug)]
+pub struct VerifyArgs {
+    /// The archive.
+    input: String,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'T', long)]
+    threads: Option<usize>,
+}
+
+fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        b = b.num_threads(n.max(1));
+    }
+    Ok(b.build()?)
+}
+
+/// An output file written under a temporary name and renamed when complete,
+/// or stdout.
+enum Output {
+    Stdout(io::Stdout),
+    File {
+        /// `None` once committed.
+        w: Option<BufWriter<File>>,
+        tmp: PathBuf,
+        path: PathBuf,
+    },
+}
+
+impl Output {
+    fn create(path: Option<&str>, force: bool, binary: bool) -> Result<Output> {
+        match path {
+            None | Some("-") => {
+                if binary && io::stdout().is_terminal() {
+                    bail!("refusing to write an archive to a terminal (use -o FILE)");
+                }
+                Ok(Output::Stdout(io::stdout()))
+            }
+            Some(p) => {
+                let path = PathBuf::from(p);
+                if path.exists() && !force {
+                    bail!("{p} exists (use -f to overwrite)");
+                }
+                let name = path
+                    .file_name()
+                    .with_context(|| format!("{p} is not a file name"))?;
+                let mut tmp_name = std::ffi::OsString::from(".");
+                tmp_name.push(name);
+                tmp_name.push(format!(".{}.tmp", std::process::id()));
+                let tmp = path.with_file_name(tmp_name);
+                let file = File::create(&tmp)
+                    .with_context(|| format!("cannot create {}", tmp.display()))?;
+                Ok(Output::File {
+                    w: Some(BufWriter::with_capacity(1 << 20, file)),
+                    tmp,
+                    path,
+                })
+            }
+        }
+    }
+
+    fn writer(&mut self) -> &mut dyn Write {
+        match self {
+            Output::Stdout(s) => s,
+            Output::File { w, .. } => w.as_mut().expect("not committed"),
+        }
+    }
+
+    fn commit(mut self) -> Result<()> {
+        match &mut self {
+            Output::Stdout(s) => Ok(s.flush()?),
+            Output::File { w, tmp, path } => {
+                let file = w
+                    .take()
+                    .expect("not committed")
+                    .into_inner()
+                    .map_err(|e| e.into_error())?;
+                file.sync_all()?;
+                drop(file);
+                fs::rename(&*tmp, &*path).with_context(|| {
+                    format!("cannot rename {} to {}", tmp.display(), path.display())
+                })
+            }
+        }
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        // A file still open here belongs to a run that failed.
+        if let Output::File {
+            w: Some(_), tmp, ..
+        } = self
+        {
+            let _ = fs::remove_file(tmp);
+        }
+    }
+}
+
+/// Writes to an `Output`, counting bytes.
+struct Counted<'a> {
+    out: &'a mut Output,
+    bytes: u64,
+}
+
+impl Write for Counted<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.out.writer().write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.writer().flush()
+    }
+}
+
+pub fn compress(args: &CompressArgs) -> Result<()> {
+    let codec = codecs::game_codec(&args.codec, &args.engine)?;
+    let output = match &args.output {
+        Some(o) => Some(o.clone()),
+        None if args.input == "-" => None,
+        None => Some(format!("{}.chpk", args.input)),
+    };
+    if output.as_deref() == Some(args.input.as_str()) {
+        bail!("input and output are the same file");
+    }
+    let pool = pool(args.threads)?;
+    let pb = input::progress(None, "compressing");
+    let reader = input::open(&args.input, &pb)?;
+    let mut out = Output::create(output.as_deref(), args.force, true)?;
+    let started = Instant::now();
+    let mut total = BlockReport::default();
+    let written;
+    {
+        let mut counted = Counted {
+            out: &mut out,
+            bytes: 0,
+        };
+        let mut writer = ArchiveWriter::new(&mut counted, codec.as_ref())?;
+        let mut chunks = ChunkReader::new(reader).peekable();
+        let batch = pool.current_num_threads() * 2;
+        let block_bytes = args.block_kib.max(1) * 1024;
+        loop {
+            let mut blocks: Vec<Vec<archive::Chunk>> = Vec::with_capacity(batch);
+            while blocks.len() < batch && chunks.peek().is_some() {
+                let mut block = Vec::new();
+                let mut bytes = 0;
+                while block.len() < args.block_games.max(1) && bytes < block_bytes {
+                    match chunks.next() {
+                        None => break,
+                        Some(chunk) => {
+                            let chunk =
+                                chunk.with_context(|| format!("cannot read {}", args.input))?;
+                            bytes += chunk.bytes.len();
+                            block.push(chunk);
+                        }
+                    }
+                }
+                blocks.push(block);
+            }
+            if blocks.is_empty() {
+                break;
+            }
+            let encoded: Vec<EncodedBlock> = pool.install(|| {
+                blocks
+                    .par_iter()
+                    .map(|b| archive::encode_block(codec.as_ref(), b, args.level))
+                    .collect()
+            });
+            for block in &encoded {
+                writer.write_block(block)?;
+                add_report(&mut total, &block.report);
+            }
+        }
+        writer.finish()?;
+        written = counted.bytes;
+    }
+    pb.finish_and_clear();
+    out.commit()?;
+    let secs = started.elapsed().as_secs_f64();
+    report_compress(args, &total, written, secs, codec.name());
+    Ok(())
+}
+
+fn add_report(total: &mut BlockReport, r: &BlockReport) {
+    total.games += r.games;
+    total.input_bytes += r.input_bytes;
+    for i in 0..COLUMNS.len() {
+        total.raw[i] += r.raw[i];
+        total.stored[i] += r.stored[i];
+    }
+    total.verbatim.extend(r.verbatim.iter().cloned());
+}
+
+fn report_compress(args: &CompressArgs, total: &BlockReport, written: u64, secs: f64, codec: &str) {
+    let mb = total.input_bytes as f64 / 1e6;
+    eprintln!(
+        "chesspack: {} games, {} → {} bytes ({:.2}% of the input, {:.1} bytes/game), codec {codec}, {:.1} MB/s",
+        total.games,
+        total.input_bytes,
+        written,
+        100.0 * written as f64 / total.input_bytes.max(1) as f64,
+        written as f64 / total.games.max(1) as f64,
+        mb / secs.max(1e-9),
+    );
+    if !total.verbatim.is_empty() {
+        let mut by: BTreeMap<&str, (u64, &str, u64)> = BTreeMap::new();
+        for (number, category, detail) in &total.verbatim {
+            let e = by.entry(category).or_insert((0, detail, *number));
+            e.0 += 1;
+        }
+        eprintln!(
+            "chesspack: {} games stored verbatim (they come back byte for byte):",
+            total.verbatim.len()
+        );
+        for (category, (count, detail, number)) in by {
+            eprintln!("  {count:>8} {category} (e.g. game {number}: {detail})");
+        }
+    }
+    if args.verbose {
+        eprintln!(
+            "{:<14} {:>14} {:>14} {:>8}",
+            "column", "raw bytes", "stored bytes", "share"
+        );
+        let stored: u64 = total.stored.iter().sum();
+        for (i, name) in COLUMNS.iter().enumerate() {
+            eprintln!(
+                "{:<14} {:>14} {:>14} {:>7.1}%",
+                name,
+                total.raw[i],
+                total.stored[i],
+                100.0 * total.stored[i] as f64 / stored.max(1) as f64
+            );
+        }
+    }
+}
+
+/// Opens an archive file (`-`: stdin, read into memory).
+fn open_archive(path: &str) -> Result<ArchiveReader<Box<dyn ReadSeek>>> {
+    let r: Box<dyn ReadSeek> = if path == "-" {
+        let mut buf = Vec::new();
+        io::stdin().read_to_end(&mut buf)?;
+        Box::new(Cursor::new(buf))
+    } else {
+        Box::new(io::BufReader::new(
+            File::open(path).with_context(|| format!("cannot open {path}"))?,
+        ))
+    };
+    ArchiveReader::open(r).with_context(|| format!("cannot read {path}"))
+}
+
+trait ReadSeek: Read + Seek + Send {}
+impl<T: Read + Seek + Send> ReadSeek for T {}
+
+pub fn decompress(args: &DecompressArgs) -> Result<()> {
+    let mut reader = open_archive(&args.input)?;
+    if let Some(why) = reader.index_error() {
+        let msg = format!(
+            "{}: archive index is missing or damaged ({why}); the file may be truncated",
+            args.input
+        );
+        if !args.skip_damaged {
+            bail!(
+                "{msg} (--skip-damaged recovers the {} blocks found)",
+                reader.blocks().len()
+            );
+        }
+        eprintln!(
+            "chesspack: {msg}; recovering the {} blocks found",
+            reader.blocks().len()
+        );
+    }
+    if args.output.as_deref() == Some(args.input.as_str()) {
+        bail!("input and output are the same file");
+    }
+    let pool = pool(args.threads)?;
+    let mut out = Output::create(args.output.as_deref(), args.force, false)?;
+    let n = reader.blocks().len();
+    let total_bytes: u64 = reader.blocks().iter().map(|b| u64::from(b.len)).sum();
+    let pb = input::progress(Some(total_bytes), "decompressing");
+    let batch = pool.current_num_threads() * 2;
+    let mut damaged = 0;
+    let mut games = 0u64;
+    let mut i = 0;
+    while i < n {
+        let ids: Vec<usize> = (i..(i + batch).min(n)).collect();
+        i += ids.len();
+        let payloads: Vec<Result<Vec<u8>, ArchiveError>> =
+            ids.iter().map(|&b| reader.read_block(b)).collect();
+        let codec = reader.codec();
+        let texts: Vec<Result<Vec<u8>, ArchiveError>> = pool.install(|| {
+            payloads
+                .into_par_iter()
+                .zip(ids.par_iter())
+                .map(|(p, &b)| {
+                    let p = p?;
+                    let mut text = Vec::with_capacity(p.len() * 6);
+                    archive::decode_games(codec, &p, b, &|_| true, &mut |_, t| {
+                        text.extend_from_slice(&t)
+                    })?;
+                    Ok(text)
+                })
+                .collect()
+        });
+        for (text, &b) in texts.into_iter().zip(&ids) {
+            pb.inc(u64::from(reader.blocks()[b].len));
+            match text {
+                Ok(t) => {
+                    out.writer().write_all(&t)?;
+                    games += u64::from(reader.blocks()[b].games);
+                }
+                Err(e) if args.skip_damaged => {
+                    damaged += 1;
+                    eprintln!(
+                        "chesspack: skipping {e} (games {}-{})",
+                        reader.first_game(b),
+                        reader.first_game(b) + u64::from(reader.blocks()[b].games) - 1
+                    );
+                }
+                Err(e) => {
+                    return Err(e).with_context(|| format!("cannot decompress {}", args.input));
+                }
+            }
+        }
+    }
+    pb.finish_and_clear();
+    out.commit()?;
+    if damaged > 0 {
+        eprintln!("chesspack: {games} games written, {damaged} damaged blocks left out");
+    }
+    Ok(())
+}
+
+pub fn get(args: &GetArgs) -> Result<()> {
+    let mut reader = open_archive(&args.input)?;
+    let mut stdout = io::stdout().lock();
+    for &n in &args.numbers {
+        let text = reader
+            .game(n)
+            .with_context(|| format!("cannot get game {n} from {}", args.input))?;
+        stdout.write_all(&text)?;
+    }
+    Ok(stdout.flush()?)
+}
+
+/// The value of `name` in a verbatim game's text, read leniently.
+fn verbatim_tag(text: &[u8], name: &str) -> Option<String> {
+    let text = String::from_utf8_lossy(text);
+    text.lines().map(str::trim).find_map(|l| {
+        let rest = l.strip_prefix('[')?.strip_prefix(name)?.trim_start();
+        let rest = rest.strip_prefix('"')?;
+        Some(rest[..rest.rfind('"')?].to_owned())
+    })
+}
+
+pub fn list(args: &ListArgs) -> Result<()> {
+    let mut reader = open_archive(&args.input)?;
+    let mut stdout = io::stdout().lock();
+    writeln!(stdout, "game\t{}", args.tags.join("\t"))?;
+    let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+    for b in 0..reader.blocks().len() {
+        let payload = reader.read_block(b)?;
+        let tags = archive::block_tags(&payload, b)?;
+        for (g, t) in tags.iter().enumerate() {
+            let mut line = format!("{}", reader.first_game(b) + g as u64);
+            for name in &args.tags {
+                let value = match t {
+                    Ok(tags) => tags
+                        .iter()
+                        .find(|(k, _)| k == name.as_bytes())
+                        .map(|(_, v)| String::from_utf8_lossy(v).into_owned()),
+                    Err(text) => verbatim_tag(text, name),
+                };
+                line.push('\t');
+                line.push_str(&clean(value.as_deref().unwrap_or("")));
+            }
+            writeln!(stdout, "{line}")?;
+        }
+    }
+    Ok(stdout.flush()?)
+}
+
+pub fn verify(args: &VerifyArgs) -> Result<()> {
+    let mut reader = open_archive(&args.input)?;
+    let pool = pool(args.threads)?;
+    let header = reader.header().clone();
+    println!(
+        "{}: format {}, codec {} (model {:016x}), {} blocks, {} games",
+        args.input,
+        archive::FORMAT_VERSION,
+        header.codec,
+        header.model_hash,
+        reader.blocks().len(),
+        reader.games()
+    );
+    let mut problems = Vec::new();
+    if let Some(why) = reader.index_error() {
+        problems.push(format!("index: {why} (the file may be truncated)"));
+    }
+    let n = reader.blocks().len();
+    let pb = input::progress(Some(n as u64), "verifying");
+    let batch = pool.current_num_threads() * 2;
+    let mut i = 0;
+    while i < n {
+        let ids: Vec<usize> = (i..(i + batch).min(n)).collect();
+        i += ids.len();
+        let payloads: Vec<_> = ids.iter().map(|&b| reader.read_block(b)).collect();
+        let codec = reader.codec();
+        let results: Vec<Result<usize, ArchiveError>> = pool.install(|| {
+            payloads
+                .into_par_iter()
+                .zip(ids.par_iter())
+                .map(|(p, &b)| archive::decode_games(codec, &p?, b, &|_| true, &mut |_, _| {}))
+                .collect()
+        });
+        for (r, &b) in results.into_iter().zip(&ids) {
+            pb.inc(1);
+            match r {
+                Ok(g) if g as u64 == u64::from(reader.blocks()[b].games) => {}
+                Ok(_) => problems.push(format!(
+                    "block {}: game count differs from the index",
+                    b + 1
+                )),
+                Err(e) => problems.push(e.to_string()),
+            }
+        }
+    }
+    pb.finish_and_clear();
+    if problems.is_empty() {
+        println!("ok: every block passes its checksum and decodes");
+        Ok(())
+    } else {
+        for p in &problems {
+            println!("damaged: {p}");
+        }
+        bail!("{}: {} problems found", args.input, problems.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verbatim_tags_are_read_leniently() {
+        let text = b"[White \"Tal, M\"]\n[Black \"x\"]\n\n1. e4 ; comment\n";
+        assert_eq!(verbatim_tag(text, "White").as_deref(), Some("Tal, M"));
+        assert_eq!(verbatim_tag(text, "Result"), None);
+    }
+}

@@ -1,0 +1,237 @@
+//! Cutting PGN text into the byte ranges of single games.
+//!
+//! A game is its tag lines, then its movetext lines up to a blank line or a
+//! tag line (outside a `{ }` comment), then the blank lines after it. The cut
+//! is made on raw bytes, before any parsing, so that a game that cannot be
+//! parsed can be stored exactly as it was.
+
+use std::io::{BufRead, Read};
+
+/// The largest game text kept in one piece. Longer text (a file with no
+/// blank lines, say) is cut into pieces of this size, which are stored
+/// verbatim and come back concatenated.
+pub const MAX_CHUNK: usize = 8 << 20;
+
+/// The text of one game as it was in the input.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chunk {
+    /// 1-based number of the game in its input.
+    pub number: u64,
+    /// 1-based line of the input where the game starts.
+    pub line: u64,
+    /// The bytes, with the blank lines that follow the game.
+    pub bytes: Vec<u8>,
+    /// Whether the chunk is a piece of an over-long text (stored verbatim).
+    pub cut: bool,
+}
+
+/// Reads [`Chunk`]s from PGN text.
+///
+/// Whitespace before the first game and a byte order mark at the start are
+/// not part of any chunk (canonical output drops them).
+///
+/// ```
+/// use chesspack::archive::ChunkReader;
+///
+/// let pgn = "[White \"a\"]\n\n1. e4 { two\n\nlines } e5 1-0\n\n\n[White \"b\"]\n1. d4 *\n";
+/// let chunks: Vec<_> = ChunkReader::new(pgn.as_bytes()).collect::<Result<_, _>>().unwrap();
+/// assert_eq!(chunks.len(), 2);
+/// assert_eq!(chunks[0].bytes, b"[White \"a\"]\n\n1. e4 { two\n\nlines } e5 1-0\n\n\n");
+/// assert_eq!((chunks[1].number, chunks[1].line), (2, 8));
+/// ```
+pub struct ChunkReader<R> {
+    input: R,
+    line: Vec<u8>,
+    /// A line read but not yet placed in a chunk.
+    pending: bool,
+    line_number: u64,
+    games: u64,
+    started: bool,
+    done: bool,
+    /// Whether the previous chunk was cut, so this one is a piece too.
+    cutting: bool,
+    /// Whether the last line read ended with a line feed.
+    line_complete: bool,
+}
+
+impl<R: BufRead> ChunkReader<R> {
+    /// Reads chunks from `input`.
+    pub fn new(input: R) -> ChunkReader<R> {
+        ChunkReader {
+            input,
+            line: Vec::new(),
+            pending: false,
+            line_number: 0,
+            games: 0,
+            started: false,
+            done: false,
+            cutting: false,
+            line_complete: true,
+        }
+    }
+
+    fn read_line(&mut self) -> std::io::Result<bool> {
+        if self.pending {
+            self.pending = false;
+            return Ok(true);
+        }
+        self.line.clear();
+        let n = Read::take(&mut self.input, MAX_CHUNK as u64).read_until(b'\n', &mut self.line)?;
+        if n == 0 {
+            return Ok(false);
+        }
+        if self.line_complete {
+            self.line_number += 1;
+        }
+        self.line_complete = self.line.ends_with(b"\n");
+        if !self.started {
+            self.started = true;
+            if self.line.starts_with(b"\xef\xbb\xbf") {
+                self.line.drain(..3);
+            }
+        }
+        Ok(true)
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+fn is_tag_line(line: &[u8]) -> bool {
+    line.iter()
+        .find(|b| !b.is_ascii_whitespace())
+        .is_some_and(|&b| b == b'[')
+}
+
+/// Updates whether a `{ }` comment is open at the end of `line`. A `;`
+/// comment runs to the end of the line and hides braces.
+fn scan_comment(line: &[u8], mut open: bool) -> bool {
+    for &b in line {
+        match (open, b) {
+            (true, b'}') => open = false,
+            (false, b'{') => open = true,
+            (false, b';') => return false,
+            _ => {}
+        }
+    }
+    open
+}
+
+impl<R: BufRead> Iterator for ChunkReader<R> {
+    type Item = std::io::Result<Chunk>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let mut bytes = Vec::new();
+        let mut first_line = 0;
+        let mut has_movetext = false;
+        let mut ending = false;
+        let mut in_comment = false;
+        loop {
+            match self.read_line() {
+                Ok(true) => {}
+                Ok(false) => {
+                    self.done = true;
+                    break;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+            let line = &self.line;
+            if bytes.is_empty() && is_blank(line) {
+                continue; // whitespace between games
+            }
+            if !bytes.is_empty() && !in_comment {
+                let blank = is_blank(line);
+                if (ending && !blank) || (has_movetext && is_tag_line(line)) {
+                    self.pending = true;
+                    break;
+                }
+                if blank && has_movetext {
+                    ending = true;
+                }
+            }
+            if bytes.is_empty() {
+                first_line = self.line_number;
+            }
+            if bytes.len() + line.len() > MAX_CHUNK {
+                self.pending = true;
+                self.games += 1;
+                self.cutting = true;
+                return Some(Ok(Chunk {
+                    number: self.games,
+                    line: first_line,
+                    bytes,
+                    cut: true,
+                }));
+            }
+            if !in_comment && !is_blank(line) && !is_tag_line(line) {
+                has_movetext = true;
+            }
+            // Tag lines may hold braces in their values.
+            if in_comment || !is_tag_line(line) {
+                in_comment = scan_comment(line, in_comment);
+            }
+            bytes.extend_from_slice(line);
+        }
+        if bytes.is_empty() {
+            return None;
+        }
+        self.games += 1;
+        Some(Ok(Chunk {
+            number: self.games,
+            line: first_line,
+            bytes,
+            cut: std::mem::take(&mut self.cutting),
+        }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cut(text: &[u8]) -> Vec<Vec<u8>> {
+        ChunkReader::new(text)
+            .map(|c| c.unwrap().bytes)
+            .collect::<Vec<_>>()
+    }
+
+    #[test]
+    fn games_without_blank_lines_between() {
+        let text = b"[A \"1\"]\n1. e4 *\n[A \"2\"]\n1. d4 *";
+        assert_eq!(
+            cut(text),
+            [&b"[A \"1\"]\n1. e4 *\n"[..], b"[A \"2\"]\n1. d4 *"]
+        );
+    }
+
+    #[test]
+    fn bom_and_leading_blank_lines_dropped() {
+        let text = b"\xef\xbb\xbf\r\n\r\n1. e4 *\r\n\r\n";
+        assert_eq!(cut(text), [&b"1. e4 *\r\n\r\n"[..]]);
+    }
+
+    #[test]
+    fn tag_like_line_inside_comment() {
+        let text = b"1. e4 {\n[%clk 0:01:00] } e5\n\n2. Nf3 *\n";
+        assert_eq!(
+            cut(text),
+            [&b"1. e4 {\n[%clk 0:01:00] } e5\n\n"[..], b"2. Nf3 *\n"]
+        );
+    }
+
+    #[test]
+    fn long_text_is_cut_in_pieces() {
+        let text = vec![b'x'; MAX_CHUNK + 10];
+        let chunks: Vec<_> = ChunkReader::new(&text[..]).map(|c| c.unwrap()).collect();
+        assert_eq!(chunks.len(), 2);
+        assert!(chunks[0].cut && chunks[1].cut);
+        assert_eq!(chunks[0].bytes.len() + chunks[1].bytes.len(), text.len());
+    }
+}

@@ -1,0 +1,604 @@
+//! The `.chpk` archive: whole PGN files, lossless, in blocks of columns, with
+//! an index for random access.
+//!
+//! # What comes back
+//!
+//! Decompressing gives the *canonical* text of every game that the strict
+//! reader understands, and the exact bytes of every other game:
+//!
+//! * tag pairs in their order, one per line as `[Name "Value"]` (`\` and `"`
+//!   escaped), a blank line, then the movetext on one line, then a blank
+//!   line (the lichess export layout, without line wrapping);
+//! * moves in SAN with `+`/`#` as the position gives them; `N.` before every
+//!   white move, `N...` before a black move that starts a line or follows a
+//!   comment, glyph or variation;
+//! * comments as `{` + their exact bytes + `}`; glyphs as `$n` (`!`, `?`, `!!`,
+//!   `??`, `!?`, `?!` become `$1`..`$6`); variations as `(...)`; the result
+//!   token where the game had one.
+//!
+//! Layout (spacing, line breaks, CRLF, move numbers, a byte order mark, the
+//! blank lines between games) is all that canonical output changes. A game
+//! is stored verbatim (and comes back byte for byte, with the blank lines
+//! after it) when it holds anything else: a `;` or `%` comment, an unknown
+//! token, an illegal move, an unsupported variant, a bad FEN, text after
+//! the result, an unclosed variation, or more than 8 MiB of text.
+//! [`canonical`] gives the expected output of a PGN text without a codec.
+//!
+//! # Format (version 1)
+//!
+//! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
+//!   name (length byte and bytes), its model hash (u64), a CRC-32 of the
+//!   header (all integers little-endian).
+//! * Blocks: `CPKB`, payload length (u32), number of games (u32), CRC-32 of
+//!   the payload (u32), the payload (see [`COLUMNS`]); each block decodes on
+//!   its own.
+//! * Index: `CPKI`, block count (u32), per block its offset (u64), payload
+//!   length (u32) and games (u32), then a CRC-32 of the index.
+//! * Footer: the index offset (u64), the game count (u64), `CHPKEND\n`.
+//!
+//! ```
+//! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
+//! use chesspack::game::Index;
+//!
+//! let pgn = b"[White \"Tal\"]\n\n1.e4 e5 2.Nf3 {good} Nc6 1-0\n\n1. e4 ; a line comment\n";
+//! let chunks: Vec<_> = ChunkReader::new(&pgn[..]).collect::<Result<_, _>>().unwrap();
+//! let block = archive::encode_block(&Index, &chunks, 3);
+//! assert_eq!(block.report.verbatim.len(), 1);
+//!
+//! let mut w = ArchiveWriter::new(Vec::new(), &Index).unwrap();
+//! w.write_block(&block).unwrap();
+//! let bytes = w.finish().unwrap();
+//!
+//! let mut r = ArchiveReader::open(std::io::Cursor::new(bytes)).unwrap();
+//! assert_eq!(r.games(), 2);
+//! let text = r.game(1).unwrap();
+//! assert_eq!(text, b"[White \"Tal\"]\n\n1. e4 e5 2. Nf3 {good} 2... Nc6 1-0\n\n");
+//! assert_eq!(r.game(2).unwrap(), b"1. e4 ; a line comment\n");
+//! assert_eq!(archive::canonical(&pgn[..]).unwrap(), [text, r.game(2).unwrap()].concat());
+//! ```
+
+mod block;
+mod chunk;
+mod text;
+
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+pub use block::{BlockReport, COLUMNS, EncodedBlock, encode_block};
+pub use chunk::{Chunk, ChunkReader, MAX_CHUNK};
+
+use crate::game::GameCodec;
+
+/// The first bytes of every archive.
+pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
+/// The format version this library writes and reads.
+pub const FORMAT_VERSION: u8 = 1;
+const BLOCK_MAGIC: &[u8; 4] = b"CPKB";
+const INDEX_MAGIC: &[u8; 4] = b"CPKI";
+const FOOTER_MAGIC: &[u8; 8] = b"CHPKEND\n";
+const FOOTER_LEN: u64 = 24;
+const BLOCK_HEADER_LEN: u64 = 16;
+/// The largest block payload a reader accepts.
+const MAX_PAYLOAD: u32 = 1 << 30;
+
+/// What can go wrong with an archive.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArchiveError {
+    /// Reading or writing failed.
+    #[error("i/o error: {0}")]
+    Io(#[from] io::Error),
+    /// The input does not start with the archive magic.
+    #[error("not a chesspack archive")]
+    NotAnArchive,
+    /// The header is damaged.
+    #[error("archive header is damaged: {0}")]
+    Header(String),
+    /// A version this library does not read.
+    #[error(
+        "archive format version {0} is not supported (this chesspack reads version {FORMAT_VERSION})"
+    )]
+    UnsupportedVersion(u8),
+    /// The archive's move codec or model is not the one given.
+    #[error("archive needs move codec {name:?} with model {hash:016x}{have}")]
+    CodecMismatch {
+        /// The codec named in the archive.
+        name: String,
+        /// The model hash in the archive.
+        hash: u64,
+        /// What this library has instead.
+        have: String,
+    },
+    /// A block fails its checksum or does not decode.
+    #[error("block {block}: {reason}")]
+    Damaged {
+        /// 1-based block number.
+        block: u64,
+        /// What is wrong, in lower case.
+        reason: String,
+    },
+    /// The index or footer is missing or damaged (a truncated file).
+    #[error("archive index is missing or damaged ({0}); the file may be truncated")]
+    Index(String),
+    /// A game number outside the archive.
+    #[error("game {number} is not in the archive (it holds {games} games)")]
+    NoSuchGame {
+        /// The game asked for.
+        number: u64,
+        /// Games in the archive.
+        games: u64,
+    },
+}
+
+/// The move codec and model an archive needs.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Header {
+    /// The move codec's name.
+    pub codec: String,
+    /// The hash of the codec's model (tables, parameters).
+    pub model_hash: u64,
+}
+
+impl Header {
+    fn to_bytes(&self) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.push(FORMAT_VERSION);
+        out.push(self.codec.len() as u8);
+        out.extend_from_slice(self.codec.as_bytes());
+        out.extend_from_slice(&self.model_hash.to_le_bytes());
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    fn read(r: &mut impl Read) -> Result<(Header, u64), ArchiveError> {
+        let mut magic = [0u8; 8];
+        read_exact_or(r, &mut magic, ArchiveError::NotAnArchive)?;
+        if &magic != MAGIC {
+            return Err(ArchiveError::NotAnArchive);
+        }
+        let mut head = [0u8; 2];
+        read_exact_or(r, &mut head, ArchiveError::Header("truncated".into()))?;
+        if head[0] != FORMAT_VERSION {
+            return Err(ArchiveError::UnsupportedVersion(head[0]));
+        }
+        let mut rest = vec![0u8; usize::from(head[1]) + 12];
+        read_exact_or(r, &mut rest, ArchiveError::Header("truncated".into()))?;
+        let name_len = usize::from(head[1]);
+        let mut all = magic.to_vec();
+        all.extend_from_slice(&head);
+        all.extend_from_slice(&rest[..name_len + 8]);
+        let crc = u32::from_le_bytes(rest[name_len + 8..].try_into().expect("4 bytes"));
+        if crc32fast::hash(&all) != crc {
+            return Err(ArchiveError::Header("checksum mismatch".into()));
+        }
+        let codec = String::from_utf8(rest[..name_len].to_vec())
+            .map_err(|_| ArchiveError::Header("codec name is not utf-8".into()))?;
+        let model_hash = u64::from_le_bytes(rest[name_len..name_len + 8].try_into().expect("8"));
+        Ok((Header { codec, model_hash }, all.len() as u64 + 4))
+    }
+
+    /// The codec this header names, if this library has it with the same
+    /// model.
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::CodecMismatch`] naming what is missing.
+    pub fn codec(&self) -> Result<Box<dyn GameCodec>, ArchiveError> {
+        let mismatch = |have: String| ArchiveError::CodecMismatch {
+            name: self.codec.clone(),
+            hash: self.model_hash,
+            have,
+        };
+        let codec = crate::game::codec(&self.codec)
+            .map_err(|_| mismatch(", which this chesspack does not have".into()))?;
+        if codec.model_hash() != self.model_hash {
+            return Err(mismatch(format!(
+                "; this chesspack has model {:016x}",
+                codec.model_hash()
+            )));
+        }
+        Ok(codec)
+    }
+}
+
+fn read_exact_or(r: &mut impl Read, buf: &mut [u8], err: ArchiveError) -> Result<(), ArchiveError> {
+    match r.read_exact(buf) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => Err(err),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// Where a block is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BlockEntry {
+    /// Offset of the block's frame in the file.
+    pub offset: u64,
+    /// Payload length.
+    pub len: u32,
+    /// Games in the block.
+    pub games: u32,
+}
+
+/// Writes an archive: the header, then blocks in order, then the index.
+pub struct ArchiveWriter<W: Write> {
+    w: W,
+    offset: u64,
+    entries: Vec<BlockEntry>,
+    games: u64,
+}
+
+impl<W: Write> ArchiveWriter<W> {
+    /// Writes the header for `codec`.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of `w`.
+    pub fn new(mut w: W, codec: &dyn GameCodec) -> Result<ArchiveWriter<W>, ArchiveError> {
+        let header = Header {
+            codec: codec.name().to_owned(),
+            model_hash: codec.model_hash(),
+        }
+        .to_bytes();
+        w.write_all(&header)?;
+        Ok(ArchiveWriter {
+            w,
+            offset: header.len() as u64,
+            entries: Vec::new(),
+            games: 0,
+        })
+    }
+
+    /// Appends a block.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the output.
+    pub fn write_block(&mut self, block: &EncodedBlock) -> Result<(), ArchiveError> {
+        let len = u32::try_from(block.payload.len())
+            .ok()
+            .filter(|&l| l <= MAX_PAYLOAD)
+            .ok_or_else(|| ArchiveError::Io(io::Error::other("block too large")))?;
+        let games = block.report.games as u32;
+        let mut frame = BLOCK_MAGIC.to_vec();
+        frame.extend_from_slice(&len.to_le_bytes());
+        frame.extend_from_slice(&games.to_le_bytes());
+        frame.extend_from_slice(&crc32fast::hash(&block.payload).to_le_bytes());
+        self.w.write_all(&frame)?;
+        self.w.write_all(&block.payload)?;
+        self.entries.push(BlockEntry {
+            offset: self.offset,
+            len,
+            games,
+        });
+        self.offset += BLOCK_HEADER_LEN + u64::from(len);
+        self.games += u64::from(games);
+        Ok(())
+    }
+
+    /// Writes the index and footer and returns the output.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the output.
+    pub fn finish(mut self) -> Result<W, ArchiveError> {
+        let mut index = INDEX_MAGIC.to_vec();
+        index.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
+        for e in &self.entries {
+            index.extend_from_slice(&e.offset.to_le_bytes());
+            index.extend_from_slice(&e.len.to_le_bytes());
+            index.extend_from_slice(&e.games.to_le_bytes());
+        }
+        let crc = crc32fast::hash(&index);
+        index.extend_from_slice(&crc.to_le_bytes());
+        index.extend_from_slice(&self.offset.to_le_bytes());
+        index.extend_from_slice(&self.games.to_le_bytes());
+        index.extend_from_slice(FOOTER_MAGIC);
+        self.w.write_all(&index)?;
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}
+
+/// Reads an archive: its header, index and blocks.
+pub struct ArchiveReader<R> {
+    r: R,
+    header: Header,
+    codec: Box<dyn GameCodec>,
+    entries: Vec<BlockEntry>,
+    /// Why the index could not be used, if it could not (the entries then
+    /// come from a scan of the blocks).
+    index_error: Option<String>,
+    /// Games before each block.
+    first_game: Vec<u64>,
+}
+
+impl<R: Read + Seek> ArchiveReader<R> {
+    /// Opens an archive and reads its index. When the index is missing or
+    /// damaged (a truncated file), the blocks are found by scanning and
+    /// [`ArchiveReader::index_error`] says why.
+    ///
+    /// # Errors
+    ///
+    /// Not an archive, an unsupported version, a codec or model this library
+    /// does not have, a damaged header, an I/O error.
+    pub fn open(mut r: R) -> Result<ArchiveReader<R>, ArchiveError> {
+        r.seek(SeekFrom::Start(0))?;
+        let (header, header_len) = Header::read(&mut r)?;
+        let codec = header.codec()?;
+        let file_len = r.seek(SeekFrom::End(0))?;
+        let (entries, index_error) = match read_index(&mut r, header_len, file_len) {
+            Ok(entries) => (entries, None),
+            Err(reason) => (scan_blocks(&mut r, header_len, file_len)?, Some(reason)),
+        };
+        let mut first_game = Vec::with_capacity(entries.len());
+        let mut total = 0u64;
+        for e in &entries {
+            first_game.push(total);
+            total += u64::from(e.games);
+        }
+        Ok(ArchiveReader {
+            r,
+            header,
+            codec,
+            entries,
+            index_error,
+            first_game,
+        })
+    }
+
+    /// The archive's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The blocks, from the index (or a scan).
+    pub fn blocks(&self) -> &[BlockEntry] {
+        &self.entries
+    }
+
+    /// Why the index could not be used, if it could not.
+    pub fn index_error(&self) -> Option<&str> {
+        self.index_error.as_deref()
+    }
+
+    /// Games in the archive (in the blocks found, when the index is damaged).
+    pub fn games(&self) -> u64 {
+        self.first_game.last().copied().unwrap_or(0)
+            + self.entries.last().map_or(0, |e| u64::from(e.games))
+    }
+
+    /// The number of the first game of block `i` (0-based), 1-based.
+    pub fn first_game(&self, block: usize) -> u64 {
+        self.first_game[block] + 1
+    }
+
+    /// The payload of block `i` (0-based), checked against its checksum.
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::Damaged`] naming the block (1-based), or an I/O error.
+    pub fn read_block(&mut self, i: usize) -> Result<Vec<u8>, ArchiveError> {
+        let e = self.entries[i];
+        let damaged = |reason: &str| ArchiveError::Damaged {
+            block: i as u64 + 1,
+            reason: reason.into(),
+        };
+        self.r.seek(SeekFrom::Start(e.offset))?;
+        let mut frame = [0u8; BLOCK_HEADER_LEN as usize];
+        read_exact_or(&mut self.r, &mut frame, damaged("truncated"))?;
+        if &frame[..4] != BLOCK_MAGIC {
+            return Err(damaged("bad block marker"));
+        }
+        let len = u32::from_le_bytes(frame[4..8].try_into().expect("4"));
+        let games = u32::from_le_bytes(frame[8..12].try_into().expect("4"));
+        let crc = u32::from_le_bytes(frame[12..16].try_into().expect("4"));
+        if len != e.len || games != e.games {
+            return Err(damaged("block frame does not match the index"));
+        }
+        let mut payload = vec![0u8; len as usize];
+        read_exact_or(&mut self.r, &mut payload, damaged("truncated"))?;
+        if crc32fast::hash(&payload) != crc {
+            return Err(damaged("checksum mismatch"));
+        }
+        Ok(payload)
+    }
+
+    /// The move codec of the archive.
+    pub fn codec(&self) -> &dyn GameCodec {
+        self.codec.as_ref()
+    }
+
+    /// The text of game `number` (1-based): canonical, or verbatim. Reads
+    /// and decodes one block.
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::NoSuchGame`], or the block is damaged.
+    pub fn game(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
+        let games = self.games();
+        if number == 0 || number > games {
+            return Err(ArchiveError::NoSuchGame { number, games });
+        }
+        let i = self.first_game.partition_point(|&f| f < number) - 1;
+        let payload = self.read_block(i)?;
+        let local = (number - 1 - self.first_game[i]) as usize;
+        let mut text = None;
+        decode_games(
+            self.codec.as_ref(),
+            &payload,
+            i,
+            &|g| g == local,
+            &mut |_, t| {
+                text = Some(t);
+            },
+        )?;
+        text.ok_or_else(|| ArchiveError::Damaged {
+            block: i as u64 + 1,
+            reason: "game missing from its block".into(),
+        })
+    }
+}
+
+fn read_index(
+    r: &mut (impl Read + Seek),
+    header_len: u64,
+    file_len: u64,
+) -> Result<Vec<BlockEntry>, String> {
+    let io = |e: io::Error| e.to_string();
+    if file_len < header_len + FOOTER_LEN {
+        return Err("no footer".into());
+    }
+    r.seek(SeekFrom::Start(file_len - FOOTER_LEN)).map_err(io)?;
+    let mut footer = [0u8; FOOTER_LEN as usize];
+    r.read_exact(&mut footer).map_err(io)?;
+    if &footer[16..] != FOOTER_MAGIC {
+        return Err("no footer".into());
+    }
+    let index_offset = u64::from_le_bytes(footer[..8].try_into().expect("8"));
+    let index_end = file_len - FOOTER_LEN;
+    if index_offset < header_len || index_offset + 12 > index_end {
+        return Err("bad index offset".into());
+    }
+    let mut index = vec![0u8; (index_end - index_offset) as usize];
+    r.seek(SeekFrom::Start(index_offset)).map_err(io)?;
+    r.read_exact(&mut index).map_err(io)?;
+    let (body, crc) = index.split_at(index.len() - 4);
+    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4")) {
+        return Err("index checksum mismatch".into());
+    }
+    if &body[..4] != INDEX_MAGIC {
+        return Err("bad index marker".into());
+    }
+    let n = u32::from_le_bytes(body[4..8].try_into().expect("4")) as usize;
+    if body.len() != 8 + 16 * n {
+        return Err("bad index length".into());
+    }
+    let mut expected = header_len;
+    let entries: Vec<BlockEntry> = body[8..]
+        .chunks_exact(16)
+        .map(|c| BlockEntry {
+            offset: u64::from_le_bytes(c[..8].try_into().expect("8")),
+            len: u32::from_le_bytes(c[8..12].try_into().expect("4")),
+            games: u32::from_le_bytes(c[12..].try_into().expect("4")),
+        })
+        .collect();
+    for e in &entries {
+        if e.offset != expected {
+            return Err("index does not match the blocks".into());
+        }
+        expected = e.offset + BLOCK_HEADER_LEN + u64::from(e.len);
+    }
+    if expected != index_offset {
+        return Err("index does not match the blocks".into());
+    }
+    Ok(entries)
+}
+
+/// Finds blocks by walking their frames from the header on, stopping at the
+/// first frame that is not a block.
+fn scan_blocks(
+    r: &mut (impl Read + Seek),
+    header_len: u64,
+    file_len: u64,
+) -> Result<Vec<BlockEntry>, ArchiveError> {
+    let mut entries = Vec::new();
+    let mut offset = header_len;
+    while offset + BLOCK_HEADER_LEN <= file_len {
+        r.seek(SeekFrom::Start(offset))?;
+        let mut frame = [0u8; BLOCK_HEADER_LEN as usize];
+        r.read_exact(&mut frame)?;
+        if &frame[..4] != BLOCK_MAGIC {
+            break;
+        }
+        let len = u32::from_le_bytes(frame[4..8].try_into().expect("4"));
+        let games = u32::from_le_bytes(frame[8..12].try_into().expect("4"));
+        if len > MAX_PAYLOAD {
+            break;
+        }
+        entries.push(BlockEntry { offset, len, games });
+        offset += BLOCK_HEADER_LEN + u64::from(len);
+    }
+    Ok(entries)
+}
+
+/// Decodes the games of block `block` (0-based) for which `want` is true,
+/// giving their text (canonical or verbatim) to `sink` with their index in
+/// the block.
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+pub fn decode_games(
+    codec: &dyn GameCodec,
+    payload: &[u8],
+    block: usize,
+    want: &dyn Fn(usize) -> bool,
+    sink: &mut dyn FnMut(usize, Vec<u8>),
+) -> Result<usize, ArchiveError> {
+    let want = |g| {
+        if want(g) {
+            block::Want::Text
+        } else {
+            block::Want::Skip
+        }
+    };
+    block::decode_block(codec, payload, &want, &mut |g, d| {
+        if let block::Decoded::Text(t) = d {
+            sink(g, t);
+        }
+    })
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block as u64 + 1,
+        reason,
+    })
+}
+
+/// A game's tags, for listing: `Ok(tags)` for a stored game, `Err(text)` for
+/// a verbatim one.
+pub type GameTags = Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>>;
+
+/// The tags of every game of a block (0-based `block`), without decoding
+/// moves.
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+pub fn block_tags(payload: &[u8], block: usize) -> Result<Vec<GameTags>, ArchiveError> {
+    let mut out = Vec::new();
+    // Tags need no codec; any codec will do for the skipped moves.
+    block::decode_block(
+        &crate::game::Index,
+        payload,
+        &|_| block::Want::Tags,
+        &mut |_, d| {
+            if let block::Decoded::Tags(t) = d {
+                out.push(t);
+            }
+        },
+    )
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block as u64 + 1,
+        reason,
+    })?;
+    Ok(out)
+}
+
+/// The canonical text of a PGN input: what decompressing its archive gives.
+///
+/// # Errors
+///
+/// An I/O error of `input`.
+pub fn canonical(input: impl io::BufRead) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    for chunk in ChunkReader::new(input) {
+        let chunk = chunk?;
+        match (!chunk.cut).then(|| text::parse(&chunk.bytes)) {
+            Some(Ok(game)) if !game.tags.iter().any(|(_, v)| v.contains(&0)) => {
+                text::write(&game, &mut out);
+            }
+            _ => out.extend_from_slice(&chunk.bytes),
+        }
+    }
+    Ok(out)
+}

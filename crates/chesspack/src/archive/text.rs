@@ -1,0 +1,464 @@
+//! A strict reader of one game's PGN text and the canonical writer.
+//!
+//! The reader accepts only what the canonical writer can give back: anything
+//! it does not understand (a `;` or `%` comment, an unknown token, an illegal
+//! move, an unsupported variant) is an error, and the archive then stores the
+//! game's text verbatim. What canonical output changes is only layout: see
+//! [`crate::archive`].
+
+use shakmaty::{Chess, Color, Move, Position, san::SanPlus};
+
+use crate::pgn::start_position;
+
+/// One item of a game's movetext, in order.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Event {
+    /// The next move of the current line.
+    Move(Move),
+    /// A numeric annotation glyph (`$n`, or `!`, `?` and their pairs).
+    Nag(u8),
+    /// A `{ }` comment: the bytes between the braces.
+    Comment(Vec<u8>),
+    /// `(`: a variation replacing the last move of the current line.
+    Open,
+    /// `)`.
+    Close,
+}
+
+/// The result token that ends a movetext.
+pub(crate) const OUTCOMES: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
+
+/// A game as the archive stores it.
+#[derive(Clone, Debug)]
+pub(crate) struct ParsedGame {
+    /// Tag names and (unescaped) values in order.
+    pub tags: Vec<(Vec<u8>, Vec<u8>)>,
+    pub start: Chess,
+    pub events: Vec<Event>,
+    /// Index into [`OUTCOMES`].
+    pub outcome: Option<u8>,
+}
+
+/// Why a game's text is stored verbatim: a category and a detail.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Unparsed {
+    pub category: &'static str,
+    pub detail: String,
+}
+
+fn fail<T>(category: &'static str, detail: impl Into<String>) -> Result<T, Unparsed> {
+    Err(Unparsed {
+        category,
+        detail: detail.into(),
+    })
+}
+
+/// The start position from the tags `Variant` and `FEN`.
+pub(crate) fn start_of(tags: &[(Vec<u8>, Vec<u8>)]) -> Result<Chess, Unparsed> {
+    let get = |name: &str| {
+        tags.iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name.as_bytes()))
+            .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+    };
+    start_position(get("Variant").as_deref(), get("FEN").as_deref()).map_err(|reason| {
+        let category = if reason.starts_with("unsupported variant") {
+            "unsupported variant"
+        } else {
+            "invalid fen"
+        };
+        Unparsed {
+            category,
+            detail: reason,
+        }
+    })
+}
+
+fn is_delimiter(b: u8) -> bool {
+    b.is_ascii_whitespace() || matches!(b, b'{' | b'}' | b'(' | b')' | b';' | b'$' | b'!' | b'?')
+}
+
+/// Reads one game.
+pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
+    let mut i = 0;
+    let n = text.len();
+    let skip_ws = |i: &mut usize| {
+        while *i < n && text[*i].is_ascii_whitespace() {
+            *i += 1;
+        }
+    };
+    // Tags.
+    let mut tags = Vec::new();
+    skip_ws(&mut i);
+    while i < n && text[i] == b'[' {
+        i += 1;
+        skip_ws(&mut i);
+        let name_start = i;
+        while i < n && !text[i].is_ascii_whitespace() && !matches!(text[i], b'"' | b']' | b'[') {
+            i += 1;
+        }
+        let name = text[name_start..i].to_vec();
+        if name.is_empty() {
+            return fail("syntax", "tag without a name");
+        }
+        while i < n && matches!(text[i], b' ' | b'\t') {
+            i += 1;
+        }
+        if i >= n || text[i] != b'"' {
+            return fail("syntax", "tag without a quoted value");
+        }
+        i += 1;
+        let mut value = Vec::new();
+        loop {
+            match text.get(i) {
+                None | Some(b'\n' | b'\r' | 0) => return fail("syntax", "unterminated tag value"),
+                Some(b'"') => break,
+                Some(b'\\') => match text.get(i + 1) {
+                    Some(&c @ (b'\\' | b'"')) => {
+                        value.push(c);
+                        i += 2;
+                    }
+                    _ => return fail("syntax", "unknown escape in tag value"),
+                },
+                Some(&c) => {
+                    value.push(c);
+                    i += 1;
+                }
+            }
+        }
+        i += 1;
+        while i < n && matches!(text[i], b' ' | b'\t') {
+            i += 1;
+        }
+        if i >= n || text[i] != b']' {
+            return fail("syntax", "tag not closed by ]");
+        }
+        i += 1;
+        tags.push((name, value));
+        skip_ws(&mut i);
+    }
+    let start = start_of(&tags)?;
+
+    // Movetext.
+    struct Line {
+        pos: Chess,
+        before_last: Option<Chess>,
+    }
+    let mut events = Vec::new();
+    let mut outcome = None;
+    let mut line = Line {
+        pos: start.clone(),
+        before_last: None,
+    };
+    let mut stack: Vec<Line> = Vec::new();
+    let mut ply = 0usize;
+    loop {
+        skip_ws(&mut i);
+        if i >= n {
+            break;
+        }
+        let line_start = i == 0 || text[i - 1] == b'\n';
+        if outcome.is_some() {
+            return fail("syntax", "text after the result");
+        }
+        match text[i] {
+            b'%' if line_start => return fail("escape", "% escape line"),
+            b';' => return fail("escape", "; comment"),
+            b'{' => {
+                let Some(end) = text[i + 1..].iter().position(|&b| b == b'}') else {
+                    return fail("syntax", "unterminated comment");
+                };
+                events.push(Event::Comment(text[i + 1..i + 1 + end].to_vec()));
+                i += end + 2;
+            }
+            b'}' => return fail("syntax", "unmatched }"),
+            b'(' => {
+                let Some(before) = line.before_last.clone() else {
+                    return fail("syntax", "variation before any move");
+                };
+                stack.push(std::mem::replace(
+                    &mut line,
+                    Line {
+                        pos: before,
+                        before_last: None,
+                    },
+                ));
+                events.push(Event::Open);
+                i += 1;
+            }
+            b')' => {
+                let Some(parent) = stack.pop() else {
+                    return fail("syntax", "unmatched )");
+                };
+                line = parent;
+                events.push(Event::Close);
+                i += 1;
+            }
+            b'$' => {
+                let digits = text[i + 1..]
+                    .iter()
+                    .take_while(|b| b.is_ascii_digit())
+                    .count();
+                let nag = std::str::from_utf8(&text[i + 1..i + 1 + digits])
+                    .ok()
+                    .and_then(|s| s.parse::<u8>().ok());
+                let Some(nag) = nag else {
+                    return fail("syntax", "bad nag");
+                };
+                events.push(Event::Nag(nag));
+                i += 1 + digits;
+            }
+            b'!' | b'?' => {
+                let (nag, len) = match (text[i], text.get(i + 1)) {
+                    (b'!', Some(b'!')) => (3, 2),
+                    (b'?', Some(b'?')) => (4, 2),
+                    (b'!', Some(b'?')) => (5, 2),
+                    (b'?', Some(b'!')) => (6, 2),
+                    (b'!', _) => (1, 1),
+                    _ => (2, 1),
+                };
+                events.push(Event::Nag(nag));
+                i += len;
+            }
+            _ => {
+                let end = text[i..]
+                    .iter()
+                    .position(|&b| is_delimiter(b))
+                    .map_or(n, |p| i + p);
+                let mut token = &text[i..end];
+                i = end;
+                if token == b"*" {
+                    outcome = Some(3);
+                    continue;
+                }
+                if let Some(o) = OUTCOMES[..3].iter().position(|o| o.as_bytes() == token) {
+                    outcome = Some(o as u8);
+                    continue;
+                }
+                // A move number, possibly glued to the move.
+                let digits = token.iter().take_while(|b| b.is_ascii_digit()).count();
+                let castle_with_zeros = token.starts_with(b"0-0");
+                if digits > 0 && !castle_with_zeros {
+                    let dots = token[digits..].iter().take_while(|&&b| b == b'.').count();
+                    if digits + dots == token.len() {
+                        continue;
+                    }
+                    if dots == 0 {
+                        return fail(
+                            "syntax",
+                            format!("unknown token {:?}", String::from_utf8_lossy(token)),
+                        );
+                    }
+                    token = &token[digits + dots..];
+                }
+                let owned;
+                if token.starts_with(b"0-0") {
+                    owned = token
+                        .iter()
+                        .map(|&b| if b == b'0' { b'O' } else { b })
+                        .collect::<Vec<u8>>();
+                    token = &owned;
+                }
+                let Ok(san) = SanPlus::from_ascii(token) else {
+                    return fail(
+                        "syntax",
+                        format!("unknown token {:?}", String::from_utf8_lossy(token)),
+                    );
+                };
+                let Ok(m) = san.san.to_move(&line.pos) else {
+                    return fail(
+                        "illegal move",
+                        format!("illegal move {san} at ply {}", ply + 1),
+                    );
+                };
+                line.before_last = Some(line.pos.clone());
+                line.pos.play_unchecked(m);
+                events.push(Event::Move(m));
+                ply += 1;
+                if ply as u64 > crate::game::MAX_PLIES {
+                    return fail("too long", "more plies than a decoder accepts");
+                }
+            }
+        }
+    }
+    if !stack.is_empty() {
+        return fail("syntax", "unclosed variation");
+    }
+    Ok(ParsedGame {
+        tags,
+        start,
+        events,
+        outcome,
+    })
+}
+
+/// Writes `game` in the canonical layout.
+pub(crate) fn write(game: &ParsedGame, out: &mut Vec<u8>) {
+    for (name, value) in &game.tags {
+        out.push(b'[');
+        out.extend_from_slice(name);
+        out.extend_from_slice(b" \"");
+        for &b in value {
+            if b == b'\\' || b == b'"' {
+                out.push(b'\\');
+            }
+            out.push(b);
+        }
+        out.extend_from_slice(b"\"]\n");
+    }
+    if !game.tags.is_empty() {
+        out.push(b'\n');
+    }
+    let mut w = MovetextWriter::new(&game.start, out);
+    for event in &game.events {
+        w.event(event);
+    }
+    if let Some(o) = game.outcome {
+        w.token(OUTCOMES[usize::from(o)].as_bytes());
+    }
+    out.extend_from_slice(b"\n\n");
+}
+
+/// Writes movetext tokens one at a time, tracking positions for SAN and
+/// move numbers.
+pub(crate) struct MovetextWriter<'a> {
+    out: &'a mut Vec<u8>,
+    lines: Vec<(Chess, Option<Chess>)>,
+    need_number: bool,
+    first: bool,
+    after_open: bool,
+}
+
+impl<'a> MovetextWriter<'a> {
+    pub(crate) fn new(start: &Chess, out: &'a mut Vec<u8>) -> MovetextWriter<'a> {
+        MovetextWriter {
+            out,
+            lines: vec![(start.clone(), None)],
+            need_number: true,
+            first: true,
+            after_open: false,
+        }
+    }
+
+    fn space(&mut self) {
+        if !self.first && !self.after_open {
+            self.out.push(b' ');
+        }
+        self.first = false;
+        self.after_open = false;
+    }
+
+    fn token(&mut self, token: &[u8]) {
+        self.space();
+        self.out.extend_from_slice(token);
+    }
+
+    /// The position where the next move of the current line is played.
+    pub(crate) fn position(&self) -> &Chess {
+        &self.lines[self.lines.len() - 1].0
+    }
+
+    pub(crate) fn event(&mut self, event: &Event) {
+        use std::io::Write as _;
+        match event {
+            Event::Move(m) => {
+                self.space();
+                let (pos, before) = self.lines.last_mut().expect("a line");
+                let number = pos.fullmoves();
+                if pos.turn() == Color::White {
+                    let _ = write!(self.out, "{number}. ");
+                } else if self.need_number {
+                    let _ = write!(self.out, "{number}... ");
+                }
+                *before = Some(pos.clone());
+                let san = SanPlus::from_move_and_play_unchecked(pos, *m);
+                let _ = write!(self.out, "{san}");
+                self.need_number = false;
+            }
+            Event::Nag(nag) => {
+                self.space();
+                let _ = write!(self.out, "${nag}");
+                self.need_number = true;
+            }
+            Event::Comment(text) => {
+                self.space();
+                self.out.push(b'{');
+                self.out.extend_from_slice(text);
+                self.out.push(b'}');
+                self.need_number = true;
+            }
+            Event::Open => {
+                self.space();
+                self.out.push(b'(');
+                let before = self.lines.last().and_then(|l| l.1.clone());
+                let before = before.unwrap_or_else(|| self.position().clone());
+                self.lines.push((before, None));
+                self.after_open = true;
+                self.need_number = true;
+            }
+            Event::Close => {
+                self.out.push(b')');
+                if self.lines.len() > 1 {
+                    self.lines.pop();
+                }
+                self.need_number = true;
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn canonical(text: &str) -> String {
+        let game = parse(text.as_bytes()).unwrap();
+        let mut out = Vec::new();
+        write(&game, &mut out);
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn layout() {
+        assert_eq!(
+            canonical(
+                "[Event \"a \\\"b\\\" \\\\\"]\r\n\r\n1.e4 e5!? 2.Nf3 {x} Nc6 (2...Nf6 $1 (2...d6)) 3.Bb5 a6 1-0\r\n"
+            ),
+            "[Event \"a \\\"b\\\" \\\\\"]\n\n1. e4 e5 $5 2. Nf3 {x} 2... Nc6 (2... Nf6 $1 (2... d6)) 3. Bb5 a6 1-0\n\n"
+        );
+    }
+
+    #[test]
+    fn castling_with_zeros_and_checks() {
+        assert_eq!(
+            canonical("1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7 *"),
+            "1. e4 e5 2. Bc4 Nc6 3. Qh5 Nf6 4. Qxf7# *\n\n"
+        );
+        assert_eq!(
+            canonical("1. e4 e5 2. Nf3 Nf6 3. Bc4 Bc5 4. 0-0 0-0"),
+            "1. e4 e5 2. Nf3 Nf6 3. Bc4 Bc5 4. O-O O-O\n\n"
+        );
+    }
+
+    #[test]
+    fn rejects_what_it_cannot_give_back() {
+        for (text, category) in [
+            ("1. e4 ; note\n e5 *", "escape"),
+            ("1. e4\n% escape\n e5 *", "escape"),
+            ("1. e4 e5 2. Kf3 *", "illegal move"),
+            ("hello world", "syntax"),
+            ("1. e4 (1. d4", "syntax"),
+            ("1. e4 e5 1-0 e6", "syntax"),
+            ("( e4 )", "syntax"),
+            ("[Variant \"Atomic\"]\n\n1. e4 *", "unsupported variant"),
+            ("[FEN \"8/8/8 w - -\"]\n\n*", "invalid fen"),
+            ("[A \"x\\n\"]\n\n*", "syntax"),
+            ("1. e4 {open", "syntax"),
+        ] {
+            assert_eq!(
+                parse(text.as_bytes()).unwrap_err().category,
+                category,
+                "{text}"
+            );
+        }
+    }
+}
