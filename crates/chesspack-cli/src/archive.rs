@@ -10,7 +10,7 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use chesspack::archive::{
-    self, ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, COLUMNS, ChunkReader,
+    self, ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Blocks, COLUMNS, ChunkReader,
     EncodedBlock,
 };
 use clap::Args;
@@ -47,7 +47,7 @@ pub struct CompressArgs {
     #[arg(long, default_value_t = 4096)]
     block_games: usize,
     /// The most PGN text in one block, in KiB.
-    #[arg(long, default_value_t = 8192)]
+    #[arg(long, default_value_t = 4096)]
     block_kib: usize,
     /// Print the bytes of each column.
     #[arg(short, long)]
@@ -121,6 +121,8 @@ enum Output {
         tmp: PathBuf,
         path: PathBuf,
     },
+    /// A device or pipe (`/dev/null`, a fifo): written in place.
+    Special(BufWriter<File>),
 }
 
 impl Output {
@@ -134,8 +136,17 @@ impl Output {
             }
             Some(p) => {
                 let path = PathBuf::from(p);
-                if path.exists() && !force {
-                    bail!("{p} exists (use -f to overwrite)");
+                if let Ok(meta) = fs::metadata(&path) {
+                    if !meta.is_file() && !meta.is_dir() {
+                        let file = fs::OpenOptions::new()
+                            .write(true)
+                            .open(&path)
+                            .with_context(|| format!("cannot open {p}"))?;
+                        return Ok(Output::Special(BufWriter::new(file)));
+                    }
+                    if !force {
+                        bail!("{p} exists (use -f to overwrite)");
+                    }
                 }
                 let name = path
                     .file_name()
@@ -158,6 +169,7 @@ impl Output {
     fn writer(&mut self) -> &mut dyn Write {
         match self {
             Output::Stdout(s) => s,
+            Output::Special(w) => w,
             Output::File { w, .. } => w.as_mut().expect("not committed"),
         }
     }
@@ -165,6 +177,7 @@ impl Output {
     fn commit(mut self) -> Result<()> {
         match &mut self {
             Output::Stdout(s) => Ok(s.flush()?),
+            Output::Special(w) => Ok(w.flush()?),
             Output::File { w, tmp, path } => {
                 let file = w
                     .take()
@@ -217,7 +230,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         None if args.input == "-" => None,
         None => Some(format!("{}.chpk", args.input)),
     };
-    if output.as_deref() == Some(args.input.as_str()) {
+    if args.input != "-" && output.as_deref() == Some(args.input.as_str()) {
         bail!("input and output are the same file");
     }
     let pool = pool(args.threads)?;
@@ -233,27 +246,18 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
             bytes: 0,
         };
         let mut writer = ArchiveWriter::new(&mut counted, codec.as_ref())?;
-        let mut chunks = ChunkReader::new(reader).peekable();
+        let mut blocks_in = Blocks::new(
+            ChunkReader::new(reader),
+            args.block_games,
+            args.block_kib.saturating_mul(1024),
+        );
         let batch = pool.current_num_threads() * 2;
-        let block_bytes = args.block_kib.max(1) * 1024;
         loop {
-            let mut blocks: Vec<Vec<archive::Chunk>> = Vec::with_capacity(batch);
-            while blocks.len() < batch && chunks.peek().is_some() {
-                let mut block = Vec::new();
-                let mut bytes = 0;
-                while block.len() < args.block_games.max(1) && bytes < block_bytes {
-                    match chunks.next() {
-                        None => break,
-                        Some(chunk) => {
-                            let chunk =
-                                chunk.with_context(|| format!("cannot read {}", args.input))?;
-                            bytes += chunk.bytes.len();
-                            block.push(chunk);
-                        }
-                    }
-                }
-                blocks.push(block);
-            }
+            let blocks: Vec<Vec<archive::Chunk>> = blocks_in
+                .by_ref()
+                .take(batch)
+                .collect::<io::Result<_>>()
+                .with_context(|| format!("cannot read {}", args.input))?;
             if blocks.is_empty() {
                 break;
             }
@@ -265,7 +269,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
             });
             for block in &encoded {
                 writer.write_block(block)?;
-                add_report(&mut total, &block.report);
+                total.add(&block.report);
             }
         }
         writer.finish()?;
@@ -276,16 +280,6 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
     let secs = started.elapsed().as_secs_f64();
     report_compress(args, &total, written, secs, codec.name());
     Ok(())
-}
-
-fn add_report(total: &mut BlockReport, r: &BlockReport) {
-    total.games += r.games;
-    total.input_bytes += r.input_bytes;
-    for i in 0..COLUMNS.len() {
-        total.raw[i] += r.raw[i];
-        total.stored[i] += r.stored[i];
-    }
-    total.verbatim.extend(r.verbatim.iter().cloned());
 }
 
 fn report_compress(args: &CompressArgs, total: &BlockReport, written: u64, secs: f64, codec: &str) {
@@ -366,7 +360,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
             reader.blocks().len()
         );
     }
-    if args.output.as_deref() == Some(args.input.as_str()) {
+    if args.input != "-" && args.output.as_deref() == Some(args.input.as_str()) {
         bail!("input and output are the same file");
     }
     let pool = pool(args.threads)?;

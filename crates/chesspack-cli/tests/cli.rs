@@ -177,3 +177,199 @@ fn codecs_and_explain() {
     assert!(text.contains("1.e4"), "{text}");
     assert!(text.contains("bits/ply"), "{text}");
 }
+
+/// A fresh directory for one test's files.
+fn scratch(name: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("chesspack-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    dir
+}
+
+fn ok(out: &Output) -> String {
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn archive_commands_round_trip_the_sample() {
+    let dir = scratch("archive");
+    let chpk = dir.join("sample.chpk");
+    let chpk = chpk.to_str().unwrap();
+    let sample = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/lichess-sample.pgn"
+    ))
+    .unwrap();
+
+    let out = chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        chpk,
+        "--block-games",
+        "10",
+        "-v",
+    ]);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("37 games"), "{err}");
+    assert!(err.contains("1 games stored verbatim"), "{err}");
+    assert!(err.contains("unsupported variant"), "{err}");
+    assert!(err.contains("moves"), "{err}");
+
+    // No overwriting without -f, and no temporary file left behind.
+    let again = chesspack(&["compress", "samples/lichess-sample.pgn", "-o", chpk]);
+    assert!(!again.status.success());
+    assert!(String::from_utf8_lossy(&again.stderr).contains("exists (use -f to overwrite)"));
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        chpk,
+        "-f",
+        "--block-games",
+        "10",
+    ]));
+    let names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(names, ["sample.chpk"]);
+
+    // The sample is in the canonical layout already: it comes back exactly.
+    let out = chesspack(&["decompress", chpk]);
+    ok(&out);
+    assert!(out.stdout == sample);
+
+    let second = sample.split(|&b| b == b'\n').collect::<Vec<_>>();
+    let out = ok(&chesspack(&["get", chpk, "2", "37"]));
+    assert!(
+        out.starts_with("[Event \"Rated Bullet game\"]\n[Site \"https://lichess.org/M7JqE6U0\"]")
+    );
+    assert!(out.contains("[Variant \"King of the Hill\"]"));
+    assert!(second.len() > 10);
+
+    let out = ok(&chesspack(&["list", chpk, "--tags", "White,Result"]));
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 38);
+    assert_eq!(lines[0], "game\tWhite\tResult");
+    assert_eq!(lines[1], "1\tjishanshaikh4\t1-0");
+    assert!(lines[37].starts_with("37\t"));
+
+    let out = ok(&chesspack(&["verify", chpk]));
+    assert!(out.contains("4 blocks, 37 games"), "{out}");
+    assert!(out.contains("ok: every block"), "{out}");
+
+    let bad = chesspack(&["get", chpk, "38"]);
+    assert!(!bad.status.success());
+    assert!(
+        String::from_utf8_lossy(&bad.stderr)
+            .contains("game 38 is not in the archive (it holds 37 games)")
+    );
+}
+
+#[test]
+fn damaged_archives_are_reported_by_block() {
+    let dir = scratch("damaged");
+    let chpk = dir.join("d.chpk");
+    let path = chpk.to_str().unwrap();
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        path,
+        "--block-games",
+        "10",
+    ]));
+    let mut bytes = std::fs::read(&chpk).unwrap();
+    // A byte in the middle of the file lies in the second block or later.
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&chpk, &bytes).unwrap();
+
+    let out = chesspack(&["verify", path]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("damaged: block"), "{text}");
+    assert!(text.contains("checksum mismatch"), "{text}");
+
+    let out = chesspack(&["decompress", path]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("checksum mismatch"));
+
+    let out = chesspack(&["decompress", path, "--skip-damaged"]);
+    let games = ok(&out).matches("[Event ").count();
+    assert!((27..37).contains(&games), "{games}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("skipping block"));
+
+    // A truncated file: a clear error, and the whole blocks with --skip-damaged.
+    std::fs::write(&chpk, &bytes[..bytes.len() - 100]).unwrap();
+    let out = chesspack(&["decompress", path]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("may be truncated"));
+}
+
+#[test]
+fn compress_reads_stdin_and_writes_stdout() {
+    use std::io::Write as _;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+        .args(["compress", "-", "-o", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"1.e4 e5 2.Qh5 Nc6 3.Bc4 Nf6 4.Qxf7# 1-0\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    ok(&out);
+    assert!(out.stdout.starts_with(b"CHPK\r\n\x1a\n"));
+
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+        .args(["decompress", "-"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&out.stdout).unwrap();
+    let back = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&back.stdout),
+        "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n"
+    );
+}
+
+/// Issue 4: `-o /dev/null` once renamed a temporary file over the device.
+/// Devices and pipes are written in place.
+#[cfg(unix)]
+#[test]
+fn regression_issue_4_output_to_a_device_is_written_in_place() {
+    use std::os::unix::fs::FileTypeExt as _;
+    let dir = scratch("devnull");
+    let chpk = dir.join("s.chpk");
+    let path = chpk.to_str().unwrap();
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        path,
+    ]));
+    ok(&chesspack(&["decompress", path, "-o", "/dev/null"]));
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        "/dev/null",
+    ]));
+    let meta = std::fs::metadata("/dev/null").unwrap();
+    assert!(meta.file_type().is_char_device());
+}

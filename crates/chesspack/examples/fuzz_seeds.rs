@@ -6,7 +6,7 @@
 
 use std::{fs, path::Path};
 
-use chesspack::{Bits, game, pgn::GameReader, position};
+use chesspack::{Bits, archive, game, pgn::GameReader, position};
 
 fn seed(bits: &Bits) -> Vec<u8> {
     let mut out = (bits.len().min(0xffff) as u16).to_be_bytes().to_vec();
@@ -68,5 +68,34 @@ fn main() -> std::io::Result<()> {
         dir.join("broken"),
         "[Event \"x\"\n1. e4 {unterminated (1. d4 ))) e5 Ke3 *\n[FEN \"8/8 w\"]\n\n1. e4",
     )?;
+
+    // Archives: small ones of the sample and the fixtures, and their block
+    // payloads on their own (the fuzz target decodes input both ways).
+    let fixtures = Path::new("crates/chesspack/tests/fixtures/archive");
+    let dir = root.join("compress_pgn");
+    fs::create_dir_all(&dir)?;
+    let archive_dir = root.join("read_archive");
+    fs::create_dir_all(&archive_dir)?;
+    let first_games: String = pgn
+        .split("\n\n[Event")
+        .take(3)
+        .collect::<Vec<_>>()
+        .join("\n\n[Event");
+    let mut inputs = vec![("sample".to_owned(), first_games.into_bytes())];
+    for name in ["annotated.pgn", "broken.pgn", "bom-crlf.pgn"] {
+        inputs.push((name.replace(".pgn", ""), fs::read(fixtures.join(name))?));
+    }
+    for (name, text) in &inputs {
+        fs::write(dir.join(name), text)?;
+        let mut options = archive::Options::default();
+        options.block_games = 2;
+        let mut packed = Vec::new();
+        archive::compress(&text[..], &mut packed, &game::Radix, &options).expect("compresses");
+        let r = archive::ArchiveReader::open(std::io::Cursor::new(&packed)).expect("opens");
+        let first = r.blocks()[0];
+        let payload = &packed[first.offset as usize + 16..][..first.len as usize];
+        fs::write(archive_dir.join(format!("{name}-payload")), payload)?;
+        fs::write(archive_dir.join(name), &packed)?;
+    }
     Ok(())
 }

@@ -59,3 +59,40 @@ pub fn read_pgn(data: &[u8]) {
         }
     }
 }
+
+/// Reads `data` as an archive and as a block payload: decoding may fail,
+/// never panic, and every game that decodes is text.
+pub fn read_archive(data: &[u8]) {
+    use crate::archive;
+    if let Ok(mut r) = archive::ArchiveReader::open(std::io::Cursor::new(data)) {
+        for b in 0..r.blocks().len() {
+            if let Ok(payload) = r.read_block(b) {
+                let _ = archive::decode_games(r.codec(), &payload, b, &|_| true, &mut |_, _| {});
+                let _ = archive::block_tags(&payload, b);
+            }
+        }
+        let games = r.games();
+        for n in [1, games / 2, games] {
+            let _ = r.game(n);
+        }
+    }
+    let _ = archive::decode_games(&game::Index, data, 0, &|_| true, &mut |_, _| {});
+    let _ = archive::decode_games(&game::Radix, data, 0, &|g| g % 2 == 0, &mut |_, _| {});
+    let _ = archive::block_tags(data, 0);
+}
+
+/// Compresses `data` as PGN into an archive and checks that it decompresses
+/// to the canonical text.
+pub fn compress_pgn(data: &[u8]) {
+    use crate::archive;
+    let options = archive::Options {
+        block_games: 3,
+        level: 1,
+        ..Default::default()
+    };
+    let mut packed = Vec::new();
+    archive::compress(data, &mut packed, &game::Index, &options).expect("compresses");
+    let mut out = Vec::new();
+    archive::decompress(std::io::Cursor::new(&packed), &mut out).expect("decompresses");
+    assert_eq!(out, archive::canonical(data).expect("reads"));
+}

@@ -89,9 +89,22 @@ pub fn key(m: Move, order: Order) -> u32 {
 /// assert_eq!(sans[..4], ["a3", "a4", "Na3", "Nc3"]);
 /// ```
 pub fn sorted_moves(pos: &Chess, order: Order) -> shakmaty::MoveList {
-    let mut moves = pos.legal_moves();
-    moves.sort_unstable_by_key(|m| key(*m, order));
-    moves
+    sort(pos.legal_moves(), order)
+}
+
+/// `moves` sorted by `order`. Keys are computed once and sorted as plain
+/// integers (key and position packed in one `u32`), which is several times
+/// faster than comparing moves by key.
+pub fn sort(moves: shakmaty::MoveList, order: Order) -> shakmaty::MoveList {
+    // Keys are below 2^16 and a move list holds at most 270 moves (the most
+    // a legal position has), below 2^10.
+    let mut packed = [0u32; 1024];
+    let packed = &mut packed[..moves.len()];
+    for (i, (p, m)) in packed.iter_mut().zip(&moves).enumerate() {
+        *p = (key(*m, order) << 10) | i as u32;
+    }
+    packed.sort_unstable();
+    packed.iter().map(|p| moves[(p & 0x3ff) as usize]).collect()
 }
 
 /// The index of `m` among the legal moves of `pos` in `order`, with the

@@ -4,16 +4,21 @@
 //! order, each as a method byte (0 stored, 1 zstd), the raw length and the
 //! stored length (varints) and the stored bytes.
 
-use shakmaty::{Chess, Color, Move, Position};
+use shakmaty::{Chess, Move, Position};
 
 use super::{
     chunk::Chunk,
     text::{self, Event, ParsedGame, Unparsed},
 };
-use crate::{Bits, bits::BitWriter, game::GameCodec};
+use crate::{
+    Bits,
+    bits::BitWriter,
+    coder::{BinaryDecoder, BinaryEncoder, BitModel},
+    game::GameCodec,
+};
 
 /// The columns of a block, in storage order.
-pub const COLUMNS: [&str; 11] = [
+pub const COLUMNS: [&str; N_COLUMNS] = [
     "kind",
     "verbatim",
     "tag-names",
@@ -25,7 +30,10 @@ pub const COLUMNS: [&str; 11] = [
     "comments",
     "clocks",
     "evals",
+    "eval-text",
 ];
+
+const N_COLUMNS: usize = 12;
 
 const KIND: usize = 0;
 const VERBATIM: usize = 1;
@@ -38,6 +46,7 @@ const MOVE_LENGTHS: usize = 7;
 const COMMENTS: usize = 8;
 const CLOCKS: usize = 9;
 const EVALS: usize = 10;
+const EVAL_TEXT: usize = 11;
 
 /// The largest raw column a decoder accepts (a block holds at most a few
 /// megabytes of games and one over-long chunk).
@@ -66,11 +75,24 @@ pub struct BlockReport {
     /// Input bytes of the games.
     pub input_bytes: u64,
     /// Raw bytes of each column, in [`COLUMNS`] order.
-    pub raw: [u64; 11],
+    pub raw: [u64; N_COLUMNS],
     /// Stored bytes of each column, in [`COLUMNS`] order.
-    pub stored: [u64; 11],
+    pub stored: [u64; N_COLUMNS],
     /// Games stored verbatim: (game number, category, detail).
     pub verbatim: Vec<(u64, &'static str, String)>,
+}
+
+impl BlockReport {
+    /// Adds the counts of `other` to these.
+    pub fn add(&mut self, other: &BlockReport) {
+        self.games += other.games;
+        self.input_bytes += other.input_bytes;
+        for i in 0..COLUMNS.len() {
+            self.raw[i] += other.raw[i];
+            self.stored[i] += other.stored[i];
+        }
+        self.verbatim.extend(other.verbatim.iter().cloned());
+    }
 }
 
 /// One encoded block, ready to be written.
@@ -165,7 +187,7 @@ fn parse_annotation(c: &[u8]) -> Option<Annotation<'_>> {
         let h: u32 = h.parse().ok()?;
         let m: u32 = m.parse().ok()?;
         let sec: u32 = sec.parse().ok()?;
-        if m >= 60 || sec >= 60 || h > 1000 {
+        if m >= 60 || sec >= 60 || h >= 1000 {
             return None;
         }
         clock = Some(h * 3600 + m * 60 + sec);
@@ -194,32 +216,356 @@ fn time_control(tags: &[(Vec<u8>, Vec<u8>)]) -> (i64, i64) {
     (base, inc)
 }
 
-/// Predicts clock readings: the last reading of the same side plus the
-/// increment, the base time for a side's first reading.
+/// Predicts clock readings (the last reading of the same side plus the
+/// increment, the base time for a side's first reading) and codes the
+/// difference adaptively. The "side" of a reading is the parity of the ply
+/// it follows, counted from the game start along its line, so that it is
+/// known without playing the moves.
 struct ClockModel {
     base: i64,
     inc: i64,
+    class: usize,
     last: [Option<i64>; 2],
+    last_symbol: [Option<u64>; 2],
+    count: [u32; 2],
+    /// Plies from the start at the current point of each open line.
+    plies: Vec<u32>,
+}
+
+/// Time-control classes (bullet, blitz, rapid, other) × the bucket of the
+/// side's last residual (7) × early in the game or not.
+const CLOCK_CONTEXTS: usize = 4 * 7 * 2;
+/// Residuals (zigzag of the time used) below this are coded directly.
+const CLOCK_DIRECT: u64 = 31;
+const CLOCK_TREE_BITS: u32 = 5;
+
+/// The adaptive probabilities of the clock stream of one block.
+pub(crate) struct ClockCoder {
+    trees: Vec<BitModel>,
+    lengths: Vec<BitModel>,
+}
+
+impl ClockCoder {
+    pub(crate) fn new() -> ClockCoder {
+        ClockCoder {
+            trees: vec![BitModel::default(); CLOCK_CONTEXTS << CLOCK_TREE_BITS],
+            lengths: vec![BitModel::default(); 64],
+        }
+    }
+
+    fn tree(&mut self, ctx: usize) -> &mut [BitModel] {
+        &mut self.trees[ctx << CLOCK_TREE_BITS..(ctx + 1) << CLOCK_TREE_BITS]
+    }
+
+    fn encode(&mut self, enc: &mut BinaryEncoder, ctx: usize, z: u64) {
+        let s = z.min(CLOCK_DIRECT);
+        enc.encode_tree(self.tree(ctx), CLOCK_TREE_BITS, s as u32);
+        if s == CLOCK_DIRECT {
+            encode_gamma(enc, &mut self.lengths, z - CLOCK_DIRECT + 1);
+        }
+    }
+
+    fn decode(&mut self, dec: &mut BinaryDecoder<'_>, ctx: usize) -> u64 {
+        let s = u64::from(dec.decode_tree(self.tree(ctx), CLOCK_TREE_BITS));
+        if s < CLOCK_DIRECT {
+            return s;
+        }
+        decode_gamma(dec, &mut self.lengths) + CLOCK_DIRECT - 1
+    }
 }
 
 impl ClockModel {
     fn new(tags: &[(Vec<u8>, Vec<u8>)]) -> ClockModel {
         let (base, inc) = time_control(tags);
+        let estimate = base + 40 * inc;
+        let class = match estimate {
+            1..=119 => 0,
+            120..=479 => 1,
+            480..=1499 => 2,
+            _ => 3,
+        };
         ClockModel {
             base,
             inc,
+            class,
             last: [None, None],
+            last_symbol: [None, None],
+            count: [0, 0],
+            plies: vec![0],
         }
     }
 
-    fn predict(&self, side: Color) -> i64 {
-        self.last[side as usize].map_or(self.base, |l| l + self.inc)
+    fn on_move(&mut self) {
+        if let Some(p) = self.plies.last_mut() {
+            *p += 1;
+        }
     }
 
-    fn update(&mut self, side: Color, clock: i64) {
-        self.last[side as usize] = Some(clock);
+    fn on_open(&mut self) {
+        let p = self.plies.last().copied().unwrap_or(0);
+        self.plies.push(p.saturating_sub(1));
+    }
+
+    fn on_close(&mut self) {
+        if self.plies.len() > 1 {
+            self.plies.pop();
+        }
+    }
+
+    /// The side (0 or 1) whose clock a comment here shows.
+    fn side(&self) -> usize {
+        match self.plies.last().copied().unwrap_or(0) {
+            0 => 1,
+            p => ((p - 1) % 2) as usize,
+        }
+    }
+
+    fn context(&self, side: usize) -> usize {
+        let bucket = match self.last_symbol[side] {
+            None => 0,
+            Some(0) => 1,
+            Some(1..=2) => 2,
+            Some(3..=4) => 3,
+            Some(5..=8) => 4,
+            Some(9..=16) => 5,
+            Some(_) => 6,
+        };
+        let early = usize::from(self.count[side] < 5);
+        (self.class * 7 + bucket) * 2 + early
+    }
+
+    fn predict(&self, side: usize) -> i64 {
+        self.last[side].map_or(self.base, |l| l + self.inc)
+    }
+
+    fn update(&mut self, side: usize, clock: i64, symbol: u64) {
+        self.last[side] = Some(clock);
+        self.last_symbol[side] = Some(symbol);
+        self.count[side] = self.count[side].saturating_add(1);
+    }
+
+    fn encode(&mut self, coder: &mut ClockCoder, enc: &mut BinaryEncoder, clock: u32) {
+        let side = self.side();
+        let z = zigzag(self.predict(side) - i64::from(clock));
+        coder.encode(enc, self.context(side), z);
+        self.update(side, i64::from(clock), z);
+    }
+
+    fn decode(
+        &mut self,
+        coder: &mut ClockCoder,
+        dec: &mut BinaryDecoder<'_>,
+    ) -> Result<u32, String> {
+        let side = self.side();
+        let z = coder.decode(dec, self.context(side));
+        let clock = self
+            .predict(side)
+            .checked_sub(unzigzag(z))
+            .and_then(|c| u32::try_from(c).ok())
+            .filter(|&c| c <= MAX_CLOCK)
+            .ok_or("clock out of range")?;
+        self.update(side, i64::from(clock), z);
+        Ok(clock)
     }
 }
+
+/// An engine evaluation as lichess writes it: centipawns (`0.17`, `-1.0`)
+/// or mate in n (`#3`, `#-2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Eval {
+    Centipawns(i64),
+    Mate(i64),
+}
+
+fn format_eval(e: Eval, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    match e {
+        Eval::Mate(n) => {
+            let _ = write!(out, "#{n}");
+        }
+        Eval::Centipawns(cp) => {
+            let sign = if cp < 0 { "-" } else { "" };
+            let a = cp.unsigned_abs();
+            let (int, frac) = (a / 100, a % 100);
+            let _ = if frac % 10 == 0 {
+                write!(out, "{sign}{int}.{}", frac / 10)
+            } else {
+                write!(out, "{sign}{int}.{frac:02}")
+            };
+        }
+    }
+}
+
+/// The evaluation `text` stands for, if it formats back to the same bytes.
+fn parse_eval(text: &[u8]) -> Option<Eval> {
+    let s = std::str::from_utf8(text).ok()?;
+    let e = if let Some(m) = s.strip_prefix('#') {
+        Eval::Mate(
+            m.parse()
+                .ok()
+                .filter(|n: &i64| n.unsigned_abs() < 1 << 20)?,
+        )
+    } else {
+        let (neg, body) = match s.strip_prefix('-') {
+            Some(b) => (true, b),
+            None => (false, s),
+        };
+        let (int, frac) = body.split_once('.')?;
+        let int: i64 = int.parse().ok().filter(|&i| i < 1 << 30)?;
+        let frac_v: i64 = match frac.len() {
+            1 => frac.parse::<i64>().ok()? * 10,
+            2 => frac.parse().ok()?,
+            _ => return None,
+        };
+        let cp = int * 100 + frac_v;
+        Eval::Centipawns(if neg { -cp } else { cp })
+    };
+    let mut again = Vec::new();
+    format_eval(e, &mut again);
+    (again == text).then_some(e)
+}
+
+/// Codes evaluations adaptively: a kind (centipawns, mate, text), then the
+/// change from the game's previous centipawn evaluation (its bit length by
+/// the previous length, the bits below) or the mate distance.
+pub(crate) struct EvalCoder {
+    kind: Vec<BitModel>,
+    lengths: Vec<BitModel>,
+    first_mantissa: Vec<BitModel>,
+    mate_sign: BitModel,
+    mate_lengths: Vec<BitModel>,
+}
+
+const EVAL_LENGTH_CONTEXTS: usize = 8;
+
+/// Per-game state of the evaluation stream.
+#[derive(Default)]
+struct EvalState {
+    prev: i64,
+    prev_length: u32,
+}
+
+impl EvalState {
+    fn context(&self) -> usize {
+        (self.prev_length as usize)
+            .div_ceil(2)
+            .min(EVAL_LENGTH_CONTEXTS - 1)
+    }
+}
+
+fn encode_gamma(enc: &mut BinaryEncoder, lengths: &mut [BitModel], v: u64) {
+    // v ≥ 1: its bit length − 1 through the tree, then the bits below the
+    // leading one.
+    let n = 63 - v.leading_zeros();
+    enc.encode_tree(lengths, 6, n);
+    let low = v & ((1u64 << n) - 1);
+    if n > 32 {
+        enc.encode_direct((low >> 32) as u32, n - 32);
+        enc.encode_direct(low as u32, 32);
+    } else {
+        enc.encode_direct(low as u32, n);
+    }
+}
+
+fn decode_gamma(dec: &mut BinaryDecoder<'_>, lengths: &mut [BitModel]) -> u64 {
+    let n = dec.decode_tree(lengths, 6);
+    let low = if n > 32 {
+        (u64::from(dec.decode_direct(n - 32)) << 32) | u64::from(dec.decode_direct(32))
+    } else {
+        u64::from(dec.decode_direct(n))
+    };
+    (1u64 << n) | low
+}
+
+impl EvalCoder {
+    pub(crate) fn new() -> EvalCoder {
+        EvalCoder {
+            kind: vec![BitModel::default(); 4],
+            lengths: vec![BitModel::default(); EVAL_LENGTH_CONTEXTS * 64],
+            first_mantissa: vec![BitModel::default(); 64],
+            mate_sign: BitModel::default(),
+            mate_lengths: vec![BitModel::default(); 64],
+        }
+    }
+
+    /// Codes `eval` (`None`: kept as text elsewhere).
+    fn encode(&mut self, enc: &mut BinaryEncoder, state: &mut EvalState, eval: Option<Eval>) {
+        match eval {
+            Some(Eval::Centipawns(cp)) => {
+                enc.encode_tree(&mut self.kind, 2, 0);
+                let z = zigzag(cp - state.prev);
+                let v = z + 1;
+                let n = 63 - v.leading_zeros();
+                let ctx = state.context();
+                enc.encode_tree(&mut self.lengths[ctx * 64..(ctx + 1) * 64], 6, n);
+                if n > 0 {
+                    enc.encode_bit(&mut self.first_mantissa[n as usize], v >> (n - 1) & 1 == 1);
+                    let rest = n - 1;
+                    let low = v & ((1u64 << rest) - 1);
+                    if rest > 32 {
+                        enc.encode_direct((low >> 32) as u32, rest - 32);
+                        enc.encode_direct(low as u32, 32);
+                    } else {
+                        enc.encode_direct(low as u32, rest);
+                    }
+                }
+                state.prev = cp;
+                state.prev_length = n;
+            }
+            Some(Eval::Mate(m)) => {
+                enc.encode_tree(&mut self.kind, 2, 1);
+                enc.encode_bit(&mut self.mate_sign, m < 0);
+                encode_gamma(enc, &mut self.mate_lengths, m.unsigned_abs() + 1);
+            }
+            None => enc.encode_tree(&mut self.kind, 2, 2),
+        }
+    }
+
+    fn decode(
+        &mut self,
+        dec: &mut BinaryDecoder<'_>,
+        state: &mut EvalState,
+    ) -> Result<Option<Eval>, String> {
+        match dec.decode_tree(&mut self.kind, 2) {
+            0 => {
+                let ctx = state.context();
+                let n = dec.decode_tree(&mut self.lengths[ctx * 64..(ctx + 1) * 64], 6);
+                let v = if n == 0 {
+                    1
+                } else {
+                    let top = u64::from(dec.decode_bit(&mut self.first_mantissa[n as usize]));
+                    let rest = n - 1;
+                    let low = if rest > 32 {
+                        (u64::from(dec.decode_direct(rest - 32)) << 32)
+                            | u64::from(dec.decode_direct(32))
+                    } else {
+                        u64::from(dec.decode_direct(rest))
+                    };
+                    (1u64 << n) | (top << rest) | low
+                };
+                let cp = state
+                    .prev
+                    .checked_add(unzigzag(v - 1))
+                    .filter(|c| c.unsigned_abs() < 1 << 40)
+                    .ok_or("evaluation out of range")?;
+                state.prev = cp;
+                state.prev_length = n;
+                Ok(Some(Eval::Centipawns(cp)))
+            }
+            1 => {
+                let neg = dec.decode_bit(&mut self.mate_sign);
+                let m = decode_gamma(dec, &mut self.mate_lengths) - 1;
+                let m = i64::try_from(m).map_err(|_| "mate distance out of range")?;
+                Ok(Some(Eval::Mate(if neg { -m } else { m })))
+            }
+            2 => Ok(None),
+            _ => Err("bad evaluation kind".into()),
+        }
+    }
+}
+
+/// The largest clock reading kept as a number (1000 hours).
+const MAX_CLOCK: u32 = 1000 * 3600;
 
 /// Positions of the lines of a game while its events are walked.
 struct Lines {
@@ -235,11 +581,6 @@ impl Lines {
     }
     fn top(&mut self) -> &mut (Chess, Option<Chess>) {
         self.stack.last_mut().expect("a line is open")
-    }
-    /// The side that made the last move (or, before any move, the side not
-    /// to move): the owner of a clock comment.
-    fn mover(&self) -> Color {
-        !self.stack[self.stack.len() - 1].0.turn()
     }
     fn play(&mut self, m: Move) {
         let (pos, before) = self.top();
@@ -259,16 +600,32 @@ impl Lines {
     }
 }
 
-#[derive(Default)]
 struct Columns {
-    data: [Vec<u8>; 11],
+    data: [Vec<u8>; N_COLUMNS],
     moves: BitWriter,
+    clock_coder: ClockCoder,
+    clocks: BinaryEncoder,
+    eval_coder: EvalCoder,
+    evals: BinaryEncoder,
     tag_names: Vec<Vec<u8>>,
     /// Values of each tag name, in game order.
     tag_values: Vec<Vec<u8>>,
 }
 
 impl Columns {
+    fn new() -> Columns {
+        Columns {
+            data: Default::default(),
+            moves: BitWriter::new(),
+            clock_coder: ClockCoder::new(),
+            clocks: BinaryEncoder::new(),
+            eval_coder: EvalCoder::new(),
+            evals: BinaryEncoder::new(),
+            tag_names: Vec::new(),
+            tag_values: Vec::new(),
+        }
+    }
+
     fn tag_id(&mut self, name: &[u8]) -> usize {
         if let Some(i) = self.tag_names.iter().position(|n| n == name) {
             return i;
@@ -284,19 +641,52 @@ impl Columns {
         self.data[VERBATIM].extend_from_slice(bytes);
     }
 
+    /// Adds a game; on an error (from the codec) nothing was added.
     fn add_game(&mut self, game: &ParsedGame, codec: &dyn GameCodec) -> Result<(), Unparsed> {
-        // Segments: the mainline, then each variation in the order its `(`
-        // appears; each from the position where it starts.
+        // Moves first, as they alone can fail. Segments: the mainline, then
+        // each variation in the order its `(` appears, each from the
+        // position where it starts.
         let mut segments: Vec<(Chess, Vec<Move>)> = vec![(game.start.clone(), Vec::new())];
         let mut open: Vec<usize> = vec![0];
         let mut lines = Lines::new(&game.start);
-        let mut events = Vec::with_capacity(game.events.len() + 2);
-        let mut clocks = ClockModel::new(&game.tags);
         for event in &game.events {
             match event {
                 Event::Move(m) => {
                     segments[open[open.len() - 1]].1.push(*m);
                     lines.play(*m);
+                }
+                Event::Open => {
+                    let start = lines.open();
+                    segments.push((start, Vec::new()));
+                    open.push(segments.len() - 1);
+                }
+                Event::Close => {
+                    lines.close();
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        let mut encoded = Vec::with_capacity(segments.len());
+        for (start, moves) in &segments {
+            let bits = codec.encode(start, moves).map_err(|e| Unparsed {
+                category: "codec",
+                detail: e.to_string(),
+            })?;
+            encoded.push(bits);
+        }
+        for bits in &encoded {
+            put_varint(&mut self.data[MOVE_LENGTHS], bits.len() as u64);
+            self.moves.write_bits(bits);
+        }
+
+        let mut events = Vec::with_capacity(game.events.len() + 2);
+        let mut clocks = ClockModel::new(&game.tags);
+        let mut eval_state = EvalState::default();
+        for event in &game.events {
+            match event {
+                Event::Move(_) => {
+                    clocks.on_move();
                     events.push(E_MOVE);
                 }
                 Event::Nag(n) => {
@@ -306,14 +696,16 @@ impl Columns {
                 Event::Comment(c) => match parse_annotation(c) {
                     Some(a) => {
                         if let Some(e) = a.eval {
-                            self.data[EVALS].extend_from_slice(e);
-                            self.data[EVALS].push(b']');
+                            let value = parse_eval(e);
+                            if value.is_none() {
+                                self.data[EVAL_TEXT].extend_from_slice(e);
+                                self.data[EVAL_TEXT].push(b']');
+                            }
+                            self.eval_coder
+                                .encode(&mut self.evals, &mut eval_state, value);
                         }
                         if let Some(clock) = a.clock {
-                            let side = lines.mover();
-                            let residual = i64::from(clock) - clocks.predict(side);
-                            put_varint(&mut self.data[CLOCKS], zigzag(residual));
-                            clocks.update(side, i64::from(clock));
+                            clocks.encode(&mut self.clock_coder, &mut self.clocks, clock);
                         }
                         events.push(match (a.eval, a.clock) {
                             (Some(_), Some(_)) => E_EVAL_CLK,
@@ -328,14 +720,11 @@ impl Columns {
                     }
                 },
                 Event::Open => {
-                    let start = lines.open();
-                    segments.push((start, Vec::new()));
-                    open.push(segments.len() - 1);
+                    clocks.on_open();
                     events.push(E_OPEN);
                 }
                 Event::Close => {
-                    lines.close();
-                    open.pop();
+                    clocks.on_close();
                     events.push(E_CLOSE);
                 }
             }
@@ -352,20 +741,6 @@ impl Columns {
             }
             Some(o) => events.push(E_OUTCOME + o),
         }
-        // Moves.
-        let mut encoded = Vec::with_capacity(segments.len());
-        for (start, moves) in &segments {
-            let bits = codec.encode(start, moves).map_err(|e| Unparsed {
-                category: "codec",
-                detail: e.to_string(),
-            })?;
-            encoded.push(bits);
-        }
-        for bits in &encoded {
-            put_varint(&mut self.data[MOVE_LENGTHS], bits.len() as u64);
-            self.moves.write_bits(bits);
-        }
-        // Tags.
         for (name, value) in &game.tags {
             let id = self.tag_id(name);
             put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
@@ -382,7 +757,7 @@ impl Columns {
 /// Encodes the games of `chunks` into one block; zstd at `level` for the
 /// text columns.
 pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> EncodedBlock {
-    let mut cols = Columns::default();
+    let mut cols = Columns::new();
     let mut report = BlockReport {
         games: chunks.len() as u64,
         ..BlockReport::default()
@@ -398,8 +773,7 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
             text::parse(&chunk.bytes)
         };
         // A game whose parts do not fit its columns (a codec error, a NUL in
-        // a tag value) is stored verbatim too; the columns of a failed game
-        // are rolled back by encoding into a scratch copy first.
+        // a tag value) is stored verbatim too.
         let result = parsed.and_then(|game| {
             if game.tags.iter().any(|(_, v)| v.contains(&0)) {
                 return Err(Unparsed {
@@ -407,12 +781,7 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
                     detail: "nul byte in a tag value".into(),
                 });
             }
-            let snapshot = GameColumns::snapshot(&cols);
-            let r = cols.add_game(&game, codec);
-            if r.is_err() {
-                snapshot.restore(&mut cols);
-            }
-            r
+            cols.add_game(&game, codec)
         });
         if let Err(u) = result {
             report.verbatim.push((chunk.number, u.category, u.detail));
@@ -426,13 +795,15 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
     }
     cols.data[TAG_NAMES] = names;
     cols.data[TAG_VALUES] = cols.tag_values.concat();
-    cols.data[MOVES] = cols.moves.finish().as_bytes().to_vec();
+    cols.data[MOVES] = std::mem::take(&mut cols.moves).finish().as_bytes().to_vec();
+    cols.data[CLOCKS] = std::mem::take(&mut cols.clocks).finish();
+    cols.data[EVALS] = std::mem::take(&mut cols.evals).finish();
 
     let mut payload = Vec::new();
     put_varint(&mut payload, chunks.len() as u64);
     for (i, data) in cols.data.iter().enumerate() {
         report.raw[i] = data.len() as u64;
-        let compressed = if i == MOVES || data.is_empty() {
+        let compressed = if matches!(i, MOVES | CLOCKS | EVALS) || data.is_empty() {
             None
         } else {
             zstd::bulk::compress(data, level)
@@ -450,35 +821,6 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
         report.stored[i] = stored.len() as u64;
     }
     EncodedBlock { payload, report }
-}
-
-/// Lengths of the columns before a game is added, to roll it back. Moves
-/// need none: a game's moves are written after everything that can fail.
-struct GameColumns {
-    lens: [usize; 11],
-    tag_lens: Vec<usize>,
-    tag_names: usize,
-}
-
-impl GameColumns {
-    fn snapshot(cols: &Columns) -> GameColumns {
-        GameColumns {
-            lens: std::array::from_fn(|i| cols.data[i].len()),
-            tag_lens: cols.tag_values.iter().map(Vec::len).collect(),
-            tag_names: cols.tag_names.len(),
-        }
-    }
-
-    fn restore(self, cols: &mut Columns) {
-        for (d, &l) in cols.data.iter_mut().zip(&self.lens) {
-            d.truncate(l);
-        }
-        cols.tag_names.truncate(self.tag_names);
-        cols.tag_values.truncate(self.tag_names);
-        for (v, &l) in cols.tag_values.iter_mut().zip(&self.tag_lens) {
-            v.truncate(l);
-        }
-    }
 }
 
 /// The columns of a stored block, decompressed.
@@ -611,8 +953,12 @@ pub(crate) fn decode_block(
     let mut move_pos = 0usize;
     let mut move_lengths = d[MOVE_LENGTHS].as_slice();
     let mut comments = d[COMMENTS].as_slice();
-    let mut clocks = d[CLOCKS].as_slice();
-    let mut evals = d[EVALS].as_slice();
+    let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
+    let mut clock_coder = ClockCoder::new();
+    let mut evals = BinaryDecoder::new(&d[EVALS]);
+    let mut eval_coder = EvalCoder::new();
+    let mut eval_text = d[EVAL_TEXT].as_slice();
+    let mut eval_buf = Vec::new();
 
     for g in 0..stored.games {
         let w = want(g);
@@ -638,12 +984,7 @@ pub(crate) fn decode_block(
             }
             let i = id as usize - 1;
             let value = values[i].next().ok_or("tag values end early")?;
-            if w != Want::Skip {
-                tags.push((names[i].to_vec(), value.to_vec()));
-            }
-        }
-        if w == Want::Tags {
-            sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
+            tags.push((names[i].to_vec(), value.to_vec()));
         }
         // Events of this game.
         let end = events
@@ -659,26 +1000,49 @@ pub(crate) fn decode_block(
             .ok_or("events column ends early")?;
         let game_events = &events[..=end];
         events = &events[end + 1..];
+        let mut clock_model = ClockModel::new(&tags);
+        let mut eval_state = EvalState::default();
+        if w == Want::Tags {
+            sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
+        }
         if w != Want::Text {
-            // Skip this game's items in the other columns.
+            // Skip this game's items in the other columns (clocks are
+            // decoded: the stream adapts as it goes).
             let mut segments = 1;
             let mut i = 0;
             while i < game_events.len() {
                 match game_events[i] {
                     E_NAG => i += 1,
-                    E_OPEN => segments += 1,
+                    E_MOVE => clock_model.on_move(),
+                    E_OPEN => {
+                        segments += 1;
+                        clock_model.on_open();
+                    }
+                    E_CLOSE => clock_model.on_close(),
                     E_COMMENT => {
                         take_until(&mut comments, b'}', "comment")?;
                     }
                     E_CLK => {
-                        get_varint(&mut clocks)?;
+                        clock_model.decode(&mut clock_coder, &mut clocks)?;
                     }
                     E_EVAL => {
-                        take_until(&mut evals, b']', "eval")?;
+                        read_eval(
+                            &mut eval_coder,
+                            &mut evals,
+                            &mut eval_state,
+                            &mut eval_text,
+                            &mut eval_buf,
+                        )?;
                     }
                     E_EVAL_CLK => {
-                        take_until(&mut evals, b']', "eval")?;
-                        get_varint(&mut clocks)?;
+                        read_eval(
+                            &mut eval_coder,
+                            &mut evals,
+                            &mut eval_state,
+                            &mut eval_text,
+                            &mut eval_buf,
+                        )?;
+                        clock_model.decode(&mut clock_coder, &mut clocks)?;
                     }
                     _ => {}
                 }
@@ -705,7 +1069,6 @@ pub(crate) fn decode_block(
         };
         let mut segs = vec![read_segment(&start)?];
         let mut lines = Lines::new(&start);
-        let mut clock_model = ClockModel::new(&tags);
         let mut out_events = Vec::new();
         let mut outcome = None;
         let mut i = 0;
@@ -720,6 +1083,7 @@ pub(crate) fn decode_block(
                         .and_then(Iterator::next)
                         .ok_or("fewer moves than the events say")?;
                     lines.play(m);
+                    clock_model.on_move();
                     out_events.push(Event::Move(m));
                 }
                 E_NAG => {
@@ -736,16 +1100,19 @@ pub(crate) fn decode_block(
                     let eval = if code == E_CLK {
                         None
                     } else {
-                        Some(take_until(&mut evals, b']', "eval")?)
+                        read_eval(
+                            &mut eval_coder,
+                            &mut evals,
+                            &mut eval_state,
+                            &mut eval_text,
+                            &mut eval_buf,
+                        )?;
+                        Some(eval_buf.as_slice())
                     };
                     let clock = if code == E_EVAL {
                         None
                     } else {
-                        let side = lines.mover();
-                        let c = clock_model.predict(side) + unzigzag(get_varint(&mut clocks)?);
-                        let c = u32::try_from(c).map_err(|_| "clock out of range")?;
-                        clock_model.update(side, i64::from(c));
-                        Some(c)
+                        Some(clock_model.decode(&mut clock_coder, &mut clocks)?)
                     };
                     annotation.clear();
                     format_annotation(eval, clock, &mut annotation);
@@ -754,6 +1121,7 @@ pub(crate) fn decode_block(
                 E_OPEN => {
                     let start = lines.open();
                     segs.push(read_segment(&start)?);
+                    clock_model.on_open();
                     out_events.push(Event::Open);
                 }
                 E_CLOSE => {
@@ -764,6 +1132,7 @@ pub(crate) fn decode_block(
                         return Err("more moves than the events say".into());
                     }
                     lines.close();
+                    clock_model.on_close();
                     out_events.push(Event::Close);
                 }
                 E_END => {}
@@ -796,10 +1165,29 @@ pub(crate) fn decode_block(
         text::write(&game, &mut out);
         sink(g, Decoded::Text(out));
     }
+    if clocks.overrun() || evals.overrun() {
+        return Err("clock or evaluation stream ends early".into());
+    }
     if kind.next().is_some() || !verbatim.is_empty() || !seq.is_empty() || !events.is_empty() {
         return Err("columns hold more than the game count".into());
     }
     Ok(stored.games)
+}
+
+/// Decodes the next evaluation's text into `out`.
+fn read_eval(
+    coder: &mut EvalCoder,
+    dec: &mut BinaryDecoder<'_>,
+    state: &mut EvalState,
+    text: &mut &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.clear();
+    match coder.decode(dec, state)? {
+        Some(e) => format_eval(e, out),
+        None => out.extend_from_slice(take_until(text, b']', "evaluation text")?),
+    }
+    Ok(())
 }
 
 /// Bits `start..start + len` of `bits`.
@@ -847,6 +1235,42 @@ mod tests {
                 String::from_utf8_lossy(c)
             );
         }
+    }
+
+    #[test]
+    fn evaluations_round_trip_exactly() {
+        for (t, e) in [
+            ("0.0", Some(Eval::Centipawns(0))),
+            ("0.2", Some(Eval::Centipawns(20))),
+            ("-0.13", Some(Eval::Centipawns(-13))),
+            ("12.05", Some(Eval::Centipawns(1205))),
+            ("-1.0", Some(Eval::Centipawns(-100))),
+            ("#-3", Some(Eval::Mate(-3))),
+            ("#0", Some(Eval::Mate(0))),
+            ("0.20", None),
+            ("-0.0", None),
+            ("1", None),
+            ("+0.5", None),
+            ("#+3", None),
+        ] {
+            assert_eq!(parse_eval(t.as_bytes()), e, "{t}");
+        }
+        let evals = [0, 35, -400, 12000, -5, 7].map(Eval::Centipawns);
+        let mut coder = EvalCoder::new();
+        let mut enc = BinaryEncoder::new();
+        let mut state = EvalState::default();
+        for e in evals.iter().chain(&[Eval::Mate(-7), Eval::Mate(2)]) {
+            coder.encode(&mut enc, &mut state, Some(*e));
+        }
+        coder.encode(&mut enc, &mut state, None);
+        let bytes = enc.finish();
+        let mut coder = EvalCoder::new();
+        let mut dec = BinaryDecoder::new(&bytes);
+        let mut state = EvalState::default();
+        for e in evals.iter().chain(&[Eval::Mate(-7), Eval::Mate(2)]) {
+            assert_eq!(coder.decode(&mut dec, &mut state).unwrap(), Some(*e));
+        }
+        assert_eq!(coder.decode(&mut dec, &mut state).unwrap(), None);
     }
 
     #[test]

@@ -64,7 +64,7 @@ mod text;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 pub use block::{BlockReport, COLUMNS, EncodedBlock, encode_block};
-pub use chunk::{Chunk, ChunkReader, MAX_CHUNK};
+pub use chunk::{Blocks, Chunk, ChunkReader, MAX_CHUNK};
 
 use crate::game::GameCodec;
 
@@ -513,7 +513,7 @@ fn scan_blocks(
         }
         let len = u32::from_le_bytes(frame[4..8].try_into().expect("4"));
         let games = u32::from_le_bytes(frame[8..12].try_into().expect("4"));
-        if len > MAX_PAYLOAD {
+        if len > MAX_PAYLOAD || offset + BLOCK_HEADER_LEN + u64::from(len) > file_len {
             break;
         }
         entries.push(BlockEntry { offset, len, games });
@@ -582,6 +582,96 @@ pub fn block_tags(payload: &[u8], block: usize) -> Result<Vec<GameTags>, Archive
         reason,
     })?;
     Ok(out)
+}
+
+/// How [`compress`] cuts its input into blocks and compresses text.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Options {
+    /// The most games in a block.
+    pub block_games: usize,
+    /// About the most PGN text in a block, in bytes.
+    pub block_bytes: usize,
+    /// zstd level of the text columns.
+    pub level: i32,
+}
+
+impl Default for Options {
+    /// 4096 games or 4 MiB of text a block, zstd level 19.
+    fn default() -> Options {
+        Options {
+            block_games: 4096,
+            block_bytes: 4 << 20,
+            level: 19,
+        }
+    }
+}
+
+/// Compresses PGN text into an archive on one thread (the CLI codes blocks
+/// in parallel), returning the summed block reports.
+///
+/// # Errors
+///
+/// An I/O error of the input or output.
+///
+/// ```
+/// use chesspack::archive::{self, Options};
+///
+/// let pgn = "[Result \"1-0\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n";
+/// let mut out = Vec::new();
+/// let report = archive::compress(pgn.as_bytes(), &mut out, &chesspack::game::Radix, &Options::default()).unwrap();
+/// assert_eq!((report.games, report.verbatim.len()), (1, 0));
+/// let mut text = Vec::new();
+/// archive::decompress(std::io::Cursor::new(out), &mut text).unwrap();
+/// assert_eq!(text, b"[Result \"1-0\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n");
+/// ```
+pub fn compress(
+    input: impl io::BufRead,
+    output: impl Write,
+    codec: &dyn GameCodec,
+    options: &Options,
+) -> Result<BlockReport, ArchiveError> {
+    let mut w = ArchiveWriter::new(output, codec)?;
+    let mut total = BlockReport::default();
+    for block in Blocks::new(
+        ChunkReader::new(input),
+        options.block_games,
+        options.block_bytes,
+    ) {
+        let encoded = encode_block(codec, &block?, options.level);
+        w.write_block(&encoded)?;
+        total.add(&encoded.report);
+    }
+    w.finish()?;
+    Ok(total)
+}
+
+/// Decompresses a whole archive on one thread, stopping at the first
+/// damaged block; returns the number of games.
+///
+/// # Errors
+///
+/// Any [`ArchiveError`]; a missing index is [`ArchiveError::Index`].
+pub fn decompress(input: impl Read + Seek, mut output: impl Write) -> Result<u64, ArchiveError> {
+    let mut r = ArchiveReader::open(input)?;
+    if let Some(why) = r.index_error() {
+        return Err(ArchiveError::Index(why.to_owned()));
+    }
+    let mut games = 0;
+    for b in 0..r.blocks().len() {
+        let payload = r.read_block(b)?;
+        let mut failed = None;
+        games += decode_games(r.codec(), &payload, b, &|_| true, &mut |_, t| {
+            if failed.is_none() {
+                failed = output.write_all(&t).err();
+            }
+        })? as u64;
+        if let Some(e) = failed {
+            return Err(e.into());
+        }
+    }
+    output.flush()?;
+    Ok(games)
 }
 
 /// The canonical text of a PGN input: what decompressing its archive gives.

@@ -49,6 +49,44 @@ fn pgn_reader_corpus() {
 }
 
 #[test]
+fn archive_corpora() {
+    replay("read_archive", fuzzing::read_archive);
+    replay("compress_pgn", fuzzing::compress_pgn);
+}
+
+#[test]
+fn damaged_archives_never_panic() {
+    // Every single-byte change of a block payload (checksums would catch
+    // them in an archive; here the block decoder meets them), and every
+    // truncation of the archive.
+    let text = fs::read(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/archive/annotated.pgn"),
+    )
+    .unwrap();
+    let mut packed = Vec::new();
+    chesspack::archive::compress(
+        &text[..],
+        &mut packed,
+        &chesspack::game::Radix,
+        &Default::default(),
+    )
+    .unwrap();
+    let r = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    let b = r.blocks()[0];
+    let payload = &packed[b.offset as usize + 16..][..b.len as usize];
+    for i in 0..payload.len() {
+        for flip in [0x01, 0x80] {
+            let mut damaged = payload.to_vec();
+            damaged[i] ^= flip;
+            fuzzing::read_archive(&damaged);
+        }
+    }
+    for i in 0..packed.len() {
+        fuzzing::read_archive(&packed[..i]);
+    }
+}
+
+#[test]
 fn pseudo_random_bytes_never_panic() {
     let mut state = 0x9e37_79b9_7f4a_7c15u64;
     for len in 0..400usize {
@@ -67,6 +105,8 @@ fn pseudo_random_bytes_never_panic() {
             fuzzing::decode_position(codec, &data);
         }
         fuzzing::read_pgn(&data);
+        fuzzing::read_archive(&data);
+        fuzzing::compress_pgn(&data);
         if len % 20 == 0 && len % 60 < 8 {
             // The engine decoders search every position, and garbage can
             // decode to long games: a few short inputs only here (the fuzz

@@ -1,5 +1,6 @@
 //! Integration tests, a module per area.
 
+mod archive;
 mod common;
 mod engine;
 mod fuzz_corpus;

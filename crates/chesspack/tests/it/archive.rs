@@ -1,0 +1,427 @@
+//! The `.chpk` archive (issue 4): round trips equal canonical text, verbatim
+//! games come back byte for byte, random access, damage is contained.
+
+use std::io::Cursor;
+
+use chesspack::{
+    archive::{self, ArchiveError, ArchiveReader, Options, canonical},
+    game::{GameCodec, Index, Radix},
+};
+use proptest::prelude::*;
+
+fn fixture(name: &str) -> Vec<u8> {
+    let path = format!(
+        "{}/tests/fixtures/archive/{name}",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(&path).unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+fn sample() -> Vec<u8> {
+    let path = format!(
+        "{}/../../samples/lichess-sample.pgn",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read(path).unwrap()
+}
+
+fn compress_with(text: &[u8], codec: &dyn GameCodec, block_games: usize) -> Vec<u8> {
+    let mut options = Options::default();
+    options.block_games = block_games;
+    let mut out = Vec::new();
+    archive::compress(text, &mut out, codec, &options).unwrap();
+    out
+}
+
+fn decompress(bytes: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    archive::decompress(Cursor::new(bytes), &mut out).unwrap();
+    out
+}
+
+/// The canonical text of each game, in order.
+fn canonical_games(text: &[u8]) -> Vec<Vec<u8>> {
+    archive::ChunkReader::new(text)
+        .map(|c| canonical(&c.unwrap().bytes[..]).unwrap())
+        .collect()
+}
+
+#[test]
+fn fixtures_round_trip_to_canonical_text() {
+    for name in ["annotated.pgn", "broken.pgn", "bom-crlf.pgn", "empty.pgn"] {
+        let text = fixture(name);
+        let expected = canonical(&text[..]).unwrap();
+        for codec in [&Index as &dyn GameCodec, &Radix] {
+            for block_games in [1, 2, 1000] {
+                let packed = compress_with(&text, codec, block_games);
+                assert_eq!(
+                    String::from_utf8_lossy(&decompress(&packed)),
+                    String::from_utf8_lossy(&expected),
+                    "{name} {} {block_games}",
+                    codec.name()
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_sample_comes_back_byte_for_byte() {
+    // lichess exports are already in the canonical layout: clocks, Chess960,
+    // "From Position" and the King of the Hill game (verbatim) all return.
+    let text = sample();
+    assert_eq!(canonical(&text[..]).unwrap(), text);
+    let packed = compress_with(&text, &Radix, 10);
+    assert_eq!(decompress(&packed), text);
+    assert!(packed.len() * 10 < text.len());
+}
+
+#[test]
+fn canonical_layout_of_the_annotated_fixture() {
+    let out = String::from_utf8(canonical(&fixture("annotated.pgn")[..]).unwrap()).unwrap();
+    for expected in [
+        "[Event \"Annotated \\\"test\\\" — ünïcödé 象棋\"]\n",
+        "[CustomTag \"back\\\\slash\"]\n\n{ A game comment before the first move. } 1. e4 $1 { [%eval 0.3] [%clk 0:05:00] } 1... e5 $2",
+        "2. Nf3 {[%csl Gf3][%cal Gg1f3]} 2... Nc6 (2... d6 3. d4 (3. Bc4 Be7 $6 (3... Nf6 4. Ng5 $5) 4. O-O) 3... exd4) (2... Nf6 {Petrov}) 3. Bb5 a6 $6",
+        "7. Bb3 d6 { [%clk 0:00:09.5] } 8. c3",
+        "{A multi-line\ncomment} 1-0\n\n",
+        "3. Nc3 Bb4 1/2-1/2\n\n1. e4 c5",
+        "23. Qb2\n\n[Event",
+        "5. hxg8=N Rxg8 6. Qh5+ 1-0\n\n",
+    ] {
+        assert!(out.contains(expected), "{expected:?} not in\n{out}");
+    }
+    // Canonical text is a fixed point.
+    assert_eq!(canonical(out.as_bytes()).unwrap(), out.as_bytes());
+}
+
+#[test]
+fn games_that_cannot_be_parsed_are_kept_verbatim() {
+    let text = fixture("broken.pgn");
+    let chunks: Vec<_> = archive::ChunkReader::new(&text[..])
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let block = archive::encode_block(&Radix, &chunks, 3);
+    let mut reasons: Vec<_> = block
+        .report
+        .verbatim
+        .iter()
+        .map(|(n, c, _)| (*n, *c))
+        .collect();
+    reasons.sort();
+    assert_eq!(
+        reasons,
+        [
+            (2, "syntax"),
+            (3, "illegal move"),
+            (4, "escape"),
+            (5, "unsupported variant"),
+            (6, "syntax"),
+            (7, "syntax"),
+        ]
+    );
+    let out = decompress(&compress_with(&text, &Radix, 1000));
+    let out = String::from_utf8(out).unwrap();
+    for verbatim in [
+        "This line is not PGN at all.\n\n",
+        "1. e4 e5 2. Ke3 *\n\n",
+        "1. e4 ; white's best\ne5 *\n\n",
+        "[Variant \"King of the Hill\"]\n[Result \"*\"]\n\n1. e4 e5 *\n\n",
+        "1. e4 e5 1-0 2. Nf3\n\n",
+        "1. e4 e5 (1... c5 2. Nf3 *\n\n",
+    ] {
+        assert!(out.contains(verbatim), "{verbatim:?} not in\n{out}");
+    }
+    assert!(out.starts_with("[Event \"ok 1\"]\n[Result \"*\"]\n\n1. d4 d5 *\n\n"));
+    assert!(out.ends_with("[Event \"ok 2\"]\n\n1. c4 1/2-1/2\n\n"));
+}
+
+#[test]
+fn bom_and_crlf_are_layout() {
+    let crlf = canonical(&fixture("bom-crlf.pgn")[..]).unwrap();
+    let lf = canonical(&fixture("bom-crlf-lf.pgn")[..]).unwrap();
+    assert_eq!(crlf, lf);
+    assert!(!crlf.starts_with(b"\xef\xbb\xbf"));
+    // CR LF inside a comment is the comment's own text.
+    assert!(crlf.windows(13).any(|w| w == b"{fool\r\nmate} "));
+}
+
+#[test]
+fn empty_input_gives_an_empty_archive() {
+    let packed = compress_with(b"", &Radix, 10);
+    let r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    assert_eq!((r.games(), r.blocks().len()), (0, 0));
+    assert!(decompress(&packed).is_empty());
+    assert!(decompress(&compress_with(b"\n\n  \n", &Radix, 10)).is_empty());
+}
+
+#[test]
+fn get_reads_any_game() {
+    let mut text = sample();
+    text.extend_from_slice(&fixture("broken.pgn"));
+    text.extend_from_slice(&fixture("annotated.pgn"));
+    let games = canonical_games(&text);
+    let packed = compress_with(&text, &Index, 7);
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    assert_eq!(r.games(), games.len() as u64);
+    assert!(r.blocks().len() > 5);
+    for (i, expected) in games.iter().enumerate().rev() {
+        assert_eq!(&r.game(i as u64 + 1).unwrap(), expected, "game {}", i + 1);
+    }
+    assert!(matches!(
+        r.game(0),
+        Err(ArchiveError::NoSuchGame { number: 0, .. })
+    ));
+    assert!(matches!(
+        r.game(games.len() as u64 + 1),
+        Err(ArchiveError::NoSuchGame { .. })
+    ));
+}
+
+#[test]
+fn tags_list_without_decoding_moves() {
+    let text = fixture("broken.pgn");
+    let packed = compress_with(&text, &Radix, 1000);
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    let payload = r.read_block(0).unwrap();
+    let tags = archive::block_tags(&payload, 0).unwrap();
+    assert_eq!(tags.len(), 8);
+    assert_eq!(
+        tags[0].as_ref().unwrap()[0],
+        (b"Event".to_vec(), b"ok 1".to_vec())
+    );
+    assert_eq!(
+        tags[1].as_ref().unwrap_err(),
+        b"This line is not PGN at all.\n\n"
+    );
+}
+
+/// Offsets of the payloads of the blocks of an archive.
+fn payload_ranges(packed: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let r = ArchiveReader::open(Cursor::new(packed)).unwrap();
+    r.blocks()
+        .iter()
+        .map(|b| b.offset as usize + 16..b.offset as usize + 16 + b.len as usize)
+        .collect()
+}
+
+#[test]
+fn a_damaged_block_is_named_and_the_others_decode() {
+    let text = sample();
+    let games = canonical_games(&text);
+    let packed = compress_with(&text, &Radix, 5);
+    let ranges = payload_ranges(&packed);
+    assert_eq!(ranges.len(), games.len().div_ceil(5));
+    for (b, range) in ranges.iter().enumerate() {
+        for at in [range.start, range.start + range.len() / 2, range.end - 1] {
+            let mut damaged = packed.clone();
+            damaged[at] ^= 0x40;
+            let mut r = ArchiveReader::open(Cursor::new(&damaged)).unwrap();
+            for other in 0..ranges.len() {
+                let result = r.read_block(other);
+                if other == b {
+                    let err = result.unwrap_err();
+                    assert!(
+                        matches!(err, ArchiveError::Damaged { block, .. } if block == b as u64 + 1),
+                        "{err}"
+                    );
+                    assert_eq!(
+                        err.to_string(),
+                        format!("block {}: checksum mismatch", b + 1)
+                    );
+                } else {
+                    let payload = result.unwrap();
+                    let mut n = 0;
+                    archive::decode_games(&Radix, &payload, other, &|_| true, &mut |g, t| {
+                        assert_eq!(t, games[other * 5 + g]);
+                        n += 1;
+                    })
+                    .unwrap();
+                    assert_eq!(n, r.blocks()[other].games);
+                }
+            }
+            let mut sink = Vec::new();
+            assert!(matches!(
+                archive::decompress(Cursor::new(&damaged), &mut sink),
+                Err(ArchiveError::Damaged { .. })
+            ));
+        }
+    }
+}
+
+#[test]
+fn a_truncated_archive_is_an_error_and_its_whole_blocks_survive() {
+    let text = sample();
+    let games = canonical_games(&text);
+    let packed = compress_with(&text, &Radix, 5);
+    let ranges = payload_ranges(&packed);
+    for cut in [
+        packed.len() - 1,
+        packed.len() - 30,
+        ranges[3].end,
+        ranges[3].end - 1,
+        40,
+    ] {
+        let truncated = &packed[..cut];
+        let mut sink = Vec::new();
+        let err = archive::decompress(Cursor::new(truncated), &mut sink).unwrap_err();
+        assert!(matches!(err, ArchiveError::Index(_)), "{err}");
+        let mut r = ArchiveReader::open(Cursor::new(truncated)).unwrap();
+        assert!(r.index_error().is_some());
+        let whole = ranges.iter().filter(|b| b.end <= cut).count();
+        let mut decoded = 0;
+        for b in 0..r.blocks().len() {
+            match r.read_block(b) {
+                Ok(payload) => {
+                    archive::decode_games(&Radix, &payload, b, &|_| true, &mut |g, t| {
+                        assert_eq!(t, games[b * 5 + g]);
+                    })
+                    .unwrap();
+                    decoded += 1;
+                }
+                Err(e) => assert!(matches!(e, ArchiveError::Damaged { .. }), "{e}"),
+            }
+        }
+        assert_eq!(decoded, whole, "cut at {cut}");
+    }
+    // Cut inside the header: not an archive.
+    assert!(ArchiveReader::open(Cursor::new(&packed[..5])).is_err());
+}
+
+#[test]
+fn header_names_format_codec_and_model() {
+    let packed = compress_with(&fixture("annotated.pgn"), &Index, 10);
+    assert_eq!(&packed[..8], b"CHPK\r\n\x1a\n");
+    let reader = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    assert_eq!(reader.header().codec, "index");
+
+    let mut bad = packed.clone();
+    bad[0] = b'X';
+    assert!(matches!(
+        ArchiveReader::open(Cursor::new(&bad)),
+        Err(ArchiveError::NotAnArchive)
+    ));
+    let mut bad = packed.clone();
+    bad[8] = 2;
+    let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
+    assert_eq!(
+        err.to_string(),
+        "archive format version 2 is not supported (this chesspack reads version 1)"
+    );
+    // A codec this library does not have (the header checksum is valid).
+    let mut bad = packed.clone();
+    bad[10..15].copy_from_slice(b"indey");
+    let crc_at = 10 + 5 + 8;
+    let crc = crc32(&bad[..crc_at]);
+    bad[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+    let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
+    assert!(matches!(err, ArchiveError::CodecMismatch { .. }), "{err}");
+    assert!(err.to_string().contains("\"indey\""), "{err}");
+    // A different model.
+    let mut bad = packed.clone();
+    bad[15] ^= 1;
+    let crc = crc32(&bad[..crc_at]);
+    bad[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+    let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
+    assert!(
+        err.to_string().contains("this chesspack has model"),
+        "{err}"
+    );
+    // A flipped header byte without a fixed checksum.
+    let mut bad = packed;
+    bad[12] ^= 1;
+    assert!(matches!(
+        ArchiveReader::open(Cursor::new(&bad)),
+        Err(ArchiveError::Header(_))
+    ));
+}
+
+/// CRC-32 (IEEE), bit by bit.
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = !0u32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            crc = if crc & 1 == 1 {
+                (crc >> 1) ^ 0xedb8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+#[test]
+fn golden_bytes_pin_the_format() {
+    let text = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 (1... c5) 2. Qh5 $1 { [%clk 0:01:00] } 1-0\n\nnot pgn\n";
+    let packed = compress_with(text, &Index, 10);
+    let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
+    assert_eq!(decompress(&packed), canonical(&text[..]).unwrap());
+}
+
+const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0105696e6465780000000000000000235d88d743504b42640000000200000051",
+    "14cc2c020002020001000909086e6f742070676e0a000d0d57686974650a526573756c740a000303",
+    "0102000006064100312d3000000b0b0102010701080106010309000303ad4b980002021006000202",
+    "787d00070700f8cc7c000000000505000000000000000043504b49010000001b0000000000000064",
+    "00000002000000f02134fa8f0000000000000002000000000000004348504b454e440a",
+);
+
+/// PGN text of a random game with random annotations.
+fn annotated_game(seed: u64, plies: usize) -> String {
+    use std::fmt::Write as _;
+    let choices: Vec<u32> = (0..plies as u64)
+        .map(|i| (seed.wrapping_add(i).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as u32)
+        .collect();
+    let moves = crate::common::play(&shakmaty::Chess::default(), &choices);
+    let mut pos = shakmaty::Chess::default();
+    let mut s = format!("[Event \"random {seed}\"]\n[Result \"*\"]\n\n");
+    let mut x = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+    for (i, m) in moves.iter().enumerate() {
+        x = x
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        if i % 2 == 0 {
+            write!(s, "{}. ", i / 2 + 1).unwrap();
+        }
+        let san = shakmaty::san::SanPlus::from_move_and_play_unchecked(&mut pos, *m);
+        write!(s, "{san} ").unwrap();
+        match x >> 60 {
+            0 => write!(s, "${} ", (x >> 20) % 256).unwrap(),
+            1 => write!(
+                s,
+                "{{ [%clk 0:0{}:{:02}] }} ",
+                (x >> 8) % 10,
+                (x >> 16) % 60
+            )
+            .unwrap(),
+            2 => s.push_str("{ [%eval -1.25] } "),
+            3 => write!(s, "{{ note {} }} ", x % 1000).unwrap(),
+            4 => s.push_str("!? "),
+            _ => {}
+        }
+    }
+    s.push_str("*\n\n");
+    s
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn random_annotated_games_round_trip(seeds in prop::collection::vec(any::<u64>(), 1..6), plies in 0usize..120) {
+        let text: String = seeds.iter().map(|&s| annotated_game(s, plies)).collect();
+        let expected = canonical(text.as_bytes()).unwrap();
+        let packed = compress_with(text.as_bytes(), &Index, 2);
+        prop_assert_eq!(decompress(&packed), expected);
+    }
+
+    #[test]
+    fn any_bytes_compress_and_come_back(text in prop::collection::vec(any::<u8>(), 0..400)) {
+        let expected = canonical(&text[..]).unwrap();
+        let packed = compress_with(&text, &Radix, 3);
+        prop_assert_eq!(decompress(&packed), expected);
+    }
+}
