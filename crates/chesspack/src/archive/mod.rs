@@ -457,7 +457,7 @@ fn read_index(
     }
     let index_offset = u64::from_le_bytes(footer[..8].try_into().expect("8"));
     let index_end = file_len - FOOTER_LEN;
-    if index_offset < header_len || index_offset + 12 > index_end {
+    if index_offset < header_len || index_offset.saturating_add(12) > index_end {
         return Err("bad index offset".into());
     }
     let mut index = vec![0u8; (index_end - index_offset) as usize];
@@ -471,7 +471,7 @@ fn read_index(
         return Err("bad index marker".into());
     }
     let n = u32::from_le_bytes(body[4..8].try_into().expect("4")) as usize;
-    if body.len() != 8 + 16 * n {
+    if body.len() != n.saturating_mul(16).saturating_add(8) {
         return Err("bad index length".into());
     }
     let mut expected = header_len;
@@ -484,7 +484,7 @@ fn read_index(
         })
         .collect();
     for e in &entries {
-        if e.offset != expected {
+        if e.offset != expected || e.len > MAX_PAYLOAD {
             return Err("index does not match the blocks".into());
         }
         expected = e.offset + BLOCK_HEADER_LEN + u64::from(e.len);
