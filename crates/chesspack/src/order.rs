@@ -98,7 +98,7 @@ pub fn sorted_moves(pos: &Chess, order: Order) -> shakmaty::MoveList {
 pub fn sort(moves: shakmaty::MoveList, order: Order) -> shakmaty::MoveList {
     // Keys are below 2^16 and a move list holds at most 270 moves (the most
     // a legal position has), below 2^10.
-    let mut packed = [0u32; 1024];
+    let mut packed = [0u32; 272];
     let packed = &mut packed[..moves.len()];
     for (i, (p, m)) in packed.iter_mut().zip(&moves).enumerate() {
         *p = (key(*m, order) << 10) | i as u32;

@@ -203,17 +203,19 @@ fn parse_annotation(c: &[u8]) -> Option<Annotation<'_>> {
 }
 
 /// Base time and increment in seconds from a `TimeControl` tag like `180+2`.
-fn time_control(tags: &[(Vec<u8>, Vec<u8>)]) -> (i64, i64) {
-    let tc = tags
-        .iter()
-        .find(|(k, _)| k == b"TimeControl")
-        .map(|(_, v)| v.as_slice())
-        .unwrap_or(b"");
+fn time_control(tc: &[u8]) -> (i64, i64) {
     let s = std::str::from_utf8(tc).unwrap_or("");
     let mut parts = s.split('+');
     let base = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     let inc = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
     (base, inc)
+}
+
+/// The value of tag `name`.
+fn tag<'a>(tags: &'a [(Vec<u8>, Vec<u8>)], name: &[u8]) -> Option<&'a [u8]> {
+    tags.iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_slice())
 }
 
 /// Predicts clock readings (the last reading of the same side plus the
@@ -275,8 +277,9 @@ impl ClockCoder {
 }
 
 impl ClockModel {
-    fn new(tags: &[(Vec<u8>, Vec<u8>)]) -> ClockModel {
-        let (base, inc) = time_control(tags);
+    /// The model for a game whose `TimeControl` tag is `tc` (empty if none).
+    fn new(tc: &[u8]) -> ClockModel {
+        let (base, inc) = time_control(tc);
         let estimate = base + 40 * inc;
         let class = match estimate {
             1..=119 => 0,
@@ -681,7 +684,7 @@ impl Columns {
         }
 
         let mut events = Vec::with_capacity(game.events.len() + 2);
-        let mut clocks = ClockModel::new(&game.tags);
+        let mut clocks = ClockModel::new(tag(&game.tags, b"TimeControl").unwrap_or(b""));
         let mut eval_state = EvalState::default();
         for event in &game.events {
             match event {
@@ -976,7 +979,10 @@ pub(crate) fn decode_block(
             }
             continue;
         }
+        // Tags (for a skipped game only its time control, which the clock
+        // stream needs).
         let mut tags = Vec::new();
+        let mut tc: &[u8] = b"";
         loop {
             let id = get_varint(&mut seq)?;
             if id == 0 {
@@ -984,7 +990,12 @@ pub(crate) fn decode_block(
             }
             let i = id as usize - 1;
             let value = values[i].next().ok_or("tag values end early")?;
-            tags.push((names[i].to_vec(), value.to_vec()));
+            if names[i] == b"TimeControl" {
+                tc = value;
+            }
+            if w != Want::Skip {
+                tags.push((names[i].to_vec(), value.to_vec()));
+            }
         }
         // Events of this game.
         let end = events
@@ -1000,7 +1011,7 @@ pub(crate) fn decode_block(
             .ok_or("events column ends early")?;
         let game_events = &events[..=end];
         events = &events[end + 1..];
-        let mut clock_model = ClockModel::new(&tags);
+        let mut clock_model = ClockModel::new(tc);
         let mut eval_state = EvalState::default();
         if w == Want::Tags {
             sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
