@@ -19,7 +19,7 @@ use rayon::prelude::*;
 use crate::{codecs, input};
 
 /// The move codec of new archives.
-pub const DEFAULT_CODEC: &str = "radix";
+pub const DEFAULT_CODEC: &str = "model";
 
 /// Options of `chesspack compress`.
 #[derive(Args, Debug)]

@@ -37,10 +37,59 @@ pub enum TrainCommand {
         #[arg(required = true)]
         files: Vec<String>,
     },
+    /// Fit the `model` codec's move model on PGN files (`.zst` too), leaving
+    /// out the held-out 5% of games, and write the model file; then report
+    /// its cost on held-out games of the same files.
+    Model {
+        /// Where to write the model
+        /// (crates/chesspack/src/model/weights.bin to ship it); the opening
+        /// book goes to book.bin beside it.
+        #[arg(short, long)]
+        output: String,
+        /// Read at most this many games of each file (held-out ones
+        /// included in the count).
+        #[arg(long, default_value_t = 80_000)]
+        limit: u64,
+        /// Passes over the training games.
+        #[arg(long, default_value_t = 2)]
+        epochs: u32,
+        /// PGN files.
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
+    /// Fit the `fast` codec's model (piece × origin × target and capture
+    /// weights) on PGN files, leaving out the held-out 5% of games.
+    Fast {
+        /// Where to write the model
+        /// (crates/chesspack/src/model/fast.bin to ship it).
+        #[arg(short, long)]
+        output: String,
+        /// Read at most this many games of each file.
+        #[arg(long, default_value_t = 80_000)]
+        limit: u64,
+        /// Passes over the training games.
+        #[arg(long, default_value_t = 2)]
+        epochs: u32,
+        /// PGN files.
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
 }
 
 pub fn run(cmd: TrainCommand) -> Result<()> {
     match cmd {
+        TrainCommand::Model {
+            output,
+            limit,
+            epochs,
+            files,
+        } => model(&output, limit, epochs, &files),
+        TrainCommand::Fast {
+            output,
+            limit,
+            epochs,
+            files,
+        } => fast(&output, limit, epochs, &files),
         TrainCommand::Arith { output, files } => arith(&output, &files),
         TrainCommand::Engine {
             output,
@@ -121,5 +170,161 @@ fn arith(output: &str, files: &[String]) -> Result<()> {
     std::fs::write(output, tables.to_rust(&provenance))
         .with_context(|| format!("cannot write {output}"))?;
     eprintln!("{provenance}\nwrote {output}");
+    Ok(())
+}
+
+/// The training games of `files` (the first `limit` of each, interleaved
+/// game by game) and their held-out games.
+fn load_games(
+    files: &[String],
+    limit: u64,
+) -> Result<(Vec<chesspack::pgn::Game>, Vec<chesspack::pgn::Game>, u64)> {
+    let mut per_file = Vec::new();
+    let mut held_out = Vec::new();
+    let mut skipped = 0u64;
+    for path in files {
+        let pb = input::progress(None, path);
+        let mut games = Vec::new();
+        for game in GameReader::new(input::open(path, &pb)?).take(limit as usize) {
+            let Ok(game) = game else {
+                skipped += 1;
+                continue;
+            };
+            if holdout::is_held_out(&holdout::game_key(&game)) {
+                held_out.push(game);
+            } else {
+                games.push(game);
+            }
+        }
+        pb.finish_and_clear();
+        per_file.push(games.into_iter());
+    }
+    let mut games = Vec::new();
+    loop {
+        let before = games.len();
+        for f in &mut per_file {
+            games.extend(f.next());
+        }
+        if games.len() == before {
+            break;
+        }
+    }
+    Ok((games, held_out, skipped))
+}
+
+/// Runs `epochs` passes of `step` over the plies of `games`, halving the
+/// rate after each.
+fn run_epochs(
+    games: &[chesspack::pgn::Game],
+    epochs: u32,
+    trainer: &mut chesspack::model::train::Trainer,
+    step: impl Fn(
+        &mut chesspack::model::train::Trainer,
+        &shakmaty::Chess,
+        &[shakmaty::Move],
+        shakmaty::Move,
+    ) -> f64,
+) {
+    for epoch in 0..epochs {
+        let pb = input::progress(Some(games.len() as u64), &format!("epoch {}", epoch + 1));
+        let (mut bits, mut plies) = (0f64, 0u64);
+        for g in games {
+            let mut pos = g.start.clone();
+            for (i, &m) in g.moves.iter().enumerate() {
+                bits += step(trainer, &pos, &g.moves[..i], m);
+                plies += 1;
+                pos.play_unchecked(m);
+            }
+            pb.inc(1);
+        }
+        pb.finish_and_clear();
+        eprintln!(
+            "epoch {}: {:.3} bits/ply on {} training games ({plies} plies)",
+            epoch + 1,
+            bits / plies.max(1) as f64,
+            games.len()
+        );
+        trainer.rate *= 0.5;
+    }
+}
+
+/// The ideal cost (no end symbols) of `games` in bits/ply under integer
+/// `scores`, as the codecs quantise them.
+fn held_out_bits(
+    games: &[chesspack::pgn::Game],
+    scores: impl Fn(&shakmaty::Chess, &[shakmaty::Move]) -> (shakmaty::MoveList, Vec<i32>),
+) -> Result<(f64, u64)> {
+    let (mut bits, mut plies) = (0f64, 0u64);
+    for g in games {
+        let mut pos = g.start.clone();
+        for (i, &m) in g.moves.iter().enumerate() {
+            let (legal, s) = scores(&pos, &g.moves[..i]);
+            if legal.len() > 1 {
+                let mut freqs = Vec::new();
+                chesspack::coder::quantize_fast(&chesspack::model::weights_of(&s), &mut freqs);
+                let k = legal.iter().position(|&x| x == m).expect("legal move");
+                bits += f64::from(chesspack::coder::PRECISION) - f64::from(freqs[k]).log2();
+            }
+            plies += 1;
+            pos.play_unchecked(m);
+        }
+    }
+    Ok((bits / plies.max(1) as f64, plies))
+}
+
+fn fast(output: &str, limit: u64, epochs: u32, files: &[String]) -> Result<()> {
+    use chesspack::model::{
+        fast::{FastWeights, N_FAST_FEATURES},
+        train::Trainer,
+    };
+    let (games, held_out, skipped) = load_games(files, limit)?;
+    let mut trainer = Trainer::with_features(N_FAST_FEATURES);
+    run_epochs(&games, epochs, &mut trainer, |t, pos, h, m| {
+        t.step_fast(pos, h, m)
+    });
+    let weights = FastWeights::from_values(trainer.fixed_point())?;
+    std::fs::write(output, weights.to_bytes()).with_context(|| format!("cannot write {output}"))?;
+    let (bits, plies) = held_out_bits(&held_out, |pos, h| weights.scores(pos, h))?;
+    eprintln!(
+        "held out: {bits:.3} bits/ply on {} games ({plies} plies, no end symbols); {skipped} skipped\nwrote {output} (model hash {:016x})",
+        held_out.len(),
+        weights.hash()
+    );
+    Ok(())
+}
+
+fn model(output: &str, limit: u64, epochs: u32, files: &[String]) -> Result<()> {
+    use chesspack::model::{self, train::Trainer};
+    let (games, held_out, skipped) = load_games(files, limit)?;
+    // The opening book, from the training games' early positions.
+    let mut builder = model::book::BookBuilder::default();
+    for g in &games {
+        let mut pos = g.start.clone();
+        for &m in g.moves.iter().take(model::book::MAX_PLY) {
+            builder.add(&pos, m);
+            pos.play_unchecked(m);
+        }
+    }
+    let book = builder.finish();
+    let book_path = std::path::Path::new(output).with_file_name("book.bin");
+    std::fs::write(&book_path, book.to_bytes())
+        .with_context(|| format!("cannot write {}", book_path.display()))?;
+    eprintln!(
+        "opening book: {} positions, wrote {}",
+        book.len(),
+        book_path.display()
+    );
+    let mut trainer = Trainer::new();
+    run_epochs(&games, epochs, &mut trainer, |t, pos, h, m| {
+        t.step(pos, h, m, Some(&book))
+    });
+    let weights = trainer.weights();
+    std::fs::write(output, weights.to_bytes()).with_context(|| format!("cannot write {output}"))?;
+    let (bits, plies) = held_out_bits(&held_out, |pos, h| weights.scores_with(pos, h, &book))?;
+    eprintln!(
+        "held out: {bits:.3} bits/ply on {} games ({plies} plies, no end symbols); {skipped} skipped\nwrote {output} (model hash {:016x})",
+        held_out.len(),
+        weights.hash()
+    );
     Ok(())
 }

@@ -34,7 +34,9 @@ fn stats_json_has_the_documented_fields() {
             "index",
             "radix",
             "engine-huffman",
-            "engine-arith"
+            "engine-arith",
+            "model",
+            "fast"
         ]
     );
     for r in &rows {
@@ -54,6 +56,11 @@ fn stats_json_has_the_documented_fields() {
         assert_eq!(r["games"], 36);
         assert_eq!(r["roundtrip_failures"], 0);
         assert_eq!(r["skipped_games"], 1);
+        if r["codec"] == "model" || r["codec"] == "fast" {
+            for field in ["top1", "top2", "top3", "below_top3"] {
+                assert!(r.get(field).is_some(), "{field} missing in {r}");
+            }
+        }
         if r["codec"].as_str().unwrap().starts_with("engine") {
             for field in ["top1", "top2", "top3", "below_top3", "depth", "k"] {
                 assert!(r.get(field).is_some(), "{field} missing in {r}");

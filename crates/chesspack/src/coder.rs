@@ -144,6 +144,86 @@ pub fn quantize(weights: &[u64]) -> Result<Vec<u32>, Error> {
     Ok(freqs)
 }
 
+/// Scales `weights` to frequencies ≥ 1 that sum to `1 << 24`, like
+/// [`quantize`] but with one division per call instead of one per symbol
+/// (for models rebuilt at every symbol). The remainder goes to the first
+/// largest weight. Integer-only, so identical everywhere.
+///
+/// ```
+/// let mut f = Vec::new();
+/// chesspack::coder::quantize_fast(&[3, 1, 0], &mut f);
+/// assert_eq!(f.iter().sum::<u32>(), 1 << 24);
+/// assert!(f[2] >= 1 && f[0] > f[1]);
+/// ```
+///
+/// # Panics
+///
+/// When there are no weights or more than `1 << 24` of them.
+pub fn quantize_fast(weights: &[u64], out: &mut Vec<u32>) {
+    let n = weights.len();
+    assert!(n > 0 && n as u64 <= 1 << PRECISION, "weights to quantize");
+    let total = 1u64 << PRECISION;
+    let free = total - n as u64;
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    out.clear();
+    // w · scale / 2^64 ≤ w · free / sum, and w ≤ sum keeps it in range.
+    match (u128::from(free) << 64).checked_div(sum) {
+        Some(scale) => out.extend(
+            weights
+                .iter()
+                .map(|&w| 1 + ((u128::from(w) * scale) >> 64) as u32),
+        ),
+        None => out.extend(weights.iter().map(|_| (1 + free / n as u64) as u32)),
+    }
+    let assigned: u64 = out.iter().map(|&f| u64::from(f)).sum();
+    let mut best = 0;
+    for (i, &w) in weights.iter().enumerate() {
+        if w > weights[best] {
+            best = i;
+        }
+    }
+    out[best] += (total - assigned) as u32;
+}
+
+/// Frequencies of symbols `0..n` (each ≥ 1, summing to `1 << 24`) used as
+/// a model directly, by linear scan: nothing to build or allocate, for
+/// models that change at every symbol.
+#[derive(Clone, Copy, Debug)]
+struct Frequencies<'a>(&'a [u32]);
+
+impl constriction::stream::model::EntropyModel<24> for Frequencies<'_> {
+    type Symbol = usize;
+    type Probability = u32;
+}
+
+impl constriction::stream::model::EncoderModel<24> for Frequencies<'_> {
+    fn left_cumulative_and_probability(
+        &self,
+        symbol: impl std::borrow::Borrow<usize>,
+    ) -> Option<(u32, std::num::NonZeroU32)> {
+        let s = *symbol.borrow();
+        let p = std::num::NonZeroU32::new(*self.0.get(s)?)?;
+        Some((self.0[..s].iter().sum(), p))
+    }
+}
+
+impl constriction::stream::model::DecoderModel<24> for Frequencies<'_> {
+    fn quantile_function(&self, quantile: u32) -> (usize, u32, std::num::NonZeroU32) {
+        let mut left = 0u32;
+        for (i, &f) in self.0.iter().enumerate() {
+            if quantile < left + f || i + 1 == self.0.len() {
+                return (
+                    i,
+                    left,
+                    std::num::NonZeroU32::new(f).unwrap_or(std::num::NonZeroU32::MIN),
+                );
+            }
+            left += f;
+        }
+        (0, 0, std::num::NonZeroU32::MIN)
+    }
+}
+
 /// A range encoder.
 #[derive(Debug, Default)]
 pub struct Encoder {
@@ -167,6 +247,21 @@ impl Encoder {
         }
         self.inner
             .encode_symbol(symbol, &model.inner)
+            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+    }
+
+    /// Encodes `symbol` with frequencies as [`quantize_fast`] makes them
+    /// (each ≥ 1, summing to `1 << 24`).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when `symbol` is out of range.
+    pub fn encode_frequencies(&mut self, symbol: usize, freqs: &[u32]) -> Result<(), Error> {
+        if symbol >= freqs.len() {
+            return Err(Error::InvalidData(format!("symbol {symbol} out of range")));
+        }
+        self.inner
+            .encode_symbol(symbol, Frequencies(freqs))
             .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
     }
 
@@ -250,6 +345,20 @@ impl Decoder {
     pub fn decode(&mut self, model: &Model) -> Result<usize, Error> {
         self.inner
             .decode_symbol(&model.inner)
+            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+    }
+}
+
+impl Decoder {
+    /// Decodes a symbol written by [`Encoder::encode_frequencies`] with the
+    /// same frequencies.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when the range coder reports an error.
+    pub fn decode_frequencies(&mut self, freqs: &[u32]) -> Result<usize, Error> {
+        self.inner
+            .decode_symbol(Frequencies(freqs))
             .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
     }
 }

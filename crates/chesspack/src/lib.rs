@@ -33,6 +33,7 @@ mod error;
 pub mod fuzzing;
 pub mod game;
 pub mod holdout;
+pub mod model;
 pub mod order;
 pub mod pgn;
 pub mod position;

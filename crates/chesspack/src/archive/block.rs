@@ -672,7 +672,7 @@ impl Columns {
         }
         let mut encoded = Vec::with_capacity(segments.len());
         for (start, moves) in &segments {
-            let bits = codec.encode(start, moves).map_err(|e| Unparsed {
+            let bits = codec.encode_counted(start, moves).map_err(|e| Unparsed {
                 category: "codec",
                 detail: e.to_string(),
             })?;
@@ -1067,7 +1067,13 @@ pub(crate) fn decode_block(
             continue;
         }
         let start = text::start_of(&tags).map_err(|u| u.detail)?;
+        let plies = segment_plies(game_events)?;
+        let mut next_segment = 0;
         let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
+            let n = *plies
+                .get(next_segment)
+                .ok_or("more lines than the events say")?;
+            next_segment += 1;
             let len = get_varint(&mut move_lengths)? as usize;
             let end = move_pos.checked_add(len).ok_or("move length overflow")?;
             if end > moves.len() {
@@ -1075,7 +1081,9 @@ pub(crate) fn decode_block(
             }
             let bits = slice_bits(&moves, move_pos, len);
             move_pos = end;
-            let decoded = codec.decode(start, &bits).map_err(|e| e.to_string())?;
+            let decoded = codec
+                .decode_counted(start, &bits, n)
+                .map_err(|e| e.to_string())?;
             Ok(decoded.into_iter())
         };
         let mut segs = vec![read_segment(&start)?];
@@ -1183,6 +1191,33 @@ pub(crate) fn decode_block(
         return Err("columns hold more than the game count".into());
     }
     Ok(stored.games)
+}
+
+/// The number of moves of each line of a game (the mainline, then each
+/// variation in the order its `(` appears), from its events.
+fn segment_plies(events: &[u8]) -> Result<Vec<usize>, String> {
+    let mut plies = vec![0usize];
+    let mut open = vec![0usize];
+    let mut i = 0;
+    while i < events.len() {
+        match events[i] {
+            E_NAG => i += 1,
+            E_MOVE => plies[*open.last().ok_or("unmatched variation end")?] += 1,
+            E_OPEN => {
+                plies.push(0);
+                open.push(plies.len() - 1);
+            }
+            E_CLOSE => {
+                if open.len() < 2 {
+                    return Err("unmatched variation end".into());
+                }
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(plies)
 }
 
 /// Decodes the next evaluation's text into `out`.

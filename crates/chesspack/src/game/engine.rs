@@ -532,7 +532,7 @@ impl EngineCodec {
 
 /// A count through the range coder: Elias-gamma-like, the bit length in
 /// unary then the bits, each with probability 1/2.
-fn encode_count(enc: &mut Encoder, n: u64) -> Result<(), Error> {
+pub(crate) fn encode_count(enc: &mut Encoder, n: u64) -> Result<(), Error> {
     let bit = Model::from_weights(&[1, 1])?;
     let v = n + 1;
     let len = 64 - v.leading_zeros();
@@ -546,7 +546,7 @@ fn encode_count(enc: &mut Encoder, n: u64) -> Result<(), Error> {
     Ok(())
 }
 
-fn decode_count(dec: &mut Decoder) -> Result<u64, Error> {
+pub(crate) fn decode_count(dec: &mut Decoder) -> Result<u64, Error> {
     let bit = Model::from_weights(&[1, 1])?;
     let mut len = 1;
     while dec.decode(&bit)? == 0 {

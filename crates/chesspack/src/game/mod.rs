@@ -7,11 +7,13 @@
 
 pub mod engine;
 mod index;
+mod model;
 mod radix;
 mod squares;
 
 pub use engine::EngineCodec;
 pub use index::Index;
+pub use model::ModelCodec;
 pub use radix::Radix;
 pub use squares::Squares;
 
@@ -79,6 +81,32 @@ pub trait GameCodec: Send + Sync {
     ///
     /// [`Error::IllegalMove`] when a move is not legal where it is played.
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error>;
+    /// Encodes `moves` for a reader that knows how many there are (the
+    /// archive does), so that no end marker is needed. By default the same
+    /// as [`GameCodec::encode`].
+    ///
+    /// # Errors
+    ///
+    /// As [`GameCodec::encode`].
+    fn encode_counted(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
+        self.encode(start, moves)
+    }
+    /// Decodes `plies` moves written by [`GameCodec::encode_counted`].
+    ///
+    /// # Errors
+    ///
+    /// Any error but a panic on data that is not such a stream, and an
+    /// error when the stream holds another number of moves.
+    fn decode_counted(&self, start: &Chess, bits: &Bits, plies: usize) -> Result<Vec<Move>, Error> {
+        let moves = self.decode(start, bits)?;
+        if moves.len() != plies {
+            return Err(Error::InvalidData(format!(
+                "{} moves where {plies} were expected",
+                moves.len()
+            )));
+        }
+        Ok(moves)
+    }
     /// A hash of everything besides the name that decides the codec's bits
     /// (tables, models, parameters), written into archives so that a
     /// decoder with a different model refuses them. 0 for codecs without
@@ -111,7 +139,7 @@ pub trait GameCodec: Send + Sync {
 ///
 /// ```
 /// let names: Vec<_> = chesspack::game::codecs().iter().map(|c| c.name()).collect();
-/// assert_eq!(names, ["squares", "index", "radix", "engine-huffman", "engine-arith"]);
+/// assert_eq!(names, ["squares", "index", "radix", "engine-huffman", "engine-arith", "model", "fast"]);
 /// ```
 pub fn codecs() -> Vec<Box<dyn GameCodec>> {
     vec![
@@ -120,6 +148,8 @@ pub fn codecs() -> Vec<Box<dyn GameCodec>> {
         Box::new(Radix),
         Box::new(EngineCodec::new(engine::Coding::Huffman)),
         Box::new(EngineCodec::new(engine::Coding::Arith)),
+        Box::new(ModelCodec::new()),
+        Box::new(ModelCodec::fast()),
     ]
 }
 

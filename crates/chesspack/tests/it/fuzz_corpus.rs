@@ -27,6 +27,8 @@ fn game_decoder_corpora() {
         "radix",
         "engine-huffman",
         "engine-arith",
+        "model",
+        "fast",
     ] {
         replay(&format!("decode_{}", codec.replace('-', "_")), |d| {
             fuzzing::decode_game(codec, d)
@@ -98,7 +100,7 @@ fn pseudo_random_bytes_never_panic() {
                 state as u8
             })
             .collect();
-        for codec in ["squares", "index", "radix"] {
+        for codec in ["squares", "index", "radix", "model", "fast"] {
             fuzzing::decode_game(codec, &data);
         }
         for codec in ["usenet82", "kingspawns", "arith", "packed"] {

@@ -101,3 +101,81 @@ fn illegal_moves_are_errors() {
         assert!(err.to_string().contains("illegal move at ply 0"), "{err}");
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(100))]
+
+    #[test]
+    fn counted_streams_round_trip((start, moves) in arb_game()) {
+        // What the archive uses: the ply count is known, no end marker.
+        for codec in game::codecs().into_iter().filter(|c| !c.name().starts_with("engine")) {
+            let bits = codec.encode_counted(&start, &moves).unwrap();
+            prop_assert_eq!(
+                &codec.decode_counted(&start, &bits, moves.len()).unwrap(),
+                &moves,
+                "{}",
+                codec.name()
+            );
+        }
+    }
+}
+
+/// Issue 5: the model codec's game end, where the last position has one
+/// legal move, none, or many; forced moves cost nothing.
+#[test]
+fn regression_issue_5_model_codec_game_ends() {
+    use chesspack::game::{GameCodec, ModelCodec};
+    use shakmaty::{CastlingMode, Chess, Position, fen::Fen, san::San};
+    let play_sans = |fen: Option<&str>, sans: &[&str]| {
+        let start: Chess = match fen {
+            Some(f) => f
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap(),
+            None => Chess::default(),
+        };
+        let mut pos = start.clone();
+        let moves: Vec<_> = sans
+            .iter()
+            .map(|s| {
+                let m = s.parse::<San>().unwrap().to_move(&pos).unwrap();
+                pos.play_unchecked(m);
+                m
+            })
+            .collect();
+        (start, moves, pos)
+    };
+    // Ends in check with one legal reply (Ka1 attacked by the rook).
+    let (start, moves, end) = play_sans(Some("8/8/8/8/8/2k5/8/K6r w - - 0 1"), &[]);
+    assert_eq!(end.legal_moves().len(), 1);
+    for (start, moves) in [
+        (start, moves),
+        // Fool's mate: no legal move at the end.
+        {
+            let (s, m, _) = play_sans(None, &["f3", "e5", "g4", "Qh4#"]);
+            (s, m)
+        },
+        {
+            let (s, m, _) = play_sans(None, &[]);
+            (s, m)
+        },
+        {
+            // The last move forced, after it many moves.
+            let (s, m, _) = play_sans(Some("8/8/8/8/8/2k5/8/K6r w - - 0 1"), &["Ka2", "Rh2+"]);
+            (s, m)
+        },
+    ] {
+        let bits = ModelCodec::new().encode(&start, &moves).unwrap();
+        assert_eq!(ModelCodec::new().decode(&start, &bits).unwrap(), moves);
+    }
+    // A forced move costs nothing.
+    let (start, moves, _) = play_sans(Some("8/8/8/8/8/2k5/8/K6r w - - 0 1"), &["Ka2"]);
+    assert!(ModelCodec::new().explain(&start, &moves).unwrap()[0].bits == 0.0);
+    assert!(
+        ModelCodec::new()
+            .encode_counted(&start, &moves)
+            .unwrap()
+            .is_empty()
+    );
+}

@@ -32,6 +32,12 @@ const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
         231,
         "35f51a9b0e7958e468d965525afa04a64deddf3d8e1fbb8d8984847a0e",
     ),
+    ("model", 84, "a1fc4c7e28d911955f03b0"),
+    (
+        "fast",
+        179,
+        "9c4f92930de76f6b19a2fe39337523e8162586ff0e7e20",
+    ),
 ];
 
 const FEN: &str = "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQK2R w KQ d6 0 9";

@@ -1,0 +1,343 @@
+//! `model`: the learned move model ([`crate::model`]) with range coding.
+
+use shakmaty::{Chess, Move, Position};
+
+use super::{
+    GameCodec, MAX_PLIES, PlyCost, engine::decode_count, engine::encode_count, illegal, san,
+};
+use crate::{
+    Bits, Error,
+    coder::{Decoder, Encoder, Model, PRECISION, quantize_fast},
+    model::{self, Weights},
+};
+
+/// The learned move model's probabilities, 24-bit integer frequencies, a
+/// range coder. A forced move costs nothing.
+///
+/// A stream starts with a mode symbol: mode 0 ends the game with an end
+/// symbol (about 1/256 of the probability at every unforced position),
+/// mode 1 (for a game that ends where only one move is legal) writes the
+/// number of coded plies and of trailing forced plies first. The archive,
+/// which knows ply counts, uses [`GameCodec::encode_counted`] without either.
+///
+/// ```
+/// use chesspack::game::{GameCodec, ModelCodec};
+/// use shakmaty::{Chess, Position, san::San};
+///
+/// let start = Chess::default();
+/// let mut pos = start.clone();
+/// let moves: Vec<_> = ["e4", "e5", "Nf3", "Nc6", "Bb5"].iter().map(|s| {
+///     let m = s.parse::<San>().unwrap().to_move(&pos).unwrap();
+///     pos.play_unchecked(m);
+///     m
+/// }).collect();
+/// let bits = ModelCodec::new().encode(&start, &moves).unwrap();
+/// assert!(bits.len() < 5 * 5);
+/// assert_eq!(ModelCodec::new().decode(&start, &bits).unwrap(), moves);
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ModelCodec {
+    fast: bool,
+}
+
+/// The end symbol's weight relative to the sum of the moves' weights.
+const END_DIVISOR: u128 = 255;
+
+/// The rank of move `i` by score (0: the model's first choice; ties by
+/// canonical order).
+fn rank(scores: &[i32], i: usize) -> usize {
+    scores
+        .iter()
+        .enumerate()
+        .filter(|&(j, &s)| s > scores[i] || (s == scores[i] && j < i))
+        .count()
+}
+
+impl ModelCodec {
+    /// `model`: the full move model with its opening book.
+    pub const fn new() -> ModelCodec {
+        ModelCodec { fast: false }
+    }
+
+    /// `fast`: the same coding over the fast model ([`model::fast`]), whose
+    /// features need no attack maps.
+    pub const fn fast() -> ModelCodec {
+        ModelCodec { fast: true }
+    }
+
+    fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
+        let legal = crate::order::sorted_moves(pos, crate::order::Order::Thesis);
+        let scores = self.scores_of(pos, history, &legal);
+        (legal, scores)
+    }
+
+    /// The scores of `legal`, the legal moves of `pos` in canonical order.
+    fn scores_of(&self, pos: &Chess, history: &[Move], legal: &[Move]) -> Vec<i32> {
+        if self.fast {
+            model::fast::FastWeights::embedded().scores_of(pos, history, legal)
+        } else {
+            Weights::embedded().scores_of(pos, history, legal, model::embedded_book())
+        }
+    }
+
+    /// Encodes the unforced moves, with or without the end symbol's share;
+    /// records each move's rank in `ranks` if given.
+    fn encode_moves(
+        &self,
+        enc: &mut Encoder,
+        start: &Chess,
+        moves: &[Move],
+        end: bool,
+        mut ranks: Option<&mut Vec<usize>>,
+    ) -> Result<Chess, Error> {
+        let mut pos = start.clone();
+        for (ply, &m) in moves.iter().enumerate() {
+            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+            let Some(i) = legal.iter().position(|&x| x == m) else {
+                return Err(illegal(ply, m, &pos));
+            };
+            let mut r = 0;
+            if legal.len() > 1 {
+                let (freqs, scores) = self.frequencies_of(&pos, &moves[..ply], &legal, end);
+                enc.encode_frequencies(i, &freqs)?;
+                r = rank(&scores, i);
+            }
+            if let Some(ranks) = ranks.as_deref_mut() {
+                ranks.push(r);
+            }
+            pos.play_unchecked(m);
+        }
+        Ok(pos)
+    }
+
+    /// Frequencies (and scores) of `legal`, the sorted legal moves of
+    /// `pos`, with an end symbol last when `end` is set.
+    fn frequencies_of(
+        &self,
+        pos: &Chess,
+        history: &[Move],
+        legal: &[Move],
+        end: bool,
+    ) -> (Vec<u32>, Vec<i32>) {
+        let scores = self.scores_of(pos, history, legal);
+        let mut w = model::weights_of(&scores);
+        if end {
+            let sum: u128 = w.iter().map(|&x| u128::from(x)).sum();
+            w.push((sum / END_DIVISOR).max(1) as u64);
+        }
+        let mut freqs = Vec::with_capacity(w.len());
+        quantize_fast(&w, &mut freqs);
+        (freqs, scores)
+    }
+
+    fn encode_with_ranks(
+        &self,
+        start: &Chess,
+        moves: &[Move],
+        ranks: Option<&mut Vec<usize>>,
+    ) -> Result<Bits, Error> {
+        let mut enc = Encoder::new();
+        // The position after the last move decides the mode.
+        let mut end_pos = start.clone();
+        for (ply, &m) in moves.iter().enumerate() {
+            if !end_pos.is_legal(m) {
+                return Err(illegal(ply, m, &end_pos));
+            }
+            end_pos.play_unchecked(m);
+        }
+        let end_legal = end_pos.legal_moves().len();
+        let counted = end_legal == 1;
+        enc.encode(usize::from(counted), &Model::from_weights(&[255, 1])?)?;
+        if counted {
+            let mut pos = start.clone();
+            let mut forced = Vec::with_capacity(moves.len());
+            for &m in moves {
+                forced.push(pos.legal_moves().len() == 1);
+                pos.play_unchecked(m);
+            }
+            let coded = forced.iter().filter(|&&f| !f).count() as u64;
+            let trailing = forced.iter().rev().take_while(|&&f| f).count() as u64;
+            encode_count(&mut enc, coded)?;
+            encode_count(&mut enc, trailing)?;
+        }
+        let end = self.encode_moves(&mut enc, start, moves, !counted, ranks)?;
+        if end_legal > 1 {
+            let legal = crate::order::sorted_moves(&end, crate::order::Order::Thesis);
+            let (freqs, _) = self.frequencies_of(&end, moves, &legal, true);
+            enc.encode_frequencies(end_legal, &freqs)?;
+        }
+        Ok(enc.finish())
+    }
+}
+
+impl GameCodec for ModelCodec {
+    fn name(&self) -> &'static str {
+        if self.fast { "fast" } else { "model" }
+    }
+
+    fn description(&self) -> &'static str {
+        if self.fast {
+            "learned piece×from×to and capture weights, softmax, range coder (speed first)"
+        } else {
+            "learned move model (features of each legal move, opening book, linear softmax), range coder"
+        }
+    }
+
+    fn model_hash(&self) -> u64 {
+        if self.fast {
+            model::fast::FastWeights::embedded().hash()
+        } else {
+            Weights::embedded().hash()
+        }
+    }
+
+    fn ranks_by_preference(&self) -> bool {
+        true
+    }
+
+    fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
+        self.encode_with_ranks(start, moves, None)
+    }
+
+    fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
+        let mut dec = Decoder::new(bits);
+        let counted = dec.decode(&Model::from_weights(&[255, 1])?)? == 1;
+        let (mut coded_left, mut trailing_left) = if counted {
+            (decode_count(&mut dec)?, decode_count(&mut dec)?)
+        } else {
+            (u64::MAX, 0)
+        };
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        let mut info_floor = 0u64;
+        loop {
+            if moves.len() as u64 > MAX_PLIES {
+                return Err(Error::InvalidData("game too long".into()));
+            }
+            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+            let m = match legal.len() {
+                0 => {
+                    if counted && (coded_left > 0 || trailing_left > 0) {
+                        return Err(Error::InvalidData(format!(
+                            "no legal move at ply {}",
+                            moves.len()
+                        )));
+                    }
+                    break;
+                }
+                1 => {
+                    if counted && coded_left == 0 {
+                        if trailing_left == 0 {
+                            break;
+                        }
+                        trailing_left -= 1;
+                    }
+                    legal[0]
+                }
+                _ => {
+                    if counted {
+                        if coded_left == 0 {
+                            if trailing_left > 0 {
+                                return Err(Error::InvalidData(
+                                    "trailing forced move is not forced".into(),
+                                ));
+                            }
+                            break;
+                        }
+                        coded_left -= 1;
+                    }
+                    let (freqs, _) = self.frequencies_of(&pos, &moves, &legal, !counted);
+                    let i = dec.decode_frequencies(&freqs)?;
+                    // At least this many bits were read (log2 rounded down).
+                    let f = freqs[i];
+                    let ceil_log2 = 32 - f.saturating_sub(1).leading_zeros();
+                    info_floor += u64::from(PRECISION - ceil_log2);
+                    if info_floor > bits.len() as u64 + 64 {
+                        return Err(Error::InvalidData(format!(
+                            "stream too short for ply {}",
+                            moves.len()
+                        )));
+                    }
+                    if i == legal.len() {
+                        break;
+                    }
+                    legal[i]
+                }
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Ok(moves)
+    }
+
+    fn encode_counted(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
+        let mut enc = Encoder::new();
+        self.encode_moves(&mut enc, start, moves, false, None)?;
+        Ok(enc.finish())
+    }
+
+    fn decode_counted(&self, start: &Chess, bits: &Bits, plies: usize) -> Result<Vec<Move>, Error> {
+        let mut dec = Decoder::new(bits);
+        let mut pos = start.clone();
+        let mut moves = Vec::with_capacity(plies);
+        for ply in 0..plies {
+            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+            let m = match legal.len() {
+                0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
+                1 => legal[0],
+                _ => {
+                    let (freqs, _) = self.frequencies_of(&pos, &moves, &legal, false);
+                    *legal
+                        .get(dec.decode_frequencies(&freqs)?)
+                        .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
+                }
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Ok(moves)
+    }
+
+    fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {
+        let mut out = Vec::with_capacity(moves.len());
+        let mut pos = start.clone();
+        for (ply, &m) in moves.iter().enumerate() {
+            let (sorted, scores) = self.scores(&pos, &moves[..ply]);
+            let i = sorted
+                .iter()
+                .position(|&x| x == m)
+                .ok_or_else(|| illegal(ply, m, &pos))?;
+            let (bits, rank) = if sorted.len() > 1 {
+                let mut freqs = Vec::new();
+                quantize_fast(&model::weights_of(&scores), &mut freqs);
+                (
+                    f64::from(PRECISION) - f64::from(freqs[i]).log2(),
+                    rank(&scores, i),
+                )
+            } else {
+                (0.0, 0)
+            };
+            out.push(PlyCost {
+                san: san(&pos, m),
+                legal: sorted.len(),
+                rank: Some(rank),
+                bits,
+            });
+            pos.play_unchecked(m);
+        }
+        Ok(out)
+    }
+
+    fn encode_ranked(
+        &self,
+        start: &Chess,
+        moves: &[Move],
+    ) -> Result<(Bits, Option<Vec<usize>>), Error> {
+        let ranks = self
+            .explain(start, moves)?
+            .iter()
+            .map(|c| c.rank.unwrap_or(0))
+            .collect();
+        Ok((self.encode(start, moves)?, Some(ranks)))
+    }
+}

@@ -1,0 +1,155 @@
+//! The `fast` codec's model: a softmax over features that need no attack
+//! maps — piece × origin × target (relative to the mover), capture victim ×
+//! attacker, promotion piece, recapture on the opponent's last target.
+//!
+//! File format (`fast.bin`): magic `CPKF`, version (u32), count (u32),
+//! little-endian `i32` weights in 1/1024 nats.
+
+use shakmaty::{Chess, Color, Move, Position, Square};
+
+use super::Features;
+use crate::Error;
+
+const FROM_TO: usize = 0; // role × from × to
+const CAPTURE: usize = FROM_TO + 6 * 64 * 64; // victim × attacker
+const PROMOTION: usize = CAPTURE + 6 * 6; // role
+const RECAPTURE: usize = PROMOTION + 6; // role
+/// The number of features of the fast model.
+pub const N_FAST_FEATURES: usize = RECAPTURE + 6;
+
+/// Magic bytes of a fast model file.
+pub const MAGIC: &[u8; 4] = b"CPKF";
+const VERSION: u32 = 1;
+
+static FAST_FILE: &[u8] = include_bytes!("fast.bin");
+
+/// What the fast features need of a position.
+pub struct FastContext {
+    us: Color,
+    their_last: Option<Square>,
+}
+
+impl FastContext {
+    /// The context of `pos` reached by `history`.
+    pub fn new(pos: &Chess, history: &[Move]) -> FastContext {
+        FastContext {
+            us: pos.turn(),
+            their_last: history.last().map(|&m| crate::order::target(m)),
+        }
+    }
+
+    fn relative(&self, sq: Square) -> usize {
+        match self.us {
+            Color::White => usize::from(sq),
+            Color::Black => usize::from(sq) ^ 56,
+        }
+    }
+
+    /// The features of `m`.
+    pub fn features(&self, m: Move, f: &mut Features) {
+        f.clear();
+        let r = m.role() as usize - 1;
+        let to = crate::order::target(m);
+        let from = m.from().unwrap_or(to);
+        f.push_index(FROM_TO + (r * 64 + self.relative(from)) * 64 + self.relative(to));
+        if let Some(victim) = m.capture() {
+            f.push_index(CAPTURE + (victim as usize - 1) * 6 + r);
+            if self.their_last == Some(to) {
+                f.push_index(RECAPTURE + r);
+            }
+        }
+        if let Some(p) = m.promotion() {
+            f.push_index(PROMOTION + p as usize - 1);
+        }
+    }
+}
+
+/// The fast model's weights.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FastWeights {
+    w: Vec<i32>,
+}
+
+impl FastWeights {
+    /// Weights from values, one per feature.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] unless there are [`N_FAST_FEATURES`].
+    pub fn from_values(w: Vec<i32>) -> Result<FastWeights, Error> {
+        if w.len() != N_FAST_FEATURES {
+            return Err(Error::InvalidData(format!(
+                "{} weights, expected {N_FAST_FEATURES}",
+                w.len()
+            )));
+        }
+        Ok(FastWeights { w })
+    }
+
+    /// Reads a fast model file.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] for a bad magic, version or size.
+    pub fn from_bytes(bytes: &[u8]) -> Result<FastWeights, Error> {
+        let bad = || Error::InvalidData("fast model file is malformed".into());
+        if bytes.len() < 12 || &bytes[..4] != MAGIC {
+            return Err(bad());
+        }
+        if u32::from_le_bytes(bytes[4..8].try_into().expect("4")) != VERSION {
+            return Err(bad());
+        }
+        let n = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
+        if n != N_FAST_FEATURES || bytes.len() != 12 + 4 * n {
+            return Err(bad());
+        }
+        FastWeights::from_values(
+            bytes[12..]
+                .chunks_exact(4)
+                .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
+                .collect(),
+        )
+    }
+
+    /// The file bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = MAGIC.to_vec();
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        out.extend_from_slice(&(self.w.len() as u32).to_le_bytes());
+        for v in &self.w {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        out
+    }
+
+    /// The weights shipped in the library.
+    pub fn embedded() -> &'static FastWeights {
+        static EMBEDDED: std::sync::OnceLock<FastWeights> = std::sync::OnceLock::new();
+        EMBEDDED.get_or_init(|| FastWeights::from_bytes(FAST_FILE).expect("embedded fast model"))
+    }
+
+    /// FNV-1a of the file.
+    pub fn hash(&self) -> u64 {
+        crate::holdout::fnv1a(&self.to_bytes())
+    }
+
+    /// The legal moves of `pos` in canonical order and their scores.
+    pub fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
+        let legal = crate::order::sorted_moves(pos, crate::order::Order::Thesis);
+        let scores = self.scores_of(pos, history, &legal);
+        (legal, scores)
+    }
+
+    /// The scores of `moves`, legal moves of `pos`.
+    pub fn scores_of(&self, pos: &Chess, history: &[Move], moves: &[Move]) -> Vec<i32> {
+        let ctx = FastContext::new(pos, history);
+        let mut f = Features::default();
+        moves
+            .iter()
+            .map(|&m| {
+                ctx.features(m, &mut f);
+                f.active().iter().map(|&i| self.w[usize::from(i)]).sum()
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,397 @@
+//! Sparse binary features of a move in its position.
+
+use shakmaty::{
+    Bitboard, Chess, Color, Move, Piece, Position, Role, Square,
+    attacks::{self, pawn_attacks},
+};
+
+use super::book::{Entry, MIN_TOTAL, move_key};
+use crate::engine::see;
+
+const PHASES: usize = 3;
+// Feature groups: (offset, size).
+const TO: usize = 0; // phase × role × square
+const FROM: usize = TO + PHASES * 6 * 64;
+const CAPTURE: usize = FROM + PHASES * 6 * 64; // victim × attacker
+const SEE: usize = CAPTURE + 6 * 6; // capture? × bucket
+const CHECK: usize = SEE + 2 * 5; // role
+const RECAPTURE: usize = CHECK + 6; // role
+const FROM_ATTACKED: usize = RECAPTURE + 6; // role
+const FROM_ATTACKED_LESSER: usize = FROM_ATTACKED + 6; // role
+const TO_ATTACKED_PAWN: usize = FROM_ATTACKED_LESSER + 6; // role
+const TO_ATTACKED: usize = TO_ATTACKED_PAWN + 6; // role
+const TO_DEFENDED: usize = TO_ATTACKED + 6; // role
+const TO_ATTACKED_LESSER: usize = TO_DEFENDED + 6; // role
+const CASTLE: usize = TO_ATTACKED_LESSER + 6; // side
+const PROMOTION: usize = CASTLE + 2; // role
+const KING_DISTANCE: usize = PROMOTION + 6; // role × distance
+const SAME_PIECE: usize = KING_DISTANCE + 6 * 8; // role
+const EVASION: usize = SAME_PIECE + 6; // king / capture / block
+const PASSED_PUSH: usize = EVASION + 3; // relative rank
+const HANGING_CAPTURE: usize = PASSED_PUSH + 8; // victim undefended × victim role
+const THREATENED_ESCAPE: usize = HANGING_CAPTURE + 6; // moving an attacked piece to a safe square, role
+const BOOK: usize = THREATENED_ESCAPE + 6; // confidence × share bucket
+const FROM_TO: usize = BOOK + 3 * 11; // relative from × to, pieces
+const NEAR_LAST: usize = FROM_TO + 64 * 64; // role × distance to their last target
+const MOBILITY: usize = NEAR_LAST + 6 * 8; // role × attacked squares from the target / 2
+/// The number of features.
+pub const N_FEATURES: usize = MOBILITY + 6 * 8;
+/// The most features a move has.
+pub const MAX_ACTIVE: usize = 28;
+
+/// The features of one move.
+#[derive(Clone, Debug)]
+pub struct Features {
+    active: [u16; MAX_ACTIVE],
+    len: usize,
+}
+
+impl Default for Features {
+    fn default() -> Features {
+        Features {
+            active: [0; MAX_ACTIVE],
+            len: 0,
+        }
+    }
+}
+
+impl Features {
+    /// The indices of the features that are on.
+    pub fn active(&self) -> &[u16] {
+        &self.active[..self.len]
+    }
+
+    fn push(&mut self, i: usize) {
+        debug_assert!(i < N_FEATURES);
+        self.push_index(i);
+    }
+
+    pub(crate) fn push_index(&mut self, i: usize) {
+        self.active[self.len] = i as u16;
+        self.len += 1;
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.len = 0;
+    }
+}
+
+fn role_index(r: Role) -> usize {
+    r as usize - 1
+}
+
+/// What is computed once per position for the features of all its moves.
+pub struct Context<'a> {
+    /// The opening book's counts here, with the total.
+    book: Option<(Entry<'a>, u32)>,
+    /// A move whose one count is left out (the move being trained on).
+    exclude: Option<u16>,
+    us: Color,
+    phase: usize,
+    /// Squares attacked by the opponent: by pawns, by any piece, and by
+    /// pieces less valuable than each of our roles.
+    their_pawn_attacks: Bitboard,
+    their_attacks: Bitboard,
+    their_lesser: [Bitboard; 6],
+    /// Squares attacked by our pieces at least once and at least twice.
+    ours_once: Bitboard,
+    ours_twice: Bitboard,
+    their_king: Square,
+    /// Target square of the opponent's last move and of our last move.
+    their_last: Option<Square>,
+    our_last: Option<Square>,
+    checkers: Bitboard,
+    their_pawns: Bitboard,
+}
+
+fn value(r: Role) -> u32 {
+    match r {
+        Role::Pawn => 1,
+        Role::Knight | Role::Bishop => 3,
+        Role::Rook => 5,
+        Role::Queen => 9,
+        Role::King => 100,
+    }
+}
+
+impl<'a> Context<'a> {
+    /// The context of `pos`, reached by `history` (oldest first), with the
+    /// book's entry for `pos`. `exclude` leaves one count of that move out
+    /// of the entry (training on a game the book was counted from).
+    pub fn new(
+        pos: &Chess,
+        history: &[Move],
+        book: Option<Entry<'a>>,
+        exclude: Option<Move>,
+    ) -> Context<'a> {
+        let exclude = exclude.map(move_key);
+        let book = book.and_then(|e| {
+            let total = e.total - u32::from(exclude.is_some());
+            (total >= MIN_TOTAL).then_some((e, total))
+        });
+        let board = pos.board();
+        let us = pos.turn();
+        let them = !us;
+        let occ = board.occupied();
+        let mut their_attacks = Bitboard::EMPTY;
+        let mut by_role = [Bitboard::EMPTY; 6];
+        for sq in board.by_color(them) {
+            let piece = board.piece_at(sq).expect("occupied");
+            let a = attacks::attacks(sq, piece, occ);
+            by_role[role_index(piece.role)] |= a;
+            their_attacks |= a;
+        }
+        let mut their_lesser = [Bitboard::EMPTY; 6];
+        for r in Role::ALL {
+            let mut b = Bitboard::EMPTY;
+            for other in Role::ALL {
+                if value(other) < value(r) {
+                    b |= by_role[role_index(other)];
+                }
+            }
+            their_lesser[role_index(r)] = b;
+        }
+        let (mut once, mut twice) = (Bitboard::EMPTY, Bitboard::EMPTY);
+        for sq in board.by_color(us) {
+            let piece = board.piece_at(sq).expect("occupied");
+            let a = attacks::attacks(sq, piece, occ);
+            twice |= once & a;
+            once |= a;
+        }
+        let material: u32 = [Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
+            .iter()
+            .map(|&r| {
+                board.by_role(r).count() as u32
+                    * match r {
+                        Role::Queen => 4,
+                        Role::Rook => 2,
+                        _ => 1,
+                    }
+            })
+            .sum();
+        let phase = match material {
+            20.. => 0,
+            10..=19 => 1,
+            _ => 2,
+        };
+        let n = history.len();
+        Context {
+            book,
+            exclude,
+            us,
+            phase,
+            their_pawn_attacks: by_role[0],
+            their_attacks,
+            their_lesser,
+            ours_once: once,
+            ours_twice: twice,
+            their_king: board.king_of(them).unwrap_or(Square::E1),
+            their_last: n.checked_sub(1).map(|i| target(history[i])),
+            our_last: n.checked_sub(2).map(|i| target(history[i])),
+            checkers: pos.checkers(),
+            their_pawns: board.by_piece(Piece {
+                color: them,
+                role: Role::Pawn,
+            }),
+        }
+    }
+
+    fn relative(&self, sq: Square) -> usize {
+        match self.us {
+            Color::White => usize::from(sq),
+            Color::Black => usize::from(sq) ^ 56,
+        }
+    }
+
+    /// Fills `f` with the features of `m`, a legal move of `pos` (the
+    /// position this context was made for).
+    pub fn features(&self, pos: &Chess, m: Move, f: &mut Features) {
+        f.len = 0;
+        let role = m.role();
+        let r = role_index(role);
+        let to = target(m);
+        let from = m.from().unwrap_or(to);
+        if let Some((entry, total)) = self.book {
+            let k = move_key(m);
+            let count = entry
+                .count(k)
+                .saturating_sub(u32::from(self.exclude == Some(k)));
+            let share = if count == 0 {
+                10
+            } else {
+                let mut b = 0;
+                while b < 9 && count << (b + 1) <= total {
+                    b += 1;
+                }
+                b
+            };
+            let confidence = match total {
+                ..50 => 0,
+                50..500 => 1,
+                _ => 2,
+            };
+            f.push(BOOK + confidence * 11 + share);
+        }
+        f.push(TO + (self.phase * 6 + r) * 64 + self.relative(to));
+        f.push(FROM + (self.phase * 6 + r) * 64 + self.relative(from));
+
+        if role != Role::Pawn {
+            f.push(FROM_TO + self.relative(from) * 64 + self.relative(to));
+        }
+        if let Some(last) = self.their_last {
+            f.push(NEAR_LAST + r * 8 + to.distance(last) as usize);
+        }
+        if let Move::Castle { king, rook } = m {
+            f.push(CASTLE + usize::from(rook.file() > king.file()));
+            return;
+        }
+        let capture = m.capture();
+        if let Some(victim) = capture {
+            f.push(CAPTURE + role_index(victim) * 6 + r);
+            if !self.their_attacks.contains(to) {
+                f.push(HANGING_CAPTURE + role_index(victim));
+            }
+        }
+        let s = see(pos, m);
+        let bucket = match s {
+            ..-200 => 0,
+            -200..0 => 1,
+            0 => 2,
+            1..200 => 3,
+            _ => 4,
+        };
+        f.push(SEE + usize::from(capture.is_some()) * 5 + bucket);
+        if self.gives_check(pos, m) {
+            f.push(CHECK + r);
+        }
+        if capture.is_some() && self.their_last == Some(to) {
+            f.push(RECAPTURE + r);
+        }
+        let from_attacked = self.their_attacks.contains(from);
+        if from_attacked {
+            f.push(FROM_ATTACKED + r);
+        }
+        let from_lesser = self.their_lesser[r].contains(from);
+        if from_lesser {
+            f.push(FROM_ATTACKED_LESSER + r);
+        }
+        let to_attacked = self.their_attacks.contains(to);
+        if self.their_pawn_attacks.contains(to) {
+            f.push(TO_ATTACKED_PAWN + r);
+        }
+        if to_attacked {
+            f.push(TO_ATTACKED + r);
+        }
+        if self.their_lesser[r].contains(to) {
+            f.push(TO_ATTACKED_LESSER + r);
+        }
+        let mover_attacks_to = match role {
+            Role::Pawn => pawn_attacks(self.us, from).contains(to),
+            _ => attacks::attacks(
+                from,
+                Piece {
+                    color: self.us,
+                    role,
+                },
+                pos.board().occupied(),
+            )
+            .contains(to),
+        };
+        let defended = if mover_attacks_to {
+            self.ours_twice.contains(to)
+        } else {
+            self.ours_once.contains(to)
+        };
+        if defended {
+            f.push(TO_DEFENDED + r);
+        }
+        if (from_attacked || from_lesser) && !to_attacked {
+            f.push(THREATENED_ESCAPE + r);
+        }
+        if let Some(p) = m.promotion() {
+            f.push(PROMOTION + role_index(p));
+        }
+        f.push(KING_DISTANCE + r * 8 + to.distance(self.their_king) as usize);
+        if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
+            let occ = pos.board().occupied().without(from).with(to);
+            let piece = Piece {
+                color: self.us,
+                role,
+            };
+            let reach = (attacks::attacks(to, piece, occ) & !pos.board().by_color(self.us)).count();
+            f.push(MOBILITY + r * 8 + (reach / 2).min(7));
+        }
+        if self.our_last == Some(from) {
+            f.push(SAME_PIECE + r);
+        }
+        if self.checkers.any() {
+            let kind = if role == Role::King {
+                0
+            } else if capture.is_some() && self.checkers.contains(to) {
+                1
+            } else {
+                2
+            };
+            f.push(EVASION + kind);
+        }
+        if role == Role::Pawn && capture.is_none() {
+            // Passed: no enemy pawn ahead on this or the adjacent files.
+            let file = u32::from(to.file());
+            let mut ahead = 0u64;
+            for f in file.saturating_sub(1)..=(file + 1).min(7) {
+                ahead |= 0x0101_0101_0101_0101u64 << f;
+            }
+            let rank = u32::from(to.rank()) as usize;
+            let below = |ranks: usize| {
+                (1u64 << (8 * ranks).min(63)).wrapping_sub(1)
+                    | if ranks >= 8 { u64::MAX } else { 0 }
+            };
+            let in_front = match self.us {
+                Color::White => Bitboard(ahead & !below(rank + 1)),
+                Color::Black => Bitboard(ahead & below(rank)),
+            };
+            if !(in_front & self.their_pawns).any() {
+                let rel_rank = if self.us == Color::White {
+                    rank
+                } else {
+                    7 - rank
+                };
+                f.push(PASSED_PUSH + rel_rank);
+            }
+        }
+    }
+}
+
+impl Context<'_> {
+    /// Whether `m` (not castling) checks the enemy king, directly or by
+    /// discovery.
+    fn gives_check(&self, pos: &Chess, m: Move) -> bool {
+        let board = pos.board();
+        let (Some(from), to) = (m.from(), m.to()) else {
+            return false;
+        };
+        let mut occ = board.occupied().without(from).with(to);
+        if m.is_en_passant() {
+            occ = occ.without(Square::from_coords(to.file(), from.rank()));
+        }
+        let king = self.their_king;
+        let role = m.promotion().unwrap_or(m.role());
+        let piece = Piece {
+            color: self.us,
+            role,
+        };
+        if attacks::attacks(to, piece, occ).contains(king) {
+            return true;
+        }
+        let ours = board.by_color(self.us).without(from);
+        let diagonal = (board.bishops() | board.queens()) & ours;
+        let straight = (board.rooks() | board.queens()) & ours;
+        (attacks::bishop_attacks(king, occ) & diagonal).any()
+            || (attacks::rook_attacks(king, occ) & straight).any()
+    }
+}
+
+/// The destination of a move (the rook's square for castling).
+fn target(m: Move) -> Square {
+    crate::order::target(m)
+}
