@@ -224,6 +224,27 @@ impl constriction::stream::model::DecoderModel<24> for Frequencies<'_> {
     }
 }
 
+/// One symbol's interval, for [`Encoder::encode_interval`].
+#[derive(Clone, Copy, Debug)]
+struct Interval {
+    left: u32,
+    freq: std::num::NonZeroU32,
+}
+
+impl constriction::stream::model::EntropyModel<24> for Interval {
+    type Symbol = usize;
+    type Probability = u32;
+}
+
+impl constriction::stream::model::EncoderModel<24> for Interval {
+    fn left_cumulative_and_probability(
+        &self,
+        _symbol: impl std::borrow::Borrow<usize>,
+    ) -> Option<(u32, std::num::NonZeroU32)> {
+        Some((self.left, self.freq))
+    }
+}
+
 /// A range encoder.
 #[derive(Debug, Default)]
 pub struct Encoder {
@@ -262,6 +283,23 @@ impl Encoder {
         }
         self.inner
             .encode_symbol(symbol, Frequencies(freqs))
+            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+    }
+
+    /// Encodes a symbol by its interval: the sum of the frequencies before
+    /// it and its own (as [`Encoder::encode_frequencies`] would compute
+    /// them), so that a caller can work out intervals before it knows how
+    /// the stream starts.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] for an empty interval or one past `1 << 24`.
+    pub fn encode_interval(&mut self, left: u32, freq: u32) -> Result<(), Error> {
+        let freq = std::num::NonZeroU32::new(freq)
+            .filter(|f| u64::from(left) + u64::from(f.get()) <= 1 << PRECISION)
+            .ok_or_else(|| Error::InvalidData("bad interval".into()))?;
+        self.inner
+            .encode_symbol(0usize, Interval { left, freq })
             .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
     }
 

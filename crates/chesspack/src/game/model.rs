@@ -43,6 +43,14 @@ pub struct ModelCodec {
 /// The end symbol's weight relative to the sum of the moves' weights.
 const END_DIVISOR: u128 = 255;
 
+/// Buffers reused from ply to ply.
+#[derive(Default)]
+struct Scratch {
+    scores: Vec<i32>,
+    weights: Vec<u64>,
+    freqs: Vec<u32>,
+}
+
 /// The rank of move `i` by score (0: the model's first choice; ties by
 /// canonical order).
 fn rank(scores: &[i32], i: usize) -> usize {
@@ -91,6 +99,7 @@ impl ModelCodec {
         mut ranks: Option<&mut Vec<usize>>,
     ) -> Result<Chess, Error> {
         let mut pos = start.clone();
+        let mut scratch = Scratch::default();
         for (ply, &m) in moves.iter().enumerate() {
             let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
             let Some(i) = legal.iter().position(|&x| x == m) else {
@@ -98,9 +107,10 @@ impl ModelCodec {
             };
             let mut r = 0;
             if legal.len() > 1 {
-                let (freqs, scores) = self.frequencies_of(&pos, &moves[..ply], &legal, end);
-                enc.encode_frequencies(i, &freqs)?;
-                r = rank(&scores, i);
+                let (freqs, scores) =
+                    self.frequencies_of(&pos, &moves[..ply], &legal, end, &mut scratch);
+                enc.encode_frequencies(i, freqs)?;
+                r = rank(scores, i);
             }
             if let Some(ranks) = ranks.as_deref_mut() {
                 ranks.push(r);
@@ -112,59 +122,84 @@ impl ModelCodec {
 
     /// Frequencies (and scores) of `legal`, the sorted legal moves of
     /// `pos`, with an end symbol last when `end` is set.
-    fn frequencies_of(
+    fn frequencies_of<'s>(
         &self,
         pos: &Chess,
         history: &[Move],
         legal: &[Move],
         end: bool,
-    ) -> (Vec<u32>, Vec<i32>) {
-        let scores = self.scores_of(pos, history, legal);
-        let mut w = model::weights_of(&scores);
-        if end {
-            let sum: u128 = w.iter().map(|&x| u128::from(x)).sum();
-            w.push((sum / END_DIVISOR).max(1) as u64);
+        s: &'s mut Scratch,
+    ) -> (&'s [u32], &'s [i32]) {
+        if self.fast {
+            model::fast::FastWeights::embedded().scores_into(pos, history, legal, &mut s.scores);
+        } else {
+            Weights::embedded().scores_into(
+                pos,
+                history,
+                legal,
+                model::embedded_book(),
+                &mut s.scores,
+            );
         }
-        let mut freqs = Vec::with_capacity(w.len());
-        quantize_fast(&w, &mut freqs);
-        (freqs, scores)
+        model::weights_into(&s.scores, &mut s.weights);
+        if end {
+            let sum: u128 = s.weights.iter().map(|&x| u128::from(x)).sum();
+            s.weights.push((sum / END_DIVISOR).max(1) as u64);
+        }
+        quantize_fast(&s.weights, &mut s.freqs);
+        (&s.freqs, &s.scores)
     }
 
     fn encode_with_ranks(
         &self,
         start: &Chess,
         moves: &[Move],
-        ranks: Option<&mut Vec<usize>>,
+        mut ranks: Option<&mut Vec<usize>>,
     ) -> Result<Bits, Error> {
-        let mut enc = Encoder::new();
-        // The position after the last move decides the mode.
-        let mut end_pos = start.clone();
+        // One pass with the end symbol's share (mode 0), keeping each coded
+        // move's interval; the mode is known only at the end.
+        let mut intervals = Vec::with_capacity(moves.len());
+        let mut forced = Vec::with_capacity(moves.len());
+        let mut pos = start.clone();
+        let mut scratch = Scratch::default();
         for (ply, &m) in moves.iter().enumerate() {
-            if !end_pos.is_legal(m) {
-                return Err(illegal(ply, m, &end_pos));
+            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+            let Some(i) = legal.iter().position(|&x| x == m) else {
+                return Err(illegal(ply, m, &pos));
+            };
+            forced.push(legal.len() == 1);
+            let mut r = 0;
+            if legal.len() > 1 {
+                let (freqs, scores) =
+                    self.frequencies_of(&pos, &moves[..ply], &legal, true, &mut scratch);
+                intervals.push((freqs[..i].iter().sum::<u32>(), freqs[i]));
+                r = rank(scores, i);
             }
-            end_pos.play_unchecked(m);
+            if let Some(ranks) = ranks.as_deref_mut() {
+                ranks.push(r);
+            }
+            pos.play_unchecked(m);
         }
-        let end_legal = end_pos.legal_moves().len();
-        let counted = end_legal == 1;
-        enc.encode(usize::from(counted), &Model::from_weights(&[255, 1])?)?;
-        if counted {
-            let mut pos = start.clone();
-            let mut forced = Vec::with_capacity(moves.len());
-            for &m in moves {
-                forced.push(pos.legal_moves().len() == 1);
-                pos.play_unchecked(m);
-            }
+        let end_legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+        let mode = Model::from_weights(&[255, 1])?;
+        let mut enc = Encoder::new();
+        if end_legal.len() == 1 {
+            // Mode 1 (rare): counts first, no end symbol.
+            enc.encode(1, &mode)?;
             let coded = forced.iter().filter(|&&f| !f).count() as u64;
             let trailing = forced.iter().rev().take_while(|&&f| f).count() as u64;
             encode_count(&mut enc, coded)?;
             encode_count(&mut enc, trailing)?;
-        }
-        let end = self.encode_moves(&mut enc, start, moves, !counted, ranks)?;
-        if end_legal > 1 {
-            let legal = crate::order::sorted_moves(&end, crate::order::Order::Thesis);
-            let (freqs, _) = self.frequencies_of(&end, moves, &legal, true);
-            enc.encode_frequencies(end_legal, &freqs)?;
+            self.encode_moves(&mut enc, start, moves, false, None)?;
+        } else {
+            enc.encode(0, &mode)?;
+            for (left, freq) in intervals {
+                enc.encode_interval(left, freq)?;
+            }
+            if end_legal.len() > 1 {
+                let (freqs, _) = self.frequencies_of(&pos, moves, &end_legal, true, &mut scratch);
+                enc.encode_frequencies(end_legal.len(), freqs)?;
+            }
         }
         Ok(enc.finish())
     }
@@ -210,6 +245,7 @@ impl GameCodec for ModelCodec {
         let mut pos = start.clone();
         let mut moves = Vec::new();
         let mut info_floor = 0u64;
+        let mut scratch = Scratch::default();
         loop {
             if moves.len() as u64 > MAX_PLIES {
                 return Err(Error::InvalidData("game too long".into()));
@@ -246,8 +282,9 @@ impl GameCodec for ModelCodec {
                         }
                         coded_left -= 1;
                     }
-                    let (freqs, _) = self.frequencies_of(&pos, &moves, &legal, !counted);
-                    let i = dec.decode_frequencies(&freqs)?;
+                    let (freqs, _) =
+                        self.frequencies_of(&pos, &moves, &legal, !counted, &mut scratch);
+                    let i = dec.decode_frequencies(freqs)?;
                     // At least this many bits were read (log2 rounded down).
                     let f = freqs[i];
                     let ceil_log2 = 32 - f.saturating_sub(1).leading_zeros();
@@ -280,15 +317,16 @@ impl GameCodec for ModelCodec {
         let mut dec = Decoder::new(bits);
         let mut pos = start.clone();
         let mut moves = Vec::with_capacity(plies);
+        let mut scratch = Scratch::default();
         for ply in 0..plies {
             let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
             let m = match legal.len() {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => legal[0],
                 _ => {
-                    let (freqs, _) = self.frequencies_of(&pos, &moves, &legal, false);
+                    let (freqs, _) = self.frequencies_of(&pos, &moves, &legal, false, &mut scratch);
                     *legal
-                        .get(dec.decode_frequencies(&freqs)?)
+                        .get(dec.decode_frequencies(freqs)?)
                         .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
                 }
             };

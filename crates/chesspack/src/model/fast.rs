@@ -142,14 +142,22 @@ impl FastWeights {
 
     /// The scores of `moves`, legal moves of `pos`.
     pub fn scores_of(&self, pos: &Chess, history: &[Move], moves: &[Move]) -> Vec<i32> {
+        let mut out = Vec::with_capacity(moves.len());
+        self.scores_into(pos, history, moves, &mut out);
+        out
+    }
+
+    /// [`FastWeights::scores_of`] into a buffer.
+    pub fn scores_into(&self, pos: &Chess, history: &[Move], moves: &[Move], out: &mut Vec<i32>) {
         let ctx = FastContext::new(pos, history);
         let mut f = Features::default();
-        moves
-            .iter()
-            .map(|&m| {
-                ctx.features(m, &mut f);
-                f.active().iter().map(|&i| self.w[usize::from(i)]).sum()
-            })
-            .collect()
+        out.clear();
+        out.extend(moves.iter().map(|&m| {
+            ctx.features(m, &mut f);
+            f.active()
+                .iter()
+                .map(|&i| self.w[usize::from(i)])
+                .sum::<i32>()
+        }));
     }
 }

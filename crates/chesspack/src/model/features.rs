@@ -34,10 +34,13 @@ const BOOK: usize = THREATENED_ESCAPE + 6; // confidence × share bucket
 const FROM_TO: usize = BOOK + 3 * 11; // relative from × to, pieces
 const NEAR_LAST: usize = FROM_TO + 64 * 64; // role × distance to their last target
 const MOBILITY: usize = NEAR_LAST + 6 * 8; // role × attacked squares from the target / 2
+const THREATS: usize = MOBILITY + 6 * 8; // role × attacked enemy pieces worth more or undefended (0, 1, 2+)
+const UNDO: usize = THREATS + 6 * 3; // role: back to where our last move came from
+const CASTLING_LOST: usize = UNDO + 6; // king or rook move giving up castling rights
 /// The number of features.
-pub const N_FEATURES: usize = MOBILITY + 6 * 8;
+pub const N_FEATURES: usize = CASTLING_LOST + 2;
 /// The most features a move has.
-pub const MAX_ACTIVE: usize = 28;
+pub const MAX_ACTIVE: usize = 32;
 
 /// The features of one move.
 #[derive(Clone, Debug)]
@@ -97,6 +100,12 @@ pub struct Context<'a> {
     ours_once: Bitboard,
     ours_twice: Bitboard,
     their_king: Square,
+    /// Their pieces by value: what a threat can hit.
+    their_pieces: Bitboard,
+    /// Where our last move came from.
+    our_last_from: Option<Square>,
+    /// Our castling rooks' squares (rights still held).
+    our_castling: Bitboard,
     /// Target square of the opponent's last move and of our last move.
     their_last: Option<Square>,
     our_last: Option<Square>,
@@ -186,6 +195,9 @@ impl<'a> Context<'a> {
             ours_once: once,
             ours_twice: twice,
             their_king: board.king_of(them).unwrap_or(Square::E1),
+            their_pieces: board.by_color(them),
+            our_last_from: n.checked_sub(2).and_then(|i| history[i].from()),
+            our_castling: pos.castles().castling_rights() & board.by_color(us),
             their_last: n.checked_sub(1).map(|i| target(history[i])),
             our_last: n.checked_sub(2).map(|i| target(history[i])),
             checkers: pos.checkers(),
@@ -312,14 +324,39 @@ impl<'a> Context<'a> {
             f.push(PROMOTION + role_index(p));
         }
         f.push(KING_DISTANCE + r * 8 + to.distance(self.their_king) as usize);
-        if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
-            let occ = pos.board().occupied().without(from).with(to);
-            let piece = Piece {
+        let occ = pos.board().occupied().without(from).with(to);
+        let after = attacks::attacks(
+            to,
+            Piece {
                 color: self.us,
-                role,
-            };
-            let reach = (attacks::attacks(to, piece, occ) & !pos.board().by_color(self.us)).count();
+                role: m.promotion().unwrap_or(role),
+            },
+            occ,
+        );
+        if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
+            let reach = (after & !pos.board().by_color(self.us)).count();
             f.push(MOBILITY + r * 8 + (reach / 2).min(7));
+        }
+        // Threats: enemy pieces the moved piece attacks that are worth more
+        // than it or undefended (the king excluded).
+        let targets = after & self.their_pieces.without(self.their_king).without(to);
+        let mut threats = 0;
+        for sq in targets {
+            let victim = pos.board().role_at(sq).unwrap_or(Role::Pawn);
+            if value(victim) > value(role) || !self.their_attacks.contains(sq) {
+                threats += 1;
+            }
+        }
+        f.push(THREATS + r * 3 + threats.min(2));
+        if self.our_last_from == Some(to) {
+            f.push(UNDO + r);
+        }
+        if self.our_castling.any() {
+            if role == Role::King {
+                f.push(CASTLING_LOST);
+            } else if role == Role::Rook && self.our_castling.contains(from) {
+                f.push(CASTLING_LOST + 1);
+            }
         }
         if self.our_last == Some(from) {
             f.push(SAME_PIECE + r);

@@ -157,15 +157,30 @@ impl Weights {
         moves: &[Move],
         book: &book::Book,
     ) -> Vec<i32> {
+        let mut out = Vec::with_capacity(moves.len());
+        self.scores_into(pos, history, moves, book, &mut out);
+        out
+    }
+
+    /// [`Weights::scores_of`] into a buffer.
+    pub fn scores_into(
+        &self,
+        pos: &Chess,
+        history: &[Move],
+        moves: &[Move],
+        book: &book::Book,
+        out: &mut Vec<i32>,
+    ) {
         let ctx = Context::new(pos, history, book.get(pos), None);
         let mut f = Features::default();
-        moves
-            .iter()
-            .map(|&m| {
-                ctx.features(pos, m, &mut f);
-                f.active().iter().map(|&i| self.w[usize::from(i)]).sum()
-            })
-            .collect()
+        out.clear();
+        out.extend(moves.iter().map(|&m| {
+            ctx.features(pos, m, &mut f);
+            f.active()
+                .iter()
+                .map(|&i| self.w[usize::from(i)])
+                .sum::<i32>()
+        }));
     }
 }
 
@@ -191,16 +206,21 @@ fn exp_table() -> &'static [u64; EXP_TABLE_LEN] {
 /// Unnormalised weights `exp(score − best)` of `scores`, for
 /// [`crate::coder::quantize`].
 pub fn weights_of(scores: &[i32]) -> Vec<u64> {
+    let mut out = Vec::with_capacity(scores.len() + 1);
+    weights_into(scores, &mut out);
+    out
+}
+
+/// [`weights_of`] into a buffer.
+pub fn weights_into(scores: &[i32], out: &mut Vec<u64>) {
     let best = scores.iter().copied().max().unwrap_or(0);
     let table = exp_table();
-    scores
-        .iter()
-        .map(|&s| {
-            // 1/1024 nats → 1/64 nats.
-            let i = ((i64::from(best) - i64::from(s)) >> 4) as usize;
-            table.get(i).copied().unwrap_or(0)
-        })
-        .collect()
+    out.clear();
+    out.extend(scores.iter().map(|&s| {
+        // 1/1024 nats → 1/64 nats.
+        let i = ((i64::from(best) - i64::from(s)) >> 4) as usize;
+        table.get(i).copied().unwrap_or(0)
+    }));
 }
 
 #[cfg(test)]
