@@ -1,12 +1,10 @@
 //! Average bits per ply against move number for the `index`, `fast` and
 //! `model` codecs on held-out games, as an SVG plot:
 //! `cargo run --release --example bits_by_ply FILE.pgn[.zst] GAMES > plot.svg`
-//! (a `.zst` file is read through `zstd -dc`).
 
 use std::{
     fmt::Write as _,
     io::{BufReader, Read},
-    process::{Command, Stdio},
 };
 
 use chesspack::{
@@ -21,15 +19,11 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let path = args.next().expect("usage: bits_by_ply FILE GAMES");
     let games: usize = args.next().map_or(1000, |n| n.parse().expect("a number"));
+    let file = std::fs::File::open(&path).expect("file");
     let input: Box<dyn Read> = if path.ends_with(".zst") {
-        let child = Command::new("zstd")
-            .args(["-dc", &path])
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("zstd");
-        Box::new(child.stdout.expect("stdout"))
+        Box::new(zstd::Decoder::new(file).expect("zstd"))
     } else {
-        Box::new(std::fs::File::open(&path).expect("file"))
+        Box::new(file)
     };
     let codecs: Vec<Box<dyn GameCodec>> = ["index", "fast", "model"]
         .iter()
