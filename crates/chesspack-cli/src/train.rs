@@ -48,7 +48,7 @@ pub enum TrainCommand {
         output: String,
         /// Read at most this many games of each file (held-out ones
         /// included in the count).
-        #[arg(long, default_value_t = 80_000)]
+        #[arg(long, default_value_t = 120_000)]
         limit: u64,
         /// Passes over the training games.
         #[arg(long, default_value_t = 2)]

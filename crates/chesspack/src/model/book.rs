@@ -9,6 +9,9 @@
 
 use std::collections::HashMap;
 
+/// One position of a book: hash, first move, number of moves, total.
+type Slot = (u64, u32, u16, u32);
+
 use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
 
 use crate::{
@@ -45,7 +48,8 @@ impl Entry<'_> {
 /// The book: move counts of frequent positions.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Book {
-    index: HashMap<u64, (u32, u16, u32)>,
+    /// Sorted by hash (binary search: loading is one pass, no hashing).
+    index: Vec<Slot>,
     moves: Vec<(u16, u32)>,
 }
 
@@ -62,7 +66,9 @@ pub fn move_key(m: Move) -> u16 {
 impl Book {
     /// The entry of `pos`, if the book has it.
     pub fn get(&self, pos: &Chess) -> Option<Entry<'_>> {
-        let &(start, len, total) = self.index.get(&position_hash(pos))?;
+        let hash = position_hash(pos);
+        let i = self.index.binary_search_by_key(&hash, |s| s.0).ok()?;
+        let (_, start, len, total) = self.index[i];
         Some(Entry {
             moves: &self.moves[start as usize..start as usize + usize::from(len)],
             total,
@@ -103,6 +109,7 @@ impl Book {
             Ok(a)
         };
         let mut book = Book::default();
+        book.index.reserve(n.min(bytes.len() / 14));
         for _ in 0..n {
             let hash = u64::from_le_bytes(take(8)?.try_into().expect("8"));
             let total = u32::from_le_bytes(take(4)?.try_into().expect("4"));
@@ -113,7 +120,10 @@ impl Book {
                 let c = u32::from_le_bytes(take(4)?.try_into().expect("4"));
                 book.moves.push((k, c));
             }
-            book.index.insert(hash, (start, len, total));
+            if book.index.last().is_some_and(|s| s.0 >= hash) {
+                return Err(bad()); // not in ascending hash order
+            }
+            book.index.push((hash, start, len, total));
         }
         if !rest.is_empty() {
             return Err(bad());
@@ -124,13 +134,10 @@ impl Book {
     /// The book file bytes (positions in hash order, so the bytes depend
     /// only on the counts).
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut hashes: Vec<u64> = self.index.keys().copied().collect();
-        hashes.sort_unstable();
         let mut out = MAGIC.to_vec();
         out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(hashes.len() as u32).to_le_bytes());
-        for h in hashes {
-            let (start, len, total) = self.index[&h];
+        out.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
+        for &(h, start, len, total) in &self.index {
             out.extend_from_slice(&h.to_le_bytes());
             out.extend_from_slice(&total.to_le_bytes());
             out.extend_from_slice(&len.to_le_bytes());
@@ -191,7 +198,7 @@ impl BookBuilder {
             moves.sort_unstable();
             let total = moves.iter().map(|&(_, c)| c).sum();
             let start = book.moves.len() as u32;
-            book.index.insert(h, (start, moves.len() as u16, total));
+            book.index.push((h, start, moves.len() as u16, total));
             book.moves.extend(moves);
         }
         book

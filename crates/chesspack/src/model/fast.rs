@@ -128,9 +128,9 @@ impl FastWeights {
         EMBEDDED.get_or_init(|| FastWeights::from_bytes(FAST_FILE).expect("embedded fast model"))
     }
 
-    /// FNV-1a of the file.
+    /// [`super::file_hash`] of the file.
     pub fn hash(&self) -> u64 {
-        crate::holdout::fnv1a(&self.to_bytes())
+        super::file_hash(&self.to_bytes())
     }
 
     /// The legal moves of `pos` in canonical order and their scores.

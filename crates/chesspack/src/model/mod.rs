@@ -122,12 +122,10 @@ impl Weights {
         &self.w
     }
 
-    /// FNV-1a of the model file and the embedded book: what archives
-    /// record.
+    /// A hash of the model file and the embedded book: what archives
+    /// record ([`file_hash`] of the two).
     pub fn hash(&self) -> u64 {
-        let mut bytes = self.to_bytes();
-        bytes.extend_from_slice(BOOK_FILE);
-        crate::holdout::fnv1a(&bytes)
+        file_hash(&self.to_bytes()) ^ file_hash(BOOK_FILE).rotate_left(1)
     }
 
     /// The legal moves of `pos` in canonical order and their scores (1/1024
@@ -182,6 +180,26 @@ impl Weights {
                 .sum::<i32>()
         }));
     }
+}
+
+/// FNV-1a over little-endian 64-bit words (then the last bytes one by
+/// one): eight times fewer steps than byte-wise FNV-1a, for megabyte files
+/// hashed when an archive is opened.
+///
+/// ```
+/// assert_ne!(chesspack::model::file_hash(b"abcdefgh1"), chesspack::model::file_hash(b"abcdefgh2"));
+/// ```
+pub fn file_hash(bytes: &[u8]) -> u64 {
+    const PRIME: u64 = 0x0100_0000_01b3;
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    let mut words = bytes.chunks_exact(8);
+    for w in &mut words {
+        h = (h ^ u64::from_le_bytes(w.try_into().expect("8"))).wrapping_mul(PRIME);
+    }
+    for &b in words.remainder() {
+        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
+    }
+    h
 }
 
 /// `exp(-i / 64)` in 40-bit fixed point for `i < EXP_TABLE_LEN`, built by
