@@ -50,6 +50,11 @@ pub enum TrainCommand {
         /// included in the count).
         #[arg(long, default_value_t = 120_000)]
         limit: u64,
+        /// Count the opening book on the first this many games of each
+        /// file (held-out ones left out; by default all); at least
+        /// `--limit`.
+        #[arg(long, default_value_t = 1_000_000)]
+        book_limit: u64,
         /// Passes over the training games.
         #[arg(long, default_value_t = 2)]
         epochs: u32,
@@ -81,9 +86,10 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
         TrainCommand::Model {
             output,
             limit,
+            book_limit,
             epochs,
             files,
-        } => model(&output, limit, epochs, &files),
+        } => model(&output, limit, book_limit.max(limit), epochs, &files),
         TrainCommand::Fast {
             output,
             limit,
@@ -179,6 +185,38 @@ fn load_games(
     files: &[String],
     limit: u64,
 ) -> Result<(Vec<chesspack::pgn::Game>, Vec<chesspack::pgn::Game>, u64)> {
+    let (per_file, held_out, skipped) = load_per_file(files, limit)?;
+    Ok((interleave(per_file, u64::MAX), held_out, skipped))
+}
+
+/// The first `limit` games of each list, interleaved game by game.
+fn interleave(per_file: Vec<Vec<chesspack::pgn::Game>>, limit: u64) -> Vec<chesspack::pgn::Game> {
+    let mut iters: Vec<_> = per_file
+        .into_iter()
+        .map(|f| f.into_iter().take(limit as usize))
+        .collect();
+    let mut games = Vec::new();
+    loop {
+        let before = games.len();
+        for f in &mut iters {
+            games.extend(f.next());
+        }
+        if games.len() == before {
+            return games;
+        }
+    }
+}
+
+/// The training games of each file (among its first `limit`) and the
+/// held-out games of all.
+fn load_per_file(
+    files: &[String],
+    limit: u64,
+) -> Result<(
+    Vec<Vec<chesspack::pgn::Game>>,
+    Vec<chesspack::pgn::Game>,
+    u64,
+)> {
     let mut per_file = Vec::new();
     let mut held_out = Vec::new();
     let mut skipped = 0u64;
@@ -197,19 +235,9 @@ fn load_games(
             }
         }
         pb.finish_and_clear();
-        per_file.push(games.into_iter());
+        per_file.push(games);
     }
-    let mut games = Vec::new();
-    loop {
-        let before = games.len();
-        for f in &mut per_file {
-            games.extend(f.next());
-        }
-        if games.len() == before {
-            break;
-        }
-    }
-    Ok((games, held_out, skipped))
+    Ok((per_file, held_out, skipped))
 }
 
 /// Runs `epochs` passes of `step` over the plies of `games`, halving the
@@ -293,12 +321,21 @@ fn fast(output: &str, limit: u64, epochs: u32, files: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn model(output: &str, limit: u64, epochs: u32, files: &[String]) -> Result<()> {
+fn model(output: &str, limit: u64, book_limit: u64, epochs: u32, files: &[String]) -> Result<()> {
     use chesspack::model::{self, train::Trainer};
-    let (games, held_out, skipped) = load_games(files, limit)?;
+    // The held-out games are those among the first `limit` of each file
+    // (more for the book would only read further).
+    let (per_file, held_out, skipped) = load_per_file(files, limit.max(book_limit))?;
+    let held_out: Vec<_> = held_out.into_iter().filter(|g| g.number <= limit).collect();
+    let book_games = interleave(per_file, book_limit);
+    let games: Vec<_> = book_games
+        .iter()
+        .filter(|g| g.number <= limit)
+        .cloned()
+        .collect();
     // The opening book, from the training games' early positions.
     let mut builder = model::book::BookBuilder::default();
-    for g in &games {
+    for g in &book_games {
         let mut pos = g.start.clone();
         for &m in g.moves.iter().take(model::book::MAX_PLY) {
             builder.add(&pos, m);

@@ -8,6 +8,9 @@
 //!   [`position::KingsPawns`], [`position::Arith`], [`position::Packed`].
 //! * [`pgn`] — streaming PGN reading into games the codecs take.
 //! * [`archive`] — the `.chpk` archive of whole PGN files.
+//! * [`model`] — the learned move model of the `model` and `fast` codecs
+//!   ([`game::ModelCodec`]), with its opening book and trainer.
+//! * [`engine`] — the embedded engine of the `engine-*` codecs.
 //! * [`order`], [`bits`], [`coder`] — the canonical move orders, bit strings
 //!   and the range coder the codecs share.
 //!

@@ -1,16 +1,16 @@
 //! The opening prior: how often each move was played in positions frequent
 //! in the training games, keyed by Zobrist hash.
 //!
-//! File format (`book.bin`): magic `CPKO`, version (u32), number of
-//! positions (u32), then per position in ascending hash order its hash
-//! (u64), total count (u32), number of moves (u16) and per move its
-//! canonical key ([`crate::order::key`], thesis order; u16) and count (u32).
-//! All little-endian.
+//! File format (`book.bin`, version 2), read in place without parsing (so
+//! that opening an archive costs no time): magic `CPKO`, version (u32),
+//! number of positions `n` (u32), number of moves `m` (u32); then `n`
+//! position records of 20 bytes in ascending hash order — hash (u64), times
+//! seen (u32), index of its first move (u32), number of moves (u16), two
+//! zero bytes; then `m` move records of 6 bytes in key order within each
+//! position — canonical key ([`crate::order::key`], thesis order; u16) and
+//! count (u32). All little-endian.
 
-use std::collections::HashMap;
-
-/// One position of a book: hash, first move, number of moves, total.
-type Slot = (u64, u32, u16, u32);
+use std::{borrow::Cow, collections::HashMap};
 
 use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
 
@@ -21,17 +21,33 @@ use crate::{
 
 /// Magic bytes of a book file.
 pub const MAGIC: &[u8; 4] = b"CPKO";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 /// Positions seen fewer times are left out of a book.
 pub const MIN_TOTAL: u32 = 10;
 /// Only positions this early in a game are counted.
 pub const MAX_PLY: usize = 40;
 
+const HEADER: usize = 16;
+const POSITION: usize = 20;
+const MOVE: usize = 6;
+
+fn u16_at(b: &[u8], i: usize) -> u16 {
+    u16::from_le_bytes([b[i], b[i + 1]])
+}
+
+fn u32_at(b: &[u8], i: usize) -> u32 {
+    u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"))
+}
+
+fn u64_at(b: &[u8], i: usize) -> u64 {
+    u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"))
+}
+
 /// Move counts of one position.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry<'a> {
-    /// (move key, count), in key order.
-    pub moves: &'a [(u16, u32)],
+    /// Move records (6 bytes each, in key order).
+    moves: &'a [u8],
     /// Times the position was seen.
     pub total: u32,
 }
@@ -39,18 +55,35 @@ pub struct Entry<'a> {
 impl Entry<'_> {
     /// The count of the move with key `k`.
     pub fn count(&self, k: u16) -> u32 {
-        self.moves
-            .binary_search_by_key(&k, |&(m, _)| m)
-            .map_or(0, |i| self.moves[i].1)
+        let (mut lo, mut hi) = (0, self.moves.len() / MOVE);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let mk = u16_at(self.moves, mid * MOVE);
+            if mk == k {
+                return u32_at(self.moves, mid * MOVE + 2);
+            }
+            if mk < k {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        0
     }
 }
 
-/// The book: move counts of frequent positions.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+/// The book: move counts of frequent positions, over the file's bytes.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Book {
-    /// Sorted by hash (binary search: loading is one pass, no hashing).
-    index: Vec<Slot>,
-    moves: Vec<(u16, u32)>,
+    bytes: Cow<'static, [u8]>,
+    positions: usize,
+    moves: usize,
+}
+
+impl Default for Book {
+    fn default() -> Book {
+        BookBuilder::default().finish()
+    }
 }
 
 /// The hash a book keys a position by.
@@ -67,93 +100,93 @@ impl Book {
     /// The entry of `pos`, if the book has it.
     pub fn get(&self, pos: &Chess) -> Option<Entry<'_>> {
         let hash = position_hash(pos);
-        let i = self.index.binary_search_by_key(&hash, |s| s.0).ok()?;
-        let (_, start, len, total) = self.index[i];
-        Some(Entry {
-            moves: &self.moves[start as usize..start as usize + usize::from(len)],
-            total,
-        })
+        let b = &self.bytes;
+        let (mut lo, mut hi) = (0, self.positions);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            let at = HEADER + mid * POSITION;
+            let h = u64_at(b, at);
+            if h == hash {
+                let total = u32_at(b, at + 8);
+                let first = u32_at(b, at + 12) as usize;
+                let len = usize::from(u16_at(b, at + 16));
+                let start = HEADER + self.positions * POSITION + first * MOVE;
+                return Some(Entry {
+                    moves: &b[start..start + len * MOVE],
+                    total,
+                });
+            }
+            if h < hash {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        None
     }
 
     /// Positions in the book.
     pub fn len(&self) -> usize {
-        self.index.len()
+        self.positions
     }
 
     /// Whether the book is empty.
     pub fn is_empty(&self) -> bool {
-        self.index.is_empty()
+        self.positions == 0
     }
 
-    /// Reads a book file.
+    /// A book over a file's bytes, checked once (sizes, order, bounds).
     ///
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a malformed file.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Book, Error> {
-        let bad = || Error::InvalidData("book file is malformed".into());
-        if bytes.len() < 12 || &bytes[..4] != MAGIC {
-            return Err(bad());
+    pub fn from_bytes(bytes: impl Into<Cow<'static, [u8]>>) -> Result<Book, Error> {
+        let bytes = bytes.into();
+        let bad = |what: &str| Error::InvalidData(format!("book file: {what}"));
+        if bytes.len() < HEADER || &bytes[..4] != MAGIC {
+            return Err(bad("not a chesspack book"));
         }
-        if u32::from_le_bytes(bytes[4..8].try_into().expect("4")) != VERSION {
-            return Err(Error::InvalidData("book file version".into()));
+        if u32_at(&bytes, 4) != VERSION {
+            return Err(bad("unknown version"));
         }
-        let n = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
-        let mut rest = &bytes[12..];
-        let mut take = |k: usize| -> Result<&[u8], Error> {
-            if rest.len() < k {
-                return Err(bad());
+        let positions = u32_at(&bytes, 8) as usize;
+        let moves = u32_at(&bytes, 12) as usize;
+        if bytes.len() as u64 != HEADER as u64 + positions as u64 * 20 + moves as u64 * 6 {
+            return Err(bad("wrong length"));
+        }
+        let mut prev = None;
+        for i in 0..positions {
+            let at = HEADER + i * POSITION;
+            let h = u64_at(&bytes, at);
+            let first = u32_at(&bytes, at + 12) as u64;
+            let len = u64::from(u16_at(&bytes, at + 16));
+            if prev.is_some_and(|p| p >= h) || first + len > moves as u64 {
+                return Err(bad("positions out of order or out of bounds"));
             }
-            let (a, b) = rest.split_at(k);
-            rest = b;
-            Ok(a)
-        };
-        let mut book = Book::default();
-        book.index.reserve(n.min(bytes.len() / 14));
-        for _ in 0..n {
-            let hash = u64::from_le_bytes(take(8)?.try_into().expect("8"));
-            let total = u32::from_le_bytes(take(4)?.try_into().expect("4"));
-            let len = u16::from_le_bytes(take(2)?.try_into().expect("2"));
-            let start = book.moves.len() as u32;
-            for _ in 0..len {
-                let k = u16::from_le_bytes(take(2)?.try_into().expect("2"));
-                let c = u32::from_le_bytes(take(4)?.try_into().expect("4"));
-                book.moves.push((k, c));
-            }
-            if book.index.last().is_some_and(|s| s.0 >= hash) {
-                return Err(bad()); // not in ascending hash order
-            }
-            book.index.push((hash, start, len, total));
+            prev = Some(h);
         }
-        if !rest.is_empty() {
-            return Err(bad());
-        }
-        Ok(book)
+        Ok(Book {
+            bytes,
+            positions,
+            moves,
+        })
     }
 
-    /// The book file bytes (positions in hash order, so the bytes depend
-    /// only on the counts).
+    /// The book file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(self.index.len() as u32).to_le_bytes());
-        for &(h, start, len, total) in &self.index {
-            out.extend_from_slice(&h.to_le_bytes());
-            out.extend_from_slice(&total.to_le_bytes());
-            out.extend_from_slice(&len.to_le_bytes());
-            for &(k, c) in &self.moves[start as usize..start as usize + usize::from(len)] {
-                out.extend_from_slice(&k.to_le_bytes());
-                out.extend_from_slice(&c.to_le_bytes());
-            }
-        }
-        out
+        self.bytes.to_vec()
+    }
+
+    /// Move records in the book.
+    pub fn moves(&self) -> usize {
+        self.moves
     }
 }
 
 /// Counts moves of training games into a [`Book`].
 ///
 /// ```
-/// use chesspack::model::book::{BookBuilder, MIN_TOTAL};
+/// use chesspack::model::book::{BookBuilder, MIN_TOTAL, move_key};
 /// use shakmaty::{Chess, Position, san::San};
 ///
 /// let pos = Chess::default();
@@ -163,8 +196,9 @@ impl Book {
 ///     b.add(&pos, e4);
 /// }
 /// let book = b.finish();
-/// assert_eq!(book.get(&pos).unwrap().total, MIN_TOTAL);
-/// assert_eq!(book.get(&pos).unwrap().count(chesspack::model::book::move_key(e4)), MIN_TOTAL);
+/// let entry = book.get(&pos).unwrap();
+/// assert_eq!((entry.total, entry.count(move_key(e4)), entry.count(0)), (MIN_TOTAL, MIN_TOTAL, 0));
+/// assert_eq!(chesspack::model::book::Book::from_bytes(book.to_bytes()).unwrap(), book);
 /// ```
 #[derive(Default)]
 pub struct BookBuilder {
@@ -191,16 +225,30 @@ impl BookBuilder {
             .map(|(&h, _)| h)
             .collect();
         hashes.sort_unstable();
-        let mut book = Book::default();
-        for h in hashes {
-            let mut moves: Vec<(u16, u32)> =
-                self.counts[&h].iter().map(|(&k, &c)| (k, c)).collect();
-            moves.sort_unstable();
-            let total = moves.iter().map(|&(_, c)| c).sum();
-            let start = book.moves.len() as u32;
-            book.index.push((h, start, moves.len() as u16, total));
-            book.moves.extend(moves);
+        let mut positions = Vec::new();
+        let mut moves = Vec::new();
+        let mut n_moves = 0u32;
+        for &h in &hashes {
+            let mut ms: Vec<(u16, u32)> = self.counts[&h].iter().map(|(&k, &c)| (k, c)).collect();
+            ms.sort_unstable();
+            let total: u32 = ms.iter().map(|&(_, c)| c).sum();
+            positions.extend_from_slice(&h.to_le_bytes());
+            positions.extend_from_slice(&total.to_le_bytes());
+            positions.extend_from_slice(&n_moves.to_le_bytes());
+            positions.extend_from_slice(&(ms.len() as u16).to_le_bytes());
+            positions.extend_from_slice(&[0, 0]);
+            for (k, c) in ms {
+                moves.extend_from_slice(&k.to_le_bytes());
+                moves.extend_from_slice(&c.to_le_bytes());
+                n_moves += 1;
+            }
         }
-        book
+        let mut bytes = MAGIC.to_vec();
+        bytes.extend_from_slice(&VERSION.to_le_bytes());
+        bytes.extend_from_slice(&(hashes.len() as u32).to_le_bytes());
+        bytes.extend_from_slice(&n_moves.to_le_bytes());
+        bytes.extend_from_slice(&positions);
+        bytes.extend_from_slice(&moves);
+        Book::from_bytes(bytes).expect("a well-formed book")
     }
 }

@@ -432,3 +432,95 @@ impl Context<'_> {
 fn target(m: Move) -> Square {
     crate::order::target(m)
 }
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{CastlingMode, fen::Fen, san::San};
+
+    use super::*;
+
+    fn setup(fen: &str, san: &str) -> (Chess, Move) {
+        let pos: Chess = fen
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+        (pos, m)
+    }
+
+    fn has(fen: &str, san: &str, history: &[Move], group: usize, size: usize) -> bool {
+        let (pos, m) = setup(fen, san);
+        let ctx = Context::new(&pos, history, None, None);
+        let mut f = Features::default();
+        ctx.features(&pos, m, &mut f);
+        f.active()
+            .iter()
+            .any(|&i| (group..group + size).contains(&usize::from(i)))
+    }
+
+    #[test]
+    fn checks_direct_and_discovered() {
+        // Direct: Bb5+ checks the king on e8.
+        assert!(has("4k3/8/8/8/8/8/8/4KB2 w - - 0 1", "Bb5", &[], CHECK, 6));
+        assert!(!has("4k3/8/8/8/8/8/8/4KB2 w - - 0 1", "Bc4", &[], CHECK, 6));
+        // Discovered: the knight leaves the rook's file.
+        assert!(has(
+            "4k3/8/8/8/4N3/8/8/4RK2 w - - 0 1",
+            "Nc3",
+            &[],
+            CHECK,
+            6
+        ));
+    }
+
+    #[test]
+    fn passed_pawn_pushes_and_captures() {
+        assert!(has(
+            "4k3/8/8/8/8/8/P7/4K3 w - - 0 1",
+            "a4",
+            &[],
+            PASSED_PUSH,
+            8
+        ));
+        assert!(!has(
+            "4k3/1p6/8/8/8/8/P7/4K3 w - - 0 1",
+            "a4",
+            &[],
+            PASSED_PUSH,
+            8
+        ));
+        // Black's pawn on h2 is passed too (ranks counted from black's side).
+        assert!(has(
+            "4k3/7p/8/8/8/8/8/4K3 b - - 0 1",
+            "h5",
+            &[],
+            PASSED_PUSH,
+            8
+        ));
+        assert!(has(
+            "4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1",
+            "exd5",
+            &[],
+            CAPTURE,
+            36
+        ));
+    }
+
+    #[test]
+    fn every_move_fits() {
+        // The most features a move can have stay within MAX_ACTIVE, and
+        // every index is in range (the debug assertion in push).
+        let (pos, _) = setup(
+            "r3k2r/p1ppqpb1/bn2pnp1/3PN3/1p2P3/2N2Q1p/PPPBBPPP/R3K2R w KQkq - 0 1",
+            "Qxf6",
+        );
+        let history = pos.legal_moves().to_vec();
+        let ctx = Context::new(&pos, &history, None, None);
+        let mut f = Features::default();
+        for m in pos.legal_moves() {
+            ctx.features(&pos, m, &mut f);
+            assert!(f.active().iter().all(|&i| usize::from(i) < N_FEATURES));
+        }
+    }
+}

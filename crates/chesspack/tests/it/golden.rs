@@ -32,7 +32,7 @@ const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
         231,
         "35f51a9b0e7958e468d965525afa04a64deddf3d8e1fbb8d8984847a0e",
     ),
-    ("model", 78, "a05c360b0dd0587e6e74"),
+    ("model", 48, "9ba17ea4c6bd"),
     (
         "fast",
         179,
