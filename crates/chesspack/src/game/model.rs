@@ -244,7 +244,6 @@ impl GameCodec for ModelCodec {
         };
         let mut pos = start.clone();
         let mut moves = Vec::new();
-        let mut info_floor = 0u64;
         let mut scratch = Scratch::default();
         loop {
             if moves.len() as u64 > MAX_PLIES {
@@ -284,17 +283,10 @@ impl GameCodec for ModelCodec {
                     }
                     let (freqs, _) =
                         self.frequencies_of(&pos, &moves, &legal, !counted, &mut scratch);
+                    // No bound from the stream length: trailing zero bits are
+                    // trimmed, and moves coded as zeros can run on past the
+                    // last bit of a real stream. MAX_PLIES bounds garbage.
                     let i = dec.decode_frequencies(freqs)?;
-                    // At least this many bits were read (log2 rounded down).
-                    let f = freqs[i];
-                    let ceil_log2 = 32 - f.saturating_sub(1).leading_zeros();
-                    info_floor += u64::from(PRECISION - ceil_log2);
-                    if info_floor > bits.len() as u64 + 64 {
-                        return Err(Error::InvalidData(format!(
-                            "stream too short for ply {}",
-                            moves.len()
-                        )));
-                    }
                     if i == legal.len() {
                         break;
                     }

@@ -179,3 +179,38 @@ fn regression_issue_5_model_codec_game_ends() {
             .is_empty()
     );
 }
+
+/// A game of only the canonically first legal moves codes to (nearly) all
+/// zero bits, which the encoders trim.
+#[test]
+fn runs_of_first_moves_round_trip() {
+    use chesspack::order::{Order, sorted_moves};
+    use shakmaty::Position;
+    let start = shakmaty::Chess::default();
+    let mut pos = start.clone();
+    let mut moves = Vec::new();
+    for _ in 0..120 {
+        let legal = sorted_moves(&pos, Order::Thesis);
+        if legal.is_empty() {
+            break;
+        }
+        pos.play_unchecked(legal[0]);
+        moves.push(legal[0]);
+    }
+    for name in ["model", "fast", "engine-arith"] {
+        let codec = chesspack::game::codec(name).unwrap();
+        let n = if name.starts_with("engine") {
+            40
+        } else {
+            moves.len()
+        };
+        let bits = codec.encode(&start, &moves[..n]).unwrap();
+        assert_eq!(codec.decode(&start, &bits).unwrap(), moves[..n], "{name}");
+        let bits = codec.encode_counted(&start, &moves[..n]).unwrap();
+        assert_eq!(
+            codec.decode_counted(&start, &bits, n).unwrap(),
+            moves[..n],
+            "{name}"
+        );
+    }
+}
