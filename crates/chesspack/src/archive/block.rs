@@ -1036,7 +1036,7 @@ pub(crate) fn decode_block(
                     E_CLK => {
                         clock_model.decode(&mut clock_coder, &mut clocks)?;
                     }
-                    E_EVAL => {
+                    E_EVAL | E_EVAL_CLK => {
                         read_eval(
                             &mut eval_coder,
                             &mut evals,
@@ -1044,16 +1044,9 @@ pub(crate) fn decode_block(
                             &mut eval_text,
                             &mut eval_buf,
                         )?;
-                    }
-                    E_EVAL_CLK => {
-                        read_eval(
-                            &mut eval_coder,
-                            &mut evals,
-                            &mut eval_state,
-                            &mut eval_text,
-                            &mut eval_buf,
-                        )?;
-                        clock_model.decode(&mut clock_coder, &mut clocks)?;
+                        if game_events[i] == E_EVAL_CLK {
+                            clock_model.decode(&mut clock_coder, &mut clocks)?;
+                        }
                     }
                     _ => {}
                 }

@@ -457,70 +457,22 @@ impl EngineCodec {
             }
             self.with_stream_params(EngineParams { depth, k_tenths })
         };
-        let counted = dec.decode(&Model::from_weights(&[255, 1])?)? == 1;
-        let (mut coded_left, mut trailing_left) = if counted {
-            (decode_count(&mut dec)?, decode_count(&mut dec)?)
+        let counts = if dec.decode(&Model::from_weights(&[255, 1])?)? == 1 {
+            Some((decode_count(&mut dec)?, decode_count(&mut dec)?))
         } else {
-            (u64::MAX, 0)
+            None
         };
-        let reserve = if counted { 0 } else { END_FREQUENCY };
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
-        loop {
-            if moves.len() as u64 > MAX_PLIES {
-                return Err(Error::InvalidData("game too long".into()));
-            }
-            let (legal, scores) = codec.score(&pos);
-            let m = match legal.len() {
-                0 => {
-                    if counted && (coded_left > 0 || trailing_left > 0) {
-                        return Err(Error::InvalidData(format!(
-                            "no legal move at ply {}",
-                            moves.len()
-                        )));
-                    }
-                    break;
-                }
-                1 => {
-                    if counted && coded_left == 0 {
-                        if trailing_left == 0 {
-                            break;
-                        }
-                        trailing_left -= 1;
-                    }
-                    legal[0]
-                }
-                _ => {
-                    if counted {
-                        if coded_left == 0 {
-                            if trailing_left > 0 {
-                                return Err(Error::InvalidData(
-                                    "trailing forced move is not forced".into(),
-                                ));
-                            }
-                            break;
-                        }
-                        coded_left -= 1;
-                    }
-                    let model = Model::from_frequencies(
-                        codec.probs.frequencies(&deficits(&scores), reserve),
-                    )?;
-                    // No bound from the stream length here: the encoder
-                    // trims trailing zero bits, and a run of first-symbol
-                    // moves codes as zeros, so a real stream can hold more
-                    // information than its length (issue 5's fuzzing found
-                    // this); MAX_PLIES bounds garbage.
-                    let i = dec.decode(&model)?;
-                    if i == legal.len() {
-                        break; // the end symbol
-                    }
-                    legal[i]
-                }
-            };
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        Ok(moves)
+        let reserve = if counts.is_some() { 0 } else { END_FREQUENCY };
+        super::decode_with_end(
+            start,
+            counts,
+            |pos| codec.score(pos),
+            |scores, _, _, _| {
+                let model =
+                    Model::from_frequencies(codec.probs.frequencies(&deficits(scores), reserve))?;
+                dec.decode(&model)
+            },
+        )
     }
 }
 

@@ -252,6 +252,81 @@ where
     Ok(moves)
 }
 
+/// Decodes a range-coded game in the layout of `engine-arith` and `model`:
+/// without `counts`, an end symbol (index `legal.len()`) may follow any
+/// unforced position; with `counts` = (coded plies, trailing forced plies)
+/// the game ends after them. `candidates` gives the legal moves of a
+/// position in the codec's order and what `read` needs; `read(context,
+/// position, history, legal)` decodes one choice and is called only where
+/// more than one move is legal.
+pub(crate) fn decode_with_end<L, T>(
+    start: &Chess,
+    counts: Option<(u64, u64)>,
+    mut candidates: impl FnMut(&Chess) -> (L, T),
+    mut read: impl FnMut(&T, &Chess, &[Move], &[Move]) -> Result<usize, Error>,
+) -> Result<Vec<Move>, Error>
+where
+    L: std::ops::Deref<Target = [Move]>,
+{
+    let counted = counts.is_some();
+    let (mut coded_left, mut trailing_left) = counts.unwrap_or((u64::MAX, 0));
+    let mut pos = start.clone();
+    let mut moves = Vec::new();
+    loop {
+        if moves.len() as u64 > MAX_PLIES {
+            return Err(Error::InvalidData("game too long".into()));
+        }
+        let (legal, context) = candidates(&pos);
+        let m = match legal.len() {
+            0 => {
+                if counted && (coded_left > 0 || trailing_left > 0) {
+                    return Err(Error::InvalidData(format!(
+                        "no legal move at ply {}",
+                        moves.len()
+                    )));
+                }
+                break;
+            }
+            1 => {
+                if counted && coded_left == 0 {
+                    if trailing_left == 0 {
+                        break;
+                    }
+                    trailing_left -= 1;
+                }
+                legal[0]
+            }
+            _ => {
+                if counted {
+                    if coded_left == 0 {
+                        if trailing_left > 0 {
+                            return Err(Error::InvalidData(
+                                "trailing forced move is not forced".into(),
+                            ));
+                        }
+                        break;
+                    }
+                    coded_left -= 1;
+                }
+                // No bound from the stream length: the encoder trims
+                // trailing zero bits, and moves coded as zeros can run on
+                // past the last bit of a real stream (issue 5's fuzzing found
+                // this). MAX_PLIES bounds garbage.
+                let i = read(&context, &pos, &moves, &legal)?;
+                if i == legal.len() {
+                    break; // the end symbol
+                }
+                *legal
+                    .get(i)
+                    .ok_or_else(|| Error::InvalidData(format!("move index {i} out of range")))?
+            }
+        };
+        pos.play_unchecked(m);
+        moves.push(m);
+    }
+    Ok(moves)
+}
+
 /// Reads a count of plies written as Elias gamma of `count + 1`.
 pub(crate) fn read_count(r: &mut crate::bits::BitReader<'_>) -> Result<u64, Error> {
     let n = r.read_gamma()? - 1;

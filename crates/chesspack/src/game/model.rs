@@ -3,7 +3,7 @@
 use shakmaty::{Chess, Move, Position};
 
 use super::{
-    GameCodec, MAX_PLIES, PlyCost, engine::decode_count, engine::encode_count, illegal, san,
+    GameCodec, PlyCost, decode_with_end, engine::decode_count, engine::encode_count, illegal, san,
 };
 use crate::{
     Bits, Error,
@@ -42,6 +42,10 @@ pub struct ModelCodec {
 
 /// The end symbol's weight relative to the sum of the moves' weights.
 const END_DIVISOR: u128 = 255;
+
+/// Each coded move's (left cumulative, frequency), whether each ply was
+/// forced, and the position after the last move.
+type Intervals = (Vec<(u32, u32)>, Vec<bool>, Chess);
 
 /// Buffers reused from ply to ply.
 #[derive(Default)]
@@ -88,16 +92,19 @@ impl ModelCodec {
         }
     }
 
-    /// Encodes the unforced moves, with or without the end symbol's share;
-    /// records each move's rank in `ranks` if given.
-    fn encode_moves(
+    /// The range coder interval (left cumulative, frequency) of each
+    /// unforced move, with or without the end symbol's share, whether each
+    /// ply was forced, and the position after the last move; records each
+    /// move's rank in `ranks` if given.
+    fn intervals(
         &self,
-        enc: &mut Encoder,
         start: &Chess,
         moves: &[Move],
         end: bool,
         mut ranks: Option<&mut Vec<usize>>,
-    ) -> Result<Chess, Error> {
+    ) -> Result<Intervals, Error> {
+        let mut intervals = Vec::with_capacity(moves.len());
+        let mut forced = Vec::with_capacity(moves.len());
         let mut pos = start.clone();
         let mut scratch = Scratch::default();
         for (ply, &m) in moves.iter().enumerate() {
@@ -105,11 +112,12 @@ impl ModelCodec {
             let Some(i) = legal.iter().position(|&x| x == m) else {
                 return Err(illegal(ply, m, &pos));
             };
+            forced.push(legal.len() == 1);
             let mut r = 0;
             if legal.len() > 1 {
                 let (freqs, scores) =
                     self.frequencies_of(&pos, &moves[..ply], &legal, end, &mut scratch);
-                enc.encode_frequencies(i, freqs)?;
+                intervals.push((freqs[..i].iter().sum::<u32>(), freqs[i]));
                 r = rank(scores, i);
             }
             if let Some(ranks) = ranks.as_deref_mut() {
@@ -117,7 +125,7 @@ impl ModelCodec {
             }
             pos.play_unchecked(m);
         }
-        Ok(pos)
+        Ok((intervals, forced, pos))
     }
 
     /// Frequencies (and scores) of `legal`, the sorted legal moves of
@@ -154,33 +162,12 @@ impl ModelCodec {
         &self,
         start: &Chess,
         moves: &[Move],
-        mut ranks: Option<&mut Vec<usize>>,
+        ranks: Option<&mut Vec<usize>>,
     ) -> Result<Bits, Error> {
-        // One pass with the end symbol's share (mode 0), keeping each coded
-        // move's interval; the mode is known only at the end.
-        let mut intervals = Vec::with_capacity(moves.len());
-        let mut forced = Vec::with_capacity(moves.len());
-        let mut pos = start.clone();
-        let mut scratch = Scratch::default();
-        for (ply, &m) in moves.iter().enumerate() {
-            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
-            let Some(i) = legal.iter().position(|&x| x == m) else {
-                return Err(illegal(ply, m, &pos));
-            };
-            forced.push(legal.len() == 1);
-            let mut r = 0;
-            if legal.len() > 1 {
-                let (freqs, scores) =
-                    self.frequencies_of(&pos, &moves[..ply], &legal, true, &mut scratch);
-                intervals.push((freqs[..i].iter().sum::<u32>(), freqs[i]));
-                r = rank(scores, i);
-            }
-            if let Some(ranks) = ranks.as_deref_mut() {
-                ranks.push(r);
-            }
-            pos.play_unchecked(m);
-        }
-        let end_legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+        // One pass with the end symbol's share (mode 0); the mode is known
+        // only at the end.
+        let (intervals, forced, end) = self.intervals(start, moves, true, ranks)?;
+        let end_legal = crate::order::sorted_moves(&end, crate::order::Order::Thesis);
         let mode = Model::from_weights(&[255, 1])?;
         let mut enc = Encoder::new();
         if end_legal.len() == 1 {
@@ -190,14 +177,17 @@ impl ModelCodec {
             let trailing = forced.iter().rev().take_while(|&&f| f).count() as u64;
             encode_count(&mut enc, coded)?;
             encode_count(&mut enc, trailing)?;
-            self.encode_moves(&mut enc, start, moves, false, None)?;
+            for (left, freq) in self.intervals(start, moves, false, None)?.0 {
+                enc.encode_interval(left, freq)?;
+            }
         } else {
             enc.encode(0, &mode)?;
             for (left, freq) in intervals {
                 enc.encode_interval(left, freq)?;
             }
             if end_legal.len() > 1 {
-                let (freqs, _) = self.frequencies_of(&pos, moves, &end_legal, true, &mut scratch);
+                let mut scratch = Scratch::default();
+                let (freqs, _) = self.frequencies_of(&end, moves, &end_legal, true, &mut scratch);
                 enc.encode_frequencies(end_legal.len(), freqs)?;
             }
         }
@@ -236,72 +226,34 @@ impl GameCodec for ModelCodec {
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
         let mut dec = Decoder::new(bits);
-        let counted = dec.decode(&Model::from_weights(&[255, 1])?)? == 1;
-        let (mut coded_left, mut trailing_left) = if counted {
-            (decode_count(&mut dec)?, decode_count(&mut dec)?)
+        let counts = if dec.decode(&Model::from_weights(&[255, 1])?)? == 1 {
+            Some((decode_count(&mut dec)?, decode_count(&mut dec)?))
         } else {
-            (u64::MAX, 0)
+            None
         };
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
         let mut scratch = Scratch::default();
-        loop {
-            if moves.len() as u64 > MAX_PLIES {
-                return Err(Error::InvalidData("game too long".into()));
-            }
-            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
-            let m = match legal.len() {
-                0 => {
-                    if counted && (coded_left > 0 || trailing_left > 0) {
-                        return Err(Error::InvalidData(format!(
-                            "no legal move at ply {}",
-                            moves.len()
-                        )));
-                    }
-                    break;
-                }
-                1 => {
-                    if counted && coded_left == 0 {
-                        if trailing_left == 0 {
-                            break;
-                        }
-                        trailing_left -= 1;
-                    }
-                    legal[0]
-                }
-                _ => {
-                    if counted {
-                        if coded_left == 0 {
-                            if trailing_left > 0 {
-                                return Err(Error::InvalidData(
-                                    "trailing forced move is not forced".into(),
-                                ));
-                            }
-                            break;
-                        }
-                        coded_left -= 1;
-                    }
-                    let (freqs, _) =
-                        self.frequencies_of(&pos, &moves, &legal, !counted, &mut scratch);
-                    // No bound from the stream length: trailing zero bits are
-                    // trimmed, and moves coded as zeros can run on past the
-                    // last bit of a real stream. MAX_PLIES bounds garbage.
-                    let i = dec.decode_frequencies(freqs)?;
-                    if i == legal.len() {
-                        break;
-                    }
-                    legal[i]
-                }
-            };
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        Ok(moves)
+        decode_with_end(
+            start,
+            counts,
+            |pos| {
+                (
+                    crate::order::sorted_moves(pos, crate::order::Order::Thesis),
+                    (),
+                )
+            },
+            |_, pos, history, legal| {
+                let (freqs, _) =
+                    self.frequencies_of(pos, history, legal, counts.is_none(), &mut scratch);
+                dec.decode_frequencies(freqs)
+            },
+        )
     }
 
     fn encode_counted(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
         let mut enc = Encoder::new();
-        self.encode_moves(&mut enc, start, moves, false, None)?;
+        for (left, freq) in self.intervals(start, moves, false, None)?.0 {
+            enc.encode_interval(left, freq)?;
+        }
         Ok(enc.finish())
     }
 

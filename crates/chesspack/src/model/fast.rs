@@ -92,34 +92,13 @@ impl FastWeights {
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
     pub fn from_bytes(bytes: &[u8]) -> Result<FastWeights, Error> {
-        let bad = || Error::InvalidData("fast model file is malformed".into());
-        if bytes.len() < 12 || &bytes[..4] != MAGIC {
-            return Err(bad());
-        }
-        if u32::from_le_bytes(bytes[4..8].try_into().expect("4")) != VERSION {
-            return Err(bad());
-        }
-        let n = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
-        if n != N_FAST_FEATURES || bytes.len() != 12 + 4 * n {
-            return Err(bad());
-        }
-        FastWeights::from_values(
-            bytes[12..]
-                .chunks_exact(4)
-                .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
-                .collect(),
-        )
+        super::read_weights_file(bytes, MAGIC, VERSION, N_FAST_FEATURES, "fast model file")
+            .map(|w| FastWeights { w })
     }
 
     /// The file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(self.w.len() as u32).to_le_bytes());
-        for v in &self.w {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out
+        super::weights_file(MAGIC, VERSION, &self.w)
     }
 
     /// The weights shipped in the library.

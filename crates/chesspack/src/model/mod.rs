@@ -61,23 +61,7 @@ impl Weights {
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
     pub fn from_bytes(bytes: &[u8]) -> Result<Weights, Error> {
-        let bad = |what: &str| Error::InvalidData(format!("model file: {what}"));
-        if bytes.len() < 12 || &bytes[..4] != MAGIC {
-            return Err(bad("not a chesspack model"));
-        }
-        let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4"));
-        if version != VERSION {
-            return Err(bad(&format!("version {version}, expected {VERSION}")));
-        }
-        let n = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
-        if n != N_FEATURES || bytes.len() != 12 + 4 * n {
-            return Err(bad(&format!("{n} weights, expected {N_FEATURES}")));
-        }
-        let w = bytes[12..]
-            .chunks_exact(4)
-            .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
-            .collect();
-        Ok(Weights { w })
+        read_weights_file(bytes, MAGIC, VERSION, N_FEATURES, "model file").map(|w| Weights { w })
     }
 
     /// Weights from values, one per feature.
@@ -97,13 +81,7 @@ impl Weights {
 
     /// The model file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = MAGIC.to_vec();
-        out.extend_from_slice(&VERSION.to_le_bytes());
-        out.extend_from_slice(&(self.w.len() as u32).to_le_bytes());
-        for v in &self.w {
-            out.extend_from_slice(&v.to_le_bytes());
-        }
-        out
+        weights_file(MAGIC, VERSION, &self.w)
     }
 
     /// The weights shipped in the library.
@@ -180,6 +158,44 @@ impl Weights {
                 .sum::<i32>()
         }));
     }
+}
+
+/// Reads a file of `n` weights: `magic`, version (u32), count (u32), the
+/// weights as `i32`, all little-endian (`what` names it in errors).
+pub(crate) fn read_weights_file(
+    bytes: &[u8],
+    magic: &[u8; 4],
+    version: u32,
+    n: usize,
+    what: &str,
+) -> Result<Vec<i32>, Error> {
+    let bad = |why: String| Error::InvalidData(format!("{what}: {why}"));
+    if bytes.len() < 12 || &bytes[..4] != magic {
+        return Err(bad("not a chesspack model".into()));
+    }
+    let v = u32::from_le_bytes(bytes[4..8].try_into().expect("4"));
+    if v != version {
+        return Err(bad(format!("version {v}, expected {version}")));
+    }
+    let count = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
+    if count != n || bytes.len() != 12 + 4 * n {
+        return Err(bad(format!("{count} weights, expected {n}")));
+    }
+    Ok(bytes[12..]
+        .chunks_exact(4)
+        .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
+        .collect())
+}
+
+/// The bytes of a weights file (see [`read_weights_file`]).
+pub(crate) fn weights_file(magic: &[u8; 4], version: u32, w: &[i32]) -> Vec<u8> {
+    let mut out = magic.to_vec();
+    out.extend_from_slice(&version.to_le_bytes());
+    out.extend_from_slice(&(w.len() as u32).to_le_bytes());
+    for v in w {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+    out
 }
 
 /// FNV-1a over little-endian 64-bit words (then the last bytes one by
