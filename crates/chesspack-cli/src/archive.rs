@@ -24,8 +24,13 @@ pub const DEFAULT_CODEC: &str = "model";
 /// Options of `chesspack compress`.
 #[derive(Args, Debug)]
 pub struct CompressArgs {
-    /// PGN input: a file, a `.pgn.zst` file, or `-` for stdin.
+    /// PGN input: a file, a `.pgn.zst` file, or `-` for stdin; or a
+    /// position file (`.epd`, `.fen`, `.csv` with a FEN column, `.zst` too),
+    /// whose positions are stored with `position-model`.
     input: String,
+    /// Read the input as a position file whatever its name.
+    #[arg(long)]
+    positions: bool,
     /// Output archive (`-` for stdout); default: INPUT.chpk, stdout for stdin.
     #[arg(short, long)]
     output: Option<String>,
@@ -223,7 +228,47 @@ impl Write for Counted<'_> {
     }
 }
 
+/// Whether `path` names a position file (EPD, FEN list or CSV, `.zst` too).
+fn is_position_file(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    let p = p.strip_suffix(".zst").unwrap_or(&p);
+    [".epd", ".fen", ".csv"].iter().any(|e| p.ends_with(e))
+}
+
+/// `compress` of a position file: every position through `position-model`.
+fn compress_positions(args: &CompressArgs) -> Result<()> {
+    let output = match &args.output {
+        Some(o) => Some(o.clone()),
+        None if args.input == "-" => None,
+        None => Some(format!("{}.chpk", args.input)),
+    };
+    if args.input != "-" && output.as_deref() == Some(args.input.as_str()) {
+        bail!("input and output are the same file");
+    }
+    let pb = input::progress(None, "compressing");
+    let reader = input::open(&args.input, &pb)?;
+    let mut out = Output::create(output.as_deref(), args.force, true)?;
+    let started = Instant::now();
+    let report = chesspack::archive::positions::compress(reader, out.writer(), args.level)
+        .with_context(|| format!("cannot compress {}", args.input))?;
+    pb.finish_and_clear();
+    out.commit()?;
+    eprintln!(
+        "{} lines: {} positions in {} bits ({:.2} bits/position), {} lines kept as text; {:.1} s",
+        report.lines,
+        report.positions,
+        report.position_bits,
+        report.position_bits as f64 / report.positions.max(1) as f64,
+        report.verbatim,
+        started.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 pub fn compress(args: &CompressArgs) -> Result<()> {
+    if args.positions || is_position_file(&args.input) {
+        return compress_positions(args);
+    }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
     let output = match &args.output {
         Some(o) => Some(o.clone()),
@@ -343,6 +388,23 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 pub fn decompress(args: &DecompressArgs) -> Result<()> {
+    if args.input != "-" {
+        let mut magic = [0u8; 8];
+        let n = File::open(&args.input)
+            .and_then(|mut f| f.read(&mut magic))
+            .with_context(|| format!("cannot open {}", args.input))?;
+        if chesspack::archive::positions::is_position_archive(&magic[..n]) {
+            if args.input != "-" && args.output.as_deref() == Some(args.input.as_str()) {
+                bail!("input and output are the same file");
+            }
+            let file =
+                File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
+            let mut out = Output::create(args.output.as_deref(), args.force, false)?;
+            chesspack::archive::positions::decompress(io::BufReader::new(file), out.writer())
+                .with_context(|| format!("cannot decompress {}", args.input))?;
+            return out.commit();
+        }
+    }
     let mut reader = open_archive(&args.input)?;
     if let Some(why) = reader.index_error() {
         let msg = format!(

@@ -21,6 +21,30 @@ pub enum TrainCommand {
         #[arg(required = true)]
         files: Vec<String>,
     },
+    /// Fit the `position-model` codec on position files (EPD, FEN or puzzle
+    /// CSV) and positions sampled from PGN games (`.pgn`, `.pgn.zst`),
+    /// leaving out the held-out 5% (positions by EPD, games by moves), and
+    /// write the model file; then report its bits on the held-out part of
+    /// each file.
+    Position {
+        /// Where to write the model
+        /// (crates/chesspack/src/position/model.bin to ship it).
+        #[arg(short, long)]
+        output: String,
+        /// Positions sampled from each training game (held-out games give
+        /// one).
+        #[arg(long, default_value_t = 3)]
+        per_game: u64,
+        /// Passes over the training positions.
+        #[arg(long, default_value_t = 2)]
+        epochs: u32,
+        /// AdaGrad's step size.
+        #[arg(long, default_value_t = 0.1)]
+        rate: f32,
+        /// Position and PGN files (a file named twice counts twice).
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
     /// Fit the data-driven piece-square terms of the engine's evaluation on
     /// PGN files (`.zst` too), leaving out the held-out 5% of games, and
     /// write them as Rust source.
@@ -97,6 +121,13 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             files,
         } => fast(&output, limit, epochs, &files),
         TrainCommand::Arith { output, files } => arith(&output, &files),
+        TrainCommand::Position {
+            output,
+            per_game,
+            epochs,
+            rate,
+            files,
+        } => position_model(&output, per_game, epochs, rate, &files),
         TrainCommand::Engine {
             output,
             limit,
@@ -176,6 +207,133 @@ fn arith(output: &str, files: &[String]) -> Result<()> {
     std::fs::write(output, tables.to_rust(&provenance))
         .with_context(|| format!("cannot write {output}"))?;
     eprintln!("{provenance}\nwrote {output}");
+    Ok(())
+}
+
+fn is_pgn(path: &str) -> bool {
+    let p = path.to_ascii_lowercase();
+    p.ends_with(".pgn") || p.ends_with(".pgn.zst")
+}
+
+/// Positions sampled from the games of a PGN file: `per_game` plies of each
+/// training game and one of each held-out game, chosen by the game's hash.
+fn sample_games(
+    path: &str,
+    per_game: u64,
+    train: &mut Vec<shakmaty::Chess>,
+    held: &mut Vec<shakmaty::Chess>,
+) -> Result<()> {
+    let pb = input::progress(None, path);
+    for game in GameReader::new(input::open(path, &pb)?).flatten() {
+        let key = holdout::game_key(&game);
+        let hash = holdout::fnv1a(&key);
+        let is_held = holdout::is_held_out(&key);
+        let plies = game.moves.len() as u64 + 1;
+        let picks: Vec<u64> = if is_held {
+            vec![(hash >> 8) % plies]
+        } else {
+            (0..per_game)
+                .map(|i| (hash.rotate_left(13 * i as u32 + 5) >> 3) % plies)
+                .collect()
+        };
+        let mut pos = game.start.clone();
+        for ply in 0..plies {
+            for _ in picks.iter().filter(|&&p| p == ply) {
+                if is_held {
+                    held.push(pos.clone());
+                } else {
+                    train.push(pos.clone());
+                }
+            }
+            if let Some(&m) = game.moves.get(ply as usize) {
+                pos.play_unchecked(m);
+            }
+        }
+    }
+    pb.finish_and_clear();
+    Ok(())
+}
+
+fn position_model(
+    output: &str,
+    per_game: u64,
+    epochs: u32,
+    rate: f32,
+    files: &[String],
+) -> Result<()> {
+    let mut train = Vec::new();
+    let mut held: Vec<(String, Vec<shakmaty::Chess>)> = Vec::new();
+    let mut skipped = 0u64;
+    for path in files {
+        let mut h = Vec::new();
+        if is_pgn(path) {
+            sample_games(path, per_game, &mut train, &mut h)?;
+        } else {
+            let pb = input::progress(None, path);
+            for item in input::fen_lines(input::open(path, &pb)?) {
+                let (_, fen) = item?;
+                let Ok(pos) = position::parse_fen(&fen) else {
+                    skipped += 1;
+                    continue;
+                };
+                if holdout::is_held_out(position::to_epd(&pos).as_bytes()) {
+                    h.push(pos);
+                } else {
+                    train.push(pos);
+                }
+            }
+            pb.finish_and_clear();
+        }
+        held.push((file_name(path), h));
+    }
+    // A fixed shuffle (xorshift), so that files mix and runs repeat.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    for i in (1..train.len()).rev() {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        train.swap(i, (state % (i as u64 + 1)) as usize);
+    }
+    eprintln!(
+        "{} training positions, {} held out, {skipped} invalid skipped",
+        train.len(),
+        held.iter().map(|(_, h)| h.len()).sum::<usize>()
+    );
+    let mut trainer = position::PositionTrainer::with_rate(rate);
+    for pos in &train {
+        trainer.count(pos);
+    }
+    for epoch in 0..epochs {
+        let pb = input::progress(Some(train.len() as u64), &format!("epoch {}", epoch + 1));
+        for (i, pos) in train.iter().enumerate() {
+            trainer.step(pos);
+            if i % 4096 == 0 {
+                pb.set_position(i as u64);
+            }
+        }
+        pb.finish_and_clear();
+        let loss = trainer.take_loss();
+        let weights = trainer.weights();
+        let report: Vec<String> = held
+            .iter()
+            .map(|(name, h)| -> Result<String> {
+                let bits = weights.model_bits(h)?;
+                let sum: usize = bits.iter().sum();
+                Ok(format!(
+                    "{name} {:.2}",
+                    sum as f64 / bits.len().max(1) as f64
+                ))
+            })
+            .collect::<Result<_>>()?;
+        eprintln!(
+            "epoch {}: training {loss:.2} bits/board; held-out bits/position: {}",
+            epoch + 1,
+            report.join(", ")
+        );
+    }
+    let weights = trainer.weights();
+    std::fs::write(output, weights.to_bytes()).with_context(|| format!("cannot write {output}"))?;
+    eprintln!("wrote {output} (hash {:016x})", weights.hash());
     Ok(())
 }
 

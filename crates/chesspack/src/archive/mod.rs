@@ -59,6 +59,7 @@
 
 mod block;
 mod chunk;
+pub mod positions;
 mod text;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};

@@ -222,7 +222,7 @@ pub fn file_hash(bytes: &[u8]) -> u64 {
 /// repeated integer multiplication, so identical everywhere.
 const EXP_TABLE_LEN: usize = 64 * 26;
 
-fn exp_table() -> &'static [u64; EXP_TABLE_LEN] {
+pub(crate) fn exp_table() -> &'static [u64; EXP_TABLE_LEN] {
     static TABLE: std::sync::OnceLock<Box<[u64; EXP_TABLE_LEN]>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
         // round(2^52 · e^(−1/64)); values carry 72 fraction bits.

@@ -9,11 +9,14 @@
 
 mod arith;
 mod kingspawns;
+mod model;
 mod packed;
+pub mod rank;
 mod usenet82;
 
 pub use arith::{Arith, ArithTables};
 pub use kingspawns::KingsPawns;
+pub use model::{ACTIVE, LANES, PIECES, PositionModel, PositionTrainer, PositionWeights, ROWS};
 pub use packed::Packed;
 pub use usenet82::Usenet82;
 
@@ -57,7 +60,7 @@ pub trait PositionCodec: Send + Sync {
 ///
 /// ```
 /// let names: Vec<_> = chesspack::position::codecs().iter().map(|c| c.name()).collect();
-/// assert_eq!(names, ["usenet82", "kingspawns", "arith", "packed"]);
+/// assert_eq!(names, ["usenet82", "kingspawns", "arith", "packed", "position-model"]);
 /// ```
 pub fn codecs() -> Vec<Box<dyn PositionCodec>> {
     vec![
@@ -65,6 +68,7 @@ pub fn codecs() -> Vec<Box<dyn PositionCodec>> {
         Box::new(KingsPawns),
         Box::new(Arith),
         Box::new(Packed),
+        Box::new(PositionModel),
     ]
 }
 

@@ -118,3 +118,102 @@ fn invalid_fens_are_clear_errors() {
         }
     }
 }
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(200))]
+
+    /// The enumerative code numbers every rankable position and gives it
+    /// back; `position-model` never exceeds 160 bits for them.
+    #[test]
+    fn rank_round_trips_and_bounds_position_model(pos in arb_position()) {
+        use chesspack::position::{PositionCodec, PositionModel, rank};
+        if let Ok(bits) = rank::rank(&pos) {
+            prop_assert_eq!(bits.len(), rank::BITS as usize);
+            let back = rank::unrank_bits(&mut bits.reader()).unwrap();
+            prop_assert_eq!(to_epd(&back), to_epd(&pos));
+            prop_assert!(PositionModel.encode(&pos).unwrap().len() <= 160);
+        }
+    }
+}
+
+#[test]
+fn position_model_worst_case_is_160_bits() {
+    use chesspack::position::{PositionCodec, PositionModel, rank};
+    let mut escaped = 0;
+    for fen in ADVERSARIAL.iter().chain(&[
+        // Eight promoted pieces each after captures, castling rights in
+        // every corner, an en-passant capture.
+        "RNBQKBNR/QQQQQQQQ/8/8/8/8/qqqqqqqq/rnbqkbnr w - - 0 1",
+        "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1",
+        "rnbqkbnr/pppppp1p/8/8/5Pp1/8/PPPPP1PP/RNBQKBNR b KQkq f3 0 3",
+        "1n2k1n1/QQQQQQQQ/8/8/8/8/qqqqqqqq/1N2K1N1 b - - 0 1",
+    ]) {
+        let Ok(pos) = parse_fen(fen) else { continue };
+        let bits = PositionModel.encode(&pos).unwrap();
+        if rank::rank(&pos).is_ok() {
+            assert!(bits.len() <= 160, "{fen}: {} bits", bits.len());
+        }
+        if bits.len() == 160 {
+            escaped += 1;
+        }
+        assert_eq!(to_epd(&PositionModel.decode(&bits).unwrap()), to_epd(&pos));
+    }
+    assert!(escaped > 0, "no adversarial position took the escape");
+}
+
+#[test]
+fn unreachable_material_is_not_ranked() {
+    use chesspack::position::rank;
+    // Sixteen queens and both kings: no captures, so no promotions.
+    let pos = parse_fen("QQQQQQQQ/QQQQQQQQ/8/8/8/8/8/k1K5 w - - 0 1");
+    if let Ok(pos) = pos {
+        assert!(rank::rank(&pos).is_err());
+    }
+}
+
+mod archive {
+    use chesspack::archive::{ArchiveError, positions};
+
+    fn round_trip(text: &str) -> positions::PositionReport {
+        let mut archive = Vec::new();
+        let report = positions::compress(text.as_bytes(), &mut archive, 3).unwrap();
+        let mut back = Vec::new();
+        positions::decompress(&archive[..], &mut back).unwrap();
+        assert_eq!(String::from_utf8(back).unwrap(), text);
+        report
+    }
+
+    #[test]
+    fn csv_epd_and_fen_files_come_back_byte_for_byte() {
+        let csv = "PuzzleId,FEN,Moves,Rating\n\
+                   a,r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4,e1g1,1500\n\
+                   b,8/8/8/4k3/8/8/4K3/7R b - - 0 60,e5d4,900\n\
+                   c,not a fen,x,1\n";
+        let r = round_trip(csv);
+        assert_eq!((r.lines, r.positions, r.verbatim), (4, 2, 2));
+        let epd = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - id \"e4\";\r\n\
+                   4k3/8/8/3pP3/8/8/8/4K3 w - d6 bm Kd2;\r\n";
+        assert_eq!(round_trip(epd).positions, 2);
+        // An en-passant square without a capture does not come back from
+        // the position: the line is kept as text.
+        let fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq e3 0 1\n# comment\n\nk7/8/8/8/8/8/8/7K w - - 0 1";
+        let r = round_trip(fen);
+        assert_eq!((r.positions, r.verbatim), (1, 3));
+        assert_eq!(round_trip("").lines, 0);
+    }
+
+    #[test]
+    fn a_damaged_block_is_named() {
+        let mut archive = Vec::new();
+        positions::compress("k7/8/8/8/8/8/8/7K w - -\n".as_bytes(), &mut archive, 3).unwrap();
+        let n = archive.len();
+        archive[n - 12] ^= 0x55;
+        let err = positions::decompress(&archive[..], &mut Vec::new()).unwrap_err();
+        assert!(
+            matches!(err, ArchiveError::Damaged { block: 1, .. }),
+            "{err}"
+        );
+        let err = positions::decompress(&archive[..n - 20], &mut Vec::new()).unwrap_err();
+        assert!(err.to_string().contains("block 1"), "{err}");
+    }
+}

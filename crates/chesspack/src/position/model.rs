@@ -1,0 +1,957 @@
+//! `position-model`: a learned model of real positions, range-coded.
+//!
+//! The stream codes, in this order: the white king's square (a learned
+//! distribution), the black king's square given the white king's, then the
+//! other 62 squares a1, b1, …, h8: for each, *occupied or empty* and, when
+//! occupied, which of 13 symbols it holds (a piece of either colour but a
+//! king, a rook with a castling right of either colour, the pawn that can be
+//! taken en passant). Both are log-linear models over sparse features of what
+//! is already decoded: the square, its decoded neighbours and their
+//! occupancy pattern, the pawns already seen on its file and the adjacent
+//! ones, its offset from either king, and the material seen so far (queens,
+//! rooks, knights, bishops by square colour, pawns, pieces). The side to
+//! move comes last and costs nothing when a king is in check or a pawn can
+//! be taken en passant.
+//!
+//! Inference is integer-only: weights in 1/1024 nats, the integer exp
+//! table of [`crate::model::weights_of`] and [`crate::coder::quantize_fast`],
+//! so every machine and build produces the same bits.
+//!
+//! Every stream starts with an escape decision (1/8 of the code space): a
+//! position that the model would code in more than
+//! [`super::rank::BITS`]` + 3` bits is written as `111` and its rank in
+//! [`super::rank`] instead, so that no position of standard chess takes more
+//! than 160 bits.
+
+use shakmaty::{Bitboard, Chess, Color, Piece, Position, Rank, Role, Square};
+
+use super::{Cells, assemble, cells_of, ep_pawn};
+use crate::{
+    Bits, Error,
+    coder::{Decoder, Encoder, quantize_fast},
+    model::{SCALE, file_hash, weights_into},
+};
+
+const MAGIC: &[u8; 4] = b"CPPM";
+const VERSION: u32 = 1;
+const MODEL_FILE: &[u8] = include_bytes!("model.bin");
+
+/// Width of a weight row: lane 0 is the occupancy logit, lanes 1..=13 the
+/// logits of the 13 piece symbols.
+pub const LANES: usize = 16;
+/// The number of piece symbols of an occupied square.
+pub const PIECES: usize = 13;
+const EP: usize = 12;
+const CASTLE_WHITE: usize = 10;
+const CASTLE_BLACK: usize = 11;
+
+/// Context symbols: 0 empty, 1–6 white pawn … king, 7–12 black, 13 off the
+/// board.
+const OFF: usize = 13;
+const CTX: usize = 14;
+
+// Feature blocks: (name, rows).
+const F_SQ: usize = 0;
+const F_N: usize = F_SQ + 64;
+const F_W: usize = F_N + 64 * CTX;
+const F_DIAG: usize = F_W + 64 * CTX;
+const F_COLUMN: usize = F_DIAG + CTX * CTX * 8;
+const F_PAWN_FILES: usize = F_COLUMN + CTX * CTX * 8;
+const F_WK: usize = F_PAWN_FILES + 16 * 64;
+const F_BK: usize = F_WK + 49 * 8;
+const F_MAJORS: usize = F_BK + 49 * 8;
+const F_MINORS: usize = F_MAJORS + 81;
+const F_PAWNS: usize = F_MINORS + 288;
+const F_PIECES: usize = F_PAWNS + 81 * 8;
+const F_OCCUPANCY: usize = F_PIECES + 15 * 8;
+const F_FILE_RAY: usize = F_OCCUPANCY + 729;
+const F_RANK_RAY: usize = F_FILE_RAY + 64 * CTX;
+const F_DIAG_RAYS: usize = F_RANK_RAY + 64 * CTX;
+/// The number of weight rows.
+pub const ROWS: usize = F_DIAG_RAYS + CTX * CTX * 8;
+/// Features active at each square.
+pub const ACTIVE: usize = 16;
+
+/// The first piece symbol of the escape stream, the fraction of code space
+/// it takes, out of `1 << 24`.
+const ESCAPE_FREQ: u32 = 1 << 21;
+
+/// The model: king-square counts, one weight row per feature value and the
+/// side-to-move counts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PositionWeights {
+    /// Counts of the white king's square.
+    pub white_king: Vec<u32>,
+    /// Counts of the black king's square by white king square, 64 × 64.
+    pub black_king: Vec<u32>,
+    /// `ROWS × LANES` weights, 1/1024 nats.
+    pub rows: Vec<i32>,
+    /// Counts of white and black to move, when nothing forces it.
+    pub turn: [u32; 2],
+}
+
+/// Frequencies and rows, ready to code.
+#[derive(Debug)]
+struct Tables {
+    white_king: Vec<u32>,
+    black_king: Vec<Vec<u32>>,
+    rows: Vec<[i32; LANES]>,
+    turn: Vec<u32>,
+    hash: u64,
+}
+
+impl PositionWeights {
+    /// Reads a model file.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] for a bad magic, version or size.
+    pub fn from_bytes(bytes: &[u8]) -> Result<PositionWeights, Error> {
+        let bad = |what: &str| Error::InvalidData(format!("position model file: {what}"));
+        if bytes.len() < 8 || &bytes[..4] != MAGIC {
+            return Err(bad("bad magic"));
+        }
+        let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
+        if version != VERSION {
+            return Err(bad(&format!("version {version}, expected {VERSION}")));
+        }
+        let words: Vec<u32> = bytes[8..]
+            .chunks(4)
+            .map(|c| c.try_into().map(u32::from_le_bytes))
+            .collect::<Result<_, _>>()
+            .map_err(|_| bad("truncated"))?;
+        if words.len() != 64 + 64 * 64 + ROWS * LANES + 2 {
+            return Err(bad("wrong size"));
+        }
+        let (white_king, rest) = words.split_at(64);
+        let (black_king, rest) = rest.split_at(64 * 64);
+        let (rows, turn) = rest.split_at(ROWS * LANES);
+        Ok(PositionWeights {
+            white_king: white_king.to_vec(),
+            black_king: black_king.to_vec(),
+            rows: rows.iter().map(|&w| w as i32).collect(),
+            turn: [turn[0], turn[1]],
+        })
+    }
+
+    /// The model file bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(8 + 4 * (64 + 4096 + self.rows.len() + 2));
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&VERSION.to_le_bytes());
+        for w in self.white_king.iter().chain(&self.black_king) {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        for w in &self.rows {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        for w in &self.turn {
+            out.extend_from_slice(&w.to_le_bytes());
+        }
+        out
+    }
+
+    /// The model shipped in the library.
+    ///
+    /// ```
+    /// let w = chesspack::position::PositionWeights::embedded();
+    /// assert_eq!(w.rows.len(), chesspack::position::ROWS * chesspack::position::LANES);
+    /// ```
+    pub fn embedded() -> &'static PositionWeights {
+        static EMBEDDED: std::sync::OnceLock<PositionWeights> = std::sync::OnceLock::new();
+        EMBEDDED.get_or_init(|| {
+            PositionWeights::from_bytes(MODEL_FILE).expect("embedded position model")
+        })
+    }
+
+    /// The hash that identifies this model ([`file_hash`] of its file).
+    pub fn hash(&self) -> u64 {
+        file_hash(&self.to_bytes())
+    }
+
+    /// The bits the model part of `position-model` takes for each of
+    /// `positions` with these weights (no escape), for training reports.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] for a model of the wrong size.
+    pub fn model_bits(&self, positions: &[Chess]) -> Result<Vec<usize>, Error> {
+        let t = self.tables()?;
+        positions
+            .iter()
+            .map(|p| encode_model(p, &t).map(|b| b.len()))
+            .collect()
+    }
+
+    fn tables(&self) -> Result<Tables, Error> {
+        let freqs = |counts: &[u32]| -> Vec<u32> {
+            let w: Vec<u64> = counts.iter().map(|&c| u64::from(c) + 1).collect();
+            let mut f = Vec::new();
+            quantize_fast(&w, &mut f);
+            f
+        };
+        if self.white_king.len() != 64
+            || self.black_king.len() != 64 * 64
+            || self.rows.len() != ROWS * LANES
+        {
+            return Err(Error::InvalidData(
+                "position model of the wrong size".into(),
+            ));
+        }
+        let black_king = (0..64)
+            .map(|wk| {
+                // Squares next to the white king (and its own) are impossible.
+                let near = shakmaty::attacks::king_attacks(Square::new(wk as u32))
+                    .with(Square::new(wk as u32));
+                let w: Vec<u64> = (0..64)
+                    .map(|bk| {
+                        if near.contains(Square::new(bk)) {
+                            0
+                        } else {
+                            u64::from(self.black_king[wk * 64 + bk as usize]) + 1
+                        }
+                    })
+                    .collect();
+                // Impossible squares keep the minimum frequency of 1 that
+                // quantize_fast gives every symbol; decoding one is an error.
+                let mut f = Vec::new();
+                quantize_fast(&w, &mut f);
+                f
+            })
+            .collect();
+        Ok(Tables {
+            white_king: freqs(&self.white_king),
+            black_king,
+            rows: self
+                .rows
+                .chunks_exact(LANES)
+                .map(|c| c.try_into().expect("lanes"))
+                .collect(),
+            turn: freqs(&self.turn),
+            hash: self.hash(),
+        })
+    }
+}
+
+fn tables() -> &'static Tables {
+    static TABLES: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
+    TABLES.get_or_init(|| {
+        PositionWeights::embedded()
+            .tables()
+            .expect("embedded position model")
+    })
+}
+
+/// The symbol a square holds in the coded stream (`None` for empty or a
+/// king), by the rules above.
+fn piece_symbol(p: Piece) -> usize {
+    let r = p.role as usize - 1; // pawn 0 … queen 4
+    r + if p.color == Color::Black { 5 } else { 0 }
+}
+
+fn symbol_piece(s: usize) -> Piece {
+    const ROLES: [Role; 5] = [
+        Role::Pawn,
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+    ];
+    match s {
+        0..=4 => Piece {
+            color: Color::White,
+            role: ROLES[s],
+        },
+        5..=9 => Piece {
+            color: Color::Black,
+            role: ROLES[s - 5],
+        },
+        CASTLE_WHITE => Color::White.rook(),
+        CASTLE_BLACK => Color::Black.rook(),
+        // EP: the colour follows from the rank, see `Scan::place`.
+        _ => Color::White.pawn(),
+    }
+}
+
+fn ctx_of(p: Piece) -> u8 {
+    p.role as u8 + if p.color == Color::Black { 6 } else { 0 }
+}
+
+/// What the coder knows while it walks the board.
+struct Scan {
+    /// Context symbol of each square (kings from the start, others once
+    /// coded; 0 until then).
+    ctx: [u8; 64],
+    wk: Square,
+    bk: Square,
+    /// Count of each context symbol coded so far.
+    seen: [u8; 16],
+    bishops: [bool; 4], // white light, white dark, black light, black dark
+    white_pawn_files: u8,
+    black_pawn_files: u8,
+    castles: [u8; 2],
+    ep_seen: bool,
+    /// The last piece coded on each file, rank, diagonal (file − rank + 7)
+    /// and anti-diagonal (file + rank); 0 for none yet.
+    file_last: [u8; 8],
+    rank_last: [u8; 8],
+    diag_last: [u8; 15],
+    anti_last: [u8; 15],
+}
+
+/// The features of one square and the mask of its possible symbols.
+struct SquareContext {
+    rows: [u16; ACTIVE],
+    mask: u16,
+}
+
+impl Scan {
+    fn new(wk: Square, bk: Square) -> Scan {
+        let mut ctx = [0u8; 64];
+        ctx[wk as usize] = 6;
+        ctx[bk as usize] = 12;
+        Scan {
+            ctx,
+            wk,
+            bk,
+            seen: [0; 16],
+            bishops: [false; 4],
+            white_pawn_files: 0,
+            black_pawn_files: 0,
+            castles: [0; 2],
+            ep_seen: false,
+            file_last: [0; 8],
+            rank_last: [0; 8],
+            diag_last: [0; 15],
+            anti_last: [0; 15],
+        }
+    }
+
+    fn at(&self, file: i32, rank: i32) -> usize {
+        if (0..8).contains(&file) && (0..8).contains(&rank) {
+            usize::from(self.ctx[(rank * 8 + file) as usize])
+        } else {
+            OFF
+        }
+    }
+
+    fn context(&self, sq: usize) -> SquareContext {
+        let (f, r) = ((sq % 8) as i32, (sq / 8) as i32);
+        let n = self.at(f, r - 1);
+        let w = self.at(f - 1, r);
+        let nw = self.at(f - 1, r - 1);
+        let ne = self.at(f + 1, r - 1);
+        let nn = self.at(f, r - 2);
+        let ww = self.at(f - 2, r);
+        let rank = r as usize;
+        let occ3 = |c: usize| -> usize {
+            match c {
+                0 => 0,
+                OFF => 2,
+                _ => 1,
+            }
+        };
+        let pattern = ((((occ3(w) * 3 + occ3(ww)) * 3 + occ3(nw)) * 3 + occ3(n)) * 3 + occ3(ne))
+            * 3
+            + occ3(nn);
+        let bit = 1u8 << f;
+        let adj = (bit << 1) | (bit >> 1);
+        let files = usize::from(self.white_pawn_files & bit != 0)
+            | usize::from(self.black_pawn_files & bit != 0) << 1
+            | usize::from(self.white_pawn_files & adj != 0) << 2
+            | usize::from(self.black_pawn_files & adj != 0) << 3;
+        let rel = |k: Square| -> usize {
+            let dx = (f - k.file() as i32).clamp(-3, 3) + 3;
+            let dy = (r - k.rank() as i32).clamp(-3, 3) + 3;
+            (dy * 7 + dx) as usize
+        };
+        let c3 = |x: u8| usize::from(x.min(2));
+        let majors = ((c3(self.seen[5]) * 3 + c3(self.seen[11])) * 3 + c3(self.seen[4])) * 3
+            + c3(self.seen[10]);
+        let light = usize::from((f + r) % 2 == 1);
+        let bishops = self
+            .bishops
+            .iter()
+            .enumerate()
+            .fold(0, |acc, (i, &b)| acc | usize::from(b) << i);
+        let minors = ((c3(self.seen[2]) * 3 + c3(self.seen[8])) * 16 + bishops) * 2 + light;
+        let pawns =
+            (usize::from(self.seen[1].min(8)) * 9 + usize::from(self.seen[7].min(8))) * 8 + rank;
+        let pieces: u8 = [2, 3, 4, 5, 8, 9, 10, 11]
+            .iter()
+            .map(|&i| self.seen[i])
+            .sum();
+        let pieces = usize::from(pieces.min(14)) * 8 + rank;
+        let rows = [
+            F_SQ + sq,
+            F_N + sq * CTX + n,
+            F_W + sq * CTX + w,
+            F_DIAG + (nw * CTX + ne) * 8 + rank,
+            F_COLUMN + (n * CTX + nn) * 8 + rank,
+            F_PAWN_FILES + files * 64 + sq,
+            F_WK + rel(self.wk) * 8 + rank,
+            F_BK + rel(self.bk) * 8 + rank,
+            F_MAJORS + majors,
+            F_MINORS + minors,
+            F_PAWNS + pawns,
+            F_PIECES + pieces,
+            F_OCCUPANCY + pattern,
+            F_FILE_RAY + sq * CTX + usize::from(self.file_last[f as usize]),
+            F_RANK_RAY + sq * CTX + usize::from(self.rank_last[rank]),
+            F_DIAG_RAYS
+                + (usize::from(self.diag_last[(f - r + 7) as usize]) * CTX
+                    + usize::from(self.anti_last[(f + r) as usize]))
+                    * 8
+                + rank,
+        ]
+        .map(|x| x as u16);
+        let mut mask: u16 = (1 << PIECES) - 1;
+        if rank == 0 || rank == 7 {
+            mask &= !(1 | 1 << 5);
+        }
+        if rank != 0 || self.wk.rank() != Rank::First || self.castles[0] >= 2 {
+            mask &= !(1 << CASTLE_WHITE);
+        }
+        if rank != 7 || self.bk.rank() != Rank::Eighth || self.castles[1] >= 2 {
+            mask &= !(1 << CASTLE_BLACK);
+        }
+        if (rank != 3 && rank != 4) || self.ep_seen {
+            mask &= !(1 << EP);
+        }
+        SquareContext { rows, mask }
+    }
+
+    fn mark(&mut self, sq: usize, c: u8) {
+        let (f, r) = (sq % 8, sq / 8);
+        self.file_last[f] = c;
+        self.rank_last[r] = c;
+        self.diag_last[f + 7 - r] = c;
+        self.anti_last[f + r] = c;
+    }
+
+    /// Records symbol `s` (a piece symbol) on `sq`; returns the piece.
+    fn place(&mut self, sq: usize, s: usize) -> Piece {
+        let rank = sq / 8;
+        let piece = if s == EP {
+            self.ep_seen = true;
+            if rank == 3 {
+                Color::White.pawn()
+            } else {
+                Color::Black.pawn()
+            }
+        } else {
+            symbol_piece(s)
+        };
+        if s == CASTLE_WHITE {
+            self.castles[0] += 1;
+        } else if s == CASTLE_BLACK {
+            self.castles[1] += 1;
+        }
+        let c = ctx_of(piece);
+        self.ctx[sq] = c;
+        self.mark(sq, c);
+        self.seen[usize::from(c)] += 1;
+        let f = sq % 8;
+        match (piece.color, piece.role) {
+            (Color::White, Role::Pawn) => self.white_pawn_files |= 1 << f,
+            (Color::Black, Role::Pawn) => self.black_pawn_files |= 1 << f,
+            (color, Role::Bishop) => {
+                let light = usize::from((f + rank) % 2 == 1);
+                self.bishops[usize::from(color == Color::Black) * 2 + 1 - light] = true;
+            }
+            _ => {}
+        }
+        piece
+    }
+}
+
+/// Sums the weight rows of a square's features.
+fn logits(rows: &[[i32; LANES]], active: &[u16; ACTIVE]) -> [i32; LANES] {
+    let mut sum = [0i32; LANES];
+    for &r in active {
+        let row = &rows[usize::from(r)];
+        for (s, w) in sum.iter_mut().zip(row) {
+            *s = s.wrapping_add(*w);
+        }
+    }
+    sum
+}
+
+/// Range of occupancy logits the model distinguishes (±16 nats).
+const OCC_RANGE: i32 = 16 * SCALE;
+
+/// Frequency of *occupied* by occupancy logit, in steps of 1/64 nat
+/// (integer-only, from the exp table of the move model).
+fn occupancy_table() -> &'static [u32] {
+    static TABLE: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let (mut w, mut f) = (Vec::new(), Vec::new());
+        (0..=(2 * OCC_RANGE) / 16)
+            .map(|i| {
+                weights_into(&[0, i * 16 - OCC_RANGE], &mut w);
+                quantize_fast(&w, &mut f);
+                f[1]
+            })
+            .collect()
+    })
+}
+
+/// Frequencies of empty and occupied for an occupancy logit.
+fn occupancy(table: &[u32], logit: i32) -> [u32; 2] {
+    let i = (logit.clamp(-OCC_RANGE, OCC_RANGE) + OCC_RANGE) >> 4;
+    let occupied = table[i as usize];
+    [(1 << 24) - occupied, occupied]
+}
+
+/// The symbols allowed by a mask and their frequencies (each ≥ 1, summing
+/// to `1 << 24`): one integer division, no allocation.
+struct PieceFreqs {
+    n: usize,
+    symbols: [u8; PIECES],
+    freqs: [u32; PIECES],
+}
+
+impl PieceFreqs {
+    #[allow(clippy::needless_range_loop)] // i indexes three arrays
+    fn new(logits: &[i32; LANES], mask: u16) -> PieceFreqs {
+        let exp = crate::model::exp_table();
+        let mut out = PieceFreqs {
+            n: 0,
+            symbols: [0; PIECES],
+            freqs: [0; PIECES],
+        };
+        let mut best = i32::MIN;
+        for s in 0..PIECES {
+            if mask >> s & 1 == 1 {
+                out.symbols[out.n] = s as u8;
+                out.n += 1;
+                best = best.max(logits[1 + s]);
+            }
+        }
+        let mut w = [0u64; PIECES];
+        let mut sum = 0u64;
+        let mut top = 0;
+        for i in 0..out.n {
+            let l = logits[1 + usize::from(out.symbols[i])];
+            let d = ((i64::from(best) - i64::from(l)) >> 4) as usize;
+            w[i] = exp.get(d).copied().unwrap_or(0);
+            sum += w[i];
+            if w[i] > w[top] {
+                top = i;
+            }
+        }
+        let free = (1u64 << 24) - out.n as u64;
+        // sum ≥ 2^40 (the best symbol's weight), so scale < 2^17 and
+        // w · scale < 2^57.
+        let scale = (free << 32) / sum.max(1);
+        let mut assigned = 0u64;
+        for i in 0..out.n {
+            let f = 1 + ((w[i] * scale) >> 32);
+            out.freqs[i] = f as u32;
+            assigned += f;
+        }
+        out.freqs[top] += ((1u64 << 24) - assigned) as u32;
+        out
+    }
+
+    fn freqs(&self) -> &[u32] {
+        &self.freqs[..self.n]
+    }
+
+    fn index_of(&self, symbol: usize) -> Option<usize> {
+        self.symbols[..self.n]
+            .iter()
+            .position(|&s| usize::from(s) == symbol)
+    }
+}
+
+/// The symbol of every square as the model codes it (`None`: empty or king).
+fn symbols_of(pos: &Chess) -> [Option<usize>; 64] {
+    let cells = cells_of(pos.board());
+    let mut symbols: [Option<usize>; 64] =
+        std::array::from_fn(|i| cells[i].filter(|p| p.role != Role::King).map(piece_symbol));
+    for sq in pos.castles().castling_rights() {
+        symbols[sq as usize] = Some(if sq.rank() == Rank::First {
+            CASTLE_WHITE
+        } else {
+            CASTLE_BLACK
+        });
+    }
+    if let Some((_, pawn)) = ep_pawn(pos) {
+        symbols[pawn as usize] = Some(EP);
+    }
+    symbols
+}
+
+/// Whether the side to move follows from the board: `Some(color)` when a
+/// pawn can be taken en passant or a king is in check.
+fn forced_turn(board: &shakmaty::Board, ep: Option<Color>) -> Result<Option<Color>, Error> {
+    if let Some(pawn_color) = ep {
+        return Ok(Some(!pawn_color));
+    }
+    let attacked = |color: Color| {
+        board
+            .king_of(color)
+            .is_some_and(|k| board.attacks_to(k, !color, board.occupied()).any())
+    };
+    match (attacked(Color::White), attacked(Color::Black)) {
+        (true, true) => Err(Error::InvalidData("both kings in check".into())),
+        (true, false) => Ok(Some(Color::White)),
+        (false, true) => Ok(Some(Color::Black)),
+        (false, false) => Ok(None),
+    }
+}
+
+/// One training or coding event: the features of a square, whether it is
+/// occupied, and its symbol.
+pub(crate) struct Event {
+    rows: [u16; ACTIVE],
+    mask: u16,
+    symbol: Option<usize>,
+}
+
+/// Walks the board of `pos` in coding order, calling `f` for each square.
+#[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
+fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
+    let board = pos.board();
+    let wk = board
+        .king_of(Color::White)
+        .ok_or_else(|| Error::InvalidPosition("no white king".into()))?;
+    let bk = board
+        .king_of(Color::Black)
+        .ok_or_else(|| Error::InvalidPosition("no black king".into()))?;
+    let symbols = symbols_of(pos);
+    let mut scan = Scan::new(wk, bk);
+    for sq in 0..64 {
+        if sq == wk as usize || sq == bk as usize {
+            scan.mark(sq, scan.ctx[sq]);
+            continue;
+        }
+        let ctx = scan.context(sq);
+        let symbol = symbols[sq];
+        if let Some(s) = symbol
+            && ctx.mask >> s & 1 == 0
+        {
+            return Err(Error::Unrepresentable(format!(
+                "symbol {s} not possible on {}",
+                Square::new(sq as u32)
+            )));
+        }
+        f(&Event {
+            rows: ctx.rows,
+            mask: ctx.mask,
+            symbol,
+        });
+        if let Some(s) = symbol {
+            scan.place(sq, s);
+        }
+    }
+    Ok(())
+}
+
+fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
+    let board = pos.board();
+    let wk = board
+        .king_of(Color::White)
+        .ok_or_else(|| Error::InvalidPosition("no white king".into()))?;
+    let bk = board
+        .king_of(Color::Black)
+        .ok_or_else(|| Error::InvalidPosition("no black king".into()))?;
+    let mut enc = Encoder::new();
+    enc.encode_interval(0, (1 << 24) - ESCAPE_FREQ)?;
+    enc.encode_frequencies(wk as usize, &t.white_king)?;
+    enc.encode_frequencies(bk as usize, &t.black_king[wk as usize])?;
+    let occ = occupancy_table();
+    let mut result = Ok(());
+    walk(pos, |ev| {
+        if result.is_err() {
+            return;
+        }
+        let l = logits(&t.rows, &ev.rows);
+        let [empty, occupied] = occupancy(occ, l[0]);
+        result = match ev.symbol {
+            None => enc.encode_interval(0, empty),
+            Some(s) => enc.encode_interval(empty, occupied).and_then(|()| {
+                let p = PieceFreqs::new(&l, ev.mask);
+                let i = p
+                    .index_of(s)
+                    .ok_or_else(|| Error::Unrepresentable("impossible symbol".into()))?;
+                enc.encode_frequencies(i, p.freqs())
+            }),
+        };
+    })?;
+    result?;
+    let ep = ep_pawn(pos).map(|(_, p)| board.color_at(p).unwrap_or(Color::White));
+    if forced_turn(board, ep)?.is_none() {
+        enc.encode_frequencies(usize::from(pos.turn() == Color::Black), &t.turn)?;
+    }
+    Ok(enc.finish())
+}
+
+#[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
+fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
+    let mut dec = Decoder::new(bits);
+    let escape = [(1 << 24) - ESCAPE_FREQ, ESCAPE_FREQ];
+    if dec.decode_frequencies(&escape)? != 0 {
+        return Err(Error::InvalidData("escape symbol in a model stream".into()));
+    }
+    let wk = dec.decode_frequencies(&t.white_king)?;
+    let bk = dec.decode_frequencies(&t.black_king[wk])?;
+    let (wk, bk) = (Square::new(wk as u32), Square::new(bk as u32));
+    let mut cells: Cells = [None; 64];
+    cells[wk as usize] = Some(Color::White.king());
+    cells[bk as usize] = Some(Color::Black.king());
+    let mut scan = Scan::new(wk, bk);
+    let occ = occupancy_table();
+    let mut castling = Bitboard::EMPTY;
+    let mut ep = None;
+    for sq in 0..64 {
+        if sq == wk as usize || sq == bk as usize {
+            scan.mark(sq, scan.ctx[sq]);
+            continue;
+        }
+        let ctx = scan.context(sq);
+        let l = logits(&t.rows, &ctx.rows);
+        if dec.decode_frequencies(&occupancy(occ, l[0]))? == 0 {
+            continue;
+        }
+        let p = PieceFreqs::new(&l, ctx.mask);
+        let i = dec.decode_frequencies(p.freqs())?;
+        let s = usize::from(p.symbols[i]);
+        let piece = scan.place(sq, s);
+        let square = Square::new(sq as u32);
+        if s == CASTLE_WHITE || s == CASTLE_BLACK {
+            castling.add(square);
+        }
+        if s == EP {
+            ep = Some((square, piece.color));
+        }
+        cells[sq] = Some(piece);
+    }
+    let mut board = shakmaty::Board::empty();
+    for (i, c) in cells.iter().enumerate() {
+        if let Some(p) = c {
+            board.set_piece_at(Square::new(i as u32), *p);
+        }
+    }
+    let turn = match forced_turn(&board, ep.map(|(_, c)| c))? {
+        Some(c) => c,
+        None => Color::from_white(dec.decode_frequencies(&t.turn)? == 0),
+    };
+    let ep_square = ep
+        .map(|(sq, color)| Square::from_coords(sq.file(), color.fold_wb(Rank::Third, Rank::Sixth)));
+    assemble(&cells, turn, castling, ep_square)
+}
+
+/// `position-model`: see the module documentation.
+///
+/// ```
+/// use chesspack::position::{PositionCodec, PositionModel, parse_fen, to_epd};
+///
+/// let pos = parse_fen("r1bqkb1r/pppp1ppp/2n2n2/4p3/2B1P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 4 4").unwrap();
+/// let bits = PositionModel.encode(&pos).unwrap();
+/// assert!(bits.len() < 64);
+/// assert_eq!(to_epd(&PositionModel.decode(&bits).unwrap()), to_epd(&pos));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct PositionModel;
+
+impl PositionModel {
+    /// The hash of the embedded model, which archives record.
+    pub fn model_hash(&self) -> u64 {
+        tables().hash
+    }
+}
+
+impl super::PositionCodec for PositionModel {
+    fn name(&self) -> &'static str {
+        "position-model"
+    }
+
+    fn description(&self) -> &'static str {
+        "learned log-linear model of real positions, range-coded; ≤ 160 bits for any legal position"
+    }
+
+    fn encode(&self, pos: &Chess) -> Result<Bits, Error> {
+        let bits = encode_model(pos, tables())?;
+        if bits.len() <= super::rank::BITS as usize + 3 {
+            return Ok(bits);
+        }
+        match super::rank::rank(pos) {
+            Ok(r) => {
+                let mut w = crate::bits::BitWriter::new();
+                w.write(0b111, 3);
+                w.write_bits(&r);
+                Ok(w.finish())
+            }
+            // Not a reachable position (too many promotions for the
+            // captures): the model's stream, however long.
+            Err(_) => Ok(bits),
+        }
+    }
+
+    fn decode(&self, bits: &Bits) -> Result<Chess, Error> {
+        if bits.get(0) == Some(true) && bits.get(1) == Some(true) && bits.get(2) == Some(true) {
+            let mut r = bits.reader();
+            r.read(3)?;
+            return super::rank::unrank_bits(&mut r);
+        }
+        decode_model(bits, tables())
+    }
+}
+
+/// Fits [`PositionWeights`] on positions: king counts by counting, rows by
+/// AdaGrad on the log loss of every square, in the order positions come.
+#[derive(Debug)]
+pub struct PositionTrainer {
+    white_king: Vec<u32>,
+    black_king: Vec<u32>,
+    turn: [u32; 2],
+    w: Vec<[f32; LANES]>,
+    g: Vec<[f32; LANES]>,
+    rate: f32,
+    loss: f64,
+    positions: u64,
+}
+
+impl Default for PositionTrainer {
+    fn default() -> Self {
+        PositionTrainer::new()
+    }
+}
+
+impl PositionTrainer {
+    /// An untrained model with AdaGrad's step size `rate`.
+    pub fn with_rate(rate: f32) -> PositionTrainer {
+        PositionTrainer {
+            rate,
+            ..PositionTrainer::new()
+        }
+    }
+
+    /// An untrained model.
+    pub fn new() -> PositionTrainer {
+        PositionTrainer {
+            white_king: vec![0; 64],
+            black_king: vec![0; 64 * 64],
+            turn: [0; 2],
+            w: vec![[0.0; LANES]; ROWS],
+            g: vec![[1e-6; LANES]; ROWS],
+            rate: 0.1,
+            loss: 0.0,
+            positions: 0,
+        }
+    }
+
+    /// Counts the king squares and side to move of `pos` (one pass).
+    pub fn count(&mut self, pos: &Chess) {
+        let board = pos.board();
+        if let (Some(wk), Some(bk)) = (board.king_of(Color::White), board.king_of(Color::Black)) {
+            self.white_king[wk as usize] += 1;
+            self.black_king[wk as usize * 64 + bk as usize] += 1;
+        }
+        let ep = ep_pawn(pos).map(|(_, p)| board.color_at(p).unwrap_or(Color::White));
+        if let Ok(None) = forced_turn(board, ep) {
+            self.turn[usize::from(pos.turn() == Color::Black)] += 1;
+        }
+    }
+
+    /// One gradient step on every square of `pos`; returns its cost in
+    /// bits under the weights before the step.
+    pub fn step(&mut self, pos: &Chess) -> f64 {
+        let mut bits = 0.0;
+        let (w, g, rate) = (&mut self.w, &mut self.g, self.rate);
+        let _ = walk(pos, |ev| {
+            let mut l = [0f32; LANES];
+            for &r in &ev.rows {
+                for (a, b) in l.iter_mut().zip(&w[usize::from(r)]) {
+                    *a += b;
+                }
+            }
+            let mut grad = [0f32; LANES];
+            // Occupancy: logistic.
+            let p = 1.0 / (1.0 + (-l[0]).exp());
+            let y = if ev.symbol.is_some() { 1.0 } else { 0.0 };
+            grad[0] = p - y;
+            bits -= f64::from(if y > 0.5 { p } else { 1.0 - p })
+                .max(1e-12)
+                .log2();
+            if let Some(s) = ev.symbol {
+                let max = (0..PIECES)
+                    .filter(|&i| ev.mask >> i & 1 == 1)
+                    .map(|i| l[1 + i])
+                    .fold(f32::MIN, f32::max);
+                let mut z = 0.0;
+                let mut e = [0f32; PIECES];
+                for i in 0..PIECES {
+                    if ev.mask >> i & 1 == 1 {
+                        e[i] = (l[1 + i] - max).exp();
+                        z += e[i];
+                    }
+                }
+                for i in 0..PIECES {
+                    if ev.mask >> i & 1 == 1 {
+                        grad[1 + i] = e[i] / z - if i == s { 1.0 } else { 0.0 };
+                    }
+                }
+                bits -= f64::from(e[s] / z).max(1e-12).log2();
+            }
+            for &r in &ev.rows {
+                let (wr, gr) = (&mut w[usize::from(r)], &mut g[usize::from(r)]);
+                for k in 0..=PIECES {
+                    if grad[k] != 0.0 {
+                        gr[k] += grad[k] * grad[k];
+                        wr[k] -= rate * grad[k] / gr[k].sqrt();
+                    }
+                }
+            }
+        });
+        self.loss += bits;
+        self.positions += 1;
+        bits
+    }
+
+    /// Average bits per position (boards only) of the steps so far, and
+    /// resets the tally.
+    pub fn take_loss(&mut self) -> f64 {
+        let avg = self.loss / self.positions.max(1) as f64;
+        self.loss = 0.0;
+        self.positions = 0;
+        avg
+    }
+
+    /// The model in fixed point.
+    pub fn weights(&self) -> PositionWeights {
+        PositionWeights {
+            white_king: self.white_king.clone(),
+            black_king: self.black_king.clone(),
+            rows: self
+                .w
+                .iter()
+                .flat_map(|r| r.iter().map(|&x| (x * SCALE as f32).round() as i32))
+                .collect(),
+            turn: self.turn,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn symbols_round_trip() {
+        for s in 0..10 {
+            assert_eq!(piece_symbol(symbol_piece(s)), s);
+        }
+    }
+
+    #[test]
+    fn feature_rows_in_range() {
+        let pos = Chess::default();
+        walk(&pos, |ev| {
+            assert!(ev.rows.iter().all(|&r| usize::from(r) < ROWS));
+        })
+        .unwrap();
+    }
+}
