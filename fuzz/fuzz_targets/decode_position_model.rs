@@ -1,3 +1,6 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::decode_position("position-model", data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::decode_position(
+    "position-model",
+    data
+));
