@@ -235,8 +235,8 @@ fn is_position_file(path: &str) -> bool {
     [".epd", ".fen", ".csv"].iter().any(|e| p.ends_with(e))
 }
 
-/// `compress` of a position file: every position through `position-model`.
-fn compress_positions(args: &CompressArgs) -> Result<()> {
+/// Where `compress` writes: `-o`, else IN.chpk, else stdout for stdin.
+fn compress_output(args: &CompressArgs) -> Result<Option<String>> {
     let output = match &args.output {
         Some(o) => Some(o.clone()),
         None if args.input == "-" => None,
@@ -245,6 +245,12 @@ fn compress_positions(args: &CompressArgs) -> Result<()> {
     if args.input != "-" && output.as_deref() == Some(args.input.as_str()) {
         bail!("input and output are the same file");
     }
+    Ok(output)
+}
+
+/// `compress` of a position file: every position through `position-model`.
+fn compress_positions(args: &CompressArgs) -> Result<()> {
+    let output = compress_output(args)?;
     let pb = input::progress(None, "compressing");
     let reader = input::open(&args.input, &pb)?;
     let mut out = Output::create(output.as_deref(), args.force, true)?;
@@ -270,14 +276,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         return compress_positions(args);
     }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
-    let output = match &args.output {
-        Some(o) => Some(o.clone()),
-        None if args.input == "-" => None,
-        None => Some(format!("{}.chpk", args.input)),
-    };
-    if args.input != "-" && output.as_deref() == Some(args.input.as_str()) {
-        bail!("input and output are the same file");
-    }
+    let output = compress_output(args)?;
     let pool = pool(args.threads)?;
     let pb = input::progress(None, "compressing");
     let reader = input::open(&args.input, &pb)?;

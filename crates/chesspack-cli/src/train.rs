@@ -178,26 +178,37 @@ fn engine(output: &str, limit: u64, files: &[String]) -> Result<()> {
     Ok(())
 }
 
+/// Calls `f` with every valid position of a position file and whether it is
+/// held out (by EPD); returns the number of invalid lines skipped.
+fn read_positions(path: &str, mut f: impl FnMut(shakmaty::Chess, bool)) -> Result<u64> {
+    let mut skipped = 0;
+    let pb = input::progress(None, path);
+    for item in input::fen_lines(input::open(path, &pb)?) {
+        let (_, fen) = item?;
+        let Ok(pos) = position::parse_fen(&fen) else {
+            skipped += 1;
+            continue;
+        };
+        let is_held = holdout::is_held_out(position::to_epd(&pos).as_bytes());
+        f(pos, is_held);
+    }
+    pb.finish_and_clear();
+    Ok(skipped)
+}
+
 fn arith(output: &str, files: &[String]) -> Result<()> {
     let mut tables = position::ArithTables::default();
     let (mut trained, mut held, mut skipped) = (0u64, 0u64, 0u64);
     let mut names = Vec::new();
     for path in files {
-        let pb = input::progress(None, path);
-        for item in input::fen_lines(input::open(path, &pb)?) {
-            let (_, fen) = item?;
-            let Ok(pos) = position::parse_fen(&fen) else {
-                skipped += 1;
-                continue;
-            };
-            if holdout::is_held_out(position::to_epd(&pos).as_bytes()) {
+        skipped += read_positions(path, |pos, is_held| {
+            if is_held {
                 held += 1;
             } else {
                 tables.add(&pos);
                 trained += 1;
             }
-        }
-        pb.finish_and_clear();
+        })?;
         names.push(file_name(path));
     }
     let provenance = format!(
@@ -269,20 +280,13 @@ fn position_model(
         if is_pgn(path) {
             sample_games(path, per_game, &mut train, &mut h)?;
         } else {
-            let pb = input::progress(None, path);
-            for item in input::fen_lines(input::open(path, &pb)?) {
-                let (_, fen) = item?;
-                let Ok(pos) = position::parse_fen(&fen) else {
-                    skipped += 1;
-                    continue;
-                };
-                if holdout::is_held_out(position::to_epd(&pos).as_bytes()) {
+            skipped += read_positions(path, |pos, is_held| {
+                if is_held {
                     h.push(pos);
                 } else {
                     train.push(pos);
                 }
-            }
-            pb.finish_and_clear();
+            })?;
         }
         held.push((file_name(path), h));
     }

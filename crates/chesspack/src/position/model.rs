@@ -602,6 +602,24 @@ fn forced_turn(board: &shakmaty::Board, ep: Option<Color>) -> Result<Option<Colo
     }
 }
 
+/// The squares of the white and the black king.
+fn kings(board: &shakmaty::Board) -> Result<(Square, Square), Error> {
+    let king = |color: Color| {
+        board
+            .king_of(color)
+            .ok_or_else(|| Error::InvalidPosition(format!("no {color} king")))
+    };
+    Ok((king(Color::White)?, king(Color::Black)?))
+}
+
+/// Whether the side to move of `pos` follows from its board and en-passant
+/// pawn (see [`forced_turn`]).
+fn turn_is_forced(pos: &Chess) -> Result<bool, Error> {
+    // The en-passant pawn belongs to the side that just moved.
+    let ep = ep_pawn(pos).map(|_| !pos.turn());
+    forced_turn(pos.board(), ep).map(|t| t.is_some())
+}
+
 /// One training or coding event: the features of a square, whether it is
 /// occupied, and its symbol.
 pub(crate) struct Event {
@@ -614,12 +632,7 @@ pub(crate) struct Event {
 #[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
 fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
     let board = pos.board();
-    let wk = board
-        .king_of(Color::White)
-        .ok_or_else(|| Error::InvalidPosition("no white king".into()))?;
-    let bk = board
-        .king_of(Color::Black)
-        .ok_or_else(|| Error::InvalidPosition("no black king".into()))?;
+    let (wk, bk) = kings(board)?;
     let symbols = symbols_of(pos);
     let mut scan = Scan::new(wk, bk);
     for sq in 0..64 {
@@ -651,12 +664,7 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
 
 fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     let board = pos.board();
-    let wk = board
-        .king_of(Color::White)
-        .ok_or_else(|| Error::InvalidPosition("no white king".into()))?;
-    let bk = board
-        .king_of(Color::Black)
-        .ok_or_else(|| Error::InvalidPosition("no black king".into()))?;
+    let (wk, bk) = kings(board)?;
     let mut enc = Encoder::new();
     enc.encode_interval(0, (1 << 24) - ESCAPE_FREQ)?;
     enc.encode_frequencies(wk as usize, &t.white_king)?;
@@ -681,8 +689,7 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
         };
     })?;
     result?;
-    let ep = ep_pawn(pos).map(|(_, p)| board.color_at(p).unwrap_or(Color::White));
-    if forced_turn(board, ep)?.is_none() {
+    if !turn_is_forced(pos)? {
         enc.encode_frequencies(usize::from(pos.turn() == Color::Black), &t.turn)?;
     }
     Ok(enc.finish())
@@ -845,13 +852,11 @@ impl PositionTrainer {
 
     /// Counts the king squares and side to move of `pos` (one pass).
     pub fn count(&mut self, pos: &Chess) {
-        let board = pos.board();
-        if let (Some(wk), Some(bk)) = (board.king_of(Color::White), board.king_of(Color::Black)) {
+        if let Ok((wk, bk)) = kings(pos.board()) {
             self.white_king[wk as usize] += 1;
             self.black_king[wk as usize * 64 + bk as usize] += 1;
         }
-        let ep = ep_pawn(pos).map(|(_, p)| board.color_at(p).unwrap_or(Color::White));
-        if let Ok(None) = forced_turn(board, ep) {
+        if let Ok(false) = turn_is_forced(pos) {
             self.turn[usize::from(pos.turn() == Color::Black)] += 1;
         }
     }
