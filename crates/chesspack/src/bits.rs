@@ -178,8 +178,21 @@ impl BitWriter {
     /// Writes the low `n` bits of `value` (`n` ≤ 64), most significant first.
     pub fn write(&mut self, value: u64, n: u32) {
         debug_assert!(n <= 64);
-        for i in (0..n).rev() {
-            self.write_bit((value >> i) & 1 != 0);
+        // Up to a byte at a time: fill the last byte, then whole bytes.
+        let mut n = n;
+        while n > 0 {
+            let used = (self.len % 8) as u32;
+            if used == 0 {
+                self.bytes.push(0);
+            }
+            let room = 8 - used;
+            let take = room.min(n);
+            let chunk = ((value >> (n - take)) & ((1u64 << take) - 1)) as u8;
+            if let Some(last) = self.bytes.last_mut() {
+                *last |= chunk << (room - take);
+            }
+            self.len += take as usize;
+            n -= take;
         }
     }
 

@@ -342,11 +342,14 @@ impl Encoder {
 }
 
 fn trim_trailing_zeros(bits: Bits) -> Bits {
-    let mut len = bits.len();
-    while len > 0 && bits.get(len - 1) == Some(false) {
-        len -= 1;
+    let bytes = bits.as_bytes();
+    let len = match bytes.iter().rposition(|&b| b != 0) {
+        Some(i) => i * 8 + 8 - bytes[i].trailing_zeros() as usize,
+        None => 0,
     }
-    let bytes = bits.as_bytes().to_vec();
+    .min(bits.len());
+    let mut bytes = bits.as_bytes().to_vec();
+    bytes.truncate(len.div_ceil(8));
     Bits::from_bytes(bytes, len).unwrap_or_default()
 }
 

@@ -6,26 +6,28 @@
 //! occupied, which of 13 symbols it holds (a piece of either colour but a
 //! king, a rook with a castling right of either colour, the pawn that can be
 //! taken en passant). Both are log-linear models over sparse features of what
-//! is already decoded: the square, its decoded neighbours and their
-//! occupancy pattern, the pawns already seen on its file and the adjacent
+//! is already decoded: the square, its decoded neighbours (alone and the
+//! north and west ones jointly) and their occupancy pattern, the pawns already seen on its file and the adjacent
 //! ones, its offset from either king, and the material seen so far (queens,
 //! rooks, knights, bishops by square colour, pawns, pieces). The side to
 //! move comes last and costs nothing when a king is in check or a pawn can
 //! be taken en passant.
 //!
-//! Inference is integer-only: weights in 1/1024 nats, the integer exp
+//! Inference is integer-only: weights in 1/1024 nats (16 bits each, so
+//! that the tables stay in the caches), the integer exp
 //! table of [`crate::model::weights_of`] and [`crate::coder::quantize_fast`],
 //! so every machine and build produces the same bits.
 //!
-//! Every stream starts with an escape decision (1/8 of the code space): a
-//! position that the model would code in more than
-//! [`super::rank::BITS`]` + 3` bits is written as `111` and its rank in
-//! [`super::rank`] instead, so that no position of standard chess takes more
-//! than 160 bits.
+//! The length of the stream selects the fallback: a position that the
+//! model would code in [`super::rank::BITS`] (157) bits or more is written
+//! as its rank in [`super::rank`] instead, exactly 157 bits long, so that
+//! no position of standard chess takes more than 157 bits and the model's
+//! streams pay nothing for the escape. (Every container of these streams
+//! records their length in bits, as it must for any range-coded stream.)
 
 use shakmaty::{Bitboard, Chess, Color, Piece, Position, Rank, Role, Square};
 
-use super::{Cells, assemble, cells_of, ep_pawn};
+use super::{Cells, assemble, ep_pawn};
 use crate::{
     Bits, Error,
     coder::{Decoder, Encoder, quantize_fast},
@@ -33,7 +35,7 @@ use crate::{
 };
 
 const MAGIC: &[u8; 4] = b"CPPM";
-const VERSION: u32 = 1;
+const VERSION: u32 = 2;
 const MODEL_FILE: &[u8] = include_bytes!("model.bin");
 
 /// Width of a weight row: lane 0 is the occupancy logit, lanes 1..=13 the
@@ -67,14 +69,15 @@ const F_OCCUPANCY: usize = F_PIECES + 15 * 8;
 const F_FILE_RAY: usize = F_OCCUPANCY + 729;
 const F_RANK_RAY: usize = F_FILE_RAY + 64 * CTX;
 const F_DIAG_RAYS: usize = F_RANK_RAY + 64 * CTX;
+const F_NW_JOINT: usize = F_DIAG_RAYS + CTX * CTX * 8;
 /// The number of weight rows.
-pub const ROWS: usize = F_DIAG_RAYS + CTX * CTX * 8;
+pub const ROWS: usize = F_NW_JOINT + CTX * CTX * 64;
 /// Features active at each square.
-pub const ACTIVE: usize = 16;
-
-/// The first piece symbol of the escape stream, the fraction of code space
-/// it takes, out of `1 << 24`.
-const ESCAPE_FREQ: u32 = 1 << 21;
+pub const ACTIVE: usize = 17;
+/// A power of two above [`ROWS`]: the coder's tables have this many rows, so
+/// that a row index masked with `ROWS_CAP - 1` needs no bounds check.
+const ROWS_CAP: usize = 1 << 15;
+const _: () = assert!(ROWS <= ROWS_CAP);
 
 /// The model: king-square counts, one weight row per feature value and the
 /// side-to-move counts.
@@ -95,7 +98,11 @@ pub struct PositionWeights {
 struct Tables {
     white_king: Vec<u32>,
     black_king: Vec<Vec<u32>>,
-    rows: Vec<[i32; LANES]>,
+    /// Lane 0 of each row: the occupancy weights (16 bits keep the table
+    /// in the first-level cache).
+    occupancy: Box<[i16; ROWS_CAP]>,
+    /// Lanes 1..=13 of each row, moved to 0..13: the piece weights.
+    pieces: Box<[[i16; LANES]; ROWS_CAP]>,
     turn: Vec<u32>,
     hash: u64,
 }
@@ -136,7 +143,7 @@ impl PositionWeights {
 
     /// The model file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(8 + 4 * (64 + 4096 + self.rows.len() + 2));
+        let mut out = Vec::with_capacity(8 + 4 * (64 + 4096 + self.rows.len() + self.turn.len()));
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
         for w in self.white_king.iter().chain(&self.black_king) {
@@ -198,6 +205,19 @@ impl PositionWeights {
                 "position model of the wrong size".into(),
             ));
         }
+        if self.rows.iter().any(|&w| i16::try_from(w).is_err()) {
+            return Err(Error::InvalidData(
+                "position model weight out of range".into(),
+            ));
+        }
+        let mut occupancy = Box::new([0i16; ROWS_CAP]);
+        let mut pieces = Box::new([[0i16; LANES]; ROWS_CAP]);
+        for (i, c) in self.rows.chunks_exact(LANES).enumerate() {
+            occupancy[i] = c[0] as i16;
+            for (r, &w) in pieces[i].iter_mut().zip(&c[1..=PIECES]) {
+                *r = w as i16;
+            }
+        }
         let black_king = (0..64)
             .map(|wk| {
                 // Squares next to the white king (and its own) are impossible.
@@ -222,11 +242,8 @@ impl PositionWeights {
         Ok(Tables {
             white_king: freqs(&self.white_king),
             black_king,
-            rows: self
-                .rows
-                .chunks_exact(LANES)
-                .map(|c| c.try_into().expect("lanes"))
-                .collect(),
+            occupancy,
+            pieces,
             turn: freqs(&self.turn),
             hash: self.hash(),
         })
@@ -277,11 +294,64 @@ fn ctx_of(p: Piece) -> u8 {
     p.role as u8 + if p.color == Color::Black { 6 } else { 0 }
 }
 
+/// The squares whose context a square reads: north (the square below it,
+/// already coded), west, north-west, north-east, two north, two west; 64
+/// (a cell that always reads [`OFF`]) off the board.
+const NEIGHBOURS: [[u8; 6]; 64] = {
+    let mut t = [[64u8; 6]; 64];
+    let offsets: [(i32, i32); 6] = [(0, -1), (-1, 0), (-1, -1), (1, -1), (0, -2), (-2, 0)];
+    let mut sq = 0;
+    while sq < 64 {
+        let (f, r) = ((sq % 8) as i32, (sq / 8) as i32);
+        let mut i = 0;
+        while i < 6 {
+            let (x, y) = (f + offsets[i].0, r + offsets[i].1);
+            if x >= 0 && x < 8 && y >= 0 && y < 8 {
+                t[sq][i] = (y * 8 + x) as u8;
+            }
+            i += 1;
+        }
+        sq += 1;
+    }
+    t
+};
+
+const fn clamp3(d: i32) -> i32 {
+    if d < -3 {
+        -3
+    } else if d > 3 {
+        3
+    } else {
+        d
+    }
+}
+
+/// `KING_OFFSET[k][sq]`: the offset of `sq` from a king on `k` (each
+/// coordinate clamped to ±3, 49 values) times 8, plus the rank of `sq`.
+const KING_OFFSET: [[u16; 64]; 64] = {
+    let mut t = [[0u16; 64]; 64];
+    let mut k = 0;
+    while k < 64 {
+        let mut sq = 0;
+        while sq < 64 {
+            let dx = clamp3((sq % 8) as i32 - (k % 8) as i32) + 3;
+            let dy = clamp3((sq / 8) as i32 - (k / 8) as i32) + 3;
+            t[k][sq] = ((dy * 7 + dx) * 8 + (sq / 8) as i32) as u16;
+            sq += 1;
+        }
+        k += 1;
+    }
+    t
+};
+
+/// Occupancy class of a context symbol: empty 0, a piece 1, off the board 2.
+const OCC3: [usize; CTX] = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2];
+
 /// What the coder knows while it walks the board.
 struct Scan {
     /// Context symbol of each square (kings from the start, others once
-    /// coded; 0 until then).
-    ctx: [u8; 64],
+    /// coded; 0 until then) and, at index 64, [`OFF`].
+    ctx: [u8; 128],
     wk: Square,
     bk: Square,
     /// Count of each context symbol coded so far.
@@ -295,22 +365,24 @@ struct Scan {
     /// and anti-diagonal (file + rank); 0 for none yet.
     file_last: [u8; 8],
     rank_last: [u8; 8],
-    diag_last: [u8; 15],
-    anti_last: [u8; 15],
-}
-
-/// The features of one square and the mask of its possible symbols.
-struct SquareContext {
-    rows: [u16; ACTIVE],
-    mask: u16,
+    diag_last: [u8; 16],
+    anti_last: [u8; 16],
+    /// The rows of the material features, as far as they do not depend on
+    /// the square: majors, minors (without the square colour), pawns and
+    /// pieces (without the rank); updated when a piece is placed.
+    majors: usize,
+    minors: usize,
+    pawns: usize,
+    pieces: usize,
 }
 
 impl Scan {
     fn new(wk: Square, bk: Square) -> Scan {
-        let mut ctx = [0u8; 64];
+        let mut ctx = [0u8; 128];
         ctx[wk as usize] = 6;
         ctx[bk as usize] = 12;
-        Scan {
+        ctx[64] = OFF as u8;
+        let mut scan = Scan {
             ctx,
             wk,
             bk,
@@ -322,89 +394,83 @@ impl Scan {
             ep_seen: false,
             file_last: [0; 8],
             rank_last: [0; 8],
-            diag_last: [0; 15],
-            anti_last: [0; 15],
-        }
-    }
-
-    fn at(&self, file: i32, rank: i32) -> usize {
-        if (0..8).contains(&file) && (0..8).contains(&rank) {
-            usize::from(self.ctx[(rank * 8 + file) as usize])
-        } else {
-            OFF
-        }
-    }
-
-    fn context(&self, sq: usize) -> SquareContext {
-        let (f, r) = ((sq % 8) as i32, (sq / 8) as i32);
-        let n = self.at(f, r - 1);
-        let w = self.at(f - 1, r);
-        let nw = self.at(f - 1, r - 1);
-        let ne = self.at(f + 1, r - 1);
-        let nn = self.at(f, r - 2);
-        let ww = self.at(f - 2, r);
-        let rank = r as usize;
-        let occ3 = |c: usize| -> usize {
-            match c {
-                0 => 0,
-                OFF => 2,
-                _ => 1,
-            }
+            diag_last: [0; 16],
+            anti_last: [0; 16],
+            majors: 0,
+            minors: 0,
+            pawns: 0,
+            pieces: 0,
         };
-        let pattern = ((((occ3(w) * 3 + occ3(ww)) * 3 + occ3(nw)) * 3 + occ3(n)) * 3 + occ3(ne))
+        scan.update_material();
+        scan
+    }
+
+    fn update_material(&mut self) {
+        let c3 = |x: u8| usize::from(x.min(2));
+        self.majors = F_MAJORS
+            + ((c3(self.seen[5]) * 3 + c3(self.seen[11])) * 3 + c3(self.seen[4])) * 3
+            + c3(self.seen[10]);
+        let bishops = self
+            .bishops
+            .iter()
+            .enumerate()
+            .fold(0, |acc, (i, &b)| acc | usize::from(b) << i);
+        self.minors = F_MINORS + ((c3(self.seen[2]) * 3 + c3(self.seen[8])) * 16 + bishops) * 2;
+        self.pawns =
+            F_PAWNS + (usize::from(self.seen[1].min(8)) * 9 + usize::from(self.seen[7].min(8))) * 8;
+        let pieces: u8 = [2, 3, 4, 5, 8, 9, 10, 11]
+            .iter()
+            .map(|&i| self.seen[i])
+            .sum();
+        self.pieces = F_PIECES + usize::from(pieces.min(14)) * 8;
+    }
+
+    /// The feature rows of square `sq`.
+    fn context(&self, sq: usize) -> [u16; ACTIVE] {
+        let sq = sq & 63;
+        let (f, rank) = (sq % 8, sq / 8);
+        let nb = &NEIGHBOURS[sq];
+        let at = |i: usize| usize::from(self.ctx[usize::from(nb[i] & 127)]);
+        let (n, w, nw, ne, nn, ww) = (at(0), at(1), at(2), at(3), at(4), at(5));
+        let pattern = ((((OCC3[w] * 3 + OCC3[ww]) * 3 + OCC3[nw]) * 3 + OCC3[n]) * 3 + OCC3[ne])
             * 3
-            + occ3(nn);
+            + OCC3[nn];
         let bit = 1u8 << f;
         let adj = (bit << 1) | (bit >> 1);
         let files = usize::from(self.white_pawn_files & bit != 0)
             | usize::from(self.black_pawn_files & bit != 0) << 1
             | usize::from(self.white_pawn_files & adj != 0) << 2
             | usize::from(self.black_pawn_files & adj != 0) << 3;
-        let rel = |k: Square| -> usize {
-            let dx = (f - k.file() as i32).clamp(-3, 3) + 3;
-            let dy = (r - k.rank() as i32).clamp(-3, 3) + 3;
-            (dy * 7 + dx) as usize
-        };
-        let c3 = |x: u8| usize::from(x.min(2));
-        let majors = ((c3(self.seen[5]) * 3 + c3(self.seen[11])) * 3 + c3(self.seen[4])) * 3
-            + c3(self.seen[10]);
-        let light = usize::from((f + r) % 2 == 1);
-        let bishops = self
-            .bishops
-            .iter()
-            .enumerate()
-            .fold(0, |acc, (i, &b)| acc | usize::from(b) << i);
-        let minors = ((c3(self.seen[2]) * 3 + c3(self.seen[8])) * 16 + bishops) * 2 + light;
-        let pawns =
-            (usize::from(self.seen[1].min(8)) * 9 + usize::from(self.seen[7].min(8))) * 8 + rank;
-        let pieces: u8 = [2, 3, 4, 5, 8, 9, 10, 11]
-            .iter()
-            .map(|&i| self.seen[i])
-            .sum();
-        let pieces = usize::from(pieces.min(14)) * 8 + rank;
-        let rows = [
-            F_SQ + sq,
-            F_N + sq * CTX + n,
-            F_W + sq * CTX + w,
-            F_DIAG + (nw * CTX + ne) * 8 + rank,
-            F_COLUMN + (n * CTX + nn) * 8 + rank,
-            F_PAWN_FILES + files * 64 + sq,
-            F_WK + rel(self.wk) * 8 + rank,
-            F_BK + rel(self.bk) * 8 + rank,
-            F_MAJORS + majors,
-            F_MINORS + minors,
-            F_PAWNS + pawns,
-            F_PIECES + pieces,
-            F_OCCUPANCY + pattern,
-            F_FILE_RAY + sq * CTX + usize::from(self.file_last[f as usize]),
-            F_RANK_RAY + sq * CTX + usize::from(self.rank_last[rank]),
-            F_DIAG_RAYS
-                + (usize::from(self.diag_last[(f - r + 7) as usize]) * CTX
-                    + usize::from(self.anti_last[(f + r) as usize]))
+        let light = (f + rank) % 2;
+        let r = |x: usize| x as u16;
+        [
+            r(F_SQ + sq),
+            r(F_N + sq * CTX + n),
+            r(F_W + sq * CTX + w),
+            r(F_DIAG + (nw * CTX + ne) * 8 + rank),
+            r(F_COLUMN + (n * CTX + nn) * 8 + rank),
+            r(F_PAWN_FILES + files * 64 + sq),
+            F_WK as u16 + KING_OFFSET[self.wk as usize & 63][sq],
+            F_BK as u16 + KING_OFFSET[self.bk as usize & 63][sq],
+            r(self.majors),
+            r(self.minors + light),
+            r(self.pawns + rank),
+            r(self.pieces + rank),
+            r(F_OCCUPANCY + pattern),
+            r(F_FILE_RAY + sq * CTX + usize::from(self.file_last[f])),
+            r(F_RANK_RAY + sq * CTX + usize::from(self.rank_last[rank])),
+            r(F_DIAG_RAYS
+                + (usize::from(self.diag_last[(f + 7 - rank) & 15]) * CTX
+                    + usize::from(self.anti_last[(f + rank) & 15]))
                     * 8
-                + rank,
+                + rank),
+            r(F_NW_JOINT + (n * CTX + w) * 64 + sq),
         ]
-        .map(|x| x as u16);
+    }
+
+    /// The piece symbols possible on square `sq`.
+    fn mask(&self, sq: usize) -> u16 {
+        let rank = sq / 8;
         let mut mask: u16 = (1 << PIECES) - 1;
         if rank == 0 || rank == 7 {
             mask &= !(1 | 1 << 5);
@@ -418,7 +484,7 @@ impl Scan {
         if (rank != 3 && rank != 4) || self.ep_seen {
             mask &= !(1 << EP);
         }
-        SquareContext { rows, mask }
+        mask
     }
 
     fn mark(&mut self, sq: usize, c: u8) {
@@ -461,17 +527,27 @@ impl Scan {
             }
             _ => {}
         }
+        self.update_material();
         piece
     }
 }
 
-/// Sums the weight rows of a square's features.
-fn logits(rows: &[[i32; LANES]], active: &[u16; ACTIVE]) -> [i32; LANES] {
+/// Sums the occupancy weights of a square's features.
+#[inline]
+fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; ACTIVE]) -> i32 {
+    active.iter().fold(0i32, |sum, &r| {
+        sum + i32::from(weights[usize::from(r) & (ROWS_CAP - 1)])
+    })
+}
+
+/// Sums the piece weight rows of a square's features.
+#[inline]
+fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; ACTIVE]) -> [i32; LANES] {
     let mut sum = [0i32; LANES];
     for &r in active {
-        let row = &rows[usize::from(r)];
-        for (s, w) in sum.iter_mut().zip(row) {
-            *s = s.wrapping_add(*w);
+        let row = &rows[usize::from(r) & (ROWS_CAP - 1)];
+        for (s, &w) in sum.iter_mut().zip(row) {
+            *s += i32::from(w);
         }
     }
     sum
@@ -503,73 +579,72 @@ fn occupancy(table: &[u32], logit: i32) -> [u32; 2] {
     [(1 << 24) - occupied, occupied]
 }
 
-/// The symbols allowed by a mask and their frequencies (each ≥ 1, summing
-/// to `1 << 24`): one integer division, no allocation.
+/// The frequency of each of the 13 piece symbols (0 for those the mask
+/// rules out, ≥ 1 for the others, summing to `1 << 24`): one integer
+/// division, no allocation, no branch per symbol.
 struct PieceFreqs {
-    n: usize,
-    symbols: [u8; PIECES],
     freqs: [u32; PIECES],
 }
 
 impl PieceFreqs {
-    #[allow(clippy::needless_range_loop)] // i indexes three arrays
+    #[inline]
     fn new(logits: &[i32; LANES], mask: u16) -> PieceFreqs {
-        let exp = crate::model::exp_table();
-        let mut out = PieceFreqs {
-            n: 0,
-            symbols: [0; PIECES],
-            freqs: [0; PIECES],
-        };
+        let exp = exp_or_zero();
         let mut best = i32::MIN;
-        for s in 0..PIECES {
-            if mask >> s & 1 == 1 {
-                out.symbols[out.n] = s as u8;
-                out.n += 1;
-                best = best.max(logits[1 + s]);
+        for (s, &l) in logits[..PIECES].iter().enumerate() {
+            if mask >> s & 1 != 0 {
+                best = best.max(l);
             }
         }
+        // Weights exp(logit − best), 0 for the symbols the mask rules out
+        // (branch-free: `keep` is all ones or zero).
         let mut w = [0u64; PIECES];
         let mut sum = 0u64;
-        let mut top = 0;
-        for i in 0..out.n {
-            let l = logits[1 + usize::from(out.symbols[i])];
-            let d = ((i64::from(best) - i64::from(l)) >> 4) as usize;
-            w[i] = exp.get(d).copied().unwrap_or(0);
-            sum += w[i];
-            if w[i] > w[top] {
-                top = i;
-            }
+        for (s, (w, &l)) in w.iter_mut().zip(&logits[..PIECES]).enumerate() {
+            let keep = u64::from(mask >> s & 1).wrapping_neg();
+            let d = (best.wrapping_sub(l) >> 4).clamp(0, EXP_LEN as i32) as usize;
+            *w = exp[d] & keep;
+            sum += *w;
         }
-        let free = (1u64 << 24) - out.n as u64;
+        // The first allowed symbol of the highest weight gets the rounding
+        // remainder.
+        let top = w.iter().position(|&x| x == exp[0]).unwrap_or(0);
+        let free = (1u64 << 24) - u64::from(mask.count_ones());
         // sum ≥ 2^40 (the best symbol's weight), so scale < 2^17 and
         // w · scale < 2^57.
         let scale = (free << 32) / sum.max(1);
-        let mut assigned = 0u64;
-        for i in 0..out.n {
-            let f = 1 + ((w[i] * scale) >> 32);
-            out.freqs[i] = f as u32;
-            assigned += f;
+        let mut freqs = [0u32; PIECES];
+        let mut assigned = 0u32;
+        for (s, (f, &w)) in freqs.iter_mut().zip(&w).enumerate() {
+            *f = (((w * scale) >> 32) as u32 + 1) & u32::from(mask >> s & 1).wrapping_neg();
+            assigned += *f;
         }
-        out.freqs[top] += ((1u64 << 24) - assigned) as u32;
-        out
+        freqs[top] += (1u32 << 24) - assigned;
+        PieceFreqs { freqs }
     }
+}
 
-    fn freqs(&self) -> &[u32] {
-        &self.freqs[..self.n]
-    }
+/// Entries of the exp table of [`crate::model::exp_table`] used here.
+const EXP_LEN: usize = 64 * 26;
 
-    fn index_of(&self, symbol: usize) -> Option<usize> {
-        self.symbols[..self.n]
-            .iter()
-            .position(|&s| usize::from(s) == symbol)
-    }
+/// The move model's exp table with a 0 appended, for differences past its
+/// end.
+fn exp_or_zero() -> &'static [u64; EXP_LEN + 1] {
+    static TABLE: std::sync::OnceLock<[u64; EXP_LEN + 1]> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| {
+        let exp = crate::model::exp_table();
+        std::array::from_fn(|i| exp.get(i).copied().unwrap_or(0))
+    })
 }
 
 /// The symbol of every square as the model codes it (`None`: empty or king).
 fn symbols_of(pos: &Chess) -> [Option<usize>; 64] {
-    let cells = cells_of(pos.board());
-    let mut symbols: [Option<usize>; 64] =
-        std::array::from_fn(|i| cells[i].filter(|p| p.role != Role::King).map(piece_symbol));
+    let mut symbols: [Option<usize>; 64] = [None; 64];
+    for (sq, p) in pos.board() {
+        if p.role != Role::King {
+            symbols[sq as usize] = Some(piece_symbol(p));
+        }
+    }
     for sq in pos.castles().castling_rights() {
         symbols[sq as usize] = Some(if sq.rank() == Rank::First {
             CASTLE_WHITE
@@ -640,21 +715,18 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
             scan.mark(sq, scan.ctx[sq]);
             continue;
         }
-        let ctx = scan.context(sq);
+        let rows = scan.context(sq);
+        let mask = scan.mask(sq);
         let symbol = symbols[sq];
         if let Some(s) = symbol
-            && ctx.mask >> s & 1 == 0
+            && mask >> s & 1 == 0
         {
             return Err(Error::Unrepresentable(format!(
                 "symbol {s} not possible on {}",
                 Square::new(sq as u32)
             )));
         }
-        f(&Event {
-            rows: ctx.rows,
-            mask: ctx.mask,
-            symbol,
-        });
+        f(&Event { rows, mask, symbol });
         if let Some(s) = symbol {
             scan.place(sq, s);
         }
@@ -662,33 +734,39 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
     Ok(())
 }
 
+#[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
 fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     let board = pos.board();
     let (wk, bk) = kings(board)?;
     let mut enc = Encoder::new();
-    enc.encode_interval(0, (1 << 24) - ESCAPE_FREQ)?;
     enc.encode_frequencies(wk as usize, &t.white_king)?;
     enc.encode_frequencies(bk as usize, &t.black_king[wk as usize])?;
     let occ = occupancy_table();
-    let mut result = Ok(());
-    walk(pos, |ev| {
-        if result.is_err() {
-            return;
+    let symbols = symbols_of(pos);
+    let mut scan = Scan::new(wk, bk);
+    for sq in 0..64 {
+        if sq == wk as usize || sq == bk as usize {
+            scan.mark(sq, scan.ctx[sq]);
+            continue;
         }
-        let l = logits(&t.rows, &ev.rows);
-        let [empty, occupied] = occupancy(occ, l[0]);
-        result = match ev.symbol {
-            None => enc.encode_interval(0, empty),
-            Some(s) => enc.encode_interval(empty, occupied).and_then(|()| {
-                let p = PieceFreqs::new(&l, ev.mask);
-                let i = p
-                    .index_of(s)
-                    .ok_or_else(|| Error::Unrepresentable("impossible symbol".into()))?;
-                enc.encode_frequencies(i, p.freqs())
-            }),
+        let rows = scan.context(sq);
+        let [empty, occupied] = occupancy(occ, occupancy_logit(&t.occupancy, &rows));
+        let Some(s) = symbols[sq] else {
+            enc.encode_interval(0, empty)?;
+            continue;
         };
-    })?;
-    result?;
+        enc.encode_interval(empty, occupied)?;
+        let mask = scan.mask(sq);
+        if mask >> s & 1 == 0 {
+            return Err(Error::Unrepresentable(format!(
+                "symbol {s} not possible on {}",
+                Square::new(sq as u32)
+            )));
+        }
+        let p = PieceFreqs::new(&piece_logits(&t.pieces, &rows), mask);
+        enc.encode_frequencies(s, &p.freqs)?;
+        scan.place(sq, s);
+    }
     if !turn_is_forced(pos)? {
         enc.encode_frequencies(usize::from(pos.turn() == Color::Black), &t.turn)?;
     }
@@ -698,10 +776,6 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
 #[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
 fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
     let mut dec = Decoder::new(bits);
-    let escape = [(1 << 24) - ESCAPE_FREQ, ESCAPE_FREQ];
-    if dec.decode_frequencies(&escape)? != 0 {
-        return Err(Error::InvalidData("escape symbol in a model stream".into()));
-    }
     let wk = dec.decode_frequencies(&t.white_king)?;
     let bk = dec.decode_frequencies(&t.black_king[wk])?;
     let (wk, bk) = (Square::new(wk as u32), Square::new(bk as u32));
@@ -717,14 +791,12 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
             scan.mark(sq, scan.ctx[sq]);
             continue;
         }
-        let ctx = scan.context(sq);
-        let l = logits(&t.rows, &ctx.rows);
-        if dec.decode_frequencies(&occupancy(occ, l[0]))? == 0 {
+        let rows = scan.context(sq);
+        if dec.decode_frequencies(&occupancy(occ, occupancy_logit(&t.occupancy, &rows)))? == 0 {
             continue;
         }
-        let p = PieceFreqs::new(&l, ctx.mask);
-        let i = dec.decode_frequencies(p.freqs())?;
-        let s = usize::from(p.symbols[i]);
+        let p = PieceFreqs::new(&piece_logits(&t.pieces, &rows), scan.mask(sq));
+        let s = dec.decode_frequencies(&p.freqs)?;
         let piece = scan.place(sq, s);
         let square = Square::new(sq as u32);
         if s == CASTLE_WHITE || s == CASTLE_BLACK {
@@ -776,32 +848,34 @@ impl super::PositionCodec for PositionModel {
     }
 
     fn description(&self) -> &'static str {
-        "learned log-linear model of real positions, range-coded; ≤ 160 bits for any legal position"
+        "learned log-linear model of real positions, range-coded; ≤ 157 bits for any legal position"
     }
 
     fn encode(&self, pos: &Chess) -> Result<Bits, Error> {
         let bits = encode_model(pos, tables())?;
-        if bits.len() <= super::rank::BITS as usize + 3 {
+        let rank_len = super::rank::BITS as usize;
+        if bits.len() < rank_len {
             return Ok(bits);
         }
         match super::rank::rank(pos) {
-            Ok(r) => {
+            Ok(r) => Ok(r),
+            // Not a reachable position (too many promotions for the
+            // captures): the model's stream, however long, but never
+            // exactly as long as a rank (a trailing zero changes nothing,
+            // the decoder reads zeros past the end).
+            Err(_) if bits.len() == rank_len => {
                 let mut w = crate::bits::BitWriter::new();
-                w.write(0b111, 3);
-                w.write_bits(&r);
+                w.write_bits(&bits);
+                w.write_bit(false);
                 Ok(w.finish())
             }
-            // Not a reachable position (too many promotions for the
-            // captures): the model's stream, however long.
             Err(_) => Ok(bits),
         }
     }
 
     fn decode(&self, bits: &Bits) -> Result<Chess, Error> {
-        if bits.get(0) == Some(true) && bits.get(1) == Some(true) && bits.get(2) == Some(true) {
-            let mut r = bits.reader();
-            r.read(3)?;
-            return super::rank::unrank_bits(&mut r);
+        if bits.len() == super::rank::BITS as usize {
+            return super::rank::unrank_bits(&mut bits.reader());
         }
         decode_model(bits, tables())
     }
@@ -933,7 +1007,14 @@ impl PositionTrainer {
             rows: self
                 .w
                 .iter()
-                .flat_map(|r| r.iter().map(|&x| (x * SCALE as f32).round() as i32))
+                .flat_map(|r| {
+                    r.iter().map(|&x| {
+                        (x * SCALE as f32)
+                            .round()
+                            .clamp(f32::from(i16::MIN), f32::from(i16::MAX))
+                            as i32
+                    })
+                })
                 .collect(),
             turn: self.turn,
         }

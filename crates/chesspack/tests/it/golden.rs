@@ -55,7 +55,7 @@ const GOLDEN_POSITIONS: &[(&str, usize, &str)] = &[
         184,
         "6df314180a2ce39d4da80d00004252c0301131117195b7",
     ),
-    ("position-model", 46, "4b2d2314fdcc"),
+    ("position-model", 50, "40cb4281457e40"),
 ];
 
 #[test]

@@ -123,7 +123,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(200))]
 
     /// The enumerative code numbers every rankable position and gives it
-    /// back; `position-model` never exceeds 160 bits for them.
+    /// back; `position-model` never exceeds 157 bits (the rank's length)
+    /// for them.
     #[test]
     fn rank_round_trips_and_bounds_position_model(pos in arb_position()) {
         use chesspack::position::{PositionCodec, PositionModel, rank};
@@ -131,13 +132,13 @@ proptest! {
             prop_assert_eq!(bits.len(), rank::BITS as usize);
             let back = rank::unrank_bits(&mut bits.reader()).unwrap();
             prop_assert_eq!(to_epd(&back), to_epd(&pos));
-            prop_assert!(PositionModel.encode(&pos).unwrap().len() <= 160);
+            prop_assert!(PositionModel.encode(&pos).unwrap().len() <= rank::BITS as usize);
         }
     }
 }
 
 #[test]
-fn position_model_worst_case_is_160_bits() {
+fn position_model_worst_case_is_157_bits() {
     use chesspack::position::{PositionCodec, PositionModel, rank};
     let mut escaped = 0;
     for fen in ADVERSARIAL.iter().chain(&[
@@ -151,9 +152,13 @@ fn position_model_worst_case_is_160_bits() {
         let Ok(pos) = parse_fen(fen) else { continue };
         let bits = PositionModel.encode(&pos).unwrap();
         if rank::rank(&pos).is_ok() {
-            assert!(bits.len() <= 160, "{fen}: {} bits", bits.len());
+            assert!(
+                bits.len() <= rank::BITS as usize,
+                "{fen}: {} bits",
+                bits.len()
+            );
         }
-        if bits.len() == 160 {
+        if bits.len() == rank::BITS as usize {
             escaped += 1;
         }
         assert_eq!(to_epd(&PositionModel.decode(&bits).unwrap()), to_epd(&pos));
