@@ -98,8 +98,8 @@ pub struct PositionWeights {
 struct Tables {
     white_king: Vec<u32>,
     black_king: Vec<Vec<u32>>,
-    /// Lane 0 of each row: the occupancy weights (16 bits keep the table
-    /// in the first-level cache).
+    /// Lane 0 of each row: the occupancy weights (16 bits halve the table
+    /// and its cache footprint).
     occupancy: Box<[i16; ROWS_CAP]>,
     /// Lanes 1..=13 of each row, moved to 0..13: the piece weights.
     pieces: Box<[[i16; LANES]; ROWS_CAP]>,
