@@ -348,9 +348,7 @@ fn trim_trailing_zeros(bits: Bits) -> Bits {
         None => 0,
     }
     .min(bits.len());
-    let mut bytes = bits.as_bytes().to_vec();
-    bytes.truncate(len.div_ceil(8));
-    Bits::from_bytes(bytes, len).unwrap_or_default()
+    Bits::from_bytes(bits.as_bytes().to_vec(), len).unwrap_or_default()
 }
 
 /// A range decoder; bits past the end of the stream read as zeros.

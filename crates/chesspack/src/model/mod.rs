@@ -220,7 +220,7 @@ pub fn file_hash(bytes: &[u8]) -> u64 {
 
 /// `exp(-i / 64)` in 40-bit fixed point for `i < EXP_TABLE_LEN`, built by
 /// repeated integer multiplication, so identical everywhere.
-const EXP_TABLE_LEN: usize = 64 * 26;
+pub(crate) const EXP_TABLE_LEN: usize = 64 * 26;
 
 pub(crate) fn exp_table() -> &'static [u64; EXP_TABLE_LEN] {
     static TABLE: std::sync::OnceLock<Box<[u64; EXP_TABLE_LEN]>> = std::sync::OnceLock::new();

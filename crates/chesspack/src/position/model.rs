@@ -31,7 +31,7 @@ use super::{Cells, assemble, ep_pawn};
 use crate::{
     Bits, Error,
     coder::{Decoder, Encoder, quantize_fast},
-    model::{SCALE, file_hash, weights_into},
+    model::{EXP_TABLE_LEN as EXP_LEN, SCALE, file_hash, weights_into},
 };
 
 const MAGIC: &[u8; 4] = b"CPPM";
@@ -210,8 +210,16 @@ impl PositionWeights {
                 "position model weight out of range".into(),
             ));
         }
-        let mut occupancy = Box::new([0i16; ROWS_CAP]);
-        let mut pieces = Box::new([[0i16; LANES]; ROWS_CAP]);
+        // Built on the heap: the piece table (1 MB) would not fit a
+        // thread's stack in a debug build.
+        let mut occupancy: Box<[i16; ROWS_CAP]> = vec![0; ROWS_CAP]
+            .into_boxed_slice()
+            .try_into()
+            .expect("ROWS_CAP rows");
+        let mut pieces: Box<[[i16; LANES]; ROWS_CAP]> = vec![[0; LANES]; ROWS_CAP]
+            .into_boxed_slice()
+            .try_into()
+            .expect("ROWS_CAP rows");
         for (i, c) in self.rows.chunks_exact(LANES).enumerate() {
             occupancy[i] = c[0] as i16;
             for (r, &w) in pieces[i].iter_mut().zip(&c[1..=PIECES]) {
@@ -624,9 +632,6 @@ impl PieceFreqs {
     }
 }
 
-/// Entries of the exp table of [`crate::model::exp_table`] used here.
-const EXP_LEN: usize = 64 * 26;
-
 /// The move model's exp table with a 0 appended, for differences past its
 /// end.
 fn exp_or_zero() -> &'static [u64; EXP_LEN + 1] {
@@ -695,17 +700,18 @@ fn turn_is_forced(pos: &Chess) -> Result<bool, Error> {
     forced_turn(pos.board(), ep).map(|t| t.is_some())
 }
 
-/// One training or coding event: the features of a square, whether it is
-/// occupied, and its symbol.
+/// One training or coding event: the features of a square, the symbols
+/// possible on it (0 when it is empty) and its symbol.
 pub(crate) struct Event {
     rows: [u16; ACTIVE],
     mask: u16,
     symbol: Option<usize>,
 }
 
-/// Walks the board of `pos` in coding order, calling `f` for each square.
+/// Walks the board of `pos` in coding order, calling `f` for each square
+/// (the kings' squares aside); stops at the first error.
 #[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
-fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
+fn walk(pos: &Chess, mut f: impl FnMut(&Event) -> Result<(), Error>) -> Result<(), Error> {
     let board = pos.board();
     let (wk, bk) = kings(board)?;
     let symbols = symbols_of(pos);
@@ -716,8 +722,9 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
             continue;
         }
         let rows = scan.context(sq);
-        let mask = scan.mask(sq);
         let symbol = symbols[sq];
+        // Only an occupied square needs its mask.
+        let mask = symbol.map_or(0, |_| scan.mask(sq));
         if let Some(s) = symbol
             && mask >> s & 1 == 0
         {
@@ -726,7 +733,7 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
                 Square::new(sq as u32)
             )));
         }
-        f(&Event { rows, mask, symbol });
+        f(&Event { rows, mask, symbol })?;
         if let Some(s) = symbol {
             scan.place(sq, s);
         }
@@ -734,7 +741,6 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event)) -> Result<(), Error> {
     Ok(())
 }
 
-#[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
 fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     let board = pos.board();
     let (wk, bk) = kings(board)?;
@@ -742,31 +748,15 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     enc.encode_frequencies(wk as usize, &t.white_king)?;
     enc.encode_frequencies(bk as usize, &t.black_king[wk as usize])?;
     let occ = occupancy_table();
-    let symbols = symbols_of(pos);
-    let mut scan = Scan::new(wk, bk);
-    for sq in 0..64 {
-        if sq == wk as usize || sq == bk as usize {
-            scan.mark(sq, scan.ctx[sq]);
-            continue;
-        }
-        let rows = scan.context(sq);
-        let [empty, occupied] = occupancy(occ, occupancy_logit(&t.occupancy, &rows));
-        let Some(s) = symbols[sq] else {
-            enc.encode_interval(0, empty)?;
-            continue;
+    walk(pos, |ev| {
+        let [empty, occupied] = occupancy(occ, occupancy_logit(&t.occupancy, &ev.rows));
+        let Some(s) = ev.symbol else {
+            return enc.encode_interval(0, empty);
         };
         enc.encode_interval(empty, occupied)?;
-        let mask = scan.mask(sq);
-        if mask >> s & 1 == 0 {
-            return Err(Error::Unrepresentable(format!(
-                "symbol {s} not possible on {}",
-                Square::new(sq as u32)
-            )));
-        }
-        let p = PieceFreqs::new(&piece_logits(&t.pieces, &rows), mask);
-        enc.encode_frequencies(s, &p.freqs)?;
-        scan.place(sq, s);
-    }
+        let p = PieceFreqs::new(&piece_logits(&t.pieces, &ev.rows), ev.mask);
+        enc.encode_frequencies(s, &p.freqs)
+    })?;
     if !turn_is_forced(pos)? {
         enc.encode_frequencies(usize::from(pos.turn() == Color::Black), &t.turn)?;
     }
@@ -984,6 +974,7 @@ impl PositionTrainer {
                     }
                 }
             }
+            Ok(())
         });
         self.loss += bits;
         self.positions += 1;
@@ -1037,6 +1028,7 @@ mod tests {
         let pos = Chess::default();
         walk(&pos, |ev| {
             assert!(ev.rows.iter().all(|&r| usize::from(r) < ROWS));
+            Ok(())
         })
         .unwrap();
     }
