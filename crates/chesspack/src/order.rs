@@ -40,8 +40,9 @@ pub fn target(m: Move) -> Square {
     }
 }
 
-fn promotion_key(m: Move) -> u32 {
-    match m.promotion() {
+#[inline]
+pub(crate) fn promotion_key(promotion: Option<Role>) -> u32 {
+    match promotion {
         None => 0,
         Some(Role::Knight) => 1,
         Some(Role::Bishop) => 2,
@@ -63,19 +64,48 @@ fn promotion_key(m: Move) -> u32 {
 /// assert!(key(a3, Order::Thesis) < key(na3, Order::Thesis));
 /// assert!(key(na3, Order::SquareIndex) < key(a3, Order::SquareIndex));
 /// ```
+#[inline]
 pub fn key(m: Move, order: Order) -> u32 {
-    let from = m.from().map_or(64, u32::from);
-    let to = u32::from(target(m));
-    let promo = promotion_key(m);
+    let (from, to, promo) = match m {
+        Move::Normal {
+            from,
+            to,
+            promotion,
+            ..
+        } => (usize::from(from), usize::from(to), promotion_key(promotion)),
+        Move::EnPassant { from, to } => (usize::from(from), usize::from(to), 0),
+        Move::Castle { king, rook } => (usize::from(king), usize::from(rook), 0),
+        Move::Put { to, .. } => (64, usize::from(to), 0),
+    };
     match order {
-        Order::Thesis => {
-            let (ff, fr) = (from % 8, from / 8);
-            let (tf, tr) = (to % 8, to / 8);
-            ((((ff * 9 + fr) * 8 + tf) * 8 + tr) << 3) | promo
-        }
-        Order::SquareIndex => (((from * 64) + to) << 3) | promo,
+        Order::Thesis => THESIS_FROM[from] | THESIS_TO[to] | promo,
+        Order::SquareIndex => (((from as u32 * 64) + to as u32) << 3) | promo,
     }
 }
+
+/// The thesis key's origin part, `(file · 9 + rank) << 9`, by square (64:
+/// a drop, rank 8 of file a).
+pub(crate) const THESIS_FROM: [u32; 65] = {
+    let mut t = [0; 65];
+    let mut sq = 0;
+    while sq < 65 {
+        let (ff, fr) = (sq as u32 % 8, sq as u32 / 8);
+        t[sq] = (ff * 9 + fr) << 9;
+        sq += 1;
+    }
+    t
+};
+
+/// The thesis key's target part, `(file · 8 + rank) << 3`, by square.
+pub(crate) const THESIS_TO: [u32; 64] = {
+    let mut t = [0; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        t[sq] = ((sq as u32 % 8) * 8 + sq as u32 / 8) << 3;
+        sq += 1;
+    }
+    t
+};
 
 /// The legal moves of `pos` sorted by `order`.
 ///
@@ -95,16 +125,35 @@ pub fn sorted_moves(pos: &Chess, order: Order) -> shakmaty::MoveList {
 /// `moves` sorted by `order`. Keys are computed once and sorted as plain
 /// integers (key and position packed in one `u32`), which is several times
 /// faster than comparing moves by key.
-pub fn sort(moves: shakmaty::MoveList, order: Order) -> shakmaty::MoveList {
+pub fn sort(mut moves: shakmaty::MoveList, order: Order) -> shakmaty::MoveList {
+    sort_in_place(&mut moves, order);
+    moves
+}
+
+/// [`sort`] in place.
+///
+/// ```
+/// use chesspack::order::{sort_in_place, sorted_moves, Order};
+/// use shakmaty::{Chess, Position};
+///
+/// let pos = Chess::default();
+/// let mut moves = pos.legal_moves();
+/// sort_in_place(&mut moves, Order::SquareIndex);
+/// assert_eq!(moves, sorted_moves(&pos, Order::SquareIndex));
+/// ```
+pub fn sort_in_place(moves: &mut shakmaty::MoveList, order: Order) {
     // Keys are below 2^16 and a move list holds at most 270 moves (the most
     // a legal position has), below 2^10.
     let mut packed = [0u32; 272];
     let packed = &mut packed[..moves.len()];
-    for (i, (p, m)) in packed.iter_mut().zip(&moves).enumerate() {
+    for (i, (p, m)) in packed.iter_mut().zip(moves.iter()).enumerate() {
         *p = (key(*m, order) << 10) | i as u32;
     }
     packed.sort_unstable();
-    packed.iter().map(|p| moves[(p & 0x3ff) as usize]).collect()
+    let original = moves.clone();
+    for (slot, p) in moves.iter_mut().zip(packed.iter()) {
+        *slot = original[(p & 0x3ff) as usize];
+    }
 }
 
 /// The index of `m` among the legal moves of `pos` in `order`, with the
@@ -126,4 +175,36 @@ pub fn index_of(pos: &Chess, m: Move, order: Order) -> Option<(usize, usize)> {
     let k = key(m, order);
     let below = moves.iter().filter(|o| key(**o, order) < k).count();
     Some((below, moves.len()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The key tables give the documented formula (issue 5's speed work
+    /// replaced the arithmetic by tables).
+    #[test]
+    fn keys_follow_the_formula() {
+        for from in 0..64u32 {
+            for to in 0..64u32 {
+                let m = Move::Normal {
+                    role: Role::Queen,
+                    from: Square::new(from),
+                    capture: None,
+                    to: Square::new(to),
+                    promotion: None,
+                };
+                let (ff, fr, tf, tr) = (from % 8, from / 8, to % 8, to / 8);
+                let thesis = (((ff * 9 + fr) * 8 + tf) * 8 + tr) << 3;
+                assert_eq!(key(m, Order::Thesis), thesis);
+                assert_eq!(key(m, Order::SquareIndex), (from * 64 + to) << 3);
+            }
+        }
+        let drop = Move::Put {
+            role: Role::Knight,
+            to: Square::C3,
+        };
+        assert_eq!(key(drop, Order::Thesis), (((8 * 8) + 2) * 8 + 2) << 3);
+        assert_eq!(key(drop, Order::SquareIndex), (64 * 64 + 18) << 3);
+    }
 }

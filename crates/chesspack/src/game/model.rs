@@ -7,8 +7,9 @@ use super::{
 };
 use crate::{
     Bits, Error,
-    coder::{Decoder, Encoder, Model, PRECISION, quantize_fast},
+    coder::{Decoder, Encoder, Model, PRECISION, quantize_fast, quantize_fast_sum},
     model::{self, Weights},
+    order::Order,
 };
 
 /// The learned move model's probabilities, 24-bit integer frequencies, a
@@ -41,22 +42,230 @@ pub struct ModelCodec {
 }
 
 /// The end symbol's weight relative to the sum of the moves' weights.
-const END_DIVISOR: u128 = 255;
+const END_DIVISOR: u64 = 255;
 
 /// Each coded move's (left cumulative, frequency), whether each ply was
 /// forced, and the position after the last move.
 type Intervals = (Vec<(u32, u32)>, Vec<bool>, Chess);
 
-/// Buffers reused from ply to ply.
-#[derive(Default)]
+/// At least the most legal moves a position can have (270, shakmaty's
+/// move list capacity; 218 in positions reachable from the start).
+const MAX_MOVES: usize = 272;
+
+/// One position's model, reused from ply to ply. The moves are in
+/// shakmaty's generation order here; the coder's symbols follow their
+/// canonical order (`keys`), which only the decoder sorts. The frequencies
+/// are those [`quantize_fast`] gives the moves in canonical order (then the
+/// end symbol), worked out move by move where they are needed.
 struct Scratch {
-    scores: Vec<i32>,
-    weights: Vec<u64>,
+    /// The number of moves.
+    n: usize,
+    scores: [i32; MAX_MOVES],
+    /// The moves' keys in [`Order::Thesis`].
+    keys: [u32; MAX_MOVES],
+    /// Unnormalised weights (`model::weights_into`), then the end symbol's.
+    weights: [u64; MAX_MOVES + 1],
+    /// Whether `weights` has an end symbol.
+    end: bool,
+    /// The sum of `weights` (below 2^49: at most 2^40 each).
+    sum: u64,
+    /// The symbol that gets the quantisation's remainder: the largest
+    /// weight first in canonical order (`n`: the end symbol).
+    best: usize,
+    /// The model codec's scores before they are copied to `scores`.
+    model_scores: Vec<i32>,
+    /// `key << 9 | index` of the moves, sorted (decoder only).
+    sorted: [u32; MAX_MOVES],
+    /// The frequencies in canonical order (decoder, or the rare general
+    /// case).
     freqs: Vec<u32>,
 }
 
-/// The rank of move `i` by score (0: the model's first choice; ties by
-/// canonical order).
+impl Default for Scratch {
+    fn default() -> Scratch {
+        Scratch {
+            n: 0,
+            scores: [0; MAX_MOVES],
+            keys: [0; MAX_MOVES],
+            weights: [0; MAX_MOVES + 1],
+            end: false,
+            sum: 0,
+            best: 0,
+            model_scores: Vec::new(),
+            sorted: [0; MAX_MOVES],
+            freqs: Vec::new(),
+        }
+    }
+}
+
+impl Scratch {
+    /// Weights of the scores as `model::weights_into` makes them (and the
+    /// end symbol's when `end` is set), their sum, and the symbol that gets
+    /// the quantisation's remainder.
+    fn weigh(&mut self, best_score: i32) {
+        let (n, end) = (self.n, self.end);
+        // Weights as `model::weights_into` makes them, their sum, and the
+        // largest weight first in canonical order.
+        let table = model::exp_table();
+        let (mut sum, mut best) = (0u64, 0);
+        for i in 0..n {
+            // 1/1024 nats → 1/64 natself.
+            let at = ((i64::from(best_score) - i64::from(self.scores[i])) >> 4) as usize;
+            let w = table.get(at).copied().unwrap_or(0);
+            self.weights[i] = w;
+            sum += w;
+            let bw = self.weights[best];
+            if w > bw || (w == bw && self.keys[i] < self.keys[best]) {
+                best = i;
+            }
+        }
+        if end {
+            let w = (sum / END_DIVISOR).max(1);
+            self.weights[n] = w;
+            sum += w;
+            // Only with more than 255 moves of the largest weight.
+            if w > self.weights[best] {
+                best = n;
+            }
+        }
+        self.sum = sum;
+        self.best = best;
+    }
+
+    /// The weights of all symbols (the moves, then the end symbol's).
+    fn all_weights(&self) -> &[u64] {
+        &self.weights[..self.n + usize::from(self.end)]
+    }
+
+    /// The scale of [`crate::coder::quantize_fast`] when it fits 64 bits
+    /// (always, for weights from the exp table: the largest is 2^40 and
+    /// fewer than 2^24 are free); then symbol `i` gets
+    /// `1 + (w · scale) >> 64`, plus the remainder for `best`.
+    fn scale(&self) -> Option<u64> {
+        let free = (1u64 << PRECISION) - self.all_weights().len() as u64;
+        ((u128::from(free) << 64).checked_div(u128::from(self.sum)))
+            .and_then(|s| u64::try_from(s).ok())
+    }
+
+    /// The frequencies of all symbols in canonical order (the moves sorted
+    /// by key, then the end symbol) into `freqs`, the general way.
+    fn sorted_frequencies(&mut self) {
+        let mut w: Vec<u64> = self.sorted[..self.n]
+            .iter()
+            .map(|&p| self.weights[(p & 0x1ff) as usize])
+            .collect();
+        w.extend_from_slice(&self.weights[self.n..self.n + usize::from(self.end)]);
+        let best = self.sorted[..self.n]
+            .iter()
+            .position(|&p| (p & 0x1ff) as usize == self.best)
+            .unwrap_or(self.n);
+        quantize_fast_sum(&w, self.sum, best, &mut self.freqs);
+    }
+
+    /// The range coder interval of move `i`: the frequencies of the moves
+    /// with smaller keys, and its own.
+    fn interval(&mut self, i: usize) -> (u32, u32) {
+        let key = self.keys[i];
+        let Some(scale) = self.scale() else {
+            self.sort();
+            self.sorted_frequencies();
+            let at = self.sorted[..self.n]
+                .iter()
+                .position(|&p| (p & 0x1ff) as usize == i)
+                .expect("i is a move");
+            return (self.freqs[..at].iter().sum(), self.freqs[at]);
+        };
+        let mut assigned = 0u64;
+        let mut left = 0u64;
+        for (&w, &k) in self.all_weights().iter().zip(&self.keys[..self.n]) {
+            let f = 1 + ((u128::from(w) * u128::from(scale)) >> 64) as u64;
+            assigned += f;
+            left += if k < key { f } else { 0 };
+        }
+        let mut freq = 1 + ((u128::from(self.weights[i]) * u128::from(scale)) >> 64) as u64;
+        if self.end {
+            assigned += 1 + ((u128::from(self.weights[self.n]) * u128::from(scale)) >> 64) as u64;
+        }
+        let remainder = (1u64 << PRECISION) - assigned;
+        if self.best == i {
+            freq += remainder;
+        } else if self.best < self.n && self.keys[self.best] < key {
+            left += remainder;
+        }
+        (left as u32, freq as u32)
+    }
+
+    /// The rank of move `i` by score (0: the model's first choice; ties by
+    /// canonical order).
+    fn rank(&self, i: usize) -> usize {
+        let (s, k) = (self.scores[i], self.keys[i]);
+        self.scores[..self.n]
+            .iter()
+            .zip(&self.keys[..self.n])
+            .map(|(&t, &l)| usize::from(t > s || (t == s && l < k)))
+            .sum()
+    }
+
+    /// Sorts `key << 9 | index` of the moves into `sorted`.
+    fn sort(&mut self) {
+        for (i, (p, &k)) in self.sorted.iter_mut().zip(&self.keys[..self.n]).enumerate() {
+            *p = (k << 9) | i as u32;
+        }
+        self.sorted[..self.n].sort_unstable();
+    }
+
+    /// Decodes a move index (generation order; the number of moves for the
+    /// end symbol).
+    fn decode(&mut self, dec: &mut Decoder) -> Result<usize, Error> {
+        self.sort();
+        match self.scale() {
+            Some(scale) => {
+                self.freqs.clear();
+                let mut assigned = 0u64;
+                let mut best = self.n;
+                for (at, &p) in self.sorted[..self.n].iter().enumerate() {
+                    let i = (p & 0x1ff) as usize;
+                    let f = 1 + ((u128::from(self.weights[i]) * u128::from(scale)) >> 64) as u32;
+                    assigned += u64::from(f);
+                    self.freqs.push(f);
+                    if i == self.best {
+                        best = at;
+                    }
+                }
+                if self.end {
+                    let f =
+                        1 + ((u128::from(self.weights[self.n]) * u128::from(scale)) >> 64) as u32;
+                    assigned += u64::from(f);
+                    self.freqs.push(f);
+                }
+                self.freqs[best] += ((1u64 << PRECISION) - assigned) as u32;
+            }
+            None => self.sorted_frequencies(),
+        }
+        let symbol = dec.decode_frequencies(&self.freqs)?;
+        Ok(self.sorted[..self.n]
+            .get(symbol)
+            .map_or(self.n, |&p| (p & 0x1ff) as usize))
+    }
+
+    /// The frequencies of all symbols in generation order, the end symbol
+    /// last.
+    fn frequencies(&mut self) -> Vec<u32> {
+        self.sort();
+        self.sorted_frequencies();
+        let mut out = vec![0; self.freqs.len()];
+        for (&p, &f) in self.sorted[..self.n].iter().zip(&self.freqs) {
+            out[(p & 0x1ff) as usize] = f;
+        }
+        if self.end {
+            out[self.n] = self.freqs[self.n];
+        }
+        out
+    }
+}
+
+/// The rank of move `i` by score among moves in canonical order (0: the
+/// model's first choice; ties by canonical order).
 fn rank(scores: &[i32], i: usize) -> usize {
     scores
         .iter()
@@ -108,17 +317,18 @@ impl ModelCodec {
         let mut pos = start.clone();
         let mut scratch = Scratch::default();
         for (ply, &m) in moves.iter().enumerate() {
-            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+            let legal = pos.legal_moves();
             let Some(i) = legal.iter().position(|&x| x == m) else {
                 return Err(illegal(ply, m, &pos));
             };
             forced.push(legal.len() == 1);
             let mut r = 0;
             if legal.len() > 1 {
-                let (freqs, scores) =
-                    self.frequencies_of(&pos, &moves[..ply], &legal, end, &mut scratch);
-                intervals.push((freqs[..i].iter().sum::<u32>(), freqs[i]));
-                r = rank(scores, i);
+                self.frequencies_of(&pos, &moves[..ply], &legal, end, &mut scratch);
+                intervals.push(scratch.interval(i));
+                if ranks.is_some() {
+                    r = scratch.rank(i);
+                }
             }
             if let Some(ranks) = ranks.as_deref_mut() {
                 ranks.push(r);
@@ -128,34 +338,43 @@ impl ModelCodec {
         Ok((intervals, forced, pos))
     }
 
-    /// Frequencies (and scores) of `legal`, the sorted legal moves of
-    /// `pos`, with an end symbol last when `end` is set.
-    fn frequencies_of<'s>(
+    /// The model of `legal`, the legal moves of `pos` in any order (at
+    /// most [`MAX_MOVES`]), with an end symbol last when `end` is set, into
+    /// `s`.
+    fn frequencies_of(
         &self,
         pos: &Chess,
         history: &[Move],
         legal: &[Move],
         end: bool,
-        s: &'s mut Scratch,
-    ) -> (&'s [u32], &'s [i32]) {
-        if self.fast {
-            model::fast::FastWeights::embedded().scores_into(pos, history, legal, &mut s.scores);
+        s: &mut Scratch,
+    ) {
+        let n = legal.len();
+        s.n = n;
+        s.end = end;
+        let best_score = if self.fast {
+            model::fast::FastWeights::embedded().scores_and_keys(
+                pos,
+                history,
+                legal,
+                &mut s.scores[..n],
+                &mut s.keys[..n],
+            )
         } else {
             Weights::embedded().scores_into(
                 pos,
                 history,
                 legal,
                 model::embedded_book(),
-                &mut s.scores,
+                &mut s.model_scores,
             );
-        }
-        model::weights_into(&s.scores, &mut s.weights);
-        if end {
-            let sum: u128 = s.weights.iter().map(|&x| u128::from(x)).sum();
-            s.weights.push((sum / END_DIVISOR).max(1) as u64);
-        }
-        quantize_fast(&s.weights, &mut s.freqs);
-        (&s.freqs, &s.scores)
+            s.scores[..n].copy_from_slice(&s.model_scores);
+            for (k, &m) in s.keys.iter_mut().zip(legal) {
+                *k = crate::order::key(m, Order::Thesis);
+            }
+            s.scores[..n].iter().copied().max().unwrap_or(0)
+        };
+        s.weigh(best_score);
     }
 
     fn encode_with_ranks(
@@ -167,7 +386,7 @@ impl ModelCodec {
         // One pass with the end symbol's share (mode 0); the mode is known
         // only at the end.
         let (intervals, forced, end) = self.intervals(start, moves, true, ranks)?;
-        let end_legal = crate::order::sorted_moves(&end, crate::order::Order::Thesis);
+        let end_legal = end.legal_moves();
         let mode = Model::from_weights(&[255, 1])?;
         let mut enc = Encoder::new();
         if end_legal.len() == 1 {
@@ -187,8 +406,9 @@ impl ModelCodec {
             }
             if end_legal.len() > 1 {
                 let mut scratch = Scratch::default();
-                let (freqs, _) = self.frequencies_of(&end, moves, &end_legal, true, &mut scratch);
-                enc.encode_frequencies(end_legal.len(), freqs)?;
+                self.frequencies_of(&end, moves, &end_legal, true, &mut scratch);
+                // The end symbol is last in any order of the moves.
+                enc.encode_frequencies(end_legal.len(), &scratch.frequencies())?;
             }
         }
         Ok(enc.finish())
@@ -235,16 +455,10 @@ impl GameCodec for ModelCodec {
         decode_with_end(
             start,
             counts,
-            |pos| {
-                (
-                    crate::order::sorted_moves(pos, crate::order::Order::Thesis),
-                    (),
-                )
-            },
+            |pos| (pos.legal_moves(), ()),
             |_, pos, history, legal| {
-                let (freqs, _) =
-                    self.frequencies_of(pos, history, legal, counts.is_none(), &mut scratch);
-                dec.decode_frequencies(freqs)
+                self.frequencies_of(pos, history, legal, counts.is_none(), &mut scratch);
+                scratch.decode(&mut dec)
             },
         )
     }
@@ -263,14 +477,14 @@ impl GameCodec for ModelCodec {
         let mut moves = Vec::with_capacity(plies);
         let mut scratch = Scratch::default();
         for ply in 0..plies {
-            let legal = crate::order::sorted_moves(&pos, crate::order::Order::Thesis);
+            let legal = pos.legal_moves();
             let m = match legal.len() {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => legal[0],
                 _ => {
-                    let (freqs, _) = self.frequencies_of(&pos, &moves, &legal, false, &mut scratch);
+                    self.frequencies_of(&pos, &moves, &legal, false, &mut scratch);
                     *legal
-                        .get(dec.decode_frequencies(freqs)?)
+                        .get(scratch.decode(&mut dec)?)
                         .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
                 }
             };
@@ -315,11 +529,73 @@ impl GameCodec for ModelCodec {
         start: &Chess,
         moves: &[Move],
     ) -> Result<(Bits, Option<Vec<usize>>), Error> {
-        let ranks = self
-            .explain(start, moves)?
-            .iter()
-            .map(|c| c.rank.unwrap_or(0))
-            .collect();
-        Ok((self.encode(start, moves)?, Some(ranks)))
+        // The ranks come out of the encoding pass itself, so that timing
+        // `encode_ranked` times the encoder.
+        let mut ranks = Vec::with_capacity(moves.len());
+        let bits = self.encode_with_ranks(start, moves, Some(&mut ranks))?;
+        Ok((bits, Some(ranks)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The move-by-move frequencies are [`quantize_fast`]'s over the moves
+    /// in canonical order, the end symbol last, in every case: with ties,
+    /// and with more than 255 moves of the largest weight, where the end
+    /// symbol gets the remainder.
+    #[test]
+    fn frequencies_are_quantize_fasts_in_canonical_order() {
+        let mut seed = 12345u64;
+        let mut next = || {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as u32
+        };
+        for case in 0..200 {
+            let mut s = Scratch {
+                n: [2, 3, 30, 60, 270][case % 5],
+                end: case % 2 == 0,
+                ..Scratch::default()
+            };
+            let spread = [0, 8, 100, 5000, 100_000][case / 5 % 5];
+            let mut keys: Vec<u32> = (0..s.n as u32).map(|k| k * 7 + (next() % 7)).collect();
+            for i in (1..keys.len()).rev() {
+                keys.swap(i, next() as usize % (i + 1));
+            }
+            s.keys[..s.n].copy_from_slice(&keys);
+            for score in &mut s.scores[..s.n] {
+                *score = if spread == 0 {
+                    0
+                } else {
+                    (next() % spread) as i32
+                };
+            }
+            let best_score = s.scores[..s.n].iter().copied().max().unwrap();
+            s.weigh(best_score);
+            // The reference: weights sorted by key, end symbol last.
+            let mut order: Vec<usize> = (0..s.n).collect();
+            order.sort_by_key(|&i| s.keys[i]);
+            let mut w: Vec<u64> = order.iter().map(|&i| s.weights[i]).collect();
+            if s.end {
+                w.push(s.weights[s.n]);
+            }
+            let mut expected = Vec::new();
+            quantize_fast(&w, &mut expected);
+            let mut got = vec![0; s.n];
+            for (at, &i) in order.iter().enumerate() {
+                let (left, freq) = s.interval(i);
+                assert_eq!(left, expected[..at].iter().sum::<u32>(), "case {case}");
+                assert_eq!(freq, expected[at], "case {case}");
+                got[i] = freq;
+            }
+            let all = s.frequencies();
+            assert_eq!(&all[..s.n], &got[..], "case {case}");
+            if s.end {
+                assert_eq!(all[s.n], expected[s.n], "case {case}");
+            }
+        }
     }
 }

@@ -5,7 +5,7 @@
 //! File format (`fast.bin`): magic `CPKF`, version (u32), count (u32),
 //! little-endian `i32` weights in 1/1024 nats.
 
-use shakmaty::{Chess, Color, Move, Position, Square};
+use shakmaty::{Chess, Color, Move, Position, Role, Square};
 
 use super::Features;
 use crate::Error;
@@ -38,11 +38,48 @@ impl FastContext {
         }
     }
 
+    #[inline]
     fn relative(&self, sq: Square) -> usize {
-        match self.us {
-            Color::White => usize::from(sq),
-            Color::Black => usize::from(sq) ^ 56,
+        usize::from(sq) ^ if self.us == Color::White { 0 } else { 56 }
+    }
+
+    /// The score of `m` (the sum of the weights of its features, as over
+    /// [`FastContext::features`]) and its key in [`crate::order::Order::Thesis`],
+    /// with one look at the move.
+    #[inline]
+    fn score_and_key(&self, w: &[i32; N_FAST_FEATURES], m: Move) -> (i32, u32) {
+        use crate::order::{THESIS_FROM, THESIS_TO, promotion_key};
+        let (r, from, to, capture, promotion) = match m {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            } => (role as usize - 1, from, to, capture, promotion),
+            Move::EnPassant { from, to } => (0, from, to, Some(Role::Pawn), None),
+            Move::Castle { king, rook } => (5, king, rook, None, None),
+            Move::Put { .. } => {
+                // No drops in chess; the general path handles them.
+                let mut f = Features::default();
+                self.features(m, &mut f);
+                let s = f.active().iter().map(|&i| w[usize::from(i)]).sum();
+                return (s, crate::order::key(m, crate::order::Order::Thesis));
+            }
+        };
+        let key = THESIS_FROM[usize::from(from)] | THESIS_TO[usize::from(to)];
+        let mut s = w[FROM_TO + (r * 64 + self.relative(from)) * 64 + self.relative(to)];
+        if let Some(victim) = capture {
+            s += w[CAPTURE + (victim as usize - 1) * 6 + r];
+            if self.their_last == Some(to) {
+                s += w[RECAPTURE + r];
+            }
         }
+        if let Some(p) = promotion {
+            s += w[PROMOTION + p as usize - 1];
+            return (s, key | promotion_key(promotion));
+        }
+        (s, key)
     }
 
     /// The features of `m`.
@@ -67,7 +104,7 @@ impl FastContext {
 /// The fast model's weights.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FastWeights {
-    w: Vec<i32>,
+    w: Box<[i32; N_FAST_FEATURES]>,
 }
 
 impl FastWeights {
@@ -83,7 +120,9 @@ impl FastWeights {
                 w.len()
             )));
         }
-        Ok(FastWeights { w })
+        Ok(FastWeights {
+            w: w.into_boxed_slice().try_into().expect("length checked"),
+        })
     }
 
     /// Reads a fast model file.
@@ -93,12 +132,12 @@ impl FastWeights {
     /// [`Error::InvalidData`] for a bad magic, version or size.
     pub fn from_bytes(bytes: &[u8]) -> Result<FastWeights, Error> {
         super::read_weights_file(bytes, MAGIC, VERSION, N_FAST_FEATURES, "fast model file")
-            .map(|w| FastWeights { w })
+            .and_then(FastWeights::from_values)
     }
 
     /// The file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        super::weights_file(MAGIC, VERSION, &self.w)
+        super::weights_file(MAGIC, VERSION, &self.w[..])
     }
 
     /// The weights shipped in the library.
@@ -138,5 +177,28 @@ impl FastWeights {
                 .map(|&i| self.w[usize::from(i)])
                 .sum::<i32>()
         }));
+    }
+
+    /// The scores of `moves`, legal moves of `pos` in any order, and their
+    /// keys in [`crate::order::Order::Thesis`], into `scores` and `keys` (as
+    /// long as `moves`);
+    /// returns the best score (`i32::MIN` for no moves). The codec's hot
+    /// path: one look at each move.
+    pub(crate) fn scores_and_keys(
+        &self,
+        pos: &Chess,
+        history: &[Move],
+        moves: &[Move],
+        scores: &mut [i32],
+        keys: &mut [u32],
+    ) -> i32 {
+        let ctx = FastContext::new(pos, history);
+        let mut best = i32::MIN;
+        for ((&m, score), key) in moves.iter().zip(scores.iter_mut()).zip(keys.iter_mut()) {
+            let (s, k) = ctx.score_and_key(&self.w, m);
+            (*score, *key) = (s, k);
+            best = best.max(s);
+        }
+        best
     }
 }
