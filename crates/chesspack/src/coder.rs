@@ -229,6 +229,27 @@ pub(crate) fn quantize_fast_sum(
     out[best] += (total - assigned) as u32;
 }
 
+/// A model given by its quantile function (see [`Decoder::decode_by`]).
+struct Quantile<F>(F);
+
+impl<F> constriction::stream::model::EntropyModel<24> for Quantile<F> {
+    type Symbol = usize;
+    type Probability = u32;
+}
+
+impl<F: Fn(u32) -> (usize, u32, u32)> constriction::stream::model::DecoderModel<24>
+    for Quantile<F>
+{
+    fn quantile_function(&self, quantile: u32) -> (usize, u32, std::num::NonZeroU32) {
+        let (symbol, left, freq) = (self.0)(quantile);
+        (
+            symbol,
+            left,
+            std::num::NonZeroU32::new(freq).unwrap_or(std::num::NonZeroU32::MIN),
+        )
+    }
+}
+
 /// Frequencies of symbols `0..n` (each ≥ 1, summing to `1 << 24`) used as
 /// a model directly, by linear scan: nothing to build or allocate, for
 /// models that change at every symbol.
@@ -442,6 +463,35 @@ impl Decoder {
     pub fn decode_frequencies(&mut self, freqs: &[u32]) -> Result<usize, Error> {
         self.inner
             .decode_symbol(Frequencies(freqs))
+            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+    }
+
+    /// Decodes a symbol of a model given by its quantile function:
+    /// `find(q)` returns the symbol whose interval `[left, left + freq)`
+    /// holds `q < 1 << 24`, with `left` and `freq` (the intervals of a model
+    /// partition `0..1 << 24`). For models that find a symbol faster than
+    /// they list every frequency.
+    ///
+    /// ```
+    /// use chesspack::coder::{Decoder, Encoder};
+    ///
+    /// let freqs = [1 << 22, 3 << 22];
+    /// let mut enc = Encoder::new();
+    /// enc.encode_frequencies(1, &freqs).unwrap();
+    /// let bits = enc.finish();
+    /// let mut dec = Decoder::new(&bits);
+    /// let symbol = dec
+    ///     .decode_by(|q| if q < 1 << 22 { (0, 0, 1 << 22) } else { (1, 1 << 22, 3 << 22) })
+    ///     .unwrap();
+    /// assert_eq!(symbol, 1);
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when the range coder fails.
+    pub fn decode_by(&mut self, find: impl Fn(u32) -> (usize, u32, u32)) -> Result<usize, Error> {
+        self.inner
+            .decode_symbol(Quantile(find))
             .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
     }
 }

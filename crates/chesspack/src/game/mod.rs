@@ -252,13 +252,90 @@ where
     Ok(moves)
 }
 
-/// Decodes a range-coded game in the layout of `engine-arith` and `model`:
-/// without `counts`, an end symbol (index `legal.len()`) may follow any
-/// unforced position; with `counts` = (coded plies, trailing forced plies)
-/// the game ends after them. `candidates` gives the legal moves of a
-/// position in the codec's order and what `read` needs; `read(context,
-/// position, history, legal)` decodes one choice and is called only where
-/// more than one move is legal.
+/// What a decoder does at a position (see [`GameEnd::next`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Next {
+    /// The game is over.
+    End,
+    /// The only legal move is played, nothing is read.
+    Forced,
+    /// A choice is read: a move, or (without counts) the end symbol.
+    Read,
+}
+
+/// Where a range-coded game in the layout of `engine-arith` and `model`
+/// ends: without counts, an end symbol (index `legal.len()`) may follow
+/// any unforced position; with counts (coded plies, trailing forced plies)
+/// the game ends after them.
+pub(crate) struct GameEnd {
+    counted: bool,
+    coded_left: u64,
+    trailing_left: u64,
+}
+
+impl GameEnd {
+    pub(crate) fn new(counts: Option<(u64, u64)>) -> GameEnd {
+        let (coded_left, trailing_left) = counts.unwrap_or((u64::MAX, 0));
+        GameEnd {
+            counted: counts.is_some(),
+            coded_left,
+            trailing_left,
+        }
+    }
+
+    /// Whether the end symbol is coded.
+    pub(crate) fn has_end_symbol(&self) -> bool {
+        !self.counted
+    }
+
+    /// What to do at a position with `legal` moves after `ply` plies.
+    pub(crate) fn next(&mut self, legal: usize, ply: usize) -> Result<Next, Error> {
+        if ply as u64 > MAX_PLIES {
+            return Err(Error::InvalidData("game too long".into()));
+        }
+        match legal {
+            0 => {
+                if self.counted && (self.coded_left > 0 || self.trailing_left > 0) {
+                    return Err(Error::InvalidData(format!("no legal move at ply {ply}")));
+                }
+                Ok(Next::End)
+            }
+            1 => {
+                if self.counted && self.coded_left == 0 {
+                    if self.trailing_left == 0 {
+                        return Ok(Next::End);
+                    }
+                    self.trailing_left -= 1;
+                }
+                Ok(Next::Forced)
+            }
+            _ => {
+                if self.counted {
+                    if self.coded_left == 0 {
+                        if self.trailing_left > 0 {
+                            return Err(Error::InvalidData(
+                                "trailing forced move is not forced".into(),
+                            ));
+                        }
+                        return Ok(Next::End);
+                    }
+                    self.coded_left -= 1;
+                }
+                // No bound from the stream length: the encoder trims
+                // trailing zero bits, and moves coded as zeros can run on
+                // past the last bit of a real stream (issue 5's fuzzing found
+                // this). MAX_PLIES bounds garbage.
+                Ok(Next::Read)
+            }
+        }
+    }
+}
+
+/// Decodes a range-coded game in the layout of `engine-arith` and `model`
+/// ([`GameEnd`]). `candidates` gives the legal moves of a position in the
+/// codec's order and what `read` needs; `read(context, position, history,
+/// legal)` decodes one choice and is called only where more than one move
+/// is legal.
 pub(crate) fn decode_with_end<L, T>(
     start: &Chess,
     counts: Option<(u64, u64)>,
@@ -268,50 +345,15 @@ pub(crate) fn decode_with_end<L, T>(
 where
     L: std::ops::Deref<Target = [Move]>,
 {
-    let counted = counts.is_some();
-    let (mut coded_left, mut trailing_left) = counts.unwrap_or((u64::MAX, 0));
+    let mut end = GameEnd::new(counts);
     let mut pos = start.clone();
     let mut moves = Vec::new();
     loop {
-        if moves.len() as u64 > MAX_PLIES {
-            return Err(Error::InvalidData("game too long".into()));
-        }
         let (legal, context) = candidates(&pos);
-        let m = match legal.len() {
-            0 => {
-                if counted && (coded_left > 0 || trailing_left > 0) {
-                    return Err(Error::InvalidData(format!(
-                        "no legal move at ply {}",
-                        moves.len()
-                    )));
-                }
-                break;
-            }
-            1 => {
-                if counted && coded_left == 0 {
-                    if trailing_left == 0 {
-                        break;
-                    }
-                    trailing_left -= 1;
-                }
-                legal[0]
-            }
-            _ => {
-                if counted {
-                    if coded_left == 0 {
-                        if trailing_left > 0 {
-                            return Err(Error::InvalidData(
-                                "trailing forced move is not forced".into(),
-                            ));
-                        }
-                        break;
-                    }
-                    coded_left -= 1;
-                }
-                // No bound from the stream length: the encoder trims
-                // trailing zero bits, and moves coded as zeros can run on
-                // past the last bit of a real stream (issue 5's fuzzing found
-                // this). MAX_PLIES bounds garbage.
+        let m = match end.next(legal.len(), moves.len())? {
+            Next::End => break,
+            Next::Forced => legal[0],
+            Next::Read => {
                 let i = read(&context, &pos, &moves, &legal)?;
                 if i == legal.len() {
                     break; // the end symbol

@@ -3,7 +3,7 @@
 use shakmaty::{Chess, Move, Position};
 
 use super::{
-    GameCodec, PlyCost, decode_with_end, engine::decode_count, engine::encode_count, illegal, san,
+    GameCodec, GameEnd, Next, PlyCost, engine::decode_count, engine::encode_count, illegal, san,
 };
 use crate::{
     Bits, Error,
@@ -76,9 +76,11 @@ struct Scratch {
     model_scores: Vec<i32>,
     /// `key << 9 | index` of the moves, sorted (decoder only).
     sorted: [u32; MAX_MOVES],
-    /// The frequencies in canonical order (decoder, or the rare general
-    /// case).
+    /// The frequencies in canonical order (the rare general case).
     freqs: Vec<u32>,
+    /// The frequencies in generation order, the end symbol's last (the
+    /// decoder).
+    freqs_by_move: [u32; MAX_MOVES + 1],
 }
 
 impl Default for Scratch {
@@ -94,7 +96,44 @@ impl Default for Scratch {
             model_scores: Vec::new(),
             sorted: [0; MAX_MOVES],
             freqs: Vec::new(),
+            freqs_by_move: [0; MAX_MOVES + 1],
         }
+    }
+}
+
+thread_local! {
+    /// Each thread keeps a scratch model between games: 7 kB that need no
+    /// zeroing per game.
+    static SPARE: std::cell::Cell<Option<Box<Scratch>>> = const { std::cell::Cell::new(None) };
+}
+
+/// A scratch model, the thread's spare when it has one; it goes back
+/// when dropped.
+struct ScratchGuard(Option<Box<Scratch>>);
+
+impl ScratchGuard {
+    fn new() -> ScratchGuard {
+        ScratchGuard(Some(SPARE.with(|s| s.take()).unwrap_or_default()))
+    }
+}
+
+impl std::ops::Deref for ScratchGuard {
+    type Target = Scratch;
+    fn deref(&self) -> &Scratch {
+        self.0.as_deref().expect("present until dropped")
+    }
+}
+
+impl std::ops::DerefMut for ScratchGuard {
+    fn deref_mut(&mut self) -> &mut Scratch {
+        self.0.as_deref_mut().expect("present until dropped")
+    }
+}
+
+impl Drop for ScratchGuard {
+    fn drop(&mut self) {
+        let s = self.0.take();
+        SPARE.with(|spare| spare.set(s));
     }
 }
 
@@ -106,17 +145,23 @@ impl Scratch {
         let (n, end) = (self.n, self.end);
         // Weights as `model::weights_into` makes them, their sum, and the
         // largest weight first in canonical order.
+        // The largest weight is the table's first, 2^40, that of every
+        // score within 16 of the best.
         let table = model::exp_table();
-        let (mut sum, mut best) = (0u64, 0);
-        for i in 0..n {
-            // 1/1024 nats → 1/64 natself.
-            let at = ((i64::from(best_score) - i64::from(self.scores[i])) >> 4) as usize;
+        let (mut sum, mut best, mut best_key) = (0u64, 0, u32::MAX);
+        for (i, ((&score, &key), weight)) in self.scores[..n]
+            .iter()
+            .zip(&self.keys[..n])
+            .zip(&mut self.weights[..n])
+            .enumerate()
+        {
+            // 1/1024 nats → 1/64 nats.
+            let at = ((i64::from(best_score) - i64::from(score)) >> 4) as usize;
             let w = table.get(at).copied().unwrap_or(0);
-            self.weights[i] = w;
+            *weight = w;
             sum += w;
-            let bw = self.weights[best];
-            if w > bw || (w == bw && self.keys[i] < self.keys[best]) {
-                best = i;
+            if at == 0 && key < best_key {
+                (best, best_key) = (i, key);
             }
         }
         if end {
@@ -216,36 +261,79 @@ impl Scratch {
 
     /// Decodes a move index (generation order; the number of moves for the
     /// end symbol).
+    ///
+    /// No sort: the moves' frequencies are summed by ranges of keys (two
+    /// origin squares each), the decoder's point is found among those sums
+    /// in key order, then among the few moves of that range.
     fn decode(&mut self, dec: &mut Decoder) -> Result<usize, Error> {
-        self.sort();
-        match self.scale() {
-            Some(scale) => {
-                self.freqs.clear();
-                let mut assigned = 0u64;
-                let mut best = self.n;
-                for (at, &p) in self.sorted[..self.n].iter().enumerate() {
-                    let i = (p & 0x1ff) as usize;
-                    let f = 1 + ((u128::from(self.weights[i]) * u128::from(scale)) >> 64) as u32;
-                    assigned += u64::from(f);
-                    self.freqs.push(f);
-                    if i == self.best {
-                        best = at;
-                    }
-                }
-                if self.end {
-                    let f =
-                        1 + ((u128::from(self.weights[self.n]) * u128::from(scale)) >> 64) as u32;
-                    assigned += u64::from(f);
-                    self.freqs.push(f);
-                }
-                self.freqs[best] += ((1u64 << PRECISION) - assigned) as u32;
-            }
-            None => self.sorted_frequencies(),
+        let Some(scale) = self.scale() else {
+            self.sort();
+            self.sorted_frequencies();
+            let symbol = dec.decode_frequencies(&self.freqs)?;
+            return Ok(self.sorted[..self.n]
+                .get(symbol)
+                .map_or(self.n, |&p| (p & 0x1ff) as usize));
+        };
+        let n = self.n;
+        let freq = |w: u64| 1 + ((u128::from(w) * u128::from(scale)) >> 64) as u32;
+        // Frequencies in generation order, the end symbol's at `n`.
+        let mut assigned = 0u64;
+        let symbols = n + usize::from(self.end);
+        for (f, &w) in self.freqs_by_move.iter_mut().zip(&self.weights[..symbols]) {
+            *f = freq(w);
+            assigned += u64::from(*f);
         }
-        let symbol = dec.decode_frequencies(&self.freqs)?;
-        Ok(self.sorted[..self.n]
-            .get(symbol)
-            .map_or(self.n, |&p| (p & 0x1ff) as usize))
+        self.freqs_by_move[self.best] += ((1u64 << PRECISION) - assigned) as u32;
+        // Sums by key bucket: `key >> 10` (< 37) holds the moves from two
+        // origin squares (the key's major part is `file · 9 + rank`).
+        let mut sums = [0u32; 64];
+        let mut buckets = 0u64;
+        for (&k, &f) in self.keys[..n].iter().zip(&self.freqs_by_move) {
+            let b = (k >> 10) as usize & 63;
+            sums[b] += f;
+            buckets |= 1 << b;
+        }
+        let (keys, freqs) = (&self.keys[..n], &self.freqs_by_move[..=n]);
+        let end_left = (1u32 << PRECISION) - if self.end { freqs[n] } else { 0 };
+        dec.decode_by(|q| {
+            if q >= end_left {
+                return (n, end_left, freqs[n]);
+            }
+            let mut left = 0;
+            let mut rest = buckets;
+            let mut bucket = 0;
+            while rest != 0 {
+                bucket = rest.trailing_zeros();
+                let sum = sums[bucket as usize];
+                if q < left + sum {
+                    break;
+                }
+                left += sum;
+                rest &= rest - 1;
+            }
+            // The moves in that bucket, in key order (at most 54: two
+            // queens').
+            let mut from = [0u32; 64];
+            let mut count = 0;
+            for (i, &k) in keys.iter().enumerate() {
+                if k >> 10 == bucket && count < from.len() {
+                    from[count] = (k << 9) | i as u32;
+                    count += 1;
+                }
+            }
+            let from = &mut from[..count];
+            from.sort_unstable();
+            let mut last = (n, left, 1);
+            for &p in from.iter() {
+                let i = (p & 0x1ff) as usize;
+                last = (i, left, freqs[i]);
+                if q < left + freqs[i] {
+                    break;
+                }
+                left += freqs[i];
+            }
+            last
+        })
     }
 
     /// The frequencies of all symbols in generation order, the end symbol
@@ -315,20 +403,28 @@ impl ModelCodec {
         let mut intervals = Vec::with_capacity(moves.len());
         let mut forced = Vec::with_capacity(moves.len());
         let mut pos = start.clone();
-        let mut scratch = Scratch::default();
+        let mut scratch = ScratchGuard::new();
         for (ply, &m) in moves.iter().enumerate() {
             let legal = pos.legal_moves();
-            let Some(i) = legal.iter().position(|&x| x == m) else {
-                return Err(illegal(ply, m, &pos));
-            };
             forced.push(legal.len() == 1);
             let mut r = 0;
             if legal.len() > 1 {
                 self.frequencies_of(&pos, &moves[..ply], &legal, end, &mut scratch);
+                // Found by key (unique among legal moves), then checked.
+                let key = crate::order::key(m, Order::Thesis);
+                let Some(i) = scratch.keys[..legal.len()]
+                    .iter()
+                    .position(|&k| k == key)
+                    .filter(|&i| legal[i] == m)
+                else {
+                    return Err(illegal(ply, m, &pos));
+                };
                 intervals.push(scratch.interval(i));
                 if ranks.is_some() {
                     r = scratch.rank(i);
                 }
+            } else if legal.first() != Some(&m) {
+                return Err(illegal(ply, m, &pos));
             }
             if let Some(ranks) = ranks.as_deref_mut() {
                 ranks.push(r);
@@ -405,7 +501,7 @@ impl ModelCodec {
                 enc.encode_interval(left, freq)?;
             }
             if end_legal.len() > 1 {
-                let mut scratch = Scratch::default();
+                let mut scratch = ScratchGuard::new();
                 self.frequencies_of(&end, moves, &end_legal, true, &mut scratch);
                 // The end symbol is last in any order of the moves.
                 enc.encode_frequencies(end_legal.len(), &scratch.frequencies())?;
@@ -451,16 +547,30 @@ impl GameCodec for ModelCodec {
         } else {
             None
         };
-        let mut scratch = Scratch::default();
-        decode_with_end(
-            start,
-            counts,
-            |pos| (pos.legal_moves(), ()),
-            |_, pos, history, legal| {
-                self.frequencies_of(pos, history, legal, counts.is_none(), &mut scratch);
-                scratch.decode(&mut dec)
-            },
-        )
+        // The loop of `decode_with_end`, with the move list in this frame
+        // (a closure returning it costs a 1.3 kB copy a ply).
+        let mut end = GameEnd::new(counts);
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        let mut scratch = ScratchGuard::new();
+        loop {
+            let legal = pos.legal_moves();
+            let m = match end.next(legal.len(), moves.len())? {
+                Next::End => break,
+                Next::Forced => legal[0],
+                Next::Read => {
+                    let with_end = end.has_end_symbol();
+                    self.frequencies_of(&pos, &moves, &legal, with_end, &mut scratch);
+                    match legal.get(scratch.decode(&mut dec)?) {
+                        Some(&m) => m,
+                        None => break, // the end symbol
+                    }
+                }
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Ok(moves)
     }
 
     fn encode_counted(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
@@ -475,7 +585,7 @@ impl GameCodec for ModelCodec {
         let mut dec = Decoder::new(bits);
         let mut pos = start.clone();
         let mut moves = Vec::with_capacity(plies);
-        let mut scratch = Scratch::default();
+        let mut scratch = ScratchGuard::new();
         for ply in 0..plies {
             let legal = pos.legal_moves();
             let m = match legal.len() {

@@ -25,58 +25,74 @@ static FAST_FILE: &[u8] = include_bytes!("fast.bin");
 
 /// What the fast features need of a position.
 pub struct FastContext {
-    us: Color,
-    their_last: Option<Square>,
+    /// 0 for white, 56 (the rank bits) for black.
+    flip_square: usize,
+    /// The same on both squares of `from · 64 + to`.
+    flip: usize,
+    /// The square the opponent's last move went to (64: none).
+    their_last: usize,
 }
 
 impl FastContext {
     /// The context of `pos` reached by `history`.
     pub fn new(pos: &Chess, history: &[Move]) -> FastContext {
+        let flip_square = if pos.turn() == Color::White { 0 } else { 56 };
         FastContext {
-            us: pos.turn(),
-            their_last: history.last().map(|&m| crate::order::target(m)),
+            flip_square,
+            flip: (flip_square << 6) | flip_square,
+            their_last: history
+                .last()
+                .map_or(64, |&m| usize::from(crate::order::target(m))),
         }
     }
 
     #[inline]
     fn relative(&self, sq: Square) -> usize {
-        usize::from(sq) ^ if self.us == Color::White { 0 } else { 56 }
+        usize::from(sq) ^ self.flip_square
     }
 
     /// The score of `m` (the sum of the weights of its features, as over
     /// [`FastContext::features`]) and its key in [`crate::order::Order::Thesis`],
     /// with one look at the move.
     #[inline]
-    fn score_and_key(&self, w: &[i32; N_FAST_FEATURES], m: Move) -> (i32, u32) {
+    fn score_and_key(&self, t: &Tables, m: Move) -> (i32, u32) {
         use crate::order::{THESIS_FROM, THESIS_TO, promotion_key};
-        let (r, from, to, capture, promotion) = match m {
+        // The origin for the features and for the key (64 for a drop,
+        // which the features place on its target).
+        let (r, from, key_from, to, capture, promotion) = match m {
             Move::Normal {
                 role,
                 from,
                 capture,
                 to,
                 promotion,
-            } => (role as usize - 1, from, to, capture, promotion),
-            Move::EnPassant { from, to } => (0, from, to, Some(Role::Pawn), None),
-            Move::Castle { king, rook } => (5, king, rook, None, None),
-            Move::Put { .. } => {
-                // No drops in chess; the general path handles them.
-                let mut f = Features::default();
-                self.features(m, &mut f);
-                let s = f.active().iter().map(|&i| w[usize::from(i)]).sum();
-                return (s, crate::order::key(m, crate::order::Order::Thesis));
+            } => (
+                role as usize - 1,
+                from,
+                usize::from(from),
+                to,
+                capture,
+                promotion,
+            ),
+            Move::EnPassant { from, to } => {
+                (0, from, usize::from(from), to, Some(Role::Pawn), None)
             }
+            Move::Castle { king, rook } => (5, king, usize::from(king), rook, None, None),
+            Move::Put { role, to } => (role as usize - 1, to, 64, to, None, None),
         };
-        let key = THESIS_FROM[usize::from(from)] | THESIS_TO[usize::from(to)];
-        let mut s = w[FROM_TO + (r * 64 + self.relative(from)) * 64 + self.relative(to)];
+        let (from, to) = (usize::from(from), usize::from(to));
+        let key = THESIS_FROM[key_from.min(64)] | THESIS_TO[to & 63];
+        // (r · 64 + relative(from)) · 64 + relative(to), masked so that no
+        // bounds check is needed (the table is padded to 8 roles).
+        let mut s = t.from_to[((r << 12) | (((from << 6) | to) ^ self.flip)) & 0x7fff];
         if let Some(victim) = capture {
-            s += w[CAPTURE + (victim as usize - 1) * 6 + r];
-            if self.their_last == Some(to) {
-                s += w[RECAPTURE + r];
+            s += t.capture[((victim as usize - 1) * 6 + r) & 63];
+            if self.their_last == to {
+                s += t.recapture[r & 7];
             }
         }
         if let Some(p) = promotion {
-            s += w[PROMOTION + p as usize - 1];
+            s += t.promotion[(p as usize - 1) & 7];
             return (s, key | promotion_key(promotion));
         }
         (s, key)
@@ -91,7 +107,7 @@ impl FastContext {
         f.push_index(FROM_TO + (r * 64 + self.relative(from)) * 64 + self.relative(to));
         if let Some(victim) = m.capture() {
             f.push_index(CAPTURE + (victim as usize - 1) * 6 + r);
-            if self.their_last == Some(to) {
+            if self.their_last == usize::from(to) {
                 f.push_index(RECAPTURE + r);
             }
         }
@@ -104,7 +120,18 @@ impl FastContext {
 /// The fast model's weights.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct FastWeights {
-    w: Box<[i32; N_FAST_FEATURES]>,
+    t: Box<Tables>,
+}
+
+/// The weights, and the same split by feature into tables padded to
+/// powers of two (indexes are masked, not bounds-checked).
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Tables {
+    w: [i32; N_FAST_FEATURES],
+    from_to: [i32; 8 * 64 * 64],
+    capture: [i32; 64],
+    recapture: [i32; 8],
+    promotion: [i32; 8],
 }
 
 impl FastWeights {
@@ -120,9 +147,20 @@ impl FastWeights {
                 w.len()
             )));
         }
-        Ok(FastWeights {
-            w: w.into_boxed_slice().try_into().expect("length checked"),
-        })
+        // 230 kB: fine on any thread's stack, even unoptimised.
+        let mut t = Box::new(Tables {
+            w: [0; N_FAST_FEATURES],
+            from_to: [0; 8 * 64 * 64],
+            capture: [0; 64],
+            recapture: [0; 8],
+            promotion: [0; 8],
+        });
+        t.w.copy_from_slice(&w);
+        t.from_to[..CAPTURE].copy_from_slice(&w[FROM_TO..CAPTURE]);
+        t.capture[..36].copy_from_slice(&w[CAPTURE..PROMOTION]);
+        t.promotion[..6].copy_from_slice(&w[PROMOTION..RECAPTURE]);
+        t.recapture[..6].copy_from_slice(&w[RECAPTURE..]);
+        Ok(FastWeights { t })
     }
 
     /// Reads a fast model file.
@@ -137,7 +175,7 @@ impl FastWeights {
 
     /// The file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        super::weights_file(MAGIC, VERSION, &self.w[..])
+        super::weights_file(MAGIC, VERSION, &self.t.w)
     }
 
     /// The weights shipped in the library.
@@ -174,7 +212,7 @@ impl FastWeights {
             ctx.features(m, &mut f);
             f.active()
                 .iter()
-                .map(|&i| self.w[usize::from(i)])
+                .map(|&i| self.t.w[usize::from(i)])
                 .sum::<i32>()
         }));
     }
@@ -195,10 +233,49 @@ impl FastWeights {
         let ctx = FastContext::new(pos, history);
         let mut best = i32::MIN;
         for ((&m, score), key) in moves.iter().zip(scores.iter_mut()).zip(keys.iter_mut()) {
-            let (s, k) = ctx.score_and_key(&self.w, m);
+            let (s, k) = ctx.score_and_key(&self.t, m);
             (*score, *key) = (s, k);
             best = best.max(s);
         }
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::order::{Order, key};
+
+    /// The codec's one-look score and key agree with the feature list and
+    /// the order's key for every kind of move, drops included.
+    #[test]
+    fn score_and_key_match_features_and_order() {
+        let w = FastWeights::embedded();
+        let mut f = Features::default();
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "r3k2r/pPp2ppp/8/3pP3/8/8/P1P2PpP/R3K2R w KQkq d6 0 1",
+            "r3k2r/p1p2ppp/8/8/3pP3/8/P1PP1PpP/R3K2R b KQkq e3 0 1",
+        ] {
+            let pos = crate::position::parse_fen(fen).expect("fen");
+            let last = pos.legal_moves()[0];
+            for history in [&[][..], &[last][..]] {
+                let ctx = FastContext::new(&pos, history);
+                let mut moves: Vec<Move> = pos.legal_moves().to_vec();
+                moves.push(Move::Put {
+                    role: Role::Knight,
+                    to: Square::E4,
+                });
+                for m in moves {
+                    ctx.features(m, &mut f);
+                    let sum: i32 = f.active().iter().map(|&i| w.t.w[usize::from(i)]).sum();
+                    assert_eq!(
+                        ctx.score_and_key(&w.t, m),
+                        (sum, key(m, Order::Thesis)),
+                        "{m:?}"
+                    );
+                }
+            }
+        }
     }
 }
