@@ -247,7 +247,8 @@ impl Scratch {
         self.scores[..self.n]
             .iter()
             .zip(&self.keys[..self.n])
-            .map(|(&t, &l)| usize::from(t > s || (t == s && l < k)))
+            // Branch-free: the outcomes are unpredictable.
+            .map(|(&t, &l)| usize::from(t > s) | (usize::from(t == s) & usize::from(l < k)))
             .sum()
     }
 
