@@ -251,8 +251,19 @@ impl BitWriter {
 
     /// Appends all of `bits`.
     pub fn write_bits(&mut self, bits: &Bits) {
-        for i in 0..bits.len() {
-            self.write_bit(bits.get(i).unwrap_or(false));
+        // A byte at a time; the last byte's unused bits are zero.
+        let full = bits.len() / 8;
+        if self.len.is_multiple_of(8) {
+            self.bytes.extend_from_slice(&bits.as_bytes()[..full]);
+            self.len += full * 8;
+        } else {
+            for &b in &bits.as_bytes()[..full] {
+                self.write(u64::from(b), 8);
+            }
+        }
+        let rest = (bits.len() % 8) as u32;
+        if rest > 0 {
+            self.write(u64::from(bits.as_bytes()[full] >> (8 - rest)), rest);
         }
     }
 
@@ -365,6 +376,32 @@ pub fn ceil_log2(n: u64) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `write_bits` appends exactly the bits, at any bit offset.
+    #[test]
+    fn write_bits_appends_bits() {
+        for offset in 0..9u32 {
+            for len in [0usize, 1, 7, 8, 9, 23, 64] {
+                let mut src = BitWriter::new();
+                for i in 0..len {
+                    src.write_bit((i * 7 + 3) % 5 < 2);
+                }
+                let src = src.finish();
+                let mut w = BitWriter::new();
+                w.write(0b1_0110_1011, offset);
+                w.write_bits(&src);
+                let out = w.finish();
+                assert_eq!(out.len(), offset as usize + len);
+                for i in 0..len {
+                    assert_eq!(
+                        out.get(offset as usize + i),
+                        src.get(i),
+                        "{offset} {len} {i}"
+                    );
+                }
+            }
+        }
+    }
 
     #[test]
     fn codes_round_trip() {

@@ -156,6 +156,52 @@ pub fn sort_in_place(moves: &mut shakmaty::MoveList, order: Order) {
     }
 }
 
+/// Where in `moves` the move is that comes `n`th (from 0) in `order`;
+/// `None` when there are not that many moves. Linear time, no sort.
+///
+/// ```
+/// use chesspack::order::{nth, sorted_moves, Order};
+/// use shakmaty::{Chess, Position};
+///
+/// let pos = Chess::default();
+/// let moves = pos.legal_moves();
+/// let i = nth(&moves, Order::Thesis, 3).unwrap();
+/// assert_eq!(moves[i], sorted_moves(&pos, Order::Thesis)[3]);
+/// assert_eq!(nth(&moves, Order::Thesis, 20), None);
+/// ```
+pub fn nth(moves: &[Move], order: Order, n: usize) -> Option<usize> {
+    if n >= moves.len() {
+        return None;
+    }
+    if moves.len() > 255 {
+        return sort_index(moves, order, n);
+    }
+    // The move with exactly n smaller keys: a quadratic count, but over a
+    // few dozen integers it vectorises and has no unpredictable branch
+    // until the move is found, which beats sorting or selecting.
+    let mut packed = [0u32; 255];
+    let packed = &mut packed[..moves.len()];
+    for (i, (p, m)) in packed.iter_mut().zip(moves).enumerate() {
+        *p = (key(*m, order) << 8) | i as u32;
+    }
+    let packed = &*packed;
+    packed
+        .iter()
+        .find(|&&p| packed.iter().map(|&q| u32::from(q < p)).sum::<u32>() as usize == n)
+        .map(|p| (p & 0xff) as usize)
+}
+
+/// [`nth`] for lists longer than a position's legal moves.
+fn sort_index(moves: &[Move], order: Order, n: usize) -> Option<usize> {
+    let mut keyed: Vec<(u32, usize)> = moves
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (key(*m, order), i))
+        .collect();
+    keyed.sort_unstable();
+    keyed.get(n).map(|&(_, i)| i)
+}
+
 /// The index of `m` among the legal moves of `pos` in `order`, with the
 /// number of legal moves; `None` when `m` is not legal.
 ///
@@ -206,5 +252,30 @@ mod tests {
         };
         assert_eq!(key(drop, Order::Thesis), (((8 * 8) + 2) * 8 + 2) << 3);
         assert_eq!(key(drop, Order::SquareIndex), (64 * 64 + 18) << 3);
+    }
+
+    /// `nth` picks what a sort would, at every index, in both orders, in
+    /// positions of random games.
+    #[test]
+    fn nth_agrees_with_sorting() {
+        let mut seed = 7u64;
+        for _ in 0..20 {
+            let mut pos = Chess::default();
+            for _ in 0..80 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                for order in [Order::Thesis, Order::SquareIndex] {
+                    let sorted = sorted_moves(&pos, order);
+                    for (i, m) in sorted.iter().enumerate() {
+                        assert_eq!(nth(&moves, order, i).map(|j| moves[j]), Some(*m));
+                    }
+                    assert_eq!(nth(&moves, order, moves.len()), None);
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                pos.play_unchecked(moves[(seed >> 33) as usize % moves.len()]);
+            }
+        }
     }
 }

@@ -391,7 +391,7 @@ impl EngineCodec {
             start,
             &mut r,
             |pos| codec.score(pos),
-            |scores, r| codec.probs.huffman(&deficits(scores)).decode(r),
+            |scores, _, r| codec.probs.huffman(&deficits(scores)).decode(r),
         )
     }
 

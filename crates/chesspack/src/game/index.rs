@@ -4,7 +4,7 @@ use super::{GameCodec, PlyCost, decode_to_end, illegal, san};
 use crate::{
     Bits, Error,
     bits::{BitWriter, ceil_log2},
-    order::{Order, key, sorted_moves},
+    order::{Order, key, nth, sorted_moves},
 };
 
 /// `index`: the thesis' position-dependent coding. The legal moves are sorted
@@ -43,11 +43,18 @@ impl GameCodec for Index {
         let mut pos = start.clone();
         for (ply, &m) in moves.iter().enumerate() {
             let legal = pos.legal_moves();
-            if !legal.contains(&m) {
+            // One pass: the moves with smaller keys, and one with the same
+            // key (keys are unique among legal moves), which must be `m`.
+            let k = key(m, Order::Thesis);
+            let (mut index, mut found) = (0, false);
+            for &o in &legal {
+                let ko = key(o, Order::Thesis);
+                index += usize::from(ko < k);
+                found |= ko == k && o == m;
+            }
+            if !found {
                 return Err(illegal(ply, m, &pos));
             }
-            let k = key(m, Order::Thesis);
-            let index = legal.iter().filter(|o| key(**o, Order::Thesis) < k).count();
             body.write(index as u64, ceil_log2(legal.len() as u64));
             trailing_forced = if legal.len() == 1 {
                 trailing_forced + 1
@@ -63,15 +70,16 @@ impl GameCodec for Index {
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
+        // No sort: the move read is the one with as many smaller keys as
+        // its index.
         decode_to_end(
             start,
             &mut bits.reader(),
-            |pos| {
-                let legal = sorted_moves(pos, Order::Thesis);
-                let n = legal.len() as u64;
-                (legal, n)
+            |pos| (pos.legal_moves(), ()),
+            |_, legal, r| {
+                let index = r.read(ceil_log2(legal.len() as u64))? as usize;
+                Ok(nth(legal, Order::Thesis, index).unwrap_or(legal.len()))
             },
-            |&n, r| Ok(r.read(ceil_log2(n))? as usize),
         )
     }
 

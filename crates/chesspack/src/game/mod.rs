@@ -200,14 +200,15 @@ pub(crate) fn san(pos: &Chess, m: Move) -> String {
 /// unforced position reads one choice until the bits run out, then the
 /// trailing forced plies are played.
 ///
-/// `candidates` gives the legal moves of a position in the codec's order and
-/// what `read` needs to read a choice among them; `read` is called only when
-/// more than one move is legal.
+/// `candidates` gives the legal moves of a position and what `read` needs to
+/// read a choice among them; `read(context, legal, reader)` returns the
+/// index in `legal` of the move read and is called only when more than one
+/// move is legal.
 pub(crate) fn decode_to_end<L, T>(
     start: &Chess,
     r: &mut crate::bits::BitReader<'_>,
     mut candidates: impl FnMut(&Chess) -> (L, T),
-    mut read: impl FnMut(&T, &mut crate::bits::BitReader<'_>) -> Result<usize, Error>,
+    mut read: impl FnMut(&T, &[Move], &mut crate::bits::BitReader<'_>) -> Result<usize, Error>,
 ) -> Result<Vec<Move>, Error>
 where
     L: std::ops::Deref<Target = [Move]>,
@@ -240,7 +241,7 @@ where
                         "trailing forced move is not forced".into(),
                     ));
                 }
-                let index = read(&context, r)?;
+                let index = read(&context, &legal, r)?;
                 *legal
                     .get(index)
                     .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))?
