@@ -54,7 +54,8 @@ const MAX_MOVES: usize = 272;
 
 /// One position's model, reused from ply to ply. The moves are in
 /// shakmaty's generation order here; the coder's symbols follow their
-/// canonical order (`keys`), which only the decoder sorts. The frequencies
+/// canonical order (`keys`), which neither side sorts out in full (see
+/// [`Scratch::interval`], [`Scratch::decode`]). The frequencies
 /// are those [`quantize_fast`] gives the moves in canonical order (then the
 /// end symbol), worked out move by move where they are needed.
 struct Scratch {
@@ -74,7 +75,7 @@ struct Scratch {
     best: usize,
     /// The model codec's scores before they are copied to `scores`.
     model_scores: Vec<i32>,
-    /// `key << 9 | index` of the moves, sorted (decoder only).
+    /// `key << 9 | index` of the moves, sorted (the general path only).
     sorted: [u32; MAX_MOVES],
     /// The frequencies in canonical order (the rare general case).
     freqs: Vec<u32>,
@@ -113,7 +114,13 @@ struct ScratchGuard(Option<Box<Scratch>>);
 
 impl ScratchGuard {
     fn new() -> ScratchGuard {
-        ScratchGuard(Some(SPARE.with(|s| s.take()).unwrap_or_default()))
+        ScratchGuard(Some(
+            SPARE
+                .try_with(|s| s.take())
+                .ok()
+                .flatten()
+                .unwrap_or_default(),
+        ))
     }
 }
 
@@ -133,7 +140,8 @@ impl std::ops::DerefMut for ScratchGuard {
 impl Drop for ScratchGuard {
     fn drop(&mut self) {
         let s = self.0.take();
-        SPARE.with(|spare| spare.set(s));
+        // Nothing to keep once the thread is going away.
+        let _ = SPARE.try_with(|spare| spare.set(s));
     }
 }
 
@@ -143,10 +151,9 @@ impl Scratch {
     /// the quantisation's remainder.
     fn weigh(&mut self, best_score: i32) {
         let (n, end) = (self.n, self.end);
-        // Weights as `model::weights_into` makes them, their sum, and the
-        // largest weight first in canonical order.
         // The largest weight is the table's first, 2^40, that of every
-        // score within 16 of the best.
+        // score within 16 of the best; the first of them in canonical order
+        // gets the remainder.
         let table = model::exp_table();
         let (mut sum, mut best, mut best_key) = (0u64, 0, u32::MAX);
         for (i, ((&score, &key), weight)) in self.scores[..n]
