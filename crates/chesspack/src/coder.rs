@@ -160,73 +160,53 @@ pub fn quantize(weights: &[u64]) -> Result<Vec<u32>, Error> {
 ///
 /// When there are no weights or more than `1 << 24` of them.
 pub fn quantize_fast(weights: &[u64], out: &mut Vec<u32>) {
+    let n = weights.len();
+    assert!(n > 0 && n as u64 <= 1 << PRECISION, "weights to quantize");
+    let total = 1u64 << PRECISION;
+    let free = total - n as u64;
+    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
+    out.clear();
+    match fast_scale(n, sum) {
+        // The usual case (weights from an exp table, the largest 2^40).
+        Some(scale) => out.extend(weights.iter().map(|&w| scaled(w, scale))),
+        // w · scale / 2^64 ≤ w · free / sum, and w ≤ sum keeps it in range.
+        None => match (u128::from(free) << 64).checked_div(sum) {
+            Some(scale) => out.extend(
+                weights
+                    .iter()
+                    .map(|&w| 1 + ((u128::from(w) * scale) >> 64) as u32),
+            ),
+            None => out.extend(weights.iter().map(|_| (1 + free / n as u64) as u32)),
+        },
+    }
     let mut best = 0;
     for (i, &w) in weights.iter().enumerate() {
         if w > weights[best] {
             best = i;
         }
     }
-    quantize_fast_to(weights, best, out);
-}
-
-/// [`quantize_fast`] with the remainder going to symbol `best` (a largest
-/// weight that the caller picks, e.g. the first largest in an order other
-/// than the slice's).
-///
-/// ```
-/// let (mut a, mut b) = (Vec::new(), Vec::new());
-/// chesspack::coder::quantize_fast(&[1, 3, 3], &mut a);
-/// chesspack::coder::quantize_fast_to(&[1, 3, 3], 1, &mut b);
-/// assert_eq!(a, b);
-/// ```
-///
-/// # Panics
-///
-/// When there are no weights, more than `1 << 24` of them, or `best` is out
-/// of range.
-pub fn quantize_fast_to(weights: &[u64], best: usize, out: &mut Vec<u32>) {
-    let n = weights.len();
-    assert!(
-        n > 0 && n as u64 <= 1 << PRECISION && best < n,
-        "weights to quantize"
-    );
-    let sum: u128 = weights.iter().map(|&w| u128::from(w)).sum();
-    quantize_fast_sum(weights, sum, best, out);
-}
-
-/// [`quantize_fast_to`] given the sum of the weights.
-pub(crate) fn quantize_fast_sum(
-    weights: &[u64],
-    sum: impl Into<u128>,
-    best: usize,
-    out: &mut Vec<u32>,
-) {
-    let (n, sum) = (weights.len(), sum.into());
-    debug_assert_eq!(sum, weights.iter().map(|&w| u128::from(w)).sum::<u128>());
-    let total = 1u64 << PRECISION;
-    let free = total - n as u64;
-    out.clear();
-    // w · scale / 2^64 ≤ w · free / sum, and w ≤ sum keeps it in range.
-    match (u128::from(free) << 64).checked_div(sum) {
-        // The usual case (weights from an exp table, the largest 2^40): a
-        // 64 × 64-bit product per symbol, the same value as the wide one.
-        Some(scale) if scale <= u128::from(u64::MAX) => {
-            let scale = scale as u64;
-            out.extend(
-                weights
-                    .iter()
-                    .map(|&w| 1 + ((u128::from(w) * u128::from(scale)) >> 64) as u32),
-            )
-        }
-        Some(scale) => out.extend(
-            weights
-                .iter()
-                .map(|&w| 1 + ((u128::from(w) * scale) >> 64) as u32),
-        ),
-        None => out.extend(weights.iter().map(|_| (1 + free / n as u64) as u32)),
-    }
     let assigned: u64 = out.iter().map(|&f| u64::from(f)).sum();
     out[best] += (total - assigned) as u32;
+}
+
+/// [`quantize_fast`]'s scale for `n` symbols whose weights sum to `sum`,
+/// when it fits 64 bits (whenever `sum` exceeds the `2^24 − n` frequency
+/// left to share out, as it does for weights from an exp table whose
+/// largest is 2^40): before the remainder, a symbol of weight `w` gets
+/// [`scaled`]`(w, scale)`, a 64 × 64-bit product with the value of the
+/// general 128-bit one.
+pub(crate) fn fast_scale(n: usize, sum: u128) -> Option<u64> {
+    let free = (1u64 << PRECISION).checked_sub(n as u64)?;
+    (u128::from(free) << 64)
+        .checked_div(sum)
+        .and_then(|s| u64::try_from(s).ok())
+}
+
+/// The frequency of weight `w` under [`fast_scale`]'s `scale`, before the
+/// remainder.
+#[inline]
+pub(crate) fn scaled(w: u64, scale: u64) -> u32 {
+    1 + ((u128::from(w) * u128::from(scale)) >> 64) as u32
 }
 
 /// A model given by its quantile function (see [`Decoder::decode_by`]).

@@ -217,12 +217,16 @@ fn sort_index(moves: &[Move], order: Order, n: usize) -> Option<usize> {
 /// ```
 pub fn index_of(pos: &Chess, m: Move, order: Order) -> Option<(usize, usize)> {
     let moves = pos.legal_moves();
-    if !moves.contains(&m) {
-        return None;
-    }
+    // One pass: the moves with smaller keys, and one with the same key
+    // (keys are unique among legal moves), which must be `m`.
     let k = key(m, order);
-    let below = moves.iter().filter(|o| key(**o, order) < k).count();
-    Some((below, moves.len()))
+    let (mut below, mut found) = (0, false);
+    for &o in &moves {
+        let ko = key(o, order);
+        below += usize::from(ko < k);
+        found |= ko == k && o == m;
+    }
+    found.then_some((below, moves.len()))
 }
 
 #[cfg(test)]

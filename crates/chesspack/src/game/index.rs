@@ -4,7 +4,7 @@ use super::{GameCodec, PlyCost, decode_to_end, illegal, san};
 use crate::{
     Bits, Error,
     bits::{BitWriter, ceil_log2},
-    order::{Order, key, nth, sorted_moves},
+    order::{Order, index_of, nth, sorted_moves},
 };
 
 /// `index`: the thesis' position-dependent coding. The legal moves are sorted
@@ -42,25 +42,10 @@ impl GameCodec for Index {
         let mut trailing_forced = 0u64;
         let mut pos = start.clone();
         for (ply, &m) in moves.iter().enumerate() {
-            let legal = pos.legal_moves();
-            // One pass: the moves with smaller keys, and one with the same
-            // key (keys are unique among legal moves), which must be `m`.
-            let k = key(m, Order::Thesis);
-            let (mut index, mut found) = (0, false);
-            for &o in &legal {
-                let ko = key(o, Order::Thesis);
-                index += usize::from(ko < k);
-                found |= ko == k && o == m;
-            }
-            if !found {
-                return Err(illegal(ply, m, &pos));
-            }
-            body.write(index as u64, ceil_log2(legal.len() as u64));
-            trailing_forced = if legal.len() == 1 {
-                trailing_forced + 1
-            } else {
-                0
-            };
+            let (index, legal) =
+                index_of(&pos, m, Order::Thesis).ok_or_else(|| illegal(ply, m, &pos))?;
+            body.write(index as u64, ceil_log2(legal as u64));
+            trailing_forced = if legal == 1 { trailing_forced + 1 } else { 0 };
             pos.play_unchecked(m);
         }
         let mut w = BitWriter::new();

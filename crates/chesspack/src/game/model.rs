@@ -7,7 +7,7 @@ use super::{
 };
 use crate::{
     Bits, Error,
-    coder::{Decoder, Encoder, Model, PRECISION, quantize_fast, quantize_fast_sum},
+    coder::{Decoder, Encoder, Model, PRECISION, fast_scale, scaled},
     model::{self, Weights},
     order::Order,
 };
@@ -55,9 +55,9 @@ const MAX_MOVES: usize = 272;
 /// One position's model, reused from ply to ply. The moves are in
 /// shakmaty's generation order here; the coder's symbols follow their
 /// canonical order (`keys`), which neither side sorts out in full (see
-/// [`Scratch::interval`], [`Scratch::decode`]). The frequencies
-/// are those [`quantize_fast`] gives the moves in canonical order (then the
-/// end symbol), worked out move by move where they are needed.
+/// [`Scratch::interval`], [`Scratch::decode`]). The frequencies are those
+/// [`crate::coder::quantize_fast`] gives the moves in canonical order (then
+/// the end symbol), worked out move by move where they are needed.
 struct Scratch {
     /// The number of moves.
     n: usize,
@@ -75,10 +75,6 @@ struct Scratch {
     best: usize,
     /// The model codec's scores before they are copied to `scores`.
     model_scores: Vec<i32>,
-    /// `key << 9 | index` of the moves, sorted (the general path only).
-    sorted: [u32; MAX_MOVES],
-    /// The frequencies in canonical order (the rare general case).
-    freqs: Vec<u32>,
     /// The frequencies in generation order, the end symbol's last (the
     /// decoder).
     freqs_by_move: [u32; MAX_MOVES + 1],
@@ -95,8 +91,6 @@ impl Default for Scratch {
             sum: 0,
             best: 0,
             model_scores: Vec::new(),
-            sorted: [0; MAX_MOVES],
-            freqs: Vec::new(),
             freqs_by_move: [0; MAX_MOVES + 1],
         }
     }
@@ -162,8 +156,7 @@ impl Scratch {
             .zip(&mut self.weights[..n])
             .enumerate()
         {
-            // 1/1024 nats → 1/64 nats.
-            let at = ((i64::from(best_score) - i64::from(score)) >> 4) as usize;
+            let at = model::exp_index(best_score, score);
             let w = table.get(at).copied().unwrap_or(0);
             *weight = w;
             sum += w;
@@ -184,59 +177,33 @@ impl Scratch {
         self.best = best;
     }
 
-    /// The weights of all symbols (the moves, then the end symbol's).
-    fn all_weights(&self) -> &[u64] {
-        &self.weights[..self.n + usize::from(self.end)]
+    /// The number of symbols: the moves, and the end symbol if any.
+    fn symbols(&self) -> usize {
+        self.n + usize::from(self.end)
     }
 
-    /// The scale of [`crate::coder::quantize_fast`] when it fits 64 bits
-    /// (always, for weights from the exp table: the largest is 2^40 and
-    /// fewer than 2^24 are free); then symbol `i` gets
-    /// `1 + (w · scale) >> 64`, plus the remainder for `best`.
-    fn scale(&self) -> Option<u64> {
-        let free = (1u64 << PRECISION) - self.all_weights().len() as u64;
-        ((u128::from(free) << 64).checked_div(u128::from(self.sum)))
-            .and_then(|s| u64::try_from(s).ok())
-    }
-
-    /// The frequencies of all symbols in canonical order (the moves sorted
-    /// by key, then the end symbol) into `freqs`, the general way.
-    fn sorted_frequencies(&mut self) {
-        let mut w: Vec<u64> = self.sorted[..self.n]
-            .iter()
-            .map(|&p| self.weights[(p & 0x1ff) as usize])
-            .collect();
-        w.extend_from_slice(&self.weights[self.n..self.n + usize::from(self.end)]);
-        let best = self.sorted[..self.n]
-            .iter()
-            .position(|&p| (p & 0x1ff) as usize == self.best)
-            .unwrap_or(self.n);
-        quantize_fast_sum(&w, self.sum, best, &mut self.freqs);
+    /// [`crate::coder::quantize_fast`]'s scale: it always fits 64 bits here,
+    /// since the largest weight is the exp table's first, 2^40, against
+    /// fewer than 2^24 frequencies to share out.
+    fn scale(&self) -> u64 {
+        fast_scale(self.symbols(), u128::from(self.sum)).expect("weights from the exp table")
     }
 
     /// The range coder interval of move `i`: the frequencies of the moves
-    /// with smaller keys, and its own.
-    fn interval(&mut self, i: usize) -> (u32, u32) {
+    /// with smaller keys, and its own, without listing them.
+    fn interval(&self, i: usize) -> (u32, u32) {
         let key = self.keys[i];
-        let Some(scale) = self.scale() else {
-            self.sort();
-            self.sorted_frequencies();
-            let at = self.sorted[..self.n]
-                .iter()
-                .position(|&p| (p & 0x1ff) as usize == i)
-                .expect("i is a move");
-            return (self.freqs[..at].iter().sum(), self.freqs[at]);
-        };
+        let scale = self.scale();
         let mut assigned = 0u64;
         let mut left = 0u64;
-        for (&w, &k) in self.all_weights().iter().zip(&self.keys[..self.n]) {
-            let f = 1 + ((u128::from(w) * u128::from(scale)) >> 64) as u64;
+        for (&w, &k) in self.weights[..self.n].iter().zip(&self.keys[..self.n]) {
+            let f = u64::from(scaled(w, scale));
             assigned += f;
             left += if k < key { f } else { 0 };
         }
-        let mut freq = 1 + ((u128::from(self.weights[i]) * u128::from(scale)) >> 64) as u64;
+        let mut freq = u64::from(scaled(self.weights[i], scale));
         if self.end {
-            assigned += 1 + ((u128::from(self.weights[self.n]) * u128::from(scale)) >> 64) as u64;
+            assigned += u64::from(scaled(self.weights[self.n], scale));
         }
         let remainder = (1u64 << PRECISION) - assigned;
         if self.best == i {
@@ -259,12 +226,18 @@ impl Scratch {
             .sum()
     }
 
-    /// Sorts `key << 9 | index` of the moves into `sorted`.
-    fn sort(&mut self) {
-        for (i, (p, &k)) in self.sorted.iter_mut().zip(&self.keys[..self.n]).enumerate() {
-            *p = (k << 9) | i as u32;
+    /// The frequencies of all symbols in generation order, the end symbol's
+    /// last, into `freqs_by_move`.
+    fn fill_frequencies(&mut self) -> &[u32] {
+        let scale = self.scale();
+        let symbols = self.symbols();
+        let mut assigned = 0u64;
+        for (f, &w) in self.freqs_by_move.iter_mut().zip(&self.weights[..symbols]) {
+            *f = scaled(w, scale);
+            assigned += u64::from(*f);
         }
-        self.sorted[..self.n].sort_unstable();
+        self.freqs_by_move[self.best] += ((1u64 << PRECISION) - assigned) as u32;
+        &self.freqs_by_move[..symbols]
     }
 
     /// Decodes a move index (generation order; the number of moves for the
@@ -274,24 +247,8 @@ impl Scratch {
     /// origin squares each), the decoder's point is found among those sums
     /// in key order, then among the few moves of that range.
     fn decode(&mut self, dec: &mut Decoder) -> Result<usize, Error> {
-        let Some(scale) = self.scale() else {
-            self.sort();
-            self.sorted_frequencies();
-            let symbol = dec.decode_frequencies(&self.freqs)?;
-            return Ok(self.sorted[..self.n]
-                .get(symbol)
-                .map_or(self.n, |&p| (p & 0x1ff) as usize));
-        };
         let n = self.n;
-        let freq = |w: u64| 1 + ((u128::from(w) * u128::from(scale)) >> 64) as u32;
-        // Frequencies in generation order, the end symbol's at `n`.
-        let mut assigned = 0u64;
-        let symbols = n + usize::from(self.end);
-        for (f, &w) in self.freqs_by_move.iter_mut().zip(&self.weights[..symbols]) {
-            *f = freq(w);
-            assigned += u64::from(*f);
-        }
-        self.freqs_by_move[self.best] += ((1u64 << PRECISION) - assigned) as u32;
+        self.fill_frequencies();
         // Sums by key bucket: `key >> 10` (< 37) holds the moves from two
         // origin squares (the key's major part is `file · 9 + rank`).
         let mut sums = [0u32; 64];
@@ -343,31 +300,6 @@ impl Scratch {
             last
         })
     }
-
-    /// The frequencies of all symbols in generation order, the end symbol
-    /// last.
-    fn frequencies(&mut self) -> Vec<u32> {
-        self.sort();
-        self.sorted_frequencies();
-        let mut out = vec![0; self.freqs.len()];
-        for (&p, &f) in self.sorted[..self.n].iter().zip(&self.freqs) {
-            out[(p & 0x1ff) as usize] = f;
-        }
-        if self.end {
-            out[self.n] = self.freqs[self.n];
-        }
-        out
-    }
-}
-
-/// The rank of move `i` by score among moves in canonical order (0: the
-/// model's first choice; ties by canonical order).
-fn rank(scores: &[i32], i: usize) -> usize {
-    scores
-        .iter()
-        .enumerate()
-        .filter(|&(j, &s)| s > scores[i] || (s == scores[i] && j < i))
-        .count()
 }
 
 impl ModelCodec {
@@ -380,21 +312,6 @@ impl ModelCodec {
     /// features need no attack maps.
     pub const fn fast() -> ModelCodec {
         ModelCodec { fast: true }
-    }
-
-    fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
-        let legal = crate::order::sorted_moves(pos, crate::order::Order::Thesis);
-        let scores = self.scores_of(pos, history, &legal);
-        (legal, scores)
-    }
-
-    /// The scores of `legal`, the legal moves of `pos` in canonical order.
-    fn scores_of(&self, pos: &Chess, history: &[Move], legal: &[Move]) -> Vec<i32> {
-        if self.fast {
-            model::fast::FastWeights::embedded().scores_of(pos, history, legal)
-        } else {
-            Weights::embedded().scores_of(pos, history, legal, model::embedded_book())
-        }
     }
 
     /// The range coder interval (left cumulative, frequency) of each
@@ -512,7 +429,7 @@ impl ModelCodec {
                 let mut scratch = ScratchGuard::new();
                 self.frequencies_of(&end, moves, &end_legal, true, &mut scratch);
                 // The end symbol is last in any order of the moves.
-                enc.encode_frequencies(end_legal.len(), &scratch.frequencies())?;
+                enc.encode_frequencies(end_legal.len(), scratch.fill_frequencies())?;
             }
         }
         Ok(enc.finish())
@@ -615,25 +532,26 @@ impl GameCodec for ModelCodec {
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {
         let mut out = Vec::with_capacity(moves.len());
         let mut pos = start.clone();
+        let mut scratch = ScratchGuard::new();
         for (ply, &m) in moves.iter().enumerate() {
-            let (sorted, scores) = self.scores(&pos, &moves[..ply]);
-            let i = sorted
+            let legal = pos.legal_moves();
+            let i = legal
                 .iter()
                 .position(|&x| x == m)
                 .ok_or_else(|| illegal(ply, m, &pos))?;
-            let (bits, rank) = if sorted.len() > 1 {
-                let mut freqs = Vec::new();
-                quantize_fast(&model::weights_of(&scores), &mut freqs);
+            let (bits, rank) = if legal.len() > 1 {
+                self.frequencies_of(&pos, &moves[..ply], &legal, false, &mut scratch);
+                let (_, freq) = scratch.interval(i);
                 (
-                    f64::from(PRECISION) - f64::from(freqs[i]).log2(),
-                    rank(&scores, i),
+                    f64::from(PRECISION) - f64::from(freq).log2(),
+                    scratch.rank(i),
                 )
             } else {
                 (0.0, 0)
             };
             out.push(PlyCost {
                 san: san(&pos, m),
-                legal: sorted.len(),
+                legal: legal.len(),
                 rank: Some(rank),
                 bits,
             });
@@ -658,6 +576,7 @@ impl GameCodec for ModelCodec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::coder::quantize_fast;
 
     /// The move-by-move frequencies are [`quantize_fast`]'s over the moves
     /// in canonical order, the end symbol last, in every case: with ties,
@@ -709,7 +628,7 @@ mod tests {
                 assert_eq!(freq, expected[at], "case {case}");
                 got[i] = freq;
             }
-            let all = s.frequencies();
+            let all = s.fill_frequencies().to_vec();
             assert_eq!(&all[..s.n], &got[..], "case {case}");
             if s.end {
                 assert_eq!(all[s.n], expected[s.n], "case {case}");

@@ -250,11 +250,19 @@ pub fn weights_into(scores: &[i32], out: &mut Vec<u64>) {
     let best = scores.iter().copied().max().unwrap_or(0);
     let table = exp_table();
     out.clear();
-    out.extend(scores.iter().map(|&s| {
-        // 1/1024 nats → 1/64 nats.
-        let i = ((i64::from(best) - i64::from(s)) >> 4) as usize;
-        table.get(i).copied().unwrap_or(0)
-    }));
+    out.extend(
+        scores
+            .iter()
+            .map(|&s| table.get(exp_index(best, s)).copied().unwrap_or(0)),
+    );
+}
+
+/// Where the weight of `score` lies in the exp table when the best score
+/// is `best`: the difference from 1/1024 nats to 1/64 nats (0 for every
+/// score within 16 of the best; past the table the weight is 0).
+#[inline]
+pub(crate) fn exp_index(best: i32, score: i32) -> usize {
+    ((i64::from(best) - i64::from(score)) >> 4) as usize
 }
 
 #[cfg(test)]
