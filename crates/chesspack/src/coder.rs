@@ -360,19 +360,8 @@ impl Encoder {
         if state.range().get() == u64::MAX {
             // Nothing was encoded.
         } else if matches!(situation, EncoderSituation::Normal) && upper <= u128::from(u64::MAX) {
-            // The value in [lower, upper] with the most trailing zero bits.
-            let point = (0..=64u32)
-                .rev()
-                .map(|b| {
-                    if b == 64 {
-                        0
-                    } else {
-                        upper & !((1u128 << b) - 1)
-                    }
-                })
-                .find(|&v| v >= lower)
-                .unwrap_or(lower);
-            w.write(point as u64, 64);
+            let point = shortest_point(lower as u64, upper as u64);
+            w.write(point, 64);
         } else {
             let sealed = RangeEncoder::from_raw_parts(Vec::new(), state, situation)
                 .into_compressed()
@@ -383,6 +372,20 @@ impl Encoder {
             }
         }
         trim_trailing_zeros(w.finish())
+    }
+}
+
+/// The value in `[lower, upper]` with the most trailing zero bits: `upper`
+/// cut below the highest bit where it differs from `lower - 1` (0 when
+/// `lower` is 0; no multiple of a larger power of two lies above
+/// `lower - 1` in the block of `upper`).
+fn shortest_point(lower: u64, upper: u64) -> u64 {
+    match lower.checked_sub(1) {
+        None => 0,
+        Some(below) => {
+            let b = 63 - (below ^ upper).leading_zeros();
+            upper & !((1u64 << b) - 1)
+        }
     }
 }
 
@@ -602,6 +605,27 @@ impl Huffman {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn shortest_point_has_the_most_trailing_zeros() {
+        let brute = |lower: u64, upper: u64| {
+            (0..64u32)
+                .rev()
+                .map(|b| upper & !((1u64 << b) - 1))
+                .find(|&v| v >= lower)
+                .unwrap_or(upper)
+        };
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..20_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let lower = x >> (i % 64);
+            let upper = lower.saturating_add(x.rotate_left(17) >> (i % 61));
+            let want = if lower == 0 { 0 } else { brute(lower, upper) };
+            assert_eq!(super::shortest_point(lower, upper), want, "{lower} {upper}");
+        }
+    }
+
     use super::*;
 
     #[test]

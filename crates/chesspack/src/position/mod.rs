@@ -157,6 +157,16 @@ pub(crate) fn assemble(
             board.set_piece_at(Square::new(i as u32), *piece);
         }
     }
+    assemble_board(board, turn, castling_rights, ep)
+}
+
+/// [`assemble`] from a board.
+pub(crate) fn assemble_board(
+    board: Board,
+    turn: Color,
+    castling_rights: Bitboard,
+    ep: Option<Square>,
+) -> Result<Chess, Error> {
     let mut setup = shakmaty::Setup::empty();
     setup.board = board;
     setup.turn = turn;

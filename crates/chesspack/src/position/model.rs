@@ -16,7 +16,10 @@
 //! Inference is integer-only: weights in 1/1024 nats (16 bits each, so
 //! that the tables stay in the caches), the integer exp
 //! table of [`crate::model::weights_of`] and [`crate::coder::quantize_fast`],
-//! so every machine and build produces the same bits.
+//! so every machine and build produces the same bits. The coder's tables
+//! fold some rows into others when the model loads (integer sums, so the
+//! logits are the same; a folded weight that does not fit 16 bits is an
+//! error) and sum the material rows once per placed piece.
 //!
 //! The length of the stream selects the fallback: a position that the
 //! model would code in [`super::rank::BITS`] (157) bits or more is written
@@ -27,7 +30,7 @@
 
 use shakmaty::{Bitboard, Chess, Color, Piece, Position, Rank, Role, Square};
 
-use super::{Cells, assemble, ep_pawn};
+use super::{assemble_board, ep_pawn};
 use crate::{
     Bits, Error,
     coder::{Decoder, Encoder, quantize_fast},
@@ -74,6 +77,15 @@ const F_NW_JOINT: usize = F_DIAG_RAYS + CTX * CTX * 8;
 pub const ROWS: usize = F_NW_JOINT + CTX * CTX * 64;
 /// Features active at each square.
 pub const ACTIVE: usize = 17;
+/// The first features of [`Scan::context`] (square, north and west
+/// neighbour), which the coder's tables fold into the pawn-file and the
+/// north × west rows of the same square: integer sums, so the same logits
+/// from 14 lookups instead of 17.
+const MERGED: usize = 3;
+/// The last features of [`Scan::context`]: the material seen so far, which
+/// changes only when a piece is placed (and with the rank and the square
+/// colour), so the coder sums their occupancy weights once per change.
+const MATERIAL: usize = ACTIVE - 4;
 /// A power of two above [`ROWS`]: the coder's tables have this many rows, so
 /// that a row index masked with `ROWS_CAP - 1` needs no bounds check.
 const ROWS_CAP: usize = 1 << 15;
@@ -104,6 +116,9 @@ struct Tables {
     /// Lanes 1..=13 of each row, moved to 0..13: the piece weights.
     pieces: Box<[[i16; LANES]; ROWS_CAP]>,
     turn: Vec<u32>,
+    /// The move model's exp table with a 0 appended, for differences past
+    /// its end.
+    exp: Box<[u64; EXP_LEN + 1]>,
     hash: u64,
 }
 
@@ -220,10 +235,32 @@ impl PositionWeights {
             .into_boxed_slice()
             .try_into()
             .expect("ROWS_CAP rows");
-        for (i, c) in self.rows.chunks_exact(LANES).enumerate() {
-            occupancy[i] = c[0] as i16;
-            for (r, &w) in pieces[i].iter_mut().zip(&c[1..=PIECES]) {
-                *r = w as i16;
+        // Each row with the rows folded into it: the square's row into its
+        // pawn-file rows, the square's north and west rows into its
+        // north × west rows.
+        let row = |i: usize| &self.rows[i * LANES..(i + 1) * LANES];
+        for i in 0..ROWS {
+            let folded: &[usize] = if (F_PAWN_FILES..F_PAWN_FILES + 16 * 64).contains(&i) {
+                &[(i - F_PAWN_FILES) % 64][..]
+            } else if i >= F_NW_JOINT {
+                let (nw, sq) = ((i - F_NW_JOINT) / 64, (i - F_NW_JOINT) % 64);
+                &[F_N + sq * CTX + nw / CTX, F_W + sq * CTX + nw % CTX][..]
+            } else {
+                &[]
+            };
+            let mut sum = [0i32; LANES];
+            for &j in std::iter::once(&i).chain(folded) {
+                for (s, &w) in sum.iter_mut().zip(row(j)) {
+                    *s += w;
+                }
+            }
+            let narrow = |w: i32| {
+                i16::try_from(w)
+                    .map_err(|_| Error::InvalidData("position model weight out of range".into()))
+            };
+            occupancy[i] = narrow(sum[0])?;
+            for (r, &w) in pieces[i].iter_mut().zip(&sum[1..=PIECES]) {
+                *r = narrow(w)?;
             }
         }
         let black_king = (0..64)
@@ -253,6 +290,9 @@ impl PositionWeights {
             occupancy,
             pieces,
             turn: freqs(&self.turn),
+            exp: Box::new(std::array::from_fn(|i| {
+                crate::model::exp_table().get(i).copied().unwrap_or(0)
+            })),
             hash: self.hash(),
         })
     }
@@ -302,23 +342,17 @@ fn ctx_of(p: Piece) -> u8 {
     p.role as u8 + if p.color == Color::Black { 6 } else { 0 }
 }
 
-/// The squares whose context a square reads: north (the square below it,
-/// already coded), west, north-west, north-east, two north, two west; 64
-/// (a cell that always reads [`OFF`]) off the board.
-const NEIGHBOURS: [[u8; 6]; 64] = {
-    let mut t = [[64u8; 6]; 64];
-    let offsets: [(i32, i32); 6] = [(0, -1), (-1, 0), (-1, -1), (1, -1), (0, -2), (-2, 0)];
+/// Width of the padded board: two border columns on the west, one on the
+/// east, so that every neighbour a context reads is at a fixed offset.
+const PAD_WIDTH: usize = 11;
+
+/// `PAD[sq]`: the index of `sq` in the padded board (two border rows
+/// below rank 1), whose border cells read [`OFF`].
+const PAD: [u8; 64] = {
+    let mut t = [0u8; 64];
     let mut sq = 0;
     while sq < 64 {
-        let (f, r) = ((sq % 8) as i32, (sq / 8) as i32);
-        let mut i = 0;
-        while i < 6 {
-            let (x, y) = (f + offsets[i].0, r + offsets[i].1);
-            if x >= 0 && x < 8 && y >= 0 && y < 8 {
-                t[sq][i] = (y * 8 + x) as u8;
-            }
-            i += 1;
-        }
+        t[sq] = ((sq / 8 + 2) * PAD_WIDTH + sq % 8 + 2) as u8;
         sq += 1;
     }
     t
@@ -353,15 +387,17 @@ const KING_OFFSET: [[u16; 64]; 64] = {
 };
 
 /// Occupancy class of a context symbol: empty 0, a piece 1, off the board 2.
-const OCC3: [usize; CTX] = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2];
+const OCC3: [u8; 16] = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2];
 
 /// What the coder knows while it walks the board.
 struct Scan {
-    /// Context symbol of each square (kings from the start, others once
-    /// coded; 0 until then) and, at index 64, [`OFF`].
-    ctx: [u8; 128],
+    /// Context symbol of each square at [`PAD`]`[sq]` (kings from the
+    /// start, others once coded; 0 until then), [`OFF`] on the border.
+    cells: [u8; 128],
     wk: Square,
     bk: Square,
+    /// `F_PAWN_FILES + 64 ×` the pawn-file class of each file.
+    file_rows: [u16; 8],
     /// Count of each context symbol coded so far.
     seen: [u8; 16],
     bishops: [bool; 4], // white light, white dark, black light, black dark
@@ -386,14 +422,17 @@ struct Scan {
 
 impl Scan {
     fn new(wk: Square, bk: Square) -> Scan {
-        let mut ctx = [0u8; 128];
-        ctx[wk as usize] = 6;
-        ctx[bk as usize] = 12;
-        ctx[64] = OFF as u8;
+        let mut cells = [OFF as u8; 128];
+        for sq in 0..64 {
+            cells[usize::from(PAD[sq])] = 0;
+        }
+        cells[usize::from(PAD[wk as usize & 63])] = 6;
+        cells[usize::from(PAD[bk as usize & 63])] = 12;
         let mut scan = Scan {
-            ctx,
+            cells,
             wk,
             bk,
+            file_rows: [F_PAWN_FILES as u16; 8],
             seen: [0; 16],
             bishops: [false; 4],
             white_pawn_files: 0,
@@ -414,18 +453,35 @@ impl Scan {
     }
 
     fn update_material(&mut self) {
+        self.update_majors();
+        self.update_minors();
+        self.update_pawns();
+        self.update_pieces();
+    }
+
+    fn update_majors(&mut self) {
         let c3 = |x: u8| usize::from(x.min(2));
         self.majors = F_MAJORS
             + ((c3(self.seen[5]) * 3 + c3(self.seen[11])) * 3 + c3(self.seen[4])) * 3
             + c3(self.seen[10]);
+    }
+
+    fn update_minors(&mut self) {
+        let c3 = |x: u8| usize::from(x.min(2));
         let bishops = self
             .bishops
             .iter()
             .enumerate()
             .fold(0, |acc, (i, &b)| acc | usize::from(b) << i);
         self.minors = F_MINORS + ((c3(self.seen[2]) * 3 + c3(self.seen[8])) * 16 + bishops) * 2;
+    }
+
+    fn update_pawns(&mut self) {
         self.pawns =
             F_PAWNS + (usize::from(self.seen[1].min(8)) * 9 + usize::from(self.seen[7].min(8))) * 8;
+    }
+
+    fn update_pieces(&mut self) {
         let pieces: u8 = [2, 3, 4, 5, 8, 9, 10, 11]
             .iter()
             .map(|&i| self.seen[i])
@@ -433,22 +489,26 @@ impl Scan {
         self.pieces = F_PIECES + usize::from(pieces.min(14)) * 8;
     }
 
-    /// The feature rows of square `sq`.
+    /// The feature rows of square `sq`; the first [`MERGED`] are folded
+    /// into later ones in the coder's tables.
+    #[inline]
     fn context(&self, sq: usize) -> [u16; ACTIVE] {
         let sq = sq & 63;
         let (f, rank) = (sq % 8, sq / 8);
-        let nb = &NEIGHBOURS[sq];
-        let at = |i: usize| usize::from(self.ctx[usize::from(nb[i] & 127)]);
-        let (n, w, nw, ne, nn, ww) = (at(0), at(1), at(2), at(3), at(4), at(5));
-        let pattern = ((((OCC3[w] * 3 + OCC3[ww]) * 3 + OCC3[nw]) * 3 + OCC3[n]) * 3 + OCC3[ne])
-            * 3
-            + OCC3[nn];
-        let bit = 1u8 << f;
-        let adj = (bit << 1) | (bit >> 1);
-        let files = usize::from(self.white_pawn_files & bit != 0)
-            | usize::from(self.black_pawn_files & bit != 0) << 1
-            | usize::from(self.white_pawn_files & adj != 0) << 2
-            | usize::from(self.black_pawn_files & adj != 0) << 3;
+        let p = usize::from(PAD[sq]);
+        // Neighbours at fixed offsets in the padded board: north, west,
+        // north-west, north-east, two north, two west.
+        let at = |d: usize| usize::from(self.cells[p.wrapping_sub(d) & 127]);
+        let (n, w, nw, ne, nn, ww) = (
+            at(PAD_WIDTH),
+            at(1),
+            at(PAD_WIDTH + 1),
+            at(PAD_WIDTH - 1),
+            at(2 * PAD_WIDTH),
+            at(2),
+        );
+        let o = |c: usize| usize::from(OCC3[c & 15]);
+        let pattern = ((((o(w) * 3 + o(ww)) * 3 + o(nw)) * 3 + o(n)) * 3 + o(ne)) * 3 + o(nn);
         let light = (f + rank) % 2;
         let r = |x: usize| x as u16;
         [
@@ -457,13 +517,9 @@ impl Scan {
             r(F_W + sq * CTX + w),
             r(F_DIAG + (nw * CTX + ne) * 8 + rank),
             r(F_COLUMN + (n * CTX + nn) * 8 + rank),
-            r(F_PAWN_FILES + files * 64 + sq),
+            self.file_rows[f] + sq as u16,
             F_WK as u16 + KING_OFFSET[self.wk as usize & 63][sq],
             F_BK as u16 + KING_OFFSET[self.bk as usize & 63][sq],
-            r(self.majors),
-            r(self.minors + light),
-            r(self.pawns + rank),
-            r(self.pieces + rank),
             r(F_OCCUPANCY + pattern),
             r(F_FILE_RAY + sq * CTX + usize::from(self.file_last[f])),
             r(F_RANK_RAY + sq * CTX + usize::from(self.rank_last[rank])),
@@ -473,6 +529,10 @@ impl Scan {
                     * 8
                 + rank),
             r(F_NW_JOINT + (n * CTX + w) * 64 + sq),
+            r(self.majors),
+            r(self.minors + light),
+            r(self.pawns + rank),
+            r(self.pieces + rank),
         ]
     }
 
@@ -495,6 +555,23 @@ impl Scan {
         mask
     }
 
+    /// `F_PAWN_FILES + 64 ×` the class of file `f`: pawns of either colour
+    /// on it and on the adjacent files.
+    fn file_row(&self, f: usize) -> u16 {
+        let bit = 1u8 << f;
+        let adj = (bit << 1) | (bit >> 1);
+        let class = u16::from(self.white_pawn_files & bit != 0)
+            | u16::from(self.black_pawn_files & bit != 0) << 1
+            | u16::from(self.white_pawn_files & adj != 0) << 2
+            | u16::from(self.black_pawn_files & adj != 0) << 3;
+        F_PAWN_FILES as u16 + class * 64
+    }
+
+    /// The context symbol on `sq`.
+    fn cell(&self, sq: usize) -> u8 {
+        self.cells[usize::from(PAD[sq & 63])]
+    }
+
     fn mark(&mut self, sq: usize, c: u8) {
         let (f, r) = (sq % 8, sq / 8);
         self.file_last[f] = c;
@@ -504,6 +581,7 @@ impl Scan {
     }
 
     /// Records symbol `s` (a piece symbol) on `sq`; returns the piece.
+    #[inline(always)]
     fn place(&mut self, sq: usize, s: usize) -> Piece {
         let rank = sq / 8;
         let piece = if s == EP {
@@ -522,37 +600,65 @@ impl Scan {
             self.castles[1] += 1;
         }
         let c = ctx_of(piece);
-        self.ctx[sq] = c;
+        self.cells[usize::from(PAD[sq & 63])] = c;
         self.mark(sq, c);
         self.seen[usize::from(c)] += 1;
         let f = sq % 8;
         match (piece.color, piece.role) {
-            (Color::White, Role::Pawn) => self.white_pawn_files |= 1 << f,
-            (Color::Black, Role::Pawn) => self.black_pawn_files |= 1 << f,
+            (color, Role::Pawn) => {
+                if color == Color::White {
+                    self.white_pawn_files |= 1 << f;
+                } else {
+                    self.black_pawn_files |= 1 << f;
+                }
+                for g in f.saturating_sub(1)..(f + 2).min(8) {
+                    self.file_rows[g] = self.file_row(g);
+                }
+            }
             (color, Role::Bishop) => {
                 let light = usize::from((f + rank) % 2 == 1);
                 self.bishops[usize::from(color == Color::Black) * 2 + 1 - light] = true;
             }
             _ => {}
         }
-        self.update_material();
+        // Only the material rows that count this piece change.
+        match c {
+            1 | 7 => self.update_pawns(),
+            2 | 3 | 8 | 9 => {
+                self.update_minors();
+                self.update_pieces();
+            }
+            _ => {
+                self.update_majors();
+                self.update_pieces();
+            }
+        }
         piece
     }
 }
 
-/// Sums the occupancy weights of a square's features.
+/// Sums the occupancy weights of a square's features but the material ones,
+/// which `material` sums (see [`material_occupancy`]).
 #[inline]
-fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; ACTIVE]) -> i32 {
-    active.iter().fold(0i32, |sum, &r| {
+fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; ACTIVE], material: i32) -> i32 {
+    active[MERGED..MATERIAL].iter().fold(material, |sum, &r| {
         sum + i32::from(weights[usize::from(r) & (ROWS_CAP - 1)])
     })
+}
+
+/// The occupancy weights of the material features on `rank`, on dark and
+/// on light squares.
+fn material_occupancy(weights: &[i16; ROWS_CAP], scan: &Scan, rank: usize) -> [i32; 2] {
+    let w = |r: usize| i32::from(weights[r & (ROWS_CAP - 1)]);
+    let base = w(scan.majors) + w(scan.pawns + rank) + w(scan.pieces + rank);
+    [base + w(scan.minors), base + w(scan.minors + 1)]
 }
 
 /// Sums the piece weight rows of a square's features.
 #[inline]
 fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; ACTIVE]) -> [i32; LANES] {
     let mut sum = [0i32; LANES];
-    for &r in active {
+    for &r in &active[MERGED..] {
         let row = &rows[usize::from(r) & (ROWS_CAP - 1)];
         for (s, &w) in sum.iter_mut().zip(row) {
             *s += i32::from(w);
@@ -595,51 +701,33 @@ struct PieceFreqs {
 }
 
 impl PieceFreqs {
-    #[inline]
-    fn new(logits: &[i32; LANES], mask: u16) -> PieceFreqs {
-        let exp = exp_or_zero();
-        let mut best = i32::MIN;
-        for (s, &l) in logits[..PIECES].iter().enumerate() {
-            if mask >> s & 1 != 0 {
-                best = best.max(l);
-            }
-        }
-        // Weights exp(logit − best), 0 for the symbols the mask rules out
-        // (branch-free: `keep` is all ones or zero).
-        let mut w = [0u64; PIECES];
-        let mut sum = 0u64;
-        for (s, (w, &l)) in w.iter_mut().zip(&logits[..PIECES]).enumerate() {
-            let keep = u64::from(mask >> s & 1).wrapping_neg();
-            let d = (best.wrapping_sub(l) >> 4).clamp(0, EXP_LEN as i32) as usize;
-            *w = exp[d] & keep;
-            sum += *w;
-        }
-        // The first allowed symbol of the highest weight gets the rounding
-        // remainder.
+    #[inline(always)]
+    fn new(exp: &[u64; EXP_LEN + 1], logits: &[i32; LANES], mask: u16) -> PieceFreqs {
+        // Logits |l| < 2^20 (14 rows of 16-bit weights); the symbols the
+        // mask rules out count as −2^30, past the end of the exp table.
+        let allowed: [u32; PIECES] = std::array::from_fn(|s| u32::from(mask >> s & 1));
+        let masked: [i32; PIECES] = std::array::from_fn(|s| {
+            let keep = allowed[s].wrapping_neg() as i32;
+            (logits[s] & keep) | (-(1 << 30) & !keep)
+        });
+        let best = masked.iter().copied().fold(i32::MIN, i32::max);
+        // Weights exp(logit − best), 0 for the symbols the mask rules out.
+        let w: [u64; PIECES] = std::array::from_fn(|s| {
+            exp[((best.wrapping_sub(masked[s]) as u32 >> 4).min(EXP_LEN as u32)) as usize]
+        });
+        let sum: u64 = w.iter().sum();
+        // The first symbol of the highest weight gets the rounding remainder.
         let top = w.iter().position(|&x| x == exp[0]).unwrap_or(0);
         let free = (1u64 << 24) - u64::from(mask.count_ones());
         // sum ≥ 2^40 (the best symbol's weight), so scale < 2^17 and
         // w · scale < 2^57.
         let scale = (free << 32) / sum.max(1);
-        let mut freqs = [0u32; PIECES];
-        let mut assigned = 0u32;
-        for (s, (f, &w)) in freqs.iter_mut().zip(&w).enumerate() {
-            *f = (((w * scale) >> 32) as u32 + 1) & u32::from(mask >> s & 1).wrapping_neg();
-            assigned += *f;
-        }
+        let mut freqs: [u32; PIECES] =
+            std::array::from_fn(|s| ((w[s] * scale) >> 32) as u32 + allowed[s]);
+        let assigned: u32 = freqs.iter().sum();
         freqs[top] += (1u32 << 24) - assigned;
         PieceFreqs { freqs }
     }
-}
-
-/// The move model's exp table with a 0 appended, for differences past its
-/// end.
-fn exp_or_zero() -> &'static [u64; EXP_LEN + 1] {
-    static TABLE: std::sync::OnceLock<[u64; EXP_LEN + 1]> = std::sync::OnceLock::new();
-    TABLE.get_or_init(|| {
-        let exp = crate::model::exp_table();
-        std::array::from_fn(|i| exp.get(i).copied().unwrap_or(0))
-    })
 }
 
 /// The symbol of every square as the model codes it (`None`: empty or king).
@@ -718,7 +806,7 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event) -> Result<(), Error>) -> Result<(
     let mut scan = Scan::new(wk, bk);
     for sq in 0..64 {
         if sq == wk as usize || sq == bk as usize {
-            scan.mark(sq, scan.ctx[sq]);
+            scan.mark(sq, scan.cell(sq));
             continue;
         }
         let rows = scan.context(sq);
@@ -741,6 +829,7 @@ fn walk(pos: &Chess, mut f: impl FnMut(&Event) -> Result<(), Error>) -> Result<(
     Ok(())
 }
 
+#[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
 fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     let board = pos.board();
     let (wk, bk) = kings(board)?;
@@ -748,15 +837,39 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     enc.encode_frequencies(wk as usize, &t.white_king)?;
     enc.encode_frequencies(bk as usize, &t.black_king[wk as usize])?;
     let occ = occupancy_table();
-    walk(pos, |ev| {
-        let [empty, occupied] = occupancy(occ, occupancy_logit(&t.occupancy, &ev.rows));
-        let Some(s) = ev.symbol else {
-            return enc.encode_interval(0, empty);
+    let symbols = symbols_of(pos);
+    let mut scan = Scan::new(wk, bk);
+    let mut material = [0; 2];
+    let mut placed = true;
+    for sq in 0..64 {
+        if placed || sq % 8 == 0 {
+            material = material_occupancy(&t.occupancy, &scan, sq / 8);
+            placed = false;
+        }
+        if sq == wk as usize || sq == bk as usize {
+            scan.mark(sq, scan.cell(sq));
+            continue;
+        }
+        let rows = scan.context(sq);
+        let logit = occupancy_logit(&t.occupancy, &rows, material[(sq + sq / 8) % 2]);
+        let [empty, occupied] = occupancy(occ, logit);
+        let Some(s) = symbols[sq] else {
+            enc.encode_interval(0, empty)?;
+            continue;
         };
+        let mask = scan.mask(sq);
+        if mask >> s & 1 == 0 {
+            return Err(Error::Unrepresentable(format!(
+                "symbol {s} not possible on {}",
+                Square::new(sq as u32)
+            )));
+        }
         enc.encode_interval(empty, occupied)?;
-        let p = PieceFreqs::new(&piece_logits(&t.pieces, &ev.rows), ev.mask);
-        enc.encode_frequencies(s, &p.freqs)
-    })?;
+        let p = PieceFreqs::new(&t.exp, &piece_logits(&t.pieces, &rows), mask);
+        enc.encode_frequencies(s, &p.freqs)?;
+        scan.place(sq, s);
+        placed = true;
+    }
     if !turn_is_forced(pos)? {
         enc.encode_frequencies(usize::from(pos.turn() == Color::Black), &t.turn)?;
     }
@@ -769,23 +882,39 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
     let wk = dec.decode_frequencies(&t.white_king)?;
     let bk = dec.decode_frequencies(&t.black_king[wk])?;
     let (wk, bk) = (Square::new(wk as u32), Square::new(bk as u32));
-    let mut cells: Cells = [None; 64];
-    cells[wk as usize] = Some(Color::White.king());
-    cells[bk as usize] = Some(Color::Black.king());
+    let mut board = shakmaty::Board::empty();
+    board.set_piece_at(wk, Color::White.king());
+    board.set_piece_at(bk, Color::Black.king());
     let mut scan = Scan::new(wk, bk);
     let occ = occupancy_table();
     let mut castling = Bitboard::EMPTY;
     let mut ep = None;
+    let mut material = [0; 2];
+    let mut placed = true;
     for sq in 0..64 {
+        if placed || sq % 8 == 0 {
+            material = material_occupancy(&t.occupancy, &scan, sq / 8);
+            placed = false;
+        }
         if sq == wk as usize || sq == bk as usize {
-            scan.mark(sq, scan.ctx[sq]);
+            scan.mark(sq, scan.cell(sq));
             continue;
         }
         let rows = scan.context(sq);
-        if dec.decode_frequencies(&occupancy(occ, occupancy_logit(&t.occupancy, &rows)))? == 0 {
+        let logit = occupancy_logit(&t.occupancy, &rows, material[(sq + sq / 8) % 2]);
+        let [empty, occupied] = occupancy(occ, logit);
+        if dec.decode_by(|q| {
+            if q < empty {
+                (0, 0, empty)
+            } else {
+                (1, empty, occupied)
+            }
+        })? == 0
+        {
             continue;
         }
-        let p = PieceFreqs::new(&piece_logits(&t.pieces, &rows), scan.mask(sq));
+        placed = true;
+        let p = PieceFreqs::new(&t.exp, &piece_logits(&t.pieces, &rows), scan.mask(sq));
         let s = dec.decode_frequencies(&p.freqs)?;
         let piece = scan.place(sq, s);
         let square = Square::new(sq as u32);
@@ -795,13 +924,7 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
         if s == EP {
             ep = Some((square, piece.color));
         }
-        cells[sq] = Some(piece);
-    }
-    let mut board = shakmaty::Board::empty();
-    for (i, c) in cells.iter().enumerate() {
-        if let Some(p) = c {
-            board.set_piece_at(Square::new(i as u32), *p);
-        }
+        board.set_piece_at(square, piece);
     }
     let turn = match forced_turn(&board, ep.map(|(_, c)| c))? {
         Some(c) => c,
@@ -809,7 +932,7 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
     };
     let ep_square = ep
         .map(|(sq, color)| Square::from_coords(sq.file(), color.fold_wb(Rank::Third, Rank::Sixth)));
-    assemble(&cells, turn, castling, ep_square)
+    assemble_board(board, turn, castling, ep_square)
 }
 
 /// `position-model`: see the module documentation.
