@@ -82,10 +82,13 @@ pub const ACTIVE: usize = 17;
 /// north × west rows of the same square: integer sums, so the same logits
 /// from 14 lookups instead of 17.
 const MERGED: usize = 3;
-/// The last features of [`Scan::context`]: the material seen so far, which
-/// changes only when a piece is placed (and with the rank and the square
-/// colour), so the coder sums their occupancy weights once per change.
-const MATERIAL: usize = ACTIVE - 4;
+/// The features of [`Scan::context`] at `MATERIAL..MATERIAL + 4`: the
+/// material seen so far, which changes only when a piece is placed (and with
+/// the rank and the square colour), so the coder sums their occupancy
+/// weights once per change. (The order of the features is the order of the
+/// trainer's floating-point sums, so it stays as the shipped model was
+/// trained.)
+const MATERIAL: usize = 8;
 /// A power of two above [`ROWS`]: the coder's tables have this many rows, so
 /// that a row index masked with `ROWS_CAP - 1` needs no bounds check.
 const ROWS_CAP: usize = 1 << 15;
@@ -386,6 +389,17 @@ const KING_OFFSET: [[u16; 64]; 64] = {
     t
 };
 
+/// The padded board with no piece on it.
+const EMPTY_CELLS: [u8; 128] = {
+    let mut t = [OFF as u8; 128];
+    let mut sq = 0;
+    while sq < 64 {
+        t[PAD[sq] as usize] = 0;
+        sq += 1;
+    }
+    t
+};
+
 /// Occupancy class of a context symbol: empty 0, a piece 1, off the board 2.
 const OCC3: [u8; 16] = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2];
 
@@ -422,10 +436,7 @@ struct Scan {
 
 impl Scan {
     fn new(wk: Square, bk: Square) -> Scan {
-        let mut cells = [OFF as u8; 128];
-        for sq in 0..64 {
-            cells[usize::from(PAD[sq])] = 0;
-        }
+        let mut cells = EMPTY_CELLS;
         cells[usize::from(PAD[wk as usize & 63])] = 6;
         cells[usize::from(PAD[bk as usize & 63])] = 12;
         let mut scan = Scan {
@@ -520,6 +531,10 @@ impl Scan {
             self.file_rows[f] + sq as u16,
             F_WK as u16 + KING_OFFSET[self.wk as usize & 63][sq],
             F_BK as u16 + KING_OFFSET[self.bk as usize & 63][sq],
+            r(self.majors),
+            r(self.minors + light),
+            r(self.pawns + rank),
+            r(self.pieces + rank),
             r(F_OCCUPANCY + pattern),
             r(F_FILE_RAY + sq * CTX + usize::from(self.file_last[f])),
             r(F_RANK_RAY + sq * CTX + usize::from(self.rank_last[rank])),
@@ -529,10 +544,6 @@ impl Scan {
                     * 8
                 + rank),
             r(F_NW_JOINT + (n * CTX + w) * 64 + sq),
-            r(self.majors),
-            r(self.minors + light),
-            r(self.pawns + rank),
-            r(self.pieces + rank),
         ]
     }
 
@@ -641,9 +652,12 @@ impl Scan {
 /// which `material` sums (see [`material_occupancy`]).
 #[inline]
 fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; ACTIVE], material: i32) -> i32 {
-    active[MERGED..MATERIAL].iter().fold(material, |sum, &r| {
-        sum + i32::from(weights[usize::from(r) & (ROWS_CAP - 1)])
-    })
+    active[MERGED..MATERIAL]
+        .iter()
+        .chain(&active[MATERIAL + 4..])
+        .fold(material, |sum, &r| {
+            sum + i32::from(weights[usize::from(r) & (ROWS_CAP - 1)])
+        })
 }
 
 /// The occupancy weights of the material features on `rank`, on dark and
