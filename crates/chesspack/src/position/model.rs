@@ -668,6 +668,61 @@ fn material_occupancy(weights: &[i16; ROWS_CAP], scan: &Scan, rank: usize) -> [i
     [base + w(scan.minors), base + w(scan.minors + 1)]
 }
 
+/// A [`Scan`] as the encoder and the decoder walk it: the occupancy
+/// frequencies of each square, with the material weights summed once per
+/// placed piece or rank.
+struct CoderScan<'t> {
+    scan: Scan,
+    t: &'t Tables,
+    occ: &'static [u32],
+    material: [i32; 2],
+    stale: bool,
+}
+
+impl<'t> CoderScan<'t> {
+    fn new(t: &'t Tables, wk: Square, bk: Square) -> CoderScan<'t> {
+        CoderScan {
+            scan: Scan::new(wk, bk),
+            t,
+            occ: occupancy_table(),
+            material: [0; 2],
+            stale: true,
+        }
+    }
+
+    /// The context rows of `sq` and its frequencies of empty and occupied;
+    /// `None` for a king's square. Squares come in order, a1 to h8.
+    #[inline(always)]
+    fn square(&mut self, sq: usize) -> Option<([u16; ACTIVE], [u32; 2])> {
+        if self.stale || sq.is_multiple_of(8) {
+            self.material = material_occupancy(&self.t.occupancy, &self.scan, sq / 8);
+            self.stale = false;
+        }
+        if sq == self.scan.wk as usize || sq == self.scan.bk as usize {
+            self.scan.mark(sq, self.scan.cell(sq));
+            return None;
+        }
+        let rows = self.scan.context(sq);
+        let material = self.material[(sq + sq / 8) % 2];
+        let logit = occupancy_logit(&self.t.occupancy, &rows, material);
+        Some((rows, occupancy(self.occ, logit)))
+    }
+
+    /// The frequencies of the piece symbols on `sq` (mask `mask`), whose
+    /// context is `rows`.
+    #[inline(always)]
+    fn pieces(&self, rows: &[u16; ACTIVE], mask: u16) -> PieceFreqs {
+        PieceFreqs::new(&self.t.exp, &piece_logits(&self.t.pieces, rows), mask)
+    }
+
+    /// Records symbol `s` on `sq` (see [`Scan::place`]).
+    #[inline(always)]
+    fn place(&mut self, sq: usize, s: usize) -> Piece {
+        self.stale = true;
+        self.scan.place(sq, s)
+    }
+}
+
 /// Sums the piece weight rows of a square's features.
 #[inline]
 fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; ACTIVE]) -> [i32; LANES] {
@@ -850,28 +905,17 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     let mut enc = Encoder::new();
     enc.encode_frequencies(wk as usize, &t.white_king)?;
     enc.encode_frequencies(bk as usize, &t.black_king[wk as usize])?;
-    let occ = occupancy_table();
     let symbols = symbols_of(pos);
-    let mut scan = Scan::new(wk, bk);
-    let mut material = [0; 2];
-    let mut placed = true;
+    let mut scan = CoderScan::new(t, wk, bk);
     for sq in 0..64 {
-        if placed || sq % 8 == 0 {
-            material = material_occupancy(&t.occupancy, &scan, sq / 8);
-            placed = false;
-        }
-        if sq == wk as usize || sq == bk as usize {
-            scan.mark(sq, scan.cell(sq));
+        let Some((rows, [empty, occupied])) = scan.square(sq) else {
             continue;
-        }
-        let rows = scan.context(sq);
-        let logit = occupancy_logit(&t.occupancy, &rows, material[(sq + sq / 8) % 2]);
-        let [empty, occupied] = occupancy(occ, logit);
+        };
         let Some(s) = symbols[sq] else {
             enc.encode_interval(0, empty)?;
             continue;
         };
-        let mask = scan.mask(sq);
+        let mask = scan.scan.mask(sq);
         if mask >> s & 1 == 0 {
             return Err(Error::Unrepresentable(format!(
                 "symbol {s} not possible on {}",
@@ -879,10 +923,8 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
             )));
         }
         enc.encode_interval(empty, occupied)?;
-        let p = PieceFreqs::new(&t.exp, &piece_logits(&t.pieces, &rows), mask);
-        enc.encode_frequencies(s, &p.freqs)?;
+        enc.encode_frequencies(s, &scan.pieces(&rows, mask).freqs)?;
         scan.place(sq, s);
-        placed = true;
     }
     if !turn_is_forced(pos)? {
         enc.encode_frequencies(usize::from(pos.turn() == Color::Black), &t.turn)?;
@@ -899,24 +941,13 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
     let mut board = shakmaty::Board::empty();
     board.set_piece_at(wk, Color::White.king());
     board.set_piece_at(bk, Color::Black.king());
-    let mut scan = Scan::new(wk, bk);
-    let occ = occupancy_table();
+    let mut scan = CoderScan::new(t, wk, bk);
     let mut castling = Bitboard::EMPTY;
     let mut ep = None;
-    let mut material = [0; 2];
-    let mut placed = true;
     for sq in 0..64 {
-        if placed || sq % 8 == 0 {
-            material = material_occupancy(&t.occupancy, &scan, sq / 8);
-            placed = false;
-        }
-        if sq == wk as usize || sq == bk as usize {
-            scan.mark(sq, scan.cell(sq));
+        let Some((rows, [empty, occupied])) = scan.square(sq) else {
             continue;
-        }
-        let rows = scan.context(sq);
-        let logit = occupancy_logit(&t.occupancy, &rows, material[(sq + sq / 8) % 2]);
-        let [empty, occupied] = occupancy(occ, logit);
+        };
         if dec.decode_by(|q| {
             if q < empty {
                 (0, 0, empty)
@@ -927,8 +958,7 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
         {
             continue;
         }
-        placed = true;
-        let p = PieceFreqs::new(&t.exp, &piece_logits(&t.pieces, &rows), scan.mask(sq));
+        let p = scan.pieces(&rows, scan.scan.mask(sq));
         let s = dec.decode_frequencies(&p.freqs)?;
         let piece = scan.place(sq, s);
         let square = Square::new(sq as u32);
