@@ -353,25 +353,26 @@ impl Encoder {
         let (bulk, state, situation) = self.inner.into_raw_parts();
         let lower = u128::from(state.lower());
         let upper = lower + u128::from(state.range().get()) - 1;
-        let mut w = BitWriter::new();
+        // Whole 32-bit words, most significant byte first.
+        let mut bytes = Vec::with_capacity(4 * bulk.len() + 8);
         for &word in &bulk {
-            w.write(u64::from(word), 32);
+            bytes.extend_from_slice(&word.to_be_bytes());
         }
         if state.range().get() == u64::MAX {
             // Nothing was encoded.
         } else if matches!(situation, EncoderSituation::Normal) && upper <= u128::from(u64::MAX) {
             let point = shortest_point(lower as u64, upper as u64);
-            w.write(point, 64);
+            bytes.extend_from_slice(&point.to_be_bytes());
         } else {
             let sealed = RangeEncoder::from_raw_parts(Vec::new(), state, situation)
                 .into_compressed()
                 .unwrap_or_default();
             // from_raw_parts with an empty bulk re-emits only the seal words.
             for word in sealed {
-                w.write(u64::from(word), 32);
+                bytes.extend_from_slice(&word.to_be_bytes());
             }
         }
-        trim_trailing_zeros(w.finish())
+        trim_trailing_zeros(bytes)
     }
 }
 
@@ -389,14 +390,13 @@ fn shortest_point(lower: u64, upper: u64) -> u64 {
     }
 }
 
-fn trim_trailing_zeros(bits: Bits) -> Bits {
-    let bytes = bits.as_bytes();
+/// The bits of `bytes` up to the last 1 bit.
+fn trim_trailing_zeros(bytes: Vec<u8>) -> Bits {
     let len = match bytes.iter().rposition(|&b| b != 0) {
         Some(i) => i * 8 + 8 - bytes[i].trailing_zeros() as usize,
         None => 0,
-    }
-    .min(bits.len());
-    Bits::from_bytes(bits.as_bytes().to_vec(), len).unwrap_or_default()
+    };
+    Bits::from_bytes(bytes, len).unwrap_or_default()
 }
 
 /// A range decoder; bits past the end of the stream read as zeros.

@@ -34,11 +34,11 @@ use super::{assemble_board, ep_pawn};
 use crate::{
     Bits, Error,
     coder::{Decoder, Encoder, quantize_fast},
-    model::{EXP_TABLE_LEN as EXP_LEN, SCALE, file_hash, weights_into},
+    model::{SCALE, file_hash, weights_into},
 };
 
 const MAGIC: &[u8; 4] = b"CPPM";
-const VERSION: u32 = 2;
+const VERSION: u32 = 3;
 const MODEL_FILE: &[u8] = include_bytes!("model.bin");
 
 /// Width of a weight row: lane 0 is the occupancy logit, lanes 1..=13 the
@@ -119,9 +119,9 @@ struct Tables {
     /// Lanes 1..=13 of each row, moved to 0..13: the piece weights.
     pieces: Box<[[i16; LANES]; ROWS_CAP]>,
     turn: Vec<u32>,
-    /// The move model's exp table with a 0 appended, for differences past
-    /// its end.
-    exp: Box<[u64; EXP_LEN + 1]>,
+    /// `exp(−i/64)` in 20-bit fixed point (the move model's exp table
+    /// shifted), for the piece symbols.
+    piece_exp: Box<[u32; PIECE_EXP_LEN]>,
     hash: u64,
 }
 
@@ -293,8 +293,8 @@ impl PositionWeights {
             occupancy,
             pieces,
             turn: freqs(&self.turn),
-            exp: Box::new(std::array::from_fn(|i| {
-                crate::model::exp_table().get(i).copied().unwrap_or(0)
+            piece_exp: Box::new(std::array::from_fn(|i| {
+                (crate::model::exp_table()[i] >> 20) as u32
             })),
             hash: self.hash(),
         })
@@ -400,14 +400,64 @@ const EMPTY_CELLS: [u8; 128] = {
     t
 };
 
-/// Occupancy class of a context symbol: empty 0, a piece 1, off the board 2.
-const OCC3: [u8; 16] = [0, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2];
+/// The six neighbours of the occupancy pattern, as offsets below a cell of
+/// the padded board, with their weights in the pattern's base-3 number:
+/// west, two west, north-west, north, north-east, two north.
+const PATTERN: [(usize, usize); 6] = [
+    (1, 243),
+    (2, 81),
+    (PAD_WIDTH + 1, 27),
+    (PAD_WIDTH, 9),
+    (PAD_WIDTH - 1, 3),
+    (2 * PAD_WIDTH, 1),
+];
+
+/// `OFF_PATTERN[sq]`: the part of square `sq`'s occupancy pattern that its
+/// neighbours off the board make (class 2 each; empty is 0, a piece 1).
+const OFF_PATTERN: [u16; 64] = {
+    let mut t = [0u16; 64];
+    let mut sq = 0;
+    while sq < 64 {
+        let p = PAD[sq] as usize;
+        let mut i = 0;
+        while i < 6 {
+            if EMPTY_CELLS[p - PATTERN[i].0] == OFF as u8 {
+                t[sq] += 2 * PATTERN[i].1 as u16;
+            }
+            i += 1;
+        }
+        sq += 1;
+    }
+    t
+};
+
+/// `PIECE_PATTERN[b]`: the part of an occupancy pattern that pieces make,
+/// by the bits of [`Scan::neighbour_bits`].
+const PIECE_PATTERN: [u16; 64] = {
+    // Bit i of b: the neighbour at PATTERN[NEIGHBOUR_BIT[i]].
+    const NEIGHBOUR_BIT: [usize; 6] = [5, 2, 3, 4, 1, 0];
+    let mut t = [0u16; 64];
+    let mut b = 0;
+    while b < 64 {
+        let mut i = 0;
+        while i < 6 {
+            if b >> i & 1 == 1 {
+                t[b] += PATTERN[NEIGHBOUR_BIT[i]].1 as u16;
+            }
+            i += 1;
+        }
+        b += 1;
+    }
+    t
+};
 
 /// What the coder knows while it walks the board.
 struct Scan {
     /// Context symbol of each square at [`PAD`]`[sq]` (kings from the
     /// start, others once coded; 0 until then), [`OFF`] on the border.
     cells: [u8; 128],
+    /// Bit `p` set where cell `p` of the padded board holds a piece.
+    occupied: u128,
     wk: Square,
     bk: Square,
     /// `F_PAWN_FILES + 64 ×` the pawn-file class of each file.
@@ -441,6 +491,7 @@ impl Scan {
         cells[usize::from(PAD[bk as usize & 63])] = 12;
         let mut scan = Scan {
             cells,
+            occupied: 1 << PAD[wk as usize & 63] | 1 << PAD[bk as usize & 63],
             wk,
             bk,
             file_rows: [F_PAWN_FILES as u16; 8],
@@ -508,18 +559,16 @@ impl Scan {
         let (f, rank) = (sq % 8, sq / 8);
         let p = usize::from(PAD[sq]);
         // Neighbours at fixed offsets in the padded board: north, west,
-        // north-west, north-east, two north, two west.
+        // north-west, north-east, two north.
         let at = |d: usize| usize::from(self.cells[p.wrapping_sub(d) & 127]);
-        let (n, w, nw, ne, nn, ww) = (
+        let (n, w, nw, ne, nn) = (
             at(PAD_WIDTH),
             at(1),
             at(PAD_WIDTH + 1),
             at(PAD_WIDTH - 1),
             at(2 * PAD_WIDTH),
-            at(2),
         );
-        let o = |c: usize| usize::from(OCC3[c & 15]);
-        let pattern = ((((o(w) * 3 + o(ww)) * 3 + o(nw)) * 3 + o(n)) * 3 + o(ne)) * 3 + o(nn);
+        let pattern = usize::from(OFF_PATTERN[sq] + PIECE_PATTERN[self.neighbour_bits(p)]);
         let light = (f + rank) % 2;
         let r = |x: usize| x as u16;
         [
@@ -545,6 +594,16 @@ impl Scan {
                 + rank),
             r(F_NW_JOINT + (n * CTX + w) * 64 + sq),
         ]
+    }
+
+    /// Which of the six neighbours of padded cell `p` in [`PATTERN`] hold a
+    /// piece: bit 0 two north, bits 1–3 north-west, north, north-east,
+    /// bits 4–5 two west, west.
+    #[inline(always)]
+    fn neighbour_bits(&self, p: usize) -> usize {
+        // Bits 0, 10–12 and 20–21 of the window are the neighbours.
+        let window = (self.occupied >> (p.wrapping_sub(2 * PAD_WIDTH) & 127)) as u32;
+        ((window & 1) | (window >> 9 & 0b1110) | (window >> 16 & 0b11_0000)) as usize
     }
 
     /// The piece symbols possible on square `sq`.
@@ -612,6 +671,7 @@ impl Scan {
         }
         let c = ctx_of(piece);
         self.cells[usize::from(PAD[sq & 63])] = c;
+        self.occupied |= 1 << PAD[sq & 63];
         self.mark(sq, c);
         self.seen[usize::from(c)] += 1;
         let f = sq % 8;
@@ -712,7 +772,7 @@ impl<'t> CoderScan<'t> {
     /// context is `rows`.
     #[inline(always)]
     fn pieces(&self, rows: &[u16; ACTIVE], mask: u16) -> PieceFreqs {
-        PieceFreqs::new(&self.t.exp, &piece_logits(&self.t.pieces, rows), mask)
+        PieceFreqs::new(&self.t.piece_exp, &piece_logits(&self.t.pieces, rows), mask)
     }
 
     /// Records symbol `s` on `sq` (see [`Scan::place`]).
@@ -723,14 +783,16 @@ impl<'t> CoderScan<'t> {
     }
 }
 
-/// Sums the piece weight rows of a square's features.
+/// Sums the piece weight rows of a square's features, saturating at the
+/// ends of 16 bits (±32 nats; in this order, so that every machine gets the
+/// same sums).
 #[inline]
-fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; ACTIVE]) -> [i32; LANES] {
-    let mut sum = [0i32; LANES];
+fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; ACTIVE]) -> [i16; LANES] {
+    let mut sum = [0i16; LANES];
     for &r in &active[MERGED..] {
         let row = &rows[usize::from(r) & (ROWS_CAP - 1)];
         for (s, &w) in sum.iter_mut().zip(row) {
-            *s += i32::from(w);
+            *s = s.saturating_add(w);
         }
     }
     sum
@@ -762,38 +824,56 @@ fn occupancy(table: &[u32], logit: i32) -> [u32; 2] {
     [(1 << 24) - occupied, occupied]
 }
 
+/// Length of [`Tables::piece_exp`]: `exp(−i/64)` reaches 0 in 20-bit fixed
+/// point before `i` = 900.
+const PIECE_EXP_LEN: usize = 1024;
+
 /// The frequency of each of the 13 piece symbols (0 for those the mask
-/// rules out, ≥ 1 for the others, summing to `1 << 24`): one integer
-/// division, no allocation, no branch per symbol.
+/// rules out, ≥ 1 for the others, summing to `1 << 24`; lanes 13 to 15 are
+/// 0): one integer division, no allocation, no branch per symbol, in lanes
+/// of 16 and 32 bits that the compiler can put in vector registers.
 struct PieceFreqs {
-    freqs: [u32; PIECES],
+    freqs: [u32; LANES],
 }
 
 impl PieceFreqs {
     #[inline(always)]
-    fn new(exp: &[u64; EXP_LEN + 1], logits: &[i32; LANES], mask: u16) -> PieceFreqs {
-        // Logits |l| < 2^20 (14 rows of 16-bit weights); the symbols the
-        // mask rules out count as −2^30, past the end of the exp table.
-        let allowed: [u32; PIECES] = std::array::from_fn(|s| u32::from(mask >> s & 1));
-        let masked: [i32; PIECES] = std::array::from_fn(|s| {
-            let keep = allowed[s].wrapping_neg() as i32;
-            (logits[s] & keep) | (-(1 << 30) & !keep)
-        });
-        let best = masked.iter().copied().fold(i32::MIN, i32::max);
-        // Weights exp(logit − best), 0 for the symbols the mask rules out.
-        let w: [u64; PIECES] = std::array::from_fn(|s| {
-            exp[((best.wrapping_sub(masked[s]) as u32 >> 4).min(EXP_LEN as u32)) as usize]
-        });
-        let sum: u64 = w.iter().sum();
+    fn new(exp: &[u32; PIECE_EXP_LEN], logits: &[i16; LANES], mask: u16) -> PieceFreqs {
+        // Plain loops over whole arrays, so that they vectorise.
+        // keep: 0 or all ones, whether the mask allows the symbol; the
+        // symbols it rules out count as the lowest logit.
+        let (mut keep, mut masked) = ([0i16; LANES], [0i16; LANES]);
+        for s in 0..LANES {
+            keep[s] = if mask & (1 << s) != 0 { -1 } else { 0 };
+            masked[s] = (logits[s] & keep[s]) | (i16::MIN & !keep[s]);
+        }
+        let mut best = i16::MIN;
+        for &l in &masked {
+            best = best.max(l);
+        }
+        // Weights exp(logit − best) in 20-bit fixed point, 0 for the
+        // symbols the mask rules out; the best gets 2^20, so the sum of 13
+        // is in [2^20, 2^24).
+        let mut w = [0u32; LANES];
+        for s in 0..LANES {
+            let d = usize::from(best.wrapping_sub(masked[s]) as u16 >> 4);
+            w[s] = exp[d.min(PIECE_EXP_LEN - 1)] & (keep[s] as i32 as u32);
+        }
+        let mut sum = 0u32;
+        for &x in &w {
+            sum += x;
+        }
         // The first symbol of the highest weight gets the rounding remainder.
         let top = w.iter().position(|&x| x == exp[0]).unwrap_or(0);
-        let free = (1u64 << 24) - u64::from(mask.count_ones());
-        // sum ≥ 2^40 (the best symbol's weight), so scale < 2^17 and
-        // w · scale < 2^57.
-        let scale = (free << 32) / sum.max(1);
-        let mut freqs: [u32; PIECES] =
-            std::array::from_fn(|s| ((w[s] * scale) >> 32) as u32 + allowed[s]);
-        let assigned: u32 = freqs.iter().sum();
+        let allowed = mask.count_ones();
+        // scale < 2^28 (sum ≥ 2^20), so w · scale < 2^48.
+        let scale = (((u64::from((1u32 << 24) - allowed)) << 24) / u64::from(sum.max(1))) as u32;
+        let mut freqs = [0u32; LANES];
+        let mut assigned = 0u32;
+        for s in 0..LANES {
+            freqs[s] = ((u64::from(w[s]) * u64::from(scale)) >> 24) as u32 + (keep[s] as u32 & 1);
+            assigned += freqs[s];
+        }
         freqs[top] += (1u32 << 24) - assigned;
         PieceFreqs { freqs }
     }
@@ -802,9 +882,19 @@ impl PieceFreqs {
 /// The symbol of every square as the model codes it (`None`: empty or king).
 fn symbols_of(pos: &Chess) -> [Option<usize>; 64] {
     let mut symbols: [Option<usize>; 64] = [None; 64];
-    for (sq, p) in pos.board() {
-        if p.role != Role::King {
-            symbols[sq as usize] = Some(piece_symbol(p));
+    let board = pos.board();
+    for color in Color::ALL {
+        for role in [
+            Role::Pawn,
+            Role::Knight,
+            Role::Bishop,
+            Role::Rook,
+            Role::Queen,
+        ] {
+            let s = piece_symbol(Piece { color, role });
+            for sq in board.by_piece(Piece { color, role }) {
+                symbols[sq as usize & 63] = Some(s);
+            }
         }
     }
     for sq in pos.castles().castling_rights() {
@@ -923,7 +1013,7 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
             )));
         }
         enc.encode_interval(empty, occupied)?;
-        enc.encode_frequencies(s, &scan.pieces(&rows, mask).freqs)?;
+        enc.encode_frequencies(s, &scan.pieces(&rows, mask).freqs[..PIECES])?;
         scan.place(sq, s);
     }
     if !turn_is_forced(pos)? {
@@ -959,7 +1049,7 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
             continue;
         }
         let p = scan.pieces(&rows, scan.scan.mask(sq));
-        let s = dec.decode_frequencies(&p.freqs)?;
+        let s = dec.decode_frequencies(&p.freqs[..PIECES])?;
         let piece = scan.place(sq, s);
         let square = Square::new(sq as u32);
         if s == CASTLE_WHITE || s == CASTLE_BLACK {
