@@ -13,13 +13,18 @@
 //! move comes last and costs nothing when a king is in check or a pawn can
 //! be taken en passant.
 //!
-//! Inference is integer-only: weights in 1/1024 nats (16 bits each, so
-//! that the tables stay in the caches), the integer exp
-//! table of [`crate::model::weights_of`] and [`crate::coder::quantize_fast`],
-//! so every machine and build produces the same bits. The coder's tables
-//! fold some rows into others when the model loads (integer sums, so the
-//! logits are the same; a folded weight that does not fit 16 bits is an
-//! error) and sum the material rows once per placed piece.
+//! Inference is integer-only, so every machine and build produces the same
+//! bits: weights in 1/1024 nats (16 bits each, so that the tables stay in
+//! the caches); the occupancy logit summed in 32 bits and turned into a
+//! frequency by a table built from the integer exp table of
+//! [`crate::model::weights_of`] and [`crate::coder::quantize_fast`]; the 13
+//! piece logits summed in saturating 16-bit lanes, weighed by that exp table
+//! cut to 24 bits and scaled to `1 << 24` with one division (stream version
+//! 4; vector registers where the machine has them, the same integers
+//! everywhere). The coder's tables fold some rows into others when the
+//! model loads (integer sums, so the logits are the same; a folded weight
+//! that does not fit 16 bits is an error) and sum the material rows once
+//! per placed piece.
 //!
 //! The length of the stream selects the fallback: a position that the
 //! model would code in [`super::rank::BITS`] (157) bits or more is written
@@ -29,6 +34,7 @@
 //! records their length in bits, as it must for any range-coded stream.)
 
 use shakmaty::{Bitboard, Chess, Color, Piece, Position, Rank, Role, Square};
+use wide::{i16x16, u16x16, u32x16};
 
 use super::{assemble_board, ep_pawn};
 use crate::{
@@ -38,7 +44,7 @@ use crate::{
 };
 
 const MAGIC: &[u8; 4] = b"CPPM";
-const VERSION: u32 = 3;
+const VERSION: u32 = 4;
 const MODEL_FILE: &[u8] = include_bytes!("model.bin");
 
 /// Width of a weight row: lane 0 is the occupancy logit, lanes 1..=13 the
@@ -119,7 +125,7 @@ struct Tables {
     /// Lanes 1..=13 of each row, moved to 0..13: the piece weights.
     pieces: Box<[[i16; LANES]; ROWS_CAP]>,
     turn: Vec<u32>,
-    /// `exp(−i/64)` in 20-bit fixed point (the move model's exp table
+    /// `exp(−i/64)` in 24-bit fixed point (the move model's exp table
     /// shifted), for the piece symbols.
     piece_exp: Box<[u32; PIECE_EXP_LEN]>,
     hash: u64,
@@ -294,7 +300,9 @@ impl PositionWeights {
             pieces,
             turn: freqs(&self.turn),
             piece_exp: Box::new(std::array::from_fn(|i| {
-                (crate::model::exp_table()[i] >> 20) as u32
+                crate::model::exp_table()
+                    .get(i)
+                    .map_or(0, |&e| (e >> 16) as u32)
             })),
             hash: self.hash(),
         })
@@ -824,57 +832,95 @@ fn occupancy(table: &[u32], logit: i32) -> [u32; 2] {
     [(1 << 24) - occupied, occupied]
 }
 
-/// Length of [`Tables::piece_exp`]: `exp(−i/64)` reaches 0 in 20-bit fixed
-/// point before `i` = 900.
-const PIECE_EXP_LEN: usize = 1024;
+/// Length of [`Tables::piece_exp`]: one entry for every difference of 16-bit
+/// logits in steps of 1/64 nat (`exp(−i/64)` reaches 0 in 24-bit fixed
+/// point, the coder's precision, before `i` = 1,070; the zeros above are
+/// never loaded but for the last one).
+const PIECE_EXP_LEN: usize = 4096;
 
 /// The frequency of each of the 13 piece symbols (0 for those the mask
 /// rules out, ≥ 1 for the others, summing to `1 << 24`; lanes 13 to 15 are
-/// 0): one integer division, no allocation, no branch per symbol, in lanes
-/// of 16 and 32 bits that the compiler can put in vector registers.
+/// 0): one integer division, no allocation, no branch per symbol, in vector
+/// registers.
 struct PieceFreqs {
     freqs: [u32; LANES],
 }
 
+/// `1 << s` in lane `s`.
+const LANE_BITS: [u16; LANES] = {
+    let mut t = [0u16; LANES];
+    let mut s = 0;
+    while s < LANES {
+        t[s] = 1 << s;
+        s += 1;
+    }
+    t
+};
+
 impl PieceFreqs {
+    /// In vector registers (SSE2 on x86-64, NEON on aarch64, plain arrays
+    /// elsewhere: the same integers everywhere, see the test against
+    /// `reference`).
     #[inline(always)]
     fn new(exp: &[u32; PIECE_EXP_LEN], logits: &[i16; LANES], mask: u16) -> PieceFreqs {
-        // Plain loops over whole arrays, so that they vectorise.
-        // keep: 0 or all ones, whether the mask allows the symbol; the
-        // symbols it rules out count as the lowest logit.
-        let (mut keep, mut masked) = ([0i16; LANES], [0i16; LANES]);
-        for s in 0..LANES {
-            keep[s] = if mask & (1 << s) != 0 { -1 } else { 0 };
-            masked[s] = (logits[s] & keep[s]) | (i16::MIN & !keep[s]);
-        }
-        let mut best = i16::MIN;
-        for &l in &masked {
-            best = best.max(l);
-        }
-        // Weights exp(logit − best) in 20-bit fixed point, 0 for the
-        // symbols the mask rules out; the best gets 2^20, so the sum of 13
-        // is in [2^20, 2^24).
-        let mut w = [0u32; LANES];
-        for s in 0..LANES {
-            let d = usize::from(best.wrapping_sub(masked[s]) as u16 >> 4);
-            w[s] = exp[d.min(PIECE_EXP_LEN - 1)] & (keep[s] as i32 as u32);
-        }
-        let mut sum = 0u32;
-        for &x in &w {
-            sum += x;
-        }
+        const LAST: u16 = PIECE_EXP_LEN as u16 - 1;
+        let bits = u16x16::new(LANE_BITS);
+        // All ones where the mask allows the symbol.
+        let keep = (u16x16::splat(mask) & bits).simd_eq(bits);
+        // The symbols the mask rules out count as the lowest logit.
+        let masked = keep
+            .cast_signed()
+            .select(i16x16::new(*logits), i16x16::splat(i16::MIN));
+        let best = masked.reduce_max();
+        // Steps of 1/64 nat below the best (< 4096); the table's last entry
+        // (weight 0) for the symbols the mask rules out.
+        let diff: u16x16 = (i16x16::splat(best) - masked).cast_unsigned();
+        let d = (diff >> 4u32) | (!keep & u16x16::splat(LAST));
+        // Weights exp(logit − best) in 24-bit fixed point: the best gets
+        // 2^24, so the sum of 13 is in [2^24, 2^28).
+        let steps = d.to_array();
+        let w = u32x16::new(std::array::from_fn(|s| exp[usize::from(steps[s] & LAST)]));
+        let sum = w.reduce_add();
         // The first symbol of the highest weight gets the rounding remainder.
-        let top = w.iter().position(|&x| x == exp[0]).unwrap_or(0);
-        let allowed = mask.count_ones();
-        // scale < 2^28 (sum ≥ 2^20), so w · scale < 2^48.
-        let scale = (((u64::from((1u32 << 24) - allowed)) << 24) / u64::from(sum.max(1))) as u32;
-        let mut freqs = [0u32; LANES];
-        let mut assigned = 0u32;
-        for s in 0..LANES {
-            freqs[s] = ((u64::from(w[s]) * u64::from(scale)) >> 24) as u32 + (keep[s] as u32 & 1);
-            assigned += freqs[s];
-        }
+        let top = (d.simd_eq(u16x16::ZERO).to_bitmask().trailing_zeros() & 15) as usize;
+        let free = (1u32 << 24) - mask.count_ones();
+        // scale < 2^32 (sum ≥ 2^24 > free); frequency = w · scale / 2^32.
+        let scale = ((u64::from(free) << 32) / u64::from(sum.max(1))) as u32;
+        // Minus all ones: plus 1 for each symbol the mask allows.
+        let bits32 = u32x16::new(LANE_BITS.map(u32::from));
+        let keep32 = (u32x16::splat(u32::from(mask)) & bits32).simd_eq(bits32);
+        let mut freqs = (w.mul_keep_high(u32x16::splat(scale)) - keep32).to_array();
+        let assigned: u32 = freqs.iter().sum();
         freqs[top] += (1u32 << 24) - assigned;
+        PieceFreqs { freqs }
+    }
+
+    /// The same frequencies in scalar code.
+    #[cfg(test)]
+    fn reference(exp: &[u32; PIECE_EXP_LEN], logits: &[i16; LANES], mask: u16) -> PieceFreqs {
+        let mut freqs = [0u32; LANES];
+        let allowed = |s: usize| mask >> s & 1 == 1;
+        let Some(best) = (0..LANES).filter(|&s| allowed(s)).map(|s| logits[s]).max() else {
+            freqs[0] = 1 << 24;
+            return PieceFreqs { freqs };
+        };
+        let w: Vec<u32> = (0..LANES)
+            .map(|s| {
+                let d = usize::from((best as i32 - logits[s] as i32) as u16 >> 4);
+                if allowed(s) { exp[d] } else { 0 }
+            })
+            .collect();
+        let sum: u64 = w.iter().map(|&x| u64::from(x)).sum();
+        let free = (1u64 << 24) - u64::from(mask.count_ones());
+        let scale = (free << 32) / sum;
+        for s in 0..LANES {
+            freqs[s] = ((u64::from(w[s]) * scale) >> 32) as u32 + u32::from(allowed(s));
+        }
+        // Within 1/64 nat of the best: the weight of the best.
+        let top = (0..LANES)
+            .find(|&s| allowed(s) && (best as i32 - logits[s] as i32) >> 4 == 0)
+            .unwrap_or(0);
+        freqs[top] += (1 << 24) - freqs.iter().sum::<u32>();
         PieceFreqs { freqs }
     }
 }
@@ -1278,6 +1324,61 @@ mod tests {
         for s in 0..10 {
             assert_eq!(piece_symbol(symbol_piece(s)), s);
         }
+    }
+
+    #[test]
+    fn piece_frequencies_match_scalar_code() {
+        let t = tables();
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for i in 0..20_000 {
+            let r = next();
+            // Logits near each other, spread out, and at both ends of 16 bits.
+            let spread = [64, 4096, 65536][i % 3];
+            let mut logits: [i16; LANES] =
+                std::array::from_fn(|_| (next() % spread) as i64 as i16 - (spread / 2) as i16);
+            if i % 7 == 0 {
+                logits[(r % 13) as usize] = if r & 1 == 0 { i16::MAX } else { i16::MIN };
+            }
+            let mask = match i % 5 {
+                0 => (1 << PIECES) - 1,
+                1 => ((1 << PIECES) - 1) & !(1 | 1 << 5),
+                _ => (r >> 16) as u16 & ((1 << PIECES) - 1),
+            };
+            let fast = PieceFreqs::new(&t.piece_exp, &logits, mask).freqs;
+            assert_eq!(
+                fast,
+                PieceFreqs::reference(&t.piece_exp, &logits, mask).freqs
+            );
+            if mask != 0 {
+                assert_eq!(fast.iter().sum::<u32>(), 1 << 24);
+                for (s, &f) in fast.iter().enumerate() {
+                    assert_eq!(f > 0, mask >> s & 1 == 1, "{mask:#x} {s}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn piece_logits_saturate() {
+        let mut rows: Box<[[i16; LANES]; ROWS_CAP]> = vec![[0; LANES]; ROWS_CAP]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap();
+        rows[1] = [30_000; LANES];
+        rows[2] = [-30_000; LANES];
+        let mut active = [0u16; ACTIVE];
+        active[MERGED] = 1;
+        active[MERGED + 1] = 1;
+        assert_eq!(piece_logits(&rows, &active)[0], i16::MAX);
+        active[MERGED + 2] = 2;
+        // Saturated, then lowered: not the wrapped sum 30_000.
+        assert_eq!(piece_logits(&rows, &active)[0], i16::MAX - 30_000);
     }
 
     #[test]
