@@ -88,6 +88,8 @@ pub const ACTIVE: usize = 17;
 /// north × west rows of the same square: integer sums, so the same logits
 /// from 14 lookups instead of 17.
 const MERGED: usize = 3;
+/// The feature rows the coder looks up for each square.
+const CODED: usize = ACTIVE - MERGED;
 /// The features of [`Scan::context`] at `MATERIAL..MATERIAL + 4`: the
 /// material seen so far, which changes only when a piece is placed (and with
 /// the rank and the square colour), so the coder sums their occupancy
@@ -472,7 +474,11 @@ struct Scan {
     file_rows: [u16; 8],
     /// Count of each context symbol coded so far.
     seen: [u8; 16],
-    bishops: [bool; 4], // white light, white dark, black light, black dark
+    /// Bishops seen: bit 0 white light, 1 white dark, 2 black light, 3
+    /// black dark.
+    bishops: u8,
+    /// Knights, bishops, rooks and queens seen.
+    piece_count: u8,
     white_pawn_files: u8,
     black_pawn_files: u8,
     castles: [u8; 2],
@@ -504,7 +510,8 @@ impl Scan {
             bk,
             file_rows: [F_PAWN_FILES as u16; 8],
             seen: [0; 16],
-            bishops: [false; 4],
+            bishops: 0,
+            piece_count: 0,
             white_pawn_files: 0,
             black_pawn_files: 0,
             castles: [0; 2],
@@ -538,11 +545,7 @@ impl Scan {
 
     fn update_minors(&mut self) {
         let c3 = |x: u8| usize::from(x.min(2));
-        let bishops = self
-            .bishops
-            .iter()
-            .enumerate()
-            .fold(0, |acc, (i, &b)| acc | usize::from(b) << i);
+        let bishops = usize::from(self.bishops);
         self.minors = F_MINORS + ((c3(self.seen[2]) * 3 + c3(self.seen[8])) * 16 + bishops) * 2;
     }
 
@@ -552,17 +555,30 @@ impl Scan {
     }
 
     fn update_pieces(&mut self) {
-        let pieces: u8 = [2, 3, 4, 5, 8, 9, 10, 11]
-            .iter()
-            .map(|&i| self.seen[i])
-            .sum();
-        self.pieces = F_PIECES + usize::from(pieces.min(14)) * 8;
+        self.pieces = F_PIECES + usize::from(self.piece_count.min(14)) * 8;
     }
 
     /// The feature rows of square `sq`; the first [`MERGED`] are folded
     /// into later ones in the coder's tables.
     #[inline]
     fn context(&self, sq: usize) -> [u16; ACTIVE] {
+        let sq = sq & 63;
+        let p = usize::from(PAD[sq]);
+        let at = |d: usize| usize::from(self.cells[p.wrapping_sub(d) & 127]);
+        let mut rows = [0u16; ACTIVE];
+        rows[..MERGED].copy_from_slice(&[
+            (F_SQ + sq) as u16,
+            (F_N + sq * CTX + at(PAD_WIDTH)) as u16,
+            (F_W + sq * CTX + at(1)) as u16,
+        ]);
+        rows[MERGED..].copy_from_slice(&self.coded_rows(sq));
+        rows
+    }
+
+    /// The feature rows of square `sq` that the coder's tables keep: those
+    /// of [`Scan::context`] after the first [`MERGED`].
+    #[inline(always)]
+    fn coded_rows(&self, sq: usize) -> [u16; CODED] {
         let sq = sq & 63;
         let (f, rank) = (sq % 8, sq / 8);
         let p = usize::from(PAD[sq]);
@@ -580,9 +596,6 @@ impl Scan {
         let light = (f + rank) % 2;
         let r = |x: usize| x as u16;
         [
-            r(F_SQ + sq),
-            r(F_N + sq * CTX + n),
-            r(F_W + sq * CTX + w),
             r(F_DIAG + (nw * CTX + ne) * 8 + rank),
             r(F_COLUMN + (n * CTX + nn) * 8 + rank),
             self.file_rows[f] + sq as u16,
@@ -696,7 +709,7 @@ impl Scan {
             }
             (color, Role::Bishop) => {
                 let light = usize::from((f + rank) % 2 == 1);
-                self.bishops[usize::from(color == Color::Black) * 2 + 1 - light] = true;
+                self.bishops |= 1 << (usize::from(color == Color::Black) * 2 + 1 - light);
             }
             _ => {}
         }
@@ -704,10 +717,12 @@ impl Scan {
         match c {
             1 | 7 => self.update_pawns(),
             2 | 3 | 8 | 9 => {
+                self.piece_count += 1;
                 self.update_minors();
                 self.update_pieces();
             }
             _ => {
+                self.piece_count += 1;
                 self.update_majors();
                 self.update_pieces();
             }
@@ -719,10 +734,10 @@ impl Scan {
 /// Sums the occupancy weights of a square's features but the material ones,
 /// which `material` sums (see [`material_occupancy`]).
 #[inline]
-fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; ACTIVE], material: i32) -> i32 {
-    active[MERGED..MATERIAL]
+fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; CODED], material: i32) -> i32 {
+    active[..MATERIAL - MERGED]
         .iter()
-        .chain(&active[MATERIAL + 4..])
+        .chain(&active[MATERIAL - MERGED + 4..])
         .fold(material, |sum, &r| {
             sum + i32::from(weights[usize::from(r) & (ROWS_CAP - 1)])
         })
@@ -761,7 +776,7 @@ impl<'t> CoderScan<'t> {
     /// The context rows of `sq` and its frequencies of empty and occupied;
     /// `None` for a king's square. Squares come in order, a1 to h8.
     #[inline(always)]
-    fn square(&mut self, sq: usize) -> Option<([u16; ACTIVE], [u32; 2])> {
+    fn square(&mut self, sq: usize) -> Option<([u16; CODED], [u32; 2])> {
         if self.stale || sq.is_multiple_of(8) {
             self.material = material_occupancy(&self.t.occupancy, &self.scan, sq / 8);
             self.stale = false;
@@ -770,7 +785,7 @@ impl<'t> CoderScan<'t> {
             self.scan.mark(sq, self.scan.cell(sq));
             return None;
         }
-        let rows = self.scan.context(sq);
+        let rows = self.scan.coded_rows(sq);
         let material = self.material[(sq + sq / 8) % 2];
         let logit = occupancy_logit(&self.t.occupancy, &rows, material);
         Some((rows, occupancy(self.occ, logit)))
@@ -779,7 +794,7 @@ impl<'t> CoderScan<'t> {
     /// The frequencies of the piece symbols on `sq` (mask `mask`), whose
     /// context is `rows`.
     #[inline(always)]
-    fn pieces(&self, rows: &[u16; ACTIVE], mask: u16) -> PieceFreqs {
+    fn pieces(&self, rows: &[u16; CODED], mask: u16) -> PieceFreqs {
         PieceFreqs::new(&self.t.piece_exp, &piece_logits(&self.t.pieces, rows), mask)
     }
 
@@ -795,9 +810,9 @@ impl<'t> CoderScan<'t> {
 /// ends of 16 bits (±32 nats; in this order, so that every machine gets the
 /// same sums).
 #[inline]
-fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; ACTIVE]) -> [i16; LANES] {
+fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; CODED]) -> [i16; LANES] {
     let mut sum = [0i16; LANES];
-    for &r in &active[MERGED..] {
+    for &r in active {
         let row = &rows[usize::from(r) & (ROWS_CAP - 1)];
         for (s, &w) in sum.iter_mut().zip(row) {
             *s = s.saturating_add(w);
@@ -1372,13 +1387,30 @@ mod tests {
             .unwrap();
         rows[1] = [30_000; LANES];
         rows[2] = [-30_000; LANES];
-        let mut active = [0u16; ACTIVE];
-        active[MERGED] = 1;
-        active[MERGED + 1] = 1;
+        let mut active = [0u16; CODED];
+        active[0] = 1;
+        active[1] = 1;
         assert_eq!(piece_logits(&rows, &active)[0], i16::MAX);
-        active[MERGED + 2] = 2;
+        active[2] = 2;
         // Saturated, then lowered: not the wrapped sum 30_000.
         assert_eq!(piece_logits(&rows, &active)[0], i16::MAX - 30_000);
+    }
+
+    #[test]
+    fn coder_rows_are_the_unfolded_context() {
+        let pos = crate::position::parse_fen(
+            "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQK2R w KQ d6 0 9",
+        )
+        .unwrap();
+        let (wk, bk) = kings(pos.board()).unwrap();
+        let symbols = symbols_of(&pos);
+        let mut scan = Scan::new(wk, bk);
+        for (sq, symbol) in symbols.iter().enumerate() {
+            assert_eq!(scan.coded_rows(sq)[..], scan.context(sq)[MERGED..], "{sq}");
+            if let Some(s) = symbol {
+                scan.place(sq, *s);
+            }
+        }
     }
 
     #[test]
