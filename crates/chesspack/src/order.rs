@@ -66,27 +66,24 @@ pub(crate) fn promotion_key(promotion: Option<Role>) -> u32 {
 /// ```
 #[inline]
 pub fn key(m: Move, order: Order) -> u32 {
-    let (from, to, promo) = match m {
-        Move::Normal {
-            from,
-            to,
-            promotion,
-            ..
-        } => (usize::from(from), usize::from(to), promotion_key(promotion)),
-        Move::EnPassant { from, to } => (usize::from(from), usize::from(to), 0),
-        Move::Castle { king, rook } => (usize::from(king), usize::from(rook), 0),
-        Move::Put { to, .. } => (64, usize::from(to), 0),
-    };
+    // Castling: king and rook square; a drop: origin 64.
+    let from = m.from().map_or(64, usize::from);
+    let to = usize::from(m.to());
+    let promo = PROMOTION_KEY[m.promotion().map_or(0, |r| r as usize)];
     match order {
-        Order::Thesis => THESIS_FROM[from] | THESIS_TO[to] | promo,
+        Order::Thesis => THESIS_FROM[from & 127] | THESIS_TO[to & 63] | promo,
         Order::SquareIndex => (((from as u32 * 64) + to as u32) << 3) | promo,
     }
 }
 
+/// [`promotion_key`] by promotion role (`role as usize`, 0 for none).
+const PROMOTION_KEY: [u32; 7] = [0, 5, 1, 2, 3, 4, 5];
+
 /// The thesis key's origin part, `(file · 9 + rank) << 9`, by square (64:
-/// a drop, rank 8 of file a).
-pub(crate) const THESIS_FROM: [u32; 65] = {
-    let mut t = [0; 65];
+/// a drop, rank 8 of file a; padded to 128 entries for an index masked
+/// without a bounds check).
+pub(crate) const THESIS_FROM: [u32; 128] = {
+    let mut t = [0; 128];
     let mut sq = 0;
     while sq < 65 {
         let (ff, fr) = (sq as u32 % 8, sq as u32 / 8);
@@ -178,18 +175,40 @@ pub fn nth(moves: &[Move], order: Order, n: usize) -> Option<usize> {
     if moves.len() > 255 {
         return sort_index(moves, order, n);
     }
-    // The move with exactly n smaller keys: a quadratic count, but over a
-    // few dozen integers it vectorises and has no unpredictable branch
-    // until the move is found, which beats sorting or selecting.
-    let mut packed = [0u32; 255];
-    let packed = &mut packed[..moves.len()];
-    for (i, (p, m)) in packed.iter_mut().zip(moves).enumerate() {
-        *p = (key(*m, order) << 8) | i as u32;
+    if moves.len() <= 64 {
+        nth_in::<64>(moves, order, n)
+    } else {
+        nth_in::<255>(moves, order, n)
     }
+}
+
+/// [`nth`] for at most `N` ≤ 255 moves (a smaller `N`, a smaller array to
+/// clear).
+fn nth_in<const N: usize>(moves: &[Move], order: Order, n: usize) -> Option<usize> {
+    // Keys are below 2^16: count the moves in each of 64 buckets of keys
+    // (key >> 10), walk the buckets to the one that holds the nth, then
+    // pick it among that bucket's few moves by counting smaller keys.
+    let mut packed = [0u32; N];
+    let packed = &mut packed[..moves.len()];
+    let mut counts = [0u8; 64];
+    for (i, (p, m)) in packed.iter_mut().zip(moves).enumerate() {
+        let k = key(*m, order);
+        *p = (k << 8) | i as u32;
+        counts[(k >> 10) as usize & 63] += 1;
+    }
+    let mut bucket = 0;
+    let mut before = 0;
+    while before + usize::from(counts[bucket]) <= n {
+        before += usize::from(counts[bucket]);
+        bucket += 1;
+    }
+    // The bucket's packed values are in [low, high).
+    let (low, high) = ((bucket as u32) << 18, (bucket as u32 + 1) << 18);
     let packed = &*packed;
     packed
         .iter()
-        .find(|&&p| packed.iter().map(|&q| u32::from(q < p)).sum::<u32>() as usize == n)
+        .filter(|&&p| (low..high).contains(&p))
+        .find(|&&p| packed.iter().filter(|&&q| low <= q && q < p).count() == n - before)
         .map(|p| (p & 0xff) as usize)
 }
 
@@ -281,6 +300,25 @@ mod tests {
                 }
                 seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
                 pos.play_unchecked(moves[(seed >> 33) as usize % moves.len()]);
+            }
+        }
+        // Promotions (same squares, keys apart by the piece), castling and
+        // a crowded board.
+        for fen in [
+            "1n1n4/2P1P3/8/3k4/8/8/2p1p3/R3K2R w KQ - 0 1",
+            "3Q4/1Q4Q1/4Q3/2Q4R/Q4Q2/3Q4/1Q4Rp/1K1BBNNk w - - 0 1",
+        ] {
+            let pos: Chess = fen
+                .parse::<shakmaty::fen::Fen>()
+                .unwrap()
+                .into_position(shakmaty::CastlingMode::Standard)
+                .unwrap();
+            let moves = pos.legal_moves();
+            for order in [Order::Thesis, Order::SquareIndex] {
+                let sorted = sorted_moves(&pos, order);
+                for (i, m) in sorted.iter().enumerate() {
+                    assert_eq!(nth(&moves, order, i).map(|j| moves[j]), Some(*m));
+                }
             }
         }
     }

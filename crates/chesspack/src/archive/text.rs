@@ -365,13 +365,14 @@ impl<'a> MovetextWriter<'a> {
                 let (pos, before) = self.lines.last_mut().expect("a line");
                 let number = pos.fullmoves();
                 if pos.turn() == Color::White {
-                    let _ = write!(self.out, "{number}. ");
+                    push_number(self.out, number.get());
+                    self.out.extend_from_slice(b". ");
                 } else if self.need_number {
-                    let _ = write!(self.out, "{number}... ");
+                    push_number(self.out, number.get());
+                    self.out.extend_from_slice(b"... ");
                 }
                 *before = Some(pos.clone());
-                let san = SanPlus::from_move_and_play_unchecked(pos, *m);
-                let _ = write!(self.out, "{san}");
+                san_and_play(pos, *m).append_ascii_to(self.out);
                 self.need_number = false;
             }
             Event::Nag(nag) => {
@@ -406,9 +407,79 @@ impl<'a> MovetextWriter<'a> {
     }
 }
 
+/// Appends `n` in decimal.
+fn push_number(out: &mut Vec<u8>, n: u32) {
+    let mut digits = [0u8; 10];
+    let mut i = digits.len();
+    let mut n = n;
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    out.extend_from_slice(&digits[i..]);
+}
+
+/// The SAN of legal move `m` in `pos`, which then plays it: what
+/// [`SanPlus::from_move_and_play_unchecked`] gives, but the legal moves
+/// that tell mate from check are generated only when the move gives check.
+fn san_and_play(pos: &mut Chess, m: Move) -> SanPlus {
+    let san = shakmaty::san::San::from_move(&*pos, m);
+    pos.play_unchecked(m);
+    let suffix = pos.checkers().any().then(|| {
+        if pos.legal_moves().is_empty() {
+            shakmaty::san::Suffix::Checkmate
+        } else {
+            shakmaty::san::Suffix::Check
+        }
+    });
+    SanPlus { san, suffix }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_in_decimal() {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u32::MAX] {
+            let mut out = Vec::new();
+            push_number(&mut out, n);
+            assert_eq!(out, n.to_string().as_bytes());
+        }
+    }
+
+    /// `san_and_play` writes what shakmaty's `SanPlus` does, checks and
+    /// mates included, in random games.
+    #[test]
+    fn san_and_play_agrees_with_shakmaty() {
+        let mut seed = 11u64;
+        let (mut checks, mut mates) = (0, 0);
+        for _ in 0..100 {
+            let mut pos = Chess::default();
+            for _ in 0..200 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                for &m in &moves {
+                    let mut a = pos.clone();
+                    let mut b = pos.clone();
+                    let ours = san_and_play(&mut a, m);
+                    assert_eq!(ours, SanPlus::from_move_and_play_unchecked(&mut b, m));
+                    assert_eq!(a, b);
+                    checks += usize::from(ours.suffix.is_some());
+                    mates += usize::from(ours.suffix == Some(shakmaty::san::Suffix::Checkmate));
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                pos.play_unchecked(moves[(seed >> 33) as usize % moves.len()]);
+            }
+        }
+        assert!(checks > 100 && mates > 0, "{checks} checks, {mates} mates");
+    }
 
     fn canonical(text: &str) -> String {
         let game = parse(text.as_bytes()).unwrap();
