@@ -40,16 +40,11 @@ pub fn target(m: Move) -> Square {
     }
 }
 
+/// The key's promotion part: none 0, knight 1, bishop 2, rook 3, queen 4,
+/// anything else 5 (a king or pawn: not in chess).
 #[inline]
 pub(crate) fn promotion_key(promotion: Option<Role>) -> u32 {
-    match promotion {
-        None => 0,
-        Some(Role::Knight) => 1,
-        Some(Role::Bishop) => 2,
-        Some(Role::Rook) => 3,
-        Some(Role::Queen) => 4,
-        Some(_) => 5, // king promotion (antichess); unreachable in chess
-    }
+    PROMOTION_KEY[promotion.map_or(0, |r| r as usize)]
 }
 
 /// The sort key of a move in an order: unique among the legal moves of any
@@ -69,14 +64,14 @@ pub fn key(m: Move, order: Order) -> u32 {
     // Castling: king and rook square; a drop: origin 64.
     let from = m.from().map_or(64, usize::from);
     let to = usize::from(m.to());
-    let promo = PROMOTION_KEY[m.promotion().map_or(0, |r| r as usize)];
+    let promo = promotion_key(m.promotion());
     match order {
         Order::Thesis => THESIS_FROM[from & 127] | THESIS_TO[to & 63] | promo,
         Order::SquareIndex => (((from as u32 * 64) + to as u32) << 3) | promo,
     }
 }
 
-/// [`promotion_key`] by promotion role (`role as usize`, 0 for none).
+/// [`promotion_key`] by `role as usize` (pawn 1 … king 6), 0 for none.
 const PROMOTION_KEY: [u32; 7] = [0, 5, 1, 2, 3, 4, 5];
 
 /// The thesis key's origin part, `(file · 9 + rank) << 9`, by square (64:
@@ -271,6 +266,19 @@ mod tests {
                 assert_eq!(key(m, Order::SquareIndex), (from * 64 + to) << 3);
             }
         }
+        let keys: Vec<u32> = [
+            None,
+            Some(Role::Knight),
+            Some(Role::Bishop),
+            Some(Role::Rook),
+            Some(Role::Queen),
+            Some(Role::King),
+            Some(Role::Pawn),
+        ]
+        .into_iter()
+        .map(promotion_key)
+        .collect();
+        assert_eq!(keys, [0, 1, 2, 3, 4, 5, 5]);
         let drop = Move::Put {
             role: Role::Knight,
             to: Square::C3,

@@ -848,9 +848,9 @@ fn occupancy(table: &[u32], logit: i32) -> [u32; 2] {
 }
 
 /// Length of [`Tables::piece_exp`]: one entry for every difference of 16-bit
-/// logits in steps of 1/64 nat (`exp(−i/64)` reaches 0 in 24-bit fixed
-/// point, the coder's precision, before `i` = 1,070; the zeros above are
-/// never loaded but for the last one).
+/// logits in steps of 1/64 nat, so that no index needs clamping
+/// (`exp(−i/64)` reaches 0 in 24-bit fixed point, the coder's precision,
+/// before `i` = 1,070; the entries above are 0).
 const PIECE_EXP_LEN: usize = 4096;
 
 /// The frequency of each of the 13 piece symbols (0 for those the mask
