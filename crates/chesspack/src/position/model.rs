@@ -1356,7 +1356,7 @@ mod tests {
             // Logits near each other, spread out, and at both ends of 16 bits.
             let spread = [64, 4096, 65536][i % 3];
             let mut logits: [i16; LANES] =
-                std::array::from_fn(|_| (next() % spread) as i64 as i16 - (spread / 2) as i16);
+                std::array::from_fn(|_| ((next() % spread) as i64 - (spread / 2) as i64) as i16);
             if i % 7 == 0 {
                 logits[(r % 13) as usize] = if r & 1 == 0 { i16::MAX } else { i16::MIN };
             }
