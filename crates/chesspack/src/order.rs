@@ -71,6 +71,14 @@ pub fn key(m: Move, order: Order) -> u32 {
     }
 }
 
+/// The bucket of a key (below 64: keys are below 2^16), in key order: the
+/// moves from two origin squares in the thesis order. Decoders that look
+/// for the move at a rank or a cumulative frequency walk the buckets first.
+#[inline]
+pub(crate) fn key_bucket(key: u32) -> usize {
+    (key >> 10) as usize & 63
+}
+
 /// [`promotion_key`] by `role as usize` (pawn 1 … king 6), 0 for none.
 const PROMOTION_KEY: [u32; 7] = [0, 5, 1, 2, 3, 4, 5];
 
@@ -180,8 +188,8 @@ pub fn nth(moves: &[Move], order: Order, n: usize) -> Option<usize> {
 /// [`nth`] for at most `N` ≤ 255 moves (a smaller `N`, a smaller array to
 /// clear).
 fn nth_in<const N: usize>(moves: &[Move], order: Order, n: usize) -> Option<usize> {
-    // Keys are below 2^16: count the moves in each of 64 buckets of keys
-    // (key >> 10), walk the buckets to the one that holds the nth, then
+    // Count the moves in each of the 64 buckets of keys ([`key_bucket`]),
+    // walk the buckets to the one that holds the nth, then
     // pick it among that bucket's few moves by counting smaller keys.
     let mut packed = [0u32; N];
     let packed = &mut packed[..moves.len()];
@@ -189,7 +197,7 @@ fn nth_in<const N: usize>(moves: &[Move], order: Order, n: usize) -> Option<usiz
     for (i, (p, m)) in packed.iter_mut().zip(moves).enumerate() {
         let k = key(*m, order);
         *p = (k << 8) | i as u32;
-        counts[(k >> 10) as usize & 63] += 1;
+        counts[key_bucket(k)] += 1;
     }
     let mut bucket = 0;
     let mut before = 0;
@@ -197,7 +205,7 @@ fn nth_in<const N: usize>(moves: &[Move], order: Order, n: usize) -> Option<usiz
         before += usize::from(counts[bucket]);
         bucket += 1;
     }
-    // The bucket's packed values are in [low, high).
+    // The bucket's packed values (key << 8 | index) are in [low, high).
     let (low, high) = ((bucket as u32) << 18, (bucket as u32 + 1) << 18);
     let packed = &*packed;
     packed

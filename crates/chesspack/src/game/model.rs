@@ -249,12 +249,12 @@ impl Scratch {
     fn decode(&mut self, dec: &mut Decoder) -> Result<usize, Error> {
         let n = self.n;
         self.fill_frequencies();
-        // Sums by key bucket: `key >> 10` (< 37) holds the moves from two
-        // origin squares (the key's major part is `file · 9 + rank`).
+        // Sums by key bucket (`order::key_bucket`: below 37 here, each the
+        // moves from two origin squares).
         let mut sums = [0u32; 64];
         let mut buckets = 0u64;
         for (&k, &f) in self.keys[..n].iter().zip(&self.freqs_by_move) {
-            let b = (k >> 10) as usize & 63;
+            let b = crate::order::key_bucket(k);
             sums[b] += f;
             buckets |= 1 << b;
         }
@@ -281,7 +281,7 @@ impl Scratch {
             let mut from = [0u32; 64];
             let mut count = 0;
             for (i, &k) in keys.iter().enumerate() {
-                if k >> 10 == bucket && count < from.len() {
+                if crate::order::key_bucket(k) == bucket as usize && count < from.len() {
                     from[count] = (k << 9) | i as u32;
                     count += 1;
                 }
