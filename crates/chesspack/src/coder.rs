@@ -1,18 +1,18 @@
-//! Range coding with integer probabilities, on top of constriction.
+//! Range coding with integer probabilities: the streams of constriction's
+//! range coder.
 //!
 //! Probabilities are 24-bit fixed point: every symbol's frequency is at least
 //! 1 and they sum to exactly `1 << 24`. Encoding and decoding are integer-only
 //! and therefore identical on every platform and build.
 //!
-//! The encoder ends its stream with as few bits as identify the final range
-//! (the decoder reads missing bits as zeros), instead of constriction's one or
-//! two whole 32-bit words, which matters for messages of a hundred bits.
-
-use constriction::stream::{
-    Decode, Encode,
-    model::DefaultContiguousCategoricalEntropyModel,
-    queue::{DefaultRangeDecoder, DefaultRangeEncoder, EncoderSituation, RangeEncoder},
-};
+//! [`Encoder`] and [`Decoder`] write and read the words of constriction's
+//! `DefaultRangeEncoder` and `DefaultRangeDecoder` (the unit tests run
+//! constriction's on the same symbols and bytes), in code small enough to
+//! inline into the codecs' loops and without a division per decoded symbol:
+//! the position codec spends its time there. The encoder ends its stream
+//! with as few bits as identify the final range (the decoder reads missing
+//! bits as zeros), instead of constriction's one or two whole 32-bit words,
+//! which matters for messages of a hundred bits.
 
 use crate::{Bits, Error, bits::BitWriter};
 
@@ -36,8 +36,10 @@ pub const PRECISION: u32 = 24;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Model {
-    inner: DefaultContiguousCategoricalEntropyModel,
     freqs: Vec<u32>,
+    /// `cdf[i]`: the sum of the frequencies below symbol `i` (`n + 1` of
+    /// them, the last `1 << 24`).
+    cdf: Vec<u32>,
 }
 
 impl Model {
@@ -65,12 +67,13 @@ impl Model {
                 "frequencies must be positive and sum to 2^24".into(),
             ));
         }
-        let inner =
-            DefaultContiguousCategoricalEntropyModel::from_nonzero_fixed_point_probabilities(
-                &freqs, false,
-            )
-            .map_err(|()| Error::InvalidData("invalid frequencies".into()))?;
-        Ok(Model { inner, freqs })
+        let cdf = std::iter::once(0)
+            .chain(freqs.iter().scan(0, |sum, &f| {
+                *sum += f;
+                Some(*sum)
+            }))
+            .collect();
+        Ok(Model { freqs, cdf })
     }
 
     /// The number of symbols.
@@ -209,91 +212,31 @@ pub(crate) fn scaled(w: u64, scale: u64) -> u32 {
     1 + ((u128::from(w) * u128::from(scale)) >> 64) as u32
 }
 
-/// A model given by its quantile function (see [`Decoder::decode_by`]).
-struct Quantile<F>(F);
-
-impl<F> constriction::stream::model::EntropyModel<24> for Quantile<F> {
-    type Symbol = usize;
-    type Probability = u32;
-}
-
-impl<F: Fn(u32) -> (usize, u32, u32)> constriction::stream::model::DecoderModel<24>
-    for Quantile<F>
-{
-    fn quantile_function(&self, quantile: u32) -> (usize, u32, std::num::NonZeroU32) {
-        let (symbol, left, freq) = (self.0)(quantile);
-        (
-            symbol,
-            left,
-            std::num::NonZeroU32::new(freq).unwrap_or(std::num::NonZeroU32::MIN),
-        )
-    }
-}
-
-/// Frequencies of symbols `0..n` (each ≥ 1, summing to `1 << 24`) used as
-/// a model directly, by linear scan: nothing to build or allocate, for
-/// models that change at every symbol.
-#[derive(Clone, Copy, Debug)]
-struct Frequencies<'a>(&'a [u32]);
-
-impl constriction::stream::model::EntropyModel<24> for Frequencies<'_> {
-    type Symbol = usize;
-    type Probability = u32;
-}
-
-impl constriction::stream::model::EncoderModel<24> for Frequencies<'_> {
-    fn left_cumulative_and_probability(
-        &self,
-        symbol: impl std::borrow::Borrow<usize>,
-    ) -> Option<(u32, std::num::NonZeroU32)> {
-        let s = *symbol.borrow();
-        let p = std::num::NonZeroU32::new(*self.0.get(s)?)?;
-        Some((self.0[..s].iter().sum(), p))
-    }
-}
-
-impl constriction::stream::model::DecoderModel<24> for Frequencies<'_> {
-    fn quantile_function(&self, quantile: u32) -> (usize, u32, std::num::NonZeroU32) {
-        let mut left = 0u32;
-        for (i, &f) in self.0.iter().enumerate() {
-            if quantile < left + f || i + 1 == self.0.len() {
-                return (
-                    i,
-                    left,
-                    std::num::NonZeroU32::new(f).unwrap_or(std::num::NonZeroU32::MIN),
-                );
-            }
-            left += f;
-        }
-        (0, 0, std::num::NonZeroU32::MIN)
-    }
-}
-
-/// One symbol's interval, for [`Encoder::encode_interval`].
-#[derive(Clone, Copy, Debug)]
-struct Interval {
-    left: u32,
-    freq: std::num::NonZeroU32,
-}
-
-impl constriction::stream::model::EntropyModel<24> for Interval {
-    type Symbol = usize;
-    type Probability = u32;
-}
-
-impl constriction::stream::model::EncoderModel<24> for Interval {
-    fn left_cumulative_and_probability(
-        &self,
-        _symbol: impl std::borrow::Borrow<usize>,
-    ) -> Option<(u32, std::num::NonZeroU32)> {
-        Some((self.left, self.freq))
-    }
-}
-
 /// A range encoder.
-#[derive(Debug, Default)]
+///
+/// It writes the streams of constriction's `DefaultRangeEncoder` (32-bit
+/// words, a 64-bit state, 24-bit probabilities; a unit test checks the bytes
+/// against it) up to the end, which [`Encoder::finish`] makes as short as
+/// it can. A carry out of the state is added into the bytes already
+/// written, where constriction holds words back until it knows them; the
+/// words are the same, and the encoder is small enough to inline into the
+/// codecs' loops.
+#[derive(Debug)]
 pub struct Encoder {
-    inner: DefaultRangeEncoder,
+    bytes: Vec<u8>,
+    lower: u64,
+    /// At least `1 << 32` between symbols.
+    range: u64,
+}
+
+impl Default for Encoder {
+    fn default() -> Encoder {
+        Encoder {
+            bytes: Vec::new(),
+            lower: 0,
+            range: u64::MAX,
+        }
+    }
 }
 
 impl Encoder {
@@ -311,9 +254,8 @@ impl Encoder {
         if symbol >= model.len() {
             return Err(Error::InvalidData(format!("symbol {symbol} out of range")));
         }
-        self.inner
-            .encode_symbol(symbol, &model.inner)
-            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+        self.narrow(model.cdf[symbol], model.freqs[symbol]);
+        Ok(())
     }
 
     /// Encodes `symbol` with frequencies as [`quantize_fast`] makes them
@@ -321,14 +263,14 @@ impl Encoder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidData`] when `symbol` is out of range.
+    /// [`Error::InvalidData`] when `symbol` is out of range or its
+    /// frequency is 0.
+    #[inline]
     pub fn encode_frequencies(&mut self, symbol: usize, freqs: &[u32]) -> Result<(), Error> {
-        if symbol >= freqs.len() {
+        let Some(&freq) = freqs.get(symbol) else {
             return Err(Error::InvalidData(format!("symbol {symbol} out of range")));
-        }
-        self.inner
-            .encode_symbol(symbol, Frequencies(freqs))
-            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+        };
+        self.encode_interval(freqs[..symbol].iter().sum(), freq)
     }
 
     /// Encodes a symbol by its interval: the sum of the frequencies before
@@ -339,40 +281,61 @@ impl Encoder {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for an empty interval or one past `1 << 24`.
+    #[inline]
     pub fn encode_interval(&mut self, left: u32, freq: u32) -> Result<(), Error> {
-        let freq = std::num::NonZeroU32::new(freq)
-            .filter(|f| u64::from(left) + u64::from(f.get()) <= 1 << PRECISION)
-            .ok_or_else(|| Error::InvalidData("bad interval".into()))?;
-        self.inner
-            .encode_symbol(0usize, Interval { left, freq })
-            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+        if freq == 0 || u64::from(left) + u64::from(freq) > 1 << PRECISION {
+            return Err(Error::InvalidData("bad interval".into()));
+        }
+        self.narrow(left, freq);
+        Ok(())
     }
 
-    /// Ends the stream with the fewest bits that identify it.
-    pub fn finish(self) -> Bits {
-        let (bulk, state, situation) = self.inner.into_raw_parts();
-        let lower = u128::from(state.lower());
-        let upper = lower + u128::from(state.range().get()) - 1;
-        // Whole 32-bit words, most significant byte first.
-        let mut bytes = Vec::with_capacity(4 * bulk.len() + 8);
-        for &word in &bulk {
-            bytes.extend_from_slice(&word.to_be_bytes());
+    /// Narrows the range to the interval `[left, left + freq)` of `1 << 24`
+    /// (not empty, not past the end).
+    #[inline]
+    fn narrow(&mut self, left: u32, freq: u32) {
+        let scale = self.range >> PRECISION;
+        self.range = scale * u64::from(freq);
+        let (lower, carry) = self.lower.overflowing_add(scale * u64::from(left));
+        self.lower = lower;
+        if carry {
+            add_carry(&mut self.bytes);
         }
-        if state.range().get() == u64::MAX {
-            // Nothing was encoded.
-        } else if matches!(situation, EncoderSituation::Normal) && upper <= u128::from(u64::MAX) {
-            let point = shortest_point(lower as u64, upper as u64);
-            bytes.extend_from_slice(&point.to_be_bytes());
-        } else {
-            let sealed = RangeEncoder::from_raw_parts(Vec::new(), state, situation)
-                .into_compressed()
-                .unwrap_or_default();
-            // from_raw_parts with an empty bulk re-emits only the seal words.
-            for word in sealed {
-                bytes.extend_from_slice(&word.to_be_bytes());
+        if self.range < 1 << 32 {
+            self.bytes
+                .extend_from_slice(&((self.lower >> 32) as u32).to_be_bytes());
+            self.lower <<= 32;
+            self.range <<= 32;
+        }
+    }
+
+    /// Ends the stream with the fewest bits that identify it: the point of
+    /// the final range with the most trailing zeros (the decoder reads
+    /// missing bits as zeros).
+    pub fn finish(mut self) -> Bits {
+        if self.range != u64::MAX {
+            // The range may reach past 2^64: the point then carries.
+            let upper = u128::from(self.lower) + u128::from(self.range) - 1;
+            let point = shortest_point(u128::from(self.lower), upper);
+            if point >> 64 != 0 {
+                add_carry(&mut self.bytes);
             }
+            self.bytes.extend_from_slice(&(point as u64).to_be_bytes());
         }
-        trim_trailing_zeros(bytes)
+        trim_trailing_zeros(self.bytes)
+    }
+}
+
+/// Adds one to the number whose big-endian bytes are `bytes` (a carry out
+/// of the encoder's state; the stream never overflows, since the value
+/// stays below the first range's end).
+#[inline(never)]
+fn add_carry(bytes: &mut [u8]) {
+    for b in bytes.iter_mut().rev() {
+        *b = b.wrapping_add(1);
+        if *b != 0 {
+            break;
+        }
     }
 }
 
@@ -380,12 +343,12 @@ impl Encoder {
 /// cut below the highest bit where it differs from `lower - 1` (0 when
 /// `lower` is 0; no multiple of a larger power of two lies above
 /// `lower - 1` in the block of `upper`).
-fn shortest_point(lower: u64, upper: u64) -> u64 {
+fn shortest_point(lower: u128, upper: u128) -> u128 {
     match lower.checked_sub(1) {
         None => 0,
         Some(below) => {
-            let b = 63 - (below ^ upper).leading_zeros();
-            upper & !((1u64 << b) - 1)
+            let b = 127 - (below ^ upper).leading_zeros();
+            upper & !((1u128 << b) - 1)
         }
     }
 }
@@ -400,53 +363,161 @@ fn trim_trailing_zeros(bytes: Vec<u8>) -> Bits {
 }
 
 /// A range decoder; bits past the end of the stream read as zeros.
+///
+/// It reads exactly what constriction's `DefaultRangeDecoder` reads (32-bit
+/// words, most significant byte first, a 64-bit state, 24-bit
+/// probabilities; a unit test runs both on the same streams), but finds a
+/// symbol by comparing the point against the scaled cumulative
+/// frequencies instead of dividing it by the scale first: the symbol whose
+/// interval `[c, c + f)` holds `⌊d / s⌋` is the one with `s·c ≤ d < s·(c + f)`.
+/// A 64-bit division on the path from one decoded symbol to the next costs
+/// more than the whole comparison for the models here (the position
+/// decoder's occupancy bit, its 13 piece symbols).
 #[derive(Debug)]
-pub struct Decoder {
-    inner: DefaultRangeDecoder,
+pub struct Decoder<'a> {
+    bytes: &'a [u8],
+    /// The next 32-bit word to read.
+    word: usize,
+    lower: u64,
+    /// At least `1 << 32` between symbols.
+    range: u64,
+    /// Invariant: `point − lower < range` (wrapping).
+    point: u64,
 }
 
-impl Decoder {
+impl<'a> Decoder<'a> {
     /// A decoder over `bits`.
-    pub fn new(bits: &Bits) -> Decoder {
-        let words: Vec<u32> = bits
-            .as_bytes()
-            .chunks(4)
-            .map(|c| {
-                let mut b = [0u8; 4];
-                b[..c.len()].copy_from_slice(c);
-                u32::from_be_bytes(b)
-            })
-            .collect();
-        let inner = match DefaultRangeDecoder::from_compressed(words) {
-            Ok(d) => d,
-            Err(never) => match never {},
+    pub fn new(bits: &'a Bits) -> Decoder<'a> {
+        let mut dec = Decoder {
+            bytes: bits.as_bytes(),
+            word: 0,
+            lower: 0,
+            range: u64::MAX,
+            point: 0,
         };
-        Decoder { inner }
+        let high = dec.next_word();
+        dec.point = (u64::from(high) << 32) | u64::from(dec.next_word());
+        dec
+    }
+
+    /// The next 32-bit word of the stream; a partial last word is padded
+    /// with zeros, and words past the end are zero.
+    #[inline]
+    fn next_word(&mut self) -> u32 {
+        let at = 4 * self.word;
+        self.word += 1;
+        match self.bytes.get(at..at + 4) {
+            Some(w) => u32::from_be_bytes([w[0], w[1], w[2], w[3]]),
+            None => {
+                let mut b = [0u8; 4];
+                if let Some(rest) = self.bytes.get(at..) {
+                    b[..rest.len()].copy_from_slice(rest);
+                }
+                u32::from_be_bytes(b)
+            }
+        }
+    }
+
+    /// The scale (`range >> 24`) and the point's offset in the range.
+    #[inline]
+    fn scaled_point(&self) -> (u64, u64) {
+        (self.range >> PRECISION, self.point.wrapping_sub(self.lower))
+    }
+
+    /// Narrows the range to the symbol whose scaled interval starts `left`
+    /// above `lower` and is `width` wide, and reads a word when the range
+    /// has shrunk below `1 << 32`.
+    #[inline]
+    fn narrow(&mut self, left: u64, width: u64) {
+        self.lower = self.lower.wrapping_add(left);
+        self.range = width;
+        if self.range < 1 << 32 {
+            self.lower <<= 32;
+            self.range <<= 32;
+            self.point = (self.point << 32) | u64::from(self.next_word());
+        }
     }
 
     /// Decodes one symbol with `model`.
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidData`] when the range coder reports an error.
+    /// [`Error::InvalidData`] when the stream is not one that the encoder
+    /// can produce.
     pub fn decode(&mut self, model: &Model) -> Result<usize, Error> {
-        self.inner
-            .decode_symbol(&model.inner)
-            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+        let (scale, point) = self.scaled_point();
+        // The symbols whose interval starts at or below the point.
+        let i = model
+            .cdf
+            .partition_point(|&c| scale * u64::from(c) <= point)
+            - 1;
+        if i >= model.freqs.len() {
+            return Err(invalid_stream());
+        }
+        let left = scale * u64::from(model.cdf[i]);
+        self.narrow(left, scale * u64::from(model.freqs[i]));
+        Ok(i)
     }
-}
 
-impl Decoder {
     /// Decodes a symbol written by [`Encoder::encode_frequencies`] with the
-    /// same frequencies.
+    /// same frequencies (each ≥ 1, summing to `1 << 24`).
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidData`] when the range coder reports an error.
+    /// [`Error::InvalidData`] when the stream is not one that the encoder
+    /// can produce.
+    #[inline]
     pub fn decode_frequencies(&mut self, freqs: &[u32]) -> Result<usize, Error> {
-        self.inner
-            .decode_symbol(Frequencies(freqs))
-            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+        let (scale, point) = self.scaled_point();
+        let mut left = 0u64;
+        for (i, &f) in freqs.iter().enumerate() {
+            // No overflow: scale < 2^40 and the cumulative sum ≤ 2^24.
+            let width = scale * u64::from(f);
+            if point < left + width {
+                self.narrow(left, width);
+                return Ok(i);
+            }
+            left += width;
+        }
+        Err(invalid_stream())
+    }
+
+    /// Decodes a symbol of two written by [`Encoder::encode_frequencies`]
+    /// with the frequencies `[zero, (1 << 24) − zero]`: `false` for the
+    /// first, `true` for the second. One multiplication and a comparison.
+    ///
+    /// ```
+    /// use chesspack::coder::{Decoder, Encoder};
+    ///
+    /// let mut enc = Encoder::new();
+    /// enc.encode_frequencies(1, &[1 << 20, (1 << 24) - (1 << 20)]).unwrap();
+    /// enc.encode_frequencies(0, &[1 << 20, (1 << 24) - (1 << 20)]).unwrap();
+    /// let bits = enc.finish();
+    /// let mut dec = Decoder::new(&bits);
+    /// assert!(dec.decode_bit(1 << 20).unwrap());
+    /// assert!(!dec.decode_bit(1 << 20).unwrap());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when `zero` is not in `1..1 << 24` or the
+    /// stream is not one that the encoder can produce.
+    #[inline]
+    pub fn decode_bit(&mut self, zero: u32) -> Result<bool, Error> {
+        if zero == 0 || zero >= 1 << PRECISION {
+            return Err(Error::InvalidData("bad binary frequency".into()));
+        }
+        let (scale, point) = self.scaled_point();
+        let split = scale * u64::from(zero);
+        if point < split {
+            self.narrow(0, split);
+            Ok(false)
+        } else if point < scale << PRECISION {
+            self.narrow(split, (scale << PRECISION) - split);
+            Ok(true)
+        } else {
+            Err(invalid_stream())
+        }
     }
 
     /// Decodes a symbol of a model given by its quantile function:
@@ -471,12 +542,31 @@ impl Decoder {
     ///
     /// # Errors
     ///
-    /// [`Error::InvalidData`] when the range coder fails.
+    /// [`Error::InvalidData`] when the stream is not one that the encoder
+    /// can produce, or `find` returns an interval that does not hold `q`.
     pub fn decode_by(&mut self, find: impl Fn(u32) -> (usize, u32, u32)) -> Result<usize, Error> {
-        self.inner
-            .decode_symbol(Quantile(find))
-            .map_err(|e| Error::InvalidData(format!("range coder: {e}")))
+        let (scale, point) = self.scaled_point();
+        let q = point / scale;
+        if q >= 1 << PRECISION {
+            return Err(invalid_stream());
+        }
+        let (symbol, left, freq) = find(q as u32);
+        let (left, freq) = (u64::from(left), u64::from(freq));
+        if q < left || q >= left + freq || left + freq > 1 << PRECISION {
+            return Err(Error::InvalidData(format!(
+                "range coder: model interval [{left}, {}) misses {q}",
+                left + freq
+            )));
+        }
+        self.narrow(scale * left, scale * freq);
+        Ok(symbol)
     }
+}
+
+/// The error for a point past the last symbol's interval: the encoder never
+/// writes one.
+fn invalid_stream() -> Error {
+    Error::InvalidData("range coder: invalid compressed data".into())
 }
 
 /// A canonical Huffman code over symbols `0..n`, built from integer
@@ -622,11 +712,223 @@ mod tests {
             let lower = x >> (i % 64);
             let upper = lower.saturating_add(x.rotate_left(17) >> (i % 61));
             let want = if lower == 0 { 0 } else { brute(lower, upper) };
-            assert_eq!(super::shortest_point(lower, upper), want, "{lower} {upper}");
+            let got = super::shortest_point(lower.into(), upper.into());
+            assert_eq!(got, u128::from(want), "{lower} {upper}");
         }
     }
 
     use super::*;
+
+    /// Frequencies of symbols `0..n` (each ≥ 1, summing to `1 << 24`) as a
+    /// constriction model, for its reference coders.
+    #[derive(Clone, Copy, Debug)]
+    struct Frequencies<'a>(&'a [u32]);
+
+    impl constriction::stream::model::EntropyModel<24> for Frequencies<'_> {
+        type Symbol = usize;
+        type Probability = u32;
+    }
+
+    impl constriction::stream::model::EncoderModel<24> for Frequencies<'_> {
+        fn left_cumulative_and_probability(
+            &self,
+            symbol: impl std::borrow::Borrow<usize>,
+        ) -> Option<(u32, std::num::NonZeroU32)> {
+            let s = *symbol.borrow();
+            let p = std::num::NonZeroU32::new(*self.0.get(s)?)?;
+            Some((self.0[..s].iter().sum(), p))
+        }
+    }
+
+    impl constriction::stream::model::DecoderModel<24> for Frequencies<'_> {
+        fn quantile_function(&self, quantile: u32) -> (usize, u32, std::num::NonZeroU32) {
+            let mut left = 0u32;
+            for (i, &f) in self.0.iter().enumerate() {
+                if quantile < left + f || i + 1 == self.0.len() {
+                    return (
+                        i,
+                        left,
+                        std::num::NonZeroU32::new(f).unwrap_or(std::num::NonZeroU32::MIN),
+                    );
+                }
+                left += f;
+            }
+            (0, 0, std::num::NonZeroU32::MIN)
+        }
+    }
+
+    /// The encoder as it was on constriction's `DefaultRangeEncoder`, for
+    /// the reference streams.
+    fn reference_encode(symbols: &[(usize, &[u32])]) -> Vec<u8> {
+        use constriction::stream::{
+            Encode,
+            queue::{DefaultRangeEncoder, EncoderSituation, RangeEncoder},
+        };
+        let mut enc = DefaultRangeEncoder::new();
+        for &(s, f) in symbols {
+            enc.encode_symbol(s, Frequencies(f)).unwrap();
+        }
+        let (bulk, state, situation) = enc.into_raw_parts();
+        let lower = u128::from(state.lower());
+        let upper = lower + u128::from(state.range().get()) - 1;
+        let mut bytes: Vec<u8> = bulk.iter().flat_map(|w| w.to_be_bytes()).collect();
+        if state.range().get() == u64::MAX {
+            // Nothing was encoded.
+        } else if matches!(situation, EncoderSituation::Normal) && upper <= u128::from(u64::MAX) {
+            let point = shortest_point(lower, upper) as u64;
+            bytes.extend_from_slice(&point.to_be_bytes());
+        } else {
+            let sealed = RangeEncoder::from_raw_parts(Vec::new(), state, situation)
+                .into_compressed()
+                .unwrap_or_default();
+            bytes.extend(sealed.iter().flat_map(|w| w.to_be_bytes()));
+        }
+        let len = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
+        bytes.truncate(len);
+        bytes
+    }
+
+    /// constriction's decoder over the same bytes, as the old `Decoder` read
+    /// them.
+    fn reference_decoder(bits: &Bits) -> constriction::stream::queue::DefaultRangeDecoder {
+        let words: Vec<u32> = bits
+            .as_bytes()
+            .chunks(4)
+            .map(|c| {
+                let mut b = [0u8; 4];
+                b[..c.len()].copy_from_slice(c);
+                u32::from_be_bytes(b)
+            })
+            .collect();
+        match constriction::stream::queue::DefaultRangeDecoder::from_compressed(words) {
+            Ok(d) => d,
+            Err(never) => match never {},
+        }
+    }
+
+    /// Random frequencies for 1 to 20 symbols, skewed at times.
+    fn random_freqs(x: &mut u64) -> Vec<u32> {
+        let n = 1 + (xorshift(x) % 20) as usize;
+        let weights: Vec<u64> = (0..n)
+            .map(|_| {
+                let r = xorshift(x);
+                if r.is_multiple_of(3) {
+                    r >> (r % 64)
+                } else {
+                    r % 1000
+                }
+            })
+            .collect();
+        quantize(&weights).unwrap()
+    }
+
+    fn xorshift(x: &mut u64) -> u64 {
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        *x
+    }
+
+    /// One symbol by each of the decoder's three ways, chosen by `way`.
+    fn decode_one(dec: &mut Decoder<'_>, freqs: &[u32], way: u64) -> Result<usize, Error> {
+        match way % 3 {
+            0 if freqs.len() == 2 => dec.decode_bit(freqs[0]).map(usize::from),
+            1 => dec.decode_by(|q| {
+                let mut left = 0;
+                for (i, &f) in freqs.iter().enumerate() {
+                    if q < left + f {
+                        return (i, left, f);
+                    }
+                    left += f;
+                }
+                (freqs.len(), left, 1)
+            }),
+            _ => dec.decode_frequencies(freqs),
+        }
+    }
+
+    #[test]
+    fn decoder_reads_as_constriction_does() {
+        use constriction::stream::Decode;
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let (mut symbols, mut errors) = (0, 0);
+        for round in 0..3_000 {
+            let models: Vec<Vec<u32>> = (0..1 + round % 60).map(|_| random_freqs(&mut x)).collect();
+            // Streams the encoder wrote, and (every third round) random bytes.
+            let bits = if round % 3 == 2 {
+                // A point in the sliver of the range above `scale << 24`
+                // (the first 40 bits set) is invalid from the first symbol.
+                let sliver = if round % 2 == 0 { 5 } else { 0 };
+                let bytes: Vec<u8> = (0..round % 23)
+                    .map(|i| {
+                        if i < sliver {
+                            0xff
+                        } else {
+                            xorshift(&mut x) as u8
+                        }
+                    })
+                    .collect();
+                let len = 8 * bytes.len();
+                Bits::from_bytes(bytes, len).unwrap()
+            } else {
+                let mut enc = Encoder::new();
+                for f in &models {
+                    enc.encode_frequencies(xorshift(&mut x) as usize % f.len(), f)
+                        .unwrap();
+                }
+                enc.finish()
+            };
+            let mut ours = Decoder::new(&bits);
+            let mut theirs = reference_decoder(&bits);
+            for f in &models {
+                let want = theirs.decode_symbol(Frequencies(f)).ok();
+                let got = decode_one(&mut ours, f, xorshift(&mut x)).ok();
+                assert_eq!(got, want, "round {round}");
+                if want.is_none() {
+                    errors += 1;
+                    break;
+                }
+                symbols += 1;
+            }
+        }
+        // Both outcomes were exercised.
+        assert!(symbols > 50_000 && errors > 10, "{symbols} {errors}");
+    }
+
+    #[test]
+    fn encoder_writes_constriction_words() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let (mut same, mut ends_differ) = (0, 0);
+        for round in 0..3_000 {
+            let models: Vec<Vec<u32>> = (0..round % 80).map(|_| random_freqs(&mut x)).collect();
+            let symbols: Vec<(usize, &[u32])> = models
+                .iter()
+                .map(|f| (xorshift(&mut x) as usize % f.len(), f.as_slice()))
+                .collect();
+            let mut enc = Encoder::new();
+            for &(s, f) in &symbols {
+                enc.encode_frequencies(s, f).unwrap();
+            }
+            let ours = enc.finish();
+            let theirs = reference_encode(&symbols);
+            if ours.as_bytes() == theirs.as_slice() {
+                same += 1;
+            } else {
+                // constriction ended an inverted or overflowing range with
+                // its whole seal words: ours may end sooner, never later,
+                // and every word before the last 8 bytes is the same.
+                ends_differ += 1;
+                assert!(ours.as_bytes().len() <= theirs.len(), "round {round}");
+                let common = ours.as_bytes().len().saturating_sub(12);
+                assert_eq!(ours.as_bytes()[..common], theirs[..common], "round {round}");
+            }
+            let mut dec = Decoder::new(&ours);
+            for &(s, f) in &symbols {
+                assert_eq!(dec.decode_frequencies(f).unwrap(), s, "round {round}");
+            }
+        }
+        assert!(same > 2_500 && ends_differ < 200, "{same} {ends_differ}");
+    }
 
     #[test]
     fn tail_is_short() {
