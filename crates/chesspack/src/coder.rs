@@ -232,7 +232,8 @@ pub struct Encoder {
 impl Default for Encoder {
     fn default() -> Encoder {
         Encoder {
-            bytes: Vec::new(),
+            // A position's stream, with room for the end.
+            bytes: Vec::with_capacity(16),
             lower: 0,
             range: u64::MAX,
         }
@@ -281,7 +282,7 @@ impl Encoder {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for an empty interval or one past `1 << 24`.
-    #[inline]
+    #[inline(always)]
     pub fn encode_interval(&mut self, left: u32, freq: u32) -> Result<(), Error> {
         if freq == 0 || u64::from(left) + u64::from(freq) > 1 << PRECISION {
             return Err(Error::InvalidData("bad interval".into()));
@@ -292,7 +293,7 @@ impl Encoder {
 
     /// Narrows the range to the interval `[left, left + freq)` of `1 << 24`
     /// (not empty, not past the end).
-    #[inline]
+    #[inline(always)]
     fn narrow(&mut self, left: u32, freq: u32) {
         let scale = self.range >> PRECISION;
         self.range = scale * u64::from(freq);

@@ -1109,9 +1109,13 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
     let wk = dec.decode_frequencies(&t.white_king)?;
     let bk = dec.decode_frequencies(&t.black_king[wk])?;
     let (wk, bk) = (Square::new(wk as u32), Square::new(bk as u32));
-    let mut board = shakmaty::Board::empty();
-    board.set_piece_at(wk, Color::White.king());
-    board.set_piece_at(bk, Color::Black.king());
+    // The board's bitboards, one bit set per square (`Board::set_piece_at`
+    // would clear the square in all eight first).
+    let mut by_role = shakmaty::ByRole::<Bitboard>::default();
+    let mut by_color = shakmaty::ByColor::<Bitboard>::default();
+    by_role.king = Bitboard::from(wk) | Bitboard::from(bk);
+    by_color.white = Bitboard::from(wk);
+    by_color.black = Bitboard::from(bk);
     let mut scan = CoderScan::new(t, wk, bk);
     let mut castling = Bitboard::EMPTY;
     let mut ep = None;
@@ -1133,8 +1137,11 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
         if s == EP {
             ep = Some((square, piece.color));
         }
-        board.set_piece_at(square, piece);
+        by_role.get_mut(piece.role).add(square);
+        by_color.get_mut(piece.color).add(square);
     }
+    let board = shakmaty::Board::try_from_bitboards(by_role, by_color)
+        .map_err(|e| Error::InvalidData(e.to_string()))?;
     let turn = match forced_turn(&board, ep.map(|(_, c)| c))? {
         Some(c) => c,
         None => Color::from_white(dec.decode_frequencies(&t.turn)? == 0),
