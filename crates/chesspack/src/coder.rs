@@ -36,9 +36,8 @@ pub const PRECISION: u32 = 24;
 /// ```
 #[derive(Clone, Debug)]
 pub struct Model {
-    freqs: Vec<u32>,
     /// `cdf[i]`: the sum of the frequencies below symbol `i` (`n + 1` of
-    /// them, the last `1 << 24`).
+    /// them, the first 0, the last `1 << 24`).
     cdf: Vec<u32>,
 }
 
@@ -73,27 +72,27 @@ impl Model {
                 Some(*sum)
             }))
             .collect();
-        Ok(Model { freqs, cdf })
+        Ok(Model { cdf })
     }
 
     /// The number of symbols.
     pub fn len(&self) -> usize {
-        self.freqs.len()
+        self.cdf.len() - 1
     }
 
     /// Whether the model has no symbols (never true for a constructed model).
     pub fn is_empty(&self) -> bool {
-        self.freqs.is_empty()
+        self.len() == 0
     }
 
     /// The frequency of `symbol`, out of `1 << 24`.
     pub fn frequency(&self, symbol: usize) -> u32 {
-        self.freqs[symbol]
+        self.cdf[symbol + 1] - self.cdf[symbol]
     }
 
     /// The ideal cost of `symbol` in bits.
     pub fn cost(&self, symbol: usize) -> f64 {
-        f64::from(PRECISION) - f64::from(self.freqs[symbol]).log2()
+        f64::from(PRECISION) - f64::from(self.frequency(symbol)).log2()
     }
 }
 
@@ -255,7 +254,7 @@ impl Encoder {
         if symbol >= model.len() {
             return Err(Error::InvalidData(format!("symbol {symbol} out of range")));
         }
-        self.narrow(model.cdf[symbol], model.freqs[symbol]);
+        self.narrow(model.cdf[symbol], model.frequency(symbol));
         Ok(())
     }
 
@@ -452,11 +451,11 @@ impl<'a> Decoder<'a> {
             .cdf
             .partition_point(|&c| scale * u64::from(c) <= point)
             - 1;
-        if i >= model.freqs.len() {
+        if i >= model.len() {
             return Err(invalid_stream());
         }
         let left = scale * u64::from(model.cdf[i]);
-        self.narrow(left, scale * u64::from(model.freqs[i]));
+        self.narrow(left, scale * u64::from(model.frequency(i)));
         Ok(i)
     }
 
@@ -695,7 +694,7 @@ impl Huffman {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #[test]
     fn shortest_point_has_the_most_trailing_zeros() {
         let brute = |lower: u64, upper: u64| {
@@ -707,9 +706,7 @@ mod tests {
         };
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for i in 0..20_000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            xorshift(&mut x);
             let lower = x >> (i % 64);
             let upper = lower.saturating_add(x.rotate_left(17) >> (i % 61));
             let want = if lower == 0 { 0 } else { brute(lower, upper) };
@@ -823,7 +820,8 @@ mod tests {
         quantize(&weights).unwrap()
     }
 
-    fn xorshift(x: &mut u64) -> u64 {
+    /// The next state of a xorshift generator (the tests' random inputs).
+    pub(crate) fn xorshift(x: &mut u64) -> u64 {
         *x ^= *x << 13;
         *x ^= *x >> 7;
         *x ^= *x << 17;

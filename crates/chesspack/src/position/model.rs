@@ -855,8 +855,8 @@ const PIECE_EXP_LEN: usize = 4096;
 
 /// The frequency of each of the 13 piece symbols (0 for those the mask
 /// rules out, ≥ 1 for the others, summing to `1 << 24`; lanes 13 to 15 are
-/// 0): one integer division, no allocation, no branch per symbol, in vector
-/// registers.
+/// 0): one division ([`div_floor`]), no allocation, no branch per symbol, in
+/// vector registers.
 struct PieceFreqs {
     freqs: [u32; LANES],
 }
@@ -1366,12 +1366,7 @@ mod tests {
     fn piece_frequencies_match_scalar_code() {
         let t = tables();
         let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = || crate::coder::tests::xorshift(&mut state);
         for i in 0..20_000 {
             let r = next();
             // Logits near each other, spread out, and at both ends of 16 bits.
@@ -1404,9 +1399,7 @@ mod tests {
     fn div_floor_is_the_integer_quotient() {
         let mut x = 0x9e37_79b9_7f4a_7c15u64;
         for i in 0..200_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            crate::coder::tests::xorshift(&mut x);
             // Divisors of 1 to 32 bits, quotients below 2^32 and 2^56 / d.
             let d = 1 + (x >> (32 + i % 32)) as u32;
             let q = (x.rotate_left(23) >> 32).min(((1 << 56) - 1) / u64::from(d) - 1);
