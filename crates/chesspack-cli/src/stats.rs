@@ -48,6 +48,11 @@ pub struct StatsArgs {
     /// all cores when left out.
     #[arg(long)]
     threads: Option<usize>,
+    /// Positions: time each batch of 1,024 positions this many times and
+    /// keep the fastest (other processes only ever slow a round down; the
+    /// bits come from the first round).
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
+    rounds: u32,
     #[command(flatten)]
     engine: EngineOpts,
     /// PGN, EPD or CSV files, `.zst` compressed or not; `-` is stdin.
@@ -369,6 +374,8 @@ struct PositionTally {
     decode: Duration,
     failures: u64,
     unrepresentable: u64,
+    /// Whether the codec has coded a position (its model loaded).
+    warm: bool,
 }
 
 /// Positions timed together: each codec encodes a batch, then decodes it.
@@ -378,29 +385,46 @@ struct PositionTally {
 const POSITION_BATCH: usize = 1024;
 
 /// Encodes and decodes `batch` (line, position, EPD) with every codec and
-/// adds the results to `tallies`.
+/// adds the results to `tallies`: the bits of the first round, the fastest
+/// of `rounds` timings. Each codec codes one position untimed before its
+/// first batch, so that loading its model (milliseconds for
+/// `position-model`) does not count as coding time.
 fn run_positions(
     codecs: &[Box<dyn PositionCodec>],
     tallies: &mut [PositionTally],
     batch: &[(u64, shakmaty::Chess, String)],
+    rounds: u32,
     path: &str,
     pb: &indicatif::ProgressBar,
 ) {
     let mut encoded = Vec::with_capacity(batch.len());
     let mut decoded = Vec::with_capacity(batch.len());
     for (codec, t) in codecs.iter().zip(tallies) {
-        encoded.clear();
-        decoded.clear();
-        let t0 = Instant::now();
-        encoded.extend(batch.iter().map(|(_, pos, _)| codec.encode(pos)));
-        t.encode += t0.elapsed();
-        let t1 = Instant::now();
-        decoded.extend(
-            encoded
-                .iter()
-                .map(|e| e.as_ref().ok().map(|b| codec.decode(b))),
-        );
-        t.decode += t1.elapsed();
+        if !t.warm {
+            if let Some((_, pos, _)) = batch.first()
+                && let Ok(bits) = codec.encode(pos)
+            {
+                std::hint::black_box(codec.decode(&bits).ok());
+            }
+            t.warm = true;
+        }
+        let (mut encode, mut decode) = (Duration::MAX, Duration::MAX);
+        for _ in 0..rounds {
+            encoded.clear();
+            decoded.clear();
+            let t0 = Instant::now();
+            encoded.extend(batch.iter().map(|(_, pos, _)| codec.encode(pos)));
+            encode = encode.min(t0.elapsed());
+            let t1 = Instant::now();
+            decoded.extend(
+                encoded
+                    .iter()
+                    .map(|e| e.as_ref().ok().map(|b| codec.decode(b))),
+            );
+            decode = decode.min(t1.elapsed());
+        }
+        t.encode += encode;
+        t.decode += decode;
         for (((line, _, epd), e), d) in batch.iter().zip(&encoded).zip(&decoded) {
             let bits = match e {
                 Ok(bits) => bits,
@@ -445,7 +469,7 @@ fn positions(args: &StatsArgs) -> Result<()> {
         let reader = input::open(path, &pb)?;
         for item in input::fen_lines(reader) {
             if args.limit.is_some_and(|l| seen >= l) {
-                run_positions(&codecs, &mut tallies, &batch, path, &pb);
+                run_positions(&codecs, &mut tallies, &batch, args.rounds, path, &pb);
                 pb.finish_and_clear();
                 break 'files;
             }
@@ -465,11 +489,11 @@ fn positions(args: &StatsArgs) -> Result<()> {
             }
             batch.push((line, pos, epd));
             if batch.len() == POSITION_BATCH {
-                run_positions(&codecs, &mut tallies, &batch, path, &pb);
+                run_positions(&codecs, &mut tallies, &batch, args.rounds, path, &pb);
                 batch.clear();
             }
         }
-        run_positions(&codecs, &mut tallies, &batch, path, &pb);
+        run_positions(&codecs, &mut tallies, &batch, args.rounds, path, &pb);
         batch.clear();
         pb.finish_and_clear();
     }

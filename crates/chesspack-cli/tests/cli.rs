@@ -111,6 +111,30 @@ fn stats_positions_json_has_the_documented_fields() {
 }
 
 #[test]
+fn stats_positions_rounds_time_again_but_count_once() {
+    let run = |rounds: &str| {
+        chesspack(&[
+            "stats",
+            "--positions",
+            "--json",
+            "--rounds",
+            rounds,
+            "--codec",
+            "position-model",
+            "samples/puzzles-sample.csv",
+        ])
+    };
+    let (one, three) = (run("1"), run("3"));
+    assert!(one.status.success() && three.status.success());
+    let (one, three) = (&json_lines(&one)[0], &json_lines(&three)[0]);
+    for field in ["positions", "bits", "max_bits", "roundtrip_failures"] {
+        assert_eq!(one[field], three[field], "{field}");
+    }
+    assert_eq!(three["positions"], 200);
+    assert!(!run("0").status.success(), "zero rounds refused");
+}
+
+#[test]
 fn stats_limit_and_bad_games() {
     let dir = std::env::temp_dir().join(format!("chesspack-cli-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
