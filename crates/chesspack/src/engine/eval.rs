@@ -173,6 +173,58 @@ pub(crate) fn phase(board: &Board) -> i32 {
     p.min(MAX_PHASE)
 }
 
+/// Every square strictly behind (from `color`'s side: below for white) a
+/// square of `bb`, on the same file.
+fn behind(bb: u64, color: Color) -> u64 {
+    match color {
+        Color::White => {
+            let mut x = bb >> 8;
+            x |= x >> 8;
+            x |= x >> 16;
+            x | x >> 32
+        }
+        Color::Black => {
+            let mut x = bb << 8;
+            x |= x << 8;
+            x |= x << 16;
+            x | x << 32
+        }
+    }
+}
+
+/// The pawn-structure terms of `color`'s pawns, (middlegame, endgame):
+/// isolated (−10/−15 each), doubled (one of its own pawns ahead on the
+/// file: −10/−20), else passed (no enemy pawn ahead on its file or the
+/// adjacent ones: the bonus of its rank); for all pawns at once.
+fn pawn_structure(our_pawns: u64, their_pawns: u64, color: Color) -> (i32, i32) {
+    // The files holding one of our pawns as an 8-bit set, and those of
+    // them with no neighbour in it.
+    let mut files = our_pawns;
+    files |= files >> 32;
+    files |= files >> 16;
+    files |= files >> 8;
+    let files = files & 0xff;
+    let lonely = files & !((files << 1) | (files >> 1)) & 0xff;
+    let isolated = (our_pawns & lonely.wrapping_mul(FILE_A)).count_ones() as i32;
+    // Doubled: behind one of ours. Passed: behind none of theirs on the
+    // file or the adjacent ones.
+    let doubled = our_pawns & behind(our_pawns, color);
+    let blocked = behind(their_pawns, color);
+    let blocked = blocked | ((blocked << 1) & !FILE_A) | ((blocked >> 1) & !FILE_H);
+    let passed = our_pawns & !doubled & !blocked;
+    let d = doubled.count_ones() as i32;
+    let (mut mg, mut eg) = (-10 * isolated - 10 * d, -15 * isolated - 20 * d);
+    for sq in Bitboard(passed) {
+        let rel = match color {
+            Color::White => u32::from(sq) / 8,
+            Color::Black => 7 - u32::from(sq) / 8,
+        } as usize;
+        mg += PASSED_MG[rel];
+        eg += PASSED_EG[rel];
+    }
+    (mg, eg)
+}
+
 /// One side's terms but mobility, (middlegame, endgame).
 fn side(board: &Board, color: Color) -> (i32, i32) {
     let us = board.by_color(color);
@@ -196,26 +248,9 @@ fn side(board: &Board, color: Color) -> (i32, i32) {
 
     // Pawn structure.
     let ci = usize::from(color == Color::Black);
-    for sq in Bitboard(our_pawns) {
-        let file = u32::from(sq) % 8;
-        let (front, passed_span) = SPANS[ci][usize::from(sq)];
-        if our_pawns & adjacent_files(file) == 0 {
-            mg -= 10;
-            eg -= 15;
-        }
-        if front & our_pawns != 0 {
-            // Doubled: a friendly pawn in front.
-            mg -= 10;
-            eg -= 20;
-        } else if passed_span & their_pawns == 0 {
-            let rel = match color {
-                Color::White => u32::from(sq) / 8,
-                Color::Black => 7 - u32::from(sq) / 8,
-            } as usize;
-            mg += PASSED_MG[rel];
-            eg += PASSED_EG[rel];
-        }
-    }
+    let (pm, pe) = pawn_structure(our_pawns, their_pawns, color);
+    mg += pm;
+    eg += pe;
 
     // Bishop pair.
     if (board.bishops() & us).count() >= 2 {
@@ -350,6 +385,56 @@ mod tests {
             .unwrap()
             .into_position(CastlingMode::Standard)
             .unwrap()
+    }
+
+    /// The pawn-structure terms pawn by pawn, as the evaluator first
+    /// computed them.
+    fn pawn_structure_by_pawn(our_pawns: u64, their_pawns: u64, color: Color) -> (i32, i32) {
+        let ci = usize::from(color == Color::Black);
+        let (mut mg, mut eg) = (0, 0);
+        for sq in Bitboard(our_pawns) {
+            let file = u32::from(sq) % 8;
+            let (front, passed_span) = SPANS[ci][usize::from(sq)];
+            if our_pawns & adjacent_files(file) == 0 {
+                mg -= 10;
+                eg -= 15;
+            }
+            if front & our_pawns != 0 {
+                mg -= 10;
+                eg -= 20;
+            } else if passed_span & their_pawns == 0 {
+                let rel = match color {
+                    Color::White => u32::from(sq) / 8,
+                    Color::Black => 7 - u32::from(sq) / 8,
+                } as usize;
+                mg += PASSED_MG[rel];
+                eg += PASSED_EG[rel];
+            }
+        }
+        (mg, eg)
+    }
+
+    #[test]
+    fn pawn_structure_matches_the_pawn_by_pawn_terms() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let pawn_squares = 0x00ff_ffff_ffff_ff00u64;
+        for i in 0..20_000 {
+            let mut r = || crate::coder::tests::xorshift(&mut x);
+            // Sparse and dense pawn sets, overlapping or not (the terms do
+            // not care whether a square holds pawns of both colours).
+            let (a, b) = if i % 2 == 0 {
+                (r() & r() & pawn_squares, r() & r() & pawn_squares)
+            } else {
+                (r() & r() & r() & pawn_squares, r() & pawn_squares)
+            };
+            for color in [Color::White, Color::Black] {
+                assert_eq!(
+                    pawn_structure(a, b, color),
+                    pawn_structure_by_pawn(a, b, color),
+                    "{a:016x} {b:016x} {color:?}"
+                );
+            }
+        }
     }
 
     #[test]

@@ -2,7 +2,11 @@
 //! transposition table, no clock: the result depends only on the position
 //! and the depth.
 
-use shakmaty::{Chess, Move, MoveList, Position, Role};
+use arrayvec::ArrayVec;
+use shakmaty::{
+    Bitboard, Chess, Move, MoveList, Position, Rank, Role, Square,
+    attacks::{self, bishop_attacks, king_attacks, pawn_attacks, rook_attacks},
+};
 
 use super::{eval::evaluate, eval::evaluate_lazy, eval::piece_square, eval::see_value, see::see};
 use crate::order::{Order, key};
@@ -70,25 +74,150 @@ fn order_score(pos: &Chess, m: &Move, killers: &[Option<Move>; 2]) -> i32 {
 /// lose material.
 const GOOD_TACTICAL: i32 = 1_000_000;
 
-/// Sorts `moves` for search: by ordering score, then canonically. With
-/// `good_tactical_only`, keeps only the captures and queen promotions that
-/// do not lose material (quiescence search).
-fn sort_for_search(
+/// Moves in search order, as indexes into a move list with their sort keys.
+type SearchOrder = ArrayVec<(i32, u32, u8), 256>;
+
+/// Puts the moves of `moves` in search order into `order`: by ordering
+/// score, then canonically. With `good_tactical_only`, keeps only the
+/// captures and queen promotions that do not lose material (quiescence
+/// search). A fixed-size list as long as a MoveList: no allocation and no
+/// copy of the moves per node.
+fn search_order(
     pos: &Chess,
-    moves: &mut MoveList,
+    moves: &MoveList,
     killers: &[Option<Move>; 2],
     good_tactical_only: bool,
+    order: &mut SearchOrder,
 ) {
-    let mut keyed: Vec<(i32, u32, Move)> = moves
-        .iter()
-        .filter(|m| !good_tactical_only || is_tactical(m))
-        .map(|m| (order_score(pos, m, killers), m))
-        .filter(|&(s, _)| !good_tactical_only || s >= GOOD_TACTICAL)
-        .map(|(s, m)| (-s, key(*m, Order::Thesis), *m))
-        .collect();
-    keyed.sort_unstable_by_key(|&(s, k, _)| (s, k));
-    moves.clear();
-    moves.extend(keyed.into_iter().map(|(_, _, m)| m));
+    for (i, m) in moves.iter().enumerate() {
+        if good_tactical_only && !is_tactical(m) {
+            continue;
+        }
+        let s = order_score(pos, m, killers);
+        if good_tactical_only && s < GOOD_TACTICAL {
+            continue;
+        }
+        order.push((-s, key(*m, Order::Thesis), i as u8));
+    }
+    // Keys are unique, so the index never decides.
+    order.sort_unstable();
+}
+
+/// The legal captures and queen promotions of `pos` (which must not be in
+/// check): the moves quiescence search tries, generated without the quiet
+/// moves, in no particular order. The same set as the tactical moves of
+/// `legal_moves()` (tested).
+fn tactical_moves(pos: &Chess) -> MoveList {
+    let board = pos.board();
+    let turn = pos.turn();
+    let them = board.by_color(!turn);
+    let ours = board.by_color(turn);
+    let occupied = board.occupied();
+    let mut moves = MoveList::new();
+    if pos.maybe_ep_square().is_some() {
+        moves.extend(pos.en_passant_moves());
+    }
+    let Some(king) = board.king_of(turn) else {
+        return moves;
+    };
+    // Not in check, so a move is illegal only when it uncovers one of
+    // their sliders on the king: the moving piece leaves `from`, a piece
+    // (the captured one, not attacking any more) stands on `to`.
+    let rooks = (board.rooks() | board.queens()) & them;
+    let bishops = (board.bishops() | board.queens()) & them;
+    let exposes = |from: Square, to: Square| {
+        let occ = occupied.without(from).with(to);
+        let attackers = (rook_attacks(king, occ) & rooks) | (bishop_attacks(king, occ) & bishops);
+        attackers.without(to).any()
+    };
+    let last = Bitboard::from_rank(turn.fold_wb(Rank::Eighth, Rank::First));
+    for from in board.pawns() & ours {
+        for to in pawn_attacks(turn, from) & them {
+            if exposes(from, to) {
+                continue;
+            }
+            let capture = board.role_at(to);
+            if last.contains(to) {
+                for promotion in [Role::Queen, Role::Rook, Role::Bishop, Role::Knight] {
+                    moves.push(Move::Normal {
+                        role: Role::Pawn,
+                        from,
+                        capture,
+                        to,
+                        promotion: Some(promotion),
+                    });
+                }
+            } else {
+                moves.push(Move::Normal {
+                    role: Role::Pawn,
+                    from,
+                    capture,
+                    to,
+                    promotion: None,
+                });
+            }
+        }
+        // A push to the last rank, promoting to a queen.
+        let push = Bitboard::from(from).shift(turn.fold_wb(8, -8)) & last & !occupied;
+        if let Some(to) = push.first()
+            && !exposes(from, to)
+        {
+            moves.push(Move::Normal {
+                role: Role::Pawn,
+                from,
+                capture: None,
+                to,
+                promotion: Some(Role::Queen),
+            });
+        }
+    }
+    for from in (board.knights() | board.bishops() | board.rooks() | board.queens()) & ours {
+        let Some(piece) = board.piece_at(from) else {
+            continue;
+        };
+        for to in attacks::attacks(from, piece, occupied) & them {
+            if !exposes(from, to) {
+                moves.push(Move::Normal {
+                    role: piece.role,
+                    from,
+                    capture: board.role_at(to),
+                    to,
+                    promotion: None,
+                });
+            }
+        }
+    }
+    for to in king_attacks(king) & them {
+        if board
+            .attacks_to(to, !turn, occupied.without(king))
+            .is_empty()
+        {
+            moves.push(Move::Normal {
+                role: Role::King,
+                from: king,
+                capture: board.role_at(to),
+                to,
+                promotion: None,
+            });
+        }
+    }
+    moves
+}
+
+/// Whether `pos` (not in check) has a legal move: a safe king step, else
+/// any move at all.
+fn has_legal_move(pos: &Chess) -> bool {
+    let board = pos.board();
+    let turn = pos.turn();
+    if let Some(king) = board.king_of(turn) {
+        let occupied = board.occupied().without(king);
+        for to in king_attacks(king) & !board.by_color(turn) {
+            if board.attacks_to(to, !turn, occupied).is_empty() {
+                return true;
+            }
+        }
+    }
+    !pos.legal_moves().is_empty()
 }
 
 /// The order in which the root moves are searched: indexes into `moves`,
@@ -126,7 +255,7 @@ impl Searcher {
             return self.qsearch(pos, ply, alpha, beta, 0);
         }
         self.nodes += 1;
-        let mut moves = pos.legal_moves();
+        let moves = pos.legal_moves();
         if moves.is_empty() {
             return if pos.is_check() {
                 -MATE + ply as i32
@@ -136,9 +265,11 @@ impl Searcher {
         }
         let slot = ply.min(MAX_PLY - 1);
         let killers = self.killers[slot];
-        sort_for_search(pos, &mut moves, &killers, false);
+        let mut order = SearchOrder::new();
+        search_order(pos, &moves, &killers, false, &mut order);
         let mut best = -INFINITY;
-        for m in moves {
+        for &(_, _, i) in &order {
+            let m = moves[usize::from(i)];
             let mut child = pos.clone();
             child.play_unchecked(m);
             let v = -self.negamax(&child, depth - 1, ply + 1, -beta, -alpha);
@@ -172,7 +303,8 @@ impl Searcher {
         self.nodes += 1;
         let in_check = pos.is_check();
         let mut best;
-        let mut moves;
+        let moves;
+        let mut order = SearchOrder::new();
         if in_check {
             moves = pos.legal_moves();
             if moves.is_empty() {
@@ -184,7 +316,7 @@ impl Searcher {
             best = -INFINITY;
             let slot = ply.min(MAX_PLY - 1);
             let killers = self.killers[slot];
-            sort_for_search(pos, &mut moves, &killers, false);
+            search_order(pos, &moves, &killers, false, &mut order);
         } else {
             // Stand pat first: a side that need not move is not stalemated
             // here, a simplification every quiescence search makes.
@@ -192,14 +324,15 @@ impl Searcher {
             if best >= beta || qdepth >= MAX_QDEPTH || self.nodes >= self.budget {
                 return best;
             }
-            moves = pos.legal_moves();
-            if moves.is_empty() {
+            moves = tactical_moves(pos);
+            if moves.is_empty() && !has_legal_move(pos) {
                 return 0;
             }
             alpha = alpha.max(best);
-            sort_for_search(pos, &mut moves, &[None, None], true);
+            search_order(pos, &moves, &[None, None], true, &mut order);
         }
-        for m in moves {
+        for &(_, _, i) in &order {
+            let m = moves[usize::from(i)];
             let mut child = pos.clone();
             child.play_unchecked(m);
             let v = -self.qsearch(&child, ply + 1, -beta, -alpha, qdepth + 1);
@@ -214,5 +347,90 @@ impl Searcher {
             }
         }
         best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::coder::tests::xorshift;
+    use shakmaty::{CastlingMode, fen::Fen};
+
+    /// The tactical moves of `legal_moves()`, sorted by key.
+    fn expected(pos: &Chess) -> Vec<u32> {
+        let mut keys: Vec<u32> = pos
+            .legal_moves()
+            .iter()
+            .filter(|m| is_tactical(m))
+            .map(|m| key(*m, Order::Thesis))
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    fn generated(pos: &Chess) -> Vec<u32> {
+        let mut keys: Vec<u32> = tactical_moves(pos)
+            .iter()
+            .map(|m| key(*m, Order::Thesis))
+            .collect();
+        keys.sort_unstable();
+        keys
+    }
+
+    #[test]
+    fn tactical_moves_are_the_legal_tactical_moves() {
+        // Pins along files, ranks and diagonals, en passant uncovering a
+        // rank, promotions by capture and by push, king captures of
+        // defended and undefended pieces, stalemate.
+        for fen in [
+            "4k3/8/8/8/8/8/4r3/4K3 w - - 0 1",
+            "4k3/4r3/8/8/8/4B3/8/4K3 w - - 0 1",
+            "4k3/8/8/1b6/8/3N4/8/5K2 w - - 0 1",
+            "7k/8/8/K2pP2r/8/8/8/8 w - d6 0 1",
+            "1n2k3/P7/8/8/8/8/8/4K3 w - - 0 1",
+            "rn2k3/1P6/8/8/8/8/8/4K3 w - - 0 1",
+            "4k3/8/8/8/8/8/3pp3/4K3 w - - 0 1",
+            "k7/2Q5/8/8/8/8/8/1K6 b - - 0 1",
+        ] {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            assert_eq!(generated(&pos), expected(&pos), "{fen}");
+            assert_eq!(has_legal_move(&pos), !pos.legal_moves().is_empty(), "{fen}");
+        }
+        // Positions of random games.
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut checked = 0;
+        for _ in 0..if cfg!(debug_assertions) { 60 } else { 400 } {
+            let mut pos = Chess::default();
+            for _ in 0..200 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                if !pos.is_check() {
+                    assert_eq!(
+                        generated(&pos),
+                        expected(&pos),
+                        "{}",
+                        Fen::from_position(&pos, shakmaty::EnPassantMode::Legal)
+                    );
+                    assert!(has_legal_move(&pos));
+                    checked += 1;
+                }
+                // Prefer captures, so that games reach sparse boards.
+                let captures: Vec<&Move> = moves.iter().filter(|m| m.is_capture()).collect();
+                let r = xorshift(&mut x) as usize;
+                let m = if !captures.is_empty() && r.is_multiple_of(3) {
+                    *captures[r / 3 % captures.len()]
+                } else {
+                    moves[r % moves.len()]
+                };
+                pos.play_unchecked(m);
+            }
+        }
+        assert!(checked > 5_000);
     }
 }
