@@ -2,7 +2,7 @@
 //! phase, pawn structure, mobility and king shelter. Integer arithmetic only.
 
 use shakmaty::{
-    Bitboard, Board, Chess, Color, Position, Role, Square,
+    Bitboard, Board, CastlingSide, Chess, Color, Move, Position, Role, Square,
     attacks::{bishop_attacks, knight_attacks, queen_attacks, rook_attacks},
 };
 
@@ -225,26 +225,93 @@ fn pawn_structure(our_pawns: u64, their_pawns: u64, color: Color) -> (i32, i32) 
     (mg, eg)
 }
 
-/// One side's terms but mobility, (middlegame, endgame).
+/// Material and piece-square values, white's minus black's, (middlegame,
+/// endgame), and the game phase before its cap: what a move changes by a
+/// few table entries, so that the search carries it from a position to the
+/// next ([`Material::after`]) instead of summing every piece at every node.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Material {
+    mg: i32,
+    eg: i32,
+    phase: i32,
+}
+
+impl Material {
+    /// The sums over every piece of `board`.
+    pub(crate) fn of(board: &Board) -> Material {
+        let mut m = Material {
+            mg: 0,
+            eg: 0,
+            phase: 0,
+        };
+        for color in Color::ALL {
+            let us = board.by_color(color);
+            for role in Role::ALL {
+                for sq in board.by_role(role) & us {
+                    m.add(color, role, sq, 1);
+                }
+            }
+        }
+        m
+    }
+
+    /// Adds (`sign` 1) or removes (−1) a piece.
+    fn add(&mut self, color: Color, role: Role, sq: Square, sign: i32) {
+        let (mg, eg) = piece_square(color, role, sq);
+        let signed = color.fold_wb(sign, -sign);
+        self.mg += signed * mg;
+        self.eg += signed * eg;
+        self.phase += sign * PHASE[role_index(role)];
+    }
+
+    /// The sums after `m` is played in `pos`.
+    pub(crate) fn after(mut self, pos: &Chess, m: Move) -> Material {
+        let c = pos.turn();
+        match m {
+            Move::Normal {
+                role,
+                from,
+                capture,
+                to,
+                promotion,
+            } => {
+                self.add(c, role, from, -1);
+                if let Some(victim) = capture {
+                    self.add(!c, victim, to, -1);
+                }
+                self.add(c, promotion.unwrap_or(role), to, 1);
+            }
+            Move::EnPassant { from, to } => {
+                self.add(c, Role::Pawn, from, -1);
+                self.add(
+                    !c,
+                    Role::Pawn,
+                    Square::from_coords(to.file(), from.rank()),
+                    -1,
+                );
+                self.add(c, Role::Pawn, to, 1);
+            }
+            Move::Castle { king, rook } => {
+                let side = CastlingSide::from_queen_side(rook < king);
+                self.add(c, Role::King, king, -1);
+                self.add(c, Role::Rook, rook, -1);
+                self.add(c, Role::King, side.king_to(c), 1);
+                self.add(c, Role::Rook, side.rook_to(c), 1);
+            }
+            Move::Put { role, to } => self.add(c, role, to, 1),
+        }
+        self
+    }
+}
+
+/// One side's terms but material, piece-square values (see [`Material`])
+/// and mobility, (middlegame, endgame).
 fn side(board: &Board, color: Color) -> (i32, i32) {
     let us = board.by_color(color);
     let them = board.by_color(!color);
     let our_pawns = (board.pawns() & us).0;
     let their_pawns = (board.pawns() & them).0;
     let (mut mg, mut eg) = (0, 0);
-
-    let flip = match color {
-        Color::White => 0,
-        Color::Black => 56,
-    };
-    for role in Role::ALL {
-        let table = &TABLES[role_index(role)];
-        for sq in board.by_role(role) & us {
-            let (m, e) = table[usize::from(sq) ^ flip];
-            mg += m;
-            eg += e;
-        }
-    }
 
     // Pawn structure.
     let ci = usize::from(color == Color::Black);
@@ -332,7 +399,12 @@ fn mobility(board: &Board, color: Color) -> (i32, i32) {
 /// assert!(evaluate(&up_a_queen) > 800);
 /// ```
 pub fn evaluate(pos: &Chess) -> i32 {
-    evaluate_lazy(pos, -LAZY_OFF, LAZY_OFF)
+    evaluate_with(pos, Material::of(pos.board()))
+}
+
+/// [`evaluate`] of `pos`, whose [`Material`] is `material`.
+pub(crate) fn evaluate_with(pos: &Chess, material: Material) -> i32 {
+    evaluate_lazy(pos, material, -LAZY_OFF, LAZY_OFF)
 }
 
 /// Larger than any lazy margin check can reach: no shortcut.
@@ -340,12 +412,13 @@ const LAZY_OFF: i32 = 1_000_000;
 /// How far mobility can plausibly move the score.
 const LAZY_MARGIN: i32 = 150;
 
-/// [`evaluate`], except that when the score without mobility lies more than
-/// a margin outside `(alpha, beta)` that score is returned: a bound the
-/// search cannot use anyway, at a third of the cost.
-pub(crate) fn evaluate_lazy(pos: &Chess, alpha: i32, beta: i32) -> i32 {
+/// [`evaluate`] of `pos`, whose [`Material`] is `material`, except that
+/// when the score without mobility lies more than a margin outside
+/// `(alpha, beta)` that score is returned: a bound the search cannot use
+/// anyway, at a third of the cost.
+pub(crate) fn evaluate_lazy(pos: &Chess, material: Material, alpha: i32, beta: i32) -> i32 {
     let board = pos.board();
-    let phase = phase(board);
+    let phase = material.phase.min(MAX_PHASE);
     let taper = |mg: i32, eg: i32| (mg * phase + eg * (MAX_PHASE - phase)) / MAX_PHASE;
     let sign = match pos.turn() {
         Color::White => 1,
@@ -354,6 +427,7 @@ pub(crate) fn evaluate_lazy(pos: &Chess, alpha: i32, beta: i32) -> i32 {
     let tempo = 10;
     let (wm, we) = side(board, Color::White);
     let (bm, be) = side(board, Color::Black);
+    let (wm, we) = (wm + material.mg, we + material.eg);
     let lazy = sign * taper(wm - bm, we - be) + tempo;
     if lazy - LAZY_MARGIN >= beta || lazy + LAZY_MARGIN <= alpha {
         return lazy;
@@ -434,6 +508,63 @@ mod tests {
                     "{a:016x} {b:016x} {color:?}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn material_after_a_move_is_the_material_of_the_next_position() {
+        // Every legal move of the positions of random games, from starts
+        // with castling on both wings (Chess960 too), en passant and
+        // promotions at hand.
+        let starts = [
+            (
+                "r3k2r/pPp2ppp/8/3pP3/8/8/PPPP1PpP/R3K2R w KQkq d6 0 1",
+                CastlingMode::Standard,
+            ),
+            (
+                "nrbkqbrn/pppppppp/8/8/8/8/PPPPPPPP/NRBKQBRN w KQkq - 0 1",
+                CastlingMode::Chess960,
+            ),
+            ("rk5r/8/8/8/8/8/8/RK5R w KQkq - 0 1", CastlingMode::Chess960),
+            (
+                "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+                CastlingMode::Standard,
+            ),
+        ];
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut checked = 0;
+        for (fen, mode) in starts {
+            for _ in 0..if cfg!(debug_assertions) { 8 } else { 40 } {
+                let mut p: Chess = fen.parse::<Fen>().unwrap().into_position(mode).unwrap();
+                for _ in 0..150 {
+                    let moves = p.legal_moves();
+                    if moves.is_empty() {
+                        break;
+                    }
+                    let material = Material::of(p.board());
+                    for &m in &moves {
+                        let mut next = p.clone();
+                        next.play_unchecked(m);
+                        assert_eq!(material.after(&p, m), Material::of(next.board()), "{m:?}");
+                        checked += 1;
+                    }
+                    let r = crate::coder::tests::xorshift(&mut x) as usize;
+                    p.play_unchecked(moves[r % moves.len()]);
+                }
+            }
+        }
+        assert!(checked > 10_000);
+    }
+
+    #[test]
+    fn phase_is_the_material_phase() {
+        for fen in [
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "4k3/8/8/8/8/8/8/QQQQKQQQ w - - 0 1",
+            "4k3/8/8/8/8/8/8/4K3 w - - 0 1",
+        ] {
+            let board = pos(fen).board().clone();
+            assert_eq!(Material::of(&board).phase.min(MAX_PHASE), phase(&board));
         }
     }
 

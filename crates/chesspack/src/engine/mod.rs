@@ -30,6 +30,7 @@ pub use fit::PieceSquareFit;
 pub use search::MATE;
 pub use see::see;
 
+use eval::Material;
 use search::{INFINITY, Searcher};
 use shakmaty::{Chess, Move, Position};
 
@@ -86,7 +87,7 @@ pub fn score_moves(pos: &Chess, depth: u8) -> (Vec<(Move, i32)>, u64) {
     if depth == 0 {
         let scores = children
             .iter()
-            .map(|c| -searcher.qsearch(c, 1, -INFINITY, INFINITY, 0));
+            .map(|c| -searcher.qsearch(c, Material::of(c.board()), 1, -INFINITY, INFINITY, 0));
         let scored = moves.iter().copied().zip(scores).collect();
         return (scored, searcher.nodes);
     }
@@ -98,7 +99,9 @@ pub fn score_moves(pos: &Chess, depth: u8) -> (Vec<(Move, i32)>, u64) {
         } else {
             best - MARGIN
         };
-        let v = -searcher.negamax(&children[i], depth, 1, -INFINITY, -alpha);
+        let child = &children[i];
+        let material = Material::of(child.board());
+        let v = -searcher.negamax(child, material, depth, 1, -INFINITY, -alpha);
         scores[i] = v;
         best = best.max(v);
     }

@@ -8,7 +8,10 @@ use shakmaty::{
     attacks::{self, bishop_attacks, king_attacks, pawn_attacks, rook_attacks},
 };
 
-use super::{eval::evaluate, eval::evaluate_lazy, eval::piece_square, eval::see_value, see::see};
+use super::{
+    eval::{Material, evaluate_lazy, evaluate_with, piece_square, see_value},
+    see::see,
+};
 use crate::order::{Order, key};
 
 /// The score of being mated now; mate in `n` plies scores `MATE - n`.
@@ -246,13 +249,14 @@ impl Searcher {
     pub(crate) fn negamax(
         &mut self,
         pos: &Chess,
+        material: Material,
         depth: u32,
         ply: usize,
         mut alpha: i32,
         beta: i32,
     ) -> i32 {
         if depth == 0 || self.nodes >= self.budget {
-            return self.qsearch(pos, ply, alpha, beta, 0);
+            return self.qsearch(pos, material, ply, alpha, beta, 0);
         }
         self.nodes += 1;
         let moves = pos.legal_moves();
@@ -272,7 +276,14 @@ impl Searcher {
             let m = moves[usize::from(i)];
             let mut child = pos.clone();
             child.play_unchecked(m);
-            let v = -self.negamax(&child, depth - 1, ply + 1, -beta, -alpha);
+            let v = -self.negamax(
+                &child,
+                material.after(pos, m),
+                depth - 1,
+                ply + 1,
+                -beta,
+                -alpha,
+            );
             if v > best {
                 best = v;
                 if v > alpha {
@@ -295,6 +306,7 @@ impl Searcher {
     pub(crate) fn qsearch(
         &mut self,
         pos: &Chess,
+        material: Material,
         ply: usize,
         mut alpha: i32,
         beta: i32,
@@ -311,7 +323,7 @@ impl Searcher {
                 return -MATE + ply as i32;
             }
             if qdepth >= MAX_QDEPTH || self.nodes >= self.budget {
-                return evaluate(pos);
+                return evaluate_with(pos, material);
             }
             best = -INFINITY;
             let slot = ply.min(MAX_PLY - 1);
@@ -320,7 +332,7 @@ impl Searcher {
         } else {
             // Stand pat first: a side that need not move is not stalemated
             // here, a simplification every quiescence search makes.
-            best = evaluate_lazy(pos, alpha, beta);
+            best = evaluate_lazy(pos, material, alpha, beta);
             if best >= beta || qdepth >= MAX_QDEPTH || self.nodes >= self.budget {
                 return best;
             }
@@ -335,7 +347,14 @@ impl Searcher {
             let m = moves[usize::from(i)];
             let mut child = pos.clone();
             child.play_unchecked(m);
-            let v = -self.qsearch(&child, ply + 1, -beta, -alpha, qdepth + 1);
+            let v = -self.qsearch(
+                &child,
+                material.after(pos, m),
+                ply + 1,
+                -beta,
+                -alpha,
+                qdepth + 1,
+            );
             if v > best {
                 best = v;
                 if v > alpha {

@@ -99,7 +99,7 @@ const CODED: usize = ACTIVE - MERGED;
 const MATERIAL: usize = 8;
 /// A power of two above [`ROWS`]: the coder's tables have this many rows, so
 /// that a row index masked with `ROWS_CAP - 1` needs no bounds check.
-const ROWS_CAP: usize = 1 << 15;
+const ROWS_CAP: usize = 1 << 16;
 const _: () = assert!(ROWS <= ROWS_CAP);
 
 /// The model: king-square counts, one weight row per feature value and the
