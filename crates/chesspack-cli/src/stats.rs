@@ -49,8 +49,8 @@ pub struct StatsArgs {
     #[arg(long)]
     threads: Option<usize>,
     /// Positions: time each batch of 1,024 positions this many times and
-    /// keep the fastest (other processes only ever slow a round down; the
-    /// bits come from the first round).
+    /// keep the fastest (other processes only ever slow a round down; every
+    /// round gives the same bits).
     #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u32).range(1..=100))]
     rounds: u32,
     #[command(flatten)]
@@ -385,8 +385,8 @@ struct PositionTally {
 const POSITION_BATCH: usize = 1024;
 
 /// Encodes and decodes `batch` (line, position, EPD) with every codec and
-/// adds the results to `tallies`: the bits of the first round, the fastest
-/// of `rounds` timings. Each codec codes one position untimed before its
+/// adds the results to `tallies`: the fastest of `rounds` timings, the bits
+/// of the last round (every round codes the same). Each codec codes one position untimed before its
 /// first batch, so that loading its model (milliseconds for
 /// `position-model`) does not count as coding time.
 fn run_positions(
@@ -400,10 +400,10 @@ fn run_positions(
     let mut encoded = Vec::with_capacity(batch.len());
     let mut decoded = Vec::with_capacity(batch.len());
     for (codec, t) in codecs.iter().zip(tallies) {
-        if !t.warm {
-            if let Some((_, pos, _)) = batch.first()
-                && let Ok(bits) = codec.encode(pos)
-            {
+        if !t.warm
+            && let Some((_, pos, _)) = batch.first()
+        {
+            if let Ok(bits) = codec.encode(pos) {
                 std::hint::black_box(codec.decode(&bits).ok());
             }
             t.warm = true;
