@@ -221,20 +221,25 @@ pub(crate) fn scaled(w: u64, scale: u64) -> u32 {
 /// words are the same, and the encoder is small enough to inline into the
 /// codecs' loops.
 #[derive(Debug)]
-pub struct Encoder {
+pub struct Encoder<const ENDS: bool = false> {
     bytes: Vec<u8>,
     lower: u64,
     /// At least `1 << 32` between symbols.
     range: u64,
+    /// The points that end the message at the places it went on past (see
+    /// [`Encoder::pass_end`]) and that lie in the range, as offsets above
+    /// `lower`.
+    passed: Vec<u64>,
 }
 
-impl Default for Encoder {
-    fn default() -> Encoder {
+impl<const ENDS: bool> Default for Encoder<ENDS> {
+    fn default() -> Encoder<ENDS> {
         Encoder {
             // A position's stream, with room for the end.
             bytes: Vec::with_capacity(16),
             lower: 0,
             range: u64::MAX,
+            passed: Vec::new(),
         }
     }
 }
@@ -244,7 +249,65 @@ impl Encoder {
     pub fn new() -> Encoder {
         Encoder::default()
     }
+}
 
+impl Encoder<true> {
+    /// An empty encoder of a message whose end its stream's length marks
+    /// (see [`Encoder::pass_end`]).
+    pub fn with_ends() -> Encoder<true> {
+        Encoder::default()
+    }
+
+    /// Records that the message goes on at a place where it could have
+    /// ended: a decoder that asks [`Decoder::at_end`] at the same places
+    /// (between the same symbols) goes on there.
+    ///
+    /// Together with [`Encoder::finish_at_end`] this ends a message by the
+    /// length of its stream, instead of an end symbol that every place pays
+    /// for: each place where the message could end gets its own point of
+    /// the range coder's interval there, the one with the most trailing
+    /// zero bits (the shortest stream) that no earlier place on the way has
+    /// taken, and a stream ends at the first place whose point it is.
+    ///
+    /// ```
+    /// use chesspack::coder::{Decoder, Encoder, Model};
+    ///
+    /// let model = Model::from_weights(&[3, 1]).unwrap();
+    /// let message = [0, 0, 1, 0];
+    /// let mut enc = Encoder::with_ends();
+    /// for &s in &message {
+    ///     enc.pass_end();
+    ///     enc.encode(s, &model).unwrap();
+    /// }
+    /// let bits = enc.finish_at_end();
+    /// let mut dec = Decoder::with_ends(&bits);
+    /// let mut out = Vec::new();
+    /// while !dec.at_end() {
+    ///     out.push(dec.decode(&model).unwrap());
+    /// }
+    /// assert_eq!(out, message);
+    /// ```
+    pub fn pass_end(&mut self) {
+        let point = end_point(self.lower, self.range, &self.passed);
+        self.passed.push(point);
+    }
+
+    /// Ends the stream at a place where the message may end, with the point
+    /// of this place (see [`Encoder::pass_end`]): a decoder that asks
+    /// [`Decoder::at_end`] at the same places stops here. At most a few
+    /// bits longer than [`Encoder::finish`].
+    pub fn finish_at_end(mut self) -> Bits {
+        let offset = end_point(self.lower, self.range, &self.passed);
+        let point = u128::from(self.lower) + u128::from(offset);
+        if point >> 64 != 0 {
+            add_carry(&mut self.bytes);
+        }
+        self.bytes.extend_from_slice(&(point as u64).to_be_bytes());
+        trim_trailing_zeros(self.bytes)
+    }
+}
+
+impl<const ENDS: bool> Encoder<ENDS> {
     /// Encodes `symbol` with `model`.
     ///
     /// # Errors
@@ -296,6 +359,9 @@ impl Encoder {
     fn narrow(&mut self, left: u32, freq: u32) {
         let scale = self.range >> PRECISION;
         self.range = scale * u64::from(freq);
+        if ENDS && !self.passed.is_empty() {
+            narrow_passed(&mut self.passed, scale * u64::from(left), self.range);
+        }
         let (lower, carry) = self.lower.overflowing_add(scale * u64::from(left));
         self.lower = lower;
         if carry {
@@ -323,6 +389,59 @@ impl Encoder {
             self.bytes.extend_from_slice(&(point as u64).to_be_bytes());
         }
         trim_trailing_zeros(self.bytes)
+    }
+}
+
+/// Moves the points in `passed` (offsets above the range's lower end) into
+/// the range narrowed to `[offset, offset + width)` of it, dropping those
+/// outside, and scales them as the range is scaled when it gets narrower
+/// than `1 << 32`.
+#[inline(never)]
+fn narrow_passed(passed: &mut Vec<u64>, offset: u64, width: u64) {
+    passed.retain_mut(|p| {
+        if *p < offset || *p - offset >= width {
+            return false;
+        }
+        *p -= offset;
+        if width < 1 << 32 {
+            *p <<= 32;
+        }
+        true
+    });
+}
+
+/// The point that ends a message in the range `[lower, lower + range)`:
+/// the one with the most trailing zero bits, the lowest of those, that is
+/// not in `passed` (points of earlier places, as offsets above `lower`);
+/// as an offset above `lower`.
+fn end_point(lower: u64, range: u64, passed: &[u64]) -> u64 {
+    let lo = u128::from(lower);
+    let hi = lo + u128::from(range) - 1;
+    let first = shortest_point(lo, hi);
+    if !passed.contains(&((first - lo) as u64)) {
+        return (first - lo) as u64;
+    }
+    // Points with fewer trailing zeros, most first: the odd multiples of
+    // 2^b in the range, lowest first. The range holds at least 2^32 points
+    // and `passed` fewer, so this ends.
+    let mut b = if first == 0 {
+        64
+    } else {
+        first.trailing_zeros()
+    };
+    loop {
+        b -= 1;
+        let step = 1u128 << b;
+        let mut v = (lo + step - 1) >> b << b;
+        if (v >> b) & 1 == 0 {
+            v += step;
+        }
+        while v <= hi {
+            if !passed.contains(&((v - lo) as u64)) {
+                return (v - lo) as u64;
+            }
+            v += 2 * step;
+        }
     }
 }
 
@@ -374,7 +493,7 @@ fn trim_trailing_zeros(bytes: Vec<u8>) -> Bits {
 /// more than the whole comparison for the models here (the position
 /// decoder's occupancy bit, its 13 piece symbols).
 #[derive(Debug)]
-pub struct Decoder<'a> {
+pub struct Decoder<'a, const ENDS: bool = false> {
     bytes: &'a [u8],
     /// The next 32-bit word to read.
     word: usize,
@@ -383,17 +502,54 @@ pub struct Decoder<'a> {
     range: u64,
     /// Invariant: `point − lower < range` (wrapping).
     point: u64,
+    /// The stream's length up to its last 1 bit.
+    end_bits: usize,
+    /// As [`Encoder`]'s: the end points of the places passed.
+    passed: Vec<u64>,
 }
 
 impl<'a> Decoder<'a> {
     /// A decoder over `bits`.
     pub fn new(bits: &'a Bits) -> Decoder<'a> {
+        Decoder::over(bits)
+    }
+}
+
+impl<'a> Decoder<'a, true> {
+    /// A decoder over `bits` of a message whose end the stream's length
+    /// marks (see [`Encoder::pass_end`]).
+    pub fn with_ends(bits: &'a Bits) -> Decoder<'a, true> {
+        Decoder::over(bits)
+    }
+
+    /// Whether the message ends here, at a place where the encoder called
+    /// [`Encoder::pass_end`] or [`Encoder::finish_at_end`]: the stream is
+    /// this place's end point. When not, the place counts as passed.
+    pub fn at_end(&mut self) -> bool {
+        let point = end_point(self.lower, self.range, &self.passed);
+        // The stream's bits all lie in the window, and they are the point.
+        let here = self.end_bits <= 32 * self.word && self.point.wrapping_sub(self.lower) == point;
+        if !here {
+            self.passed.push(point);
+        }
+        here
+    }
+}
+
+impl<'a, const ENDS: bool> Decoder<'a, ENDS> {
+    fn over(bits: &'a Bits) -> Decoder<'a, ENDS> {
+        let bytes = bits.as_bytes();
         let mut dec = Decoder {
-            bytes: bits.as_bytes(),
+            bytes,
             word: 0,
             lower: 0,
             range: u64::MAX,
             point: 0,
+            end_bits: bytes
+                .iter()
+                .rposition(|&b| b != 0)
+                .map_or(0, |i| i * 8 + 8 - bytes[i].trailing_zeros() as usize),
+            passed: Vec::new(),
         };
         let high = dec.next_word();
         dec.point = (u64::from(high) << 32) | u64::from(dec.next_word());
@@ -429,6 +585,9 @@ impl<'a> Decoder<'a> {
     /// has shrunk below `1 << 32`.
     #[inline]
     fn narrow(&mut self, left: u64, width: u64) {
+        if ENDS && !self.passed.is_empty() {
+            narrow_passed(&mut self.passed, left, width);
+        }
         self.lower = self.lower.wrapping_add(left);
         self.range = width;
         if self.range < 1 << 32 {
@@ -927,6 +1086,71 @@ pub(crate) mod tests {
             }
         }
         assert!(same > 2_500 && ends_differ < 200, "{same} {ends_differ}");
+    }
+
+    /// A step of a test message: whether a place where it could end comes
+    /// first, then a symbol and its frequencies, or none.
+    type Step = (bool, Option<(usize, Vec<u32>)>);
+
+    /// Messages ended by the stream's length ([`Encoder::pass_end`],
+    /// [`Encoder::finish_at_end`], [`Decoder::at_end`]) come back whole and
+    /// no longer, with places that end or go on after symbols of any
+    /// probability (near-certain ones make earlier places' points collide,
+    /// several in a row), and places with no symbol between them; the end
+    /// costs a few bits over [`Encoder::finish`].
+    #[test]
+    fn messages_end_where_their_stream_ends() {
+        let mut x = 0x5851_f42d_4c95_7f2du64;
+        let (mut extra, mut messages, mut collisions) = (0i64, 0i64, 0);
+        for round in 0..6_000 {
+            // Each step: whether a place comes first, then a symbol or none.
+            let mut steps: Vec<Step> = Vec::new();
+            for _ in 0..round % 70 {
+                let f = if xorshift(&mut x).is_multiple_of(3) {
+                    // Near certain: 1 − 2^-k for k up to 23.
+                    let k = 1 + xorshift(&mut x) % 23;
+                    vec![(1 << 24) - (1 << (24 - k)), 1 << (24 - k)]
+                } else {
+                    random_freqs(&mut x)
+                };
+                let s = if f.len() == 2 && f[0] > f[1] && !xorshift(&mut x).is_multiple_of(8) {
+                    0
+                } else {
+                    xorshift(&mut x) as usize % f.len()
+                };
+                let symbol = (!xorshift(&mut x).is_multiple_of(5)).then_some((s, f));
+                steps.push((!xorshift(&mut x).is_multiple_of(4), symbol));
+            }
+            let mut enc = Encoder::with_ends();
+            let mut plain = Encoder::new();
+            for (place, symbol) in &steps {
+                if *place {
+                    enc.pass_end();
+                }
+                if let Some((s, f)) = symbol {
+                    enc.encode_frequencies(*s, f).unwrap();
+                    plain.encode_frequencies(*s, f).unwrap();
+                }
+            }
+            collisions += enc.passed.len();
+            let bits = enc.finish_at_end();
+            extra += bits.len() as i64 - plain.finish().len() as i64;
+            messages += 1;
+            let mut dec = Decoder::with_ends(&bits);
+            for (i, (place, symbol)) in steps.iter().enumerate() {
+                if *place {
+                    assert!(!dec.at_end(), "round {round}: stopped at step {i}");
+                }
+                if let Some((s, f)) = symbol {
+                    assert_eq!(dec.decode_frequencies(f).unwrap(), *s, "round {round}");
+                }
+            }
+            assert!(dec.at_end(), "round {round}: went on past the end");
+        }
+        // Places whose points lay in the final range were exercised.
+        assert!(collisions > 1_000, "{collisions}");
+        let mean = extra as f64 / messages as f64;
+        assert!(mean < 2.0, "{mean} bits more than finish");
     }
 
     #[test]

@@ -25,8 +25,6 @@ pub const DEFAULT_K_TENTHS: u16 = 800;
 pub const MAX_DEFICIT: usize = engine::MARGIN as usize;
 /// Fixed-point scale of the weight table.
 const WEIGHT_ONE: u64 = 1 << 40;
-/// The frequency of the end-of-game symbol of `engine-arith` (1/128).
-const END_FREQUENCY: u32 = 1 << (PRECISION - 7);
 
 /// How an engine codec turns scores into bits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -152,30 +150,22 @@ impl Probabilities {
             .collect()
     }
 
-    /// Integer frequencies summing to 2^24 (minus `reserve`), each ≥ 1.
-    fn frequencies(&self, deficits: &[u16], reserve: u32) -> Vec<u32> {
-        let mut weights = self.weights(deficits);
-        if reserve > 0 {
-            // The end symbol: its share of the total is fixed.
-            let total: u128 = weights.iter().map(|&w| u128::from(w)).sum();
-            let end = total * u128::from(reserve) / u128::from((1u32 << PRECISION) - reserve);
-            weights.push(end.max(1) as u64);
-        }
-        coder::quantize(&weights).unwrap_or_else(|_| vec![1; deficits.len()])
+    /// Integer frequencies summing to 2^24, each ≥ 1.
+    fn frequencies(&self, deficits: &[u16]) -> Vec<u32> {
+        coder::quantize(&self.weights(deficits)).unwrap_or_else(|_| vec![1; deficits.len()])
     }
 
     fn huffman(&self, deficits: &[u16]) -> Huffman {
-        Huffman::from_frequencies(&self.frequencies(deficits, 0))
+        Huffman::from_frequencies(&self.frequencies(deficits))
     }
 
-    /// What the move played costs in `coding` (in a stream with end
-    /// symbols, for `engine-arith`).
+    /// What the move played costs in `coding`.
     fn bits(&self, coding: Coding, p: &ScoredPly) -> f64 {
         let played = usize::from(p.played);
         match coding {
             Coding::Huffman => f64::from(self.huffman(&p.deficits).length(played)),
             Coding::Arith => {
-                let f = self.frequencies(&p.deficits, END_FREQUENCY);
+                let f = self.frequencies(&p.deficits);
                 f64::from(PRECISION) - f64::from(f[played]).log2()
             }
         }
@@ -222,7 +212,7 @@ pub fn score_game(start: &Chess, moves: &[Move], depth: u8) -> Result<Vec<Scored
 }
 
 /// The bits `plies` cost with base `k_tenths` (without the few bits of
-/// header and end marker).
+/// header and end).
 pub fn cost(plies: &[ScoredPly], coding: Coding, k_tenths: u16) -> f64 {
     let probs = Probabilities::new(k_tenths);
     plies.iter().map(|p| probs.bits(coding, p)).sum()
@@ -271,10 +261,10 @@ pub fn tune_k(plies: &[ScoredPly], coding: Coding) -> u16 {
 /// * `engine-huffman`: the header and codewords are plain bits; the header
 ///   also holds the number of forced plies after the last unforced one
 ///   (Elias gamma), and decoding runs to the end of the bits, as `index`.
-/// * `engine-arith`: everything goes through the range coder. Each unforced
-///   position has one more symbol, "the game ends here" (probability 1/128);
-///   a game that ends in a position with a single legal move is instead
-///   written with its count of coded moves and trailing forced plies.
+/// * `engine-arith`: everything goes through the range coder, and the
+///   stream's length marks the end of the game ([`Encoder::pass_end`]): a
+///   game ends where no move is legal or where the stream does, which costs
+///   about a bit a game (no end symbol, no count).
 ///
 /// ```
 /// use chesspack::game::{GameCodec, engine::{Coding, EngineCodec}};
@@ -395,9 +385,8 @@ impl EngineCodec {
         )
     }
 
-    /// `end` is the position after the last move.
-    fn encode_arith(&self, plies: &[Ply], end: &Chess) -> Result<Bits, Error> {
-        let mut enc = Encoder::new();
+    fn encode_arith(&self, plies: &[Ply]) -> Result<Bits, Error> {
+        let mut enc = Encoder::with_ends();
         let flag = Model::from_weights(&[1, 1])?;
         if self.is_default() {
             enc.encode(0, &flag)?;
@@ -411,36 +400,19 @@ impl EngineCodec {
             enc.encode(usize::from(self.params.k_tenths >> 8), &byte)?;
             enc.encode(usize::from(self.params.k_tenths & 0xff), &byte)?;
         }
-        // Mode 0: an end symbol at unforced positions. Mode 1: counts.
-        let mode = Model::from_weights(&[255, 1])?;
-        let end_legal = end.legal_moves().len();
-        let counted = end_legal == 1;
-        enc.encode(usize::from(counted), &mode)?;
-        if counted {
-            let coded = plies.iter().filter(|p| p.legal > 1).count() as u64;
-            let trailing = plies.iter().rev().take_while(|p| p.legal == 1).count() as u64;
-            for n in [coded, trailing] {
-                encode_count(&mut enc, n)?;
+        for p in plies {
+            // The game could have ended before this move.
+            enc.pass_end();
+            if p.legal > 1 {
+                let model = Model::from_frequencies(self.probs.frequencies(&p.scored.deficits))?;
+                enc.encode(usize::from(p.scored.played), &model)?;
             }
         }
-        let reserve = if counted { 0 } else { END_FREQUENCY };
-        for p in plies.iter().filter(|p| p.legal > 1) {
-            let model =
-                Model::from_frequencies(self.probs.frequencies(&p.scored.deficits, reserve))?;
-            enc.encode(usize::from(p.scored.played), &model)?;
-        }
-        if end_legal > 1 {
-            // The end symbol, after the last move.
-            let (_, scores) = self.score(end);
-            let model =
-                Model::from_frequencies(self.probs.frequencies(&deficits(&scores), reserve))?;
-            enc.encode(end_legal, &model)?;
-        }
-        Ok(enc.finish())
+        Ok(enc.finish_at_end())
     }
 
     fn decode_arith(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
-        let mut dec = Decoder::new(bits);
+        let mut dec = Decoder::with_ends(bits);
         let flag = Model::from_weights(&[1, 1])?;
         let codec = if dec.decode(&flag)? == 0 {
             self.with_stream_params(EngineParams::default())
@@ -457,59 +429,28 @@ impl EngineCodec {
             }
             self.with_stream_params(EngineParams { depth, k_tenths })
         };
-        let counts = if dec.decode(&Model::from_weights(&[255, 1])?)? == 1 {
-            Some((decode_count(&mut dec)?, decode_count(&mut dec)?))
-        } else {
-            None
-        };
-        let reserve = if counts.is_some() { 0 } else { END_FREQUENCY };
-        super::decode_with_end(
-            start,
-            counts,
-            |pos| codec.score(pos),
-            |scores, _, _, _| {
-                let model =
-                    Model::from_frequencies(codec.probs.frequencies(&deficits(scores), reserve))?;
-                dec.decode(&model)
-            },
-        )
-    }
-}
-
-/// A count through the range coder: Elias-gamma-like, the bit length in
-/// unary then the bits, each with probability 1/2.
-pub(crate) fn encode_count(enc: &mut Encoder, n: u64) -> Result<(), Error> {
-    let bit = Model::from_weights(&[1, 1])?;
-    let v = n + 1;
-    let len = 64 - v.leading_zeros();
-    for _ in 1..len {
-        enc.encode(0, &bit)?;
-    }
-    enc.encode(1, &bit)?;
-    for i in (0..len - 1).rev() {
-        enc.encode(((v >> i) & 1) as usize, &bit)?;
-    }
-    Ok(())
-}
-
-pub(crate) fn decode_count(dec: &mut Decoder) -> Result<u64, Error> {
-    let bit = Model::from_weights(&[1, 1])?;
-    let mut len = 1;
-    while dec.decode(&bit)? == 0 {
-        len += 1;
-        if len > 16 {
-            return Err(Error::InvalidData("count too large".into()));
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        loop {
+            let (legal, scores) = codec.score(&pos);
+            // A game ends where no move is legal, or where the stream does.
+            if legal.is_empty() || dec.at_end() {
+                break;
+            }
+            if moves.len() as u64 > MAX_PLIES {
+                return Err(Error::InvalidData("game too long".into()));
+            }
+            let m = if legal.len() == 1 {
+                legal[0]
+            } else {
+                let model = Model::from_frequencies(codec.probs.frequencies(&deficits(&scores)))?;
+                legal[dec.decode(&model)?]
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
         }
+        Ok(moves)
     }
-    let mut v = 1u64;
-    for _ in 1..len {
-        v = (v << 1) | dec.decode(&bit)? as u64;
-    }
-    let n = v - 1;
-    if n > MAX_PLIES {
-        return Err(Error::InvalidData(format!("ply count {n} too large")));
-    }
-    Ok(n)
 }
 
 impl GameCodec for EngineCodec {
@@ -542,11 +483,11 @@ impl GameCodec for EngineCodec {
         start: &Chess,
         moves: &[Move],
     ) -> Result<(Bits, Option<Vec<usize>>), Error> {
-        let (plies, end) = scored_plies(start, moves, self.params.depth)?;
+        let (plies, _) = scored_plies(start, moves, self.params.depth)?;
         let ranks = plies.iter().map(|p| p.scored.rank()).collect();
         let bits = match self.coding {
             Coding::Huffman => self.encode_huffman(&plies),
-            Coding::Arith => self.encode_arith(&plies, &end)?,
+            Coding::Arith => self.encode_arith(&plies)?,
         };
         Ok((bits, Some(ranks)))
     }

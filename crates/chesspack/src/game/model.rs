@@ -2,12 +2,10 @@
 
 use shakmaty::{Chess, Move, Position};
 
-use super::{
-    GameCodec, GameEnd, Next, PlyCost, engine::decode_count, engine::encode_count, illegal, san,
-};
+use super::{GameCodec, PlyCost, illegal, san};
 use crate::{
     Bits, Error,
-    coder::{Decoder, Encoder, Model, PRECISION, fast_scale, scaled},
+    coder::{Decoder, Encoder, PRECISION, fast_scale, scaled},
     model::{self, Weights},
     order::Order,
 };
@@ -15,11 +13,11 @@ use crate::{
 /// The learned move model's probabilities, 24-bit integer frequencies, a
 /// range coder. A forced move costs nothing.
 ///
-/// A stream starts with a mode symbol: mode 0 ends the game with an end
-/// symbol (about 1/256 of the probability at every unforced position),
-/// mode 1 (for a game that ends where only one move is legal) writes the
-/// number of coded plies and of trailing forced plies first. The archive,
-/// which knows ply counts, uses [`GameCodec::encode_counted`] without either.
+/// The stream's length marks the game's end ([`Encoder::pass_end`]): no
+/// end symbol, no count; a game ends where no move is legal or where the
+/// stream does, which costs about one bit a game. The archive, which knows
+/// ply counts, uses [`GameCodec::encode_counted`], whose streams have no
+/// such end.
 ///
 /// ```
 /// use chesspack::game::{GameCodec, ModelCodec};
@@ -41,12 +39,9 @@ pub struct ModelCodec {
     fast: bool,
 }
 
-/// The end symbol's weight relative to the sum of the moves' weights.
-const END_DIVISOR: u64 = 255;
-
-/// Each coded move's (left cumulative, frequency), whether each ply was
-/// forced, and the position after the last move.
-type Intervals = (Vec<(u32, u32)>, Vec<bool>, Chess);
+/// Each coded move's (left cumulative, frequency) and whether each ply was
+/// forced.
+type Intervals = (Vec<(u32, u32)>, Vec<bool>);
 
 /// At least the most legal moves a position can have (270, shakmaty's
 /// move list capacity; 218 in positions reachable from the start).
@@ -56,28 +51,25 @@ const MAX_MOVES: usize = 272;
 /// shakmaty's generation order here; the coder's symbols follow their
 /// canonical order (`keys`), which neither side sorts out in full (see
 /// [`Scratch::interval`], [`Scratch::decode`]). The frequencies are those
-/// [`crate::coder::quantize_fast`] gives the moves in canonical order (then
-/// the end symbol), worked out move by move where they are needed.
+/// [`crate::coder::quantize_fast`] gives the moves in canonical order,
+/// worked out move by move where they are needed.
 struct Scratch {
     /// The number of moves.
     n: usize,
     scores: [i32; MAX_MOVES],
     /// The moves' keys in [`Order::Thesis`].
     keys: [u32; MAX_MOVES],
-    /// Unnormalised weights (`model::weights_into`), then the end symbol's.
-    weights: [u64; MAX_MOVES + 1],
-    /// Whether `weights` has an end symbol.
-    end: bool,
+    /// Unnormalised weights (`model::weights_into`).
+    weights: [u64; MAX_MOVES],
     /// The sum of `weights` (below 2^49: at most 2^40 each).
     sum: u64,
     /// The symbol that gets the quantisation's remainder: the largest
-    /// weight first in canonical order (`n`: the end symbol).
+    /// weight first in canonical order.
     best: usize,
     /// The model codec's scores before they are copied to `scores`.
     model_scores: Vec<i32>,
-    /// The frequencies in generation order, the end symbol's last (the
-    /// decoder).
-    freqs_by_move: [u32; MAX_MOVES + 1],
+    /// The frequencies in generation order (the decoder).
+    freqs_by_move: [u32; MAX_MOVES],
 }
 
 impl Default for Scratch {
@@ -86,12 +78,11 @@ impl Default for Scratch {
             n: 0,
             scores: [0; MAX_MOVES],
             keys: [0; MAX_MOVES],
-            weights: [0; MAX_MOVES + 1],
-            end: false,
+            weights: [0; MAX_MOVES],
             sum: 0,
             best: 0,
             model_scores: Vec::new(),
-            freqs_by_move: [0; MAX_MOVES + 1],
+            freqs_by_move: [0; MAX_MOVES],
         }
     }
 }
@@ -140,11 +131,10 @@ impl Drop for ScratchGuard {
 }
 
 impl Scratch {
-    /// Weights of the scores as `model::weights_into` makes them (and the
-    /// end symbol's when `end` is set), their sum, and the symbol that gets
-    /// the quantisation's remainder.
+    /// Weights of the scores as `model::weights_into` makes them, their
+    /// sum, and the symbol that gets the quantisation's remainder.
     fn weigh(&mut self, best_score: i32) {
-        let (n, end) = (self.n, self.end);
+        let n = self.n;
         // The largest weight is the table's first, 2^40, that of every
         // score within 16 of the best; the first of them in canonical order
         // gets the remainder.
@@ -164,29 +154,15 @@ impl Scratch {
                 (best, best_key) = (i, key);
             }
         }
-        if end {
-            let w = (sum / END_DIVISOR).max(1);
-            self.weights[n] = w;
-            sum += w;
-            // Only with more than 255 moves of the largest weight.
-            if w > self.weights[best] {
-                best = n;
-            }
-        }
         self.sum = sum;
         self.best = best;
-    }
-
-    /// The number of symbols: the moves, and the end symbol if any.
-    fn symbols(&self) -> usize {
-        self.n + usize::from(self.end)
     }
 
     /// [`crate::coder::quantize_fast`]'s scale: it always fits 64 bits here,
     /// since the largest weight is the exp table's first, 2^40, against
     /// fewer than 2^24 frequencies to share out.
     fn scale(&self) -> u64 {
-        fast_scale(self.symbols(), u128::from(self.sum)).expect("weights from the exp table")
+        fast_scale(self.n, u128::from(self.sum)).expect("weights from the exp table")
     }
 
     /// The range coder interval of move `i`: the frequencies of the moves
@@ -202,13 +178,10 @@ impl Scratch {
             left += if k < key { f } else { 0 };
         }
         let mut freq = u64::from(scaled(self.weights[i], scale));
-        if self.end {
-            assigned += u64::from(scaled(self.weights[self.n], scale));
-        }
         let remainder = (1u64 << PRECISION) - assigned;
         if self.best == i {
             freq += remainder;
-        } else if self.best < self.n && self.keys[self.best] < key {
+        } else if self.keys[self.best] < key {
             left += remainder;
         }
         (left as u32, freq as u32)
@@ -226,27 +199,26 @@ impl Scratch {
             .sum()
     }
 
-    /// The frequencies of all symbols in generation order, the end symbol's
-    /// last, into `freqs_by_move`.
+    /// The frequencies of the moves in generation order, into
+    /// `freqs_by_move`.
     fn fill_frequencies(&mut self) -> &[u32] {
         let scale = self.scale();
-        let symbols = self.symbols();
+        let n = self.n;
         let mut assigned = 0u64;
-        for (f, &w) in self.freqs_by_move.iter_mut().zip(&self.weights[..symbols]) {
+        for (f, &w) in self.freqs_by_move.iter_mut().zip(&self.weights[..n]) {
             *f = scaled(w, scale);
             assigned += u64::from(*f);
         }
         self.freqs_by_move[self.best] += ((1u64 << PRECISION) - assigned) as u32;
-        &self.freqs_by_move[..symbols]
+        &self.freqs_by_move[..n]
     }
 
-    /// Decodes a move index (generation order; the number of moves for the
-    /// end symbol).
+    /// Decodes a move index (generation order).
     ///
     /// No sort: the moves' frequencies are summed by ranges of keys (two
     /// origin squares each), the decoder's point is found among those sums
     /// in key order, then among the few moves of that range.
-    fn decode(&mut self, dec: &mut Decoder) -> Result<usize, Error> {
+    fn decode<const ENDS: bool>(&mut self, dec: &mut Decoder<'_, ENDS>) -> Result<usize, Error> {
         let n = self.n;
         self.fill_frequencies();
         // Sums by key bucket (`order::key_bucket`: below 37 here, each the
@@ -258,12 +230,8 @@ impl Scratch {
             sums[b] += f;
             buckets |= 1 << b;
         }
-        let (keys, freqs) = (&self.keys[..n], &self.freqs_by_move[..=n]);
-        let end_left = (1u32 << PRECISION) - if self.end { freqs[n] } else { 0 };
+        let (keys, freqs) = (&self.keys[..n], &self.freqs_by_move[..n]);
         dec.decode_by(|q| {
-            if q >= end_left {
-                return (n, end_left, freqs[n]);
-            }
             let mut left = 0;
             let mut rest = buckets;
             let mut bucket = 0;
@@ -315,14 +283,12 @@ impl ModelCodec {
     }
 
     /// The range coder interval (left cumulative, frequency) of each
-    /// unforced move, with or without the end symbol's share, whether each
-    /// ply was forced, and the position after the last move; records each
-    /// move's rank in `ranks` if given.
+    /// unforced move and whether each ply was forced; records each move's
+    /// rank in `ranks` if given.
     fn intervals(
         &self,
         start: &Chess,
         moves: &[Move],
-        end: bool,
         mut ranks: Option<&mut Vec<usize>>,
     ) -> Result<Intervals, Error> {
         let mut intervals = Vec::with_capacity(moves.len());
@@ -334,7 +300,7 @@ impl ModelCodec {
             forced.push(legal.len() == 1);
             let mut r = 0;
             if legal.len() > 1 {
-                self.frequencies_of(&pos, &moves[..ply], &legal, end, &mut scratch);
+                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch);
                 // Found by key (unique among legal moves), then checked.
                 let key = crate::order::key(m, Order::Thesis);
                 let Some(i) = scratch.keys[..legal.len()]
@@ -356,23 +322,14 @@ impl ModelCodec {
             }
             pos.play_unchecked(m);
         }
-        Ok((intervals, forced, pos))
+        Ok((intervals, forced))
     }
 
     /// The model of `legal`, the legal moves of `pos` in any order (at
-    /// most [`MAX_MOVES`]), with an end symbol last when `end` is set, into
-    /// `s`.
-    fn frequencies_of(
-        &self,
-        pos: &Chess,
-        history: &[Move],
-        legal: &[Move],
-        end: bool,
-        s: &mut Scratch,
-    ) {
+    /// most [`MAX_MOVES`]), into `s`.
+    fn frequencies_of(&self, pos: &Chess, history: &[Move], legal: &[Move], s: &mut Scratch) {
         let n = legal.len();
         s.n = n;
-        s.end = end;
         let best_score = if self.fast {
             model::fast::FastWeights::embedded().scores_and_keys(
                 pos,
@@ -404,35 +361,18 @@ impl ModelCodec {
         moves: &[Move],
         ranks: Option<&mut Vec<usize>>,
     ) -> Result<Bits, Error> {
-        // One pass with the end symbol's share (mode 0); the mode is known
-        // only at the end.
-        let (intervals, forced, end) = self.intervals(start, moves, true, ranks)?;
-        let end_legal = end.legal_moves();
-        let mode = Model::from_weights(&[255, 1])?;
-        let mut enc = Encoder::new();
-        if end_legal.len() == 1 {
-            // Mode 1 (rare): counts first, no end symbol.
-            enc.encode(1, &mode)?;
-            let coded = forced.iter().filter(|&&f| !f).count() as u64;
-            let trailing = forced.iter().rev().take_while(|&&f| f).count() as u64;
-            encode_count(&mut enc, coded)?;
-            encode_count(&mut enc, trailing)?;
-            for (left, freq) in self.intervals(start, moves, false, None)?.0 {
+        let (intervals, forced) = self.intervals(start, moves, ranks)?;
+        let mut enc = Encoder::with_ends();
+        let mut coded = intervals.into_iter();
+        for forced in forced {
+            // The game could have ended before this move.
+            enc.pass_end();
+            if !forced {
+                let (left, freq) = coded.next().expect("an interval per unforced ply");
                 enc.encode_interval(left, freq)?;
-            }
-        } else {
-            enc.encode(0, &mode)?;
-            for (left, freq) in intervals {
-                enc.encode_interval(left, freq)?;
-            }
-            if end_legal.len() > 1 {
-                let mut scratch = ScratchGuard::new();
-                self.frequencies_of(&end, moves, &end_legal, true, &mut scratch);
-                // The end symbol is last in any order of the moves.
-                enc.encode_frequencies(end_legal.len(), scratch.fill_frequencies())?;
             }
         }
-        Ok(enc.finish())
+        Ok(enc.finish_at_end())
     }
 }
 
@@ -466,31 +406,26 @@ impl GameCodec for ModelCodec {
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
-        let mut dec = Decoder::new(bits);
-        let counts = if dec.decode(&Model::from_weights(&[255, 1])?)? == 1 {
-            Some((decode_count(&mut dec)?, decode_count(&mut dec)?))
-        } else {
-            None
-        };
-        // The loop of `decode_with_end`, with the move list in this frame
-        // (a closure returning it costs a 1.3 kB copy a ply).
-        let mut end = GameEnd::new(counts);
+        let mut dec = Decoder::with_ends(bits);
         let mut pos = start.clone();
         let mut moves = Vec::new();
         let mut scratch = ScratchGuard::new();
         loop {
             let legal = pos.legal_moves();
-            let m = match end.next(legal.len(), moves.len())? {
-                Next::End => break,
-                Next::Forced => legal[0],
-                Next::Read => {
-                    let with_end = end.has_end_symbol();
-                    self.frequencies_of(&pos, &moves, &legal, with_end, &mut scratch);
-                    match legal.get(scratch.decode(&mut dec)?) {
-                        Some(&m) => m,
-                        None => break, // the end symbol
-                    }
-                }
+            // A game ends where no move is legal, or where the stream does.
+            if legal.is_empty() || dec.at_end() {
+                break;
+            }
+            if moves.len() as u64 > super::MAX_PLIES {
+                return Err(Error::InvalidData("game too long".into()));
+            }
+            let m = if legal.len() == 1 {
+                legal[0]
+            } else {
+                self.frequencies_of(&pos, &moves, &legal, &mut scratch);
+                *legal
+                    .get(scratch.decode(&mut dec)?)
+                    .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
             };
             pos.play_unchecked(m);
             moves.push(m);
@@ -500,7 +435,7 @@ impl GameCodec for ModelCodec {
 
     fn encode_counted(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
         let mut enc = Encoder::new();
-        for (left, freq) in self.intervals(start, moves, false, None)?.0 {
+        for (left, freq) in self.intervals(start, moves, None)?.0 {
             enc.encode_interval(left, freq)?;
         }
         Ok(enc.finish())
@@ -517,7 +452,7 @@ impl GameCodec for ModelCodec {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => legal[0],
                 _ => {
-                    self.frequencies_of(&pos, &moves, &legal, false, &mut scratch);
+                    self.frequencies_of(&pos, &moves, &legal, &mut scratch);
                     *legal
                         .get(scratch.decode(&mut dec)?)
                         .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
@@ -540,7 +475,7 @@ impl GameCodec for ModelCodec {
                 .position(|&x| x == m)
                 .ok_or_else(|| illegal(ply, m, &pos))?;
             let (bits, rank) = if legal.len() > 1 {
-                self.frequencies_of(&pos, &moves[..ply], &legal, false, &mut scratch);
+                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch);
                 let (_, freq) = scratch.interval(i);
                 (
                     f64::from(PRECISION) - f64::from(freq).log2(),
@@ -579,9 +514,8 @@ mod tests {
     use crate::coder::quantize_fast;
 
     /// The move-by-move frequencies are [`quantize_fast`]'s over the moves
-    /// in canonical order, the end symbol last, in every case: with ties,
-    /// and with more than 255 moves of the largest weight, where the end
-    /// symbol gets the remainder.
+    /// in canonical order in every case: with ties, and with many moves of
+    /// the largest weight.
     #[test]
     fn frequencies_are_quantize_fasts_in_canonical_order() {
         let mut seed = 12345u64;
@@ -594,7 +528,6 @@ mod tests {
         for case in 0..200 {
             let mut s = Scratch {
                 n: [2, 3, 30, 60, 270][case % 5],
-                end: case % 2 == 0,
                 ..Scratch::default()
             };
             let spread = [0, 8, 100, 5000, 100_000][case / 5 % 5];
@@ -612,13 +545,10 @@ mod tests {
             }
             let best_score = s.scores[..s.n].iter().copied().max().unwrap();
             s.weigh(best_score);
-            // The reference: weights sorted by key, end symbol last.
+            // The reference: weights sorted by key.
             let mut order: Vec<usize> = (0..s.n).collect();
             order.sort_by_key(|&i| s.keys[i]);
-            let mut w: Vec<u64> = order.iter().map(|&i| s.weights[i]).collect();
-            if s.end {
-                w.push(s.weights[s.n]);
-            }
+            let w: Vec<u64> = order.iter().map(|&i| s.weights[i]).collect();
             let mut expected = Vec::new();
             quantize_fast(&w, &mut expected);
             let mut got = vec![0; s.n];
@@ -629,10 +559,7 @@ mod tests {
                 got[i] = freq;
             }
             let all = s.fill_frequencies().to_vec();
-            assert_eq!(&all[..s.n], &got[..], "case {case}");
-            if s.end {
-                assert_eq!(all[s.n], expected[s.n], "case {case}");
-            }
+            assert_eq!(all, got, "case {case}");
         }
     }
 }

@@ -214,3 +214,57 @@ fn runs_of_first_moves_round_trip() {
         );
     }
 }
+
+/// The range-coded codecs end a game by the length of its stream: a game
+/// cut after any ply comes back with exactly those plies, whether the cut
+/// falls after a likely move (whose stream ends where an earlier cut's
+/// would), a forced one, or at the start.
+#[test]
+fn games_cut_after_any_ply_round_trip() {
+    use chesspack::order::{Order, sorted_moves};
+    use shakmaty::Position;
+    let games = [
+        // Random games, and a game of only first moves (collisions galore).
+        crate::common::play(
+            &shakmaty::Chess::default(),
+            &[7, 3, 11, 2, 5, 9, 1, 4, 13, 6],
+        ),
+        crate::common::play(
+            &crate::common::start(3),
+            &(0..40).map(|i| i * 7 + 1).collect::<Vec<_>>(),
+        ),
+        {
+            let mut pos = shakmaty::Chess::default();
+            let mut moves = Vec::new();
+            for _ in 0..30 {
+                let m = sorted_moves(&pos, Order::Thesis)[0];
+                pos.play_unchecked(m);
+                moves.push(m);
+            }
+            moves
+        },
+    ];
+    let starts = [
+        shakmaty::Chess::default(),
+        crate::common::start(3),
+        shakmaty::Chess::default(),
+    ];
+    for name in ["model", "fast", "engine-arith"] {
+        let codec = chesspack::game::codec(name).unwrap();
+        for (start, moves) in starts.iter().zip(&games) {
+            let cuts = if name == "engine-arith" {
+                12
+            } else {
+                moves.len()
+            };
+            for n in 0..=cuts.min(moves.len()) {
+                let bits = codec.encode(start, &moves[..n]).unwrap();
+                assert_eq!(
+                    codec.decode(start, &bits).unwrap(),
+                    moves[..n],
+                    "{name}, {n} plies"
+                );
+            }
+        }
+    }
+}

@@ -29,15 +29,11 @@ const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
     ),
     (
         "engine-arith",
-        231,
-        "35f51a9b0e7958e468d965525afa04a64deddf3d8e1fbb8d8984847a0e",
+        224,
+        "369a74c792ef0795a055f5fc281af26fcf098a2c553336edb8a99415",
     ),
-    ("model", 48, "9ba17ea4c6bd"),
-    (
-        "fast",
-        179,
-        "9c4f92930de76f6b19a2fe39337523e8162586ff0e7e20",
-    ),
+    ("model", 46, "9d1562280d7c"),
+    ("fast", 169, "9d90432590861ab53f99c65cda296b341295c6ed5380"),
 ];
 
 const FEN: &str = "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQK2R w KQ d6 0 9";
