@@ -345,7 +345,8 @@ fn tune(
     pb.finish_and_clear();
     for (codec, k) in codecs.iter_mut().zip(tuned.iter_mut()) {
         if let Some(coding) = codecs::engine_coding(codec.name()) {
-            let best = engine::tune_k(&scored, coding);
+            // The k that makes the streams smallest, their headers counted.
+            let best = engine::tune_k_for_games(&scored, coding, games.len(), params.depth);
             eprintln!(
                 "{}: tuned k = {} on {} positions",
                 codec.name(),

@@ -253,6 +253,54 @@ pub fn tune_k(plies: &[ScoredPly], coding: Coding) -> u16 {
     best.1
 }
 
+/// The bits of an engine stream's header with these parameters: 1 for the
+/// defaults, 20 otherwise (a flag, 3 bits of depth, 16 of k × 10), in both
+/// codings.
+///
+/// ```
+/// use chesspack::game::engine::{EngineParams, header_bits};
+///
+/// assert_eq!(header_bits(EngineParams::default()), 1);
+/// assert_eq!(header_bits(EngineParams { depth: 2, k_tenths: 800 }), 20);
+/// ```
+pub fn header_bits(params: EngineParams) -> u32 {
+    if params == EngineParams::default() {
+        1
+    } else {
+        20
+    }
+}
+
+/// The k (in tenths) that minimises the total size of `games` streams at
+/// search depth `depth` whose unforced plies are `plies`, headers included:
+/// [`tune_k`]'s k, unless the default k's shorter header saves more than
+/// the tuned k does (with few plies a game, or a k close to the default).
+///
+/// ```
+/// use chesspack::game::engine::{Coding, DEFAULT_K_TENTHS, ScoredPly, tune_k, tune_k_for_games};
+///
+/// // Players who keep playing the second choice: a small k fits them.
+/// let plies = vec![ScoredPly { deficits: vec![0, 50, 120], played: 1 }; 40];
+/// let k = tune_k(&plies, Coding::Arith);
+/// assert!(k < DEFAULT_K_TENTHS);
+/// // Over 40 plies of one game the tuned k pays for its longer header; over
+/// // 40 games of one ply each, it does not.
+/// assert_eq!(tune_k_for_games(&plies, Coding::Arith, 1, 1), k);
+/// assert_eq!(tune_k_for_games(&plies, Coding::Arith, 40, 1), DEFAULT_K_TENTHS);
+/// ```
+pub fn tune_k_for_games(plies: &[ScoredPly], coding: Coding, games: usize, depth: u8) -> u16 {
+    let total = |k_tenths: u16| {
+        let header = header_bits(EngineParams { depth, k_tenths });
+        cost(plies, coding, k_tenths) + f64::from(header) * games as f64
+    };
+    let tuned = tune_k(plies, coding);
+    if total(DEFAULT_K_TENTHS) <= total(tuned) {
+        DEFAULT_K_TENTHS
+    } else {
+        tuned
+    }
+}
+
 /// An engine codec: `engine-huffman` or `engine-arith`.
 ///
 /// Stream layout: a header (1 bit: default parameters; else 3 bits of depth
