@@ -242,13 +242,16 @@ pub fn index_of(pos: &Chess, m: Move, order: Order) -> Option<(usize, usize)> {
     // One pass: the moves with smaller keys, and one with the same key
     // (keys are unique among legal moves), which must be `m`.
     let k = key(m, order);
-    let (mut below, mut found) = (0, false);
-    for &o in &moves {
+    let (mut below, mut same) = (0, usize::MAX);
+    for (i, &o) in moves.iter().enumerate() {
         let ko = key(o, order);
         below += usize::from(ko < k);
-        found |= ko == k && o == m;
+        if ko == k {
+            same = i;
+        }
     }
-    found.then_some((below, moves.len()))
+    // Compared once: a move that is not legal can share a legal one's key.
+    (moves.get(same) == Some(&m)).then_some((below, moves.len()))
 }
 
 #[cfg(test)]

@@ -423,11 +423,46 @@ fn push_number(out: &mut Vec<u8>, n: u32) {
     out.extend_from_slice(&digits[i..]);
 }
 
+/// The SAN of legal move `m` in `pos`: [`shakmaty::san::San::from_move`],
+/// which lists the legal moves of the same role to the same square to tell
+/// the piece apart, except where no other piece of that role attacks the
+/// square at all (most moves), so that there is nothing to tell apart.
+fn san_of(pos: &Chess, m: Move) -> shakmaty::san::San {
+    if let Move::Normal {
+        role,
+        from,
+        capture,
+        to,
+        promotion: None,
+    } = m
+        && role != shakmaty::Role::Pawn
+    {
+        let board = pos.board();
+        let piece = shakmaty::Piece {
+            color: pos.turn(),
+            role,
+        };
+        let rivals = board.by_piece(piece).without(from)
+            & shakmaty::attacks::attacks(to, piece, board.occupied());
+        if rivals.is_empty() {
+            return shakmaty::san::San::Normal {
+                role,
+                file: None,
+                rank: None,
+                capture: capture.is_some(),
+                to,
+                promotion: None,
+            };
+        }
+    }
+    shakmaty::san::San::from_move(pos, m)
+}
+
 /// The SAN of legal move `m` in `pos`, which then plays it: what
 /// [`SanPlus::from_move_and_play_unchecked`] gives, but the legal moves
 /// that tell mate from check are generated only when the move gives check.
 fn san_and_play(pos: &mut Chess, m: Move) -> SanPlus {
-    let san = shakmaty::san::San::from_move(&*pos, m);
+    let san = san_of(pos, m);
     pos.play_unchecked(m);
     let suffix = pos.checkers().any().then(|| {
         if pos.legal_moves().is_empty() {
