@@ -276,6 +276,17 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         return compress_positions(args);
     }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
+    if codecs::engine_coding(&args.codec).is_some()
+        && args.engine.depth > chesspack::game::engine::STREAM_DEPTH_LIMIT
+    {
+        // Archives decode with the default codec, which refuses deeper
+        // streams (see `EngineCodec`).
+        anyhow::bail!(
+            "--depth {} is deeper than archives decode (at most {})",
+            args.engine.depth,
+            chesspack::game::engine::STREAM_DEPTH_LIMIT
+        );
+    }
     let output = compress_output(args)?;
     let pool = pool(args.threads)?;
     let pb = input::progress(None, "compressing");

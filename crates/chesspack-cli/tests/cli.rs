@@ -253,6 +253,22 @@ fn archive_commands_round_trip_the_sample() {
     assert!(err.contains("unsupported variant"), "{err}");
     assert!(err.contains("moves"), "{err}");
 
+    // Archives decode engine streams of depth 3 at most: deeper ones are
+    // refused before anything is written.
+    let deep = chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        chpk,
+        "-f",
+        "--codec",
+        "engine-huffman",
+        "--depth",
+        "4",
+    ]);
+    assert!(!deep.status.success());
+    assert!(String::from_utf8_lossy(&deep.stderr).contains("--depth 4 is deeper"));
+
     // No overwriting without -f, and no temporary file left behind.
     let again = chesspack(&["compress", "samples/lichess-sample.pgn", "-o", chpk]);
     assert!(!again.status.success());

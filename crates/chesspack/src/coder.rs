@@ -545,10 +545,15 @@ impl<'a, const ENDS: bool> Decoder<'a, ENDS> {
             lower: 0,
             range: u64::MAX,
             point: 0,
-            end_bits: bytes
-                .iter()
-                .rposition(|&b| b != 0)
-                .map_or(0, |i| i * 8 + 8 - bytes[i].trailing_zeros() as usize),
+            // Only a decoder that looks for ends needs it.
+            end_bits: if ENDS {
+                bytes
+                    .iter()
+                    .rposition(|&b| b != 0)
+                    .map_or(0, |i| i * 8 + 8 - bytes[i].trailing_zeros() as usize)
+            } else {
+                0
+            },
             passed: Vec::new(),
         };
         let high = dec.next_word();

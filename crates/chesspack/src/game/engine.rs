@@ -15,6 +15,9 @@ use crate::{
 
 /// The search depth below each move unless a stream says otherwise.
 pub const DEFAULT_DEPTH: u8 = 1;
+/// The deepest search a decoder runs for a stream's header unless it was
+/// made with a larger depth itself (see [`EngineCodec`]).
+pub const STREAM_DEPTH_LIMIT: u8 = 3;
 /// The thesis' k = 80, in tenths.
 pub const DEFAULT_K_TENTHS: u16 = 800;
 /// Score deficits (centipawns below the best move) are clamped to this:
@@ -306,6 +309,12 @@ pub fn tune_k_for_games(plies: &[ScoredPly], coding: Coding, games: usize, depth
 /// Stream layout: a header (1 bit: default parameters; else 3 bits of depth
 /// and 16 bits of k × 10), then the moves. Forced moves cost nothing.
 ///
+/// A decoder refuses a stream whose header asks for a deeper search than
+/// its own depth or [`STREAM_DEPTH_LIMIT`] (3), whichever is larger: a
+/// search costs about eight times as much a ply deeper (depth 3 scores
+/// some 70 plies a second, depth 7 would take hours a ply), so a few bytes
+/// of damaged or hostile data could otherwise keep it busy for hours.
+///
 /// * `engine-huffman`: the header and codewords are plain bits; the header
 ///   also holds the number of forced plies after the last unforced one
 ///   (Elias gamma), and decoding runs to the end of the bits, as `index`.
@@ -367,12 +376,25 @@ impl EngineCodec {
         self.coding
     }
 
-    fn with_stream_params(&self, params: EngineParams) -> EngineCodec {
-        if params == self.params {
+    /// The codec that decodes a stream with `params` in its header.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when the stream asks for a deeper search than
+    /// this codec's depth or [`STREAM_DEPTH_LIMIT`], whichever is larger.
+    fn with_stream_params(&self, params: EngineParams) -> Result<EngineCodec, Error> {
+        let limit = self.params.depth.max(STREAM_DEPTH_LIMIT);
+        if params.depth > limit {
+            return Err(Error::InvalidData(format!(
+                "engine stream asks for search depth {}; this decoder allows at most {limit}",
+                params.depth
+            )));
+        }
+        Ok(if params == self.params {
             self.clone()
         } else {
             EngineCodec::with_params(self.coding, params)
-        }
+        })
     }
 
     fn is_default(&self) -> bool {
@@ -424,7 +446,7 @@ impl EngineCodec {
 
     fn decode_huffman(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
         let mut r = bits.reader();
-        let codec = self.with_stream_params(Self::read_header(&mut r)?);
+        let codec = self.with_stream_params(Self::read_header(&mut r)?)?;
         super::decode_to_end(
             start,
             &mut r,
@@ -463,7 +485,7 @@ impl EngineCodec {
         let mut dec = Decoder::with_ends(bits);
         let flag = Model::from_weights(&[1, 1])?;
         let codec = if dec.decode(&flag)? == 0 {
-            self.with_stream_params(EngineParams::default())
+            self.with_stream_params(EngineParams::default())?
         } else {
             let depth = dec.decode(&Model::from_weights(&[1; 8])?)? as u8;
             let byte = Model::from_weights(&[1; 256])?;
@@ -475,7 +497,7 @@ impl EngineCodec {
                     "engine k {k_tenths}/10 below 1"
                 )));
             }
-            self.with_stream_params(EngineParams { depth, k_tenths })
+            self.with_stream_params(EngineParams { depth, k_tenths })?
         };
         let mut pos = start.clone();
         let mut moves = Vec::new();

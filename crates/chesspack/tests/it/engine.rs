@@ -269,6 +269,41 @@ fn bad_headers_are_errors() {
     assert!(matches!(err, Error::InvalidData(_)), "{err}");
 }
 
+/// Issue 3 (found by fuzzing `decode_engine_arith`): a few bytes whose
+/// header asked for a depth-7 search kept the decoder busy for hours; a
+/// decoder now refuses streams deeper than its own depth or 3, and a
+/// decoder made with that depth reads them.
+#[test]
+fn regression_issue_3_deep_stream_headers_are_refused() {
+    use chesspack::game::engine::STREAM_DEPTH_LIMIT;
+    let start = pos("8/8/8/4k3/8/8/8/4K2R w K - 0 1");
+    let moves: Vec<Move> = ["Rh5+", "Kd4"]
+        .iter()
+        .scan(start.clone(), |p, s| {
+            let m = s.parse::<San>().unwrap().to_move(p).unwrap();
+            p.play_unchecked(m);
+            Some(m)
+        })
+        .collect();
+    let deep = EngineParams {
+        depth: STREAM_DEPTH_LIMIT + 1,
+        k_tenths: 800,
+    };
+    for coding in [Coding::Huffman, Coding::Arith] {
+        let bits = EngineCodec::with_params(coding, deep)
+            .encode(&start, &moves)
+            .unwrap();
+        let err = EngineCodec::new(coding).decode(&start, &bits).unwrap_err();
+        assert!(err.to_string().contains("depth 4"), "{err}");
+        assert_eq!(
+            EngineCodec::with_params(coding, deep)
+                .decode(&start, &bits)
+                .unwrap(),
+            moves
+        );
+    }
+}
+
 #[test]
 fn garbage_ends_quickly() {
     // Zero bits decode as the lowest symbols: the information bound stops
