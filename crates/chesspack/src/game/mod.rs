@@ -195,8 +195,9 @@ pub(crate) fn san(pos: &Chess, m: Move) -> String {
     San::from_move(pos, m).to_string()
 }
 
-/// Decodes a stream whose moves end where its bits do (`index`,
-/// `engine-huffman`): after the count of trailing forced plies, each
+/// Decodes a stream whose moves end where its bits do (`engine-huffman`;
+/// `index` runs the same loop in its own frame): after the count of
+/// trailing forced plies, each
 /// unforced position reads one choice until the bits run out, then the
 /// trailing forced plies are played.
 ///
