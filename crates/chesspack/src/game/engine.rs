@@ -447,12 +447,12 @@ impl EngineCodec {
     fn decode_huffman(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
         let mut r = bits.reader();
         let codec = self.with_stream_params(Self::read_header(&mut r)?)?;
-        super::decode_to_end(
-            start,
-            &mut r,
-            |pos| codec.score(pos),
-            |scores, _, r| codec.probs.huffman(&deficits(scores)).decode(r),
-        )
+        super::decode_to_end(start, &mut r, |pos, ply, r| {
+            let (legal, scores) = codec.score(pos);
+            super::pick(&legal, ply, r, |_, r| {
+                codec.probs.huffman(&deficits(&scores)).decode(r)
+            })
+        })
     }
 
     fn encode_arith(&self, plies: &[Ply]) -> Result<Bits, Error> {

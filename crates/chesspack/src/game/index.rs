@@ -1,6 +1,6 @@
 use shakmaty::{Chess, Move, Position};
 
-use super::{GameCodec, MAX_PLIES, PlyCost, illegal, read_count, san};
+use super::{GameCodec, PlyCost, decode_to_end, illegal, pick, san};
 use crate::{
     Bits, Error,
     bits::{BitWriter, ceil_log2},
@@ -55,49 +55,15 @@ impl GameCodec for Index {
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
-        // The loop of `decode_to_end`, with the move list in this frame (a
-        // closure returning it costs a copy of 2 kB a ply). No sort: the
-        // move read is the one with as many smaller keys as its index.
-        let mut r = bits.reader();
-        let mut forced_left = read_count(&mut r)?;
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
-        loop {
-            if r.remaining() == 0 {
-                if forced_left == 0 {
-                    break;
-                }
-                forced_left -= 1;
-            }
-            if moves.len() as u64 > MAX_PLIES {
-                return Err(Error::InvalidData("game too long".into()));
-            }
+        // No sort: the move read is the one with as many smaller keys as
+        // its index.
+        decode_to_end(start, &mut bits.reader(), |pos, ply, r| {
             let legal = pos.legal_moves();
-            let m = match legal.len() {
-                0 => {
-                    return Err(Error::InvalidData(format!(
-                        "no legal move at ply {}",
-                        moves.len()
-                    )));
-                }
-                1 => legal[0],
-                n => {
-                    if r.remaining() == 0 {
-                        return Err(Error::InvalidData(
-                            "trailing forced move is not forced".into(),
-                        ));
-                    }
-                    let index = r.read(ceil_log2(n as u64))? as usize;
-                    let i = nth(&legal, Order::Thesis, index).ok_or_else(|| {
-                        Error::InvalidData(format!("move index {index} out of range"))
-                    })?;
-                    legal[i]
-                }
-            };
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        Ok(moves)
+            pick(&legal, ply, r, |legal, r| {
+                let index = r.read(ceil_log2(legal.len() as u64))? as usize;
+                Ok(nth(legal, Order::Thesis, index).unwrap_or(legal.len()))
+            })
+        })
     }
 
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {

@@ -195,25 +195,20 @@ pub(crate) fn san(pos: &Chess, m: Move) -> String {
     San::from_move(pos, m).to_string()
 }
 
-/// Decodes a stream whose moves end where its bits do (`engine-huffman`;
-/// `index` runs the same loop in its own frame): after the count of
-/// trailing forced plies, each
+/// Decodes a stream whose moves end where its bits do (`index`,
+/// `engine-huffman`): after the count of trailing forced plies, each
 /// unforced position reads one choice until the bits run out, then the
 /// trailing forced plies are played.
 ///
-/// `candidates` gives the legal moves of a position and what `read` needs to
-/// read a choice among them; `read(context, legal, reader)` returns the
-/// index in `legal` of the move read and is called only when more than one
-/// move is legal.
-pub(crate) fn decode_to_end<L, T>(
+/// `next(position, ply, reader)` gives the move played: it lists the legal
+/// moves and hands them to [`pick`] with its way of reading a choice. The
+/// list stays in `next`'s frame (returning a `MoveList` would copy 2 kB a
+/// ply).
+pub(crate) fn decode_to_end(
     start: &Chess,
     r: &mut crate::bits::BitReader<'_>,
-    mut candidates: impl FnMut(&Chess) -> (L, T),
-    mut read: impl FnMut(&T, &[Move], &mut crate::bits::BitReader<'_>) -> Result<usize, Error>,
-) -> Result<Vec<Move>, Error>
-where
-    L: std::ops::Deref<Target = [Move]>,
-{
+    mut next: impl FnMut(&Chess, usize, &mut crate::bits::BitReader<'_>) -> Result<Move, Error>,
+) -> Result<Vec<Move>, Error> {
     let mut forced_left = read_count(r)?;
     let mut pos = start.clone();
     let mut moves = Vec::new();
@@ -227,31 +222,38 @@ where
         if moves.len() as u64 > MAX_PLIES {
             return Err(Error::InvalidData("game too long".into()));
         }
-        let (legal, context) = candidates(&pos);
-        let m = match legal.len() {
-            0 => {
-                return Err(Error::InvalidData(format!(
-                    "no legal move at ply {}",
-                    moves.len()
-                )));
-            }
-            1 => legal[0],
-            _ => {
-                if r.remaining() == 0 {
-                    return Err(Error::InvalidData(
-                        "trailing forced move is not forced".into(),
-                    ));
-                }
-                let index = read(&context, &legal, r)?;
-                *legal
-                    .get(index)
-                    .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))?
-            }
-        };
+        let m = next(&pos, moves.len(), r)?;
         pos.play_unchecked(m);
         moves.push(m);
     }
     Ok(moves)
+}
+
+/// The move played among `legal` at `ply` of a stream that [`decode_to_end`]
+/// reads: the only one when one is legal, else the one whose index in
+/// `legal` `read` returns (called only when more than one move is legal).
+pub(crate) fn pick(
+    legal: &[Move],
+    ply: usize,
+    r: &mut crate::bits::BitReader<'_>,
+    read: impl FnOnce(&[Move], &mut crate::bits::BitReader<'_>) -> Result<usize, Error>,
+) -> Result<Move, Error> {
+    match legal.len() {
+        0 => Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
+        1 => Ok(legal[0]),
+        _ => {
+            if r.remaining() == 0 {
+                return Err(Error::InvalidData(
+                    "trailing forced move is not forced".into(),
+                ));
+            }
+            let index = read(legal, r)?;
+            legal
+                .get(index)
+                .copied()
+                .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))
+        }
+    }
 }
 
 /// Reads a count of plies written as Elias gamma of `count + 1`.
