@@ -18,6 +18,10 @@ pub struct EngineOpts {
     /// scores in pawns (1.0 to 6553.5).
     #[arg(long, default_value_t = f64::from(DEFAULT_K_TENTHS) / 10.0)]
     pub k: f64,
+    /// Engine codecs leave the opening book out: the engine's
+    /// probabilities alone, as in the thesis.
+    #[arg(long)]
+    pub no_book: bool,
 }
 
 impl EngineOpts {
@@ -28,6 +32,7 @@ impl EngineOpts {
         Ok(EngineParams {
             depth: self.depth,
             k_tenths: (self.k * 10.0).round() as u16,
+            book: !self.no_book,
         })
     }
 }

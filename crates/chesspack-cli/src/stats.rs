@@ -336,7 +336,7 @@ fn tune(
     let scored: Vec<ScoredPly> = games
         .par_iter()
         .map(|(g, _)| {
-            let s = engine::score_game(&g.start, &g.moves, params.depth).unwrap_or_default();
+            let s = engine::score_game(&g.start, &g.moves, params).unwrap_or_default();
             pb.inc(1);
             s
         })
@@ -346,7 +346,8 @@ fn tune(
     for (codec, k) in codecs.iter_mut().zip(tuned.iter_mut()) {
         if let Some(coding) = codecs::engine_coding(codec.name()) {
             // The k that makes the streams smallest, their headers counted.
-            let best = engine::tune_k_for_games(&scored, coding, games.len(), params.depth);
+            let best =
+                engine::tune_k_for_games(&scored, coding, games.len(), params.depth, params.book);
             eprintln!(
                 "{}: tuned k = {} on {} positions",
                 codec.name(),
@@ -357,8 +358,8 @@ fn tune(
             *codec = Box::new(EngineCodec::with_params(
                 coding,
                 EngineParams {
-                    depth: params.depth,
                     k_tenths: best,
+                    ..params
                 },
             ));
         }

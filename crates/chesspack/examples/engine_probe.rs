@@ -1,9 +1,9 @@
 //! Bits, hit rates and speed of the engine's move scoring at one depth, on
-//! held-out games: `cargo run --release --example engine_probe -- FILE.pgn.zst GAMES DEPTH`.
+//! held-out games: `cargo run --release --example engine_probe -- FILE.pgn.zst GAMES DEPTH [nobook]`.
 use std::time::Instant;
 
 use chesspack::{
-    game::engine::{Coding, cost, score_game, tune_k},
+    game::engine::{Coding, EngineParams, cost, score_game, tune_k},
     pgn::GameReader,
 };
 
@@ -12,6 +12,11 @@ fn main() {
     let path = &args[1];
     let n: usize = args[2].parse().unwrap();
     let depth: u8 = args[3].parse().unwrap();
+    let params = EngineParams {
+        depth,
+        book: args.get(4).is_none_or(|a| a != "nobook"),
+        ..EngineParams::default()
+    };
     let f = std::fs::File::open(path).unwrap();
     let r = zstd::Decoder::new(f).unwrap();
     let games: Vec<_> = GameReader::new(r)
@@ -23,12 +28,12 @@ fn main() {
     let t = Instant::now();
     let mut scored = Vec::new();
     for g in &games {
-        scored.extend(score_game(&g.start, &g.moves, depth).unwrap());
+        scored.extend(score_game(&g.start, &g.moves, params).unwrap());
     }
     let el = t.elapsed().as_secs_f64();
     let mut hits = [0usize; 4];
     for p in &scored {
-        hits[p.rank().min(3)] += 1;
+        hits[p.rank(params.k_tenths).min(3)] += 1;
     }
     let nf = scored.len() as f64;
     println!(

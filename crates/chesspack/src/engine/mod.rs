@@ -48,7 +48,7 @@ pub const NODE_BUDGET: u64 = 20_000;
 /// so far are searched with a window that ends there: their score is then an
 /// upper bound. The engine codecs clamp score deficits at the same value
 /// ([`crate::game::engine::MAX_DEFICIT`]), so the bound costs nothing.
-pub const MARGIN: i32 = 250;
+pub const MARGIN: i32 = 90;
 
 /// Every legal move of `pos` in [`Order::Thesis`] with its score in
 /// centipawns from the mover's side, after a search `depth` plies deep below
@@ -134,7 +134,7 @@ pub fn best_move(pos: &Chess, depth: u8) -> Option<(Move, i32)> {
 
 /// Bumped whenever the evaluator or search changes its scores, so that
 /// [`model_hash`] changes with them.
-pub const ENGINE_VERSION: u32 = 1;
+pub const ENGINE_VERSION: u32 = 2;
 
 /// A hash of the engine's version and fitted tables: what an archive of an
 /// engine codec records so that a different engine refuses it.

@@ -41,6 +41,17 @@ pub fn embedded_book() -> &'static book::Book {
     BOOK.get_or_init(|| book::Book::from_bytes(BOOK_FILE).expect("embedded book file"))
 }
 
+/// [`file_hash`] of the embedded opening book's file: what the streams of
+/// codecs that consult the book (`model`, the engine codecs) are tied to.
+///
+/// ```
+/// assert_eq!(chesspack::model::book_hash(), chesspack::model::book_hash());
+/// ```
+pub fn book_hash() -> u64 {
+    static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+    *HASH.get_or_init(|| file_hash(BOOK_FILE))
+}
+
 /// Magic bytes of a model file.
 pub const MAGIC: &[u8; 4] = b"CPKM";
 /// The model file version this library reads.
@@ -103,7 +114,7 @@ impl Weights {
     /// A hash of the model file and the embedded book: what archives
     /// record ([`file_hash`] of the two).
     pub fn hash(&self) -> u64 {
-        file_hash(&self.to_bytes()) ^ file_hash(BOOK_FILE).rotate_left(1)
+        file_hash(&self.to_bytes()) ^ book_hash().rotate_left(1)
     }
 
     /// The legal moves of `pos` in canonical order and their scores (1/1024

@@ -155,7 +155,7 @@ const GOLDEN_BEST: &[&str] = &[
     "Kd3 10",
     "Ra8 29999",
 ];
-const GOLDEN_HASH: u64 = 7_792_398_625_800_059_691;
+const GOLDEN_HASH: u64 = 15_952_260_981_581_731_946;
 
 fn sample_games(n: usize) -> Vec<(Chess, Vec<Move>)> {
     let pgn = include_str!("../../../../samples/lichess-sample.pgn");
@@ -170,12 +170,19 @@ fn codecs() -> Vec<EngineCodec> {
     let custom = EngineParams {
         depth: 0,
         k_tenths: 125,
+        book: false,
+    };
+    let bookless = EngineParams {
+        book: false,
+        ..EngineParams::default()
     };
     vec![
         EngineCodec::new(Coding::Huffman),
         EngineCodec::new(Coding::Arith),
         EngineCodec::with_params(Coding::Huffman, custom),
         EngineCodec::with_params(Coding::Arith, custom),
+        EngineCodec::with_params(Coding::Huffman, bookless),
+        EngineCodec::with_params(Coding::Arith, bookless),
     ]
 }
 
@@ -212,6 +219,50 @@ fn engine_beats_index_on_sample_games() {
         engine_bits * 10 < index_bits * 8,
         "{engine_bits} vs {index_bits}"
     );
+}
+
+#[test]
+fn the_book_makes_main_lines_cheap() {
+    // A main line of the Ruy Lopez: in the book, most moves are the
+    // masters' usual choice, which the engine alone often is not.
+    let start = Chess::default();
+    let moves: Vec<Move> = [
+        "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5", "Bb3",
+        "d6", "c3", "O-O",
+    ]
+    .iter()
+    .scan(start.clone(), |p, s| {
+        let m = s.parse::<San>().unwrap().to_move(p).unwrap();
+        p.play_unchecked(m);
+        Some(m)
+    })
+    .collect();
+    let bookless = EngineParams {
+        book: false,
+        ..EngineParams::default()
+    };
+    for coding in [Coding::Huffman, Coding::Arith] {
+        let with = EngineCodec::new(coding).encode(&start, &moves).unwrap();
+        let without = EngineCodec::with_params(coding, bookless)
+            .encode(&start, &moves)
+            .unwrap();
+        // 16 plies: at most 2 bits each with the book, and far fewer than
+        // without it (the longer header included).
+        assert!(with.len() <= 32, "{coding:?}: {} bits", with.len());
+        assert!(
+            with.len() * 2 < without.len(),
+            "{coding:?}: {} vs {}",
+            with.len(),
+            without.len()
+        );
+        let ranks: Vec<usize> = EngineCodec::new(coding)
+            .explain(&start, &moves)
+            .unwrap()
+            .iter()
+            .map(|c| c.rank.unwrap())
+            .collect();
+        assert!(ranks.iter().filter(|&&r| r == 0).count() >= 12, "{ranks:?}");
+    }
 }
 
 #[test]
@@ -287,7 +338,7 @@ fn regression_issue_3_deep_stream_headers_are_refused() {
         .collect();
     let deep = EngineParams {
         depth: STREAM_DEPTH_LIMIT + 1,
-        k_tenths: 800,
+        ..EngineParams::default()
     };
     for coding in [Coding::Huffman, Coding::Arith] {
         let bits = EngineCodec::with_params(coding, deep)

@@ -22,16 +22,8 @@ const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
         221,
         "6ddb75f4e0a421dee6cbd57c8141adb86ea3b28f6601c84a4e81c168",
     ),
-    (
-        "engine-huffman",
-        178,
-        "7bedc9b67c1359d6e66f3b8758ba8cb8ea7677ff3fff80",
-    ),
-    (
-        "engine-arith",
-        224,
-        "369a74c792ef0795a055f5fc281af26fcf098a2c553336edb8a99415",
-    ),
+    ("engine-huffman", 67, "40002000000a3d1f80"),
+    ("engine-arith", 41, "4522ea848080"),
     ("model", 46, "9d1562280d7c"),
     ("fast", 169, "9d90432590861ab53f99c65cda296b341295c6ed5380"),
 ];
@@ -72,5 +64,42 @@ fn position_formats_are_pinned() {
     for &(name, len, hex) in GOLDEN_POSITIONS {
         let bits = position::codec(name).unwrap().encode(&pos).unwrap();
         assert_eq!((bits.len(), bits.to_hex().as_str()), (len, hex), "{name}");
+    }
+}
+
+/// The engine codecs without the book: the engine's probabilities alone
+/// decide every move of the golden game (with the book, its opening costs
+/// almost nothing).
+#[test]
+fn bookless_engine_formats_are_pinned() {
+    use game::{
+        GameCodec,
+        engine::{Coding, EngineCodec, EngineParams},
+    };
+    let g = GameReader::new(GAME.as_bytes()).next().unwrap().unwrap();
+    let bookless = EngineParams {
+        book: false,
+        ..EngineParams::default()
+    };
+    for (coding, len, hex) in [
+        (
+            Coding::Huffman,
+            203,
+            "9032077e598723c49255d73ed31beec423347e210d4e8a3d1f80",
+        ),
+        (
+            Coding::Arith,
+            202,
+            "903203727d73dada412ecb654513c97467e9cf99dfbff34eb940",
+        ),
+    ] {
+        let bits = EngineCodec::with_params(coding, bookless)
+            .encode(&g.start, &g.moves)
+            .unwrap();
+        assert_eq!(
+            (bits.len(), bits.to_hex().as_str()),
+            (len, hex),
+            "{coding:?}"
+        );
     }
 }
