@@ -549,7 +549,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     println!(
         "{}: format {}, codec {} (model {:016x}), {} blocks, {} games",
         args.input,
-        archive::FORMAT_VERSION,
+        header.version,
         header.codec,
         header.model_hash,
         reader.blocks().len(),

@@ -56,7 +56,21 @@ enum Command {
     Train(train::TrainCommand),
 }
 
+/// One malloc arena for all threads. glibc gives each thread its own, and
+/// the blocks that one thread reads and others code and free left them
+/// fragmented: compressing 132 MB of lichess games on two threads peaked at
+/// 60 MB with the default arenas and 29 MB with one, in the same time.
+fn limit_malloc_arenas() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only sets a parameter of the allocator; no other
+    // thread exists yet.
+    unsafe {
+        libc::mallopt(libc::M_ARENA_MAX, 1);
+    }
+}
+
 fn main() -> ExitCode {
+    limit_malloc_arenas();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Compress(args) => archive::compress(&args),

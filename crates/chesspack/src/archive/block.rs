@@ -1,8 +1,11 @@
 //! One block of games, stored as columns.
 //!
 //! Payload: the number of games (varint), then [`COLUMNS`] columns in that
-//! order, each as a method byte (0 stored, 1 zstd), the raw length and the
-//! stored length (varints) and the stored bytes.
+//! order, each as a method byte (0 stored, 1 zstd; `tag-values` adds 2 in
+//! format version 2, where a value equal to the previous value of its tag
+//! name in the block is the single byte 1 and a value that begins with byte
+//! 1 or 2 has a 2 put before it), the raw length and the stored length
+//! (varints) and the stored bytes.
 
 use shakmaty::{Chess, Move, Position};
 
@@ -47,6 +50,16 @@ const COMMENTS: usize = 8;
 const CLOCKS: usize = 9;
 const EVALS: usize = 10;
 const EVAL_TEXT: usize = 11;
+
+/// A stored tag value that repeats the previous value of the same tag name
+/// in the block (in a `tag-values` column stored with [`METHOD_MARKS`]).
+const REPEAT: u8 = 1;
+/// Escapes a tag value that begins with [`REPEAT`] or itself.
+const ESCAPE: u8 = 2;
+/// Column method bit: the `tag-values` column marks repeated values
+/// ([`REPEAT`]); the low bit says raw (0) or zstd (1). Archives written
+/// before the marks (methods 0 and 1) still decode.
+const METHOD_MARKS: u8 = 2;
 
 /// The largest raw column a decoder accepts (a block holds at most a few
 /// megabytes of games and one over-long chunk).
@@ -611,8 +624,11 @@ struct Columns {
     eval_coder: EvalCoder,
     evals: BinaryEncoder,
     tag_names: Vec<Vec<u8>>,
-    /// Values of each tag name, in game order.
+    /// Values of each tag name, in game order, each ended by a nul; a
+    /// value equal to the name's previous one is stored as [`REPEAT`].
     tag_values: Vec<Vec<u8>>,
+    /// The last value of each tag name.
+    tag_last: Vec<Option<Vec<u8>>>,
 }
 
 impl Columns {
@@ -626,6 +642,7 @@ impl Columns {
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
+            tag_last: Vec::new(),
         }
     }
 
@@ -635,6 +652,7 @@ impl Columns {
         }
         self.tag_names.push(name.to_vec());
         self.tag_values.push(Vec::new());
+        self.tag_last.push(None);
         self.tag_names.len() - 1
     }
 
@@ -747,8 +765,17 @@ impl Columns {
         for (name, value) in &game.tags {
             let id = self.tag_id(name);
             put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
-            self.tag_values[id].extend_from_slice(value);
-            self.tag_values[id].push(0);
+            let column = &mut self.tag_values[id];
+            if self.tag_last[id].as_deref() == Some(value.as_slice()) {
+                column.push(REPEAT);
+            } else {
+                if matches!(value.first(), Some(&(REPEAT | ESCAPE))) {
+                    column.push(ESCAPE);
+                }
+                column.extend_from_slice(value);
+                self.tag_last[id] = Some(value.clone());
+            }
+            column.push(0);
         }
         put_varint(&mut self.data[TAG_SEQ], 0);
         self.data[EVENTS].extend_from_slice(&events);
@@ -817,7 +844,11 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
             Some(c) => (1u8, c.as_slice()),
             None => (0u8, data.as_slice()),
         };
-        payload.push(method);
+        payload.push(if i == TAG_VALUES {
+            method | METHOD_MARKS
+        } else {
+            method
+        });
         put_varint(&mut payload, data.len() as u64);
         put_varint(&mut payload, stored.len() as u64);
         payload.extend_from_slice(stored);
@@ -830,6 +861,8 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
 struct Stored {
     games: usize,
     data: Vec<Vec<u8>>,
+    /// Whether the `tag-values` column marks repeated values.
+    tag_marks: bool,
 }
 
 fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
@@ -838,9 +871,16 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         return Err(format!("implausible game count {games}"));
     }
     let mut data = Vec::with_capacity(COLUMNS.len());
-    for name in COLUMNS {
+    let mut tag_marks = false;
+    for (i, name) in COLUMNS.iter().enumerate() {
         let (&method, rest) = payload.split_first().ok_or("missing columns")?;
         payload = rest;
+        let method = if i == TAG_VALUES {
+            tag_marks = method & METHOD_MARKS != 0;
+            method & !METHOD_MARKS
+        } else {
+            method
+        };
         let raw = get_varint(&mut payload)?;
         let stored = get_varint(&mut payload)?;
         if raw > MAX_COLUMN || stored > payload.len() as u64 {
@@ -868,6 +908,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     Ok(Stored {
         games: games as usize,
         data,
+        tag_marks,
     })
 }
 
@@ -940,9 +981,19 @@ pub(crate) fn decode_block(
     {
         let mut rest = d[TAG_VALUES].as_slice();
         for &count in &counts {
-            let mut v = Vec::with_capacity(count);
+            let mut v: Vec<&[u8]> = Vec::with_capacity(count);
             for _ in 0..count {
-                v.push(take_until(&mut rest, 0, "tag value")?);
+                let mut value = take_until(&mut rest, 0, "tag value")?;
+                if stored.tag_marks {
+                    match value.first() {
+                        Some(&REPEAT) if value.len() == 1 => {
+                            value = v.last().ok_or("a tag value repeats nothing")?;
+                        }
+                        Some(&ESCAPE) => value = &value[1..],
+                        _ => {}
+                    }
+                }
+                v.push(value);
             }
             values.push(v.into_iter());
         }

@@ -182,6 +182,9 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
         if bytes.is_empty() {
             return None;
         }
+        // Lines were appended one by one: without this, a block of chunks
+        // held up to twice its text in memory.
+        bytes.shrink_to_fit();
         self.games += 1;
         Some(Ok(Chunk {
             number: self.games,

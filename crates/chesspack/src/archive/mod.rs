@@ -24,7 +24,7 @@
 //! the result, an unclosed variation, or more than 8 MiB of text.
 //! [`canonical`] gives the expected output of a PGN text without a codec.
 //!
-//! # Format (version 1)
+//! # Format (version 2; version 1 archives still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), a CRC-32 of the
@@ -71,8 +71,10 @@ use crate::game::GameCodec;
 
 /// The first bytes of every archive.
 pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
-/// The format version this library writes and reads.
-pub const FORMAT_VERSION: u8 = 1;
+/// The format version this library writes. It reads this one and every
+/// earlier one: version 2 added the repeat marks of the `tag-values`
+/// column, which version 1 blocks do not use (a column method bit says so).
+pub const FORMAT_VERSION: u8 = 2;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";
 const INDEX_MAGIC: &[u8; 4] = b"CPKI";
 const FOOTER_MAGIC: &[u8; 8] = b"CHPKEND\n";
@@ -96,7 +98,7 @@ pub enum ArchiveError {
     Header(String),
     /// A version this library does not read.
     #[error(
-        "archive format version {0} is not supported (this chesspack reads version {FORMAT_VERSION})"
+        "archive format version {0} is not supported (this chesspack reads versions 1 to {FORMAT_VERSION})"
     )]
     UnsupportedVersion(u8),
     /// The archive's move codec or model is not the one given.
@@ -130,9 +132,11 @@ pub enum ArchiveError {
     },
 }
 
-/// The move codec and model an archive needs.
+/// The format version, move codec and model of an archive.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Header {
+    /// The format version the archive was written in.
+    pub version: u8,
     /// The move codec's name.
     pub codec: String,
     /// The hash of the codec's model (tables, parameters).
@@ -142,7 +146,7 @@ pub struct Header {
 impl Header {
     fn to_bytes(&self) -> Vec<u8> {
         let mut out = MAGIC.to_vec();
-        out.push(FORMAT_VERSION);
+        out.push(self.version);
         out.push(self.codec.len() as u8);
         out.extend_from_slice(self.codec.as_bytes());
         out.extend_from_slice(&self.model_hash.to_le_bytes());
@@ -159,7 +163,7 @@ impl Header {
         }
         let mut head = [0u8; 2];
         read_exact_or(r, &mut head, ArchiveError::Header("truncated".into()))?;
-        if head[0] != FORMAT_VERSION {
+        if !(1..=FORMAT_VERSION).contains(&head[0]) {
             return Err(ArchiveError::UnsupportedVersion(head[0]));
         }
         let mut rest = vec![0u8; usize::from(head[1]) + 12];
@@ -175,7 +179,14 @@ impl Header {
         let codec = String::from_utf8(rest[..name_len].to_vec())
             .map_err(|_| ArchiveError::Header("codec name is not utf-8".into()))?;
         let model_hash = u64::from_le_bytes(rest[name_len..name_len + 8].try_into().expect("8"));
-        Ok((Header { codec, model_hash }, all.len() as u64 + 4))
+        Ok((
+            Header {
+                version: head[0],
+                codec,
+                model_hash,
+            },
+            all.len() as u64 + 4,
+        ))
     }
 
     /// The codec this header names, if this library has it with the same
@@ -237,6 +248,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// An I/O error of `w`.
     pub fn new(mut w: W, codec: &dyn GameCodec) -> Result<ArchiveWriter<W>, ArchiveError> {
         let header = Header {
+            version: FORMAT_VERSION,
             codec: codec.name().to_owned(),
             model_hash: codec.model_hash(),
         }

@@ -4,7 +4,7 @@
 use std::io::Cursor;
 
 use chesspack::{
-    archive::{self, ArchiveError, ArchiveReader, Options, canonical},
+    archive::{self, ArchiveError, ArchiveReader, FORMAT_VERSION, Options, canonical},
     game::{GameCodec, Index, Radix},
 };
 use proptest::prelude::*;
@@ -301,13 +301,17 @@ fn header_names_format_codec_and_model() {
         ArchiveReader::open(Cursor::new(&bad)),
         Err(ArchiveError::NotAnArchive)
     ));
-    let mut bad = packed.clone();
-    bad[8] = 2;
-    let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
-    assert_eq!(
-        err.to_string(),
-        "archive format version 2 is not supported (this chesspack reads version 1)"
-    );
+    for version in [0, 3] {
+        let mut bad = packed.clone();
+        bad[8] = version;
+        let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
+        assert_eq!(
+            err.to_string(),
+            format!(
+                "archive format version {version} is not supported (this chesspack reads versions 1 to 2)"
+            )
+        );
+    }
     // A codec this library does not have (the header checksum is valid).
     let mut bad = packed.clone();
     bad[10..15].copy_from_slice(b"indey");
@@ -362,12 +366,63 @@ fn golden_bytes_pin_the_format() {
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0205696e64657800000000000000005a37f5c643504b4264000000020000000e",
+    "0f1a62020002020001000909086e6f742070676e0a000d0d57686974650a526573756c740a000303",
+    "0102000206064100312d3000000b0b0102010701080106010309000303ad4b980002021006000202",
+    "787d00070700f8cc7c000000000505000000000000000043504b49010000001b0000000000000064",
+    "00000002000000f02134fa8f0000000000000002000000000000004348504b454e440a",
+);
+
+/// The same archive in format version 1, before the `tag-values` column's
+/// repeat marks: it still decodes.
+const GOLDEN_ARCHIVE_V1: &str = concat!(
     "4348504b0d0a1a0a0105696e6465780000000000000000235d88d743504b42640000000200000051",
     "14cc2c020002020001000909086e6f742070676e0a000d0d57686974650a526573756c740a000303",
     "0102000006064100312d3000000b0b0102010701080106010309000303ad4b980002021006000202",
     "787d00070700f8cc7c000000000505000000000000000043504b49010000001b0000000000000064",
     "00000002000000f02134fa8f0000000000000002000000000000004348504b454e440a",
 );
+
+#[test]
+fn version_1_archives_still_decode() {
+    let text = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 (1... c5) 2. Qh5 $1 { [%clk 0:01:00] } 1-0\n\nnot pgn\n";
+    let bytes: Vec<u8> = (0..GOLDEN_ARCHIVE_V1.len() / 2)
+        .map(|i| u8::from_str_radix(&GOLDEN_ARCHIVE_V1[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+    assert_eq!(reader.header().version, 1);
+    assert_eq!(decompress(&bytes), canonical(&text[..]).unwrap());
+}
+
+#[test]
+fn repeated_tag_values_and_values_like_marks_round_trip() {
+    // Values equal to the previous game's, values that are or begin with
+    // the mark bytes, empty values, and a tag name that first appears late.
+    let mut text = String::new();
+    let values = [
+        "A",
+        "A",
+        "\u{1}",
+        "\u{1}",
+        "\u{2}x",
+        "",
+        "",
+        "\u{1}\u{1}",
+        "A",
+        "\u{2}",
+    ];
+    for (i, v) in values.iter().enumerate() {
+        text.push_str(&format!("[Event \"{v}\"]\n[Site \"s\"]\n"));
+        if i >= 5 {
+            text.push_str(&format!("[Round \"{}\"]\n", i / 2));
+        }
+        text.push_str("\n1. e4 e5 *\n\n");
+    }
+    let packed = compress_with(text.as_bytes(), &Index, 4);
+    assert_eq!(decompress(&packed), canonical(text.as_bytes()).unwrap());
+    let reader = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    assert_eq!(reader.header().version, FORMAT_VERSION);
+}
 
 /// PGN text of a random game with random annotations.
 fn annotated_game(seed: u64, plies: usize) -> String {
