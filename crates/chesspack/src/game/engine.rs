@@ -652,13 +652,10 @@ impl EngineCodec {
 
 impl GameCodec for EngineCodec {
     fn model_hash(&self) -> u64 {
-        // Streams that may consult the book depend on it; the header says
-        // whether a stream does, but an archive records one hash.
-        if self.params.book {
-            crate::engine::model_hash() ^ book_hash().rotate_left(2)
-        } else {
-            crate::engine::model_hash()
-        }
+        // The engine and the book, whatever the parameters: each stream's
+        // header says whether it consults the book, and an archive written
+        // with any parameters opens with the default codec.
+        crate::engine::model_hash() ^ book_hash().rotate_left(2)
     }
 
     fn name(&self) -> &'static str {

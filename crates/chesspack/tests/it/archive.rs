@@ -394,6 +394,29 @@ fn version_1_archives_still_decode() {
     assert_eq!(decompress(&bytes), canonical(&text[..]).unwrap());
 }
 
+/// Archives of the engine codecs open with the default codec whatever
+/// parameters they were written with (each stream's header holds them).
+#[test]
+fn engine_archives_with_other_parameters_decode() {
+    use chesspack::game::engine::{Coding, EngineCodec, EngineParams};
+    let text = b"[White \"A\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. h4 h5 1-0\n\n";
+    for params in [
+        EngineParams {
+            book: false,
+            ..EngineParams::default()
+        },
+        EngineParams {
+            depth: 0,
+            k_tenths: 125,
+            book: true,
+        },
+    ] {
+        let codec = EngineCodec::with_params(Coding::Arith, params);
+        let packed = compress_with(text, &codec, 10);
+        assert_eq!(decompress(&packed), canonical(&text[..]).unwrap());
+    }
+}
+
 #[test]
 fn repeated_tag_values_and_values_like_marks_round_trip() {
     // Values equal to the previous game's, values that are or begin with
