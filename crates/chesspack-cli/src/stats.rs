@@ -346,8 +346,7 @@ fn tune(
     for (codec, k) in codecs.iter_mut().zip(tuned.iter_mut()) {
         if let Some(coding) = codecs::engine_coding(codec.name()) {
             // The k that makes the streams smallest, their headers counted.
-            let best =
-                engine::tune_k_for_games(&scored, coding, games.len(), params.depth, params.book);
+            let best = engine::tune_k_for_games(&scored, coding, games.len(), params);
             eprintln!(
                 "{}: tuned k = {} on {} positions",
                 codec.name(),

@@ -361,14 +361,16 @@ pub fn header_bits(params: EngineParams) -> u32 {
     }
 }
 
-/// The k (in tenths) that minimises the total size of `games` streams at
-/// search depth `depth` (and book use `book`) whose unforced plies are
-/// `plies`, headers included:
+/// The k (in tenths) that minimises the total size of `games` streams with
+/// the search depth and book use of `params` (its k is not used) whose
+/// unforced plies are `plies`, headers included:
 /// [`tune_k`]'s k, unless the default k's shorter header saves more than
 /// the tuned k does (with few plies a game, or a k close to the default).
 ///
 /// ```
-/// use chesspack::game::engine::{Coding, DEFAULT_K_TENTHS, ScoredPly, tune_k, tune_k_for_games};
+/// use chesspack::game::engine::{
+///     Coding, DEFAULT_K_TENTHS, EngineParams, ScoredPly, tune_k, tune_k_for_games,
+/// };
 ///
 /// // Players who keep playing the second choice: a small k fits them.
 /// let plies = vec![ScoredPly { deficits: vec![0, 50, 120], book: vec![], played: 1 }; 40];
@@ -376,22 +378,18 @@ pub fn header_bits(params: EngineParams) -> u32 {
 /// assert!(k < DEFAULT_K_TENTHS);
 /// // Over 40 plies of one game the tuned k pays for its longer header; over
 /// // 40 games of one ply each, it does not.
-/// assert_eq!(tune_k_for_games(&plies, Coding::Arith, 1, 1, true), k);
-/// assert_eq!(tune_k_for_games(&plies, Coding::Arith, 40, 1, true), DEFAULT_K_TENTHS);
+/// let params = EngineParams::default();
+/// assert_eq!(tune_k_for_games(&plies, Coding::Arith, 1, params), k);
+/// assert_eq!(tune_k_for_games(&plies, Coding::Arith, 40, params), DEFAULT_K_TENTHS);
 /// ```
 pub fn tune_k_for_games(
     plies: &[ScoredPly],
     coding: Coding,
     games: usize,
-    depth: u8,
-    book: bool,
+    params: EngineParams,
 ) -> u16 {
     let total = |k_tenths: u16| {
-        let header = header_bits(EngineParams {
-            depth,
-            k_tenths,
-            book,
-        });
+        let header = header_bits(EngineParams { k_tenths, ..params });
         cost(plies, coding, k_tenths) + f64::from(header) * games as f64
     };
     let tuned = tune_k(plies, coding);
@@ -514,6 +512,14 @@ impl EngineCodec {
             book_counts(pos, legal)
         } else {
             Vec::new()
+        }
+    }
+
+    /// The stream of a scored game.
+    fn encode_plies(&self, plies: &[Ply]) -> Result<Bits, Error> {
+        match self.coding {
+            Coding::Huffman => Ok(self.encode_huffman(plies)),
+            Coding::Arith => self.encode_arith(plies),
         }
     }
 
@@ -677,7 +683,8 @@ impl GameCodec for EngineCodec {
     }
 
     fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
-        Ok(self.encode_ranked(start, moves)?.0)
+        let (plies, _) = scored_plies(start, moves, self.params.depth, self.params.book)?;
+        self.encode_plies(&plies)
     }
 
     fn encode_ranked(
@@ -687,11 +694,7 @@ impl GameCodec for EngineCodec {
     ) -> Result<(Bits, Option<Vec<usize>>), Error> {
         let (plies, _) = scored_plies(start, moves, self.params.depth, self.params.book)?;
         let ranks = plies.iter().map(|p| self.probs.rank(&p.scored)).collect();
-        let bits = match self.coding {
-            Coding::Huffman => self.encode_huffman(&plies),
-            Coding::Arith => self.encode_arith(&plies)?,
-        };
-        Ok((bits, Some(ranks)))
+        Ok((self.encode_plies(&plies)?, Some(ranks)))
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {

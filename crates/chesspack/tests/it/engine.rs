@@ -25,6 +25,18 @@ fn best_san(fen: &str, depth: u8) -> (String, i32) {
     (San::from_move(&p, m).to_string(), v)
 }
 
+/// The moves of `sans` played one after another from `start`.
+fn moves_of(start: &Chess, sans: &[&str]) -> Vec<Move> {
+    let mut p = start.clone();
+    sans.iter()
+        .map(|s| {
+            let m = s.parse::<San>().unwrap().to_move(&p).unwrap();
+            p.play_unchecked(m);
+            m
+        })
+        .collect()
+}
+
 fn score_of(fen: &str, san: &str, depth: u8) -> i32 {
     let p = pos(fen);
     let m = san.parse::<San>().unwrap().to_move(&p).unwrap();
@@ -226,17 +238,13 @@ fn the_book_makes_main_lines_cheap() {
     // A main line of the Ruy Lopez: in the book, most moves are the
     // masters' usual choice, which the engine alone often is not.
     let start = Chess::default();
-    let moves: Vec<Move> = [
-        "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5", "Bb3",
-        "d6", "c3", "O-O",
-    ]
-    .iter()
-    .scan(start.clone(), |p, s| {
-        let m = s.parse::<San>().unwrap().to_move(p).unwrap();
-        p.play_unchecked(m);
-        Some(m)
-    })
-    .collect();
+    let moves = moves_of(
+        &start,
+        &[
+            "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7", "Re1", "b5", "Bb3",
+            "d6", "c3", "O-O",
+        ],
+    );
     let bookless = EngineParams {
         book: false,
         ..EngineParams::default()
@@ -281,13 +289,7 @@ fn game_ends_in_forced_positions() {
     ];
     for &(fen, sans) in cases {
         let start = pos(fen);
-        let mut p = start.clone();
-        let mut moves = Vec::new();
-        for san in sans {
-            let m = san.parse::<San>().unwrap().to_move(&p).unwrap();
-            p.play_unchecked(m);
-            moves.push(m);
-        }
+        let moves = moves_of(&start, sans);
         for codec in codecs() {
             let bits = codec.encode(&start, &moves).unwrap();
             assert_eq!(
@@ -328,14 +330,7 @@ fn bad_headers_are_errors() {
 fn regression_issue_3_deep_stream_headers_are_refused() {
     use chesspack::game::engine::STREAM_DEPTH_LIMIT;
     let start = pos("8/8/8/4k3/8/8/8/4K2R w K - 0 1");
-    let moves: Vec<Move> = ["Rh5+", "Kd4"]
-        .iter()
-        .scan(start.clone(), |p, s| {
-            let m = s.parse::<San>().unwrap().to_move(p).unwrap();
-            p.play_unchecked(m);
-            Some(m)
-        })
-        .collect();
+    let moves = moves_of(&start, &["Rh5+", "Kd4"]);
     let deep = EngineParams {
         depth: STREAM_DEPTH_LIMIT + 1,
         ..EngineParams::default()
