@@ -1,16 +1,27 @@
 //! One block of games, stored as columns.
 //!
 //! Payload: the number of games (varint), then [`COLUMNS`] columns in that
-//! order, each as a method byte (0 stored, 1 zstd; `tag-values` adds 2 in
-//! format version 2, where a value equal to the previous value of its tag
-//! name in the block is the single byte 1 and a value that begins with byte
-//! 1 or 2 has a 2 put before it), the raw length and the stored length
-//! (varints) and the stored bytes.
+//! order, each as a method byte, the raw length and the stored length
+//! (varints) and the stored bytes. The method's low bit says stored (0) or
+//! zstd (1); the bits above it say how some columns are written:
+//!
+//! * `tag-values` + 2 (format 2 on): a value equal to the previous value of
+//!   its tag name in the block is the single byte 1, and a value that
+//!   begins with byte 1 or 2 has a 2 put before it;
+//! * `tag-values` + 6 (format 3): the marks of recent players, players'
+//!   ratings and next days too (see the `tags` module);
+//! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
+//!   coded with adaptive probabilities ([`LengthCoder`]), not as varints.
+//!
+//! Format 3 also stores a game whose movetext is moves alone as one event
+//! (`E_LINE`) with the codec's self-ending stream, instead of an event per
+//! move with a stream that the move count ends.
 
 use shakmaty::{Chess, Move, Position};
 
 use super::{
     chunk::Chunk,
+    tags::{Marks, TagState},
     text::{self, Event, ParsedGame, Unparsed},
 };
 use crate::{
@@ -51,15 +62,17 @@ const CLOCKS: usize = 9;
 const EVALS: usize = 10;
 const EVAL_TEXT: usize = 11;
 
-/// A stored tag value that repeats the previous value of the same tag name
-/// in the block (in a `tag-values` column stored with [`METHOD_MARKS`]).
-const REPEAT: u8 = 1;
-/// Escapes a tag value that begins with [`REPEAT`] or itself.
-const ESCAPE: u8 = 2;
 /// Column method bit: the `tag-values` column marks repeated values
-/// ([`REPEAT`]); the low bit says raw (0) or zstd (1). Archives written
-/// before the marks (methods 0 and 1) still decode.
+/// ([`Marks::Repeat`]); the low bit says raw (0) or zstd (1). Archives
+/// written before the marks (methods 0 and 1) still decode.
 const METHOD_MARKS: u8 = 2;
+/// Column method bit, with [`METHOD_MARKS`]: the `tag-values` column uses
+/// the marks of players, ratings and dates too ([`Marks::Players`]).
+const METHOD_PLAYER_MARKS: u8 = 4;
+
+/// Column method bit of `move-lengths`: the lengths are coded with
+/// [`LengthCoder`] (format 3), not written as varints.
+const METHOD_CODED_LENGTHS: u8 = 2;
 
 /// The largest raw column a decoder accepts (a block holds at most a few
 /// megabytes of games and one over-long chunk).
@@ -79,6 +92,16 @@ const E_CLOSE: u8 = 8;
 const E_RESULT_AS_TAG: u8 = 9;
 /// `E_OUTCOME + i`: outcome `text::OUTCOMES[i]`, then the game ends.
 const E_OUTCOME: u8 = 10;
+/// The first event of a game whose movetext is its mainline's moves alone
+/// (format 3): the moves, as many as the codec's self-ending stream holds
+/// ([`GameCodec::encode`] rather than [`GameCodec::encode_counted`]); then
+/// the game's end.
+const E_LINE: u8 = 14;
+
+/// Whether event code `b` (not a glyph's number) ends a game.
+fn ends_game(b: u8) -> bool {
+    b == E_END || (E_RESULT_AS_TAG..E_OUTCOME + 4).contains(&b)
+}
 
 /// Sizes and verbatim games of one encoded block.
 #[derive(Clone, Debug, Default)]
@@ -469,6 +492,89 @@ impl EvalState {
     }
 }
 
+/// Codes the bit lengths of the games' move streams: the bit length of
+/// `length + 1` through an adaptive tree, then its two bits below the
+/// leading one through adaptive trees of that bit length, then the other
+/// bits as they are; the mainline and the variations apart.
+pub(crate) struct LengthCoder {
+    exponents: Vec<BitModel>,
+    tops: Vec<BitModel>,
+}
+
+/// Bits below the leading one that [`LengthCoder`] models.
+const LENGTH_TOP_BITS: u32 = 2;
+
+impl LengthCoder {
+    pub(crate) fn new() -> LengthCoder {
+        LengthCoder {
+            exponents: vec![BitModel::default(); 2 * 64],
+            tops: vec![BitModel::default(); (2 * 64) << LENGTH_TOP_BITS],
+        }
+    }
+
+    fn models(&mut self, variation: bool, n: u32) -> &mut [BitModel] {
+        let i = (usize::from(variation) * 64 + n as usize) << LENGTH_TOP_BITS;
+        &mut self.tops[i..i + (1 << LENGTH_TOP_BITS)]
+    }
+
+    fn encode(&mut self, enc: &mut BinaryEncoder, variation: bool, length: u64) {
+        let v = length.saturating_add(1);
+        let n = 63 - v.leading_zeros();
+        let c = usize::from(variation) * 64;
+        enc.encode_tree(&mut self.exponents[c..c + 64], 6, n);
+        let k = n.min(LENGTH_TOP_BITS);
+        let low = v & ((1u64 << n) - 1);
+        enc.encode_tree(self.models(variation, n), k, (low >> (n - k)) as u32);
+        let rest = low & ((1u64 << (n - k)) - 1);
+        let r = n - k;
+        if r > 32 {
+            enc.encode_direct((rest >> 32) as u32, r - 32);
+            enc.encode_direct(rest as u32, 32);
+        } else {
+            enc.encode_direct(rest as u32, r);
+        }
+    }
+
+    fn decode(&mut self, dec: &mut BinaryDecoder<'_>, variation: bool) -> u64 {
+        let c = usize::from(variation) * 64;
+        let n = dec.decode_tree(&mut self.exponents[c..c + 64], 6);
+        let k = n.min(LENGTH_TOP_BITS);
+        let top = u64::from(dec.decode_tree(self.models(variation, n), k));
+        let r = n - k;
+        let rest = if r > 32 {
+            (u64::from(dec.decode_direct(r - 32)) << 32) | u64::from(dec.decode_direct(32))
+        } else {
+            u64::from(dec.decode_direct(r))
+        };
+        ((1u64 << n) | (top << r) | rest) - 1
+    }
+}
+
+/// The `move-lengths` column being read.
+enum Lengths<'a> {
+    /// Varints (formats 1 and 2).
+    Varints(&'a [u8]),
+    /// [`LengthCoder`]'s stream.
+    Coded(BinaryDecoder<'a>, LengthCoder),
+}
+
+impl Lengths<'_> {
+    fn next(&mut self, variation: bool) -> Result<usize, String> {
+        let length = match self {
+            Lengths::Varints(data) => get_varint(data)?,
+            Lengths::Coded(dec, coder) => coder.decode(dec, variation),
+        };
+        usize::try_from(length).map_err(|_| "move length overflow".into())
+    }
+
+    fn overrun(&self) -> bool {
+        match self {
+            Lengths::Varints(data) => !data.is_empty(),
+            Lengths::Coded(dec, _) => dec.overrun(),
+        }
+    }
+}
+
 fn encode_gamma(enc: &mut BinaryEncoder, lengths: &mut [BitModel], v: u64) {
     // v ≥ 1: its bit length − 1 through the tree, then the bits below the
     // leading one.
@@ -619,16 +725,17 @@ impl Lines {
 struct Columns {
     data: [Vec<u8>; N_COLUMNS],
     moves: BitWriter,
+    length_coder: LengthCoder,
+    lengths: BinaryEncoder,
     clock_coder: ClockCoder,
     clocks: BinaryEncoder,
     eval_coder: EvalCoder,
     evals: BinaryEncoder,
     tag_names: Vec<Vec<u8>>,
-    /// Values of each tag name, in game order, each ended by a nul; a
-    /// value equal to the name's previous one is stored as [`REPEAT`].
+    /// Values of each tag name, in game order, each ended by a nul, as
+    /// `tag_state` marks them.
     tag_values: Vec<Vec<u8>>,
-    /// The last value of each tag name.
-    tag_last: Vec<Option<Vec<u8>>>,
+    tag_state: TagState,
 }
 
 impl Columns {
@@ -636,13 +743,15 @@ impl Columns {
         Columns {
             data: Default::default(),
             moves: BitWriter::new(),
+            length_coder: LengthCoder::new(),
+            lengths: BinaryEncoder::new(),
             clock_coder: ClockCoder::new(),
             clocks: BinaryEncoder::new(),
             eval_coder: EvalCoder::new(),
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
-            tag_last: Vec::new(),
+            tag_state: TagState::new(Marks::Players),
         }
     }
 
@@ -652,7 +761,7 @@ impl Columns {
         }
         self.tag_names.push(name.to_vec());
         self.tag_values.push(Vec::new());
-        self.tag_last.push(None);
+        self.tag_state.add_name(name);
         self.tag_names.len() - 1
     }
 
@@ -688,23 +797,34 @@ impl Columns {
                 _ => {}
             }
         }
+        // A game of moves alone: its stream says how many.
+        let line =
+            !game.events.is_empty() && game.events.iter().all(|e| matches!(e, Event::Move(_)));
         let mut encoded = Vec::with_capacity(segments.len());
         for (start, moves) in &segments {
-            let bits = codec.encode_counted(start, moves).map_err(|e| Unparsed {
+            let bits = if line {
+                codec.encode(start, moves)
+            } else {
+                codec.encode_counted(start, moves)
+            };
+            encoded.push(bits.map_err(|e| Unparsed {
                 category: "codec",
                 detail: e.to_string(),
-            })?;
-            encoded.push(bits);
+            })?);
         }
-        for bits in &encoded {
-            put_varint(&mut self.data[MOVE_LENGTHS], bits.len() as u64);
+        for (i, bits) in encoded.iter().enumerate() {
+            self.length_coder
+                .encode(&mut self.lengths, i > 0, bits.len() as u64);
             self.moves.write_bits(bits);
         }
 
         let mut events = Vec::with_capacity(game.events.len() + 2);
         let mut clocks = ClockModel::new(tag(&game.tags, b"TimeControl").unwrap_or(b""));
         let mut eval_state = EvalState::default();
-        for event in &game.events {
+        if line {
+            events.push(E_LINE);
+        }
+        for event in game.events.iter().filter(|_| !line) {
             match event {
                 Event::Move(_) => {
                     clocks.on_move();
@@ -762,19 +882,12 @@ impl Columns {
             }
             Some(o) => events.push(E_OUTCOME + o),
         }
+        self.tag_state.start_game();
         for (name, value) in &game.tags {
             let id = self.tag_id(name);
             put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
             let column = &mut self.tag_values[id];
-            if self.tag_last[id].as_deref() == Some(value.as_slice()) {
-                column.push(REPEAT);
-            } else {
-                if matches!(value.first(), Some(&(REPEAT | ESCAPE))) {
-                    column.push(ESCAPE);
-                }
-                column.extend_from_slice(value);
-                self.tag_last[id] = Some(value.clone());
-            }
+            self.tag_state.encode(id, value, column);
             column.push(0);
         }
         put_varint(&mut self.data[TAG_SEQ], 0);
@@ -826,6 +939,7 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
     cols.data[TAG_NAMES] = names;
     cols.data[TAG_VALUES] = cols.tag_values.concat();
     cols.data[MOVES] = std::mem::take(&mut cols.moves).finish().as_bytes().to_vec();
+    cols.data[MOVE_LENGTHS] = std::mem::take(&mut cols.lengths).finish();
     cols.data[CLOCKS] = std::mem::take(&mut cols.clocks).finish();
     cols.data[EVALS] = std::mem::take(&mut cols.evals).finish();
 
@@ -833,7 +947,7 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
     put_varint(&mut payload, chunks.len() as u64);
     for (i, data) in cols.data.iter().enumerate() {
         report.raw[i] = data.len() as u64;
-        let compressed = if matches!(i, MOVES | CLOCKS | EVALS) || data.is_empty() {
+        let compressed = if matches!(i, MOVES | MOVE_LENGTHS | CLOCKS | EVALS) || data.is_empty() {
             None
         } else {
             zstd::bulk::compress(data, level)
@@ -844,10 +958,10 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
             Some(c) => (1u8, c.as_slice()),
             None => (0u8, data.as_slice()),
         };
-        payload.push(if i == TAG_VALUES {
-            method | METHOD_MARKS
-        } else {
-            method
+        payload.push(match i {
+            TAG_VALUES => method | METHOD_MARKS | METHOD_PLAYER_MARKS,
+            MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
+            _ => method,
         });
         put_varint(&mut payload, data.len() as u64);
         put_varint(&mut payload, stored.len() as u64);
@@ -861,8 +975,10 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
 struct Stored {
     games: usize,
     data: Vec<Vec<u8>>,
-    /// Whether the `tag-values` column marks repeated values.
-    tag_marks: bool,
+    /// The marks of the `tag-values` column.
+    tag_marks: Marks,
+    /// Whether the `move-lengths` column is [`LengthCoder`]'s stream.
+    coded_lengths: bool,
 }
 
 fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
@@ -871,13 +987,24 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         return Err(format!("implausible game count {games}"));
     }
     let mut data = Vec::with_capacity(COLUMNS.len());
-    let mut tag_marks = false;
+    let mut tag_marks = Marks::None;
+    let mut coded_lengths = false;
     for (i, name) in COLUMNS.iter().enumerate() {
         let (&method, rest) = payload.split_first().ok_or("missing columns")?;
         payload = rest;
         let method = if i == TAG_VALUES {
-            tag_marks = method & METHOD_MARKS != 0;
-            method & !METHOD_MARKS
+            tag_marks = match method & (METHOD_MARKS | METHOD_PLAYER_MARKS) {
+                0 => Marks::None,
+                METHOD_MARKS => Marks::Repeat,
+                METHOD_PLAYER_MARKS => {
+                    return Err(format!("column {name}: unknown method {method}"));
+                }
+                _ => Marks::Players,
+            };
+            method & !(METHOD_MARKS | METHOD_PLAYER_MARKS)
+        } else if i == MOVE_LENGTHS {
+            coded_lengths = method & METHOD_CODED_LENGTHS != 0;
+            method & !METHOD_CODED_LENGTHS
         } else {
             method
         };
@@ -909,6 +1036,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         games: games as usize,
         data,
         tag_marks,
+        coded_lengths,
     })
 }
 
@@ -965,6 +1093,10 @@ pub(crate) fn decode_block(
             .split(|&b| b == b'\n')
             .collect()
     };
+    let mut tag_state = TagState::new(stored.tag_marks);
+    for name in &names {
+        tag_state.add_name(name);
+    }
     let mut counts = vec![0usize; names.len()];
     {
         let mut seq = d[TAG_SEQ].as_slice();
@@ -983,17 +1115,7 @@ pub(crate) fn decode_block(
         for &count in &counts {
             let mut v: Vec<&[u8]> = Vec::with_capacity(count);
             for _ in 0..count {
-                let mut value = take_until(&mut rest, 0, "tag value")?;
-                if stored.tag_marks {
-                    match value.first() {
-                        Some(&REPEAT) if value.len() == 1 => {
-                            value = v.last().ok_or("a tag value repeats nothing")?;
-                        }
-                        Some(&ESCAPE) => value = &value[1..],
-                        _ => {}
-                    }
-                }
-                v.push(value);
+                v.push(take_until(&mut rest, 0, "tag value")?);
             }
             values.push(v.into_iter());
         }
@@ -1005,7 +1127,11 @@ pub(crate) fn decode_block(
     let moves =
         Bits::from_bytes(d[MOVES].clone(), d[MOVES].len() * 8).map_err(|e| e.to_string())?;
     let mut move_pos = 0usize;
-    let mut move_lengths = d[MOVE_LENGTHS].as_slice();
+    let mut move_lengths = if stored.coded_lengths {
+        Lengths::Coded(BinaryDecoder::new(&d[MOVE_LENGTHS]), LengthCoder::new())
+    } else {
+        Lengths::Varints(&d[MOVE_LENGTHS])
+    };
     let mut comments = d[COMMENTS].as_slice();
     let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
     let mut clock_coder = ClockCoder::new();
@@ -1033,19 +1159,21 @@ pub(crate) fn decode_block(
         // Tags (for a skipped game only its time control, which the clock
         // stream needs).
         let mut tags = Vec::new();
-        let mut tc: &[u8] = b"";
+        let mut tc = Vec::new();
+        tag_state.start_game();
         loop {
             let id = get_varint(&mut seq)?;
             if id == 0 {
                 break;
             }
             let i = id as usize - 1;
-            let value = values[i].next().ok_or("tag values end early")?;
+            let stored_value = values[i].next().ok_or("tag values end early")?;
+            let value = tag_state.decode(i, stored_value)?;
             if names[i] == b"TimeControl" {
-                tc = value;
+                tc.clone_from(&value);
             }
             if w != Want::Skip {
-                tags.push((names[i].to_vec(), value.to_vec()));
+                tags.push((names[i].to_vec(), value));
             }
         }
         // Events of this game.
@@ -1053,7 +1181,7 @@ pub(crate) fn decode_block(
             .iter()
             .enumerate()
             .scan(false, |after_nag, (i, &b)| {
-                let is_end = !*after_nag && (b == E_END || b >= E_RESULT_AS_TAG);
+                let is_end = !*after_nag && ends_game(b);
                 *after_nag = !*after_nag && b == E_NAG;
                 Some((i, is_end))
             })
@@ -1062,7 +1190,7 @@ pub(crate) fn decode_block(
             .ok_or("events column ends early")?;
         let game_events = &events[..=end];
         events = &events[end + 1..];
-        let mut clock_model = ClockModel::new(tc);
+        let mut clock_model = ClockModel::new(&tc);
         let mut eval_state = EvalState::default();
         if w == Want::Tags {
             sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
@@ -1103,31 +1231,36 @@ pub(crate) fn decode_block(
                 }
                 i += 1;
             }
-            for _ in 0..segments {
+            for s in 0..segments {
                 move_pos = move_pos
-                    .checked_add(get_varint(&mut move_lengths)? as usize)
+                    .checked_add(move_lengths.next(s > 0)?)
                     .ok_or("move length overflow")?;
             }
             continue;
         }
         let start = text::start_of(&tags).map_err(|u| u.detail)?;
         let plies = segment_plies(game_events)?;
+        let line = game_events.first() == Some(&E_LINE);
         let mut next_segment = 0;
         let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
             let n = *plies
                 .get(next_segment)
                 .ok_or("more lines than the events say")?;
+            let to_end = line && next_segment == 0;
+            let len = move_lengths.next(next_segment > 0)?;
             next_segment += 1;
-            let len = get_varint(&mut move_lengths)? as usize;
             let end = move_pos.checked_add(len).ok_or("move length overflow")?;
             if end > moves.len() {
                 return Err("moves column ends early".into());
             }
             let bits = slice_bits(&moves, move_pos, len);
             move_pos = end;
-            let decoded = codec
-                .decode_counted(start, &bits, n)
-                .map_err(|e| e.to_string())?;
+            let decoded = if to_end {
+                codec.decode(start, &bits)
+            } else {
+                codec.decode_counted(start, &bits, n)
+            }
+            .map_err(|e| e.to_string())?;
             Ok(decoded.into_iter())
         };
         let mut segs = vec![read_segment(&start)?];
@@ -1140,6 +1273,13 @@ pub(crate) fn decode_block(
             let code = game_events[i];
             i += 1;
             match code {
+                E_LINE if i == 1 => {
+                    for m in segs[0].by_ref() {
+                        lines.play(m);
+                        clock_model.on_move();
+                        out_events.push(Event::Move(m));
+                    }
+                }
                 E_MOVE => {
                     let m = segs
                         .last_mut()
@@ -1230,6 +1370,9 @@ pub(crate) fn decode_block(
     }
     if clocks.overrun() || evals.overrun() {
         return Err("clock or evaluation stream ends early".into());
+    }
+    if move_lengths.overrun() {
+        return Err("move-lengths column does not match the games".into());
     }
     if kind.next().is_some() || !verbatim.is_empty() || !seq.is_empty() || !events.is_empty() {
         return Err("columns hold more than the game count".into());

@@ -24,7 +24,7 @@
 //! the result, an unclosed variation, or more than 8 MiB of text.
 //! [`canonical`] gives the expected output of a PGN text without a codec.
 //!
-//! # Format (version 2; version 1 archives still decode)
+//! # Format (version 3; versions 1 and 2 still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), a CRC-32 of the
@@ -60,6 +60,7 @@
 mod block;
 mod chunk;
 pub mod positions;
+mod tags;
 mod text;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
@@ -73,8 +74,10 @@ use crate::game::GameCodec;
 pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// The format version this library writes. It reads this one and every
 /// earlier one: version 2 added the repeat marks of the `tag-values`
-/// column, which version 1 blocks do not use (a column method bit says so).
-pub const FORMAT_VERSION: u8 = 2;
+/// column, which version 1 blocks do not use (a column method bit says so);
+/// version 3 the marks of players, ratings and dates, coded move lengths
+/// (method bits again) and games of moves alone as one event.
+pub const FORMAT_VERSION: u8 = 3;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";
 const INDEX_MAGIC: &[u8; 4] = b"CPKI";
 const FOOTER_MAGIC: &[u8; 8] = b"CHPKEND\n";

@@ -301,14 +301,14 @@ fn header_names_format_codec_and_model() {
         ArchiveReader::open(Cursor::new(&bad)),
         Err(ArchiveError::NotAnArchive)
     ));
-    for version in [0, 3] {
+    for version in [0, 4] {
         let mut bad = packed.clone();
         bad[8] = version;
         let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
         assert_eq!(
             err.to_string(),
             format!(
-                "archive format version {version} is not supported (this chesspack reads versions 1 to 2)"
+                "archive format version {version} is not supported (this chesspack reads versions 1 to 3)"
             )
         );
     }
@@ -356,16 +356,36 @@ fn crc32(data: &[u8]) -> u32 {
     !crc
 }
 
+/// The games of the golden archives of format 1 and 2.
+const GOLDEN_TEXT: &[u8] = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 (1... c5) 2. Qh5 $1 { [%clk 0:01:00] } 1-0\n\nnot pgn\n";
+
+/// Format 3 adds games of moves alone, and tag values marked as a recent
+/// player, a player's Elo, the next day or the next round.
+const GOLDEN_TEXT_V3: &[u8] = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 (1... c5) 2. Qh5 $1 { [%clk 0:01:00] } 1-0\n\n\
+[Round \"1.2\"]\n[White \"B\"]\n[Black \"A\"]\n[Date \"2024.02.28\"]\n[WhiteElo \"2500\"]\n[BlackElo \"2400\"]\n\n1. d4 d5 1/2-1/2\n\n\
+[Round \"2.1\"]\n[White \"A\"]\n[Black \"B\"]\n[Date \"2024.03.01\"]\n[WhiteElo \"2400\"]\n[BlackElo \"2500\"]\n\n1. c4 *\n\nnot pgn\n";
+
 #[test]
 fn golden_bytes_pin_the_format() {
-    let text = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 (1... c5) 2. Qh5 $1 { [%clk 0:01:00] } 1-0\n\nnot pgn\n";
-    let packed = compress_with(text, &Index, 10);
+    let packed = compress_with(GOLDEN_TEXT_V3, &Index, 10);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
-    assert_eq!(decompress(&packed), canonical(&text[..]).unwrap());
+    assert_eq!(decompress(&packed), canonical(GOLDEN_TEXT_V3).unwrap());
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0305696e6465780000000000000000b2ec0e7f43504b42d200000004000000a4",
+    "6ca1180400040400000001000909086e6f742070676e0a00303057686974650a526573756c740a52",
+    "6f756e640a426c61636b0a446174650a5768697465456c6f0a426c61636b456c6f0a001111010200",
+    "030104050607000301040506070007353428b52ffd20355d010052c3090e904d07764a24259e992c",
+    "fdec9f028bc9d3c524ea364ebdf24ed92d6c6173e49e99c50cc26b1500000f0f0102010701080106",
+    "0103090e0c0e0d000505ad4b9a944e020909001042bfb9a186e000000202787d00070700f8cc7c00",
+    "0000000505000000000000000043504b49010000001b00000000000000d2000000040000000ca1c6",
+    "cffd0000000000000004000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT`] in format version 2.
+const GOLDEN_ARCHIVE_V2: &str = concat!(
     "4348504b0d0a1a0a0205696e64657800000000000000005a37f5c643504b4264000000020000000e",
     "0f1a62020002020001000909086e6f742070676e0a000d0d57686974650a526573756c740a000303",
     "0102000206064100312d3000000b0b0102010701080106010309000303ad4b980002021006000202",
@@ -384,14 +404,15 @@ const GOLDEN_ARCHIVE_V1: &str = concat!(
 );
 
 #[test]
-fn version_1_archives_still_decode() {
-    let text = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 (1... c5) 2. Qh5 $1 { [%clk 0:01:00] } 1-0\n\nnot pgn\n";
-    let bytes: Vec<u8> = (0..GOLDEN_ARCHIVE_V1.len() / 2)
-        .map(|i| u8::from_str_radix(&GOLDEN_ARCHIVE_V1[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
-    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
-    assert_eq!(reader.header().version, 1);
-    assert_eq!(decompress(&bytes), canonical(&text[..]).unwrap());
+fn archives_of_earlier_versions_still_decode() {
+    for (version, hex) in [(1, GOLDEN_ARCHIVE_V1), (2, GOLDEN_ARCHIVE_V2)] {
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+        assert_eq!(reader.header().version, version);
+        assert_eq!(decompress(&bytes), canonical(GOLDEN_TEXT).unwrap());
+    }
 }
 
 /// Archives of the engine codecs open with the default codec whatever
@@ -501,5 +522,50 @@ proptest! {
         let expected = canonical(&text[..]).unwrap();
         let packed = compress_with(&text, &Radix, 3);
         prop_assert_eq!(decompress(&packed), expected);
+    }
+}
+
+/// Format 3 stores a game of moves alone with the codec's self-ending
+/// stream: every codec must find the end, also after a forced move and at
+/// a mate.
+#[test]
+fn games_of_moves_alone_round_trip_with_every_codec() {
+    use shakmaty::{Chess, Position, san::SanPlus};
+    let mut lines = vec![vec![]];
+    for seed in 0..64u64 {
+        let choices: Vec<u32> = (0..100u64)
+            .map(|i| ((seed * 41 + i).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as u32)
+            .collect();
+        let moves = crate::common::play(&Chess::default(), &choices);
+        // The game up to its last forced move, and the whole game.
+        let mut pos = Chess::default();
+        let mut cut = None;
+        for (i, m) in moves.iter().enumerate() {
+            if pos.legal_moves().len() == 1 {
+                cut = Some(i + 1);
+            }
+            pos.play_unchecked(*m);
+        }
+        if let Some(cut) = cut {
+            lines.push(moves[..cut].to_vec());
+        }
+        if seed < 8 {
+            lines.push(moves[..moves.len().min(30)].to_vec());
+        }
+    }
+    let mut text = String::from("[Event \"fool\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n");
+    for (i, moves) in lines.iter().enumerate() {
+        let mut pos = Chess::default();
+        let sans: Vec<String> = moves
+            .iter()
+            .map(|&m| SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string())
+            .collect();
+        text.push_str(&format!("[Event \"{i}\"]\n\n{} *\n\n", sans.join(" ")));
+    }
+    assert!(lines.len() > 16, "random games with forced moves");
+    let expected = canonical(text.as_bytes()).unwrap();
+    for codec in chesspack::game::codecs() {
+        let packed = compress_with(text.as_bytes(), codec.as_ref(), 7);
+        assert_eq!(decompress(&packed), expected, "{}", codec.name());
     }
 }
