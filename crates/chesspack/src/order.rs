@@ -190,7 +190,7 @@ pub fn nth(moves: &[Move], order: Order, n: usize) -> Option<usize> {
 fn nth_in<const N: usize>(moves: &[Move], order: Order, n: usize) -> Option<usize> {
     // Count the moves in each of the 64 buckets of keys ([`key_bucket`]),
     // walk the buckets to the one that holds the nth, then
-    // pick it among that bucket's few moves by counting smaller keys.
+    // pick it among that bucket's few moves, sorted.
     let mut packed = [0u32; N];
     let packed = &mut packed[..moves.len()];
     let mut counts = [0u8; 64];
@@ -205,14 +205,16 @@ fn nth_in<const N: usize>(moves: &[Move], order: Order, n: usize) -> Option<usiz
         before += usize::from(counts[bucket]);
         bucket += 1;
     }
-    // The bucket's packed values (key << 8 | index) are in [low, high).
-    let (low, high) = ((bucket as u32) << 18, (bucket as u32 + 1) << 18);
-    let packed = &*packed;
-    packed
-        .iter()
-        .filter(|&&p| (low..high).contains(&p))
-        .find(|&&p| packed.iter().filter(|&&q| low <= q && q < p).count() == n - before)
-        .map(|p| (p & 0xff) as usize)
+    // The bucket's packed values (key << 8 | index), gathered and sorted.
+    let mut in_bucket = [0u32; N];
+    let mut len = 0;
+    for &p in packed.iter() {
+        in_bucket[len] = p;
+        len += usize::from(key_bucket(p >> 8) == bucket);
+    }
+    let in_bucket = &mut in_bucket[..len];
+    in_bucket.sort_unstable();
+    in_bucket.get(n - before).map(|p| (p & 0xff) as usize)
 }
 
 /// [`nth`] for lists of more than 255 moves (a position has at most 270).
