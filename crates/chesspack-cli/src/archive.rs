@@ -16,7 +16,7 @@ use chesspack::archive::{
 use clap::Args;
 use rayon::prelude::*;
 
-use crate::{codecs, input};
+use crate::{codecs, input, ordered};
 
 /// The move codec of new archives.
 pub const DEFAULT_CODEC: &str = "model";
@@ -43,7 +43,7 @@ pub struct CompressArgs {
     #[command(flatten)]
     engine: codecs::EngineOpts,
     /// zstd level of the text columns (1-22).
-    #[arg(short, long, default_value_t = 19, value_parser = clap::value_parser!(i32).range(1..=22))]
+    #[arg(short, long, default_value_t = archive::Options::default().level, value_parser = clap::value_parser!(i32).range(1..=22))]
     level: i32,
     /// Worker threads (default: all cores).
     #[arg(short = 'T', long)]
@@ -106,6 +106,11 @@ pub struct VerifyArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'T', long)]
     threads: Option<usize>,
+}
+
+/// Worker threads: `threads`, or one a core.
+fn worker_threads(threads: Option<usize>) -> usize {
+    threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
 }
 
 fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
@@ -288,7 +293,6 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
         );
     }
     let output = compress_output(args)?;
-    let pool = pool(args.threads)?;
     let pb = input::progress(None, "compressing");
     let reader = input::open(&args.input, &pb)?;
     let mut out = Output::create(output.as_deref(), args.force, true)?;
@@ -301,32 +305,26 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
             bytes: 0,
         };
         let mut writer = ArchiveWriter::new(&mut counted, codec.as_ref())?;
-        let mut blocks_in = Blocks::new(
+        let blocks_in = Blocks::new(
             ChunkReader::new(reader),
             args.block_games,
             args.block_kib.saturating_mul(1024),
-        );
-        let batch = pool.current_num_threads() * 2;
-        loop {
-            let blocks: Vec<Vec<archive::Chunk>> = blocks_in
-                .by_ref()
-                .take(batch)
-                .collect::<io::Result<_>>()
-                .with_context(|| format!("cannot read {}", args.input))?;
-            if blocks.is_empty() {
-                break;
-            }
-            let encoded: Vec<EncodedBlock> = pool.install(|| {
-                blocks
-                    .par_iter()
-                    .map(|b| archive::encode_block(codec.as_ref(), b, args.level))
-                    .collect()
-            });
-            for block in &encoded {
-                writer.write_block(block)?;
+        )
+        .map(|b| b.with_context(|| format!("cannot read {}", args.input)));
+        // Blocks are read on this thread while the workers encode those
+        // before them; a few blocks ahead at most.
+        let threads = worker_threads(args.threads);
+        ordered::run(
+            threads,
+            threads * 2,
+            blocks_in,
+            |b| archive::encode_block(codec.as_ref(), &b, args.level),
+            |block: EncodedBlock| {
+                writer.write_block(&block)?;
                 total.add(&block.report);
-            }
-        }
+                Ok(())
+            },
+        )?;
         writer.finish()?;
         written = counted.bytes;
     }
@@ -435,56 +433,55 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     if args.input != "-" && args.output.as_deref() == Some(args.input.as_str()) {
         bail!("input and output are the same file");
     }
-    let pool = pool(args.threads)?;
     let mut out = Output::create(args.output.as_deref(), args.force, false)?;
     let n = reader.blocks().len();
-    let total_bytes: u64 = reader.blocks().iter().map(|b| u64::from(b.len)).sum();
+    let blocks = reader.blocks().to_vec();
+    let total_bytes: u64 = blocks.iter().map(|b| u64::from(b.len)).sum();
     let pb = input::progress(Some(total_bytes), "decompressing");
-    let batch = pool.current_num_threads() * 2;
     let mut damaged = 0;
     let mut games = 0u64;
-    let mut i = 0;
-    while i < n {
-        let ids: Vec<usize> = (i..(i + batch).min(n)).collect();
-        i += ids.len();
-        let payloads: Vec<Result<Vec<u8>, ArchiveError>> =
-            ids.iter().map(|&b| reader.read_block(b)).collect();
-        let codec = reader.codec();
-        let texts: Vec<Result<Vec<u8>, ArchiveError>> = pool.install(|| {
-            payloads
-                .into_par_iter()
-                .zip(ids.par_iter())
-                .map(|(p, &b)| {
-                    let p = p?;
-                    let mut text = Vec::with_capacity(p.len() * 6);
-                    archive::decode_games(codec, &p, b, &|_| true, &mut |_, t| {
-                        text.extend_from_slice(&t)
-                    })?;
-                    Ok(text)
-                })
-                .collect()
-        });
-        for (text, &b) in texts.into_iter().zip(&ids) {
-            pb.inc(u64::from(reader.blocks()[b].len));
+    // Payloads are read on this thread (the reader is not shared), the
+    // blocks decoded on the workers, the texts written here in order.
+    let codec = reader.header().codec()?;
+    let first_games: Vec<u64> = (0..n).map(|b| reader.first_game(b)).collect();
+    let payloads = (0..n).map(|b| Ok((b, reader.read_block(b))));
+    let threads = worker_threads(args.threads);
+    ordered::run(
+        threads,
+        threads * 2,
+        payloads,
+        |(b, p): (usize, Result<Vec<u8>, ArchiveError>)| {
+            let text = p.and_then(|p| {
+                let mut text = Vec::with_capacity(p.len() * 6);
+                archive::decode_games(codec.as_ref(), &p, b, &|_| true, &mut |_, t| {
+                    text.extend_from_slice(&t)
+                })?;
+                Ok(text)
+            });
+            (b, text)
+        },
+        |(b, text)| {
+            pb.inc(u64::from(blocks[b].len));
             match text {
                 Ok(t) => {
                     out.writer().write_all(&t)?;
-                    games += u64::from(reader.blocks()[b].games);
+                    games += u64::from(blocks[b].games);
                 }
                 Err(e) if args.skip_damaged => {
                     damaged += 1;
                     eprintln!(
                         "chesspack: skipping {e} (games {}-{})",
-                        reader.first_game(b),
-                        reader.first_game(b) + u64::from(reader.blocks()[b].games) - 1
+                        first_games[b],
+                        first_games[b] + u64::from(blocks[b].games) - 1
                     );
                 }
                 Err(e) => {
                     return Err(e).with_context(|| format!("cannot decompress {}", args.input));
                 }
             }
-        }
-    }
+            Ok(())
+        },
+    )?;
     pb.finish_and_clear();
     out.commit()?;
     if damaged > 0 {

@@ -14,6 +14,7 @@ mod codecs;
 mod explain;
 mod fen;
 mod input;
+mod ordered;
 mod stats;
 mod train;
 

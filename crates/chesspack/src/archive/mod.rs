@@ -613,12 +613,14 @@ pub struct Options {
 }
 
 impl Default for Options {
-    /// 4096 games or 4 MiB of text a block, zstd level 19.
+    /// 4096 games or 4 MiB of text a block, zstd level 17 (with the marks
+    /// of format 3, level 19 takes 12–19% longer for an archive no smaller
+    /// on master games, 0.1% smaller on lichess games).
     fn default() -> Options {
         Options {
             block_games: 4096,
             block_bytes: 4 << 20,
-            level: 19,
+            level: 17,
         }
     }
 }
