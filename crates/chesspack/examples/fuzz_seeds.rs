@@ -82,7 +82,7 @@ fn main() -> std::io::Result<()> {
         .collect::<Vec<_>>()
         .join("\n\n[Event");
     let mut inputs = vec![("sample".to_owned(), first_games.into_bytes())];
-    for name in ["annotated.pgn", "broken.pgn", "bom-crlf.pgn"] {
+    for name in ["annotated.pgn", "broken.pgn", "bom-crlf.pgn", "players.pgn"] {
         inputs.push((name.replace(".pgn", ""), fs::read(fixtures.join(name))?));
     }
     for (name, text) in &inputs {

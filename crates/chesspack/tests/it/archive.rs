@@ -48,7 +48,13 @@ fn canonical_games(text: &[u8]) -> Vec<Vec<u8>> {
 
 #[test]
 fn fixtures_round_trip_to_canonical_text() {
-    for name in ["annotated.pgn", "broken.pgn", "bom-crlf.pgn", "empty.pgn"] {
+    for name in [
+        "annotated.pgn",
+        "broken.pgn",
+        "bom-crlf.pgn",
+        "empty.pgn",
+        "players.pgn",
+    ] {
         let text = fixture(name);
         let expected = canonical(&text[..]).unwrap();
         for codec in [&Index as &dyn GameCodec, &Radix] {
