@@ -52,7 +52,7 @@ where
         let mut items = items.fuse();
         let (mut sent, mut handed) = (0usize, 0usize);
         let mut ready = BTreeMap::new();
-        let result = loop {
+        loop {
             while sent < handed + window {
                 match items.next() {
                     Some(Ok(j)) => {
@@ -65,7 +65,7 @@ where
                 }
             }
             if handed == sent {
-                break Ok(());
+                return Ok(());
             }
             while !ready.contains_key(&handed) {
                 match done_rx.recv() {
@@ -77,12 +77,8 @@ where
             }
             let r = ready.remove(&handed).expect("the result just waited for");
             handed += 1;
-            if let Err(e) = sink(r) {
-                break Err(e);
-            }
-        };
-        drop(job_tx);
-        result
+            sink(r)?;
+        }
     })
 }
 

@@ -525,14 +525,7 @@ impl LengthCoder {
         let k = n.min(LENGTH_TOP_BITS);
         let low = v & ((1u64 << n) - 1);
         enc.encode_tree(self.models(variation, n), k, (low >> (n - k)) as u32);
-        let rest = low & ((1u64 << (n - k)) - 1);
-        let r = n - k;
-        if r > 32 {
-            enc.encode_direct((rest >> 32) as u32, r - 32);
-            enc.encode_direct(rest as u32, 32);
-        } else {
-            enc.encode_direct(rest as u32, r);
-        }
+        encode_low(enc, low, n - k);
     }
 
     fn decode(&mut self, dec: &mut BinaryDecoder<'_>, variation: bool) -> u64 {
@@ -541,12 +534,7 @@ impl LengthCoder {
         let k = n.min(LENGTH_TOP_BITS);
         let top = u64::from(dec.decode_tree(self.models(variation, n), k));
         let r = n - k;
-        let rest = if r > 32 {
-            (u64::from(dec.decode_direct(r - 32)) << 32) | u64::from(dec.decode_direct(32))
-        } else {
-            u64::from(dec.decode_direct(r))
-        };
-        ((1u64 << n) | (top << r) | rest) - 1
+        ((1u64 << n) | (top << r) | decode_low(dec, r)) - 1
     }
 }
 
@@ -575,28 +563,36 @@ impl Lengths<'_> {
     }
 }
 
+/// Encodes the low `n` bits of `value` (n < 64) with probability 1/2 each.
+fn encode_low(enc: &mut BinaryEncoder, value: u64, n: u32) {
+    if n > 32 {
+        enc.encode_direct((value >> 32) as u32, n - 32);
+        enc.encode_direct(value as u32, 32);
+    } else {
+        enc.encode_direct(value as u32, n);
+    }
+}
+
+/// Decodes what [`encode_low`] wrote.
+fn decode_low(dec: &mut BinaryDecoder<'_>, n: u32) -> u64 {
+    if n > 32 {
+        (u64::from(dec.decode_direct(n - 32)) << 32) | u64::from(dec.decode_direct(32))
+    } else {
+        u64::from(dec.decode_direct(n))
+    }
+}
+
 fn encode_gamma(enc: &mut BinaryEncoder, lengths: &mut [BitModel], v: u64) {
     // v ≥ 1: its bit length − 1 through the tree, then the bits below the
     // leading one.
     let n = 63 - v.leading_zeros();
     enc.encode_tree(lengths, 6, n);
-    let low = v & ((1u64 << n) - 1);
-    if n > 32 {
-        enc.encode_direct((low >> 32) as u32, n - 32);
-        enc.encode_direct(low as u32, 32);
-    } else {
-        enc.encode_direct(low as u32, n);
-    }
+    encode_low(enc, v, n);
 }
 
 fn decode_gamma(dec: &mut BinaryDecoder<'_>, lengths: &mut [BitModel]) -> u64 {
     let n = dec.decode_tree(lengths, 6);
-    let low = if n > 32 {
-        (u64::from(dec.decode_direct(n - 32)) << 32) | u64::from(dec.decode_direct(32))
-    } else {
-        u64::from(dec.decode_direct(n))
-    };
-    (1u64 << n) | low
+    (1u64 << n) | decode_low(dec, n)
 }
 
 impl EvalCoder {
@@ -622,14 +618,7 @@ impl EvalCoder {
                 enc.encode_tree(&mut self.lengths[ctx * 64..(ctx + 1) * 64], 6, n);
                 if n > 0 {
                     enc.encode_bit(&mut self.first_mantissa[n as usize], v >> (n - 1) & 1 == 1);
-                    let rest = n - 1;
-                    let low = v & ((1u64 << rest) - 1);
-                    if rest > 32 {
-                        enc.encode_direct((low >> 32) as u32, rest - 32);
-                        enc.encode_direct(low as u32, 32);
-                    } else {
-                        enc.encode_direct(low as u32, rest);
-                    }
+                    encode_low(enc, v, n - 1);
                 }
                 state.prev = cp;
                 state.prev_length = n;
@@ -657,13 +646,7 @@ impl EvalCoder {
                 } else {
                     let top = u64::from(dec.decode_bit(&mut self.first_mantissa[n as usize]));
                     let rest = n - 1;
-                    let low = if rest > 32 {
-                        (u64::from(dec.decode_direct(rest - 32)) << 32)
-                            | u64::from(dec.decode_direct(32))
-                    } else {
-                        u64::from(dec.decode_direct(rest))
-                    };
-                    (1u64 << n) | (top << rest) | low
+                    (1u64 << n) | (top << rest) | decode_low(dec, rest)
                 };
                 let cp = state
                     .prev

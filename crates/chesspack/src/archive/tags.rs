@@ -130,41 +130,35 @@ impl TagState {
             out.extend_from_slice(value);
             return;
         }
-        let role = self.roles[id];
-        let mark = match role {
-            Role::Player(_) => self
-                .recent
-                .iter()
-                .position(|n| n == value)
-                .map(|i| [RECENT, i as u8 + 1]),
+        let marked = match self.roles[id] {
+            Role::Player(_) => self.recent.iter().position(|n| n == value).map(|i| {
+                out.extend_from_slice(&[RECENT, i as u8 + 1]);
+            }),
             Role::Elo(side) => self.players[side]
                 .as_ref()
                 .and_then(|p| self.elo.get(p))
                 .filter(|e| e.as_slice() == value)
-                .map(|_| [PLAYER_ELO, 0]),
+                .map(|_| out.push(PLAYER_ELO)),
             Role::Date => self.last[id]
                 .as_deref()
                 .and_then(|last| days_between(last, value))
-                .map(|d| [NEXT_DATE, d]),
-            Role::Round => {
-                let next = self.last[id].as_deref().and_then(next_round);
-                if let Some(rest) = next.and_then(|n| value.strip_prefix(n.as_slice()))
-                    && !rest.first().is_some_and(u8::is_ascii_digit)
-                {
+                .map(|d| out.extend_from_slice(&[NEXT_DATE, d])),
+            Role::Round => self.last[id]
+                .as_deref()
+                .and_then(next_round)
+                .and_then(|n| value.strip_prefix(n.as_slice()))
+                .filter(|rest| !rest.first().is_some_and(u8::is_ascii_digit))
+                .map(|rest| {
                     out.push(NEXT_ROUND);
                     out.extend_from_slice(rest);
-                    self.update(id, value);
-                    return;
-                }
-                None
-            }
+                }),
             Role::Other => None,
-        };
-        match mark {
-            Some([PLAYER_ELO, _]) => out.push(PLAYER_ELO),
-            Some(m) => out.extend_from_slice(&m),
-            None if self.last[id].as_deref() == Some(value) => out.push(REPEAT),
-            None => {
+        }
+        .is_some();
+        if !marked {
+            if self.last[id].as_deref() == Some(value) {
+                out.push(REPEAT);
+            } else {
                 if value.first().is_some_and(|&b| self.is_mark(b)) {
                     out.push(ESCAPE);
                 }
@@ -181,7 +175,7 @@ impl TagState {
             _ if self.marks == Marks::None => stored.to_vec(),
             [REPEAT] => self.last[id].clone().ok_or("a tag value repeats nothing")?,
             [ESCAPE, ref rest @ ..] => rest.to_vec(),
-            [RECENT, i] if matches!(role, Role::Player(_)) && self.marks == Marks::Players => self
+            [RECENT, i] if matches!(role, Role::Player(_)) => self
                 .recent
                 .get(usize::from(i).wrapping_sub(1))
                 .cloned()

@@ -144,9 +144,13 @@ fn deficits(scores: &[i32]) -> Vec<u16> {
         .collect()
 }
 
-/// The book's count of each of `legal` (canonical order) in `pos`; empty
-/// when the position is not in the book.
-fn book_counts(pos: &Chess, legal: &[Move]) -> Vec<u32> {
+/// The book's count of each of `legal` (canonical order) in `pos` when
+/// `book` (the book is consulted) and more than one move is legal; empty
+/// otherwise or when the position is not in the book.
+fn book_counts(book: bool, pos: &Chess, legal: &[Move]) -> Vec<u32> {
+    if !book || legal.len() < 2 {
+        return Vec::new();
+    }
     match embedded_book().get(pos) {
         Some(entry) => legal.iter().map(|&m| entry.count(move_key(m))).collect(),
         None => Vec::new(),
@@ -267,11 +271,7 @@ fn scored_plies(
             return Err(illegal(ply, m, &pos));
         };
         let (legal, scores): (Vec<Move>, Vec<i32>) = scored.into_iter().unzip();
-        let counts = if book && legal.len() > 1 {
-            book_counts(&pos, &legal)
-        } else {
-            Vec::new()
-        };
+        let counts = book_counts(book, &pos, &legal);
         out.push(Ply {
             legal: legal.len(),
             scored: ScoredPly::new(&scores, counts, i),
@@ -505,16 +505,6 @@ impl EngineCodec {
         scored.into_iter().unzip()
     }
 
-    /// The book's counts of `legal` in `pos`, when the codec consults the
-    /// book and the position is there.
-    fn counts(&self, pos: &Chess, legal: &[Move]) -> Vec<u32> {
-        if self.params.book && legal.len() > 1 {
-            book_counts(pos, legal)
-        } else {
-            Vec::new()
-        }
-    }
-
     /// The stream of a scored game.
     fn encode_plies(&self, plies: &[Ply]) -> Result<Bits, Error> {
         match self.coding {
@@ -571,7 +561,7 @@ impl EngineCodec {
         let codec = self.with_stream_params(Self::read_header(&mut r)?)?;
         super::decode_to_end(start, &mut r, |pos, ply, r| {
             let (legal, scores) = codec.score(pos);
-            let counts = codec.counts(pos, &legal);
+            let counts = book_counts(codec.params.book, pos, &legal);
             super::pick(&legal, ply, r, |_, r| {
                 codec.probs.huffman(&deficits(&scores), &counts).decode(r)
             })
@@ -644,7 +634,7 @@ impl EngineCodec {
             let m = if legal.len() == 1 {
                 legal[0]
             } else {
-                let counts = codec.counts(&pos, &legal);
+                let counts = book_counts(codec.params.book, &pos, &legal);
                 let model =
                     Model::from_frequencies(codec.probs.frequencies(&deficits(&scores), &counts))?;
                 legal[dec.decode(&model)?]
