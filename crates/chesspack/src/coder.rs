@@ -336,6 +336,20 @@ impl<const ENDS: bool> Encoder<ENDS> {
         self.encode_interval(freqs[..symbol].iter().sum(), freq)
     }
 
+    /// Encodes a symbol of two with the frequencies `[zero, (1 << 24) −
+    /// zero]`, as [`Decoder::decode_bit`] reads it, for a caller whose
+    /// `zero` is in `1..1 << 24` by construction (a table of such
+    /// frequencies).
+    #[inline(always)]
+    pub(crate) fn encode_bit_unchecked(&mut self, bit: bool, zero: u32) {
+        debug_assert!(zero > 0 && zero < 1 << PRECISION);
+        if bit {
+            self.narrow(zero, (1 << PRECISION) - zero);
+        } else {
+            self.narrow(0, zero);
+        }
+    }
+
     /// Encodes a symbol by its interval: the sum of the frequencies before
     /// it and its own (as [`Encoder::encode_frequencies`] would compute
     /// them), so that a caller can work out intervals before it knows how
@@ -666,11 +680,19 @@ impl<'a, const ENDS: bool> Decoder<'a, ENDS> {
     ///
     /// [`Error::InvalidData`] when `zero` is not in `1..1 << 24` or the
     /// stream is not one that the encoder can produce.
-    #[inline]
+    #[inline(always)]
     pub fn decode_bit(&mut self, zero: u32) -> Result<bool, Error> {
         if zero == 0 || zero >= 1 << PRECISION {
             return Err(Error::InvalidData("bad binary frequency".into()));
         }
+        self.decode_bit_unchecked(zero)
+    }
+
+    /// [`Decoder::decode_bit`] for a caller whose `zero` is in `1..1 << 24`
+    /// by construction (a table of such frequencies).
+    #[inline(always)]
+    pub(crate) fn decode_bit_unchecked(&mut self, zero: u32) -> Result<bool, Error> {
+        debug_assert!(zero > 0 && zero < 1 << PRECISION);
         let (scale, point) = self.scaled_point();
         let split = scale * u64::from(zero);
         if point < split {

@@ -16,7 +16,9 @@ mod usenet82;
 
 pub use arith::{Arith, ArithTables};
 pub use kingspawns::KingsPawns;
-pub use model::{ACTIVE, LANES, PIECES, PositionModel, PositionTrainer, PositionWeights, ROWS};
+pub use model::{
+    ACTIVE, LANES, NODES, PIECES, PositionModel, PositionTrainer, PositionWeights, ROWS,
+};
 pub use packed::Packed;
 pub use usenet82::Usenet82;
 

@@ -5,9 +5,13 @@
 //! other 62 squares a1, b1, …, h8: for each, *occupied or empty* and, when
 //! occupied, which of 13 symbols it holds (a piece of either colour but a
 //! king, a rook with a castling right of either colour, the pawn that can be
-//! taken en passant). Both are log-linear models over sparse features of what
-//! is already decoded: the square, its decoded neighbours (alone and the
-//! north and west ones jointly) and their occupancy pattern, the pawns already seen on its file and the adjacent
+//! taken en passant), as a path down a binary tree of 12 decisions
+//! ([`TREE`]: pawn or piece, which colour, minor or major, …; a decision
+//! that the square's rank or the board already rules out costs nothing).
+//! Every decision is a logistic model over sparse features of what is
+//! already decoded: the square, its decoded neighbours (alone and the north
+//! and west ones jointly) and their occupancy pattern, the last piece on its
+//! file and on its rank, the pawns already seen on its file and the adjacent
 //! ones, its offset from either king, and the material seen so far (queens,
 //! rooks, knights, bishops by square colour, pawns, pieces). The side to
 //! move comes last and costs nothing when a king is in check or a pawn can
@@ -15,16 +19,14 @@
 //!
 //! Inference is integer-only, so every machine and build produces the same
 //! bits: weights in 1/1024 nats (16 bits each, so that the tables stay in
-//! the caches); the occupancy logit summed in 32 bits and turned into a
-//! frequency by a table built from the integer exp table of
-//! [`crate::model::weights_of`] and [`crate::coder::quantize_fast`]; the 13
-//! piece logits summed in saturating 16-bit lanes, weighed by that exp table
-//! cut to 24 bits and scaled to `1 << 24` with one division (stream version
-//! 4; vector registers where the machine has them, the same integers
-//! everywhere). The coder's tables fold some rows into others when the
-//! model loads (integer sums, so the logits are the same; a folded weight
-//! that does not fit 16 bits is an error) and sum the material rows once
-//! per placed piece.
+//! the caches); the occupancy logit summed in 32 bits, the tree's logits in
+//! saturating 16-bit lanes, and each logit turned into the frequencies of a
+//! binary decision by one table built from the integer exp table of
+//! [`crate::model::weights_of`] and [`crate::coder::quantize_fast`] (model
+//! version 5). The coder's tables fold some rows into others when the model
+//! loads (integer sums, so the logits are the same; a folded weight that
+//! does not fit 16 bits is an error) and sum the material rows once per
+//! placed piece.
 //!
 //! The length of the stream selects the fallback: a position that the
 //! model would code in [`super::rank::BITS`] (157) bits or more is written
@@ -34,24 +36,79 @@
 //! records their length in bits, as it must for any range-coded stream.)
 
 use shakmaty::{Bitboard, Chess, Color, Piece, Position, Rank, Role, Square};
-use wide::{i16x16, u16x16, u32x16};
 
 use super::{assemble_board, ep_pawn};
 use crate::{
     Bits, Error,
-    coder::{Decoder, Encoder, quantize_fast},
+    coder::{Decoder, Encoder, Model, quantize_fast},
     model::{SCALE, file_hash, weights_into},
 };
 
 const MAGIC: &[u8; 4] = b"CPPM";
-const VERSION: u32 = 4;
+const VERSION: u32 = 5;
 const MODEL_FILE: &[u8] = include_bytes!("model.bin");
 
-/// Width of a weight row: lane 0 is the occupancy logit, lanes 1..=13 the
-/// logits of the 13 piece symbols.
+/// Width of a weight row: lane 0 is the occupancy logit, lanes 1..=12 the
+/// logits of the 12 binary decisions of the piece tree ([`NODES`]).
 pub const LANES: usize = 16;
 /// The number of piece symbols of an occupied square.
 pub const PIECES: usize = 13;
+/// The number of binary decisions (inner nodes) of the tree that picks one
+/// of the [`PIECES`] symbols.
+pub const NODES: usize = 12;
+/// The first node of [`TREE`] that only black pieces reach: the nodes from
+/// here on have their own weight table.
+const BLACK_NODES: usize = 8;
+/// A child in [`TREE`] at or above `LEAF` is the symbol `child − LEAF`.
+const LEAF: u8 = 16;
+
+/// The piece tree: for each inner node, the symbols of its left (bit 0) and
+/// right (bit 1) subtrees and the two children. Pawn-like or piece; the
+/// en-passant pawn or a plain one; a plain pawn's colour; a piece's colour;
+/// minor or major; knight or bishop; queen or rook; a plain rook or one
+/// with a castling right. A node one of whose subtrees the square's mask
+/// rules out costs nothing.
+const TREE: [(u16, u16, u8, u8); NODES] = {
+    const fn set(symbols: &[usize]) -> u16 {
+        let mut m = 0;
+        let mut i = 0;
+        while i < symbols.len() {
+            m |= 1 << symbols[i];
+            i += 1;
+        }
+        m
+    }
+    const L: u8 = LEAF;
+    [
+        (
+            set(&[0, 5, EP]),
+            set(&[1, 2, 3, 4, 6, 7, 8, 9, 10, 11]),
+            1,
+            3,
+        ),
+        (set(&[0, 5]), set(&[EP]), 2, L + EP as u8),
+        (set(&[0]), set(&[5]), L, L + 5),
+        (set(&[1, 2, 3, 4, 10]), set(&[6, 7, 8, 9, 11]), 4, 8),
+        (set(&[1, 2]), set(&[3, 4, 10]), 5, 6),
+        (set(&[1]), set(&[2]), L + 1, L + 2),
+        (set(&[4]), set(&[3, 10]), L + 4, 7),
+        (
+            set(&[3]),
+            set(&[CASTLE_WHITE]),
+            L + 3,
+            L + CASTLE_WHITE as u8,
+        ),
+        (set(&[6, 7]), set(&[8, 9, 11]), 9, 10),
+        (set(&[6]), set(&[7]), L + 6, L + 7),
+        (set(&[9]), set(&[8, 11]), L + 9, 11),
+        (
+            set(&[8]),
+            set(&[CASTLE_BLACK]),
+            L + 8,
+            L + CASTLE_BLACK as u8,
+        ),
+    ]
+};
 const EP: usize = 12;
 const CASTLE_WHITE: usize = 10;
 const CASTLE_BLACK: usize = 11;
@@ -77,12 +134,11 @@ const F_PIECES: usize = F_PAWNS + 81 * 8;
 const F_OCCUPANCY: usize = F_PIECES + 15 * 8;
 const F_FILE_RAY: usize = F_OCCUPANCY + 729;
 const F_RANK_RAY: usize = F_FILE_RAY + 64 * CTX;
-const F_DIAG_RAYS: usize = F_RANK_RAY + 64 * CTX;
-const F_NW_JOINT: usize = F_DIAG_RAYS + CTX * CTX * 8;
+const F_NW_JOINT: usize = F_RANK_RAY + 64 * CTX;
 /// The number of weight rows.
 pub const ROWS: usize = F_NW_JOINT + CTX * CTX * 64;
 /// Features active at each square.
-pub const ACTIVE: usize = 17;
+pub const ACTIVE: usize = 16;
 /// The first features of [`Scan::context`] (square, north and west
 /// neighbour), which the coder's tables fold into the pawn-file and the
 /// north × west rows of the same square: integer sums, so the same logits
@@ -90,6 +146,8 @@ pub const ACTIVE: usize = 17;
 const MERGED: usize = 3;
 /// The feature rows the coder looks up for each square.
 const CODED: usize = ACTIVE - MERGED;
+/// The coded rows that do not count material (see [`Scan::board_rows`]).
+const BOARD_ROWS: usize = CODED - 4;
 /// The features of [`Scan::context`] at `MATERIAL..MATERIAL + 4`: the
 /// material seen so far, which changes only when a piece is placed (and with
 /// the rank and the square colour), so the coder sums their occupancy
@@ -119,17 +177,20 @@ pub struct PositionWeights {
 /// Frequencies and rows, ready to code.
 #[derive(Debug)]
 struct Tables {
-    white_king: Vec<u32>,
-    black_king: Vec<Vec<u32>>,
+    /// The kings' squares (cumulative frequencies: a binary search finds
+    /// the square, not a walk over 64 frequencies).
+    white_king: Model,
+    black_king: Vec<Model>,
     /// Lane 0 of each row: the occupancy weights (16 bits halve the table
     /// and its cache footprint).
     occupancy: Box<[i16; ROWS_CAP]>,
-    /// Lanes 1..=13 of each row, moved to 0..13: the piece weights.
-    pieces: Box<[[i16; LANES]; ROWS_CAP]>,
+    /// Lanes 1..=8 of each row, moved to 0..8: the weights of the piece
+    /// tree's nodes that pawns and white pieces need.
+    pieces: Box<[[i16; BLACK_NODES]; ROWS_CAP]>,
+    /// Lanes 9..=12, moved to 0..4: the nodes of black pieces, which only
+    /// they need (the two tables are half the cache footprint of one).
+    black: Box<[[i16; NODES - BLACK_NODES]; ROWS_CAP]>,
     turn: Vec<u32>,
-    /// `exp(−i/64)` in 24-bit fixed point (the move model's exp table
-    /// shifted), for the piece symbols.
-    piece_exp: Box<[u32; PIECE_EXP_LEN]>,
     hash: u64,
 }
 
@@ -242,10 +303,15 @@ impl PositionWeights {
             .into_boxed_slice()
             .try_into()
             .expect("ROWS_CAP rows");
-        let mut pieces: Box<[[i16; LANES]; ROWS_CAP]> = vec![[0; LANES]; ROWS_CAP]
+        let mut pieces: Box<[[i16; BLACK_NODES]; ROWS_CAP]> = vec![[0; BLACK_NODES]; ROWS_CAP]
             .into_boxed_slice()
             .try_into()
             .expect("ROWS_CAP rows");
+        let mut black: Box<[[i16; NODES - BLACK_NODES]; ROWS_CAP]> =
+            vec![[0; NODES - BLACK_NODES]; ROWS_CAP]
+                .into_boxed_slice()
+                .try_into()
+                .expect("ROWS_CAP rows");
         // Each row with the rows folded into it: the square's row into its
         // pawn-file rows, the square's north and west rows into its
         // north × west rows.
@@ -270,7 +336,10 @@ impl PositionWeights {
                     .map_err(|_| Error::InvalidData("position model weight out of range".into()))
             };
             occupancy[i] = narrow(sum[0])?;
-            for (r, &w) in pieces[i].iter_mut().zip(&sum[1..=PIECES]) {
+            for (r, &w) in pieces[i].iter_mut().zip(&sum[1..=BLACK_NODES]) {
+                *r = narrow(w)?;
+            }
+            for (r, &w) in black[i].iter_mut().zip(&sum[BLACK_NODES + 1..=NODES]) {
                 *r = narrow(w)?;
             }
         }
@@ -292,20 +361,16 @@ impl PositionWeights {
                 // quantize_fast gives every symbol; decoding one is an error.
                 let mut f = Vec::new();
                 quantize_fast(&w, &mut f);
-                f
+                Model::from_frequencies(f)
             })
-            .collect();
+            .collect::<Result<_, _>>()?;
         Ok(Tables {
-            white_king: freqs(&self.white_king),
+            white_king: Model::from_frequencies(freqs(&self.white_king))?,
             black_king,
             occupancy,
             pieces,
+            black,
             turn: freqs(&self.turn),
-            piece_exp: Box::new(std::array::from_fn(|i| {
-                crate::model::exp_table()
-                    .get(i)
-                    .map_or(0, |&e| (e >> 16) as u32)
-            })),
             hash: self.hash(),
         })
     }
@@ -461,6 +526,20 @@ const PIECE_PATTERN: [u16; 64] = {
     t
 };
 
+/// The piece symbols possible on each rank: no pawn on the first and the
+/// last, a rook with a castling right only there, the en-passant pawn only
+/// on the fourth and the fifth.
+const RANK_MASK: [u16; 8] = {
+    let all: u16 = (1 << PIECES) - 1;
+    let special = 1 << CASTLE_WHITE | 1 << CASTLE_BLACK | 1 << EP;
+    let mut t = [all & !special; 8];
+    t[0] = all & !(1 | 1 << 5) & !(1 << CASTLE_BLACK | 1 << EP);
+    t[7] = all & !(1 | 1 << 5) & !(1 << CASTLE_WHITE | 1 << EP);
+    t[3] |= 1 << EP;
+    t[4] |= 1 << EP;
+    t
+};
+
 /// What the coder knows while it walks the board.
 struct Scan {
     /// Context symbol of each square at [`PAD`]`[sq]` (kings from the
@@ -482,13 +561,13 @@ struct Scan {
     white_pawn_files: u8,
     black_pawn_files: u8,
     castles: [u8; 2],
-    ep_seen: bool,
-    /// The last piece coded on each file, rank, diagonal (file − rank + 7)
-    /// and anti-diagonal (file + rank); 0 for none yet.
+    /// The symbols that [`RANK_MASK`] allows but the board no longer
+    /// does: a castling rook of a king off its back rank or whose two
+    /// rooks are seen, a second en-passant pawn.
+    ruled_out: u16,
+    /// The last piece coded on each file and rank; 0 for none yet.
     file_last: [u8; 8],
     rank_last: [u8; 8],
-    diag_last: [u8; 16],
-    anti_last: [u8; 16],
     /// The rows of the material features, as far as they do not depend on
     /// the square: majors, minors (without the square colour), pawns and
     /// pieces (without the rank); updated when a piece is placed.
@@ -515,11 +594,17 @@ impl Scan {
             white_pawn_files: 0,
             black_pawn_files: 0,
             castles: [0; 2],
-            ep_seen: false,
+            ruled_out: if wk.rank() == Rank::First {
+                0
+            } else {
+                1 << CASTLE_WHITE
+            } | if bk.rank() == Rank::Eighth {
+                0
+            } else {
+                1 << CASTLE_BLACK
+            },
             file_last: [0; 8],
             rank_last: [0; 8],
-            diag_last: [0; 16],
-            anti_last: [0; 16],
             majors: 0,
             minors: 0,
             pawns: 0,
@@ -571,14 +656,28 @@ impl Scan {
             (F_N + sq * CTX + at(PAD_WIDTH)) as u16,
             (F_W + sq * CTX + at(1)) as u16,
         ]);
-        rows[MERGED..].copy_from_slice(&self.coded_rows(sq));
+        let (b, m) = (self.board_rows(sq), self.material_rows(sq));
+        rows[MERGED..MATERIAL].copy_from_slice(&b[..MATERIAL - MERGED]);
+        rows[MATERIAL..MATERIAL + 4].copy_from_slice(&m);
+        rows[MATERIAL + 4..].copy_from_slice(&b[MATERIAL - MERGED..]);
         rows
     }
 
     /// The feature rows of square `sq` that the coder's tables keep: those
-    /// of [`Scan::context`] after the first [`MERGED`].
-    #[inline(always)]
+    /// of [`Scan::context`] after the first [`MERGED`], as
+    /// [`Scan::board_rows`] and [`Scan::material_rows`] give them.
+    #[cfg(test)]
     fn coded_rows(&self, sq: usize) -> [u16; CODED] {
+        let (b, m) = (self.board_rows(sq), self.material_rows(sq));
+        [
+            b[0], b[1], b[2], b[3], b[4], m[0], m[1], m[2], m[3], b[5], b[6], b[7], b[8],
+        ]
+    }
+
+    /// The coded feature rows of square `sq` but the material ones: what
+    /// every square needs, empty or not.
+    #[inline(always)]
+    fn board_rows(&self, sq: usize) -> [u16; BOARD_ROWS] {
         let sq = sq & 63;
         let (f, rank) = (sq % 8, sq / 8);
         let p = usize::from(PAD[sq]);
@@ -593,7 +692,6 @@ impl Scan {
             at(2 * PAD_WIDTH),
         );
         let pattern = usize::from(OFF_PATTERN[sq] + PIECE_PATTERN[self.neighbour_bits(p)]);
-        let light = (f + rank) % 2;
         let r = |x: usize| x as u16;
         [
             r(F_DIAG + (nw * CTX + ne) * 8 + rank),
@@ -601,19 +699,25 @@ impl Scan {
             self.file_rows[f] + sq as u16,
             F_WK as u16 + KING_OFFSET[self.wk as usize & 63][sq],
             F_BK as u16 + KING_OFFSET[self.bk as usize & 63][sq],
-            r(self.majors),
-            r(self.minors + light),
-            r(self.pawns + rank),
-            r(self.pieces + rank),
             r(F_OCCUPANCY + pattern),
             r(F_FILE_RAY + sq * CTX + usize::from(self.file_last[f])),
             r(F_RANK_RAY + sq * CTX + usize::from(self.rank_last[rank])),
-            r(F_DIAG_RAYS
-                + (usize::from(self.diag_last[(f + 7 - rank) & 15]) * CTX
-                    + usize::from(self.anti_last[(f + rank) & 15]))
-                    * 8
-                + rank),
             r(F_NW_JOINT + (n * CTX + w) * 64 + sq),
+        ]
+    }
+
+    /// The rows of the material features of square `sq` (the material seen
+    /// so far, with the rank and the square colour), which only an
+    /// occupied square's piece needs one by one: the occupancy sums them
+    /// once per change ([`material_occupancy`]).
+    #[inline(always)]
+    fn material_rows(&self, sq: usize) -> [u16; 4] {
+        let (rank, light) = (sq / 8 % 8, (sq % 8 + sq / 8) % 2);
+        [
+            self.majors as u16,
+            (self.minors + light) as u16,
+            (self.pawns + rank) as u16,
+            (self.pieces + rank) as u16,
         ]
     }
 
@@ -628,22 +732,9 @@ impl Scan {
     }
 
     /// The piece symbols possible on square `sq`.
+    #[inline(always)]
     fn mask(&self, sq: usize) -> u16 {
-        let rank = sq / 8;
-        let mut mask: u16 = (1 << PIECES) - 1;
-        if rank == 0 || rank == 7 {
-            mask &= !(1 | 1 << 5);
-        }
-        if rank != 0 || self.wk.rank() != Rank::First || self.castles[0] >= 2 {
-            mask &= !(1 << CASTLE_WHITE);
-        }
-        if rank != 7 || self.bk.rank() != Rank::Eighth || self.castles[1] >= 2 {
-            mask &= !(1 << CASTLE_BLACK);
-        }
-        if (rank != 3 && rank != 4) || self.ep_seen {
-            mask &= !(1 << EP);
-        }
-        mask
+        RANK_MASK[sq / 8 % 8] & !self.ruled_out
     }
 
     /// `F_PAWN_FILES + 64 ×` the class of file `f`: pawns of either colour
@@ -667,8 +758,6 @@ impl Scan {
         let (f, r) = (sq % 8, sq / 8);
         self.file_last[f] = c;
         self.rank_last[r] = c;
-        self.diag_last[f + 7 - r] = c;
-        self.anti_last[f + r] = c;
     }
 
     /// Records symbol `s` (a piece symbol) on `sq`; returns the piece.
@@ -676,7 +765,7 @@ impl Scan {
     fn place(&mut self, sq: usize, s: usize) -> Piece {
         let rank = sq / 8;
         let piece = if s == EP {
-            self.ep_seen = true;
+            self.ruled_out |= 1 << EP;
             if rank == 3 {
                 Color::White.pawn()
             } else {
@@ -685,10 +774,12 @@ impl Scan {
         } else {
             symbol_piece(s)
         };
-        if s == CASTLE_WHITE {
-            self.castles[0] += 1;
-        } else if s == CASTLE_BLACK {
-            self.castles[1] += 1;
+        if s == CASTLE_WHITE || s == CASTLE_BLACK {
+            let side = usize::from(s == CASTLE_BLACK);
+            self.castles[side] += 1;
+            if self.castles[side] == 2 {
+                self.ruled_out |= 1 << s;
+            }
         }
         let c = ctx_of(piece);
         self.cells[usize::from(PAD[sq & 63])] = c;
@@ -734,13 +825,10 @@ impl Scan {
 /// Sums the occupancy weights of a square's features but the material ones,
 /// which `material` sums (see [`material_occupancy`]).
 #[inline]
-fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; CODED], material: i32) -> i32 {
-    active[..MATERIAL - MERGED]
-        .iter()
-        .chain(&active[MATERIAL - MERGED + 4..])
-        .fold(material, |sum, &r| {
-            sum + i32::from(weights[usize::from(r) & (ROWS_CAP - 1)])
-        })
+fn occupancy_logit(weights: &[i16; ROWS_CAP], active: &[u16; BOARD_ROWS], material: i32) -> i32 {
+    active.iter().fold(material, |sum, &r| {
+        sum + i32::from(weights[usize::from(r) & (ROWS_CAP - 1)])
+    })
 }
 
 /// The occupancy weights of the material features on `rank`, on dark and
@@ -760,6 +848,8 @@ struct CoderScan<'t> {
     occ: &'static [u32],
     material: [i32; 2],
     stale: bool,
+    /// The kings' squares, as a bitboard.
+    kings: u64,
 }
 
 impl<'t> CoderScan<'t> {
@@ -770,32 +860,101 @@ impl<'t> CoderScan<'t> {
             occ: occupancy_table(),
             material: [0; 2],
             stale: true,
+            kings: 1 << (wk as u32 & 63) | 1 << (bk as u32 & 63),
         }
     }
 
-    /// The context rows of `sq` and its frequencies of empty and occupied;
+    /// The context rows of `sq` and the frequency of *empty*;
     /// `None` for a king's square. Squares come in order, a1 to h8.
     #[inline(always)]
-    fn square(&mut self, sq: usize) -> Option<([u16; CODED], [u32; 2])> {
+    fn square(&mut self, sq: usize) -> Option<([u16; BOARD_ROWS], u32)> {
         if self.stale || sq.is_multiple_of(8) {
             self.material = material_occupancy(&self.t.occupancy, &self.scan, sq / 8);
             self.stale = false;
         }
-        if sq == self.scan.wk as usize || sq == self.scan.bk as usize {
+        if self.kings >> (sq & 63) & 1 == 1 {
             self.scan.mark(sq, self.scan.cell(sq));
             return None;
         }
-        let rows = self.scan.coded_rows(sq);
+        let rows = self.scan.board_rows(sq);
         let material = self.material[(sq + sq / 8) % 2];
         let logit = occupancy_logit(&self.t.occupancy, &rows, material);
-        Some((rows, occupancy(self.occ, logit)))
+        Some((rows, zero_frequency(self.occ, logit)))
     }
 
-    /// The frequencies of the piece symbols on `sq` (mask `mask`), whose
-    /// context is `rows`.
+    /// Encodes piece symbol `s` (allowed by `mask`) on square `sq`, whose
+    /// board rows are `rows`: one binary decision for each node of
+    /// [`TREE`] on its path that the mask leaves open.
     #[inline(always)]
-    fn pieces(&self, rows: &[u16; CODED], mask: u16) -> PieceFreqs {
-        PieceFreqs::new(&self.t.piece_exp, &piece_logits(&self.t.pieces, rows), mask)
+    fn encode_piece(
+        &self,
+        enc: &mut Encoder,
+        sq: usize,
+        rows: &[u16; BOARD_ROWS],
+        mask: u16,
+        s: usize,
+    ) -> Result<(), Error> {
+        let material = self.scan.material_rows(sq);
+        let mut logits = piece_logits(&self.t.pieces, rows, &material);
+        let mut node = 0;
+        loop {
+            if node == BLACK_NODES {
+                logits[..NODES - BLACK_NODES].copy_from_slice(&piece_logits(
+                    &self.t.black,
+                    rows,
+                    &material,
+                ));
+            }
+            let (left, right, left_child, right_child) = TREE[node];
+            let right_side = right >> s & 1 == 1;
+            if left & mask != 0 && right & mask != 0 {
+                let zero = zero_frequency(self.occ, i32::from(logits[node % BLACK_NODES]));
+                enc.encode_bit_unchecked(right_side, zero);
+            }
+            let child = if right_side { right_child } else { left_child };
+            if child >= LEAF {
+                return Ok(());
+            }
+            node = usize::from(child);
+        }
+    }
+
+    /// Decodes the piece symbol on square `sq`, whose board rows are
+    /// `rows` and whose mask is `mask` (not 0), down [`TREE`].
+    #[inline(always)]
+    fn decode_piece(
+        &self,
+        dec: &mut Decoder,
+        sq: usize,
+        rows: &[u16; BOARD_ROWS],
+        mask: u16,
+    ) -> Result<usize, Error> {
+        let material = self.scan.material_rows(sq);
+        let mut logits = piece_logits(&self.t.pieces, rows, &material);
+        let mut node = 0;
+        loop {
+            if node == BLACK_NODES {
+                logits[..NODES - BLACK_NODES].copy_from_slice(&piece_logits(
+                    &self.t.black,
+                    rows,
+                    &material,
+                ));
+            }
+            let (left, right, left_child, right_child) = TREE[node];
+            let right_side = if left & mask == 0 {
+                true
+            } else if right & mask == 0 {
+                false
+            } else {
+                let zero = zero_frequency(self.occ, i32::from(logits[node % BLACK_NODES]));
+                dec.decode_bit_unchecked(zero)?
+            };
+            let child = if right_side { right_child } else { left_child };
+            if child >= LEAF {
+                return Ok(usize::from(child - LEAF));
+            }
+            node = usize::from(child & 15);
+        }
     }
 
     /// Records symbol `s` on `sq` (see [`Scan::place`]).
@@ -809,23 +968,35 @@ impl<'t> CoderScan<'t> {
 /// Sums the piece weight rows of a square's features, saturating at the
 /// ends of 16 bits (±32 nats; in this order, so that every machine gets the
 /// same sums).
-#[inline]
-fn piece_logits(rows: &[[i16; LANES]; ROWS_CAP], active: &[u16; CODED]) -> [i16; LANES] {
-    let mut sum = [0i16; LANES];
-    for &r in active {
+#[inline(always)]
+fn piece_logits<const N: usize>(
+    rows: &[[i16; N]; ROWS_CAP],
+    board: &[u16; BOARD_ROWS],
+    material: &[u16; 4],
+) -> [i16; N] {
+    let mut sum = [0i16; N];
+    let mut add = |r: u16| {
         let row = &rows[usize::from(r) & (ROWS_CAP - 1)];
         for (s, &w) in sum.iter_mut().zip(row) {
             *s = s.saturating_add(w);
         }
+    };
+    for &r in board {
+        add(r);
+    }
+    for &r in material {
+        add(r);
     }
     sum
 }
 
-/// Range of occupancy logits the model distinguishes (±16 nats).
+/// Range of the logits of binary decisions (occupied, or the right side
+/// of a node of the piece tree) that the model distinguishes (±16 nats).
 const OCC_RANGE: i32 = 16 * SCALE;
 
-/// Frequency of *occupied* by occupancy logit, in steps of 1/64 nat
-/// (integer-only, from the exp table of the move model).
+/// Frequency of the 0 outcome (empty, the left side of a node) by the
+/// logit of the 1 outcome, in steps of 1/64 nat (integer-only, from the exp
+/// table of the move model); always in `1..1 << 24`.
 fn occupancy_table() -> &'static [u32] {
     static TABLE: std::sync::OnceLock<Vec<u32>> = std::sync::OnceLock::new();
     TABLE.get_or_init(|| {
@@ -834,130 +1005,18 @@ fn occupancy_table() -> &'static [u32] {
             .map(|i| {
                 weights_into(&[0, i * 16 - OCC_RANGE], &mut w);
                 quantize_fast(&w, &mut f);
-                f[1]
+                f[0]
             })
             .collect()
     })
 }
 
-/// Frequencies of empty and occupied for an occupancy logit.
-fn occupancy(table: &[u32], logit: i32) -> [u32; 2] {
-    let i = (logit.clamp(-OCC_RANGE, OCC_RANGE) + OCC_RANGE) >> 4;
-    let occupied = table[i as usize];
-    [(1 << 24) - occupied, occupied]
-}
-
-/// Length of [`Tables::piece_exp`]: one entry for every difference of 16-bit
-/// logits in steps of 1/64 nat, so that no index needs clamping
-/// (`exp(−i/64)` reaches 0 in 24-bit fixed point, the coder's precision,
-/// before `i` = 1,070; the entries above are 0).
-const PIECE_EXP_LEN: usize = 4096;
-
-/// The frequency of each of the 13 piece symbols (0 for those the mask
-/// rules out, ≥ 1 for the others, summing to `1 << 24`; lanes 13 to 15 are
-/// 0): one division ([`div_floor`]), no allocation, no branch per symbol, in
-/// vector registers.
-struct PieceFreqs {
-    freqs: [u32; LANES],
-}
-
-/// `1 << s` in lane `s`.
-const LANE_BITS: [u16; LANES] = {
-    let mut t = [0u16; LANES];
-    let mut s = 0;
-    while s < LANES {
-        t[s] = 1 << s;
-        s += 1;
-    }
-    t
-};
-
-impl PieceFreqs {
-    /// In vector registers (SSE2 on x86-64, NEON on aarch64, plain arrays
-    /// elsewhere: the same integers everywhere, see the test against
-    /// `reference`).
-    #[inline(always)]
-    fn new(exp: &[u32; PIECE_EXP_LEN], logits: &[i16; LANES], mask: u16) -> PieceFreqs {
-        const LAST: u16 = PIECE_EXP_LEN as u16 - 1;
-        let bits = u16x16::new(LANE_BITS);
-        // All ones where the mask allows the symbol.
-        let keep = (u16x16::splat(mask) & bits).simd_eq(bits);
-        // The symbols the mask rules out count as the lowest logit.
-        let masked = keep
-            .cast_signed()
-            .select(i16x16::new(*logits), i16x16::splat(i16::MIN));
-        let best = masked.reduce_max();
-        // Steps of 1/64 nat below the best (< 4096); the table's last entry
-        // (weight 0) for the symbols the mask rules out.
-        let diff: u16x16 = (i16x16::splat(best) - masked).cast_unsigned();
-        let d = (diff >> 4u32) | (!keep & u16x16::splat(LAST));
-        // Weights exp(logit − best) in 24-bit fixed point: the best gets
-        // 2^24, so the sum of 13 is in [2^24, 2^28).
-        let steps = d.to_array();
-        let w = u32x16::new(std::array::from_fn(|s| exp[usize::from(steps[s] & LAST)]));
-        let sum = w.reduce_add();
-        // The first symbol of the highest weight gets the rounding remainder.
-        let top = (d.simd_eq(u16x16::ZERO).to_bitmask().trailing_zeros() & 15) as usize;
-        let free = (1u32 << 24) - mask.count_ones();
-        // scale < 2^32 (sum ≥ 2^24 > free); frequency = w · scale / 2^32.
-        let scale = div_floor(u64::from(free) << 32, sum.max(1)) as u32;
-        // Minus all ones: plus 1 for each symbol the mask allows.
-        let bits32 = u32x16::new(LANE_BITS.map(u32::from));
-        let keep32 = (u32x16::splat(u32::from(mask)) & bits32).simd_eq(bits32);
-        let mut freqs = (w.mul_keep_high(u32x16::splat(scale)) - keep32).to_array();
-        let assigned: u32 = freqs.iter().sum();
-        freqs[top] += (1u32 << 24) - assigned;
-        PieceFreqs { freqs }
-    }
-
-    /// The same frequencies in scalar code.
-    #[cfg(test)]
-    fn reference(exp: &[u32; PIECE_EXP_LEN], logits: &[i16; LANES], mask: u16) -> PieceFreqs {
-        let mut freqs = [0u32; LANES];
-        let allowed = |s: usize| mask >> s & 1 == 1;
-        let Some(best) = (0..LANES).filter(|&s| allowed(s)).map(|s| logits[s]).max() else {
-            freqs[0] = 1 << 24;
-            return PieceFreqs { freqs };
-        };
-        let w: Vec<u32> = (0..LANES)
-            .map(|s| {
-                let d = usize::from((best as i32 - logits[s] as i32) as u16 >> 4);
-                if allowed(s) { exp[d] } else { 0 }
-            })
-            .collect();
-        let sum: u64 = w.iter().map(|&x| u64::from(x)).sum();
-        let free = (1u64 << 24) - u64::from(mask.count_ones());
-        let scale = (free << 32) / sum;
-        for s in 0..LANES {
-            freqs[s] = ((u64::from(w[s]) * scale) >> 32) as u32 + u32::from(allowed(s));
-        }
-        // Within 1/64 nat of the best: the weight of the best.
-        let top = (0..LANES)
-            .find(|&s| allowed(s) && (best as i32 - logits[s] as i32) >> 4 == 0)
-            .unwrap_or(0);
-        freqs[top] += (1 << 24) - freqs.iter().sum::<u32>();
-        PieceFreqs { freqs }
-    }
-}
-
-/// `⌊n / d⌋` for `n < 2^56`, `d ≥ 1` and a quotient below `2^32`,
-/// exactly, by a floating-point estimate corrected in integers: a 64-bit
-/// integer division waits some 40 to 90 cycles on the x86-64 cores this
-/// runs on, a double division about 14. `d` is exact in a double and `n`
-/// within a relative 2^-53, so the estimate is within one of the quotient,
-/// and the two corrections make the result the integer quotient whatever
-/// the rounding: the same on every machine.
+/// The frequency of the 0 outcome of a binary decision whose logit (of
+/// the 1 outcome) is `logit`.
 #[inline(always)]
-fn div_floor(n: u64, d: u32) -> u64 {
-    debug_assert!(n < 1 << 56 && n / u64::from(d.max(1)) < 1 << 32);
-    let d = u64::from(d);
-    let mut q = (n as f64 / d as f64) as u64;
-    if q * d > n {
-        q -= 1;
-    } else if n - q * d >= d {
-        q += 1;
-    }
-    q
+fn zero_frequency(table: &[u32], logit: i32) -> u32 {
+    let i = (logit.clamp(-OCC_RANGE, OCC_RANGE) + OCC_RANGE) >> 4;
+    table[i as usize]
 }
 
 /// The symbol of every square as the model codes it (`None`: empty or king).
@@ -1074,16 +1133,16 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
     let board = pos.board();
     let (wk, bk) = kings(board)?;
     let mut enc = Encoder::new();
-    enc.encode_frequencies(wk as usize, &t.white_king)?;
-    enc.encode_frequencies(bk as usize, &t.black_king[wk as usize])?;
+    enc.encode(wk as usize, &t.white_king)?;
+    enc.encode(bk as usize, &t.black_king[wk as usize & 63])?;
     let symbols = symbols_of(pos);
     let mut scan = CoderScan::new(t, wk, bk);
     for sq in 0..64 {
-        let Some((rows, [empty, occupied])) = scan.square(sq) else {
+        let Some((rows, empty)) = scan.square(sq) else {
             continue;
         };
         let Some(s) = symbols[sq] else {
-            enc.encode_interval(0, empty)?;
+            enc.encode_bit_unchecked(false, empty);
             continue;
         };
         let mask = scan.scan.mask(sq);
@@ -1093,8 +1152,8 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
                 Square::new(sq as u32)
             )));
         }
-        enc.encode_interval(empty, occupied)?;
-        enc.encode_frequencies(s, &scan.pieces(&rows, mask).freqs[..PIECES])?;
+        enc.encode_bit_unchecked(true, empty);
+        scan.encode_piece(&mut enc, sq, &rows, mask, s)?;
         scan.place(sq, s);
     }
     if !turn_is_forced(pos)? {
@@ -1106,8 +1165,8 @@ fn encode_model(pos: &Chess, t: &Tables) -> Result<Bits, Error> {
 #[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
 fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
     let mut dec = Decoder::new(bits);
-    let wk = dec.decode_frequencies(&t.white_king)?;
-    let bk = dec.decode_frequencies(&t.black_king[wk])?;
+    let wk = dec.decode(&t.white_king)?;
+    let bk = dec.decode(&t.black_king[wk & 63])?;
     let (wk, bk) = (Square::new(wk as u32), Square::new(bk as u32));
     // The board's bitboards, one bit set per square (`Board::set_piece_at`
     // would clear the square in all eight first).
@@ -1120,15 +1179,15 @@ fn decode_model(bits: &Bits, t: &Tables) -> Result<Chess, Error> {
     let mut castling = Bitboard::EMPTY;
     let mut ep = None;
     for sq in 0..64 {
-        let Some((rows, [empty, occupied])) = scan.square(sq) else {
+        let Some((rows, empty)) = scan.square(sq) else {
             continue;
         };
-        debug_assert_eq!(empty + occupied, 1 << 24);
-        if !dec.decode_bit(empty)? {
+        if !dec.decode_bit_unchecked(empty)? {
             continue;
         }
-        let p = scan.pieces(&rows, scan.scan.mask(sq));
-        let s = dec.decode_frequencies(&p.freqs[..PIECES])?;
+        // Never 0 (pieces are possible everywhere), so the tree ends on a
+        // symbol the mask allows.
+        let s = scan.decode_piece(&mut dec, sq, &rows, scan.scan.mask(sq))?;
         let piece = scan.place(sq, s);
         let square = Square::new(sq as u32);
         if s == CASTLE_WHITE || s == CASTLE_BLACK {
@@ -1285,28 +1344,29 @@ impl PositionTrainer {
                 .max(1e-12)
                 .log2();
             if let Some(s) = ev.symbol {
-                let max = (0..PIECES)
-                    .filter(|&i| ev.mask >> i & 1 == 1)
-                    .map(|i| l[1 + i])
-                    .fold(f32::MIN, f32::max);
-                let mut z = 0.0;
-                let mut e = [0f32; PIECES];
-                for i in 0..PIECES {
-                    if ev.mask >> i & 1 == 1 {
-                        e[i] = (l[1 + i] - max).exp();
-                        z += e[i];
+                // Logistic at each node of the piece tree the mask leaves open.
+                let mut node = 0;
+                loop {
+                    let (left, right, left_child, right_child) = TREE[node];
+                    let right_side = right >> s & 1 == 1;
+                    if left & ev.mask != 0 && right & ev.mask != 0 {
+                        let p = 1.0 / (1.0 + (-l[1 + node]).exp());
+                        let y = if right_side { 1.0 } else { 0.0 };
+                        grad[1 + node] = p - y;
+                        bits -= f64::from(if right_side { p } else { 1.0 - p })
+                            .max(1e-12)
+                            .log2();
                     }
-                }
-                for i in 0..PIECES {
-                    if ev.mask >> i & 1 == 1 {
-                        grad[1 + i] = e[i] / z - if i == s { 1.0 } else { 0.0 };
+                    let child = if right_side { right_child } else { left_child };
+                    if child >= LEAF {
+                        break;
                     }
+                    node = usize::from(child);
                 }
-                bits -= f64::from(e[s] / z).max(1e-12).log2();
             }
             for &r in &ev.rows {
                 let (wr, gr) = (&mut w[usize::from(r)], &mut g[usize::from(r)]);
-                for k in 0..=PIECES {
+                for k in 0..=NODES {
                     if grad[k] != 0.0 {
                         gr[k] += grad[k] * grad[k];
                         wr[k] -= rate * grad[k] / gr[k].sqrt();
@@ -1363,80 +1423,101 @@ mod tests {
     }
 
     #[test]
-    fn piece_frequencies_match_scalar_code() {
-        let t = tables();
-        let mut state = 0x2545_f491_4f6c_dd1du64;
-        let mut next = || crate::coder::tests::xorshift(&mut state);
-        for i in 0..20_000 {
-            let r = next();
-            // Logits near each other, spread out, and at both ends of 16 bits.
-            let spread = [64, 4096, 65536][i % 3];
-            let mut logits: [i16; LANES] =
-                std::array::from_fn(|_| ((next() % spread) as i64 - (spread / 2) as i64) as i16);
-            if i % 7 == 0 {
-                logits[(r % 13) as usize] = if r & 1 == 0 { i16::MAX } else { i16::MIN };
-            }
-            let mask = match i % 5 {
-                0 => (1 << PIECES) - 1,
-                1 => ((1 << PIECES) - 1) & !(1 | 1 << 5),
-                _ => (r >> 16) as u16 & ((1 << PIECES) - 1),
-            };
-            let fast = PieceFreqs::new(&t.piece_exp, &logits, mask).freqs;
-            assert_eq!(
-                fast,
-                PieceFreqs::reference(&t.piece_exp, &logits, mask).freqs
-            );
-            if mask != 0 {
-                assert_eq!(fast.iter().sum::<u32>(), 1 << 24);
-                for (s, &f) in fast.iter().enumerate() {
-                    assert_eq!(f > 0, mask >> s & 1 == 1, "{mask:#x} {s}");
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn div_floor_is_the_integer_quotient() {
-        let mut x = 0x9e37_79b9_7f4a_7c15u64;
-        for i in 0..200_000u64 {
-            crate::coder::tests::xorshift(&mut x);
-            // Divisors of 1 to 32 bits, quotients below 2^32 and 2^56 / d.
-            let d = 1 + (x >> (32 + i % 32)) as u32;
-            let q = (x.rotate_left(23) >> 32).min(((1 << 56) - 1) / u64::from(d) - 1);
-            let n = q * u64::from(d);
-            // Quotients just at, below and above an integer.
-            let n = match i % 3 {
-                0 => n,
-                1 => n.saturating_sub(1),
-                _ => n + u64::from(d) - 1,
-            };
-            assert_eq!(div_floor(n, d), n / u64::from(d), "{n} / {d}");
-        }
-        for (n, d) in [
-            (0, 1),
-            ((1 << 32) - 1, 1),
-            ((1 << 56) - 1, u32::MAX),
-            (1 << 55, 1 << 24),
-        ] {
-            assert_eq!(div_floor(n, d), n / u64::from(d));
-        }
-    }
-
-    #[test]
     fn piece_logits_saturate() {
-        let mut rows: Box<[[i16; LANES]; ROWS_CAP]> = vec![[0; LANES]; ROWS_CAP]
+        let mut rows: Box<[[i16; BLACK_NODES]; ROWS_CAP]> = vec![[0; BLACK_NODES]; ROWS_CAP]
             .into_boxed_slice()
             .try_into()
             .unwrap();
-        rows[1] = [30_000; LANES];
-        rows[2] = [-30_000; LANES];
-        let mut active = [0u16; CODED];
-        active[0] = 1;
-        active[1] = 1;
-        assert_eq!(piece_logits(&rows, &active)[0], i16::MAX);
-        active[2] = 2;
+        rows[1] = [30_000; BLACK_NODES];
+        rows[2] = [-30_000; BLACK_NODES];
+        let mut board = [0u16; BOARD_ROWS];
+        board[0] = 1;
+        board[1] = 1;
+        assert_eq!(piece_logits(&rows, &board, &[0; 4])[0], i16::MAX);
         // Saturated, then lowered: not the wrapped sum 30_000.
-        assert_eq!(piece_logits(&rows, &active)[0], i16::MAX - 30_000);
+        assert_eq!(
+            piece_logits(&rows, &board, &[2, 0, 0, 0])[0],
+            i16::MAX - 30_000
+        );
+    }
+
+    /// The symbols of the subtree under a child of [`TREE`].
+    fn subtree(child: u8) -> u16 {
+        if child >= LEAF {
+            1 << (child - LEAF)
+        } else {
+            let (l, r, _, _) = TREE[usize::from(child)];
+            l | r
+        }
+    }
+
+    #[test]
+    fn piece_tree_holds_every_symbol_once() {
+        // Each node's sets are its subtrees', disjoint, and the root holds
+        // all 13 symbols; every node is reached from the root once.
+        let mut reached = [0; NODES];
+        for (node, &(left, right, left_child, right_child)) in TREE.iter().enumerate() {
+            assert_eq!(left, subtree(left_child), "node {node}");
+            assert_eq!(right, subtree(right_child), "node {node}");
+            assert_eq!(left & right, 0, "node {node}");
+            for c in [left_child, right_child] {
+                if c < LEAF {
+                    assert!(usize::from(c) > node, "node {node}");
+                    reached[usize::from(c)] += 1;
+                }
+            }
+        }
+        assert_eq!(TREE[0].0 | TREE[0].1, (1 << PIECES) - 1);
+        assert_eq!(reached[1..], [1; NODES - 1]);
+        // The nodes with their own table are those of black pieces.
+        for (node, &(left, right, _, _)) in TREE.iter().enumerate() {
+            let white_or_pawn = (left | right) & !(0b11_1110_0000 | 1 << CASTLE_BLACK) != 0;
+            assert_eq!(node >= BLACK_NODES, !white_or_pawn, "node {node}");
+        }
+    }
+
+    #[test]
+    fn piece_tree_codes_every_symbol_under_every_mask() {
+        // Every symbol a mask allows, on logits of both signs and at the
+        // ends of the range: encoded, then decoded the same, and a node
+        // that the mask decides costs nothing.
+        let mut tables = PositionWeights::embedded().tables().unwrap();
+        let rows = [0u16; BOARD_ROWS];
+        for (i, logit) in [0i16, 700, -700, i16::MAX, i16::MIN]
+            .into_iter()
+            .enumerate()
+        {
+            tables.pieces[0] = [logit; BLACK_NODES];
+            tables.black[0] = [logit; NODES - BLACK_NODES];
+            let mut coder = CoderScan::new(&tables, Square::E1, Square::E8);
+            coder.scan.majors = 0;
+            coder.scan.minors = 0;
+            coder.scan.pawns = 0;
+            coder.scan.pieces = 0;
+            for mask in [
+                RANK_MASK[0],
+                RANK_MASK[3],
+                RANK_MASK[5],
+                RANK_MASK[7],
+                0b1_1110,
+            ] {
+                for s in (0..PIECES).filter(|s| mask >> s & 1 == 1) {
+                    let mut enc = Encoder::new();
+                    coder.encode_piece(&mut enc, 0, &rows, mask, s).unwrap();
+                    let bits = enc.finish();
+                    let mut dec = Decoder::new(&bits);
+                    assert_eq!(
+                        coder.decode_piece(&mut dec, 0, &rows, mask).unwrap(),
+                        s,
+                        "logit {i}, mask {mask:#b}"
+                    );
+                }
+                // A mask of one symbol: nothing to code.
+                let mut enc = Encoder::new();
+                coder.encode_piece(&mut enc, 0, &rows, 1 << 4, 4).unwrap();
+                assert_eq!(enc.finish().len(), 0);
+            }
+        }
     }
 
     #[test]

@@ -43,7 +43,7 @@ const GOLDEN_POSITIONS: &[(&str, usize, &str)] = &[
         184,
         "6df314180a2ce39d4da80d00004252c0301131117195b7",
     ),
-    ("position-model", 52, "40cb427aec0510"),
+    ("position-model", 52, "40be4f4bfedc70"),
 ];
 
 #[test]
