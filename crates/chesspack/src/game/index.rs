@@ -1,10 +1,10 @@
 use shakmaty::{Chess, Move, Position};
 
-use super::{GameCodec, PlyCost, decode_to_end, illegal, pick, san};
+use super::{GameCodec, PlyCost, decode_to_end, illegal, san};
 use crate::{
     Bits, Error,
     bits::{BitWriter, ceil_log2},
-    order::{Order, index_of, nth, sorted_moves},
+    order::{Order, ThesisMoves, sorted_moves},
 };
 
 /// `index`: the thesis' position-dependent coding. The legal moves are sorted
@@ -42,8 +42,10 @@ impl GameCodec for Index {
         let mut trailing_forced = 0u64;
         let mut pos = start.clone();
         for (ply, &m) in moves.iter().enumerate() {
-            let (index, legal) =
-                index_of(&pos, m, Order::Thesis).ok_or_else(|| illegal(ply, m, &pos))?;
+            // Counted by origin square: no list of moves to key and rank.
+            let thesis = ThesisMoves::new(&pos);
+            let index = thesis.index_of(m).ok_or_else(|| illegal(ply, m, &pos))?;
+            let legal = thesis.len();
             body.write(index as u64, ceil_log2(legal as u64));
             trailing_forced = if legal == 1 { trailing_forced + 1 } else { 0 };
             pos.play_unchecked(m);
@@ -55,14 +57,25 @@ impl GameCodec for Index {
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
-        // No sort: the move read is the one with as many smaller keys as
-        // its index.
+        // No list of moves: the move at an index is found by counting the
+        // moves of each origin square (as `pick` does with a list).
         decode_to_end(start, &mut bits.reader(), |pos, ply, r| {
-            let legal = pos.legal_moves();
-            pick(&legal, ply, r, |legal, r| {
-                let index = r.read(ceil_log2(legal.len() as u64))? as usize;
-                Ok(nth(legal, Order::Thesis, index).unwrap_or(legal.len()))
-            })
+            let thesis = ThesisMoves::new(pos);
+            let index = match thesis.len() {
+                0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
+                1 => 0,
+                n => {
+                    if r.remaining() == 0 {
+                        return Err(Error::InvalidData(
+                            "trailing forced move is not forced".into(),
+                        ));
+                    }
+                    r.read(ceil_log2(n as u64))? as usize
+                }
+            };
+            thesis
+                .nth(index)
+                .ok_or_else(|| Error::InvalidData(format!("move index {index} out of range")))
         })
     }
 
