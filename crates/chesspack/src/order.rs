@@ -307,6 +307,9 @@ pub struct ThesisMoves<'a> {
     origins: Bitboard,
     /// The origins whose moves are promotions (four moves a target).
     promoting: Bitboard,
+    /// The number of moves from each origin (only those in `origins` are
+    /// read).
+    counts: [u8; 64],
     len: usize,
 }
 
@@ -318,6 +321,7 @@ impl<'a> ThesisMoves<'a> {
             targets: [Bitboard::EMPTY; 64],
             origins: Bitboard::EMPTY,
             promoting: Bitboard::EMPTY,
+            counts: [0; 64],
             len: 0,
         };
         let board = pos.board();
@@ -337,11 +341,17 @@ impl<'a> ThesisMoves<'a> {
         } else {
             moves.quiet(king);
         }
-        moves.len = moves
-            .origins
-            .into_iter()
-            .map(|from| moves.count(from))
-            .sum();
+        for from in moves.origins {
+            let n = moves.targets[from as usize & 63].count();
+            // At most 27 targets, or 4 × 3 promoting ones: below 256.
+            let n = if moves.promoting.contains(from) {
+                4 * n
+            } else {
+                n
+            };
+            moves.counts[from as usize & 63] = n as u8;
+            moves.len += n;
+        }
         moves
     }
 
@@ -452,12 +462,7 @@ impl<'a> ThesisMoves<'a> {
 
     /// The number of legal moves from `from` (an origin).
     fn count(&self, from: Square) -> usize {
-        let n = self.targets[from as usize & 63].count();
-        if self.promoting.contains(from) {
-            4 * n
-        } else {
-            n
-        }
+        usize::from(self.counts[from as usize & 63])
     }
 
     /// The number of legal moves.

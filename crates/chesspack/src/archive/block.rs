@@ -762,11 +762,15 @@ impl Columns {
         let mut segments: Vec<(Chess, Vec<Move>)> = vec![(game.start.clone(), Vec::new())];
         let mut open: Vec<usize> = vec![0];
         let mut lines = Lines::new(&game.start);
+        // Positions are followed only to start variations.
+        let variations = game.events.iter().any(|e| matches!(e, Event::Open));
         for event in &game.events {
             match event {
                 Event::Move(m) => {
                     segments[open[open.len() - 1]].1.push(*m);
-                    lines.play(*m);
+                    if variations {
+                        lines.play(*m);
+                    }
                 }
                 Event::Open => {
                     let start = lines.open();

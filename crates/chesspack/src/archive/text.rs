@@ -6,7 +6,10 @@
 //! game's text verbatim. What canonical output changes is only layout: see
 //! [`crate::archive`].
 
-use shakmaty::{Chess, Color, Move, Position, san::SanPlus};
+use shakmaty::{
+    Bitboard, Chess, Color, File, Move, Position, Role, Square, attacks,
+    san::{San, SanPlus},
+};
 
 use crate::pgn::start_position;
 
@@ -264,7 +267,7 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                         format!("unknown token {:?}", String::from_utf8_lossy(token)),
                     );
                 };
-                let Ok(m) = san.san.to_move(&line.pos) else {
+                let Ok(m) = san_to_move(san.san, &line.pos) else {
                     return fail(
                         "illegal move",
                         format!("illegal move {san} at ply {}", ply + 1),
@@ -423,6 +426,126 @@ fn push_number(out: &mut Vec<u8>, n: u32) {
     out.extend_from_slice(&digits[i..]);
 }
 
+/// The legal move that `san` names in `pos`: what
+/// [`shakmaty::san::San::to_move`] returns, found from the attack tables
+/// where the side to move is not in check and the SAN is a plain piece or
+/// pawn move (most moves), without listing candidate moves; the rest (and
+/// any SAN that does not name exactly one move that way) goes to shakmaty,
+/// which also words the errors.
+fn san_to_move(san: San, pos: &Chess) -> Result<Move, shakmaty::san::SanError> {
+    if let San::Normal {
+        role,
+        file,
+        rank,
+        capture,
+        to,
+        promotion,
+    } = san
+        && let Some(m) = quiet_san_to_move(pos, role, file, rank, capture, to, promotion)
+    {
+        return Ok(m);
+    }
+    san.to_move(pos)
+}
+
+/// [`san_to_move`]'s fast path: `Some` only for the one legal move that the
+/// SAN's parts name, when the side to move is not in check.
+fn quiet_san_to_move(
+    pos: &Chess,
+    role: Role,
+    file: Option<File>,
+    rank: Option<shakmaty::Rank>,
+    capture: bool,
+    to: Square,
+    promotion: Option<Role>,
+) -> Option<Move> {
+    let board = pos.board();
+    let turn = pos.turn();
+    let (us, them, occupied) = (pos.us(), pos.them(), board.occupied());
+    let king = board.king_of(turn)?;
+    if us.contains(to) || capture != them.contains(to) || pos.checkers().any() {
+        return None;
+    }
+    let last_rank = to.rank() == turn.fold_wb(shakmaty::Rank::Eighth, shakmaty::Rank::First);
+    let from_set = match role {
+        Role::King => {
+            if promotion.is_some()
+                || !attacks::king_attacks(king).contains(to)
+                || board.attacks_to(to, !turn, occupied).any()
+            {
+                return None;
+            }
+            Bitboard::from(king)
+        }
+        Role::Pawn => {
+            // En passant, and promotions that the SAN gets wrong or to a
+            // piece no pawn becomes: shakmaty.
+            if matches!(promotion, Some(Role::Pawn | Role::King)) {
+                return None;
+            }
+            if Some(to) == pos.maybe_ep_square() || promotion.is_some() != last_rank {
+                return None;
+            }
+            let pawns = board.pawns() & us;
+            if capture {
+                attacks::pawn_attacks(!turn, to) & pawns
+            } else {
+                let back = |sq: Square| sq.offset(turn.fold_wb(-8, 8));
+                let one = back(to)?;
+                if pawns.contains(one) {
+                    Bitboard::from(one)
+                } else if !occupied.contains(one)
+                    && one.rank() == turn.fold_wb(shakmaty::Rank::Third, shakmaty::Rank::Sixth)
+                    && let Some(two) = back(one)
+                    && pawns.contains(two)
+                {
+                    Bitboard::from(two)
+                } else {
+                    return None;
+                }
+            }
+        }
+        _ => {
+            if promotion.is_some() {
+                return None;
+            }
+            let piece = shakmaty::Piece { color: turn, role };
+            // The squares a piece of this kind attacks `to` from.
+            board.by_piece(piece) & attacks::attacks(to, piece, occupied)
+        }
+    };
+    let mut from_set = from_set;
+    if let Some(f) = file {
+        from_set &= Bitboard::from_file(f);
+    }
+    if let Some(r) = rank {
+        from_set &= Bitboard::from_rank(r);
+    }
+    // Pinned pieces stay on their king's line (a king is never pinned).
+    if role != Role::King {
+        let snipers = (attacks::rook_attacks(king, Bitboard::EMPTY) & board.rooks_and_queens())
+            | (attacks::bishop_attacks(king, Bitboard::EMPTY) & board.bishops_and_queens());
+        for sniper in snipers & them {
+            let between = attacks::between(king, sniper) & occupied;
+            if !between.more_than_one() {
+                for pinned in between & from_set {
+                    if !attacks::aligned(pinned, to, king) {
+                        from_set.discard(pinned);
+                    }
+                }
+            }
+        }
+    }
+    let from = from_set.single_square()?;
+    Some(Move::Normal {
+        role,
+        from,
+        capture: board.role_at(to),
+        to,
+        promotion,
+    })
+}
+
 /// The SAN of legal move `m` in `pos`: [`shakmaty::san::San::from_move`],
 /// which lists the legal moves of the same role to the same square to tell
 /// the piece apart, except where no other piece of that role attacks the
@@ -514,6 +637,108 @@ mod tests {
             }
         }
         assert!(checks > 100 && mates > 0, "{checks} checks, {mates} mates");
+    }
+
+    /// `san_to_move` resolves every SAN as shakmaty does: the SAN of each
+    /// legal move, without its disambiguation, with the capture mark
+    /// flipped, with other promotions, and pieces of every kind sent to
+    /// every square, in random games (pins, checks, en passant included).
+    #[test]
+    fn san_to_move_agrees_with_shakmaty() {
+        let mut seed = 7u64;
+        let mut fast = 0;
+        for _ in 0..60 {
+            let mut pos = Chess::default();
+            for _ in 0..160 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let check = |san: San| {
+                    assert_eq!(
+                        san_to_move(san, &pos).ok(),
+                        san.to_move(&pos).ok(),
+                        "{san} in {}",
+                        shakmaty::fen::Fen::from_position(&pos, shakmaty::EnPassantMode::Legal)
+                    );
+                };
+                for &m in &moves {
+                    let san = San::from_move(&pos, m);
+                    check(san);
+                    if let San::Normal {
+                        role,
+                        file,
+                        rank,
+                        capture,
+                        to,
+                        promotion,
+                    } = san
+                    {
+                        fast += usize::from(
+                            quiet_san_to_move(&pos, role, file, rank, capture, to, promotion)
+                                .is_some(),
+                        );
+                        let plain = San::Normal {
+                            role,
+                            file: None,
+                            rank: None,
+                            capture,
+                            to,
+                            promotion,
+                        };
+                        check(plain);
+                        check(San::Normal {
+                            role,
+                            file,
+                            rank,
+                            capture: !capture,
+                            to,
+                            promotion,
+                        });
+                        for p in [
+                            None,
+                            Some(Role::Knight),
+                            Some(Role::Queen),
+                            Some(Role::King),
+                        ] {
+                            check(San::Normal {
+                                role,
+                                file,
+                                rank,
+                                capture,
+                                to,
+                                promotion: p,
+                            });
+                        }
+                        check(San::Normal {
+                            role,
+                            file: Some(to.file()),
+                            rank,
+                            capture,
+                            to,
+                            promotion,
+                        });
+                    }
+                }
+                for role in Role::ALL {
+                    for to in Square::ALL {
+                        for capture in [false, true] {
+                            check(San::Normal {
+                                role,
+                                file: None,
+                                rank: None,
+                                capture,
+                                to,
+                                promotion: None,
+                            });
+                        }
+                    }
+                }
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                pos.play_unchecked(moves[(seed >> 33) as usize % moves.len()]);
+            }
+        }
+        assert!(fast > 10_000, "{fast}");
     }
 
     fn canonical(text: &str) -> String {
