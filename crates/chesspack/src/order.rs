@@ -280,7 +280,8 @@ const PROMOTIONS: [Role; 4] = [Role::Knight, Role::Bishop, Role::Rook, Role::Que
 /// king's targets include the rooks it may castle with (castling is keyed
 /// as the king taking its rook); a pawn's include the en-passant square
 /// when the capture is legal. The same indexes as [`index_of`] and [`nth`]
-/// with [`Order::Thesis`], several times faster.
+/// with [`Order::Thesis`], for about 40% fewer instructions a ply in the
+/// `index` codec.
 ///
 /// Out of check the targets come from shakmaty's attack tables, pins
 /// (a pinned piece stays on the line of its king) and safe king squares;
@@ -484,11 +485,10 @@ impl<'a> ThesisMoves<'a> {
             return None;
         }
         let place = |sq: Square| TRANSPOSED[sq as usize & 63];
-        let before: usize = self
-            .origins
+        // The origins before `from`: below it once transposed.
+        let before: usize = (self.origins.flip_diagonal() & Bitboard((1u64 << place(from)) - 1))
             .into_iter()
-            .filter(|&o| place(o) < place(from))
-            .map(|o| self.count(o))
+            .map(|p| usize::from(self.counts[TRANSPOSED[p as usize & 63] as usize]))
             .sum();
         // The origin's targets before `to`: below it once transposed.
         let below = Bitboard((1u64 << place(to)) - 1);

@@ -154,6 +154,9 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
     };
     let mut stack: Vec<Line> = Vec::new();
     let mut ply = 0usize;
+    // The position before the last move is kept only where a variation
+    // may start from it (a `(` anywhere in the movetext).
+    let variations = text[i.min(n)..].contains(&b'(');
     loop {
         skip_ws(&mut i);
         if i >= n {
@@ -273,7 +276,9 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                         format!("illegal move {san} at ply {}", ply + 1),
                     );
                 };
-                line.before_last = Some(line.pos.clone());
+                if variations {
+                    line.before_last = Some(line.pos.clone());
+                }
                 line.pos.play_unchecked(m);
                 events.push(Event::Move(m));
                 ply += 1;

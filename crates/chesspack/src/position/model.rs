@@ -864,8 +864,8 @@ impl<'t> CoderScan<'t> {
         }
     }
 
-    /// The context rows of `sq` and the frequency of *empty*;
-    /// `None` for a king's square. Squares come in order, a1 to h8.
+    /// The board rows of `sq` ([`Scan::board_rows`]) and the frequency of
+    /// *empty*; `None` for a king's square. Squares come in order, a1 to h8.
     #[inline(always)]
     fn square(&mut self, sq: usize) -> Option<([u16; BOARD_ROWS], u32)> {
         if self.stale || sq.is_multiple_of(8) {
@@ -965,9 +965,10 @@ impl<'t> CoderScan<'t> {
     }
 }
 
-/// Sums the piece weight rows of a square's features, saturating at the
-/// ends of 16 bits (±32 nats; in this order, so that every machine gets the
-/// same sums).
+/// Sums the piece-tree weight rows (one of the two tables) of a square's
+/// features, the board rows then the material rows, saturating at the ends
+/// of 16 bits (±32 nats; in this order, so that every machine gets the same
+/// sums).
 #[inline(always)]
 fn piece_logits<const N: usize>(
     rows: &[[i16; N]; ROWS_CAP],
