@@ -268,6 +268,22 @@ const TRANSPOSED: [u8; 64] = {
     t
 };
 
+/// The pieces of the side to move of `pos` that are pinned to its king
+/// (on `king`): each alone between the king and an enemy slider on its line.
+pub(crate) fn pinned(pos: &Chess, king: Square) -> Bitboard {
+    let board = pos.board();
+    let snipers = (attacks::rook_attacks(king, Bitboard::EMPTY) & board.rooks_and_queens())
+        | (attacks::bishop_attacks(king, Bitboard::EMPTY) & board.bishops_and_queens());
+    let mut pinned = Bitboard::EMPTY;
+    for sniper in snipers & pos.them() {
+        let between = attacks::between(king, sniper) & board.occupied();
+        if !between.more_than_one() {
+            pinned |= between & pos.us();
+        }
+    }
+    pinned
+}
+
 /// The promotion pieces in key order ([`promotion_key`] 1 to 4).
 const PROMOTIONS: [Role; 4] = [Role::Knight, Role::Bishop, Role::Rook, Role::Queen];
 
@@ -362,16 +378,7 @@ impl<'a> ThesisMoves<'a> {
         let board = pos.board();
         let turn = pos.turn();
         let (us, them, occupied) = (pos.us(), pos.them(), board.occupied());
-        // Our pieces alone between our king and an enemy slider.
-        let snipers = (attacks::rook_attacks(king, Bitboard::EMPTY) & board.rooks_and_queens())
-            | (attacks::bishop_attacks(king, Bitboard::EMPTY) & board.bishops_and_queens());
-        let mut pinned = Bitboard::EMPTY;
-        for sniper in snipers & them {
-            let between = attacks::between(king, sniper) & occupied;
-            if !between.more_than_one() {
-                pinned |= between & us;
-            }
-        }
+        let pinned = pinned(pos, king);
         // Each kind of piece by its bitboard: no lookup of the role.
         let free = !us;
         let pin = |from: Square, targets: Bitboard| {

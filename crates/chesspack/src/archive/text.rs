@@ -7,7 +7,7 @@
 //! [`crate::archive`].
 
 use shakmaty::{
-    Bitboard, Chess, Color, File, Move, Position, Role, Square, attacks,
+    Bitboard, Chess, Color, Move, Position, Role, Square, attacks,
     san::{San, SanPlus},
 };
 
@@ -438,7 +438,13 @@ fn push_number(out: &mut Vec<u8>, n: u32) {
 /// any SAN that does not name exactly one move that way) goes to shakmaty,
 /// which also words the errors.
 fn san_to_move(san: San, pos: &Chess) -> Result<Move, shakmaty::san::SanError> {
-    if let San::Normal {
+    quiet_san_to_move(pos, san).map_or_else(|| san.to_move(pos), Ok)
+}
+
+/// [`san_to_move`]'s fast path: `Some` only for the one legal move that a
+/// plain SAN ([`San::Normal`]) names, when the side to move is not in check.
+fn quiet_san_to_move(pos: &Chess, san: San) -> Option<Move> {
+    let San::Normal {
         role,
         file,
         rank,
@@ -446,24 +452,9 @@ fn san_to_move(san: San, pos: &Chess) -> Result<Move, shakmaty::san::SanError> {
         to,
         promotion,
     } = san
-        && let Some(m) = quiet_san_to_move(pos, role, file, rank, capture, to, promotion)
-    {
-        return Ok(m);
-    }
-    san.to_move(pos)
-}
-
-/// [`san_to_move`]'s fast path: `Some` only for the one legal move that the
-/// SAN's parts name, when the side to move is not in check.
-fn quiet_san_to_move(
-    pos: &Chess,
-    role: Role,
-    file: Option<File>,
-    rank: Option<shakmaty::Rank>,
-    capture: bool,
-    to: Square,
-    promotion: Option<Role>,
-) -> Option<Move> {
+    else {
+        return None;
+    };
     let board = pos.board();
     let turn = pos.turn();
     let (us, them, occupied) = (pos.us(), pos.them(), board.occupied());
@@ -528,16 +519,9 @@ fn quiet_san_to_move(
     }
     // Pinned pieces stay on their king's line (a king is never pinned).
     if role != Role::King {
-        let snipers = (attacks::rook_attacks(king, Bitboard::EMPTY) & board.rooks_and_queens())
-            | (attacks::bishop_attacks(king, Bitboard::EMPTY) & board.bishops_and_queens());
-        for sniper in snipers & them {
-            let between = attacks::between(king, sniper) & occupied;
-            if !between.more_than_one() {
-                for pinned in between & from_set {
-                    if !attacks::aligned(pinned, to, king) {
-                        from_set.discard(pinned);
-                    }
-                }
+        for pinned in crate::order::pinned(pos, king) & from_set {
+            if !attacks::aligned(pinned, to, king) {
+                from_set.discard(pinned);
             }
         }
     }
@@ -670,6 +654,7 @@ mod tests {
                 for &m in &moves {
                     let san = San::from_move(&pos, m);
                     check(san);
+                    fast += usize::from(quiet_san_to_move(&pos, san).is_some());
                     if let San::Normal {
                         role,
                         file,
@@ -679,10 +664,6 @@ mod tests {
                         promotion,
                     } = san
                     {
-                        fast += usize::from(
-                            quiet_san_to_move(&pos, role, file, rank, capture, to, promotion)
-                                .is_some(),
-                        );
                         let plain = San::Normal {
                             role,
                             file: None,

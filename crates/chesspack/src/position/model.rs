@@ -882,52 +882,18 @@ impl<'t> CoderScan<'t> {
         Some((rows, zero_frequency(self.occ, logit)))
     }
 
-    /// Encodes piece symbol `s` (allowed by `mask`) on square `sq`, whose
-    /// board rows are `rows`: one binary decision for each node of
-    /// [`TREE`] on its path that the mask leaves open.
+    /// Walks [`TREE`] from the root for square `sq`, whose board rows are
+    /// `rows` and whose mask is `mask` (not 0), to the symbol it ends on: at
+    /// each node that the mask leaves open, `side` gets the node's right
+    /// set and the frequency of its left side and says which side to take
+    /// (and codes it); at the others the side is the one the mask allows.
     #[inline(always)]
-    fn encode_piece(
+    fn walk_tree(
         &self,
-        enc: &mut Encoder,
         sq: usize,
         rows: &[u16; BOARD_ROWS],
         mask: u16,
-        s: usize,
-    ) -> Result<(), Error> {
-        let material = self.scan.material_rows(sq);
-        let mut logits = piece_logits(&self.t.pieces, rows, &material);
-        let mut node = 0;
-        loop {
-            if node == BLACK_NODES {
-                logits[..NODES - BLACK_NODES].copy_from_slice(&piece_logits(
-                    &self.t.black,
-                    rows,
-                    &material,
-                ));
-            }
-            let (left, right, left_child, right_child) = TREE[node];
-            let right_side = right >> s & 1 == 1;
-            if left & mask != 0 && right & mask != 0 {
-                let zero = zero_frequency(self.occ, i32::from(logits[node % BLACK_NODES]));
-                enc.encode_bit_unchecked(right_side, zero);
-            }
-            let child = if right_side { right_child } else { left_child };
-            if child >= LEAF {
-                return Ok(());
-            }
-            node = usize::from(child);
-        }
-    }
-
-    /// Decodes the piece symbol on square `sq`, whose board rows are
-    /// `rows` and whose mask is `mask` (not 0), down [`TREE`].
-    #[inline(always)]
-    fn decode_piece(
-        &self,
-        dec: &mut Decoder,
-        sq: usize,
-        rows: &[u16; BOARD_ROWS],
-        mask: u16,
+        mut side: impl FnMut(u16, u32) -> Result<bool, Error>,
     ) -> Result<usize, Error> {
         let material = self.scan.material_rows(sq);
         let mut logits = piece_logits(&self.t.pieces, rows, &material);
@@ -946,8 +912,10 @@ impl<'t> CoderScan<'t> {
             } else if right & mask == 0 {
                 false
             } else {
-                let zero = zero_frequency(self.occ, i32::from(logits[node % BLACK_NODES]));
-                dec.decode_bit_unchecked(zero)?
+                side(
+                    right,
+                    zero_frequency(self.occ, i32::from(logits[node % BLACK_NODES])),
+                )?
             };
             let child = if right_side { right_child } else { left_child };
             if child >= LEAF {
@@ -955,6 +923,40 @@ impl<'t> CoderScan<'t> {
             }
             node = usize::from(child & 15);
         }
+    }
+
+    /// Encodes piece symbol `s` (allowed by `mask`) on square `sq`, whose
+    /// board rows are `rows`: one binary decision for each node of
+    /// [`TREE`] on its path that the mask leaves open.
+    #[inline(always)]
+    fn encode_piece(
+        &self,
+        enc: &mut Encoder,
+        sq: usize,
+        rows: &[u16; BOARD_ROWS],
+        mask: u16,
+        s: usize,
+    ) -> Result<(), Error> {
+        let end = self.walk_tree(sq, rows, mask, |right, zero| {
+            let right_side = right >> s & 1 == 1;
+            enc.encode_bit_unchecked(right_side, zero);
+            Ok(right_side)
+        })?;
+        debug_assert_eq!(end, s);
+        Ok(())
+    }
+
+    /// Decodes the piece symbol on square `sq`, whose board rows are
+    /// `rows` and whose mask is `mask` (not 0), down [`TREE`].
+    #[inline(always)]
+    fn decode_piece(
+        &self,
+        dec: &mut Decoder,
+        sq: usize,
+        rows: &[u16; BOARD_ROWS],
+        mask: u16,
+    ) -> Result<usize, Error> {
+        self.walk_tree(sq, rows, mask, |_, zero| dec.decode_bit_unchecked(zero))
     }
 
     /// Records symbol `s` on `sq` (see [`Scan::place`]).
