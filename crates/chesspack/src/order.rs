@@ -9,7 +9,7 @@
 //! unique in Chess960 too, where the king may not move or may land on a square
 //! another king move reaches.
 
-use shakmaty::{Bitboard, CastlingSide, Chess, Move, Position, Rank, Role, Square, attacks};
+use shakmaty::{Bitboard, Board, CastlingSide, Chess, Move, Position, Rank, Role, Square, attacks};
 
 /// A total order of moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -315,10 +315,14 @@ const PROMOTIONS: [Role; 4] = [Role::Knight, Role::Bishop, Role::Rook, Role::Que
 /// assert_eq!(moves.index_of(e4), index_of(&pos, e4, Order::Thesis).map(|(i, _)| i));
 /// assert_eq!(moves.nth(moves.index_of(e4).unwrap()), Some(e4));
 /// ```
-#[derive(Debug)]
-pub struct ThesisMoves<'a> {
-    pos: &'a Chess,
-    /// The targets of each origin (only those in `origins` are read).
+#[derive(Clone, Debug)]
+pub struct ThesisMoves {
+    /// The board the moves are played on (moves are built from it).
+    board: Board,
+    /// The pieces of the side to move.
+    us: Bitboard,
+    /// The targets of each origin (only those in `origins` are read; the
+    /// others are empty, so that a refill clears only the last origins).
     targets: [Bitboard; 64],
     /// The squares with at least one legal move from them.
     origins: Bitboard,
@@ -330,51 +334,84 @@ pub struct ThesisMoves<'a> {
     len: usize,
 }
 
-impl<'a> ThesisMoves<'a> {
-    /// The legal moves of `pos`.
-    pub fn new(pos: &'a Chess) -> ThesisMoves<'a> {
-        let mut moves = ThesisMoves {
-            pos,
+impl Default for ThesisMoves {
+    /// No moves (an empty board), to [`fill`](ThesisMoves::fill).
+    fn default() -> ThesisMoves {
+        ThesisMoves {
+            board: Board::empty(),
+            us: Bitboard::EMPTY,
             targets: [Bitboard::EMPTY; 64],
             origins: Bitboard::EMPTY,
             promoting: Bitboard::EMPTY,
             counts: [0; 64],
             len: 0,
-        };
-        let board = pos.board();
+        }
+    }
+}
+
+impl ThesisMoves {
+    /// The legal moves of `pos`.
+    pub fn new(pos: &Chess) -> ThesisMoves {
+        let mut moves = ThesisMoves::default();
+        moves.fill(pos);
+        moves
+    }
+
+    /// Replaces these moves with the legal moves of `pos`: what
+    /// [`ThesisMoves::new`] gives, without building a new set (the move
+    /// coders refill one set a ply).
+    ///
+    /// ```
+    /// use chesspack::order::ThesisMoves;
+    /// use shakmaty::{Chess, Position, uci::UciMove};
+    ///
+    /// let mut pos = Chess::default();
+    /// let mut moves = ThesisMoves::new(&pos);
+    /// let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+    /// pos.play_unchecked(e4);
+    /// moves.fill(&pos);
+    /// assert_eq!(moves.len(), 20);
+    /// ```
+    pub fn fill(&mut self, pos: &Chess) {
+        for from in self.origins {
+            self.targets[from as usize & 63] = Bitboard::EMPTY;
+        }
+        self.board = pos.board().clone();
+        self.us = pos.us();
+        self.origins = Bitboard::EMPTY;
+        self.promoting = Bitboard::EMPTY;
+        self.len = 0;
         let turn = pos.turn();
-        let Some(king) = board.king_of(turn) else {
-            return moves;
+        let Some(king) = self.board.king_of(turn) else {
+            return;
         };
         if pos.checkers().any() {
             for m in pos.legal_moves() {
                 if let Some(from) = m.from() {
-                    moves.add(from, Bitboard::from(target(m)));
+                    self.add(from, Bitboard::from(target(m)));
                     if m.is_promotion() {
-                        moves.promoting.add(from);
+                        self.promoting.add(from);
                     }
                 }
             }
         } else {
-            moves.quiet(king);
+            self.quiet(pos, king);
         }
-        for from in moves.origins {
-            let n = moves.targets[from as usize & 63].count();
+        for from in self.origins {
+            let n = self.targets[from as usize & 63].count();
             // At most 27 targets, or 4 × 3 promoting ones: below 256.
-            let n = if moves.promoting.contains(from) {
+            let n = if self.promoting.contains(from) {
                 4 * n
             } else {
                 n
             };
-            moves.counts[from as usize & 63] = n as u8;
-            moves.len += n;
+            self.counts[from as usize & 63] = n as u8;
+            self.len += n;
         }
-        moves
     }
 
     /// The targets of a position whose side to move is not in check.
-    fn quiet(&mut self, king: Square) {
-        let pos = self.pos;
+    fn quiet(&mut self, pos: &Chess, king: Square) {
         let board = pos.board();
         let turn = pos.turn();
         let (us, them, occupied) = (pos.us(), pos.them(), board.occupied());
@@ -540,9 +577,9 @@ impl<'a> ThesisMoves<'a> {
     /// The move from `from` to `to` (the rook for castling) of the legal
     /// ones, with promotion `PROMOTIONS[promotion]` where `from` promotes.
     fn build(&self, from: Square, to: Square, promotion: usize) -> Move {
-        let board = self.pos.board();
+        let board = &self.board;
         let role = board.role_at(from).unwrap_or(Role::Pawn);
-        if role == Role::King && self.pos.us().contains(to) {
+        if role == Role::King && self.us.contains(to) {
             Move::Castle {
                 king: from,
                 rook: to,

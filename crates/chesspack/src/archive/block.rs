@@ -1251,8 +1251,10 @@ pub(crate) fn decode_block(
             Ok(decoded.into_iter())
         };
         let mut segs = vec![read_segment(&start)?];
+        // Positions are followed only where a variation needs its start.
+        let variations = game_events.contains(&E_OPEN);
         let mut lines = Lines::new(&start);
-        let mut out_events = Vec::new();
+        let mut out_events = Vec::with_capacity(game_events.len());
         let mut outcome = None;
         let mut i = 0;
         let mut annotation = Vec::new();
@@ -1262,7 +1264,9 @@ pub(crate) fn decode_block(
             match code {
                 E_LINE if i == 1 => {
                     for m in segs[0].by_ref() {
-                        lines.play(m);
+                        if variations {
+                            lines.play(m);
+                        }
                         clock_model.on_move();
                         out_events.push(Event::Move(m));
                     }
@@ -1272,7 +1276,9 @@ pub(crate) fn decode_block(
                         .last_mut()
                         .and_then(Iterator::next)
                         .ok_or("fewer moves than the events say")?;
-                    lines.play(m);
+                    if variations {
+                        lines.play(m);
+                    }
                     clock_model.on_move();
                     out_events.push(Event::Move(m));
                 }

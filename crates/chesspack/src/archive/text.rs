@@ -301,6 +301,18 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
 
 /// Writes `game` in the canonical layout.
 pub(crate) fn write(game: &ParsedGame, out: &mut Vec<u8>) {
+    // About what is written (a move and its number take at most 8 bytes
+    // most times): one allocation instead of a doubling series.
+    let tags: usize = game.tags.iter().map(|(k, v)| k.len() + v.len() + 6).sum();
+    let events: usize = game
+        .events
+        .iter()
+        .map(|e| match e {
+            Event::Comment(text) => text.len() + 3,
+            _ => 8,
+        })
+        .sum();
+    out.reserve(tags + events + 16);
     for (name, value) in &game.tags {
         out.push(b'[');
         out.extend_from_slice(name);
@@ -316,7 +328,8 @@ pub(crate) fn write(game: &ParsedGame, out: &mut Vec<u8>) {
     if !game.tags.is_empty() {
         out.push(b'\n');
     }
-    let mut w = MovetextWriter::new(&game.start, out);
+    let variations = game.events.iter().any(|e| matches!(e, Event::Open));
+    let mut w = MovetextWriter::new(&game.start, out, variations);
     for event in &game.events {
         w.event(event);
     }
@@ -334,16 +347,22 @@ pub(crate) struct MovetextWriter<'a> {
     need_number: bool,
     first: bool,
     after_open: bool,
+    /// Whether variations may follow, so that each line keeps the position
+    /// before its last move (where a variation starts).
+    variations: bool,
 }
 
 impl<'a> MovetextWriter<'a> {
-    pub(crate) fn new(start: &Chess, out: &'a mut Vec<u8>) -> MovetextWriter<'a> {
+    /// A writer from `start`; `variations` tells whether the events hold
+    /// any.
+    pub(crate) fn new(start: &Chess, out: &'a mut Vec<u8>, variations: bool) -> MovetextWriter<'a> {
         MovetextWriter {
             out,
             lines: vec![(start.clone(), None)],
             need_number: true,
             first: true,
             after_open: false,
+            variations,
         }
     }
 
@@ -379,8 +398,10 @@ impl<'a> MovetextWriter<'a> {
                     push_number(self.out, number.get());
                     self.out.extend_from_slice(b"... ");
                 }
-                *before = Some(pos.clone());
-                san_and_play(pos, *m).append_ascii_to(self.out);
+                if self.variations {
+                    *before = Some(pos.clone());
+                }
+                push_san(self.out, san_and_play(pos, *m));
                 self.need_number = false;
             }
             Event::Nag(nag) => {
@@ -577,13 +598,79 @@ fn san_and_play(pos: &mut Chess, m: Move) -> SanPlus {
     let san = san_of(pos, m);
     pos.play_unchecked(m);
     let suffix = pos.checkers().any().then(|| {
-        if pos.legal_moves().is_empty() {
+        if !king_can_step(pos) && pos.legal_moves().is_empty() {
             shakmaty::san::Suffix::Checkmate
         } else {
             shakmaty::san::Suffix::Check
         }
     });
     SanPlus { san, suffix }
+}
+
+/// Whether the king of the side to move (in check) has a square to step
+/// to (not castling): most checks, where no list of legal moves is needed
+/// to tell check from mate.
+fn king_can_step(pos: &Chess) -> bool {
+    let board = pos.board();
+    let turn = pos.turn();
+    let Some(king) = board.king_of(turn) else {
+        return false;
+    };
+    // Without the king, so that a slider's line goes through its square.
+    let occupied = board.occupied().without(king);
+    (attacks::king_attacks(king) & !pos.us())
+        .into_iter()
+        .any(|to| board.attacks_to(to, !turn, occupied).is_empty())
+}
+
+/// Appends the SAN of a move with its suffix: what
+/// [`SanPlus::append_ascii_to`] writes, a byte at a time into a small
+/// buffer instead of the vector.
+fn push_san(out: &mut Vec<u8>, san: SanPlus) {
+    let mut buf = [0u8; 10];
+    let mut n = 0;
+    let mut put = |b: u8| {
+        buf[n] = b;
+        n += 1;
+    };
+    match san.san {
+        San::Normal {
+            role,
+            file,
+            rank,
+            capture,
+            to,
+            promotion,
+        } => {
+            if role != Role::Pawn {
+                put(role.upper_char() as u8);
+            }
+            if let Some(file) = file {
+                put(file.char() as u8);
+            }
+            if let Some(rank) = rank {
+                put(rank.char() as u8);
+            }
+            if capture {
+                put(b'x');
+            }
+            put(to.file().char() as u8);
+            put(to.rank().char() as u8);
+            if let Some(promotion) = promotion {
+                put(b'=');
+                put(promotion.upper_char() as u8);
+            }
+        }
+        other => {
+            // Castling, drops and null moves: rare.
+            other.append_ascii_to(out);
+        }
+    }
+    if let Some(suffix) = san.suffix {
+        put(suffix.char() as u8);
+    }
+    // A suffix after castling goes after the castling text.
+    out.extend_from_slice(&buf[..n]);
 }
 
 #[cfg(test)]
@@ -616,7 +703,12 @@ mod tests {
                     let mut a = pos.clone();
                     let mut b = pos.clone();
                     let ours = san_and_play(&mut a, m);
-                    assert_eq!(ours, SanPlus::from_move_and_play_unchecked(&mut b, m));
+                    let theirs = SanPlus::from_move_and_play_unchecked(&mut b, m);
+                    assert_eq!(ours, theirs);
+                    let (mut ours_text, mut theirs_text) = (Vec::new(), Vec::new());
+                    push_san(&mut ours_text, ours);
+                    theirs.append_ascii_to(&mut theirs_text);
+                    assert_eq!(ours_text, theirs_text);
                     assert_eq!(a, b);
                     checks += usize::from(ours.suffix.is_some());
                     mates += usize::from(ours.suffix == Some(shakmaty::san::Suffix::Checkmate));

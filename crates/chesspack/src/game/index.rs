@@ -41,9 +41,10 @@ impl GameCodec for Index {
         let mut body = BitWriter::new();
         let mut trailing_forced = 0u64;
         let mut pos = start.clone();
+        // Counted by origin square: no list of moves to key and rank.
+        let mut thesis = ThesisMoves::default();
         for (ply, &m) in moves.iter().enumerate() {
-            // Counted by origin square: no list of moves to key and rank.
-            let thesis = ThesisMoves::new(&pos);
+            thesis.fill(&pos);
             let index = thesis.index_of(m).ok_or_else(|| illegal(ply, m, &pos))?;
             let legal = thesis.len();
             body.write(index as u64, ceil_log2(legal as u64));
@@ -59,8 +60,9 @@ impl GameCodec for Index {
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
         // No list of moves: the move at an index is found by counting the
         // moves of each origin square (as `pick` does with a list).
+        let mut thesis = ThesisMoves::default();
         decode_to_end(start, &mut bits.reader(), |pos, ply, r| {
-            let thesis = ThesisMoves::new(pos);
+            thesis.fill(pos);
             let index = match thesis.len() {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => 0,

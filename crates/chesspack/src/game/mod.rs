@@ -211,7 +211,8 @@ pub(crate) fn decode_to_end(
 ) -> Result<Vec<Move>, Error> {
     let mut forced_left = read_count(r)?;
     let mut pos = start.clone();
-    let mut moves = Vec::new();
+    // Most codecs spend a few bits a move: room for the moves at 4 bits.
+    let mut moves = Vec::with_capacity((r.remaining() / 4).min(1024));
     loop {
         if r.remaining() == 0 {
             if forced_left == 0 {
