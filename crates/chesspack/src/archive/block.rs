@@ -759,7 +759,8 @@ impl Columns {
         // Moves first, as they alone can fail. Segments: the mainline, then
         // each variation in the order its `(` appears, each from the
         // position where it starts.
-        let mut segments: Vec<(Chess, Vec<Move>)> = vec![(game.start.clone(), Vec::new())];
+        let mut segments: Vec<(Chess, Vec<Move>)> =
+            vec![(game.start.clone(), Vec::with_capacity(game.events.len()))];
         let mut open: Vec<usize> = vec![0];
         let mut lines = Lines::new(&game.start);
         // Positions are followed only to start variations.

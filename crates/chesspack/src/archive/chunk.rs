@@ -52,6 +52,10 @@ pub struct ChunkReader<R> {
     cutting: bool,
     /// Whether the last line read ended with a line feed.
     line_complete: bool,
+    /// The length of the last chunk: room for the next one, which is most
+    /// times about as long, so that its lines are not appended into a
+    /// doubling series of buffers.
+    last_len: usize,
 }
 
 impl<R: BufRead> ChunkReader<R> {
@@ -67,6 +71,7 @@ impl<R: BufRead> ChunkReader<R> {
             done: false,
             cutting: false,
             line_complete: true,
+            last_len: 0,
         }
     }
 
@@ -125,7 +130,7 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
         if self.done {
             return None;
         }
-        let mut bytes = Vec::new();
+        let mut bytes = Vec::with_capacity((self.last_len + self.last_len / 4).min(MAX_CHUNK));
         let mut first_line = 0;
         let mut has_movetext = false;
         let mut ending = false;
@@ -185,6 +190,7 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
         // Lines were appended one by one: without this, a block of chunks
         // held up to twice its text in memory.
         bytes.shrink_to_fit();
+        self.last_len = bytes.len();
         self.games += 1;
         Some(Ok(Chunk {
             number: self.games,

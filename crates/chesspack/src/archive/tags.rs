@@ -220,20 +220,25 @@ impl TagState {
 
     fn update(&mut self, id: usize, value: &[u8]) {
         if self.last[id].as_deref() != Some(value) {
-            self.last[id] = Some(value.to_vec());
+            set(&mut self.last[id], value);
         }
         match self.roles[id] {
             Role::Player(side) => {
                 match self.recent.iter().position(|n| n == value) {
                     Some(i) => self.recent[..=i].rotate_right(1),
                     None => {
-                        if self.recent.len() == RECENT_NAMES {
-                            self.recent.pop();
-                        }
-                        self.recent.insert(0, value.to_vec());
+                        // The name that drops out lends its buffer.
+                        let mut name = if self.recent.len() == RECENT_NAMES {
+                            self.recent.pop().unwrap_or_default()
+                        } else {
+                            Vec::new()
+                        };
+                        name.clear();
+                        name.extend_from_slice(value);
+                        self.recent.insert(0, name);
                     }
                 }
-                self.players[side] = Some(value.to_vec());
+                set(&mut self.players[side], value);
             }
             Role::Elo(side) => {
                 if let Some(p) = &self.players[side]
@@ -244,6 +249,18 @@ impl TagState {
             }
             Role::Date | Role::Round | Role::Other => {}
         }
+    }
+}
+
+/// Sets `slot` to `value`, in the buffer it holds where it holds one (the
+/// state changes with most games: one allocation fewer each time).
+fn set(slot: &mut Option<Vec<u8>>, value: &[u8]) {
+    match slot {
+        Some(v) => {
+            v.clear();
+            v.extend_from_slice(value);
+        }
+        None => *slot = Some(value.to_vec()),
     }
 }
 

@@ -89,8 +89,8 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
             *i += 1;
         }
     };
-    // Tags.
-    let mut tags = Vec::new();
+    // Tags (room for the seven-tag roster and a few more).
+    let mut tags = Vec::with_capacity(16);
     skip_ws(&mut i);
     while i < n && text[i] == b'[' {
         i += 1;
@@ -112,6 +112,13 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         i += 1;
         let mut value = Vec::new();
         loop {
+            // A run of plain bytes at once: one allocation for most values.
+            let run = text[i..]
+                .iter()
+                .position(|c| matches!(c, b'"' | b'\\' | b'\n' | b'\r' | 0))
+                .map_or(n, |p| i + p);
+            value.extend_from_slice(&text[i..run]);
+            i = run;
             match text.get(i) {
                 None | Some(b'\n' | b'\r' | 0) => return fail("syntax", "unterminated tag value"),
                 Some(b'"') => break,
@@ -146,7 +153,8 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         pos: Chess,
         before_last: Option<Chess>,
     }
-    let mut events = Vec::new();
+    // A move takes 4 bytes of movetext or more (`e4 ` and its number).
+    let mut events = Vec::with_capacity(n.saturating_sub(i) / 4);
     let mut outcome = None;
     let mut line = Line {
         pos: start.clone(),
