@@ -40,6 +40,7 @@ pub mod model;
 pub mod order;
 pub mod pgn;
 pub mod position;
+mod slide;
 
 pub use bits::Bits;
 pub use error::Error;

@@ -11,6 +11,8 @@
 
 use shakmaty::{Bitboard, Board, CastlingSide, Chess, Move, Position, Rank, Role, Square, attacks};
 
+use crate::slide;
+
 /// A total order of moves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -435,16 +437,10 @@ impl ThesisMoves {
             );
         }
         for from in board.rooks() & us {
-            self.add(
-                from,
-                pin(from, attacks::rook_attacks(from, occupied) & free),
-            );
+            self.add(from, pin(from, slide::rook_attacks(from, occupied) & free));
         }
         for from in board.queens() & us {
-            self.add(
-                from,
-                pin(from, attacks::queen_attacks(from, occupied) & free),
-            );
+            self.add(from, pin(from, slide::queen_attacks(from, occupied) & free));
         }
         let step = turn.fold_wb(8, -8);
         let push_rank = Bitboard::from_rank(turn.fold_wb(Rank::Third, Rank::Sixth));
@@ -470,9 +466,21 @@ impl ThesisMoves {
                 }
             }
         }
+        // Out of check, so the king hides no square from a slider.
+        let (rooks, bishops) = (
+            board.rooks_and_queens() & them,
+            board.bishops_and_queens() & them,
+        );
+        let (knights, pawns) = (board.knights() & them, board.pawns() & them);
+        let their_king = board.kings() & them;
         let mut safe = Bitboard::EMPTY;
         for to in attacks::king_attacks(king) & !us {
-            if board.attacks_to(to, !turn, occupied).is_empty() {
+            let attacked = (attacks::knight_attacks(to) & knights).any()
+                || (attacks::pawn_attacks(turn, to) & pawns).any()
+                || (attacks::king_attacks(to) & their_king).any()
+                || (attacks::bishop_attacks(to, occupied) & bishops).any()
+                || (slide::rook_attacks(to, occupied) & rooks).any();
+            if !attacked {
                 safe.add(to);
             }
         }

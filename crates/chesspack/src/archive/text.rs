@@ -11,7 +11,7 @@ use shakmaty::{
     san::{San, SanPlus},
 };
 
-use crate::pgn::start_position;
+use crate::{pgn::start_position, slide};
 
 /// One item of a game's movetext, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -536,7 +536,7 @@ fn quiet_san_to_move(pos: &Chess, san: San) -> Option<Move> {
             }
             let piece = shakmaty::Piece { color: turn, role };
             // The squares a piece of this kind attacks `to` from.
-            board.by_piece(piece) & attacks::attacks(to, piece, occupied)
+            board.by_piece(piece) & slide::attacks(to, piece, occupied)
         }
     };
     let mut from_set = from_set;
@@ -583,8 +583,8 @@ fn san_of(pos: &Chess, m: Move) -> shakmaty::san::San {
             color: pos.turn(),
             role,
         };
-        let rivals = board.by_piece(piece).without(from)
-            & shakmaty::attacks::attacks(to, piece, board.occupied());
+        let rivals =
+            board.by_piece(piece).without(from) & slide::attacks(to, piece, board.occupied());
         if rivals.is_empty() {
             return shakmaty::san::San::Normal {
                 role,
