@@ -1066,6 +1066,19 @@ pub(crate) fn decode_block(
     want: &dyn Fn(usize) -> Want,
     sink: &mut dyn FnMut(usize, Decoded),
 ) -> Result<usize, String> {
+    decode_block_until(codec, payload, want, sink, usize::MAX)
+}
+
+/// [`decode_block`] that stops after game `last` (0-based): the games after
+/// it are neither decoded nor checked (`get` of one game decodes, on
+/// average, half a block).
+pub(crate) fn decode_block_until(
+    codec: &dyn GameCodec,
+    payload: &[u8],
+    want: &dyn Fn(usize) -> Want,
+    sink: &mut dyn FnMut(usize, Decoded),
+    last: usize,
+) -> Result<usize, String> {
     let stored = read_columns(payload)?;
     let d = &stored.data;
     if d[KIND].len() != stored.games {
@@ -1085,6 +1098,7 @@ pub(crate) fn decode_block(
     for name in &names {
         tag_state.add_name(name);
     }
+    let time_control = names.iter().position(|&n| n == b"TimeControl");
     let mut counts = vec![0usize; names.len()];
     {
         let mut seq = d[TAG_SEQ].as_slice();
@@ -1129,6 +1143,9 @@ pub(crate) fn decode_block(
     let mut eval_buf = Vec::new();
 
     for g in 0..stored.games {
+        if g > last {
+            return Ok(stored.games);
+        }
         let w = want(g);
         if *kind.next().ok_or("kind column ends early")? == 1 {
             let len = get_varint(&mut verbatim)? as usize;
@@ -1157,11 +1174,12 @@ pub(crate) fn decode_block(
             let i = id as usize - 1;
             let stored_value = values[i].next().ok_or("tag values end early")?;
             let value = tag_state.decode(i, stored_value)?;
-            if names[i] == b"TimeControl" {
-                tc.clone_from(&value);
+            if Some(i) == time_control {
+                tc.clear();
+                tc.extend_from_slice(value);
             }
             if w != Want::Skip {
-                tags.push((names[i].to_vec(), value));
+                tags.push((names[i].to_vec(), value.to_vec()));
             }
         }
         // Events of this game.

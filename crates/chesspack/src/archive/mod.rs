@@ -440,13 +440,22 @@ impl<R: Read + Seek> ArchiveReader<R> {
         let payload = self.read_block(i)?;
         let local = (number - 1 - self.first_game[i]) as usize;
         let mut text = None;
-        decode_games(
-            self.codec.as_ref(),
-            &payload,
-            i,
-            &|g| g == local,
-            &mut |_, t| {
+        let want = |g| {
+            if g == local {
+                block::Want::Text
+            } else {
+                block::Want::Skip
+            }
+        };
+        let sink = &mut |_, d| {
+            if let block::Decoded::Text(t) = d {
                 text = Some(t);
+            }
+        };
+        block::decode_block_until(self.codec.as_ref(), &payload, &want, sink, local).map_err(
+            |reason| ArchiveError::Damaged {
+                block: i as u64 + 1,
+                reason,
             },
         )?;
         text.ok_or_else(|| ArchiveError::Damaged {

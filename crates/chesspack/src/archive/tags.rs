@@ -22,7 +22,35 @@
 //! ratings and the days of a tournament repeat, which zstd alone stores in
 //! a few bytes each and the marks in less than one.
 
-use std::collections::HashMap;
+use std::{
+    collections::HashMap,
+    hash::{BuildHasherDefault, Hasher},
+};
+
+/// FNV-1a for the player names of a block: std's SipHash was a tenth of
+/// `get`'s time, and names come from the block, which holds at most a few
+/// thousand games.
+struct Fnv(u64);
+
+impl Default for Fnv {
+    fn default() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+}
+
+impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = self.0;
+        for &b in bytes {
+            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
 
 /// The previous value of the same tag name.
 const REPEAT: u8 = 1;
@@ -90,7 +118,7 @@ pub(crate) struct TagState {
     /// Player names, most recent first.
     recent: Vec<Vec<u8>>,
     /// Each player's last Elo.
-    elo: HashMap<Vec<u8>, Vec<u8>>,
+    elo: HashMap<Vec<u8>, Vec<u8>, BuildHasherDefault<Fnv>>,
     /// This game's `White` and `Black` values so far.
     players: [Option<Vec<u8>>; 2],
 }
@@ -103,7 +131,7 @@ impl TagState {
             roles: Vec::new(),
             last: Vec::new(),
             recent: Vec::new(),
-            elo: HashMap::new(),
+            elo: HashMap::default(),
             players: [None, None],
         }
     }
@@ -169,45 +197,78 @@ impl TagState {
     }
 
     /// The value of tag `id` stored as `stored`.
-    pub(crate) fn decode(&mut self, id: usize, stored: &[u8]) -> Result<Vec<u8>, String> {
+    pub(crate) fn decode(&mut self, id: usize, stored: &[u8]) -> Result<&[u8], String> {
         let role = *self.roles.get(id).ok_or("tag id out of range")?;
-        let value = match *stored {
-            _ if self.marks == Marks::None => stored.to_vec(),
-            [REPEAT] => self.last[id].clone().ok_or("a tag value repeats nothing")?,
-            [ESCAPE, ref rest @ ..] => rest.to_vec(),
-            [RECENT, i] if matches!(role, Role::Player(_)) => self
-                .recent
-                .get(usize::from(i).wrapping_sub(1))
-                .cloned()
-                .ok_or("a player mark points past the names seen")?,
+        // The value is built in the buffer of the last value of its name,
+        // where it stays: a game that is skipped costs no allocation.
+        let last = self.last[id].take();
+        let had_last = last.is_some();
+        let mut value = last.unwrap_or_default();
+        if let Err(e) = self.build(role, stored, had_last, &mut value) {
+            // Untouched: the state stays as it was.
+            self.last[id] = had_last.then_some(value);
+            return Err(e);
+        }
+        self.update_others(id, &value);
+        Ok(self.last[id].insert(value))
+    }
+
+    /// Turns `value`, the last value of its name (empty when `had_last` is
+    /// false), into the value that `stored` codes; on an error it is left
+    /// as it was.
+    fn build(
+        &self,
+        role: Role,
+        stored: &[u8],
+        had_last: bool,
+        value: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        let put = |value: &mut Vec<u8>, bytes: &[u8]| {
+            value.clear();
+            value.extend_from_slice(bytes);
+        };
+        match *stored {
+            _ if self.marks == Marks::None => put(value, stored),
+            [REPEAT] if had_last => {}
+            [REPEAT] => return Err("a tag value repeats nothing".into()),
+            [ESCAPE, ref rest @ ..] => put(value, rest),
+            [RECENT, i] if matches!(role, Role::Player(_)) => {
+                let name = self
+                    .recent
+                    .get(usize::from(i).wrapping_sub(1))
+                    .ok_or("a player mark points past the names seen")?;
+                put(value, name);
+            }
             [PLAYER_ELO] if self.marks == Marks::Players => match role {
-                Role::Elo(side) => self.players[side]
-                    .as_ref()
-                    .and_then(|p| self.elo.get(p))
-                    .cloned()
-                    .ok_or("an Elo mark without the player's Elo")?,
+                Role::Elo(side) => {
+                    let elo = self.players[side]
+                        .as_ref()
+                        .and_then(|p| self.elo.get(p))
+                        .ok_or("an Elo mark without the player's Elo")?;
+                    put(value, elo);
+                }
                 _ => return Err("an Elo mark on another tag".into()),
             },
             [NEXT_DATE, d] if role == Role::Date => {
-                let last = self.last[id]
-                    .as_deref()
-                    .ok_or("a date mark without a date")?;
-                add_days(last, d).ok_or("a date mark after a value that is not a date")?
+                if !had_last {
+                    return Err("a date mark without a date".into());
+                }
+                *value =
+                    add_days(value, d).ok_or("a date mark after a value that is not a date")?;
             }
             [NEXT_ROUND, ref rest @ ..] if role == Role::Round => {
-                let last = self.last[id]
-                    .as_deref()
-                    .ok_or("a round mark without a round")?;
+                if !had_last {
+                    return Err("a round mark without a round".into());
+                }
                 let mut v =
-                    next_round(last).ok_or("a round mark after a round without a number")?;
+                    next_round(value).ok_or("a round mark after a round without a number")?;
                 v.extend_from_slice(rest);
-                v
+                *value = v;
             }
             [b, ..] if self.is_mark(b) => return Err(format!("bad tag value mark {b}")),
-            _ => stored.to_vec(),
-        };
-        self.update(id, &value);
-        Ok(value)
+            _ => put(value, stored),
+        }
+        Ok(())
     }
 
     fn is_mark(&self, b: u8) -> bool {
@@ -222,6 +283,11 @@ impl TagState {
         if self.last[id].as_deref() != Some(value) {
             set(&mut self.last[id], value);
         }
+        self.update_others(id, value);
+    }
+
+    /// [`update`](TagState::update) but for the last value of the name.
+    fn update_others(&mut self, id: usize, value: &[u8]) {
         match self.roles[id] {
             Role::Player(side) => {
                 match self.recent.iter().position(|n| n == value) {
