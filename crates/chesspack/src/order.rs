@@ -301,8 +301,9 @@ const PROMOTIONS: [Role; 4] = [Role::Knight, Role::Bishop, Role::Rook, Role::Que
 /// with [`Order::Thesis`], for about 40% fewer instructions a ply in the
 /// `index` codec.
 ///
-/// Out of check the targets come from shakmaty's attack tables, pins
-/// (a pinned piece stays on the line of its king) and safe king squares;
+/// Out of check the targets come from attack tables (shakmaty's, and
+/// small ones of this crate for rooks and queens), pins (a pinned piece
+/// stays on the line of its king) and safe king squares;
 /// castling and en passant from shakmaty's own generators; in check from
 /// its legal moves.
 ///
@@ -614,10 +615,16 @@ mod tests {
     use super::*;
 
     /// Checks [`ThesisMoves`] against the sorted legal moves of `pos`:
-    /// every index both ways, the count, and moves that are not legal.
-    fn check_thesis_moves(pos: &Chess) {
+    /// every index both ways, the count, and moves that are not legal; a
+    /// new set and `reused` refilled (it held the previous position's).
+    fn check_thesis_moves(pos: &Chess, reused: &mut ThesisMoves) {
+        reused.fill(pos);
+        check_thesis_set(pos, &ThesisMoves::new(pos));
+        check_thesis_set(pos, reused);
+    }
+
+    fn check_thesis_set(pos: &Chess, moves: &ThesisMoves) {
         let sorted = sorted_moves(pos, Order::Thesis);
-        let moves = ThesisMoves::new(pos);
         let fen = shakmaty::fen::Fen::from_position(pos, shakmaty::EnPassantMode::Legal);
         assert_eq!(moves.len(), sorted.len(), "{fen}");
         for (i, &m) in sorted.iter().enumerate() {
@@ -674,6 +681,7 @@ mod tests {
         use shakmaty::{CastlingMode, fen::Fen};
         // Pins, en passant (also one that would expose the king), checks,
         // promotions, castling through attacked squares, Chess960.
+        let mut reused = ThesisMoves::default();
         let fens = [
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
             "8/8/8/KPp4r/8/8/8/7k w - c6 0 1",
@@ -695,7 +703,7 @@ mod tests {
                 .unwrap()
                 .into_position(CastlingMode::Chess960)
                 .unwrap();
-            check_thesis_moves(&pos);
+            check_thesis_moves(&pos, &mut reused);
         }
         // Random games from the start and from Chess960 starts.
         let mut x = 0x2545_f491_4f6c_dd1du64;
@@ -714,7 +722,7 @@ mod tests {
                 Chess::default()
             };
             for _ in 0..250 {
-                check_thesis_moves(&pos);
+                check_thesis_moves(&pos, &mut reused);
                 let legal = pos.legal_moves();
                 if legal.is_empty() {
                     break;
