@@ -52,9 +52,9 @@ pub struct ChunkReader<R> {
     cutting: bool,
     /// Whether the last line read ended with a line feed.
     line_complete: bool,
-    /// The length of the last chunk: room for the next one, which is most
-    /// times about as long, so that its lines are not appended into a
-    /// doubling series of buffers.
+    /// The length of the last chunk: room for the next one (up to 64 KiB),
+    /// which is most times about as long, so that its lines are not
+    /// appended into a doubling series of buffers.
     last_len: usize,
 }
 
@@ -130,7 +130,7 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
         if self.done {
             return None;
         }
-        let mut bytes = Vec::with_capacity((self.last_len + self.last_len / 4).min(MAX_CHUNK));
+        let mut bytes = Vec::with_capacity((self.last_len + self.last_len / 4).min(1 << 16));
         let mut first_line = 0;
         let mut has_movetext = false;
         let mut ending = false;

@@ -153,8 +153,9 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         pos: Chess,
         before_last: Option<Chess>,
     }
-    // A move takes 4 bytes of movetext or more (`e4 ` and its number).
-    let mut events = Vec::with_capacity(n.saturating_sub(i) / 4);
+    // A move takes 4 bytes of movetext or more (`e4 ` and its number);
+    // longer texts grow as they go.
+    let mut events = Vec::with_capacity((n.saturating_sub(i) / 4).min(4096));
     let mut outcome = None;
     let mut line = Line {
         pos: start.clone(),
