@@ -101,12 +101,7 @@ mod tests {
         // Every square, the empty and full boards and a stream of random
         // occupancies, sparse and dense.
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut next = || crate::coder::tests::xorshift(&mut state);
         for i in 0..20_000 {
             let occupied = Bitboard(match i {
                 0 => 0,

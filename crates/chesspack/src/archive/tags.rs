@@ -34,7 +34,7 @@ struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
+        Fnv(crate::holdout::FNV_BASIS)
     }
 }
 
@@ -44,11 +44,7 @@ impl Hasher for Fnv {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        let mut h = self.0;
-        for &b in bytes {
-            h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
-        }
-        self.0 = h;
+        self.0 = crate::holdout::fnv1a_from(self.0, bytes);
     }
 }
 
@@ -223,21 +219,17 @@ impl TagState {
         had_last: bool,
         value: &mut Vec<u8>,
     ) -> Result<(), String> {
-        let put = |value: &mut Vec<u8>, bytes: &[u8]| {
-            value.clear();
-            value.extend_from_slice(bytes);
-        };
         match *stored {
-            _ if self.marks == Marks::None => put(value, stored),
+            _ if self.marks == Marks::None => replace(value, stored),
             [REPEAT] if had_last => {}
             [REPEAT] => return Err("a tag value repeats nothing".into()),
-            [ESCAPE, ref rest @ ..] => put(value, rest),
+            [ESCAPE, ref rest @ ..] => replace(value, rest),
             [RECENT, i] if matches!(role, Role::Player(_)) => {
                 let name = self
                     .recent
                     .get(usize::from(i).wrapping_sub(1))
                     .ok_or("a player mark points past the names seen")?;
-                put(value, name);
+                replace(value, name);
             }
             [PLAYER_ELO] if self.marks == Marks::Players => match role {
                 Role::Elo(side) => {
@@ -245,7 +237,7 @@ impl TagState {
                         .as_ref()
                         .and_then(|p| self.elo.get(p))
                         .ok_or("an Elo mark without the player's Elo")?;
-                    put(value, elo);
+                    replace(value, elo);
                 }
                 _ => return Err("an Elo mark on another tag".into()),
             },
@@ -266,7 +258,7 @@ impl TagState {
                 *value = v;
             }
             [b, ..] if self.is_mark(b) => return Err(format!("bad tag value mark {b}")),
-            _ => put(value, stored),
+            _ => replace(value, stored),
         }
         Ok(())
     }
@@ -299,8 +291,7 @@ impl TagState {
                         } else {
                             Vec::new()
                         };
-                        name.clear();
-                        name.extend_from_slice(value);
+                        replace(&mut name, value);
                         self.recent.insert(0, name);
                     }
                 }
@@ -322,12 +313,15 @@ impl TagState {
 /// state changes with most games: one allocation fewer each time).
 fn set(slot: &mut Option<Vec<u8>>, value: &[u8]) {
     match slot {
-        Some(v) => {
-            v.clear();
-            v.extend_from_slice(value);
-        }
+        Some(v) => replace(v, value),
         None => *slot = Some(value.to_vec()),
     }
+}
+
+/// Makes `buffer` hold `bytes`, in the room it has.
+fn replace(buffer: &mut Vec<u8>, bytes: &[u8]) {
+    buffer.clear();
+    buffer.extend_from_slice(bytes);
 }
 
 /// The decimal number that begins `round`, plus one (numbers of up to

@@ -493,7 +493,7 @@ fn quiet_san_to_move(pos: &Chess, san: San) -> Option<Move> {
         return None;
     }
     let last_rank = to.rank() == turn.fold_wb(shakmaty::Rank::Eighth, shakmaty::Rank::First);
-    let from_set = match role {
+    let mut from_set = match role {
         Role::King => {
             if promotion.is_some()
                 || !attacks::king_attacks(king).contains(to)
@@ -540,7 +540,6 @@ fn quiet_san_to_move(pos: &Chess, san: San) -> Option<Move> {
             board.by_piece(piece) & slide::attacks(to, piece, occupied)
         }
     };
-    let mut from_set = from_set;
     if let Some(f) = file {
         from_set &= Bitboard::from_file(f);
     }
