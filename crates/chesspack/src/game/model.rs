@@ -385,7 +385,7 @@ impl GameCodec for ModelCodec {
         if self.fast {
             "learned piece×from×to and capture weights, softmax, range coder (speed first)"
         } else {
-            "learned move model (features of each legal move, opening book, linear softmax), range coder"
+            "learned move model (features of each legal move, opening book, softmax with a hidden layer), range coder"
         }
     }
 

@@ -399,6 +399,107 @@ impl<'a> Context<'a> {
     }
 }
 
+/// The number of position inputs of the hidden layer (see
+/// [`Inputs`]).
+pub const N_INPUTS: usize = 12 * 64 + 64 + 4 + 2 * 64 + 1;
+
+/// The most position inputs a position has (every square occupied, the
+/// last move's target, four castling rights).
+pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1;
+
+/// The sparse inputs of the model's hidden layer for one position (see
+/// [`Inputs::new`]).
+#[derive(Clone, Debug)]
+pub struct Inputs {
+    active: [u16; MAX_INPUTS],
+    len: usize,
+}
+
+impl Inputs {
+    /// The inputs of `pos` reached by `history`, seen from the side to
+    /// move: every piece (ours or theirs × role × square, the board
+    /// flipped for black), the target square of the opponent's last move,
+    /// and the castling rights held (ours, theirs × king side, queen side).
+    ///
+    /// ```
+    /// use chesspack::model::Inputs;
+    /// let inputs = Inputs::new(&shakmaty::Chess::default(), &[]);
+    /// assert_eq!(inputs.active().len(), 32 + 4);
+    /// ```
+    pub fn new(pos: &Chess, history: &[Move]) -> Inputs {
+        let mut out = Inputs {
+            active: [0; MAX_INPUTS],
+            len: 0,
+        };
+        let mut push = |i: usize| {
+            debug_assert!(i < N_INPUTS);
+            out.active[out.len] = i as u16;
+            out.len += 1;
+        };
+        let us = pos.turn();
+        let flip = if us == Color::White { 0 } else { 56 };
+        let board = pos.board();
+        for sq in board.occupied() {
+            let piece = board.piece_at(sq).expect("occupied");
+            let side = usize::from(piece.color != us);
+            push((side * 6 + role_index(piece.role)) * 64 + (usize::from(sq) ^ flip));
+        }
+        if let Some(&m) = history.last() {
+            push(12 * 64 + (usize::from(target(m)) ^ flip));
+        }
+        let rights = pos.castles().castling_rights();
+        for (i, color) in [us, !us].into_iter().enumerate() {
+            let king_file = board.king_of(color).map_or(shakmaty::File::E, |k| k.file());
+            let rooks = rights & board.by_color(color) & Bitboard::from_rank(color.backrank());
+            for (j, king_side) in [true, false].into_iter().enumerate() {
+                if rooks
+                    .into_iter()
+                    .any(|sq| (sq.file() > king_file) == king_side)
+                {
+                    push(12 * 64 + 64 + i * 2 + j);
+                }
+            }
+        }
+        // Pieces en prise: attacked and undefended, or attacked by a
+        // lesser piece; ours, then theirs.
+        let occ = board.occupied();
+        let mut attacks_by = [[Bitboard::EMPTY; 6]; 2];
+        for sq in occ {
+            let piece = board.piece_at(sq).expect("occupied");
+            attacks_by[usize::from(piece.color != us)][role_index(piece.role)] |=
+                attacks::attacks(sq, piece, occ);
+        }
+        for side in 0..2 {
+            let enemy = attacks_by[1 - side];
+            let all_enemy = enemy.iter().fold(Bitboard::EMPTY, |a, &b| a | b);
+            let all_own = attacks_by[side].iter().fold(Bitboard::EMPTY, |a, &b| a | b);
+            let color = if side == 0 { us } else { !us };
+            for sq in board.by_color(color) & all_enemy {
+                let role = board.role_at(sq).expect("occupied");
+                if role == Role::King {
+                    continue;
+                }
+                let lesser = Role::ALL
+                    .iter()
+                    .filter(|&&r| value(r) < value(role))
+                    .fold(Bitboard::EMPTY, |a, &r| a | enemy[role_index(r)]);
+                if !all_own.contains(sq) || lesser.contains(sq) {
+                    push(12 * 64 + 64 + 4 + side * 64 + (usize::from(sq) ^ flip));
+                }
+            }
+        }
+        if pos.checkers().any() {
+            push(N_INPUTS - 1);
+        }
+        out
+    }
+
+    /// The indices of the inputs that are on, below [`N_INPUTS`].
+    pub fn active(&self) -> &[u16] {
+        &self.active[..self.len]
+    }
+}
+
 impl Context<'_> {
     /// Whether `m` (not castling) checks the enemy king, directly or by
     /// discovery.
@@ -505,6 +606,51 @@ mod tests {
             CAPTURE,
             36
         ));
+    }
+
+    #[test]
+    fn position_inputs() {
+        let inputs = |fen: &str, history: &[Move]| {
+            let pos: Chess = fen
+                .parse::<Fen>()
+                .unwrap()
+                .into_position(CastlingMode::Standard)
+                .unwrap();
+            Inputs::new(&pos, history).active().to_vec()
+        };
+        let en_prise = 12 * 64 + 64 + 4;
+        // White's knight on d4 attacked by the pawn on e5: ours en prise;
+        // nothing of black's hangs; no castling rights, no check.
+        let w = inputs("4k3/8/8/4p3/3N4/8/8/4K3 w - - 0 1", &[]);
+        assert!(w.contains(&((en_prise + 27) as u16)));
+        assert_eq!(w.len(), 4 + 1);
+        // The same seen from black (board flipped, sides swapped): the
+        // knight is theirs and en prise, on d5 from black's side.
+        let b = inputs("4k3/8/8/4p3/3N4/8/8/4K3 b - - 0 1", &[]);
+        assert!(b.contains(&((en_prise + 64 + (27 ^ 56)) as u16)));
+        assert!(
+            b.contains(&((64 * 6 + 64 + (27 ^ 56)) as u16)),
+            "their knight"
+        );
+        // Castling rights, ours then theirs, king side first; check.
+        let c = inputs("r3k3/8/8/8/8/8/8/4K2R w Kq - 0 1", &[]);
+        assert!(c.contains(&((12 * 64 + 64) as u16)));
+        assert!(c.contains(&((12 * 64 + 64 + 3) as u16)));
+        let check = inputs("4k3/8/8/8/8/8/8/4KR2 b - - 0 1", &[]);
+        assert!(!check.contains(&((N_INPUTS - 1) as u16)));
+        let check = inputs("4k3/8/8/8/8/8/8/3K1R2 w - - 0 1", &[]);
+        assert!(!check.contains(&((N_INPUTS - 1) as u16)));
+        let check = inputs("4k3/8/8/8/8/8/8/3KR3 b - - 0 1", &[]);
+        assert!(check.contains(&((N_INPUTS - 1) as u16)));
+        // The opponent's last target.
+        let (pos, e4) = setup(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "e4",
+        );
+        let mut after = pos.clone();
+        after.play_unchecked(e4);
+        let last = Inputs::new(&after, &[e4]);
+        assert!(last.active().contains(&((12 * 64 + (28 ^ 56)) as u16)));
     }
 
     #[test]

@@ -1,6 +1,7 @@
 //! A learned move model: the probability of every legal move from sparse
-//! features of the move and its position, a linear softmax (conditional
-//! logit) with integer weights.
+//! features of the move and its position, a softmax (conditional logit)
+//! whose feature weights depend on the position through a small hidden
+//! layer, with integer weights.
 //!
 //! Features (all binary; see [`Features`]): piece and target square and
 //! piece and origin square by game phase; capture victim × attacker; static
@@ -10,21 +11,29 @@
 //! our own; castling; promotion piece; distance to the enemy king; moving the
 //! piece we moved last; how a check is answered; passed-pawn pushes by rank.
 //!
+//! The hidden layer reads the position once (see [`Inputs`]: every piece
+//! by square, the opponent's last target, castling rights, pieces en
+//! prise, check) into `h = clamp(b + Σ u[input], 0, 1)`, 64 units in the
+//! shipped model; a feature's weight in that position is its linear weight
+//! plus `v[feature] · h`. So the same feature (a knight's target square, a
+//! capture, a book share) weighs differently in different positions.
+//!
 //! Inference is integer-only: a move's score is the sum of its features'
-//! weights (1/1024 nats); probabilities are `exp(score − best)` from a
+//! weights (1/1024 nats); the hidden layer is 16-bit fixed point (see
+//! [`Weights::from_bytes`]); probabilities are `exp(score − best)` from a
 //! fixed-point table built by integer multiplication, quantised by
 //! [`crate::coder::quantize`]. So encoder and decoder agree bit for bit on
 //! every machine and build.
 //!
-//! The weights ship in `weights.bin` (magic `CPKM`, version, count,
-//! little-endian `i32`s), written by `chesspack train model`.
+//! The weights ship in `weights.bin` (magic `CPKM`, version 2), written by
+//! `chesspack train model`.
 
 pub mod book;
 pub mod fast;
 mod features;
 pub mod train;
 
-pub use features::{Context, Features, MAX_ACTIVE, N_FEATURES};
+pub use features::{Context, Features, Inputs, MAX_ACTIVE, MAX_INPUTS, N_FEATURES, N_INPUTS};
 
 use shakmaty::{Chess, Move};
 
@@ -55,44 +64,147 @@ pub fn book_hash() -> u64 {
 /// Magic bytes of a model file.
 pub const MAGIC: &[u8; 4] = b"CPKM";
 /// The model file version this library reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Weights are in units of 1/`SCALE` nats.
 pub const SCALE: i32 = 1024;
+/// The hidden layer's pre-activations are in units of 1/`SCALE`; its
+/// activations in units of 1/`H_ONE`.
+pub const H_ONE: i32 = 128;
+/// The most hidden units a model file may have.
+pub const MAX_HIDDEN: usize = 256;
 
 /// The weights of the move model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Weights {
     w: Vec<i32>,
+    hidden: Hidden,
+}
+
+/// The hidden layer, in fixed point: `h = clamp(b + Σ u[input], 0,
+/// SCALE) / (SCALE / H_ONE)` over the position's [`Inputs`], and each move
+/// feature `f` adds `(Σ_k h_k · v[f][k]) / H_ONE` to its weight.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Hidden {
+    size: usize,
+    b: Vec<i32>,
+    u: Vec<i16>,
+    v: Vec<i16>,
 }
 
 impl Weights {
-    /// Reads a model file.
+    /// Reads a model file: magic, version, the number of features, of
+    /// position inputs and of hidden units (`u32` each), then the linear
+    /// weights (`i32`), the hidden biases (`i32`), the input weights
+    /// (`i16`, input-major) and the feature weights (`i16`,
+    /// feature-major), all little-endian.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
     pub fn from_bytes(bytes: &[u8]) -> Result<Weights, Error> {
-        read_weights_file(bytes, MAGIC, VERSION, N_FEATURES, "model file").map(|w| Weights { w })
+        let bad = |why: String| Error::InvalidData(format!("model file: {why}"));
+        if bytes.len() < 20 || &bytes[..4] != MAGIC {
+            return Err(bad("not a chesspack model".into()));
+        }
+        let word = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4"));
+        let v = word(4);
+        if v != VERSION {
+            return Err(bad(format!("version {v}, expected {VERSION}")));
+        }
+        let (n, inputs, size) = (word(8) as usize, word(12) as usize, word(16) as usize);
+        if n != N_FEATURES || inputs != N_INPUTS || size > MAX_HIDDEN {
+            return Err(bad(format!(
+                "{n} features, {inputs} inputs and {size} hidden units, expected {N_FEATURES}, {N_INPUTS} and at most {MAX_HIDDEN}"
+            )));
+        }
+        let expected = 20 + 4 * (n + size) + 2 * size * (inputs + n);
+        if bytes.len() != expected {
+            return Err(bad(format!("{} bytes, expected {expected}", bytes.len())));
+        }
+        let mut rest = &bytes[20..];
+        let mut take = |len: usize| {
+            let (head, tail) = rest.split_at(len);
+            rest = tail;
+            head
+        };
+        let i32s = |b: &[u8]| -> Vec<i32> {
+            b.chunks_exact(4)
+                .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
+                .collect()
+        };
+        let i16s = |b: &[u8]| -> Vec<i16> {
+            b.chunks_exact(2)
+                .map(|c| i16::from_le_bytes(c.try_into().expect("2")))
+                .collect()
+        };
+        let w = i32s(take(4 * n));
+        let b = i32s(take(4 * size));
+        let u = i16s(take(2 * size * inputs));
+        let v = i16s(take(2 * size * n));
+        Ok(Weights {
+            w,
+            hidden: Hidden { size, b, u, v },
+        })
     }
 
-    /// Weights from values, one per feature.
+    /// Weights from values, one per feature, without a hidden layer.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidData`] unless there are [`N_FEATURES`] of them.
     pub fn from_values(w: Vec<i32>) -> Result<Weights, Error> {
-        if w.len() != N_FEATURES {
+        Weights::with_hidden(w, Vec::new(), Vec::new(), Vec::new())
+    }
+
+    /// Weights from values: one per feature (`w`), and for a hidden layer
+    /// of `b.len()` units its biases, input weights (`u`, [`N_INPUTS`] ×
+    /// units, input-major) and feature weights (`v`, [`N_FEATURES`] ×
+    /// units), in the units of [`Weights::from_bytes`].
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] when the sizes do not agree.
+    pub fn with_hidden(
+        w: Vec<i32>,
+        b: Vec<i32>,
+        u: Vec<i16>,
+        v: Vec<i16>,
+    ) -> Result<Weights, Error> {
+        let size = b.len();
+        if w.len() != N_FEATURES
+            || size > MAX_HIDDEN
+            || u.len() != size * N_INPUTS
+            || v.len() != size * N_FEATURES
+        {
             return Err(Error::InvalidData(format!(
-                "{} weights, expected {N_FEATURES}",
-                w.len()
+                "{} weights, {size} hidden units with {} and {} weights, expected {N_FEATURES} and {} and {} per unit",
+                w.len(),
+                u.len(),
+                v.len(),
+                N_INPUTS,
+                N_FEATURES
             )));
         }
-        Ok(Weights { w })
+        Ok(Weights {
+            w,
+            hidden: Hidden { size, b, u, v },
+        })
     }
 
     /// The model file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
-        weights_file(MAGIC, VERSION, &self.w)
+        let h = &self.hidden;
+        let mut out = MAGIC.to_vec();
+        for x in [VERSION, N_FEATURES as u32, N_INPUTS as u32, h.size as u32] {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in self.w.iter().chain(&h.b) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        for x in h.u.iter().chain(&h.v) {
+            out.extend_from_slice(&x.to_le_bytes());
+        }
+        out
     }
 
     /// The weights shipped in the library.
@@ -106,9 +218,14 @@ impl Weights {
         EMBEDDED.get_or_init(|| Weights::from_bytes(WEIGHTS_FILE).expect("embedded model file"))
     }
 
-    /// The weight of each feature, in 1/[`SCALE`] nats.
+    /// The linear weight of each feature, in 1/[`SCALE`] nats.
     pub fn values(&self) -> &[i32] {
         &self.w
+    }
+
+    /// The number of hidden units.
+    pub fn hidden_units(&self) -> usize {
+        self.hidden.size
     }
 
     /// A hash of the model file and the embedded book: what archives
@@ -161,14 +278,97 @@ impl Weights {
         let ctx = Context::new(pos, history, book.get(pos), None);
         let mut f = Features::default();
         out.clear();
-        out.extend(moves.iter().map(|&m| {
-            ctx.features(pos, m, &mut f);
-            f.active()
-                .iter()
-                .map(|&i| self.w[usize::from(i)])
-                .sum::<i32>()
-        }));
+        let hd = &self.hidden;
+        let k = hd.size;
+        if k == 0 {
+            out.extend(moves.iter().map(|&m| {
+                ctx.features(pos, m, &mut f);
+                f.active()
+                    .iter()
+                    .map(|&i| self.w[usize::from(i)])
+                    .sum::<i32>()
+            }));
+            return;
+        }
+        let mut h = [0i16; MAX_HIDDEN];
+        let h = &mut h[..k];
+        hd.activations(&Inputs::new(pos, history), h);
+        // A feature's weight in this position, worked out once: moves
+        // share many features.
+        CACHE.with_borrow_mut(|cache| {
+            cache.next_position();
+            out.extend(moves.iter().map(|&m| {
+                ctx.features(pos, m, &mut f);
+                f.active()
+                    .iter()
+                    .map(|&i| {
+                        let i = usize::from(i);
+                        cache.get_or(i, || self.w[i] + dot(h, &hd.v[i * k..][..k]) / H_ONE)
+                    })
+                    .sum::<i32>()
+            }));
+        });
     }
+}
+
+thread_local! {
+    static CACHE: std::cell::RefCell<WeightCache> = std::cell::RefCell::new(WeightCache::default());
+}
+
+/// The weights of the features worked out in the current position: a
+/// value counts when its stamp is the position's.
+#[derive(Default)]
+struct WeightCache {
+    value: Vec<i32>,
+    stamp: Vec<u32>,
+    now: u32,
+}
+
+impl WeightCache {
+    fn next_position(&mut self) {
+        if self.stamp.len() != N_FEATURES || self.now == u32::MAX {
+            self.value = vec![0; N_FEATURES];
+            self.stamp = vec![0; N_FEATURES];
+            self.now = 0;
+        }
+        self.now += 1;
+    }
+
+    #[inline]
+    fn get_or(&mut self, i: usize, f: impl FnOnce() -> i32) -> i32 {
+        if self.stamp[i] != self.now {
+            self.stamp[i] = self.now;
+            self.value[i] = f();
+        }
+        self.value[i]
+    }
+}
+
+impl Hidden {
+    /// The activations for `inputs`, in 1/[`H_ONE`].
+    fn activations(&self, inputs: &Inputs, h: &mut [i16]) {
+        let k = self.size;
+        let mut acc = [0i32; MAX_HIDDEN];
+        let acc = &mut acc[..k];
+        acc.copy_from_slice(&self.b);
+        for &p in inputs.active() {
+            for (a, &u) in acc.iter_mut().zip(&self.u[usize::from(p) * k..][..k]) {
+                *a += i32::from(u);
+            }
+        }
+        for (h, &a) in h.iter_mut().zip(acc.iter()) {
+            *h = (a.clamp(0, SCALE) / (SCALE / H_ONE)) as i16;
+        }
+    }
+}
+
+/// `Σ a_k · b_k` (at most 256 terms of at most 128 × 32768: no overflow).
+#[inline]
+fn dot(a: &[i16], b: &[i16]) -> i32 {
+    a.iter()
+        .zip(b)
+        .map(|(&x, &y)| i32::from(x) * i32::from(y))
+        .sum()
 }
 
 /// Reads a file of `n` weights: `magic`, version (u32), count (u32), the
@@ -291,6 +491,43 @@ mod tests {
                 "{i}"
             );
         }
+    }
+
+    #[test]
+    fn hidden_layer_arithmetic() {
+        // One unit whose bias alone sets it to 1 (or to 0), adding 2.0
+        // nats to every feature's weight; the linear weights are 0.
+        let pos = Chess::default();
+        let moves = order::sorted_moves(&pos, order::Order::Thesis);
+        let book = book::Book::default();
+        let unit = |bias: i32| {
+            Weights::with_hidden(
+                vec![0; N_FEATURES],
+                vec![bias],
+                vec![0; N_INPUTS],
+                vec![2048; N_FEATURES],
+            )
+            .unwrap()
+        };
+        let on = unit(SCALE).scores_of(&pos, &[], &moves, &book);
+        let off = unit(-1).scores_of(&pos, &[], &moves, &book);
+        let half = unit(SCALE / 2).scores_of(&pos, &[], &moves, &book);
+        let ctx = Context::new(&pos, &[], None, None);
+        let mut f = Features::default();
+        for (i, &m) in moves.iter().enumerate() {
+            ctx.features(&pos, m, &mut f);
+            assert_eq!(on[i], 2048 * f.active().len() as i32);
+            assert_eq!(half[i], 1024 * f.active().len() as i32);
+            assert_eq!(off[i], 0);
+        }
+        // The file keeps the layer; wrong sizes are refused.
+        let w = unit(SCALE);
+        assert_eq!(Weights::from_bytes(&w.to_bytes()).unwrap(), w);
+        assert_eq!(w.hidden_units(), 1);
+        assert!(Weights::with_hidden(vec![0; N_FEATURES], vec![0], vec![], vec![]).is_err());
+        let mut short = w.to_bytes();
+        short.pop();
+        assert!(Weights::from_bytes(&short).is_err());
     }
 
     #[test]

@@ -30,6 +30,27 @@ pub struct Trainer {
     pub rate: f64,
     /// L2 penalty per step.
     pub l2: f64,
+    /// The hidden layer, when there is one.
+    hidden: Option<Hidden>,
+    inputs: super::Inputs,
+}
+
+/// A hidden layer: `h = clamp(b + Σ U[input], 0, 1)` from the position's
+/// sparse inputs; every move feature `f` adds `V[f] · h` to its weight.
+struct Hidden {
+    size: usize,
+    u: Vec<f32>,
+    u_g2: Vec<f32>,
+    b: Vec<f32>,
+    b_g2: Vec<f32>,
+    v: Vec<f32>,
+    v_g2: Vec<f32>,
+    acc: Vec<f32>,
+    h: Vec<f32>,
+    dh: Vec<f32>,
+    /// `V[f] · h` for the features touched in this position.
+    eff: Vec<f32>,
+    rate: f32,
 }
 
 impl Default for Trainer {
@@ -54,7 +75,64 @@ impl Trainer {
             feats: Vec::new(),
             rate: 0.05,
             l2: 1e-7,
+            hidden: None,
+            inputs: super::Inputs::new(&Chess::default(), &[]),
         }
+    }
+
+    /// The `model` codec's weights zero and a hidden layer of `size` units
+    /// (at most [`MAX_HIDDEN`](super::MAX_HIDDEN)) that learns at `rate`,
+    /// its input weights drawn from a fixed seed.
+    ///
+    /// ```
+    /// use chesspack::model::train::Trainer;
+    /// use shakmaty::{Chess, Position, san::San};
+    ///
+    /// let mut t = Trainer::with_hidden(8, 0.02);
+    /// let pos = Chess::default();
+    /// let d4 = "d4".parse::<San>().unwrap().to_move(&pos).unwrap();
+    /// let before = t.step(&pos, &[], d4, None);
+    /// for _ in 0..20 {
+    ///     t.step(&pos, &[], d4, None);
+    /// }
+    /// assert!(t.step(&pos, &[], d4, None) < before);
+    /// assert_eq!(t.weights().hidden_units(), 8);
+    /// ```
+    ///
+    /// # Panics
+    ///
+    /// When `size` is over [`MAX_HIDDEN`](super::MAX_HIDDEN).
+    pub fn with_hidden(size: usize, rate: f32) -> Trainer {
+        assert!(
+            size <= super::MAX_HIDDEN,
+            "at most {} hidden units",
+            super::MAX_HIDDEN
+        );
+        let mut t = Trainer::new();
+        let n = t.w.len();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0
+        };
+        let u = (0..super::N_INPUTS * size).map(|_| next() * 0.05).collect();
+        t.hidden = Some(Hidden {
+            size,
+            u,
+            u_g2: vec![1e-2; super::N_INPUTS * size],
+            b: vec![0.5; size],
+            b_g2: vec![1e-2; size],
+            v: vec![0.0; n * size],
+            v_g2: vec![1e-2; n * size],
+            acc: vec![0.0; size],
+            h: vec![0.0; size],
+            dh: vec![0.0; size],
+            eff: vec![0.0; n],
+            rate,
+        });
+        t
     }
 
     /// One gradient step on the move `played` in `pos` (reached by
@@ -77,6 +155,9 @@ impl Trainer {
         // The book counted this game's early moves: leave them out.
         let exclude = (history.len() < super::book::MAX_PLY).then_some(played);
         let ctx = Context::new(pos, history, entry, exclude);
+        if self.hidden.is_some() {
+            self.inputs = super::Inputs::new(pos, history);
+        }
         self.feats.resize_with(legal.len(), Features::default);
         let mut played_i = None;
         for (i, &m) in legal.iter().enumerate() {
@@ -114,13 +195,43 @@ impl Trainer {
 
     /// A step on the features in `self.feats[..n]`, move `played_i` played.
     fn fit(&mut self, n: usize, played_i: usize) -> f64 {
+        // The features touched, once each.
+        for i in 0..n {
+            for &f in self.feats[i].active() {
+                let f = usize::from(f);
+                if self.grad[f] == 0.0 {
+                    self.grad[f] = f64::MIN_POSITIVE;
+                    self.touched.push(f);
+                }
+            }
+        }
+        if let Some(hd) = &mut self.hidden {
+            let k = hd.size;
+            hd.acc.copy_from_slice(&hd.b);
+            for &p in self.inputs.active() {
+                let row = &hd.u[usize::from(p) * k..][..k];
+                for (a, u) in hd.acc.iter_mut().zip(row) {
+                    *a += u;
+                }
+            }
+            for (h, a) in hd.h.iter_mut().zip(&hd.acc) {
+                *h = a.clamp(0.0, 1.0);
+            }
+            for &f in &self.touched {
+                let row = &hd.v[f * k..][..k];
+                hd.eff[f] = row.iter().zip(&hd.h).map(|(v, h)| v * h).sum();
+            }
+        }
         let mut scores = Vec::with_capacity(n);
         for i in 0..n {
             scores.push(
                 self.feats[i]
                     .active()
                     .iter()
-                    .map(|&f| self.w[usize::from(f)])
+                    .map(|&f| {
+                        let f = usize::from(f);
+                        self.w[f] + self.hidden.as_ref().map_or(0.0, |hd| f64::from(hd.eff[f]))
+                    })
                     .sum::<f64>(),
             );
         }
@@ -128,14 +239,48 @@ impl Trainer {
         let exps: Vec<f64> = scores.iter().map(|s| (s - best).exp()).collect();
         let z: f64 = exps.iter().sum();
         let cost = -(exps[played_i] / z).log2();
+        for &f in &self.touched {
+            self.grad[f] = 0.0;
+        }
         for (i, e) in exps.iter().enumerate() {
             let g = e / z - if i == played_i { 1.0 } else { 0.0 };
             for &f in self.feats[i].active() {
-                let f = usize::from(f);
-                if self.grad[f] == 0.0 {
-                    self.touched.push(f);
+                self.grad[usize::from(f)] += g;
+            }
+        }
+        if let Some(hd) = &mut self.hidden {
+            let k = hd.size;
+            hd.dh.iter_mut().for_each(|d| *d = 0.0);
+            let rate = hd.rate;
+            for &f in &self.touched {
+                let g = self.grad[f] as f32;
+                let row = &mut hd.v[f * k..][..k];
+                let g2 = &mut hd.v_g2[f * k..][..k];
+                for j in 0..k {
+                    hd.dh[j] += g * row[j];
+                    let gv = g * hd.h[j];
+                    g2[j] += gv * gv;
+                    row[j] -= rate * gv / g2[j].sqrt();
                 }
-                self.grad[f] += g;
+            }
+            for j in 0..k {
+                if hd.acc[j] <= 0.0 || hd.acc[j] >= 1.0 {
+                    hd.dh[j] = 0.0;
+                }
+            }
+            for &p in self.inputs.active() {
+                let row = &mut hd.u[usize::from(p) * k..][..k];
+                let g2 = &mut hd.u_g2[usize::from(p) * k..][..k];
+                for j in 0..k {
+                    let g = hd.dh[j];
+                    g2[j] += g * g;
+                    row[j] -= rate * g / g2[j].sqrt();
+                }
+            }
+            for j in 0..k {
+                let g = hd.dh[j];
+                hd.b_g2[j] += g * g;
+                hd.b[j] -= rate * g / hd.b_g2[j].sqrt();
             }
         }
         for &f in &self.touched {
@@ -150,10 +295,24 @@ impl Trainer {
 
     /// The weights rounded to the model's fixed point.
     pub fn weights(&self) -> Weights {
-        Weights::from_values(self.fixed_point()).expect("one weight per feature")
+        let w = self.fixed_point();
+        let Some(hd) = &self.hidden else {
+            return Weights::from_values(w).expect("one weight per feature");
+        };
+        let scale = f64::from(SCALE);
+        let i16s = |x: &[f32]| -> Vec<i16> {
+            x.iter()
+                .map(|&v| (f64::from(v) * scale).round().clamp(-32767.0, 32767.0) as i16)
+                .collect()
+        };
+        let b =
+            hd.b.iter()
+                .map(|&v| (f64::from(v) * scale).round() as i32)
+                .collect();
+        Weights::with_hidden(w, b, i16s(&hd.u), i16s(&hd.v)).expect("sizes of the model")
     }
 
-    /// The weights in 1/[`SCALE`] nats.
+    /// The linear weights in 1/[`SCALE`] nats.
     pub fn fixed_point(&self) -> Vec<i32> {
         self.w
             .iter()
