@@ -393,7 +393,7 @@ impl GameCodec for ModelCodec {
         if self.fast {
             model::fast::FastWeights::embedded().hash()
         } else {
-            Weights::embedded().hash()
+            Weights::embedded_hash()
         }
     }
 

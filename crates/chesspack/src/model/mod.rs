@@ -35,12 +35,19 @@ pub mod train;
 
 pub use features::{Context, Features, Inputs, MAX_ACTIVE, MAX_INPUTS, N_FEATURES, N_INPUTS};
 
+use std::borrow::Cow;
+
 use shakmaty::{Chess, Move};
 
 use crate::{Error, order};
 
+/// Bytes aligned for reading as wider integers in place.
+#[repr(C, align(8))]
+struct Aligned<B: ?Sized>(B);
+
 /// The embedded model file.
-static WEIGHTS_FILE: &[u8] = include_bytes!("weights.bin");
+static WEIGHTS_FILE: &[u8] = &ALIGNED_WEIGHTS.0;
+static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin"));
 /// The embedded opening book.
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 
@@ -76,7 +83,7 @@ pub const MAX_HIDDEN: usize = 256;
 /// The weights of the move model.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Weights {
-    w: Vec<i32>,
+    w: Cow<'static, [i32]>,
     hidden: Hidden,
 }
 
@@ -86,9 +93,9 @@ pub struct Weights {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Hidden {
     size: usize,
-    b: Vec<i32>,
-    u: Vec<i16>,
-    v: Vec<i16>,
+    b: Cow<'static, [i32]>,
+    u: Cow<'static, [i16]>,
+    v: Cow<'static, [i16]>,
 }
 
 impl Weights {
@@ -102,6 +109,49 @@ impl Weights {
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
     pub fn from_bytes(bytes: &[u8]) -> Result<Weights, Error> {
+        let [w, b, u, v] = Weights::sections(bytes)?;
+        let i32s = |b: &[u8]| -> Vec<i32> {
+            b.chunks_exact(4)
+                .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
+                .collect()
+        };
+        let i16s = |b: &[u8]| -> Vec<i16> {
+            b.chunks_exact(2)
+                .map(|c| i16::from_le_bytes(c.try_into().expect("2")))
+                .collect()
+        };
+        Weights::with_hidden(i32s(w), i32s(b), i16s(u), i16s(v))
+    }
+
+    /// [`Weights::from_bytes`] read in place where the machine's byte
+    /// order and the bytes' alignment allow (the embedded model: no copy,
+    /// and only the pages of the weights used are ever read).
+    fn from_static(bytes: &'static [u8]) -> Result<Weights, Error> {
+        let [w, b, u, v] = Weights::sections(bytes)?;
+        if cfg!(target_endian = "little")
+            && let (Ok(w), Ok(b), Ok(u), Ok(v)) = (
+                bytemuck::try_cast_slice::<u8, i32>(w),
+                bytemuck::try_cast_slice::<u8, i32>(b),
+                bytemuck::try_cast_slice::<u8, i16>(u),
+                bytemuck::try_cast_slice::<u8, i16>(v),
+            )
+        {
+            return Ok(Weights {
+                w: Cow::Borrowed(w),
+                hidden: Hidden {
+                    size: b.len(),
+                    b: Cow::Borrowed(b),
+                    u: Cow::Borrowed(u),
+                    v: Cow::Borrowed(v),
+                },
+            });
+        }
+        Weights::from_bytes(bytes)
+    }
+
+    /// The linear weights, biases, input weights and feature weights of a
+    /// model file, checked.
+    fn sections(bytes: &[u8]) -> Result<[&[u8]; 4], Error> {
         let bad = |why: String| Error::InvalidData(format!("model file: {why}"));
         if bytes.len() < 20 || &bytes[..4] != MAGIC {
             return Err(bad("not a chesspack model".into()));
@@ -127,24 +177,12 @@ impl Weights {
             rest = tail;
             head
         };
-        let i32s = |b: &[u8]| -> Vec<i32> {
-            b.chunks_exact(4)
-                .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
-                .collect()
-        };
-        let i16s = |b: &[u8]| -> Vec<i16> {
-            b.chunks_exact(2)
-                .map(|c| i16::from_le_bytes(c.try_into().expect("2")))
-                .collect()
-        };
-        let w = i32s(take(4 * n));
-        let b = i32s(take(4 * size));
-        let u = i16s(take(2 * size * inputs));
-        let v = i16s(take(2 * size * n));
-        Ok(Weights {
-            w,
-            hidden: Hidden { size, b, u, v },
-        })
+        Ok([
+            take(4 * n),
+            take(4 * size),
+            take(2 * size * inputs),
+            take(2 * size * n),
+        ])
     }
 
     /// Weights from values, one per feature, without a hidden layer.
@@ -186,8 +224,13 @@ impl Weights {
             )));
         }
         Ok(Weights {
-            w,
-            hidden: Hidden { size, b, u, v },
+            w: w.into(),
+            hidden: Hidden {
+                size,
+                b: b.into(),
+                u: u.into(),
+                v: v.into(),
+            },
         })
     }
 
@@ -198,10 +241,10 @@ impl Weights {
         for x in [VERSION, N_FEATURES as u32, N_INPUTS as u32, h.size as u32] {
             out.extend_from_slice(&x.to_le_bytes());
         }
-        for x in self.w.iter().chain(&h.b) {
+        for x in self.w.iter().chain(h.b.iter()) {
             out.extend_from_slice(&x.to_le_bytes());
         }
-        for x in h.u.iter().chain(&h.v) {
+        for x in h.u.iter().chain(h.v.iter()) {
             out.extend_from_slice(&x.to_le_bytes());
         }
         out
@@ -215,7 +258,7 @@ impl Weights {
     /// ```
     pub fn embedded() -> &'static Weights {
         static EMBEDDED: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
-        EMBEDDED.get_or_init(|| Weights::from_bytes(WEIGHTS_FILE).expect("embedded model file"))
+        EMBEDDED.get_or_init(|| Weights::from_static(WEIGHTS_FILE).expect("embedded model file"))
     }
 
     /// The linear weight of each feature, in 1/[`SCALE`] nats.
@@ -230,8 +273,20 @@ impl Weights {
 
     /// A hash of the model file and the embedded book: what archives
     /// record ([`file_hash`] of the two).
+    ///
+    /// ```
+    /// let w = chesspack::model::Weights::embedded();
+    /// assert_eq!(w.hash(), chesspack::model::Weights::embedded_hash());
+    /// ```
     pub fn hash(&self) -> u64 {
         file_hash(&self.to_bytes()) ^ book_hash().rotate_left(1)
+    }
+
+    /// [`Weights::hash`] of the embedded weights, from the file's bytes
+    /// without reading the weights (opening an archive checks it).
+    pub fn embedded_hash() -> u64 {
+        static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *HASH.get_or_init(|| file_hash(WEIGHTS_FILE) ^ book_hash().rotate_left(1))
     }
 
     /// The legal moves of `pos` in canonical order and their scores (1/1024
@@ -528,6 +583,16 @@ mod tests {
         let mut short = w.to_bytes();
         short.pop();
         assert!(Weights::from_bytes(&short).is_err());
+    }
+
+    #[test]
+    fn embedded_weights_are_read_in_place() {
+        let w = Weights::embedded();
+        assert_eq!(w, &Weights::from_bytes(WEIGHTS_FILE).unwrap());
+        if cfg!(target_endian = "little") {
+            assert!(matches!(w.hidden.v, Cow::Borrowed(_)));
+        }
+        assert_eq!(w.hash(), Weights::embedded_hash());
     }
 
     #[test]
