@@ -1006,13 +1006,7 @@ pub(crate) mod tests {
         quantize(&weights).unwrap()
     }
 
-    /// The next state of a xorshift generator (the tests' random inputs).
-    pub(crate) fn xorshift(x: &mut u64) -> u64 {
-        *x ^= *x << 13;
-        *x ^= *x >> 7;
-        *x ^= *x << 17;
-        *x
-    }
+    pub(crate) use crate::xorshift;
 
     /// One symbol by each of the decoder's three ways, chosen by `way`.
     fn decode_one(dec: &mut Decoder<'_>, freqs: &[u32], way: u64) -> Result<usize, Error> {

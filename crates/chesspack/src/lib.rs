@@ -44,3 +44,12 @@ mod slide;
 
 pub use bits::Bits;
 pub use error::Error;
+
+/// The next state of a xorshift generator: a fixed pseudo-random sequence
+/// (the trainer's initial weights, the tests' random inputs).
+pub(crate) fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}

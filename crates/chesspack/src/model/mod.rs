@@ -279,14 +279,14 @@ impl Weights {
     /// assert_eq!(w.hash(), chesspack::model::Weights::embedded_hash());
     /// ```
     pub fn hash(&self) -> u64 {
-        file_hash(&self.to_bytes()) ^ book_hash().rotate_left(1)
+        model_hash(&self.to_bytes())
     }
 
     /// [`Weights::hash`] of the embedded weights, from the file's bytes
     /// without reading the weights (opening an archive checks it).
     pub fn embedded_hash() -> u64 {
         static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
-        *HASH.get_or_init(|| file_hash(WEIGHTS_FILE) ^ book_hash().rotate_left(1))
+        *HASH.get_or_init(|| model_hash(WEIGHTS_FILE))
     }
 
     /// The legal moves of `pos` in canonical order and their scores (1/1024
@@ -335,19 +335,11 @@ impl Weights {
         out.clear();
         let hd = &self.hidden;
         let k = hd.size;
-        if k == 0 {
-            out.extend(moves.iter().map(|&m| {
-                ctx.features(pos, m, &mut f);
-                f.active()
-                    .iter()
-                    .map(|&i| self.w[usize::from(i)])
-                    .sum::<i32>()
-            }));
-            return;
-        }
         let mut h = [0i16; MAX_HIDDEN];
         let h = &mut h[..k];
-        hd.activations(&Inputs::new(pos, history), h);
+        if k > 0 {
+            hd.activations(&Inputs::new(pos, history), h);
+        }
         // A feature's weight in this position, worked out once: moves
         // share many features.
         CACHE.with_borrow_mut(|cache| {
@@ -364,6 +356,12 @@ impl Weights {
             }));
         });
     }
+}
+
+/// The hash archives record for a model file: its own and the embedded
+/// book's.
+fn model_hash(file: &[u8]) -> u64 {
+    file_hash(file) ^ book_hash().rotate_left(1)
 }
 
 thread_local! {

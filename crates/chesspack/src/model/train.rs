@@ -35,6 +35,14 @@ pub struct Trainer {
     inputs: super::Inputs,
 }
 
+/// One AdaGrad step of the hidden layer's weight `w` along gradient `g`,
+/// `g2` its sum of squared gradients.
+#[inline]
+fn adagrad(w: &mut f32, g2: &mut f32, g: f32, rate: f32) {
+    *g2 += g * g;
+    *w -= rate * g / g2.sqrt();
+}
+
 /// A hidden layer: `h = clamp(b + Σ U[input], 0, 1)` from the position's
 /// sparse inputs; every move feature `f` adds `V[f] · h` to its weight.
 struct Hidden {
@@ -111,12 +119,8 @@ impl Trainer {
         let mut t = Trainer::new();
         let n = t.w.len();
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0
-        };
+        let mut next =
+            || (crate::xorshift(&mut seed) >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0;
         let u = (0..super::N_INPUTS * size).map(|_| next() * 0.05).collect();
         t.hidden = Some(Hidden {
             size,
@@ -258,9 +262,7 @@ impl Trainer {
                 let g2 = &mut hd.v_g2[f * k..][..k];
                 for j in 0..k {
                     hd.dh[j] += g * row[j];
-                    let gv = g * hd.h[j];
-                    g2[j] += gv * gv;
-                    row[j] -= rate * gv / g2[j].sqrt();
+                    adagrad(&mut row[j], &mut g2[j], g * hd.h[j], rate);
                 }
             }
             for j in 0..k {
@@ -272,15 +274,11 @@ impl Trainer {
                 let row = &mut hd.u[usize::from(p) * k..][..k];
                 let g2 = &mut hd.u_g2[usize::from(p) * k..][..k];
                 for j in 0..k {
-                    let g = hd.dh[j];
-                    g2[j] += g * g;
-                    row[j] -= rate * g / g2[j].sqrt();
+                    adagrad(&mut row[j], &mut g2[j], hd.dh[j], rate);
                 }
             }
             for j in 0..k {
-                let g = hd.dh[j];
-                hd.b_g2[j] += g * g;
-                hd.b[j] -= rate * g / hd.b_g2[j].sqrt();
+                adagrad(&mut hd.b[j], &mut hd.b_g2[j], hd.dh[j], rate);
             }
         }
         for &f in &self.touched {
