@@ -21,6 +21,15 @@ pub enum Error {
         /// The move in UCI notation.
         uci: String,
     },
+    /// A move given as text (SAN or UCI) is not legal, or not a move, where
+    /// it is played.
+    #[error("illegal or unreadable move {text:?} at ply {ply}")]
+    UnreadableMove {
+        /// The 0-based ply of the move.
+        ply: usize,
+        /// The move's text.
+        text: String,
+    },
     /// The position cannot be written by the chosen scheme.
     #[error("cannot represent position: {0}")]
     Unrepresentable(String),

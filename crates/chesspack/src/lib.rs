@@ -8,6 +8,8 @@
 //!   [`position::KingsPawns`], [`position::Arith`], [`position::Packed`].
 //! * [`pgn`] — streaming PGN reading into games the codecs take.
 //! * [`archive`] — the `.chpk` archive of whole PGN files.
+//! * [`record`] — one game or position as self-contained bytes, for a
+//!   column of a table.
 //! * [`model`] — the learned move model of the `model` and `fast` codecs
 //!   ([`game::ModelCodec`]), with its opening book and trainer.
 //! * [`engine`] — the embedded engine of the `engine-*` codecs.
@@ -40,6 +42,7 @@ pub mod model;
 pub mod order;
 pub mod pgn;
 pub mod position;
+pub mod record;
 mod slide;
 
 pub use bits::Bits;

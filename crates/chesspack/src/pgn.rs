@@ -8,7 +8,14 @@
 use std::{io::Read, ops::ControlFlow};
 
 use pgn_reader::{RawTag, Reader, SanPlus, Skip, Visitor};
-use shakmaty::{CastlingMode, Chess, FromSetup, Move, Position, fen::Fen};
+use shakmaty::{
+    CastlingMode, Chess, FromSetup, Move, Position,
+    fen::Fen,
+    san::{San, SanPlus as SanWithSuffix},
+    uci::UciMove,
+};
+
+use crate::Error;
 
 /// One game: its tags, start position and mainline moves.
 #[derive(Clone, Debug)]
@@ -258,5 +265,164 @@ impl Visitor for GameVisitor {
     fn end_game(&mut self, movetext: Movetext) -> Output {
         self.in_game = false;
         Ok(movetext.game)
+    }
+}
+
+/// The mainline moves of a movetext (`1. e4 e5 2. Nf3 {comment} (2. f4) Nc6
+/// 1-0`, as the lichess database's `movetext` column holds), played from
+/// `start`. Comments, glyphs, variations and the result are read and left
+/// out; tags before the movetext are skipped.
+///
+/// ```
+/// use chesspack::pgn::movetext_moves;
+/// use shakmaty::Chess;
+///
+/// let start = Chess::default();
+/// let text = b"1. e4 { [%clk 0:03:00] } 1... e5 2. Nf3 $1 (2. f4 exf4) 2... Nc6 1-0";
+/// assert_eq!(movetext_moves(text, &start).unwrap().len(), 4);
+/// assert!(movetext_moves(b"1. e4 e5 2. Ke3 *", &start).is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`Error::UnreadableMove`] for a move that is not legal where it is
+/// played, [`Error::InvalidData`] for text that is not one game's movetext.
+pub fn movetext_moves(text: &[u8], start: &Chess) -> Result<Vec<Move>, Error> {
+    let mut reader = Reader::new(text);
+    let mut visitor = MovetextVisitor {
+        start: start.clone(),
+    };
+    let malformed = |e: std::io::Error| Error::InvalidData(format!("malformed movetext: {e}"));
+    let moves = reader
+        .read_game(&mut visitor)
+        .map_err(malformed)?
+        .unwrap_or_else(|| Ok(Vec::new()))?;
+    if reader.read_game(&mut visitor).map_err(malformed)?.is_some() {
+        return Err(Error::InvalidData(
+            "movetext holds more than one game".into(),
+        ));
+    }
+    Ok(moves)
+}
+
+/// One move given as SAN (`Nf3`, `O-O`, `exd8=Q+`) or UCI (`g1f3`, `e1g1` or
+/// `e1h1` for castling, `e7e8q`), played at 0-based `ply` of a game in
+/// `pos`.
+///
+/// ```
+/// use chesspack::pgn::text_move;
+/// use shakmaty::Chess;
+///
+/// let pos = Chess::default();
+/// assert_eq!(text_move(&pos, "Nf3", 0).unwrap(), text_move(&pos, "g1f3", 0).unwrap());
+/// assert!(text_move(&pos, "Nf4", 0).is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`Error::UnreadableMove`] when the text is neither a legal SAN nor a
+/// legal UCI move.
+pub fn text_move(pos: &Chess, text: &str, ply: usize) -> Result<Move, Error> {
+    let bad = || Error::UnreadableMove {
+        ply,
+        text: text.to_owned(),
+    };
+    let t = text.trim();
+    let b = t.as_bytes();
+    let looks_uci = (4..=5).contains(&b.len())
+        && matches!(b[0], b'a'..=b'h')
+        && matches!(b[1], b'1'..=b'8')
+        && matches!(b[2], b'a'..=b'h')
+        && matches!(b[3], b'1'..=b'8');
+    if looks_uci {
+        if let Ok(uci) = t.parse::<UciMove>() {
+            if let Ok(m) = uci.to_move(pos) {
+                return Ok(m);
+            }
+        }
+    }
+    // SAN, with its check suffix and any `!`/`?` glyphs.
+    let t = t.trim_end_matches(['!', '?']);
+    let san = t
+        .parse::<SanWithSuffix>()
+        .map(|s| s.san)
+        .or_else(|_| t.parse::<San>())
+        .map_err(|_| bad())?;
+    san.to_move(pos).map_err(|_| bad())
+}
+
+/// The moves of a game given one by one as SAN or UCI ([`text_move`]),
+/// played from `start`.
+///
+/// ```
+/// use chesspack::pgn::text_moves;
+/// use shakmaty::Chess;
+///
+/// let moves = text_moves(["e4", "e7e5", "Nf3"], &Chess::default()).unwrap();
+/// assert_eq!(moves.len(), 3);
+/// ```
+///
+/// # Errors
+///
+/// [`Error::UnreadableMove`] naming the first move that is not legal.
+pub fn text_moves<S: AsRef<str>>(
+    texts: impl IntoIterator<Item = S>,
+    start: &Chess,
+) -> Result<Vec<Move>, Error> {
+    let mut pos = start.clone();
+    let mut moves = Vec::new();
+    for (ply, t) in texts.into_iter().enumerate() {
+        let m = text_move(&pos, t.as_ref(), ply)?;
+        pos.play_unchecked(m);
+        moves.push(m);
+    }
+    Ok(moves)
+}
+
+struct MovetextVisitor {
+    start: Chess,
+}
+
+struct MovetextState {
+    pos: Chess,
+    moves: Vec<Move>,
+}
+
+impl Visitor for MovetextVisitor {
+    type Tags = ();
+    type Movetext = MovetextState;
+    type Output = Result<Vec<Move>, Error>;
+
+    fn begin_tags(&mut self) -> ControlFlow<Self::Output, ()> {
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, _tags: ()) -> ControlFlow<Self::Output, MovetextState> {
+        ControlFlow::Continue(MovetextState {
+            pos: self.start.clone(),
+            moves: Vec::new(),
+        })
+    }
+
+    fn san(&mut self, state: &mut MovetextState, san_plus: SanPlus) -> ControlFlow<Self::Output> {
+        match san_plus.san.to_move(&state.pos) {
+            Ok(m) => {
+                state.pos.play_unchecked(m);
+                state.moves.push(m);
+                ControlFlow::Continue(())
+            }
+            Err(_) => ControlFlow::Break(Err(Error::UnreadableMove {
+                ply: state.moves.len(),
+                text: san_plus.to_string(),
+            })),
+        }
+    }
+
+    fn begin_variation(&mut self, _state: &mut MovetextState) -> ControlFlow<Self::Output, Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_game(&mut self, state: MovetextState) -> Self::Output {
+        Ok(state.moves)
     }
 }

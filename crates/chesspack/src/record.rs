@@ -1,0 +1,336 @@
+//! Records: one game's moves, or one position, as self-contained bytes.
+//!
+//! A codec's stream is a bit string of exact length ([`Bits`]); a record
+//! makes it a byte string that names its codec and model, so that a column
+//! of a table (Arrow, Parquet, a database) can hold one game or position a
+//! value and each decodes on its own.
+//!
+//! # Format (version 1)
+//!
+//! * byte 0, the tag: `0x10 + id` for a game record, `0x20 + id` for a
+//!   position record, where `id` is the codec's number in [`GAME_CODECS`] or
+//!   [`POSITION_CODECS`] (a later format version takes other tags);
+//! * byte 1, the model check: the low byte of the codec's model hash
+//!   ([`GameCodec::model_hash`], `PositionModel::model_hash`; 0 for codecs
+//!   without a model), so that a record written with another model is
+//!   refused (255 times in 256 for one record, surely for a column);
+//! * the stream's bits, then a 1 bit, then 0 bits up to the byte's end (the
+//!   stream's length is where the last 1 bit is).
+//!
+//! The start position of a game is not stored (as in the codecs): a caller
+//! that codes games from other starts keeps the FEN beside the record.
+//! A record of the `model` codec costs 2 bytes + about 2.7 bits a ply + 1 to
+//! 8 bits of end mark.
+//!
+//! ```
+//! use chesspack::{game, pgn, record};
+//! use shakmaty::Chess;
+//!
+//! let start = Chess::default();
+//! let moves = pgn::movetext_moves(b"1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 *", &start).unwrap();
+//! let codec = game::codec("model").unwrap();
+//! let bytes = record::encode_game(codec.as_ref(), &start, &moves).unwrap();
+//! assert_eq!(record::game_codec_name(&bytes).unwrap(), "model");
+//! assert_eq!(record::decode_game(codec.as_ref(), &start, &bytes).unwrap(), moves);
+//! // Another codec refuses the record.
+//! assert!(record::decode_game(&game::Index, &start, &bytes).is_err());
+//! ```
+
+use shakmaty::{Chess, Move};
+
+use crate::{
+    Bits, Error,
+    bits::BitWriter,
+    game::GameCodec,
+    position::{PositionCodec, PositionModel},
+};
+
+/// The game codecs by record id: a codec's id is its index here. Ids are
+/// part of the format: new codecs go at the end.
+pub const GAME_CODECS: [&str; 7] = [
+    "squares",
+    "index",
+    "radix",
+    "engine-huffman",
+    "engine-arith",
+    "model",
+    "fast",
+];
+
+/// The position codecs by record id, as [`GAME_CODECS`].
+pub const POSITION_CODECS: [&str; 5] =
+    ["usenet82", "kingspawns", "arith", "packed", "position-model"];
+
+const GAME_TAG: u8 = 0x10;
+const POSITION_TAG: u8 = 0x20;
+
+/// Encodes `moves` played from `start` as a game record.
+///
+/// # Errors
+///
+/// [`Error::IllegalMove`] when a move is not legal where it is played,
+/// [`Error::UnknownCodec`] for a codec without a record id.
+pub fn encode_game(codec: &dyn GameCodec, start: &Chess, moves: &[Move]) -> Result<Vec<u8>, Error> {
+    let tag = GAME_TAG + id_of(&GAME_CODECS, codec.name())?;
+    let bits = codec.encode(start, moves)?;
+    Ok(seal(tag, check_byte(codec.model_hash()), &bits))
+}
+
+/// The name of the game codec that wrote a record.
+///
+/// # Errors
+///
+/// [`Error::InvalidData`] when `data` is not a game record.
+///
+/// ```
+/// assert_eq!(chesspack::record::game_codec_name(&[0x15, 0, 0x80]).unwrap(), "model");
+/// assert!(chesspack::record::game_codec_name(&[0x25, 0, 0x80]).is_err());
+/// ```
+pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
+    name_of(data, GAME_TAG, &GAME_CODECS, "game")
+}
+
+/// Decodes a game record written by `codec` for a game from `start`.
+///
+/// # Errors
+///
+/// [`Error::InvalidData`] when `data` is not a record of `codec` and its
+/// model, or its stream does not decode; any error of the codec's decoder.
+pub fn decode_game(codec: &dyn GameCodec, start: &Chess, data: &[u8]) -> Result<Vec<Move>, Error> {
+    let bits = open(
+        data,
+        GAME_TAG,
+        &GAME_CODECS,
+        "game",
+        codec.name(),
+        check_byte(codec.model_hash()),
+    )?;
+    codec.decode(start, &bits)
+}
+
+/// Encodes a position as a position record.
+///
+/// # Errors
+///
+/// [`Error::Unrepresentable`] when the codec cannot write the position,
+/// [`Error::UnknownCodec`] for a codec without a record id.
+///
+/// ```
+/// use chesspack::{position, record};
+///
+/// let pos = position::parse_fen("8/8/8/4k3/8/8/8/4K2R w K - 0 1").unwrap();
+/// let codec = position::codec("position-model").unwrap();
+/// let bytes = record::encode_position(codec.as_ref(), &pos).unwrap();
+/// let back = record::decode_position(codec.as_ref(), &bytes).unwrap();
+/// assert_eq!(position::to_epd(&back), "8/8/8/4k3/8/8/8/4K2R w K -");
+/// ```
+pub fn encode_position(codec: &dyn PositionCodec, pos: &Chess) -> Result<Vec<u8>, Error> {
+    let tag = POSITION_TAG + id_of(&POSITION_CODECS, codec.name())?;
+    let bits = codec.encode(pos)?;
+    Ok(seal(tag, position_check(codec.name()), &bits))
+}
+
+/// The name of the position codec that wrote a record.
+///
+/// # Errors
+///
+/// [`Error::InvalidData`] when `data` is not a position record.
+pub fn position_codec_name(data: &[u8]) -> Result<&'static str, Error> {
+    name_of(data, POSITION_TAG, &POSITION_CODECS, "position")
+}
+
+/// Decodes a position record written by `codec`.
+///
+/// # Errors
+///
+/// [`Error::InvalidData`] when `data` is not a record of `codec`, any error
+/// of the codec's decoder.
+pub fn decode_position(codec: &dyn PositionCodec, data: &[u8]) -> Result<Chess, Error> {
+    let bits = open(
+        data,
+        POSITION_TAG,
+        &POSITION_CODECS,
+        "position",
+        codec.name(),
+        position_check(codec.name()),
+    )?;
+    codec.decode(&bits)
+}
+
+fn check_byte(hash: u64) -> u8 {
+    (hash & 0xff) as u8
+}
+
+fn position_check(name: &str) -> u8 {
+    if name == "position-model" {
+        check_byte(PositionModel.model_hash())
+    } else {
+        0
+    }
+}
+
+fn id_of(names: &[&str], name: &str) -> Result<u8, Error> {
+    names
+        .iter()
+        .position(|&n| n == name)
+        .map(|i| i as u8)
+        .ok_or_else(|| Error::UnknownCodec(name.to_owned()))
+}
+
+fn name_of(data: &[u8], base: u8, names: &[&'static str], kind: &str) -> Result<&'static str, Error> {
+    let tag = *data
+        .first()
+        .ok_or_else(|| Error::InvalidData(format!("empty {kind} record")))?;
+    tag.checked_sub(base)
+        .and_then(|id| names.get(usize::from(id)))
+        .copied()
+        .ok_or_else(|| Error::InvalidData(format!("not a {kind} record (tag byte {tag:#04x})")))
+}
+
+fn seal(tag: u8, check: u8, bits: &Bits) -> Vec<u8> {
+    let mut w = BitWriter::new();
+    w.write(u64::from(tag), 8);
+    w.write(u64::from(check), 8);
+    w.write_bits(bits);
+    w.write_bit(true);
+    let padded = w.len().next_multiple_of(8);
+    w.write(0, (padded - w.len()) as u32);
+    w.finish().as_bytes().to_vec()
+}
+
+fn open(
+    data: &[u8],
+    base: u8,
+    names: &[&'static str],
+    kind: &str,
+    want: &str,
+    check: u8,
+) -> Result<Bits, Error> {
+    let name = name_of(data, base, names, kind)?;
+    if name != want {
+        return Err(Error::InvalidData(format!(
+            "{kind} record of codec {name:?}, not {want:?}"
+        )));
+    }
+    let (&last, body) = match data.get(2..) {
+        Some(rest) => rest
+            .split_last()
+            .ok_or_else(|| Error::InvalidData(format!("{kind} record has no end mark")))?,
+        None => return Err(Error::Truncated),
+    };
+    if data[1] != check {
+        return Err(Error::InvalidData(format!(
+            "{kind} record was written with another model of {name:?} (check byte {:#04x}, this model's {check:#04x})",
+            data[1]
+        )));
+    }
+    if last == 0 {
+        return Err(Error::InvalidData(format!("{kind} record has no end mark")));
+    }
+    let len = body.len() * 8 + 7 - last.trailing_zeros() as usize;
+    let mut bytes = Vec::with_capacity(body.len() + 1);
+    bytes.extend_from_slice(body);
+    bytes.push(last);
+    Bits::from_bytes(bytes, len)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{game, pgn, position};
+
+    fn sample() -> (Chess, Vec<Move>) {
+        let start = Chess::default();
+        let moves =
+            pgn::movetext_moves(b"1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O *", &start)
+                .unwrap();
+        (start, moves)
+    }
+
+    #[test]
+    fn ids_follow_the_codec_lists() {
+        let games: Vec<_> = game::codecs().iter().map(|c| c.name()).collect();
+        assert_eq!(games, GAME_CODECS);
+        let positions: Vec<_> = position::codecs().iter().map(|c| c.name()).collect();
+        assert_eq!(positions, POSITION_CODECS);
+    }
+
+    #[test]
+    fn every_game_codec_round_trips() {
+        let (start, moves) = sample();
+        for codec in game::codecs() {
+            let bytes = encode_game(codec.as_ref(), &start, &moves).unwrap();
+            assert_eq!(game_codec_name(&bytes).unwrap(), codec.name());
+            assert_eq!(decode_game(codec.as_ref(), &start, &bytes).unwrap(), moves);
+        }
+        // The empty game.
+        let bytes = encode_game(&game::Index, &start, &[]).unwrap();
+        assert!(decode_game(&game::Index, &start, &bytes).unwrap().is_empty());
+    }
+
+    #[test]
+    fn golden_index_record() {
+        // Tag 0x11 (index), check 0, then the index stream and its end mark.
+        let (start, moves) = sample();
+        let bits = game::Index.encode(&start, &moves).unwrap();
+        let bytes = encode_game(&game::Index, &start, &moves).unwrap();
+        assert_eq!(&bytes[..2], &[0x11, 0x00]);
+        assert_eq!(bytes.len(), 2 + (bits.len() + 1).div_ceil(8));
+        let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(hex, "1100ad572b426e3e");
+    }
+
+    #[test]
+    fn damaged_records_are_errors() {
+        let (start, moves) = sample();
+        let codec = game::codec("model").unwrap();
+        let bytes = encode_game(codec.as_ref(), &start, &moves).unwrap();
+        // Another model (check byte), another codec, no end mark, too short.
+        let mut other = bytes.clone();
+        other[1] ^= 1;
+        assert!(
+            decode_game(codec.as_ref(), &start, &other)
+                .unwrap_err()
+                .to_string()
+                .contains("another model")
+        );
+        let mut ended = bytes.clone();
+        *ended.last_mut().unwrap() = 0;
+        assert!(decode_game(codec.as_ref(), &start, &ended).is_err());
+        for n in 0..3 {
+            assert!(decode_game(codec.as_ref(), &start, &bytes[..n]).is_err());
+        }
+        assert!(decode_game(&game::Index, &start, &bytes).is_err());
+        // Garbage never panics.
+        let mut x = 7u64;
+        for _ in 0..2000 {
+            let n = (crate::xorshift(&mut x) % 40) as usize;
+            let mut data: Vec<u8> = (0..n).map(|_| crate::xorshift(&mut x) as u8).collect();
+            if let Some(b) = data.first_mut() {
+                *b = 0x10 + (*b % 7);
+            }
+            if let Ok(name) = game_codec_name(&data) {
+                if name.starts_with("engine") {
+                    continue;
+                }
+                let c = game::codec(name).unwrap();
+                if data.len() > 1 {
+                    data[1] = check_byte(c.model_hash());
+                }
+                let _ = decode_game(c.as_ref(), &start, &data);
+            }
+        }
+    }
+
+    #[test]
+    fn positions_round_trip() {
+        let pos = position::parse_fen("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1").unwrap();
+        for codec in position::codecs() {
+            let bytes = encode_position(codec.as_ref(), &pos).unwrap();
+            assert_eq!(position_codec_name(&bytes).unwrap(), codec.name());
+            let back = decode_position(codec.as_ref(), &bytes).unwrap();
+            assert_eq!(position::to_epd(&back), position::to_epd(&pos));
+            assert!(game_codec_name(&bytes).is_err());
+        }
+    }
+}
