@@ -334,12 +334,11 @@ pub fn text_move(pos: &Chess, text: &str, ply: usize) -> Result<Move, Error> {
         && matches!(b[1], b'1'..=b'8')
         && matches!(b[2], b'a'..=b'h')
         && matches!(b[3], b'1'..=b'8');
-    if looks_uci {
-        if let Ok(uci) = t.parse::<UciMove>() {
-            if let Ok(m) = uci.to_move(pos) {
-                return Ok(m);
-            }
-        }
+    if looks_uci
+        && let Ok(uci) = t.parse::<UciMove>()
+        && let Ok(m) = uci.to_move(pos)
+    {
+        return Ok(m);
     }
     // SAN, with its check suffix and any `!`/`?` glyphs.
     let t = t.trim_end_matches(['!', '?']);

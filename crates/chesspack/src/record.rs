@@ -58,8 +58,13 @@ pub const GAME_CODECS: [&str; 7] = [
 ];
 
 /// The position codecs by record id, as [`GAME_CODECS`].
-pub const POSITION_CODECS: [&str; 5] =
-    ["usenet82", "kingspawns", "arith", "packed", "position-model"];
+pub const POSITION_CODECS: [&str; 5] = [
+    "usenet82",
+    "kingspawns",
+    "arith",
+    "packed",
+    "position-model",
+];
 
 const GAME_TAG: u8 = 0x10;
 const POSITION_TAG: u8 = 0x20;
@@ -177,7 +182,12 @@ fn id_of(names: &[&str], name: &str) -> Result<u8, Error> {
         .ok_or_else(|| Error::UnknownCodec(name.to_owned()))
 }
 
-fn name_of(data: &[u8], base: u8, names: &[&'static str], kind: &str) -> Result<&'static str, Error> {
+fn name_of(
+    data: &[u8],
+    base: u8,
+    names: &[&'static str],
+    kind: &str,
+) -> Result<&'static str, Error> {
     let tag = *data
         .first()
         .ok_or_else(|| Error::InvalidData(format!("empty {kind} record")))?;
@@ -265,7 +275,11 @@ mod tests {
         }
         // The empty game.
         let bytes = encode_game(&game::Index, &start, &[]).unwrap();
-        assert!(decode_game(&game::Index, &start, &bytes).unwrap().is_empty());
+        assert!(
+            decode_game(&game::Index, &start, &bytes)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]

@@ -1,0 +1,483 @@
+"""chesspack: chess games (PGN) and positions (FEN) in as few bits as
+information theory allows, without losing anything.
+
+Single games and positions become *records*: self-contained bytes that name
+their codec and model (about 2 bytes + 2.7 bits a ply with the default
+``model`` codec). Columns of games go through Arrow (pyarrow, Polars, DuckDB)
+and are coded on all cores with the GIL released. Whole PGN files become
+``.chpk`` archives with random access to every game.
+
+>>> import chesspack
+>>> data = chesspack.encode_game(["e4", "e5", "Nf3", "Nc6"])
+>>> chesspack.decode_game(data)
+['e4', 'e5', 'Nf3', 'Nc6']
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import warnings
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+
+from . import _native
+from ._native import (
+    ChesspackError,
+    DecodeError,
+    IllegalMove,
+    InvalidPosition,
+    UnknownCodec,
+)
+
+if TYPE_CHECKING:  # pragma: no cover
+    import chess
+    import chess.pgn
+    import pyarrow as pa
+
+__version__: str = _native.__version__
+
+__all__ = [
+    "Archive",
+    "ChesspackError",
+    "ChesspackWarning",
+    "DecodeError",
+    "IllegalMove",
+    "InvalidPosition",
+    "UnknownCodec",
+    "codecs",
+    "compress",
+    "decode_game",
+    "decode_games",
+    "decode_position",
+    "decompress",
+    "encode_game",
+    "encode_games",
+    "encode_position",
+    "record_codec",
+    "verify",
+]
+
+
+class ChesspackWarning(UserWarning):
+    """Rows of a batch that could not be coded (their values are null)."""
+
+
+def codecs() -> dict[str, list[str]]:
+    """The codec names: ``{"games": [...], "positions": [...]}``."""
+    games, positions = _native.codecs()
+    return {"games": list(games), "positions": list(positions)}
+
+
+def record_codec(data: bytes) -> str:
+    """The name of the codec that wrote a game or position record."""
+    return _native.record_codec(bytes(data))
+
+
+def _fen(start: Any) -> str | None:
+    """A FEN from ``None``, a FEN string or a ``chess.Board``."""
+    if start is None or isinstance(start, str):
+        return start
+    fen = getattr(start, "fen", None)
+    if callable(fen):
+        # Shredder-FEN keeps Chess960 castling rights unambiguous.
+        if getattr(start, "chess960", False):
+            return start.fen(shredder=True)
+        return start.fen()
+    raise TypeError(f"start must be None, a FEN string or a chess.Board, not {type(start).__name__}")
+
+
+def _move_text(m: Any) -> str:
+    if isinstance(m, str):
+        return m
+    uci = getattr(m, "uci", None)
+    if callable(uci):
+        return uci()
+    raise TypeError(f"a move must be a SAN or UCI string or a chess.Move, not {type(m).__name__}")
+
+
+def encode_game(moves: str | Iterable[Any], codec: str = "model", start: Any = None) -> bytes:
+    """Encodes one game as a record.
+
+    ``moves`` is a movetext string (``"1. e4 e5 2. Nf3 *"``, comments and
+    variations allowed and left out) or a sequence of moves as SAN strings,
+    UCI strings or ``chess.Move`` objects. ``start`` is the start position:
+    ``None`` (standard), a FEN (Chess960 too) or a ``chess.Board``. The start
+    is not stored: pass the same one to :func:`decode_game`.
+
+    Raises :class:`IllegalMove` naming the first move that is not legal.
+
+    >>> import chess
+    >>> b = chess.Board()
+    >>> moves = [b.push_san(s) for s in ["d4", "d5", "c4"]]
+    >>> decode_game(encode_game(moves))
+    ['d4', 'd5', 'c4']
+    """
+    if isinstance(moves, (str, bytes)):
+        text = moves.decode() if isinstance(moves, bytes) else moves
+        return _native.encode_game(text, codec, _fen(start))
+    return _native.encode_game([_move_text(m) for m in moves], codec, _fen(start))
+
+
+def decode_game(
+    data: bytes,
+    codec: str | None = None,
+    start: Any = None,
+    *,
+    uci: bool = False,
+    as_board: bool = False,
+) -> Any:
+    """Decodes a game record into its moves: SAN strings (UCI with
+    ``uci=True``), or a ``chess.Board`` with the moves on its stack
+    (``as_board=True``).
+
+    ``codec``, when given, must be the record's codec. Raises
+    :class:`DecodeError` for bytes that are not such a record.
+
+    >>> board = decode_game(encode_game("1. e4 c5 2. Nf3"), as_board=True)
+    >>> board.fen()
+    'rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2'
+    """
+    fen = _fen(start)
+    if not as_board:
+        return _native.decode_game(bytes(data), codec, fen, uci)
+    import chess
+
+    board = _board(fen)
+    for u in _native.decode_game(bytes(data), codec, fen, True):
+        board.push_uci(u)
+    return board
+
+
+def _board(fen: str | None) -> "chess.Board":
+    import chess
+
+    if fen is None:
+        return chess.Board()
+    board = chess.Board(fen)
+    if not board.is_valid() or _needs_960(board):
+        board = chess.Board(fen, chess960=True)
+    return board
+
+
+def _needs_960(board: "chess.Board") -> bool:
+    import chess
+
+    return board.castling_rights != board.clean_castling_rights() or (
+        board.castling_rights
+        and board.castling_rights & ~(chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8) != 0
+    )
+
+
+def encode_position(fen: Any, codec: str = "position-model") -> bytes:
+    """Encodes a position (a FEN, or a ``chess.Board``) as a record.
+
+    The codecs store the board, side to move, castling rights and a legal
+    en-passant square; clocks are not stored.
+
+    >>> decode_position(encode_position("8/8/8/4k3/8/8/8/4K2R w K - 0 1"))
+    '8/8/8/4k3/8/8/8/4K2R w K - 0 1'
+    """
+    return _native.encode_position(_fen(fen), codec)
+
+
+def decode_position(data: bytes, codec: str | None = None) -> str:
+    """The FEN of a position record (halfmove clock 0, move number 1)."""
+    return _native.decode_position(bytes(data), codec)
+
+
+def _arrow_input(values: Any) -> Any:
+    """An object with the Arrow PyCapsule interface: Arrow arrays, chunked
+    arrays, Polars series and DuckDB results pass as they are (no copy),
+    Python sequences become pyarrow arrays."""
+    if hasattr(values, "__arrow_c_array__") or hasattr(values, "__arrow_c_stream__"):
+        return values
+    import pyarrow as pa
+
+    values = list(values)
+    if values and not isinstance(values[0], (str, bytes, type(None))):
+        values = [None if v is None else [_move_text(m) for m in v] for v in values]
+    return pa.array(values)
+
+
+def _report(errors: list[tuple[int, str]], what: str) -> None:
+    if errors:
+        row, msg = errors[0]
+        warnings.warn(
+            f"{len(errors)} {what} could not be coded and are null (first: row {row}: {msg}); "
+            "return_errors=True lists them",
+            ChesspackWarning,
+            stacklevel=3,
+        )
+
+
+def encode_games(
+    games: Any,
+    codec: str = "model",
+    *,
+    start: Any = None,
+    threads: int | None = None,
+    return_errors: bool = False,
+) -> Any:
+    """Encodes a column of games into a column of records, on all cores.
+
+    ``games``: movetext strings, or lists of SAN/UCI strings (or
+    ``chess.Move`` objects), as a pyarrow array or chunked array, a Polars
+    series, anything with the Arrow PyCapsule interface (read without a
+    copy), or a Python list. ``start``: ``None``, one FEN for every game, or a
+    column of FENs (null: the standard position).
+
+    Returns a ``pyarrow.BinaryArray`` (a ``ChunkedArray`` for chunked
+    input). A game that cannot be coded gives a null and a
+    :class:`ChesspackWarning`; with ``return_errors=True`` the result is
+    ``(array, [(row, message), ...])`` instead.
+
+    >>> arr = encode_games(["1. e4 e5 2. Nf3", "1. d4 d5", "1. e4 e5 2. Ke3"], return_errors=True)
+    >>> arr[0].null_count, arr[1]
+    (1, [(2, 'illegal or unreadable move "Ke3" at ply 2')])
+    """
+    if start is not None and not isinstance(start, str) and not hasattr(start, "fen"):
+        start = _arrow_input(start)
+    else:
+        start = _fen(start)
+    out, errors = _native.encode_games(_arrow_input(games), codec, start, threads)
+    if return_errors:
+        return out, errors
+    _report(errors, "games")
+    return out
+
+
+def decode_games(
+    records: Any,
+    codec: str | None = None,
+    *,
+    start: Any = None,
+    output: str = "san",
+    threads: int | None = None,
+    return_errors: bool = False,
+) -> Any:
+    """Decodes a column of game records, on all cores.
+
+    ``output``: ``"san"`` or ``"uci"`` (a list array of moves), or
+    ``"movetext"`` (strings like ``"1. e4 e5 2. Nf3"``). ``codec``, when
+    given, must be every record's codec; otherwise each record names its
+    own. Bad records give nulls, as in :func:`encode_games`.
+
+    >>> decode_games(encode_games(["1. e4 e5"]), output="movetext").to_pylist()
+    ['1. e4 e5']
+    """
+    if start is not None and not isinstance(start, str) and not hasattr(start, "fen"):
+        start = _arrow_input(start)
+    else:
+        start = _fen(start)
+    out, errors = _native.decode_games(_arrow_input(records), codec, start, output, threads)
+    if return_errors:
+        return out, errors
+    _report(errors, "records")
+    return out
+
+
+def _progress(progress: Any, desc: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:
+    """A ``(done, total)`` callback and a closer from ``progress``: ``None``,
+    ``True`` (a tqdm bar), a tqdm-compatible bar (``update``/``total``) or a
+    callable."""
+    if progress is None or progress is False:
+        return None, lambda: None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        progress = tqdm(unit="B", unit_scale=True, desc=desc)
+        owned = True
+    else:
+        owned = False
+    if hasattr(progress, "update") and hasattr(progress, "total"):
+        bar = progress
+        seen = [0]
+
+        def cb(done: int, total: int) -> None:
+            if total and bar.total != total:
+                bar.total = total
+            bar.update(done - seen[0])
+            seen[0] = done
+
+        return cb, (bar.close if owned else (lambda: None))
+    if callable(progress):
+        return progress, lambda: None
+    raise TypeError("progress must be None, True, a tqdm bar or a callable(done, total)")
+
+
+def compress(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str] | None = None,
+    codec: str = "model",
+    *,
+    threads: int | None = None,
+    level: int = 15,
+    block_games: int = 4096,
+    overwrite: bool = False,
+    progress: Any = None,
+) -> dict[str, Any]:
+    """Compresses a PGN file (``.pgn``, ``.pgn.zst``) into a ``.chpk``
+    archive (default name: ``src`` + ``.chpk``), or a position file
+    (``.csv``/``.epd``/``.fen``) into a position archive, on all cores.
+
+    The output is written under a temporary name and appears only when
+    complete; an existing file is kept unless ``overwrite``. ``progress``:
+    ``True`` for a tqdm bar, a tqdm bar, or ``callable(done, total)`` over
+    input bytes. Returns games, input and output bytes, and the games stored
+    verbatim (number, category, detail).
+    """
+    src = os.fspath(src)
+    dst = os.fspath(dst) if dst is not None else src + ".chpk"
+    cb, close = _progress(progress, "compressing")
+    try:
+        return _native.compress(
+            src, dst, codec, threads, level, block_games, overwrite, cb
+        )
+    finally:
+        close()
+
+
+def decompress(
+    src: str | os.PathLike[str],
+    dst: str | os.PathLike[str],
+    *,
+    threads: int | None = None,
+    overwrite: bool = False,
+    progress: Any = None,
+) -> int:
+    """Writes the PGN text (or position file) of an archive to ``dst``;
+    returns the number of games (or lines)."""
+    cb, close = _progress(progress, "decompressing")
+    try:
+        return _native.decompress(os.fspath(src), os.fspath(dst), threads, overwrite, cb)
+    finally:
+        close()
+
+
+def verify(src: str | os.PathLike[str], *, threads: int | None = None) -> dict[str, Any]:
+    """Checks every block of an archive (checksum, then a full decode).
+
+    Returns ``{"ok", "version", "codec", "model_hash", "blocks", "games",
+    "problems"}``; ``problems`` lists messages naming each damaged block.
+    """
+    return _native.verify(os.fspath(src), threads)
+
+
+class Archive(Sequence):
+    """A ``.chpk`` archive opened for reading.
+
+    ``len(archive)`` games, numbered from 0; ``archive[i]`` is the PGN text
+    of game ``i`` as ``decompress`` writes it (slices give lists);
+    iteration reads a block at a time. ``recover=True`` opens a file whose
+    index is missing (a truncated file) from the blocks found.
+
+    >>> import tempfile, os
+    >>> d = tempfile.mkdtemp()
+    >>> p = os.path.join(d, "g.pgn")
+    >>> _ = open(p, "w").write('[White "Tal"]\\n\\n1. e4 e5 2. Nf3 1-0\\n')
+    >>> _ = compress(p)
+    >>> a = Archive(p + ".chpk")
+    >>> len(a), a.tags(0)
+    (1, {'White': 'Tal'})
+    >>> print(a[0], end="")
+    [White "Tal"]
+    <BLANKLINE>
+    1. e4 e5 2. Nf3 1-0
+    <BLANKLINE>
+    """
+
+    def __init__(self, path: str | os.PathLike[str], recover: bool = False) -> None:
+        self._a = _native.Archive(os.fspath(path), recover)
+
+    @property
+    def path(self) -> str:
+        """The archive's path."""
+        return self._a.path
+
+    @property
+    def codec(self) -> str:
+        """The move codec the archive was written with."""
+        return self._a.codec
+
+    @property
+    def version(self) -> int:
+        """The archive format version."""
+        return self._a.version
+
+    @property
+    def model_hash(self) -> int:
+        """The hash of the codec's model (0 for codecs without one)."""
+        return self._a.model_hash
+
+    @property
+    def index_error(self) -> str | None:
+        """Why the index could not be used (``recover=True``), or None."""
+        return self._a.index_error
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    def __getitem__(self, i: Any) -> Any:
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        return _text(self._a.game_bytes(i))
+
+    def __iter__(self) -> Iterator[str]:
+        for b in range(len(self._a.blocks())):
+            for t in self._a.block_games(b):
+                yield _text(t)
+
+    def __repr__(self) -> str:
+        return f"Archive({self.path!r}: {len(self)} games, codec {self.codec})"
+
+    def game(self, i: int) -> "chess.pgn.Game":
+        """Game ``i`` as a ``chess.pgn.Game`` (python-chess)."""
+        import chess.pgn
+
+        return chess.pgn.read_game(io.StringIO(self[i]))
+
+    def games(self) -> Iterator["chess.pgn.Game"]:
+        """Every game as a ``chess.pgn.Game``, a block at a time."""
+        import chess.pgn
+
+        for text in self:
+            yield chess.pgn.read_game(io.StringIO(text))
+
+    def tags(self, i: int) -> dict[str, str]:
+        """The tags of game ``i``, without decoding its moves."""
+        return dict(self._a.tags(i))
+
+    def blocks(self) -> list[dict[str, int]]:
+        """The blocks: index, offset, length (stored bytes), first_game
+        (0-based) and games. Each decodes on its own."""
+        return [
+            {"block": b, "offset": o, "length": n, "first_game": f, "games": g}
+            for (b, o, n, f, g) in self._a.blocks()
+        ]
+
+    def block_games(self, block: int) -> list[str]:
+        """The PGN texts of the games of one block."""
+        return [_text(t) for t in self._a.block_games(block)]
+
+    def read_block(self, block: int, pgn: bool = False) -> "pa.RecordBatch":
+        """The games of one block as an Arrow record batch: ``game``
+        (0-based), the tag columns (``WhiteElo``/``BlackElo`` as integers),
+        ``other_tags`` (a map), ``moves`` (SAN), ``clocks`` (milliseconds,
+        from ``%clk``; null without clocks) and ``pgn`` when asked."""
+        return self._a.read_block(block, pgn)
+
+    def to_arrow(self, pgn: bool = False) -> "pa.Table":
+        """Every game as one Arrow table (see :meth:`read_block`)."""
+        import pyarrow as pa
+
+        batches = [self.read_block(b, pgn) for b in range(len(self._a.blocks()))]
+        if not batches:
+            return pa.Table.from_batches([], schema=_native.empty_rows(pgn).schema)
+        return pa.Table.from_batches(batches)
+
+
+def _text(b: bytes) -> str:
+    # PGN is text; a verbatim game with bytes that are not UTF-8 keeps them
+    # as surrogate escapes, so that .encode("utf-8", "surrogateescape")
+    # gives the stored bytes back.
+    return b.decode("utf-8", "surrogateescape")

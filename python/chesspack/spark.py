@@ -1,0 +1,400 @@
+"""chesspack on Apache Spark (PySpark 4.x).
+
+Reading: a Python data source, one row per game, one task per archive
+block::
+
+    import chesspack.spark
+    chesspack.spark.register(spark)
+    df = spark.read.format("chesspack").load("games/*.chpk")
+    df = spark.read.format("chesspack").option("pgn", "true").load("month/")
+
+Columns: ``file``, ``game`` (0-based number in its archive), the tag columns
+(Event, Site, Date, Round, White, Black, Result, UTCDate, UTCTime, WhiteElo
+and BlackElo as integers, WhiteRatingDiff, BlackRatingDiff, WhiteTitle,
+BlackTitle, ECO, Opening, TimeControl, Termination, Variant, FEN),
+``other_tags`` (a map of every other tag), ``moves`` (SAN strings),
+``clocks`` (milliseconds from ``%clk``, null when the game has none) and,
+with ``option("pgn", "true")``, ``pgn``: the game's text as
+``chesspack decompress`` writes it. Paths are local or on a file system
+every executor mounts (NFS, a FUSE-mounted bucket).
+
+Writing: :func:`compress_files` (a directory or glob of ``.pgn``/``.pgn.zst``
+files, one task and one shard a file) and :func:`compress_parquet` (the
+lichess Parquet layout: a ``movetext`` column and tag columns, one shard a
+partition) write a directory of ``.chpk`` shards; from the shell::
+
+    python -m chesspack.spark compress IN OUT [--parquet] [--codec model]
+
+Columns: :func:`encode_movetext` and :func:`decode_moves` are pandas UDFs
+(a compact binary ``moves`` column from a ``movetext`` column, and SAN
+back); :func:`with_moves` does the same through ``mapInArrow`` without
+pandas.
+"""
+
+from __future__ import annotations
+
+import argparse
+import glob
+import os
+import sys
+import tempfile
+from typing import Any, Iterator
+
+import pyarrow as pa
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+import chesspack
+from chesspack import _native
+
+__all__ = [
+    "ChesspackDataSource",
+    "compress_files",
+    "compress_parquet",
+    "decode_moves",
+    "encode_movetext",
+    "register",
+    "with_moves",
+]
+
+
+def arrow_schema(pgn: bool = False) -> pa.Schema:
+    """The Arrow schema of the data source's rows."""
+    rows = _native.empty_rows(pgn).schema
+    return pa.schema([pa.field("file", pa.string(), False)] + list(rows))
+
+
+def _paths(spec: str) -> list[str]:
+    """Archives named by a path, a directory (its ``*.chpk`` files) or a
+    glob; several separated by commas."""
+    out: list[str] = []
+    for part in (p.strip() for p in spec.split(",")):
+        if not part:
+            continue
+        if part.startswith("file://"):
+            part = part[len("file://") :]
+        if os.path.isdir(part):
+            found = sorted(glob.glob(os.path.join(part, "*.chpk")))
+        elif any(c in part for c in "*?["):
+            found = sorted(glob.glob(part))
+        else:
+            found = [part]
+        if not found:
+            raise FileNotFoundError(f"no chesspack archive matches {part!r}")
+        out.extend(found)
+    return out
+
+
+class BlockPartition(InputPartition):
+    """Blocks ``first .. first + count`` of one archive."""
+
+    def __init__(self, path: str, first: int, count: int) -> None:
+        super().__init__((path, first, count))
+        self.path = path
+        self.first = first
+        self.count = count
+
+
+class ChesspackDataSource(DataSource):
+    """``spark.read.format("chesspack")``: options ``path`` (set by
+    ``load``), ``pgn`` (``"true"`` adds the text), ``blocksPerPartition``
+    (default 1: a task a block of up to 4,096 games)."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "chesspack"
+
+    def schema(self) -> Any:
+        from pyspark.sql.pandas.types import from_arrow_schema
+
+        return from_arrow_schema(arrow_schema(_flag(self.options.get("pgn"))))
+
+    def reader(self, schema: Any) -> "ChesspackReader":
+        return ChesspackReader(self.options, schema)
+
+
+def _flag(v: Any) -> bool:
+    return str(v).strip().lower() in ("1", "true", "yes") if v is not None else False
+
+
+class ChesspackReader(DataSourceReader):
+    def __init__(self, options: dict[str, str], schema: Any) -> None:
+        spec = options.get("path") or options.get("paths")
+        if not spec:
+            raise ValueError('chesspack data source: give a path: spark.read.format("chesspack").load(PATH)')
+        self.paths = _paths(spec)
+        self.pgn = _flag(options.get("pgn"))
+        self.per = max(1, int(options.get("blocksPerPartition", "1")))
+        names = [f.name for f in schema.fields]
+        expected = arrow_schema(self.pgn).names
+        if names != expected:
+            raise ValueError(f"chesspack data source: the schema is fixed: {expected}, not {names}")
+
+    def partitions(self) -> list[BlockPartition]:
+        parts = []
+        for p in self.paths:
+            n = len(chesspack.Archive(p).blocks())
+            for first in range(0, n, self.per):
+                parts.append(BlockPartition(p, first, min(self.per, n - first)))
+        return parts
+
+    def read(self, partition: BlockPartition) -> Iterator[pa.RecordBatch]:
+        import chesspack as cp
+
+        archive = cp.Archive(partition.path)
+        for b in range(partition.first, partition.first + partition.count):
+            batch = archive.read_block(b, self.pgn)
+            file = pa.array([partition.path] * batch.num_rows, pa.string())
+            yield pa.RecordBatch.from_arrays(
+                [file] + list(batch.columns), schema=arrow_schema(self.pgn)
+            )
+
+
+def register(spark: Any) -> None:
+    """Registers the ``chesspack`` data source with a Spark session."""
+    spark.dataSource.register(ChesspackDataSource)
+
+
+# --- writing -------------------------------------------------------------
+
+
+def _inputs(spec: str) -> list[str]:
+    if os.path.isdir(spec):
+        found = [
+            os.path.join(spec, f)
+            for f in sorted(os.listdir(spec))
+            if f.endswith((".pgn", ".pgn.zst"))
+        ]
+    else:
+        found = sorted(glob.glob(spec))
+    if not found:
+        raise FileNotFoundError(f"no .pgn or .pgn.zst file matches {spec!r}")
+    return [os.path.abspath(f) for f in found]
+
+
+def _shard_name(src: str) -> str:
+    base = os.path.basename(src)
+    for ext in (".zst", ".pgn"):
+        if base.endswith(ext):
+            base = base[: -len(ext)]
+    return base + ".chpk"
+
+
+def compress_files(
+    spark: Any,
+    src: str,
+    dst: str,
+    codec: str = "model",
+    level: int = 15,
+    overwrite: bool = False,
+) -> list[dict[str, Any]]:
+    """Compresses every ``.pgn``/``.pgn.zst`` file of a directory (or a
+    glob) into a ``.chpk`` shard of the same name in ``dst``, one Spark task
+    a file. Returns a report a shard: file, shard, games, input and output
+    bytes, games stored verbatim."""
+    files = _inputs(src)
+    dst = os.path.abspath(dst)
+    os.makedirs(dst, exist_ok=True)
+
+    def one(path: str) -> dict[str, Any]:
+        import chesspack as cp
+
+        out = os.path.join(dst, _shard_name(path))
+        r = cp.compress(path, out, codec, threads=1, level=level, overwrite=overwrite)
+        return {
+            "file": path,
+            "shard": out,
+            "games": r["games"],
+            "input_bytes": r["input_bytes"],
+            "output_bytes": r["output_bytes"],
+            "verbatim": len(r["verbatim"]),
+        }
+
+    sc = spark.sparkContext
+    return sc.parallelize(files, len(files)).map(one).collect()
+
+
+def _pgn_of_rows(batch: pa.RecordBatch, movetext: str) -> bytes:
+    """PGN text of rows in the lichess Parquet layout: every other column
+    that holds a value becomes a tag, in column order."""
+    cols = batch.schema.names
+    data = batch.to_pydict()
+    out = []
+    for i in range(batch.num_rows):
+        for c in cols:
+            if c == movetext:
+                continue
+            v = data[c][i]
+            if v is None:
+                continue
+            v = str(v).replace("\\", "\\\\").replace('"', '\\"')
+            out.append(f'[{c} "{v}"]\n')
+        out.append("\n")
+        out.append((data[movetext][i] or "*").strip())
+        out.append("\n\n")
+    return "".join(out).encode("utf-8")
+
+
+def compress_parquet(
+    spark: Any,
+    src: str,
+    dst: str,
+    codec: str = "model",
+    level: int = 15,
+    movetext: str = "movetext",
+    partitions: int | None = None,
+) -> list[dict[str, Any]]:
+    """Compresses Parquet files in the lichess layout (a ``movetext``
+    column, the other columns tags) into ``.chpk`` shards, one a Spark
+    partition (``part-NNNNN.chpk`` in ``dst``). Returns a report a shard."""
+    df = spark.read.parquet(src)
+    if movetext not in df.columns:
+        raise ValueError(f"{src}: no {movetext!r} column (columns: {df.columns})")
+    if partitions:
+        df = df.repartition(partitions)
+    dst = os.path.abspath(dst)
+    os.makedirs(dst, exist_ok=True)
+    report_schema = (
+        "shard string, games long, input_bytes long, output_bytes long, verbatim long"
+    )
+
+    def shard(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        import chesspack as cp
+
+        index = TaskContext.get().partitionId()
+        out = os.path.join(dst, f"part-{index:05d}.chpk")
+        with tempfile.NamedTemporaryFile(suffix=".pgn", delete=False) as tmp:
+            n = 0
+            for batch in batches:
+                tmp.write(_pgn_of_rows(batch, movetext))
+                n += batch.num_rows
+        try:
+            if n == 0:
+                return
+            r = cp.compress(tmp.name, out, codec, threads=1, level=level, overwrite=True)
+        finally:
+            os.unlink(tmp.name)
+        yield pa.RecordBatch.from_pylist(
+            [
+                {
+                    "shard": out,
+                    "games": r["games"],
+                    "input_bytes": r["input_bytes"],
+                    "output_bytes": r["output_bytes"],
+                    "verbatim": len(r["verbatim"]),
+                }
+            ]
+        )
+
+    return [r.asDict() for r in df.mapInArrow(shard, report_schema).collect()]
+
+
+# --- columns -------------------------------------------------------------
+
+
+def encode_movetext(col: Any, codec: str = "model") -> Any:
+    """A pandas UDF: a column of movetext strings (or arrays of SAN/UCI
+    strings) to game records (binary; null where a game is not legal)."""
+    import pandas as pd
+    from pyspark.sql.functions import pandas_udf
+
+    @pandas_udf("binary")
+    def encode(s: pd.Series) -> pd.Series:
+        arr = pa.array(s, from_pandas=True)
+        if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
+            arr = arr.cast(pa.list_(pa.string()))
+        out, _errors = _native.encode_games(arr, codec, None, 1)
+        return out.to_pandas()
+
+    return encode(col)
+
+
+def decode_moves(col: Any, output: str = "san") -> Any:
+    """A pandas UDF: a column of game records to arrays of SAN (or UCI)
+    strings, or to movetext strings with ``output="movetext"``."""
+    import pandas as pd
+    from pyspark.sql.functions import pandas_udf
+
+    kind = "string" if output == "movetext" else "array<string>"
+
+    @pandas_udf(kind)
+    def decode(s: pd.Series) -> pd.Series:
+        arr = pa.array(s, type=pa.binary(), from_pandas=True)
+        out, _errors = _native.decode_games(arr, None, None, output, 1)
+        return out.to_pandas()
+
+    return decode(col)
+
+
+def with_moves(
+    df: Any, movetext: str = "movetext", moves: str = "moves", codec: str = "model"
+) -> Any:
+    """``df`` with a binary column ``moves`` of game records coded from its
+    ``movetext`` column, through ``mapInArrow`` (no pandas)."""
+    from pyspark.sql.types import BinaryType, StructField, StructType
+
+    schema = StructType(df.schema.fields + [StructField(moves, BinaryType(), True)])
+
+    def add(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for b in batches:
+            out, _errors = _native.encode_games(b.column(movetext), codec, None, 1)
+            yield pa.RecordBatch.from_arrays(
+                list(b.columns) + [out], names=b.schema.names + [moves]
+            )
+
+    return df.mapInArrow(add, schema)
+
+
+# --- command line --------------------------------------------------------
+
+
+def _session(master: str | None) -> Any:
+    from pyspark.sql import SparkSession
+
+    b = SparkSession.builder.appName("chesspack")
+    if master:
+        b = b.master(master)
+    return b.getOrCreate()
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="python -m chesspack.spark",
+        description="chesspack jobs on Apache Spark",
+    )
+    sub = p.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("compress", help="PGN files or lichess Parquet to a directory of .chpk shards")
+    c.add_argument("input", help="a directory or glob of .pgn/.pgn.zst files, or Parquet with --parquet")
+    c.add_argument("output", help="the directory of shards")
+    c.add_argument("--parquet", action="store_true", help="the input is Parquet with a movetext column")
+    c.add_argument("--codec", default="model")
+    c.add_argument("--level", type=int, default=15, help="zstd level of the text columns")
+    c.add_argument("--partitions", type=int, help="Parquet: shards to write (a repartition)")
+    c.add_argument("--master", help="Spark master (default: as spark-submit or the session says)")
+    c.add_argument("--overwrite", action="store_true")
+    args = p.parse_args(argv)
+    spark = _session(args.master)
+    register(spark)
+    if args.parquet:
+        report = compress_parquet(
+            spark, args.input, args.output, args.codec, args.level, partitions=args.partitions
+        )
+    else:
+        report = compress_files(spark, args.input, args.output, args.codec, args.level, args.overwrite)
+    games = sum(r["games"] for r in report)
+    inb = sum(r["input_bytes"] for r in report)
+    outb = sum(r["output_bytes"] for r in report)
+    for r in report:
+        print(f"{r['shard']}\t{r['games']} games\t{r['input_bytes']} -> {r['output_bytes']} bytes")
+    print(
+        f"{len(report)} shards, {games} games, {inb} -> {outb} bytes"
+        + (f" ({outb / inb:.3f})" if inb else ""),
+        file=sys.stderr,
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,626 @@
+//! Archives from Python: random access to games and blocks, and whole-file
+//! compress, decompress and verify on all cores with the GIL released.
+
+use std::{
+    fs::File,
+    io::{self, BufRead, BufReader, BufWriter, Read, Write},
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+};
+
+use chesspack::{
+    archive::{self, ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Blocks, ChunkReader},
+    game::GameCodec,
+};
+use pyo3::{
+    exceptions::{PyFileExistsError, PyIndexError, PyOSError},
+    prelude::*,
+    types::PyDict,
+};
+use pyo3_arrow::PyRecordBatch;
+use rayon::prelude::*;
+
+use crate::{DecodeError, game_codec, rows};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Archive>()?;
+    m.add_function(wrap_pyfunction!(compress, m)?)?;
+    m.add_function(wrap_pyfunction!(decompress, m)?)?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    m.add_function(wrap_pyfunction!(empty_rows, m)?)?;
+    Ok(())
+}
+
+/// empty_rows(pgn=False) -> pyarrow.RecordBatch
+///
+/// A record batch of no games with the columns of `Archive.read_block`.
+#[pyfunction]
+#[pyo3(signature = (pgn = false))]
+fn empty_rows(py: Python<'_>, pgn: bool) -> PyResult<Bound<'_, PyAny>> {
+    let batch = rows::batch(0, &[], pgn).map_err(|e| DecodeError::new_err(e.to_string()))?;
+    PyRecordBatch::new(batch).into_pyarrow(py)
+}
+
+/// The Python exception for an archive error, naming the file.
+fn archive_err(path: &str, e: ArchiveError) -> PyErr {
+    match e {
+        ArchiveError::Io(io) => PyOSError::new_err(format!("{path}: {io}")),
+        e => DecodeError::new_err(format!("{path}: {e}")),
+    }
+}
+
+fn io_err(path: &Path, e: io::Error) -> PyErr {
+    PyOSError::new_err(format!("{}: {e}", path.display()))
+}
+
+type Reader = ArchiveReader<BufReader<File>>;
+
+/// A `.chpk` archive opened for reading: games by number (0-based here),
+/// their tags, and whole blocks as Arrow record batches.
+#[pyclass(frozen, module = "chesspack._native")]
+pub struct Archive {
+    path: String,
+    reader: Mutex<Reader>,
+    codec: Box<dyn GameCodec>,
+    /// 0-based number of each block's first game.
+    first: Vec<u64>,
+    games: u64,
+}
+
+impl Archive {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Reader> {
+        // A panic while the lock was held cannot leave the reader in a state
+        // that a seek does not reset.
+        self.reader.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn payload(&self, block: usize) -> PyResult<Vec<u8>> {
+        let n = self.first.len();
+        if block >= n {
+            return Err(PyIndexError::new_err(format!(
+                "block {block} out of range (the archive has {n} blocks)"
+            )));
+        }
+        self.lock()
+            .read_block(block)
+            .map_err(|e| archive_err(&self.path, e))
+    }
+
+    fn index(&self, i: i64) -> PyResult<u64> {
+        let n = self.games as i64;
+        let j = if i < 0 { i + n } else { i };
+        if j < 0 || j >= n {
+            return Err(PyIndexError::new_err(format!(
+                "game {i} out of range (the archive holds {n} games)"
+            )));
+        }
+        Ok(j as u64)
+    }
+
+    /// The texts of the games of `block`, decoded on this thread.
+    fn texts(&self, py: Python<'_>, block: usize) -> PyResult<Vec<Vec<u8>>> {
+        let payload = self.payload(block)?;
+        let codec = self.codec.as_ref();
+        py.detach(|| {
+            let mut texts = Vec::new();
+            archive::decode_games(codec, &payload, block, &|_| true, &mut |_, t| texts.push(t))
+                .map(|_| texts)
+        })
+        .map_err(|e| archive_err(&self.path, e))
+    }
+}
+
+#[pymethods]
+impl Archive {
+    /// Archive(path, recover=False)
+    ///
+    /// Opens an archive. A missing or damaged index (a truncated file) is a
+    /// DecodeError unless `recover` is true: then the blocks found by
+    /// scanning are read and `index_error` says why.
+    #[new]
+    #[pyo3(signature = (path, recover = false))]
+    fn new(path: PathBuf, recover: bool) -> PyResult<Archive> {
+        let name = path.display().to_string();
+        let file = File::open(&path).map_err(|e| io_err(&path, e))?;
+        let reader =
+            ArchiveReader::open(BufReader::new(file)).map_err(|e| archive_err(&name, e))?;
+        if let (Some(why), false) = (reader.index_error(), recover) {
+            return Err(DecodeError::new_err(format!(
+                "{name}: archive index is missing or damaged ({why}); the file may be truncated (recover=True reads the {} blocks found)",
+                reader.blocks().len()
+            )));
+        }
+        let codec = reader.header().codec().map_err(|e| archive_err(&name, e))?;
+        let first = (0..reader.blocks().len())
+            .map(|b| reader.first_game(b) - 1)
+            .collect();
+        Ok(Archive {
+            path: name,
+            games: reader.games(),
+            codec,
+            first,
+            reader: Mutex::new(reader),
+        })
+    }
+
+    fn __len__(&self) -> usize {
+        self.games as usize
+    }
+
+    /// The archive's path.
+    #[getter]
+    fn path(&self) -> &str {
+        &self.path
+    }
+
+    /// The move codec the archive was written with.
+    #[getter]
+    fn codec(&self) -> &'static str {
+        self.codec.name()
+    }
+
+    /// The archive's format version.
+    #[getter]
+    fn version(&self) -> u8 {
+        self.lock().header().version
+    }
+
+    /// The hash of the codec's model (0 for codecs without one).
+    #[getter]
+    fn model_hash(&self) -> u64 {
+        self.lock().header().model_hash
+    }
+
+    /// Why the index could not be used (opened with recover=True), or None.
+    #[getter]
+    fn index_error(&self) -> Option<String> {
+        self.lock().index_error().map(str::to_owned)
+    }
+
+    /// blocks() -> list[tuple[int, int, int, int, int]]
+    ///
+    /// Per block: (block, offset, length, first_game, games); games are
+    /// numbered from 0.
+    fn blocks(&self) -> Vec<(usize, u64, u32, u64, u32)> {
+        self.lock()
+            .blocks()
+            .iter()
+            .enumerate()
+            .map(|(i, b)| (i, b.offset, b.len, self.first[i], b.games))
+            .collect()
+    }
+
+    /// game(i) -> bytes
+    ///
+    /// The PGN text of game `i` (0-based; negative counts from the end), as
+    /// `decompress` writes it. Reads and decodes one block, up to the game.
+    fn game_bytes(&self, py: Python<'_>, i: i64) -> PyResult<Vec<u8>> {
+        let number = self.index(i)? + 1;
+        py.detach(|| self.lock().game(number))
+            .map_err(|e| archive_err(&self.path, e))
+    }
+
+    /// tags(i) -> list[tuple[str, str]]
+    ///
+    /// The tag pairs of game `i` in their order, without decoding moves.
+    fn tags(&self, py: Python<'_>, i: i64) -> PyResult<Vec<(String, String)>> {
+        let j = self.index(i)?;
+        let block = self.first.partition_point(|&f| f <= j) - 1;
+        let payload = self.payload(block)?;
+        let tags = py
+            .detach(|| archive::block_tags(&payload, block))
+            .map_err(|e| archive_err(&self.path, e))?;
+        let local = (j - self.first[block]) as usize;
+        match tags.into_iter().nth(local) {
+            Some(Ok(t)) => Ok(t
+                .into_iter()
+                .map(|(k, v)| {
+                    (
+                        String::from_utf8_lossy(&k).into_owned(),
+                        String::from_utf8_lossy(&v).into_owned(),
+                    )
+                })
+                .collect()),
+            // A verbatim game: its tags as the PGN reader finds them.
+            Some(Err(text)) => Ok(rows::read(&text).tags),
+            None => Err(DecodeError::new_err(format!(
+                "{}: block {}: game missing from its block",
+                self.path,
+                block + 1
+            ))),
+        }
+    }
+
+    /// block_games(block) -> list[bytes]
+    ///
+    /// The PGN texts of every game of a block (0-based).
+    fn block_games(&self, py: Python<'_>, block: usize) -> PyResult<Vec<Vec<u8>>> {
+        self.texts(py, block)
+    }
+
+    /// read_block(block, pgn=False) -> pyarrow.RecordBatch
+    ///
+    /// The games of a block as rows: game (0-based number), the tag
+    /// columns, other_tags, moves (SAN), clocks (ms), and pgn when asked.
+    #[pyo3(signature = (block, pgn = false))]
+    fn read_block<'py>(
+        &self,
+        py: Python<'py>,
+        block: usize,
+        pgn: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let texts = self.texts(py, block)?;
+        let first = self.first[block];
+        let batch = py
+            .detach(|| rows::batch(first, &texts, pgn))
+            .map_err(|e| DecodeError::new_err(e.to_string()))?;
+        PyRecordBatch::new(batch).into_pyarrow(py)
+    }
+}
+
+/// Counts the bytes read through it.
+struct Counting<R> {
+    inner: R,
+    count: Arc<AtomicU64>,
+}
+
+impl<R: Read> Read for Counting<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.count.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+fn has_ext(path: &Path, ext: &str) -> bool {
+    path.extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+}
+
+/// Opens an input, decompressing `.zst`; its size and a counter of the
+/// raw bytes read.
+fn open_input(path: &Path) -> PyResult<(Box<dyn BufRead + Send>, u64, Arc<AtomicU64>)> {
+    let file = File::open(path).map_err(|e| io_err(path, e))?;
+    let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+    let count = Arc::new(AtomicU64::new(0));
+    let raw = Counting {
+        inner: file,
+        count: count.clone(),
+    };
+    let reader: Box<dyn BufRead + Send> = if has_ext(path, "zst") {
+        Box::new(BufReader::with_capacity(
+            1 << 16,
+            zstd::Decoder::new(raw).map_err(|e| io_err(path, e))?,
+        ))
+    } else {
+        Box::new(BufReader::with_capacity(1 << 16, raw))
+    };
+    Ok((reader, size, count))
+}
+
+/// Whether a path names a position file (EPD, FEN lines, CSV).
+fn is_position_file(path: &Path) -> bool {
+    let name = path.to_string_lossy().to_ascii_lowercase();
+    let name = name.strip_suffix(".zst").unwrap_or(&name);
+    [".csv", ".epd", ".fen"].iter().any(|e| name.ends_with(e))
+}
+
+/// An output written under a temporary name in the target's folder and
+/// linked to its name only when complete (never over an existing file
+/// unless `overwrite`); removed on every other way out.
+struct Output {
+    tmp: PathBuf,
+    dst: PathBuf,
+    overwrite: bool,
+    file: Option<BufWriter<File>>,
+}
+
+impl Output {
+    fn create(dst: &Path, overwrite: bool) -> PyResult<Output> {
+        if !overwrite && dst.exists() {
+            return Err(PyFileExistsError::new_err(format!(
+                "{} exists (overwrite=True replaces it)",
+                dst.display()
+            )));
+        }
+        let name = dst
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let tmp = dst.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
+        let file = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
+        Ok(Output {
+            tmp,
+            dst: dst.to_owned(),
+            overwrite,
+            file: Some(BufWriter::with_capacity(1 << 20, file)),
+        })
+    }
+
+    fn writer(&mut self) -> &mut BufWriter<File> {
+        self.file.as_mut().expect("open until committed")
+    }
+
+    fn commit(mut self) -> PyResult<()> {
+        let file = self.file.take().expect("open until committed");
+        let file = file
+            .into_inner()
+            .map_err(|e| io_err(&self.tmp, e.into_error()))?;
+        file.sync_all().map_err(|e| io_err(&self.tmp, e))?;
+        drop(file);
+        if self.overwrite {
+            std::fs::rename(&self.tmp, &self.dst).map_err(|e| io_err(&self.dst, e))?;
+        } else {
+            // A hard link fails if the name was taken meanwhile.
+            std::fs::hard_link(&self.tmp, &self.dst).map_err(|e| io_err(&self.dst, e))?;
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if self.file.take().is_some() || self.tmp.exists() {
+            let _ = std::fs::remove_file(&self.tmp);
+        }
+    }
+}
+
+fn pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
+    let mut b = rayon::ThreadPoolBuilder::new();
+    if let Some(n) = threads {
+        b = b.num_threads(n.max(1));
+    }
+    b.build()
+        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
+}
+
+/// Calls `progress(done, total)` with the GIL, if given; its exception
+/// stops the work.
+fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
+    if let Some(p) = progress {
+        Python::attach(|py| p.call1(py, (done, total)).map(|_| ()))?;
+    }
+    Ok(())
+}
+
+/// compress(src, dst, codec="model", threads=None, level=15, block_games=4096, overwrite=False, progress=None) -> dict
+///
+/// Compresses a PGN file (`.pgn` or `.pgn.zst`) into an archive, or a
+/// position file (`.csv`, `.epd`, `.fen`, also `.zst`) into a position
+/// archive. `progress(done, total)` is called with input bytes as blocks
+/// are written. Returns what was done: games, input and output bytes, and
+/// the games stored verbatim (number, category, detail).
+#[pyfunction]
+#[pyo3(signature = (src, dst, codec = "model", threads = None, level = 15, block_games = 4096, overwrite = false, progress = None))]
+#[allow(clippy::too_many_arguments)]
+fn compress<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    dst: PathBuf,
+    codec: &str,
+    threads: Option<usize>,
+    level: i32,
+    block_games: usize,
+    overwrite: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<Bound<'py, PyDict>> {
+    if src == dst {
+        return Err(PyOSError::new_err(format!(
+            "{}: input and output are the same file",
+            src.display()
+        )));
+    }
+    let codec = game_codec(codec)?;
+    let (input, total, count) = open_input(&src)?;
+    let mut out = Output::create(&dst, overwrite)?;
+    let name = src.display().to_string();
+    let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
+        if is_position_file(&src) {
+            let report = archive::positions::compress(input, out.writer(), level)
+                .map_err(|e| archive_err(&name, e))?;
+            tick(progress.as_ref(), total, total)?;
+            let r = BlockReport {
+                games: report.lines,
+                input_bytes: count.load(Ordering::Relaxed),
+                ..BlockReport::default()
+            };
+            return Ok((r, report.verbatim));
+        }
+        let pool = pool(threads)?;
+        let window = pool.current_num_threads() * 2;
+        let mut writer =
+            ArchiveWriter::new(out.writer(), codec.as_ref()).map_err(|e| archive_err(&name, e))?;
+        let mut total_report = BlockReport::default();
+        let mut blocks = Blocks::new(ChunkReader::new(input), block_games, 4 << 20);
+        loop {
+            let batch: Vec<_> = blocks
+                .by_ref()
+                .take(window)
+                .collect::<Result<_, _>>()
+                .map_err(|e| io_err(&src, e))?;
+            if batch.is_empty() {
+                break;
+            }
+            let encoded: Vec<_> = pool.install(|| {
+                batch
+                    .par_iter()
+                    .map(|b| archive::encode_block(codec.as_ref(), b, level))
+                    .collect()
+            });
+            for block in &encoded {
+                writer
+                    .write_block(block)
+                    .map_err(|e| archive_err(&name, e))?;
+                total_report.add(&block.report);
+            }
+            tick(progress.as_ref(), count.load(Ordering::Relaxed), total)?;
+        }
+        writer.finish().map_err(|e| archive_err(&name, e))?;
+        Ok((total_report, 0))
+    });
+    let (report, verbatim_lines) = result?;
+    out.commit()?;
+    let written = std::fs::metadata(&dst).map(|m| m.len()).unwrap_or(0);
+    let d = PyDict::new(py);
+    d.set_item("games", report.games)?;
+    d.set_item("input_bytes", report.input_bytes)?;
+    d.set_item("output_bytes", written)?;
+    d.set_item("verbatim_lines", verbatim_lines)?;
+    d.set_item(
+        "verbatim",
+        report
+            .verbatim
+            .iter()
+            .map(|(n, c, detail)| (*n, *c, detail.clone()))
+            .collect::<Vec<_>>(),
+    )?;
+    Ok(d)
+}
+
+/// decompress(src, dst, threads=None, overwrite=False, progress=None) -> int
+///
+/// Writes the PGN (or position file) of an archive; returns the number of
+/// games (or lines). `progress(done, total)` counts stored bytes.
+#[pyfunction]
+#[pyo3(signature = (src, dst, threads = None, overwrite = false, progress = None))]
+fn decompress(
+    py: Python<'_>,
+    src: PathBuf,
+    dst: PathBuf,
+    threads: Option<usize>,
+    overwrite: bool,
+    progress: Option<Py<PyAny>>,
+) -> PyResult<u64> {
+    if src == dst {
+        return Err(PyOSError::new_err(format!(
+            "{}: input and output are the same file",
+            src.display()
+        )));
+    }
+    let name = src.display().to_string();
+    let mut magic = [0u8; 8];
+    let n = File::open(&src)
+        .and_then(|mut f| f.read(&mut magic))
+        .map_err(|e| io_err(&src, e))?;
+    let mut out = Output::create(&dst, overwrite)?;
+    let games = py.detach(|| -> PyResult<u64> {
+        if archive::positions::is_position_archive(&magic[..n]) {
+            let file = File::open(&src).map_err(|e| io_err(&src, e))?;
+            return archive::positions::decompress(BufReader::new(file), out.writer())
+                .map_err(|e| archive_err(&name, e));
+        }
+        let file = File::open(&src).map_err(|e| io_err(&src, e))?;
+        let mut reader =
+            ArchiveReader::open(BufReader::new(file)).map_err(|e| archive_err(&name, e))?;
+        if let Some(why) = reader.index_error() {
+            return Err(archive_err(&name, ArchiveError::Index(why.to_owned())));
+        }
+        let pool = pool(threads)?;
+        let window = pool.current_num_threads() * 2;
+        let entries = reader.blocks().to_vec();
+        let total: u64 = entries.iter().map(|e| u64::from(e.len)).sum();
+        let codec = reader.header().codec().map_err(|e| archive_err(&name, e))?;
+        let (mut done, mut games) = (0u64, 0u64);
+        for start in (0..entries.len()).step_by(window.max(1)) {
+            let ids: Vec<usize> = (start..(start + window).min(entries.len())).collect();
+            let payloads = ids
+                .iter()
+                .map(|&b| reader.read_block(b))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|e| archive_err(&name, e))?;
+            let texts: Vec<Result<(Vec<u8>, usize), ArchiveError>> = pool.install(|| {
+                payloads
+                    .par_iter()
+                    .zip(&ids)
+                    .map(|(p, &b)| {
+                        let mut text = Vec::with_capacity(p.len() * 6);
+                        let n =
+                            archive::decode_games(codec.as_ref(), p, b, &|_| true, &mut |_, t| {
+                                text.extend_from_slice(&t)
+                            })?;
+                        Ok((text, n))
+                    })
+                    .collect()
+            });
+            for (t, &b) in texts.into_iter().zip(&ids) {
+                let (text, n) = t.map_err(|e| archive_err(&name, e))?;
+                out.writer().write_all(&text).map_err(|e| io_err(&dst, e))?;
+                games += n as u64;
+                done += u64::from(entries[b].len);
+            }
+            tick(progress.as_ref(), done, total)?;
+        }
+        Ok(games)
+    })?;
+    out.commit()?;
+    Ok(games)
+}
+
+/// verify(src, threads=None) -> dict
+///
+/// Checks every block of an archive against its checksum and decodes it.
+/// Returns ok (bool), version, codec, blocks, games and the problems found
+/// (a list of messages naming the block).
+#[pyfunction]
+#[pyo3(signature = (src, threads = None))]
+fn verify<'py>(
+    py: Python<'py>,
+    src: PathBuf,
+    threads: Option<usize>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let name = src.display().to_string();
+    let file = File::open(&src).map_err(|e| io_err(&src, e))?;
+    let mut reader =
+        ArchiveReader::open(BufReader::new(file)).map_err(|e| archive_err(&name, e))?;
+    let header = reader.header().clone();
+    let games = reader.games();
+    let n = reader.blocks().len();
+    let problems = py.detach(|| -> PyResult<Vec<String>> {
+        let mut problems = Vec::new();
+        if let Some(why) = reader.index_error() {
+            problems.push(format!("index: {why} (the file may be truncated)"));
+        }
+        let pool = pool(threads)?;
+        let window = pool.current_num_threads() * 2;
+        let entries = reader.blocks().to_vec();
+        let codec = reader.header().codec().map_err(|e| archive_err(&name, e))?;
+        for start in (0..n).step_by(window.max(1)) {
+            let ids: Vec<usize> = (start..(start + window).min(n)).collect();
+            let payloads: Vec<_> = ids.iter().map(|&b| reader.read_block(b)).collect();
+            let results: Vec<Result<usize, ArchiveError>> = pool.install(|| {
+                payloads
+                    .into_par_iter()
+                    .zip(ids.par_iter())
+                    .map(|(p, &b)| {
+                        archive::decode_games(codec.as_ref(), &p?, b, &|_| true, &mut |_, _| {})
+                    })
+                    .collect()
+            });
+            for (r, &b) in results.into_iter().zip(&ids) {
+                match r {
+                    Ok(g) if g as u64 == u64::from(entries[b].games) => {}
+                    Ok(_) => problems.push(format!(
+                        "block {}: game count differs from the index",
+                        b + 1
+                    )),
+                    Err(e) => problems.push(e.to_string()),
+                }
+            }
+        }
+        Ok(problems)
+    })?;
+    let d = PyDict::new(py);
+    d.set_item("ok", problems.is_empty())?;
+    d.set_item("version", header.version)?;
+    d.set_item("codec", header.codec)?;
+    d.set_item("model_hash", header.model_hash)?;
+    d.set_item("blocks", n)?;
+    d.set_item("games", games)?;
+    d.set_item("problems", problems)?;
+    Ok(d)
+}

@@ -1,0 +1,466 @@
+//! Batches: Arrow columns of games coded on all cores, the GIL released.
+//!
+//! Input columns come through the Arrow PyCapsule interface
+//! (`__arrow_c_array__` / `__arrow_c_stream__`: pyarrow, Polars, DuckDB,
+//! nanoarrow), read in place; a bad row gives a null and an entry in the
+//! error list, never an exception that loses the batch.
+
+use std::sync::Arc;
+
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, BinaryViewArray, LargeBinaryArray, LargeListArray, ListArray,
+    builder::{BinaryBuilder, LargeBinaryBuilder, ListBuilder, StringBuilder},
+    cast::AsArray,
+};
+use arrow_schema::{DataType, Field};
+use chesspack::{game::GameCodec, record};
+use pyo3::{exceptions::PyTypeError, prelude::*};
+use pyo3_arrow::{PyArray, PyChunkedArray, input::AnyArray};
+use rayon::prelude::*;
+use shakmaty::{Chess, Color, Position};
+
+use crate::{game_codec, notate, start_of};
+
+pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(encode_games, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_games, m)?)?;
+    Ok(())
+}
+
+/// One game of an input column.
+enum Game<'a> {
+    Movetext(&'a str),
+    Moves(Vec<&'a str>),
+}
+
+/// The starts of a batch: one FEN for every row, or a FEN (null: standard)
+/// a row.
+enum Starts {
+    One(Option<String>),
+    Each(Vec<Option<String>>),
+}
+
+impl Starts {
+    fn from_py(start: Option<&Bound<'_, PyAny>>) -> PyResult<Starts> {
+        let Some(start) = start else {
+            return Ok(Starts::One(None));
+        };
+        if start.is_none() {
+            return Ok(Starts::One(None));
+        }
+        if let Ok(s) = start.extract::<String>() {
+            return Ok(Starts::One(Some(s)));
+        }
+        let chunks = start.extract::<AnyArray>()?.into_chunked_array()?;
+        let mut out = Vec::new();
+        for chunk in chunks.chunks() {
+            out.extend(
+                strings(chunk.as_ref(), "start")?
+                    .into_iter()
+                    .map(|s| s.map(str::to_owned)),
+            );
+        }
+        Ok(Starts::Each(out))
+    }
+
+    fn get(&self, row: usize) -> Option<&str> {
+        match self {
+            Starts::One(s) => s.as_deref(),
+            Starts::Each(v) => v.get(row).and_then(|s| s.as_deref()),
+        }
+    }
+
+    fn check_len(&self, rows: usize) -> PyResult<()> {
+        match self {
+            Starts::Each(v) if v.len() != rows => Err(pyo3::exceptions::PyValueError::new_err(
+                format!("start has {} rows, the games {rows}", v.len()),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// The values of a string column (null rows as `None`).
+fn strings<'a>(a: &'a dyn Array, what: &str) -> PyResult<Vec<Option<&'a str>>> {
+    Ok(match a.data_type() {
+        DataType::Utf8 => a.as_string::<i32>().iter().collect(),
+        DataType::LargeUtf8 => a.as_string::<i64>().iter().collect(),
+        DataType::Utf8View => a.as_string_view().iter().collect(),
+        DataType::Null => vec![None; a.len()],
+        t => {
+            return Err(PyTypeError::new_err(format!(
+                "{what}: expected a column of strings, not {t}"
+            )));
+        }
+    })
+}
+
+/// The games of a column: movetext strings, or lists of SAN/UCI strings.
+fn games(a: &dyn Array) -> PyResult<Vec<Option<Game<'_>>>> {
+    fn lists<'a>(
+        a: &'a dyn Array,
+        n: usize,
+        values: &'a dyn Array,
+        offsets: impl Fn(usize) -> (usize, usize),
+    ) -> PyResult<Vec<Option<Game<'a>>>> {
+        let values = strings(values, "moves")?;
+        Ok((0..n)
+            .map(|i| {
+                a.is_valid(i).then(|| {
+                    let (s, e) = offsets(i);
+                    Game::Moves(values[s..e].iter().map(|v| v.unwrap_or("")).collect())
+                })
+            })
+            .collect())
+    }
+    match a.data_type() {
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => {
+            Ok(strings(a, "games")?
+                .into_iter()
+                .map(|s| s.map(Game::Movetext))
+                .collect())
+        }
+        DataType::List(_) => {
+            let l: &ListArray = a.as_list::<i32>();
+            let o = l.value_offsets();
+            lists(a, l.len(), l.values().as_ref(), |i| {
+                (o[i] as usize, o[i + 1] as usize)
+            })
+        }
+        DataType::LargeList(_) => {
+            let l: &LargeListArray = a.as_list::<i64>();
+            let o = l.value_offsets();
+            lists(a, l.len(), l.values().as_ref(), |i| {
+                (o[i] as usize, o[i + 1] as usize)
+            })
+        }
+        t => Err(PyTypeError::new_err(format!(
+            "games: expected movetext strings or lists of SAN/UCI strings, not {t}"
+        ))),
+    }
+}
+
+/// The values of a binary column.
+fn binaries(a: &dyn Array) -> PyResult<Vec<Option<&[u8]>>> {
+    Ok(match a.data_type() {
+        DataType::Binary => a
+            .as_any()
+            .downcast_ref::<BinaryArray>()
+            .map(|b| b.iter().collect())
+            .unwrap_or_default(),
+        DataType::LargeBinary => a
+            .as_any()
+            .downcast_ref::<LargeBinaryArray>()
+            .map(|b| b.iter().collect())
+            .unwrap_or_default(),
+        DataType::BinaryView => a
+            .as_any()
+            .downcast_ref::<BinaryViewArray>()
+            .map(|b| b.iter().collect())
+            .unwrap_or_default(),
+        DataType::Null => vec![None; a.len()],
+        t => {
+            return Err(PyTypeError::new_err(format!(
+                "records: expected a binary column, not {t}"
+            )));
+        }
+    })
+}
+
+/// Runs `f` on a rayon pool of `threads` threads (all cores when `None`).
+fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+    match threads {
+        None => Ok(f()),
+        Some(n) => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(n.max(1))
+                .build()
+                .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
+            Ok(pool.install(f))
+        }
+    }
+}
+
+type Errors = Vec<(usize, String)>;
+
+/// The result column: one array when the input was one array, a chunked
+/// array when it was a stream or chunked.
+fn output<'py>(
+    py: Python<'py>,
+    chunks: Vec<ArrayRef>,
+    single: bool,
+) -> PyResult<Bound<'py, PyAny>> {
+    if single && chunks.len() == 1 {
+        let a = chunks.into_iter().next().expect("one chunk");
+        let a = PyArray::from_array_ref(a).into_pyobject(py)?;
+        return py.import("pyarrow")?.getattr("array")?.call1((a,));
+    }
+    let field = Arc::new(Field::new(
+        "",
+        chunks
+            .first()
+            .map_or(DataType::Binary, |c| c.data_type().clone()),
+        true,
+    ));
+    PyChunkedArray::try_new(chunks, field)?.into_pyarrow(py)
+}
+
+/// encode_games(games, codec="model", start=None, threads=None) -> (array, errors)
+///
+/// Game records of a column of games (movetext strings, or lists of
+/// SAN/UCI strings); null rows stay null, bad rows become null with an
+/// entry (row, message) in `errors`.
+#[pyfunction]
+#[pyo3(signature = (games, codec = "model", start = None, threads = None))]
+fn encode_games<'py>(
+    py: Python<'py>,
+    games: AnyArray,
+    codec: &str,
+    start: Option<&Bound<'py, PyAny>>,
+    threads: Option<usize>,
+) -> PyResult<(Bound<'py, PyAny>, Errors)> {
+    let single = matches!(games, AnyArray::Array(_));
+    let codec = game_codec(codec)?;
+    let starts = Starts::from_py(start)?;
+    let chunked = games.into_chunked_array()?;
+    let rows: usize = chunked.chunks().iter().map(|c| c.len()).sum();
+    starts.check_len(rows)?;
+    let (chunks, errors) = py.detach(|| {
+        on_pool(threads, || {
+            encode_chunks(codec.as_ref(), chunked.chunks(), &starts)
+        })
+    })?;
+    let chunks = chunks?;
+    Ok((output(py, chunks, single)?, errors))
+}
+
+fn encode_chunks(
+    codec: &dyn GameCodec,
+    chunks: &[ArrayRef],
+    starts: &Starts,
+) -> (PyResult<Vec<ArrayRef>>, Errors) {
+    let mut out = Vec::with_capacity(chunks.len());
+    let mut errors = Vec::new();
+    let mut base = 0;
+    for chunk in chunks {
+        let rows = match games(chunk.as_ref()) {
+            Ok(r) => r,
+            Err(e) => return (Err(e), errors),
+        };
+        let coded: Vec<Option<Result<Vec<u8>, String>>> = rows
+            .par_iter()
+            .enumerate()
+            .map(|(i, g)| {
+                let g = g.as_ref()?;
+                Some(encode_one(codec, g, starts.get(base + i)).map_err(|e| e.to_string()))
+            })
+            .collect();
+        let large = matches!(
+            chunk.data_type(),
+            DataType::LargeUtf8 | DataType::LargeList(_)
+        );
+        let values = coded.into_iter().enumerate().map(|(i, r)| match r {
+            None => None,
+            Some(Ok(v)) => Some(v),
+            Some(Err(e)) => {
+                errors.push((base + i, e));
+                None
+            }
+        });
+        let array: ArrayRef = if large {
+            let mut b = LargeBinaryBuilder::new();
+            for v in values {
+                b.append_option(v);
+            }
+            Arc::new(b.finish())
+        } else {
+            let mut b = BinaryBuilder::new();
+            for v in values {
+                b.append_option(v);
+            }
+            Arc::new(b.finish())
+        };
+        out.push(array);
+        base += chunk.len();
+    }
+    (Ok(out), errors)
+}
+
+fn encode_one(
+    codec: &dyn GameCodec,
+    g: &Game<'_>,
+    start: Option<&str>,
+) -> Result<Vec<u8>, chesspack::Error> {
+    let start = start_of(start)?;
+    let moves = match g {
+        Game::Movetext(t) => chesspack::pgn::movetext_moves(t.as_bytes(), &start)?,
+        Game::Moves(l) => chesspack::pgn::text_moves(l, &start)?,
+    };
+    record::encode_game(codec, &start, &moves)
+}
+
+/// How [`decode_games`] writes moves.
+#[derive(Clone, Copy, PartialEq)]
+enum Notation {
+    San,
+    Uci,
+    Movetext,
+}
+
+/// decode_games(records, codec=None, start=None, output="san", threads=None) -> (array, errors)
+///
+/// The moves of a column of game records: lists of SAN (`output="san"`)
+/// or UCI (`"uci"`) strings, or movetext strings (`"movetext"`).
+#[pyfunction]
+#[pyo3(signature = (records, codec = None, start = None, output = "san", threads = None))]
+fn decode_games<'py>(
+    py: Python<'py>,
+    records: AnyArray,
+    codec: Option<&str>,
+    start: Option<&Bound<'py, PyAny>>,
+    output: &str,
+    threads: Option<usize>,
+) -> PyResult<(Bound<'py, PyAny>, Errors)> {
+    let notation = match output {
+        "san" => Notation::San,
+        "uci" => Notation::Uci,
+        "movetext" => Notation::Movetext,
+        o => {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "output must be \"san\", \"uci\" or \"movetext\", not {o:?}"
+            )));
+        }
+    };
+    if let Some(c) = codec {
+        game_codec(c)?;
+    }
+    let single = matches!(records, AnyArray::Array(_));
+    let starts = Starts::from_py(start)?;
+    let chunked = records.into_chunked_array()?;
+    let rows: usize = chunked.chunks().iter().map(|c| c.len()).sum();
+    starts.check_len(rows)?;
+    let codecs = chesspack::game::codecs();
+    let (chunks, errors) = py.detach(|| {
+        on_pool(threads, || {
+            decode_chunks(&codecs, codec, chunked.chunks(), &starts, notation)
+        })
+    })?;
+    let chunks = chunks?;
+    self::output(py, chunks, single).map(|a| (a, errors))
+}
+
+fn decode_chunks(
+    codecs: &[Box<dyn GameCodec>],
+    want: Option<&str>,
+    chunks: &[ArrayRef],
+    starts: &Starts,
+    notation: Notation,
+) -> (PyResult<Vec<ArrayRef>>, Errors) {
+    let mut out = Vec::with_capacity(chunks.len());
+    let mut errors = Vec::new();
+    let mut base = 0;
+    for chunk in chunks {
+        let rows = match binaries(chunk.as_ref()) {
+            Ok(r) => r,
+            Err(e) => return (Err(e), errors),
+        };
+        let decoded: Vec<Option<Result<Vec<String>, String>>> = rows
+            .par_iter()
+            .enumerate()
+            .map(|(i, r)| {
+                let r = r.as_ref()?;
+                Some(
+                    decode_one(codecs, want, r, starts.get(base + i), notation)
+                        .map_err(|e| e.to_string()),
+                )
+            })
+            .collect();
+        let mut values = Vec::with_capacity(decoded.len());
+        for (i, d) in decoded.into_iter().enumerate() {
+            values.push(match d {
+                None => None,
+                Some(Ok(v)) => Some(v),
+                Some(Err(e)) => {
+                    errors.push((base + i, e));
+                    None
+                }
+            });
+        }
+        let array: ArrayRef = if notation == Notation::Movetext {
+            let mut b = StringBuilder::new();
+            for v in values {
+                b.append_option(v.map(|mut s| s.pop().unwrap_or_default()));
+            }
+            Arc::new(b.finish())
+        } else {
+            let mut b = ListBuilder::new(StringBuilder::new());
+            for v in values {
+                match v {
+                    Some(moves) => {
+                        for m in moves {
+                            b.values().append_value(m);
+                        }
+                        b.append(true);
+                    }
+                    None => b.append(false),
+                }
+            }
+            Arc::new(b.finish())
+        };
+        out.push(array);
+        base += chunk.len();
+    }
+    (Ok(out), errors)
+}
+
+fn decode_one(
+    codecs: &[Box<dyn GameCodec>],
+    want: Option<&str>,
+    data: &[u8],
+    start: Option<&str>,
+    notation: Notation,
+) -> Result<Vec<String>, chesspack::Error> {
+    let name = record::game_codec_name(data)?;
+    if let Some(w) = want
+        && w != name
+    {
+        return Err(chesspack::Error::InvalidData(format!(
+            "game record of codec {name:?}, not {w:?}"
+        )));
+    }
+    let codec = codecs
+        .iter()
+        .find(|c| c.name() == name)
+        .ok_or_else(|| chesspack::Error::UnknownCodec(name.to_owned()))?;
+    let start = start_of(start)?;
+    let moves = record::decode_game(codec.as_ref(), &start, data)?;
+    let sans = notate(&start, &moves, notation == Notation::Uci);
+    Ok(match notation {
+        Notation::Movetext => vec![movetext(&start, &sans)],
+        _ => sans,
+    })
+}
+
+/// `1. e4 e5 2. Nf3`, numbered from the start position (`5... Nc6` when
+/// black moves first).
+pub(crate) fn movetext(start: &Chess, sans: &[String]) -> String {
+    let mut out = String::with_capacity(sans.len() * 6);
+    let mut number = start.fullmoves().get();
+    let mut white = start.turn() == Color::White;
+    for (i, san) in sans.iter().enumerate() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        if white {
+            out.push_str(&format!("{number}. "));
+        } else if i == 0 {
+            out.push_str(&format!("{number}... "));
+        }
+        out.push_str(san);
+        if !white {
+            number += 1;
+        }
+        white = !white;
+    }
+    out
+}

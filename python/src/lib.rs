@@ -1,0 +1,233 @@
+//! The native part of the `chesspack` Python package: single games and
+//! positions as records (`chesspack::record`), Arrow batches coded on all
+//! cores with the GIL released, and archives.
+//!
+//! The Python package (`python/chesspack/`) wraps these functions with
+//! python-chess conversions, progress bars and docstrings; this module takes
+//! and gives plain values (strings, bytes, Arrow arrays).
+
+use pyo3::{create_exception, exceptions::PyValueError, prelude::*, types::PyBytes};
+use shakmaty::{Chess, uci::UciMove};
+
+mod archive;
+mod batch;
+mod rows;
+
+create_exception!(
+    chesspack,
+    ChesspackError,
+    PyValueError,
+    "Base class of chesspack's errors (a ValueError)."
+);
+create_exception!(
+    chesspack,
+    DecodeError,
+    ChesspackError,
+    "Bytes that are not a valid stream, record or archive (damaged, truncated, another codec or model)."
+);
+create_exception!(
+    chesspack,
+    IllegalMove,
+    ChesspackError,
+    "A move that is not legal, or not a move, where it is played."
+);
+create_exception!(
+    chesspack,
+    InvalidPosition,
+    ChesspackError,
+    "A FEN that is not a legal position, or a position a codec cannot write."
+);
+create_exception!(
+    chesspack,
+    UnknownCodec,
+    ChesspackError,
+    "No codec has that name."
+);
+
+/// The Python exception for a library error.
+pub(crate) fn to_py(e: chesspack::Error) -> PyErr {
+    use chesspack::Error as E;
+    let msg = e.to_string();
+    match e {
+        E::IllegalMove { .. } | E::UnreadableMove { .. } => IllegalMove::new_err(msg),
+        E::InvalidPosition(_) | E::Unrepresentable(_) => InvalidPosition::new_err(msg),
+        E::UnknownCodec(_) => UnknownCodec::new_err(msg),
+        _ => DecodeError::new_err(msg),
+    }
+}
+
+/// The start position of a game: standard when `fen` is `None`; a FEN in
+/// standard, X-FEN or Shredder-FEN castling (Chess960 too).
+pub(crate) fn start_of(fen: Option<&str>) -> Result<Chess, chesspack::Error> {
+    match fen {
+        None => Ok(Chess::default()),
+        Some(f) if f.trim().is_empty() => Ok(Chess::default()),
+        Some(f) => chesspack::position::parse_fen(f),
+    }
+}
+
+/// A game codec by name, with the error Python sees.
+pub(crate) fn game_codec(name: &str) -> PyResult<Box<dyn chesspack::game::GameCodec>> {
+    chesspack::game::codec(name).map_err(to_py)
+}
+
+/// The moves of a game given as a movetext string or as a list of SAN/UCI
+/// strings.
+#[derive(FromPyObject)]
+enum MovesIn {
+    Text(String),
+    List(Vec<String>),
+}
+
+/// Moves of a game, as one movetext or a list of SAN/UCI moves, from `start`.
+pub(crate) fn moves_of(
+    moves: &MovesIn,
+    start: &Chess,
+) -> Result<Vec<shakmaty::Move>, chesspack::Error> {
+    match moves {
+        MovesIn::Text(t) => chesspack::pgn::movetext_moves(t.as_bytes(), start),
+        MovesIn::List(l) => chesspack::pgn::text_moves(l, start),
+    }
+}
+
+/// Writes moves played from `start` as SAN or UCI strings.
+pub(crate) fn notate(start: &Chess, moves: &[shakmaty::Move], uci: bool) -> Vec<String> {
+    use shakmaty::{Position, san::SanPlus};
+    let mut pos = start.clone();
+    let mode = pos.castles().mode();
+    moves
+        .iter()
+        .map(|&m| {
+            if uci {
+                let s = UciMove::from_move(m, mode).to_string();
+                pos.play_unchecked(m);
+                s
+            } else {
+                SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string()
+            }
+        })
+        .collect()
+}
+
+/// encode_game(moves, codec="model", start=None) -> bytes
+///
+/// A game record: the moves (a movetext string, or a list of SAN/UCI
+/// strings) played from `start` (a FEN, or the standard position).
+#[pyfunction]
+#[pyo3(signature = (moves, codec = "model", start = None))]
+fn encode_game<'py>(
+    py: Python<'py>,
+    moves: MovesIn,
+    codec: &str,
+    start: Option<&str>,
+) -> PyResult<Bound<'py, PyBytes>> {
+    let codec = game_codec(codec)?;
+    let bytes = py.detach(|| {
+        let start = start_of(start)?;
+        let moves = moves_of(&moves, &start)?;
+        chesspack::record::encode_game(codec.as_ref(), &start, &moves)
+    });
+    Ok(PyBytes::new(py, &bytes.map_err(to_py)?))
+}
+
+/// decode_game(data, codec=None, start=None, uci=False) -> list[str]
+///
+/// The moves of a game record, as SAN (or UCI) strings.
+#[pyfunction]
+#[pyo3(signature = (data, codec = None, start = None, uci = false))]
+fn decode_game(
+    py: Python<'_>,
+    data: &[u8],
+    codec: Option<&str>,
+    start: Option<&str>,
+    uci: bool,
+) -> PyResult<Vec<String>> {
+    let name = chesspack::record::game_codec_name(data).map_err(to_py)?;
+    if let Some(c) = codec {
+        game_codec(c)?;
+        if c != name {
+            return Err(DecodeError::new_err(format!(
+                "invalid data: game record of codec {name:?}, not {c:?}"
+            )));
+        }
+    }
+    let codec = game_codec(name)?;
+    py.detach(|| {
+        let start = start_of(start)?;
+        let moves = chesspack::record::decode_game(codec.as_ref(), &start, data)?;
+        Ok(notate(&start, &moves, uci))
+    })
+    .map_err(to_py)
+}
+
+/// record_codec(data) -> str
+///
+/// The name of the codec that wrote a game or position record.
+#[pyfunction]
+fn record_codec(data: &[u8]) -> PyResult<&'static str> {
+    chesspack::record::game_codec_name(data)
+        .or_else(|_| chesspack::record::position_codec_name(data))
+        .map_err(|_| {
+            DecodeError::new_err(match data.first() {
+                Some(b) => format!("invalid data: not a chesspack record (tag byte {b:#04x})"),
+                None => "invalid data: empty record".to_owned(),
+            })
+        })
+}
+
+/// encode_position(fen, codec="position-model") -> bytes
+#[pyfunction]
+#[pyo3(signature = (fen, codec = "position-model"))]
+fn encode_position<'py>(py: Python<'py>, fen: &str, codec: &str) -> PyResult<Bound<'py, PyBytes>> {
+    let c = chesspack::position::codec(codec).map_err(to_py)?;
+    let pos = chesspack::position::parse_fen(fen).map_err(to_py)?;
+    let bytes = chesspack::record::encode_position(c.as_ref(), &pos).map_err(to_py)?;
+    Ok(PyBytes::new(py, &bytes))
+}
+
+/// decode_position(data, codec=None) -> str
+///
+/// The position of a position record as a FEN (halfmove clock 0, move 1:
+/// the codecs store board, side to move, castling and en passant).
+#[pyfunction]
+#[pyo3(signature = (data, codec = None))]
+fn decode_position(data: &[u8], codec: Option<&str>) -> PyResult<String> {
+    let name = chesspack::record::position_codec_name(data).map_err(to_py)?;
+    let c = chesspack::position::codec(codec.unwrap_or(name)).map_err(to_py)?;
+    let pos = chesspack::record::decode_position(c.as_ref(), data).map_err(to_py)?;
+    Ok(chesspack::position::to_fen(&pos))
+}
+
+/// codecs() -> (list[str], list[str])
+///
+/// The game codecs and the position codecs, by name.
+#[pyfunction]
+fn codecs() -> (Vec<&'static str>, Vec<&'static str>) {
+    (
+        chesspack::game::codecs().iter().map(|c| c.name()).collect(),
+        chesspack::position::codecs()
+            .iter()
+            .map(|c| c.name())
+            .collect(),
+    )
+}
+
+#[pymodule]
+fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("ChesspackError", py.get_type::<ChesspackError>())?;
+    m.add("DecodeError", py.get_type::<DecodeError>())?;
+    m.add("IllegalMove", py.get_type::<IllegalMove>())?;
+    m.add("InvalidPosition", py.get_type::<InvalidPosition>())?;
+    m.add("UnknownCodec", py.get_type::<UnknownCodec>())?;
+    m.add_function(wrap_pyfunction!(encode_game, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_game, m)?)?;
+    m.add_function(wrap_pyfunction!(record_codec, m)?)?;
+    m.add_function(wrap_pyfunction!(encode_position, m)?)?;
+    m.add_function(wrap_pyfunction!(decode_position, m)?)?;
+    m.add_function(wrap_pyfunction!(codecs, m)?)?;
+    batch::register(m)?;
+    archive::register(m)?;
+    Ok(())
+}

@@ -1,0 +1,267 @@
+//! Games as table rows: the PGN text an archive gives back, read into its
+//! tags, mainline SAN moves and `%clk` clock readings, and a block of them
+//! as an Arrow record batch (the Spark data source's rows).
+
+use std::{ops::ControlFlow, sync::Arc};
+
+use arrow_array::{
+    ArrayRef, RecordBatch,
+    builder::{Int32Builder, Int64Builder, ListBuilder, MapBuilder, StringBuilder},
+};
+use arrow_schema::{ArrowError, DataType, Field, Schema};
+use pgn_reader::{RawComment, RawTag, Reader, SanPlus, Skip, Visitor};
+
+/// The tags that get a column of their own, in column order. Every other
+/// tag goes to the `other_tags` map.
+pub const TAG_COLUMNS: [&str; 21] = [
+    "Event",
+    "Site",
+    "Date",
+    "Round",
+    "White",
+    "Black",
+    "Result",
+    "UTCDate",
+    "UTCTime",
+    "WhiteElo",
+    "BlackElo",
+    "WhiteRatingDiff",
+    "BlackRatingDiff",
+    "WhiteTitle",
+    "BlackTitle",
+    "ECO",
+    "Opening",
+    "TimeControl",
+    "Termination",
+    "Variant",
+    "FEN",
+];
+
+/// Tag columns holding integers (null when the tag is absent or not a
+/// number, such as `?`).
+fn is_int(tag: &str) -> bool {
+    tag == "WhiteElo" || tag == "BlackElo"
+}
+
+/// One game read from its text.
+#[derive(Default)]
+pub struct Row {
+    pub tags: Vec<(String, String)>,
+    /// Mainline moves as written (SAN with check marks).
+    pub moves: Vec<String>,
+    /// The `%clk` reading after each mainline move, in milliseconds.
+    pub clocks: Vec<Option<i64>>,
+    pub has_clock: bool,
+}
+
+/// Reads a game's text (canonical or verbatim) into a row; text that does
+/// not read as PGN gives what was read before it.
+pub fn read(text: &[u8]) -> Row {
+    let mut reader = Reader::new(text);
+    match reader.read_game(&mut RowVisitor) {
+        Ok(Some(row)) => row,
+        _ => Row::default(),
+    }
+}
+
+struct RowVisitor;
+
+impl Visitor for RowVisitor {
+    type Tags = Vec<(String, String)>;
+    type Movetext = Row;
+    type Output = Row;
+
+    fn begin_tags(&mut self) -> ControlFlow<Row, Self::Tags> {
+        ControlFlow::Continue(Vec::new())
+    }
+
+    fn tag(&mut self, tags: &mut Self::Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<Row> {
+        tags.push((
+            String::from_utf8_lossy(name).into_owned(),
+            value.decode_utf8_lossy().into_owned(),
+        ));
+        ControlFlow::Continue(())
+    }
+
+    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Row, Row> {
+        ControlFlow::Continue(Row {
+            tags,
+            ..Row::default()
+        })
+    }
+
+    fn san(&mut self, row: &mut Row, san: SanPlus) -> ControlFlow<Row> {
+        row.moves.push(san.to_string());
+        row.clocks.push(None);
+        ControlFlow::Continue(())
+    }
+
+    fn comment(&mut self, row: &mut Row, comment: RawComment<'_>) -> ControlFlow<Row> {
+        if let (Some(ms), Some(last)) = (clock_ms(comment.as_bytes()), row.clocks.last_mut()) {
+            *last = Some(ms);
+            row.has_clock = true;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn begin_variation(&mut self, _row: &mut Row) -> ControlFlow<Row, Skip> {
+        ControlFlow::Continue(Skip(true))
+    }
+
+    fn end_game(&mut self, row: Row) -> Row {
+        row
+    }
+}
+
+/// The reading of a `[%clk H:MM:SS]` or `[%clk H:MM:SS.f]` command in a
+/// comment, in milliseconds.
+///
+/// ```text
+/// { [%clk 0:03:00] } -> 180000
+/// ```
+pub fn clock_ms(comment: &[u8]) -> Option<i64> {
+    let at = comment.windows(5).position(|w| w == b"%clk ")?;
+    let rest = &comment[at + 5..];
+    let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace())?..];
+    let end = rest
+        .iter()
+        .position(|&b| !(b.is_ascii_digit() || b == b':' || b == b'.'))
+        .unwrap_or(rest.len());
+    let text = std::str::from_utf8(&rest[..end]).ok()?;
+    let (hms, frac) = match text.split_once('.') {
+        Some((a, b)) => (a, b),
+        None => (text, ""),
+    };
+    let mut secs: i64 = 0;
+    for part in hms.split(':') {
+        secs = secs
+            .checked_mul(60)?
+            .checked_add(part.parse::<i64>().ok()?)?;
+    }
+    let mut ms = 0i64;
+    let mut scale = 100;
+    for d in frac.bytes().take(3) {
+        ms += i64::from(d - b'0') * scale;
+        scale /= 10;
+    }
+    secs.checked_mul(1000)?.checked_add(ms)
+}
+
+/// The schema of [`batch`]: `game`, the tag columns, `other_tags`,
+/// `moves`, `clocks`, and `pgn` when asked for.
+pub fn schema(pgn: bool) -> Schema {
+    let mut fields = vec![Field::new("game", DataType::Int64, false)];
+    for t in TAG_COLUMNS {
+        let ty = if is_int(t) {
+            DataType::Int32
+        } else {
+            DataType::Utf8
+        };
+        fields.push(Field::new(t, ty, true));
+    }
+    fields.push(Field::new(
+        "other_tags",
+        DataType::Map(
+            Arc::new(Field::new(
+                "entries",
+                DataType::Struct(
+                    vec![
+                        Field::new("keys", DataType::Utf8, false),
+                        Field::new("values", DataType::Utf8, true),
+                    ]
+                    .into(),
+                ),
+                false,
+            )),
+            false,
+        ),
+        true,
+    ));
+    fields.push(Field::new(
+        "moves",
+        DataType::List(Arc::new(Field::new_list_field(DataType::Utf8, true))),
+        true,
+    ));
+    fields.push(Field::new(
+        "clocks",
+        DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true))),
+        true,
+    ));
+    if pgn {
+        fields.push(Field::new("pgn", DataType::Utf8, true));
+    }
+    Schema::new(fields)
+}
+
+/// The rows of games numbered from `first` (1-based), from their texts.
+pub fn batch(first: u64, texts: &[Vec<u8>], pgn: bool) -> Result<RecordBatch, ArrowError> {
+    let rows: Vec<Row> = texts.iter().map(|t| read(t)).collect();
+    let n = rows.len();
+    let mut columns: Vec<ArrayRef> = Vec::with_capacity(TAG_COLUMNS.len() + 5);
+    let mut game = Int64Builder::with_capacity(n);
+    for i in 0..n {
+        game.append_value(first as i64 + i as i64);
+    }
+    columns.push(Arc::new(game.finish()));
+    for t in TAG_COLUMNS {
+        let value = |r: &Row| r.tags.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone());
+        if is_int(t) {
+            let mut b = Int32Builder::with_capacity(n);
+            for r in &rows {
+                b.append_option(value(r).and_then(|v| v.trim().parse::<i32>().ok()));
+            }
+            columns.push(Arc::new(b.finish()));
+        } else {
+            let mut b = StringBuilder::new();
+            for r in &rows {
+                b.append_option(value(r));
+            }
+            columns.push(Arc::new(b.finish()));
+        }
+    }
+    let mut other = MapBuilder::new(None, StringBuilder::new(), StringBuilder::new());
+    for r in &rows {
+        for (k, v) in &r.tags {
+            if !TAG_COLUMNS.contains(&k.as_str()) {
+                other.keys().append_value(k);
+                other.values().append_value(v);
+            }
+        }
+        other.append(true)?;
+    }
+    columns.push(Arc::new(other.finish()));
+    let mut moves = ListBuilder::new(StringBuilder::new());
+    let mut clocks = ListBuilder::new(Int64Builder::new());
+    for r in &rows {
+        for m in &r.moves {
+            moves.values().append_value(m);
+        }
+        moves.append(true);
+        if r.has_clock {
+            for c in &r.clocks {
+                clocks.values().append_option(*c);
+            }
+            clocks.append(true);
+        } else {
+            clocks.append(false);
+        }
+    }
+    columns.push(Arc::new(moves.finish()));
+    columns.push(Arc::new(clocks.finish()));
+    if pgn {
+        let mut b = StringBuilder::new();
+        for t in texts {
+            b.append_value(String::from_utf8_lossy(t));
+        }
+        columns.push(Arc::new(b.finish()));
+    }
+    // The map's entry fields are the builder's; every other field is as
+    // `schema` says.
+    let fields: Vec<Field> = schema(pgn)
+        .fields()
+        .iter()
+        .zip(&columns)
+        .map(|(f, c)| Field::new(f.name(), c.data_type().clone(), f.is_nullable()))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+}
