@@ -140,32 +140,29 @@ def decode_game(
     fen = _fen(start)
     if not as_board:
         return _native.decode_game(bytes(data), codec, fen, uci)
-    import chess
-
-    board = _board(fen)
+    board = _board(start)
     for u in _native.decode_game(bytes(data), codec, fen, True):
         board.push_uci(u)
     return board
 
 
-def _board(fen: str | None) -> "chess.Board":
+def _board(start: Any) -> "chess.Board":
+    """A board at ``start``: a copy of a ``chess.Board`` (its Chess960 flag
+    kept), or a FEN read as Chess960 when its castling field names rook
+    files or standard castling cannot hold it."""
     import chess
 
-    if fen is None:
+    if start is None:
         return chess.Board()
-    board = chess.Board(fen)
-    if not board.is_valid() or _needs_960(board):
-        board = chess.Board(fen, chess960=True)
-    return board
-
-
-def _needs_960(board: "chess.Board") -> bool:
-    import chess
-
-    return board.castling_rights != board.clean_castling_rights() or (
-        board.castling_rights
-        and board.castling_rights & ~(chess.BB_A1 | chess.BB_H1 | chess.BB_A8 | chess.BB_H8) != 0
-    )
+    if not isinstance(start, str):
+        return start.copy(stack=False)
+    fields = start.split()
+    shredder = len(fields) > 2 and any(c in "ABCDEFGHabcdefgh" for c in fields[2])
+    if not shredder:
+        board = chess.Board(start)
+        if board.is_valid() and board.castling_rights == board.clean_castling_rights():
+            return board
+    return chess.Board(start, chess960=True)
 
 
 def encode_position(fen: Any, codec: str = "position-model") -> bytes:
@@ -200,11 +197,14 @@ def _arrow_input(values: Any) -> Any:
 
 
 def _report(errors: list[tuple[int, str]], what: str) -> None:
+    """Warns of the rows a batch left null."""
     if errors:
         row, msg = errors[0]
+        n = len(errors)
+        noun = what if n != 1 else what[:-1]
         warnings.warn(
-            f"{len(errors)} {what} could not be coded and are null (first: row {row}: {msg}); "
-            "return_errors=True lists them",
+            f"{n} {noun} could not be coded and {'is' if n == 1 else 'are'} null "
+            f"(first: row {row}: {msg}); return_errors=True lists them",
             ChesspackWarning,
             stacklevel=3,
         )

@@ -300,15 +300,17 @@ def encode_movetext(col: Any, codec: str = "model") -> Any:
     import pandas as pd
     from pyspark.sql.functions import pandas_udf
 
-    @pandas_udf("binary")
-    def encode(s: pd.Series) -> pd.Series:
+    def encode(s):
         arr = pa.array(s, from_pandas=True)
         if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
             arr = arr.cast(pa.list_(pa.string()))
         out, _errors = _native.encode_games(arr, codec, None, 1)
         return out.to_pandas()
 
-    return encode(col)
+    # Real annotations (this module's are strings): Spark reads the UDF's
+    # kind from them.
+    encode.__annotations__ = {"s": pd.Series, "return": pd.Series}
+    return pandas_udf("binary")(encode)(col)
 
 
 def decode_moves(col: Any, output: str = "san") -> Any:
@@ -319,13 +321,13 @@ def decode_moves(col: Any, output: str = "san") -> Any:
 
     kind = "string" if output == "movetext" else "array<string>"
 
-    @pandas_udf(kind)
-    def decode(s: pd.Series) -> pd.Series:
+    def decode(s):
         arr = pa.array(s, type=pa.binary(), from_pandas=True)
         out, _errors = _native.decode_games(arr, None, None, output, 1)
         return out.to_pandas()
 
-    return decode(col)
+    decode.__annotations__ = {"s": pd.Series, "return": pd.Series}
+    return pandas_udf(kind)(decode)(col)
 
 
 def with_moves(

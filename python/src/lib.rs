@@ -57,12 +57,24 @@ pub(crate) fn to_py(e: chesspack::Error) -> PyErr {
 }
 
 /// The start position of a game: standard when `fen` is `None`; a FEN in
-/// standard, X-FEN or Shredder-FEN castling (Chess960 too).
+/// standard, X-FEN or Shredder-FEN castling, read with standard castling
+/// when it allows (UCI castling as `e1g1`), else, or when the castling
+/// field names rook files, as Chess960 (`e1h1`).
 pub(crate) fn start_of(fen: Option<&str>) -> Result<Chess, chesspack::Error> {
     match fen {
         None => Ok(Chess::default()),
         Some(f) if f.trim().is_empty() => Ok(Chess::default()),
-        Some(f) => chesspack::position::parse_fen(f),
+        // Shredder-FEN castling files (`HAha`, as python-chess writes a
+        // Chess960 board) ask for Chess960.
+        Some(f)
+            if f.split_ascii_whitespace()
+                .nth(2)
+                .is_some_and(|c| c.bytes().any(|b| matches!(b, b'A'..=b'H' | b'a'..=b'h'))) =>
+        {
+            chesspack::position::parse_fen(f)
+        }
+        Some(f) => chesspack::pgn::start_position(None, Some(f))
+            .or_else(|_| chesspack::position::parse_fen(f)),
     }
 }
 

@@ -1,0 +1,169 @@
+"""Archives: random access, blocks, rows, compress/decompress/verify."""
+
+from __future__ import annotations
+
+import os
+import shutil
+
+import pyarrow as pa
+import pytest
+
+import chesspack
+from conftest import PUZZLES, SAMPLE, read_games
+
+
+def split_games(text: str) -> list[str]:
+    """Canonical archive text, one game a string (games end with a blank
+    line after the movetext)."""
+    games, cur, in_moves = [], [], False
+    for line in text.splitlines(keepends=True):
+        cur.append(line)
+        if line.strip() and not line.startswith("["):
+            in_moves = True
+        elif line.strip() == "" and in_moves:
+            games.append("".join(cur))
+            cur, in_moves = [], False
+    if cur:
+        games.append("".join(cur))
+    return games
+
+
+def test_random_access_matches_decompress(archive_path, decompressed):
+    a = chesspack.Archive(archive_path)
+    assert len(a) == 37
+    assert a.codec == "model" and a.version == 3 and a.model_hash != 0
+    assert "".join(a) == decompressed
+    assert "".join(a[i] for i in range(len(a))) == decompressed
+    assert a[-1] == a[36] and a[1:3] == [a[1], a[2]]
+    with pytest.raises(IndexError):
+        a[37]
+
+
+def test_blocks_cover_the_games(archive_path):
+    a = chesspack.Archive(archive_path)
+    blocks = a.blocks()
+    assert len(blocks) == 5
+    assert [b["first_game"] for b in blocks] == [0, 8, 16, 24, 32]
+    assert sum(b["games"] for b in blocks) == len(a)
+    assert blocks[1]["offset"] > blocks[0]["offset"] + blocks[0]["length"] - 1
+    assert "".join(a.block_games(1)) == "".join(a[8:16])
+
+
+def test_tags_and_rows_agree_with_python_chess(archive_path, decompressed):
+    a = chesspack.Archive(archive_path)
+    games = read_games(decompressed)
+    table = a.to_arrow(pgn=True)
+    assert table.num_rows == len(a) == len(games)
+    rows = table.to_pylist()
+    for i, (g, row) in enumerate(zip(games, rows)):
+        assert row["game"] == i
+        for k, v in a.tags(i).items():
+            assert g.headers[k] == v
+        assert row["White"] == g.headers.get("White")
+        elo = g.headers.get("WhiteElo")
+        assert row["WhiteElo"] == (int(elo) if elo and elo.isdigit() else None)
+        assert row["pgn"] == a[i]
+        if g.headers.get("Variant") not in (None, "Standard", "Chess960", "From Position"):
+            continue
+        b, sans, clocks = g.board(), [], []
+        for node in g.mainline():
+            sans.append(b.san(node.move))
+            b.push(node.move)
+            c = node.clock()
+            clocks.append(None if c is None else round(c * 1000))
+        assert [m.rstrip("+#") for m in row["moves"]] == [s.rstrip("+#") for s in sans]
+        assert row["clocks"] == (clocks if any(c is not None for c in clocks) else None)
+
+
+def test_python_chess_games(archive_path):
+    a = chesspack.Archive(archive_path)
+    g = a.game(0)
+    assert g.headers["White"] == a.tags(0)["White"]
+    assert len(list(a.games())) == len(a)
+
+
+def test_verify_and_damage(archive_path, tmp_path):
+    r = chesspack.verify(archive_path)
+    assert r["ok"] and r["games"] == 37 and r["blocks"] == 5 and r["problems"] == []
+    data = bytearray(archive_path.read_bytes())
+    a = chesspack.Archive(archive_path)
+    b = a.blocks()[2]
+    data[b["offset"] + 20] ^= 0x55
+    bad = tmp_path / "bad.chpk"
+    bad.write_bytes(data)
+    r = chesspack.verify(bad)
+    assert not r["ok"] and "block 3" in r["problems"][0]
+    damaged = chesspack.Archive(bad)
+    assert damaged[0] == a[0]
+    with pytest.raises(chesspack.DecodeError, match="block 3"):
+        damaged[17]
+    with pytest.raises(chesspack.DecodeError, match="block 3"):
+        chesspack.decompress(bad, tmp_path / "out.pgn")
+    assert not (tmp_path / "out.pgn").exists()
+    assert not any(p.name.endswith(".tmp") for p in tmp_path.iterdir())
+    # Truncated: no index; recover=True reads the blocks found.
+    cut = tmp_path / "cut.chpk"
+    cut.write_bytes(archive_path.read_bytes()[: a.blocks()[3]["offset"] + 5])
+    with pytest.raises(chesspack.DecodeError, match="index"):
+        chesspack.Archive(cut)
+    rec = chesspack.Archive(cut, recover=True)
+    assert len(rec) == 24 and rec.index_error
+    assert rec[23] == a[23]
+    # Not an archive.
+    with pytest.raises(chesspack.DecodeError, match="not a chesspack archive"):
+        chesspack.Archive(SAMPLE)
+    with pytest.raises(OSError):
+        chesspack.Archive(tmp_path / "missing.chpk")
+
+
+def test_compress_options_progress_and_overwrite(tmp_path):
+    src = tmp_path / "s.pgn"
+    shutil.copy(SAMPLE, src)
+    calls = []
+    r = chesspack.compress(src, codec="index", threads=1, progress=lambda d, t: calls.append((d, t)))
+    assert r["games"] == 37 and r["output_bytes"] == os.path.getsize(str(src) + ".chpk")
+    assert [v[1] for v in r["verbatim"]] == ["unsupported variant"]
+    assert calls and calls[-1][0] == calls[-1][1] == os.path.getsize(src)
+    with pytest.raises(FileExistsError):
+        chesspack.compress(src)
+    chesspack.compress(src, overwrite=True, progress=True)
+    assert chesspack.Archive(str(src) + ".chpk").codec == "model"
+    with pytest.raises(OSError, match="same file"):
+        chesspack.compress(src, src)
+
+    class Bar:
+        total = None
+        n = 0
+
+        def update(self, k):
+            self.n += k
+
+    bar = Bar()
+    out = tmp_path / "back.pgn"
+    chesspack.decompress(str(src) + ".chpk", out, progress=bar)
+    assert bar.n == bar.total > 0
+    assert out.read_text() == "".join(chesspack.Archive(str(src) + ".chpk"))
+
+
+def test_zst_input_and_positions(tmp_path):
+    zstd = pytest.importorskip("zstandard")
+    src = tmp_path / "s.pgn.zst"
+    src.write_bytes(zstd.ZstdCompressor().compress(SAMPLE.read_bytes()))
+    chesspack.compress(src, tmp_path / "z.chpk")
+    assert len(chesspack.Archive(tmp_path / "z.chpk")) == 37
+    r = chesspack.compress(PUZZLES, tmp_path / "p.chpk")
+    assert r["games"] == 201  # lines, the header among them
+    assert chesspack.decompress(tmp_path / "p.chpk", tmp_path / "p.csv") == 201
+    assert (tmp_path / "p.csv").read_bytes() == PUZZLES.read_bytes()
+
+
+def test_errors_are_exceptions_not_crashes(tmp_path):
+    src = tmp_path / "x.pgn"
+    src.write_bytes(b"\x00\xff garbage \n[Event \"x\"]\n\n1. e4 e5 *\n")
+    chesspack.compress(src, tmp_path / "x.chpk")
+    text = (tmp_path / "x.pgn").read_bytes()
+    chesspack.decompress(tmp_path / "x.chpk", tmp_path / "y.pgn")
+    assert b"1. e4 e5 *" in (tmp_path / "y.pgn").read_bytes()
+    with pytest.raises(chesspack.UnknownCodec):
+        chesspack.compress(src, tmp_path / "z.chpk", codec="nope")
+    assert text

@@ -1,0 +1,142 @@
+"""Batches: Arrow columns in and out, nulls and errors per row, threads."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import chess.pgn
+import pyarrow as pa
+import pytest
+
+import chesspack
+from conftest import SHARED, read_games
+
+
+def sans_of(g: chess.pgn.Game) -> list[str]:
+    b, out = g.board(), []
+    for m in g.mainline_moves():
+        out.append(b.san(m))
+        b.push(m)
+    return out
+
+
+def movetext_of(g: chess.pgn.Game) -> str:
+    exporter = chess.pgn.StringExporter(headers=False, variations=True, comments=True)
+    return g.accept(exporter)
+
+
+def starts_of(games):
+    return [g.headers.get("FEN") for g in games]
+
+
+def test_movetext_column_round_trips(sample_games):
+    texts = pa.array([movetext_of(g) for g in sample_games])
+    starts = pa.array(starts_of(sample_games))
+    records, errors = chesspack.encode_games(texts, start=starts, return_errors=True)
+    assert errors == []
+    assert isinstance(records, pa.BinaryArray)
+    back = chesspack.decode_games(records, start=starts)
+    assert back.to_pylist() == [sans_of(g) for g in sample_games]
+
+
+def test_list_columns_python_lists_and_moves(sample_games):
+    games = [g for g in sample_games if "FEN" not in g.headers]
+    lists = [sans_of(g) for g in games]
+    a = chesspack.encode_games(lists)
+    b = chesspack.encode_games(pa.array(lists, pa.large_list(pa.string())))
+    c = chesspack.encode_games([list(g.mainline_moves()) for g in games])
+    assert a.to_pylist() == b.to_pylist() == c.to_pylist()
+    assert b.type == pa.large_binary()
+    uci = chesspack.decode_games(a, output="uci").to_pylist()
+    assert uci == [[m.uci() for m in g.mainline_moves()] for g in games]
+
+
+def test_nulls_and_errors_per_row():
+    games = pa.array(["1. e4 e5", None, "1. e4 e5 2. Ke3", "1. d4 {ok} d5 *", "1. e4 e5 2. -- Nc6"])
+    with pytest.warns(chesspack.ChesspackWarning, match="2 games could not be coded"):
+        out = chesspack.encode_games(games)
+    assert [v is None for v in out.to_pylist()] == [False, True, True, False, True]
+    out, errors = chesspack.encode_games(games, return_errors=True)
+    assert [row for row, _ in errors] == [2, 4]
+    assert "Ke3" in errors[0][1]
+    records = pa.array([out[0].as_py(), b"\x15\x00", None, b"junk"], pa.binary())
+    dec, errors = chesspack.decode_games(records, return_errors=True)
+    assert dec.to_pylist()[0] == ["e4", "e5"]
+    assert dec.to_pylist()[2] is None
+    assert [row for row, _ in errors] == [1, 3]
+
+
+def test_chunked_polars_and_movetext_output():
+    polars = pytest.importorskip("polars")
+    s = polars.Series("movetext", ["1. e4 e5 2. Nf3", "1. c4 c5"])
+    out = chesspack.encode_games(s)
+    assert isinstance(out, pa.ChunkedArray)
+    chunked = pa.chunked_array([["1. e4 e5 2. Nf3"], ["1. c4 c5"]])
+    out2 = chesspack.encode_games(chunked)
+    assert out2.num_chunks == 2
+    assert out.to_pylist() == out2.to_pylist()
+    text = chesspack.decode_games(out2, output="movetext")
+    assert text.to_pylist() == ["1. e4 e5 2. Nf3", "1. c4 c5"]
+    # A Polars column of records decodes without pyarrow conversion.
+    back = chesspack.decode_games(polars.Series("moves", out.to_pylist(), dtype=polars.Binary))
+    assert back.to_pylist() == [["e4", "e5", "Nf3"], ["c4", "c5"]]
+
+
+def test_start_as_black_to_move_numbers_movetext():
+    fen = "rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR b KQkq - 0 1"
+    out = chesspack.encode_games(["e5 2. Nf3"], start=fen)
+    assert chesspack.decode_games(out, start=fen, output="movetext").to_pylist() == ["1... e5 2. Nf3"]
+
+
+def test_wrong_types_and_lengths():
+    with pytest.raises(TypeError):
+        chesspack.encode_games(pa.array([1, 2]))
+    with pytest.raises(ValueError, match="start has 1 rows"):
+        chesspack.encode_games(pa.array(["1. e4", "1. d4"]), start=pa.array([None], pa.string()))
+    with pytest.raises(ValueError, match="output must be"):
+        chesspack.decode_games(pa.array([b""]), output="pgn")
+
+
+def test_threads_give_the_same_bytes(sample_games):
+    texts = pa.array([movetext_of(g) for g in sample_games] * 3)
+    starts = pa.array(starts_of(sample_games) * 3)
+    one = chesspack.encode_games(texts, start=starts, threads=1)
+    two = chesspack.encode_games(texts, start=starts, threads=2)
+    assert one.equals(two)
+
+
+LICHESS = SHARED / "train" / "lichess-accounts.pgn.zst"
+
+
+@pytest.mark.skipif(not LICHESS.exists(), reason="../shared/data is not present")
+def test_first_5000_lichess_games_round_trip(tmp_path):
+    """The first 5,000 standard games of lichess-accounts round-trip through
+    encode_games/decode_games and through an Archive with 0 differences
+    (python-chess reads the reference moves)."""
+    zstd = pytest.importorskip("zstandard")
+    from test_archive import split_games
+
+    with open(LICHESS, "rb") as f:
+        reader = zstd.ZstdDecompressor().stream_reader(f)
+        text = reader.read(40_000_000).decode("utf-8", "replace")
+    games = []
+    for g in split_games(text)[:-1]:
+        if '[Variant "' in g and '[Variant "Standard"]' not in g or '[FEN "' in g:
+            continue
+        games.append(g)
+        if len(games) == 5000:
+            break
+    assert len(games) == 5000
+    movetexts = [g.strip().split("\n\n", 1)[1].strip() for g in games]
+    sans = [sans_of(chess.pgn.read_game(io.StringIO(g))) for g in games]
+    records, errors = chesspack.encode_games(pa.array(movetexts), return_errors=True)
+    assert errors == []
+    assert chesspack.decode_games(records).to_pylist() == sans
+    pgn = tmp_path / "first.pgn"
+    pgn.write_text("".join(games))
+    chesspack.compress(pgn, tmp_path / "first.chpk")
+    a = chesspack.Archive(tmp_path / "first.chpk")
+    assert len(a) == 5000
+    moves = a.to_arrow().column("moves").to_pylist()
+    assert [[m.rstrip("+#") for m in ms] for ms in moves] == [[s.rstrip("+#") for s in ss] for ss in sans]

@@ -1,0 +1,116 @@
+"""Spark (local[2]): the data source against decompress, shard jobs, UDFs.
+
+Skipped, with the reason, when PySpark or Java is missing; .ci/run installs
+both."""
+
+from __future__ import annotations
+
+import shutil
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import chesspack
+from conftest import SAMPLE, java_ok, read_games
+
+pyspark = pytest.importorskip("pyspark", reason="pyspark is not installed (pip install ./python[spark])")
+if not java_ok():
+    pytest.skip("no Java: Spark needs Java 17 or later", allow_module_level=True)
+
+import chesspack.spark as cs  # noqa: E402
+from test_archive import split_games  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def spark():
+    from pyspark.sql import SparkSession
+
+    s = (
+        SparkSession.builder.master("local[2]")
+        .appName("chesspack-tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .getOrCreate()
+    )
+    s.sparkContext.setLogLevel("ERROR")
+    cs.register(s)
+    yield s
+    s.stop()
+
+
+def test_data_source_gives_the_decompressed_games(spark, archive_path, decompressed):
+    df = spark.read.format("chesspack").option("pgn", "true").load(str(archive_path))
+    assert df.rdd.getNumPartitions() == 5
+    rows = df.orderBy("game").collect()
+    expected = split_games(decompressed)
+    assert [r["pgn"] for r in rows] == expected
+    a = chesspack.Archive(archive_path)
+    assert [r["White"] for r in rows] == [a.tags(i).get("White") for i in range(len(a))]
+    games = read_games(decompressed)
+    for r, g in zip(rows, games):
+        assert len(r["moves"]) == len(list(g.mainline_moves())) or g.headers.get("Variant") == "King of the Hill"
+    assert set(cs.arrow_schema(True).names) == set(df.columns)
+    assert dict(df.dtypes)["WhiteElo"] == "int"
+    assert dict(df.dtypes)["clocks"] == "array<bigint>"
+
+
+def test_directory_glob_and_blocks_per_partition(spark, archive_path, tmp_path):
+    for name in ("a.chpk", "b.chpk"):
+        shutil.copy(archive_path, tmp_path / name)
+    df = spark.read.format("chesspack").option("blocksPerPartition", "2").load(str(tmp_path))
+    assert df.rdd.getNumPartitions() == 6
+    assert df.count() == 74
+    assert df.select("file").distinct().count() == 2
+    n = spark.read.format("chesspack").load(str(tmp_path / "*.chpk")).count()
+    assert n == 74
+
+
+def test_compress_files_job(spark, tmp_path):
+    text = SAMPLE.read_text()
+    games = split_games(text)
+    src = tmp_path / "in"
+    src.mkdir()
+    (src / "one.pgn").write_text("".join(games[:20]))
+    (src / "two.pgn").write_text("".join(games[20:]))
+    report = cs.compress_files(spark, str(src), str(tmp_path / "out"))
+    assert sorted(r["games"] for r in report) == [17, 20]
+    df = spark.read.format("chesspack").option("pgn", "true").load(str(tmp_path / "out"))
+    assert df.count() == 37
+    back = "".join(
+        r["pgn"] for r in df.orderBy("file", "game").collect()
+    )
+    one = chesspack.Archive(tmp_path / "out" / "one.chpk")
+    two = chesspack.Archive(tmp_path / "out" / "two.chpk")
+    assert back == "".join(one) + "".join(two)
+
+
+def test_parquet_job_and_udfs(spark, tmp_path, sample_games):
+    import chess.pgn
+
+    rows = []
+    for g in sample_games:
+        if "FEN" in g.headers:
+            continue
+        mt = g.accept(chess.pgn.StringExporter(headers=False, variations=False, comments=True))
+        rows.append({"Site": g.headers["Site"], "White": g.headers["White"], "Black": g.headers["Black"], "Result": g.headers["Result"], "movetext": mt})
+    pq.write_table(pa.Table.from_pylist(rows), tmp_path / "lichess.parquet")
+    report = cs.compress_parquet(spark, str(tmp_path / "lichess.parquet"), str(tmp_path / "shards"), partitions=2)
+    assert sum(r["games"] for r in report) == len(rows)
+    df = spark.read.format("chesspack").load(str(tmp_path / "shards"))
+    assert df.count() == len(rows)
+
+    from pyspark.sql import functions as F
+
+    src = spark.read.parquet(str(tmp_path / "lichess.parquet"))
+    coded = src.withColumn("moves", cs.encode_movetext(F.col("movetext")))
+    coded = coded.withColumn("san", cs.decode_moves(F.col("moves")))
+    got = {r["Site"]: (r["san"], r["moves"]) for r in coded.collect()}
+    assert len(got) == len(rows)
+    for r in rows:
+        sans = chesspack.decode_games(chesspack.encode_games([r["movetext"]]))[0].as_py()
+        assert got[r["Site"]][0] == sans
+    via_arrow = cs.with_moves(src).collect()
+    assert sorted(bytes(r["moves"]) for r in via_arrow) == sorted(bytes(v[1]) for v in got.values())
+    text = coded.select(cs.decode_moves(F.col("moves"), output="movetext").alias("t")).collect()
+    assert all(t["t"].startswith("1. ") for t in text)
