@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import glob
 import os
+import shutil
 import sys
 import tempfile
 from typing import Any, Iterator
@@ -187,14 +188,26 @@ def compress_files(
     codec: str = "model",
     level: int = 15,
     overwrite: bool = False,
+    split_games: int | None = None,
 ) -> list[dict[str, Any]]:
     """Compresses every ``.pgn``/``.pgn.zst`` file of a directory (or a
     glob) into a ``.chpk`` shard of the same name in ``dst``, one Spark task
-    a file. Returns a report a shard: file, shard, games, input and output
-    bytes, games stored verbatim."""
+    a file. With ``split_games``, the driver first cuts each file into
+    parts of that many games (``dst/_parts``, removed afterwards: a
+    ``.zst`` stream cannot be split by byte ranges) and each part becomes a
+    task and a shard (``NAME-NNNNN.chpk``). Returns a report a shard: file,
+    shard, games, input and output bytes, games stored verbatim."""
     files = _inputs(src)
     dst = os.path.abspath(dst)
     os.makedirs(dst, exist_ok=True)
+    parts_dir = None
+    if split_games:
+        parts_dir = os.path.join(dst, "_parts")
+        parts = []
+        for f in files:
+            name = _shard_name(f)[: -len(".chpk")]
+            parts.extend(_native.split_pgn(f, parts_dir, split_games, name))
+        files = parts
 
     def one(path: str) -> dict[str, Any]:
         import chesspack as cp
@@ -211,7 +224,11 @@ def compress_files(
         }
 
     sc = spark.sparkContext
-    return sc.parallelize(files, len(files)).map(one).collect()
+    try:
+        return sc.parallelize(files, len(files)).map(one).collect()
+    finally:
+        if parts_dir:
+            shutil.rmtree(parts_dir, ignore_errors=True)
 
 
 def _pgn_of_rows(batch: pa.RecordBatch, movetext: str) -> bytes:
@@ -355,6 +372,8 @@ def with_moves(
 def _session(master: str | None) -> Any:
     from pyspark.sql import SparkSession
 
+    # Local workers run this interpreter, which has chesspack installed.
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     b = SparkSession.builder.appName("chesspack")
     if master:
         b = b.master(master)
@@ -374,6 +393,9 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("--codec", default="model")
     c.add_argument("--level", type=int, default=15, help="zstd level of the text columns")
     c.add_argument("--partitions", type=int, help="Parquet: shards to write (a repartition)")
+    c.add_argument(
+        "--split-games", type=int, help="PGN: cut each file into parts of this many games, a task and a shard each"
+    )
     c.add_argument("--master", help="Spark master (default: as spark-submit or the session says)")
     c.add_argument("--overwrite", action="store_true")
     args = p.parse_args(argv)
@@ -384,7 +406,9 @@ def main(argv: list[str] | None = None) -> int:
             spark, args.input, args.output, args.codec, args.level, partitions=args.partitions
         )
     else:
-        report = compress_files(spark, args.input, args.output, args.codec, args.level, args.overwrite)
+        report = compress_files(
+            spark, args.input, args.output, args.codec, args.level, args.overwrite, args.split_games
+        )
     games = sum(r["games"] for r in report)
     inb = sum(r["input_bytes"] for r in report)
     outb = sum(r["output_bytes"] for r in report)

@@ -31,7 +31,52 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(empty_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(split_pgn, m)?)?;
     Ok(())
+}
+
+/// split_pgn(src, dst_dir, games, prefix="part") -> list[str]
+///
+/// Cuts a PGN file (`.pgn` or `.pgn.zst`) into parts of `games` games each,
+/// written byte for byte as `dst_dir/PREFIX-NNNNN.pgn`, so that one large
+/// file (a lichess month is one `.pgn.zst`) can be compressed by many tasks.
+/// Returns the parts' paths in order.
+#[pyfunction]
+#[pyo3(signature = (src, dst_dir, games, prefix = "part"))]
+fn split_pgn(
+    py: Python<'_>,
+    src: PathBuf,
+    dst_dir: PathBuf,
+    games: usize,
+    prefix: &str,
+) -> PyResult<Vec<String>> {
+    let (input, _, _) = open_input(&src)?;
+    std::fs::create_dir_all(&dst_dir).map_err(|e| io_err(&dst_dir, e))?;
+    py.detach(|| {
+        let mut parts = Vec::new();
+        let mut out: Option<BufWriter<File>> = None;
+        let mut in_part = 0;
+        for chunk in ChunkReader::new(input) {
+            let chunk = chunk.map_err(|e| io_err(&src, e))?;
+            if out.is_none() || in_part == games.max(1) {
+                if let Some(mut w) = out.take() {
+                    w.flush().map_err(|e| io_err(&dst_dir, e))?;
+                }
+                let path = dst_dir.join(format!("{prefix}-{:05}.pgn", parts.len()));
+                let file = File::create(&path).map_err(|e| io_err(&path, e))?;
+                out = Some(BufWriter::with_capacity(1 << 20, file));
+                parts.push(path.display().to_string());
+                in_part = 0;
+            }
+            let w = out.as_mut().expect("a part is open");
+            w.write_all(&chunk.bytes).map_err(|e| io_err(&dst_dir, e))?;
+            in_part += 1;
+        }
+        if let Some(mut w) = out.take() {
+            w.flush().map_err(|e| io_err(&dst_dir, e))?;
+        }
+        Ok(parts)
+    })
 }
 
 /// empty_rows(pgn=False) -> pyarrow.RecordBatch

@@ -24,8 +24,14 @@ from test_archive import split_games  # noqa: E402
 
 @pytest.fixture(scope="module")
 def spark():
+    import os
+    import sys
+
     from pyspark.sql import SparkSession
 
+    # Workers run this interpreter (the one chesspack is installed in), not
+    # whatever python3 comes first on PATH.
+    os.environ["PYSPARK_PYTHON"] = sys.executable
     s = (
         SparkSession.builder.master("local[2]")
         .appName("chesspack-tests")
@@ -114,3 +120,17 @@ def test_parquet_job_and_udfs(spark, tmp_path, sample_games):
     assert sorted(bytes(r["moves"]) for r in via_arrow) == sorted(bytes(v[1]) for v in got.values())
     text = coded.select(cs.decode_moves(F.col("moves"), output="movetext").alias("t")).collect()
     assert all(t["t"].startswith("1. ") for t in text)
+
+
+def test_split_games_fans_one_file_out(spark, tmp_path):
+    src = tmp_path / "in"
+    src.mkdir()
+    shutil.copy(SAMPLE, src / "all.pgn")
+    report = cs.compress_files(spark, str(src), str(tmp_path / "out"), codec="index", split_games=10)
+    assert [r["games"] for r in sorted(report, key=lambda r: r["shard"])] == [10, 10, 10, 7]
+    assert not (tmp_path / "out" / "_parts").exists()
+    df = spark.read.format("chesspack").option("pgn", "true").load(str(tmp_path / "out"))
+    text = "".join(r["pgn"] for r in df.orderBy("file", "game").collect())
+    ref = tmp_path / "ref.chpk"
+    chesspack.compress(SAMPLE, ref, codec="index")
+    assert text == "".join(chesspack.Archive(ref))
