@@ -54,6 +54,25 @@ fn main() -> std::io::Result<()> {
         }
         fs::write(dir.join("empty"), [])?;
     }
+    // Records: a game record of each codec but the slow engine ones, and a
+    // position record of each position codec.
+    let dir = root.join("decode_record");
+    fs::create_dir_all(&dir)?;
+    for codec in game::codecs() {
+        if codec.name().starts_with("engine") {
+            continue;
+        }
+        let g = &games[0];
+        let bytes = chesspack::record::encode_game(codec.as_ref(), &g.start, &g.moves[..20])
+            .expect("sample games are legal");
+        fs::write(dir.join(format!("game-{}", codec.name())), bytes)?;
+    }
+    for codec in position::codecs() {
+        let bytes =
+            chesspack::record::encode_position(codec.as_ref(), &positions[0]).expect("legal");
+        fs::write(dir.join(format!("position-{}", codec.name())), bytes)?;
+    }
+    fs::write(dir.join("empty"), [])?;
     let dir = root.join("read_pgn");
     fs::create_dir_all(&dir)?;
     for (i, chunk) in pgn.split("\n\n[Event").take(6).enumerate() {

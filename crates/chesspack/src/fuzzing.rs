@@ -96,3 +96,33 @@ pub fn compress_pgn(data: &[u8]) {
     archive::decompress(std::io::Cursor::new(&packed), &mut out).expect("decompresses");
     assert_eq!(out, archive::canonical(data).expect("reads"));
 }
+
+/// Reads `data` as a game record and as a position record (the Python
+/// package's single values and Arrow columns): decoding may fail, never
+/// panic, and a record that decodes re-encodes to the same bytes.
+pub fn decode_record(data: &[u8]) {
+    use crate::record;
+    let start = Chess::default();
+    if let Ok(name) = record::game_codec_name(data) {
+        let codec = game::codec(name).expect("record ids name codecs");
+        if let Ok(moves) = record::decode_game(codec.as_ref(), &start, data) {
+            let again = record::encode_game(codec.as_ref(), &start, &moves)
+                .expect("decoded moves are legal");
+            assert_eq!(
+                record::decode_game(codec.as_ref(), &start, &again)
+                    .expect("re-encoded record decodes"),
+                moves
+            );
+        }
+    }
+    if let Ok(name) = record::position_codec_name(data) {
+        let codec = position::codec(name).expect("record ids name codecs");
+        if let Ok(pos) = record::decode_position(codec.as_ref(), data) {
+            let again = record::encode_position(codec.as_ref(), &pos)
+                .expect("decoded positions are representable");
+            let back =
+                record::decode_position(codec.as_ref(), &again).expect("re-encoded record decodes");
+            assert_eq!(position::to_epd(&back), position::to_epd(&pos));
+        }
+    }
+}

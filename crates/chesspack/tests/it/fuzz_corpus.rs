@@ -46,6 +46,11 @@ fn position_decoder_corpora() {
 }
 
 #[test]
+fn record_corpus() {
+    replay("decode_record", fuzzing::decode_record);
+}
+
+#[test]
 fn pgn_reader_corpus() {
     replay("read_pgn", fuzzing::read_pgn);
 }
