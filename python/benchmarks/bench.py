@@ -35,20 +35,11 @@ import zstandard
 import chesspack
 
 ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python" / "tests"))
+from test_archive import split_games  # noqa: E402  (the tests' game splitter)
+
 DATA = ROOT.parent / "shared" / "data" / "train"
 CLI = ROOT / "target" / "release" / "chesspack"
-
-
-def split_games(text: str) -> list[str]:
-    games, cur, in_moves = [], [], False
-    for line in text.splitlines(keepends=True):
-        cur.append(line)
-        if line.strip() and not line.startswith("["):
-            in_moves = True
-        elif line.strip() == "" and in_moves:
-            games.append("".join(cur))
-            cur, in_moves = [], False
-    return games
 
 
 def first_games(path: Path, n: int) -> list[str]:

@@ -234,6 +234,36 @@ fn encode_games<'py>(
     Ok((output(py, chunks, single)?, errors))
 }
 
+/// Runs `f` on every row that is not null, on the pool; a row whose `f`
+/// fails becomes a null, with an entry (row, message) in `errors`.
+fn code_rows<R: Sync, T: Send>(
+    rows: &[Option<R>],
+    base: usize,
+    errors: &mut Errors,
+    f: impl Fn(usize, &R) -> Result<T, chesspack::Error> + Sync,
+) -> Vec<Option<T>> {
+    let coded: Vec<Option<Result<T, String>>> = rows
+        .par_iter()
+        .enumerate()
+        .map(|(i, r)| {
+            r.as_ref()
+                .map(|r| f(base + i, r).map_err(|e| e.to_string()))
+        })
+        .collect();
+    coded
+        .into_iter()
+        .enumerate()
+        .map(|(i, r)| match r {
+            None => None,
+            Some(Ok(v)) => Some(v),
+            Some(Err(e)) => {
+                errors.push((base + i, e));
+                None
+            }
+        })
+        .collect()
+}
+
 fn encode_chunks(
     codec: &dyn GameCodec,
     chunks: &[ArrayRef],
@@ -247,26 +277,13 @@ fn encode_chunks(
             Ok(r) => r,
             Err(e) => return (Err(e), errors),
         };
-        let coded: Vec<Option<Result<Vec<u8>, String>>> = rows
-            .par_iter()
-            .enumerate()
-            .map(|(i, g)| {
-                let g = g.as_ref()?;
-                Some(encode_one(codec, g, starts.get(base + i)).map_err(|e| e.to_string()))
-            })
-            .collect();
+        let values = code_rows(&rows, base, &mut errors, |row, g| {
+            encode_one(codec, g, starts.get(row))
+        });
         let large = matches!(
             chunk.data_type(),
             DataType::LargeUtf8 | DataType::LargeList(_)
         );
-        let values = coded.into_iter().enumerate().map(|(i, r)| match r {
-            None => None,
-            Some(Ok(v)) => Some(v),
-            Some(Err(e)) => {
-                errors.push((base + i, e));
-                None
-            }
-        });
         let array: ArrayRef = if large {
             let mut b = LargeBinaryBuilder::new();
             for v in values {
@@ -364,28 +381,9 @@ fn decode_chunks(
             Ok(r) => r,
             Err(e) => return (Err(e), errors),
         };
-        let decoded: Vec<Option<Result<Vec<String>, String>>> = rows
-            .par_iter()
-            .enumerate()
-            .map(|(i, r)| {
-                let r = r.as_ref()?;
-                Some(
-                    decode_one(codecs, want, r, starts.get(base + i), notation)
-                        .map_err(|e| e.to_string()),
-                )
-            })
-            .collect();
-        let mut values = Vec::with_capacity(decoded.len());
-        for (i, d) in decoded.into_iter().enumerate() {
-            values.push(match d {
-                None => None,
-                Some(Ok(v)) => Some(v),
-                Some(Err(e)) => {
-                    errors.push((base + i, e));
-                    None
-                }
-            });
-        }
+        let values = code_rows(&rows, base, &mut errors, |row, r| {
+            decode_one(codecs, want, r, starts.get(row), notation)
+        });
         let array: ArrayRef = if notation == Notation::Movetext {
             let mut b = StringBuilder::new();
             for v in values {
