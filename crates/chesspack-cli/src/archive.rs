@@ -4,7 +4,7 @@ use std::{
     collections::BTreeMap,
     fs::{self, File},
     io::{self, BufWriter, Cursor, IsTerminal, Read, Seek, Write},
-    path::PathBuf,
+    path::{Path, PathBuf},
     time::Instant,
 };
 
@@ -81,21 +81,29 @@ pub struct DecompressArgs {
 /// Options of `chesspack get`.
 #[derive(Args, Debug)]
 pub struct GetArgs {
-    /// The archive.
+    /// The archive (of games, or of positions: then the numbers are lines).
     input: String,
     /// Game numbers (1-based), printed in the order given.
     #[arg(required = true)]
     numbers: Vec<u64>,
+    /// Read an archive whose index is damaged from the blocks found (exit
+    /// status 3: games may be missing).
+    #[arg(long)]
+    skip_damaged: bool,
 }
 
 /// Options of `chesspack list`.
 #[derive(Args, Debug)]
 pub struct ListArgs {
-    /// The archive.
+    /// The archive (of games; of positions: a line number and the line).
     input: String,
     /// Tags to show, comma-separated.
     #[arg(long, default_value = "White,Black,Result,Date", value_delimiter = ',')]
     tags: Vec<String>,
+    /// List an archive whose index is damaged from the blocks found (exit
+    /// status 3: games may be missing).
+    #[arg(long)]
+    skip_damaged: bool,
 }
 
 /// Options of `chesspack verify`.
@@ -121,6 +129,90 @@ fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
     Ok(b.build()?)
 }
 
+/// Data that a command left out (damaged blocks skipped, a truncated
+/// archive read as far as it goes): `main` exits with [`DATA_LOST`].
+#[derive(Debug)]
+pub struct DataLost(pub String);
+
+impl std::fmt::Display for DataLost {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for DataLost {}
+
+/// The exit status of a run that wrote what it could but left data out.
+pub const DATA_LOST: u8 = 3;
+
+/// `n` and `word`, with an `s` unless `n` is 1.
+fn plural(n: u64, word: &str) -> String {
+    if n == 1 {
+        word.to_owned()
+    } else {
+        format!("{word}s")
+    }
+}
+
+/// Temporary outputs of this process, removed if a signal ends it.
+static TEMPORARY: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
+
+fn temporary() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
+    TEMPORARY.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Removes the temporary outputs on SIGINT, SIGTERM and SIGHUP, then exits
+/// with 128 + 2 (the shell's status for an interrupted command).
+pub fn clean_up_on_signals() {
+    let _ = ctrlc::set_handler(|| {
+        for tmp in temporary().drain(..) {
+            let _ = fs::remove_file(tmp);
+        }
+        std::process::exit(130);
+    });
+}
+
+/// Whether process `pid` is running (Linux: `/proc/PID`); `true` where it
+/// cannot be told, so that nothing of a live process is removed.
+fn process_alive(pid: u32) -> bool {
+    if cfg!(target_os = "linux") {
+        Path::new("/proc").join(pid.to_string()).exists()
+    } else {
+        true
+    }
+}
+
+/// Removes `.NAME.PID.tmp` files beside `path` that processes no longer
+/// running left behind (killed with SIGKILL, or a power cut).
+fn sweep_stale(path: &Path, name: &std::ffi::OsStr) {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    let prefix = format!(".{}.", name.to_string_lossy());
+    for entry in entries.flatten() {
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        let Some(pid) = file
+            .strip_prefix(&prefix)
+            .and_then(|r| r.strip_suffix(".tmp"))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && !process_alive(pid) && fs::remove_file(entry.path()).is_ok()
+        {
+            eprintln!(
+                "chesspack: removed {}, left by an interrupted run (process {pid})",
+                entry.path().display()
+            );
+        }
+    }
+}
+
 /// An output file written under a temporary name and renamed when complete,
 /// or stdout.
 enum Output {
@@ -130,6 +222,8 @@ enum Output {
         w: Option<BufWriter<File>>,
         tmp: PathBuf,
         path: PathBuf,
+        /// Whether an existing file may be replaced.
+        force: bool,
     },
     /// A device or pipe (`/dev/null`, a fifo): written in place.
     Special(BufWriter<File>),
@@ -161,16 +255,24 @@ impl Output {
                 let name = path
                     .file_name()
                     .with_context(|| format!("{p} is not a file name"))?;
+                sweep_stale(&path, name);
                 let mut tmp_name = std::ffi::OsString::from(".");
                 tmp_name.push(name);
                 tmp_name.push(format!(".{}.tmp", std::process::id()));
                 let tmp = path.with_file_name(tmp_name);
-                let file = File::create(&tmp)
-                    .with_context(|| format!("cannot create {}", tmp.display()))?;
+                temporary().push(tmp.clone());
+                let file = match File::create(&tmp) {
+                    Ok(f) => f,
+                    Err(e) => {
+                        temporary().retain(|t| *t != tmp);
+                        return Err(e).with_context(|| format!("cannot create {}", tmp.display()));
+                    }
+                };
                 Ok(Output::File {
                     w: Some(BufWriter::with_capacity(1 << 20, file)),
                     tmp,
                     path,
+                    force,
                 })
             }
         }
@@ -188,7 +290,12 @@ impl Output {
         match &mut self {
             Output::Stdout(s) => Ok(s.flush()?),
             Output::Special(w) => Ok(w.flush()?),
-            Output::File { w, tmp, path } => {
+            Output::File {
+                w,
+                tmp,
+                path,
+                force,
+            } => {
                 let file = w
                     .take()
                     .expect("not committed")
@@ -196,9 +303,27 @@ impl Output {
                     .map_err(|e| e.into_error())?;
                 file.sync_all()?;
                 drop(file);
-                fs::rename(&*tmp, &*path).with_context(|| {
-                    format!("cannot rename {} to {}", tmp.display(), path.display())
-                })
+                let done = if *force {
+                    fs::rename(&*tmp, &*path).with_context(|| {
+                        format!("cannot rename {} to {}", tmp.display(), path.display())
+                    })
+                } else {
+                    // A hard link never replaces a file: one created after
+                    // the check at the start is kept.
+                    match fs::hard_link(&*tmp, &*path) {
+                        Ok(()) => Ok(()),
+                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(anyhow::anyhow!(
+                            "{} appeared while writing it; kept it (use -f to overwrite)",
+                            path.display()
+                        )),
+                        Err(e) => {
+                            Err(e).with_context(|| format!("cannot create {}", path.display()))
+                        }
+                    }
+                };
+                let _ = fs::remove_file(&*tmp);
+                temporary().retain(|t| t != tmp);
+                done
             }
         }
     }
@@ -211,7 +336,8 @@ impl Drop for Output {
             w: Some(_), tmp, ..
         } = self
         {
-            let _ = fs::remove_file(tmp);
+            let _ = fs::remove_file(&*tmp);
+            temporary().retain(|t| t != tmp);
         }
     }
 }
@@ -414,6 +540,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         }
     }
     let mut reader = open_archive(&args.input)?;
+    let reader_index_error = reader.index_error().is_some();
     if let Some(why) = reader.index_error() {
         let msg = format!(
             "{}: archive index is missing or damaged ({why}); the file may be truncated",
@@ -438,7 +565,8 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     let blocks = reader.blocks().to_vec();
     let total_bytes: u64 = blocks.iter().map(|b| u64::from(b.len)).sum();
     let pb = input::progress(Some(total_bytes), "decompressing");
-    let mut damaged = 0;
+    let mut damaged = 0u64;
+    let mut damaged_games = 0u64;
     let mut games = 0u64;
     // Payloads are read on this thread (the reader is not shared), the
     // blocks decoded on the workers, the texts written here in order.
@@ -469,6 +597,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
                 }
                 Err(e) if args.skip_damaged => {
                     damaged += 1;
+                    damaged_games += u64::from(blocks[b].games);
                     eprintln!(
                         "chesspack: skipping {e} (games {}-{})",
                         first_games[b],
@@ -484,14 +613,101 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     )?;
     pb.finish_and_clear();
     out.commit()?;
-    if damaged > 0 {
-        eprintln!("chesspack: {games} games written, {damaged} damaged blocks left out");
+    if damaged > 0 || reader_index_error {
+        return Err(DataLost(format!(
+            "{}: {games} {} written, {damaged_games} {} of {damaged} damaged {} left out{}",
+            args.input,
+            plural(games, "game"),
+            plural(damaged_games, "game"),
+            plural(damaged, "block"),
+            if reader_index_error {
+                ", and any games after the last whole block (the index is lost)"
+            } else {
+                ""
+            }
+        ))
+        .into());
     }
     Ok(())
 }
 
+/// The text of a position archive (`None` for any other file).
+fn position_archive_text(path: &str) -> Result<Option<Vec<u8>>> {
+    if path == "-" {
+        return Ok(None);
+    }
+    let mut magic = [0u8; 8];
+    let n = File::open(path)
+        .and_then(|mut f| f.read(&mut magic))
+        .with_context(|| format!("cannot open {path}"))?;
+    if !chesspack::archive::positions::is_position_archive(&magic[..n]) {
+        return Ok(None);
+    }
+    let file = File::open(path).with_context(|| format!("cannot open {path}"))?;
+    let mut text = Vec::new();
+    chesspack::archive::positions::decompress(io::BufReader::new(file), &mut text)
+        .with_context(|| format!("cannot read {path}"))?;
+    Ok(Some(text))
+}
+
+/// The lines of a position file's text, without their line ends.
+fn text_lines(text: &[u8]) -> Vec<&[u8]> {
+    let mut lines: Vec<&[u8]> = text
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+        .collect();
+    if text.ends_with(b"\n") {
+        lines.pop();
+    }
+    lines
+}
+
+/// Refuses an archive whose index is damaged, or with `--skip-damaged`
+/// says on stderr that the blocks found are read; returns whether so.
+fn check_index(reader: &ArchiveReader<Box<dyn ReadSeek>>, input: &str, skip: bool) -> Result<bool> {
+    let Some(why) = reader.index_error() else {
+        return Ok(false);
+    };
+    let msg =
+        format!("{input}: archive index is missing or damaged ({why}); the file may be truncated");
+    if !skip {
+        bail!(
+            "{msg} (--skip-damaged reads the {} {} found)",
+            reader.blocks().len(),
+            plural(reader.blocks().len() as u64, "block")
+        );
+    }
+    eprintln!(
+        "chesspack: {msg}; reading the {} {} found",
+        reader.blocks().len(),
+        plural(reader.blocks().len() as u64, "block")
+    );
+    Ok(true)
+}
+
 pub fn get(args: &GetArgs) -> Result<()> {
+    if let Some(text) = position_archive_text(&args.input)? {
+        let lines = text_lines(&text);
+        let mut stdout = io::stdout().lock();
+        for &n in &args.numbers {
+            let line = (n as usize)
+                .checked_sub(1)
+                .and_then(|i| lines.get(i))
+                .with_context(|| {
+                    format!(
+                        "cannot get line {n} from {}: it holds {} {}",
+                        args.input,
+                        lines.len(),
+                        plural(lines.len() as u64, "line")
+                    )
+                })?;
+            stdout.write_all(line)?;
+            stdout.write_all(b"\n")?;
+        }
+        return Ok(stdout.flush()?);
+    }
     let mut reader = open_archive(&args.input)?;
+    let recovering = check_index(&reader, &args.input, args.skip_damaged)?;
     let mut stdout = io::stdout().lock();
     for &n in &args.numbers {
         let text = reader
@@ -499,7 +715,15 @@ pub fn get(args: &GetArgs) -> Result<()> {
             .with_context(|| format!("cannot get game {n} from {}", args.input))?;
         stdout.write_all(&text)?;
     }
-    Ok(stdout.flush()?)
+    stdout.flush()?;
+    if recovering {
+        return Err(DataLost(format!(
+            "{}: read without its index; games after the last whole block are lost",
+            args.input
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 /// The value of `name` in a verbatim game's text, read leniently.
@@ -513,7 +737,17 @@ fn verbatim_tag(text: &[u8], name: &str) -> Option<String> {
 }
 
 pub fn list(args: &ListArgs) -> Result<()> {
+    if let Some(text) = position_archive_text(&args.input)? {
+        let mut stdout = io::stdout().lock();
+        writeln!(stdout, "line\ttext")?;
+        for (i, line) in text_lines(&text).iter().enumerate() {
+            let line = String::from_utf8_lossy(line).replace('\t', " ");
+            writeln!(stdout, "{}\t{line}", i + 1)?;
+        }
+        return Ok(stdout.flush()?);
+    }
     let mut reader = open_archive(&args.input)?;
+    let recovering = check_index(&reader, &args.input, args.skip_damaged)?;
     let mut stdout = io::stdout().lock();
     writeln!(stdout, "game\t{}", args.tags.join("\t"))?;
     let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
@@ -536,10 +770,38 @@ pub fn list(args: &ListArgs) -> Result<()> {
             writeln!(stdout, "{line}")?;
         }
     }
-    Ok(stdout.flush()?)
+    stdout.flush()?;
+    if recovering {
+        return Err(DataLost(format!(
+            "{}: listed without its index; games after the last whole block are lost",
+            args.input
+        ))
+        .into());
+    }
+    Ok(())
 }
 
 pub fn verify(args: &VerifyArgs) -> Result<()> {
+    if args.input != "-" {
+        let mut magic = [0u8; 8];
+        let n = File::open(&args.input)
+            .and_then(|mut f| f.read(&mut magic))
+            .with_context(|| format!("cannot open {}", args.input))?;
+        if chesspack::archive::positions::is_position_archive(&magic[..n]) {
+            let file =
+                File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
+            let lines =
+                chesspack::archive::positions::decompress(io::BufReader::new(file), io::sink())
+                    .with_context(|| format!("{}: damaged", args.input))?;
+            println!(
+                "{}: position archive, {lines} {}",
+                args.input,
+                plural(lines, "line")
+            );
+            println!("ok: every block passes its checksum and decodes");
+            return Ok(());
+        }
+    }
     let mut reader = open_archive(&args.input)?;
     let pool = pool(args.threads)?;
     let header = reader.header().clone();

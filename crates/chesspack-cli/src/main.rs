@@ -76,6 +76,7 @@ fn limit_malloc_arenas() {
 
 fn main() -> ExitCode {
     limit_malloc_arenas();
+    archive::clean_up_on_signals();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Compress(args) => archive::compress(&args),
@@ -98,6 +99,9 @@ fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("chesspack: {e:#}");
+            if e.downcast_ref::<archive::DataLost>().is_some() {
+                return ExitCode::from(archive::DATA_LOST);
+            }
             ExitCode::FAILURE
         }
     }

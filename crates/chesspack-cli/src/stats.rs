@@ -190,6 +190,12 @@ fn games(args: &StatsArgs) -> Result<()> {
             seen += 1;
             let game = match result {
                 Ok(g) => g,
+                // A read error (a truncated `.zst`, a disk error) ends the
+                // input: figures over part of it would pass for the whole.
+                Err(e) if e.reason.starts_with("read error") => {
+                    pb.finish_and_clear();
+                    anyhow::bail!("{path}: {e}");
+                }
                 Err(e) => {
                     pb.suspend(|| eprintln!("warning: {path}: {e} (skipped)"));
                     skipped += 1;

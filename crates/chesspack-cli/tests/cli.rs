@@ -350,7 +350,11 @@ fn damaged_archives_are_reported_by_block() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("checksum mismatch"));
 
     let out = chesspack(&["decompress", path, "--skip-damaged"]);
-    let games = ok(&out).matches("[Event ").count();
+    // Issue 29: games left out exit with status 3.
+    assert_eq!(out.status.code(), Some(3));
+    let games = String::from_utf8_lossy(&out.stdout)
+        .matches("[Event ")
+        .count();
     assert!((27..37).contains(&games), "{games}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("skipping block"));
 
@@ -419,4 +423,199 @@ fn regression_issue_4_output_to_a_device_is_written_in_place() {
     ]));
     let meta = std::fs::metadata("/dev/null").unwrap();
     assert!(meta.file_type().is_char_device());
+}
+
+/// A PGN file of the sample repeated `times` times, in `dir`.
+fn big_input(dir: &std::path::Path, times: usize) -> std::path::PathBuf {
+    let sample = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/lichess-sample.pgn"
+    ))
+    .unwrap();
+    let path = dir.join("big.pgn");
+    std::fs::write(&path, sample.repeat(times)).unwrap();
+    path
+}
+
+fn temporaries(dir: &std::path::Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| e.ok())
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect()
+}
+
+fn spawn(args: &[&str]) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_chesspack"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs")
+}
+
+/// Issue 29, item 1: SIGINT or SIGTERM during `compress` removes the
+/// temporary output, and a run after a SIGKILL sweeps what it left.
+#[test]
+fn regression_issue_29_interrupted_runs_leave_no_temporary_file() {
+    let dir = scratch("interrupt");
+    let input = big_input(&dir, 150);
+    let out = dir.join("out.chpk");
+    for signal in ["-INT", "-TERM"] {
+        let child = spawn(&[
+            "compress",
+            input.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+            "-T",
+            "1",
+        ]);
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        assert_eq!(temporaries(&dir).len(), 1, "writing under a temporary name");
+        let killed = Command::new("kill")
+            .args([signal, &child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(killed.success());
+        let result = child.wait_with_output().unwrap();
+        assert!(!result.status.success());
+        assert_eq!(temporaries(&dir), Vec::<String>::new(), "{signal}");
+        assert!(!out.exists());
+    }
+    // A process killed with SIGKILL leaves its file; the next run removes
+    // it (the process is dead) and says so.
+    let dead = Command::new("true").spawn().unwrap();
+    let pid = dead.id();
+    let _ = dead.wait_with_output();
+    let stale = dir.join(format!(".out.chpk.{pid}.tmp"));
+    std::fs::write(&stale, b"partial").unwrap();
+    let result = chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        out.to_str().unwrap(),
+        "--codec",
+        "index",
+    ]);
+    ok(&result);
+    assert!(!stale.exists());
+    assert!(String::from_utf8_lossy(&result.stderr).contains("left by an interrupted run"));
+}
+
+/// Issue 29, item 4: a file created under the output's name while
+/// `compress` runs (without `-f`) is kept, not replaced.
+#[test]
+fn regression_issue_29_no_overwrite_check_is_not_raced() {
+    let dir = scratch("race");
+    let input = big_input(&dir, 60);
+    let out = dir.join("out.chpk");
+    let child = spawn(&[
+        "compress",
+        input.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-T",
+        "1",
+    ]);
+    std::thread::sleep(std::time::Duration::from_millis(400));
+    std::fs::write(&out, b"precious").unwrap();
+    let result = child.wait_with_output().unwrap();
+    assert!(!result.status.success());
+    assert!(String::from_utf8_lossy(&result.stderr).contains("appeared while writing"));
+    assert_eq!(std::fs::read(&out).unwrap(), b"precious");
+    assert_eq!(temporaries(&dir), Vec::<String>::new());
+}
+
+/// Issue 29, items 2 and 7: output that leaves games out exits with status
+/// 3 and says how many; `get` and `list` refuse a damaged index unless
+/// `--skip-damaged`, as `decompress` does.
+#[test]
+fn regression_issue_29_data_left_out_exits_with_status_3() {
+    let dir = scratch("lost");
+    let chpk = dir.join("d.chpk");
+    let path = chpk.to_str().unwrap();
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        path,
+        "--block-games",
+        "10",
+        "--codec",
+        "index",
+    ]));
+    let good = std::fs::read(&chpk).unwrap();
+    let mut bytes = good.clone();
+    let mid = bytes.len() / 2;
+    bytes[mid] ^= 0x55;
+    std::fs::write(&chpk, &bytes).unwrap();
+    let out = chesspack(&["decompress", path, "--skip-damaged"]);
+    assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("games written") && err.contains("left out"),
+        "{err}"
+    );
+
+    // Truncated: no index.
+    std::fs::write(&chpk, &good[..good.len() - 100]).unwrap();
+    for cmd in [&["list", path][..], &["get", path, "1"][..]] {
+        let out = chesspack(cmd);
+        assert_eq!(out.status.code(), Some(1), "{cmd:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("--skip-damaged"));
+        let mut with = cmd.to_vec();
+        with.push("--skip-damaged");
+        let out = chesspack(&with);
+        assert_eq!(out.status.code(), Some(3), "{with:?}");
+        assert!(String::from_utf8_lossy(&out.stderr).contains("reading the"));
+        assert!(!out.stdout.is_empty());
+    }
+}
+
+/// Issue 29, item 3: `verify`, `list` and `get` read position archives.
+#[test]
+fn regression_issue_29_every_command_reads_position_archives() {
+    let dir = scratch("positions");
+    let chpk = dir.join("p.chpk");
+    let path = chpk.to_str().unwrap();
+    ok(&chesspack(&[
+        "compress",
+        "samples/puzzles-sample.csv",
+        "-o",
+        path,
+    ]));
+    let text = ok(&chesspack(&["verify", path]));
+    assert!(text.contains("201 lines") && text.contains("ok:"), "{text}");
+    let csv = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/puzzles-sample.csv"
+    ))
+    .unwrap();
+    let second = csv.lines().nth(1).unwrap();
+    assert_eq!(ok(&chesspack(&["get", path, "2"])), format!("{second}\n"));
+    let list = ok(&chesspack(&["list", path]));
+    assert_eq!(list.lines().count(), 202);
+    assert!(list.lines().nth(2).unwrap().starts_with("2\t"));
+    let out = chesspack(&["get", path, "999"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("201 lines"));
+}
+
+/// Issue 29, item 8: a read error (a truncated `.zst`) fails `stats`.
+#[test]
+fn regression_issue_29_stats_fails_on_a_read_error() {
+    let dir = scratch("stats-read");
+    let sample = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/lichess-sample.pgn"
+    ))
+    .unwrap();
+    let packed = zstd::encode_all(&sample[..], 3).unwrap();
+    let cut = dir.join("cut.pgn.zst");
+    std::fs::write(&cut, &packed[..packed.len() / 2]).unwrap();
+    let out = chesspack(&["stats", "--codec", "index", cut.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("read error"));
 }
