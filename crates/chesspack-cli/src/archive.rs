@@ -390,6 +390,14 @@ fn compress_positions(args: &CompressArgs) -> Result<()> {
         .with_context(|| format!("cannot compress {}", args.input))?;
     pb.finish_and_clear();
     out.commit()?;
+    if let Some(&first) = report.not_utf8.first() {
+        let n = report.not_utf8.len() as u64;
+        eprintln!(
+            "warning: {}: {n} {} not UTF-8, kept byte for byte (first: line {first})",
+            args.input,
+            if n == 1 { "line is" } else { "lines are" }
+        );
+    }
     eprintln!(
         "{} lines: {} positions in {} bits ({:.2} bits/position), {} lines kept as text; {:.1} s",
         report.lines,

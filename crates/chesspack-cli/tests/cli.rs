@@ -619,3 +619,26 @@ fn regression_issue_29_stats_fails_on_a_read_error() {
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("read error"));
 }
+
+/// Issue 29, item 5: a position file with a line that is not UTF-8 is
+/// compressed (that line verbatim, named in a warning) and comes back byte
+/// for byte.
+#[test]
+fn regression_issue_29_position_files_keep_lines_that_are_not_utf8() {
+    let dir = scratch("not-utf8");
+    let epd = dir.join("p.epd");
+    let text = b"8/8/8/4k3/8/8/4K3/7R w - - bm Rh5;\n\xff\xfe odd bytes\nr3k2r/8/8/8/8/8/8/R3K2R w KQkq -\n".to_vec();
+    std::fs::write(&epd, &text).unwrap();
+    let chpk = dir.join("p.chpk");
+    let out = chesspack(&[
+        "compress",
+        epd.to_str().unwrap(),
+        "-o",
+        chpk.to_str().unwrap(),
+    ]);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("first: line 2"));
+    let back = chesspack(&["decompress", chpk.to_str().unwrap()]);
+    assert!(back.status.success());
+    assert_eq!(back.stdout, text);
+}

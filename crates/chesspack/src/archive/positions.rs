@@ -45,6 +45,8 @@ pub struct PositionReport {
     /// Lines kept as text (headers, comments, FENs that do not come back
     /// exactly, invalid positions).
     pub verbatim: u64,
+    /// 1-based numbers of the lines that are not UTF-8 (kept verbatim).
+    pub not_utf8: Vec<u64>,
 }
 
 /// Where the FEN is in a line.
@@ -135,7 +137,7 @@ fn header() -> Vec<u8> {
 }
 
 fn encode_block(
-    lines: &[String],
+    lines: &[Vec<u8>],
     layout: Option<Layout>,
     level: i32,
     report: &mut PositionReport,
@@ -144,13 +146,19 @@ fn encode_block(
     let mut lengths = Vec::new();
     let mut streams = Vec::new();
     let mut text = Vec::new();
-    for line in lines {
+    for bytes in lines {
         report.lines += 1;
-        let coded = layout.and_then(|l| {
+        // A line that is not UTF-8 is kept verbatim, byte for byte.
+        let text_line = std::str::from_utf8(bytes).ok();
+        if text_line.is_none() {
+            report.not_utf8.push(report.lines);
+        }
+        let coded = layout.zip(text_line).and_then(|(l, line)| {
             let (a, b) = split(line, l)?;
             let bits = code_fen(&line[a..b])?;
             Some((a, b, bits))
         });
+        let line = bytes;
         match coded {
             Some((a, b, bits)) => {
                 kinds.push(1u8);
@@ -158,15 +166,15 @@ fn encode_block(
                 streams.extend_from_slice(bits.as_bytes());
                 report.positions += 1;
                 report.position_bits += bits.len() as u64;
-                text.extend_from_slice(&line.as_bytes()[..a]);
+                text.extend_from_slice(&line[..a]);
                 text.push(b'\n');
-                text.extend_from_slice(&line.as_bytes()[b..]);
+                text.extend_from_slice(&line[b..]);
                 text.push(b'\n');
             }
             None => {
                 kinds.push(0u8);
                 report.verbatim += 1;
-                text.extend_from_slice(line.as_bytes());
+                text.extend_from_slice(line);
                 text.push(b'\n');
             }
         }
@@ -193,6 +201,15 @@ fn encode_block(
 /// let mut back = Vec::new();
 /// positions::decompress(&archive[..], &mut back).unwrap();
 /// assert_eq!(back, text.as_bytes());
+///
+/// // A line that is not UTF-8 is kept byte for byte, and named.
+/// let odd = b"8/8/8/4k3/8/8/4K3/7R w - -\n\xff\xfe junk\n";
+/// let mut archive = Vec::new();
+/// let report = positions::compress(&odd[..], &mut archive, 3).unwrap();
+/// assert_eq!(report.not_utf8, [2]);
+/// let mut back = Vec::new();
+/// positions::decompress(&archive[..], &mut back).unwrap();
+/// assert_eq!(back, odd);
 /// ```
 ///
 /// # Errors
@@ -212,17 +229,18 @@ pub fn compress(
     let mut ends_with_newline = true;
     let mut input = input;
     loop {
-        let mut line = String::new();
-        let n = input.read_line(&mut line)?;
+        let mut line = Vec::new();
+        let n = input.read_until(b'\n', &mut line)?;
         let done = n == 0;
         if !done {
-            ends_with_newline = line.ends_with('\n');
+            ends_with_newline = line.ends_with(b"\n");
             if ends_with_newline {
                 line.pop();
             }
             if first {
                 first = false;
-                let fields: Vec<&str> = line.split(',').collect();
+                let head = String::from_utf8_lossy(&line);
+                let fields: Vec<&str> = head.split(',').collect();
                 layout = Some(
                     match fields
                         .iter()
