@@ -22,12 +22,27 @@ use crate::{codecs, input, ordered};
 pub const DEFAULT_CODEC: &str = "model";
 
 /// Options of `chesspack compress`.
-#[derive(Args, Debug)]
+#[derive(Args, Debug, Clone)]
 pub struct CompressArgs {
-    /// PGN input: a file, a `.pgn.zst` file, or `-` for stdin; or a
-    /// position file (`.epd`, `.fen`, `.csv` with a FEN column, `.zst` too),
-    /// whose positions are stored with `position-model`.
+    /// PGN inputs: files (`.zst`, `.gz`, `.bz2`, `.xz` are decompressed),
+    /// each to its own INPUT.chpk, or `-` (or none) for stdin; or position
+    /// files (`.epd`, `.fen`, `.csv` with a FEN column), whose positions are
+    /// stored with `position-model`.
+    #[arg(value_name = "INPUT")]
+    inputs: Vec<String>,
+    /// The input being compressed (one of `inputs`).
+    #[arg(skip)]
     input: String,
+    /// Write the archive to stdout.
+    #[arg(short = 'c', long)]
+    stdout: bool,
+    /// Keep the input (accepted as zstd and xz take it: chesspack never
+    /// deletes its input).
+    #[arg(short, long)]
+    keep: bool,
+    /// Print no summary.
+    #[arg(short, long)]
+    quiet: bool,
     /// Read the input as a position file whatever its name.
     #[arg(long)]
     positions: bool,
@@ -391,12 +406,16 @@ fn compress_positions(args: &CompressArgs) -> Result<()> {
     pb.finish_and_clear();
     out.commit()?;
     if let Some(&first) = report.not_utf8.first() {
+        // A warning: shown even with -q.
         let n = report.not_utf8.len() as u64;
         eprintln!(
             "warning: {}: {n} {} not UTF-8, kept byte for byte (first: line {first})",
             args.input,
             if n == 1 { "line is" } else { "lines are" }
         );
+    }
+    if args.quiet {
+        return Ok(());
     }
     eprintln!(
         "{} lines: {} positions in {} bits ({:.2} bits/position), {} lines kept as text; {:.1} s",
@@ -411,6 +430,29 @@ fn compress_positions(args: &CompressArgs) -> Result<()> {
 }
 
 pub fn compress(args: &CompressArgs) -> Result<()> {
+    let inputs = if args.inputs.is_empty() {
+        vec!["-".to_owned()]
+    } else {
+        args.inputs.clone()
+    };
+    if inputs.len() > 1 && (args.output.is_some() || args.stdout) {
+        bail!(
+            "{} inputs and one output: leave out -o/-c to write each to INPUT.chpk",
+            inputs.len()
+        );
+    }
+    for input in inputs {
+        let mut one = args.clone();
+        one.input = input;
+        if args.stdout {
+            one.output = Some("-".to_owned());
+        }
+        compress_one(&one)?;
+    }
+    Ok(())
+}
+
+fn compress_one(args: &CompressArgs) -> Result<()> {
     if args.positions || is_position_file(&args.input) {
         return compress_positions(args);
     }
@@ -470,16 +512,25 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
 }
 
 fn report_compress(args: &CompressArgs, total: &BlockReport, written: u64, secs: f64, codec: &str) {
+    if args.quiet {
+        return;
+    }
     let mb = total.input_bytes as f64 / 1e6;
-    eprintln!(
-        "chesspack: {} games, {} → {} bytes ({:.2}% of the input, {:.1} bytes/game), codec {codec}, {:.1} MB/s",
-        total.games,
-        total.input_bytes,
-        written,
-        100.0 * written as f64 / total.input_bytes.max(1) as f64,
-        written as f64 / total.games.max(1) as f64,
-        mb / secs.max(1e-9),
-    );
+    if total.input_bytes == 0 {
+        // No ratio of nothing.
+        eprintln!("chesspack: empty input, {written} bytes of archive, codec {codec}");
+    } else {
+        eprintln!(
+            "chesspack: {} {}, {} → {} bytes ({:.2}% of the input, {:.1} bytes/game), codec {codec}, {:.1} MB/s",
+            total.games,
+            plural(total.games, "game"),
+            total.input_bytes,
+            written,
+            100.0 * written as f64 / total.input_bytes as f64,
+            written as f64 / total.games.max(1) as f64,
+            mb / secs.max(1e-9),
+        );
+    }
     if !total.verbatim.is_empty() {
         let mut by: BTreeMap<&str, (u64, &str, u64)> = BTreeMap::new();
         for (number, category, detail) in &total.verbatim {
@@ -487,8 +538,14 @@ fn report_compress(args: &CompressArgs, total: &BlockReport, written: u64, secs:
             e.0 += 1;
         }
         eprintln!(
-            "chesspack: {} games stored verbatim (they come back byte for byte):",
-            total.verbatim.len()
+            "chesspack: {} {} stored verbatim ({} back byte for byte):",
+            total.verbatim.len(),
+            plural(total.verbatim.len() as u64, "game"),
+            if total.verbatim.len() == 1 {
+                "it comes"
+            } else {
+                "they come"
+            }
         );
         for (category, (count, detail, number)) in by {
             eprintln!("  {count:>8} {category} (e.g. game {number}: {detail})");

@@ -11,7 +11,8 @@ use clap::Args;
 #[derive(Args, Debug, Clone)]
 pub struct EngineOpts {
     /// Search depth of the engine codecs below each move (0: quiescence
-    /// search only; at most 7).
+    /// search only; at most 7, and at most 3 for `compress`: archives decode
+    /// no deeper).
     #[arg(long, default_value_t = DEFAULT_DEPTH)]
     pub depth: u8,
     /// The thesis' k of the engine codecs: p(move) ∝ k^(score − best score),

@@ -34,7 +34,8 @@ pub fn progress(len: Option<u64>, what: &str) -> ProgressBar {
     pb
 }
 
-/// Opens `path` (`-` is stdin), decompressing `.zst`, counting raw bytes on
+/// Opens `path` (`-` is stdin), decompressing `.zst`, `.gz`, `.bz2` and
+/// `.xz`, counting raw bytes on
 /// `pb`.
 pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead>> {
     let raw: Box<dyn Read> = if path == "-" {
@@ -47,17 +48,20 @@ pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead>> {
         Box::new(file)
     };
     let raw = pb.wrap_read(raw);
-    let is_zst = Path::new(path)
+    let ext = Path::new(path)
         .extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case("zst"));
-    Ok(if is_zst {
-        Box::new(BufReader::with_capacity(
-            1 << 16,
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    let decoded: Box<dyn Read> = match ext.as_deref() {
+        Some("zst") => Box::new(
             zstd::Decoder::new(raw).with_context(|| format!("cannot read {path} as zstd"))?,
-        ))
-    } else {
-        Box::new(BufReader::with_capacity(1 << 16, raw))
-    })
+        ),
+        // Multi-member files (as pigz and pbzip2 write them) read whole.
+        Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(raw)),
+        Some("bz2") => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
+        Some("xz") => Box::new(xz2::read::XzDecoder::new_multi_decoder(raw)),
+        _ => Box::new(raw),
+    };
+    Ok(Box::new(BufReader::with_capacity(1 << 16, decoded)))
 }
 
 /// Iterates over the FEN strings of a position file: EPD or FEN lines, or a

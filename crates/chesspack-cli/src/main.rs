@@ -77,7 +77,12 @@ fn limit_malloc_arenas() {
 fn main() -> ExitCode {
     limit_malloc_arenas();
     archive::clean_up_on_signals();
-    let cli = Cli::parse();
+    // `chesspack -d FILE`, as `zstd -d` and `xz -d`.
+    let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if argv.get(1).is_some_and(|a| a == "-d") {
+        argv[1] = "decompress".into();
+    }
+    let cli = Cli::parse_from(argv);
     let result = match cli.command {
         Command::Compress(args) => archive::compress(&args),
         Command::Decompress(args) => archive::decompress(&args),

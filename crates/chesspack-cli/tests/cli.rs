@@ -249,7 +249,7 @@ fn archive_commands_round_trip_the_sample() {
     ok(&out);
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("37 games"), "{err}");
-    assert!(err.contains("1 games stored verbatim"), "{err}");
+    assert!(err.contains("1 game stored verbatim"), "{err}");
     assert!(err.contains("unsupported variant"), "{err}");
     assert!(err.contains("moves"), "{err}");
 
@@ -641,4 +641,86 @@ fn regression_issue_29_position_files_keep_lines_that_are_not_utf8() {
     let back = chesspack(&["decompress", chpk.to_str().unwrap()]);
     assert!(back.status.success());
     assert_eq!(back.stdout, text);
+}
+
+/// Issue 29, item 9: zstd's and xz's habits: stdin when no input is named,
+/// `-c`, `-k`, `-q`, several inputs each to its own archive, `-d`, and
+/// `.gz`, `.bz2` and `.xz` inputs decompressed rather than stored as bytes.
+#[test]
+fn regression_issue_29_xz_and_zstd_habits() {
+    use std::io::Write;
+
+    let dir = scratch("habits");
+    let sample = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/lichess-sample.pgn"
+    ))
+    .unwrap();
+    let reference = dir.join("ref.chpk");
+    let reference = reference.to_str().unwrap();
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        reference,
+        "--codec",
+        "index",
+    ]));
+    let expected = ok(&chesspack(&["decompress", reference]));
+
+    // No input: stdin to stdout.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+        .args(["compress", "--codec", "index", "-q"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(&sample).unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.stderr.is_empty(), "-q prints no summary");
+    let piped = dir.join("piped.chpk");
+    std::fs::write(&piped, &out.stdout).unwrap();
+    // -d decompresses.
+    assert_eq!(ok(&chesspack(&["-d", piped.to_str().unwrap()])), expected);
+
+    // Several inputs, compressed formats, -k accepted.
+    let plain = dir.join("a.pgn");
+    std::fs::write(&plain, &sample).unwrap();
+    let gz = dir.join("b.pgn.gz");
+    let mut w = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::default());
+    w.write_all(&sample).unwrap();
+    std::fs::write(&gz, w.finish().unwrap()).unwrap();
+    let bz = dir.join("c.pgn.bz2");
+    let mut w = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::default());
+    w.write_all(&sample).unwrap();
+    std::fs::write(&bz, w.finish().unwrap()).unwrap();
+    let xz = dir.join("d.pgn.xz");
+    let mut w = xz2::write::XzEncoder::new(Vec::new(), 6);
+    w.write_all(&sample).unwrap();
+    std::fs::write(&xz, w.finish().unwrap()).unwrap();
+    let names: Vec<String> = [&plain, &gz, &bz, &xz]
+        .iter()
+        .map(|p| p.to_str().unwrap().to_owned())
+        .collect();
+    let mut args = vec!["compress", "-k", "--codec", "index"];
+    args.extend(names.iter().map(String::as_str));
+    ok(&chesspack(&args));
+    for n in &names {
+        let text = ok(&chesspack(&["decompress", &format!("{n}.chpk")]));
+        assert_eq!(text, expected, "{n}");
+        assert!(std::path::Path::new(n).exists(), "the input is kept");
+    }
+    // -c: to stdout; one output for several inputs is refused.
+    let out = chesspack(&["compress", "-c", "--codec", "index", &names[0]]);
+    assert!(out.status.success());
+    assert!(out.stdout.starts_with(b"CHPK"));
+    let out = chesspack(&["compress", "-c", &names[0], &names[1]]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("2 inputs and one output"));
 }
