@@ -587,22 +587,16 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 pub fn decompress(args: &DecompressArgs) -> Result<()> {
-    if args.input != "-" {
-        let mut magic = [0u8; 8];
-        let n = File::open(&args.input)
-            .and_then(|mut f| f.read(&mut magic))
-            .with_context(|| format!("cannot open {}", args.input))?;
-        if chesspack::archive::positions::is_position_archive(&magic[..n]) {
-            if args.input != "-" && args.output.as_deref() == Some(args.input.as_str()) {
-                bail!("input and output are the same file");
-            }
-            let file =
-                File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
-            let mut out = Output::create(args.output.as_deref(), args.force, false)?;
-            chesspack::archive::positions::decompress(io::BufReader::new(file), out.writer())
-                .with_context(|| format!("cannot decompress {}", args.input))?;
-            return out.commit();
+    if is_position_archive(&args.input)? {
+        if args.input != "-" && args.output.as_deref() == Some(args.input.as_str()) {
+            bail!("input and output are the same file");
         }
+        let file =
+            File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
+        let mut out = Output::create(args.output.as_deref(), args.force, false)?;
+        chesspack::archive::positions::decompress(io::BufReader::new(file), out.writer())
+            .with_context(|| format!("cannot decompress {}", args.input))?;
+        return out.commit();
     }
     let mut reader = open_archive(&args.input)?;
     let reader_index_error = reader.index_error().is_some();
@@ -696,16 +690,23 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     Ok(())
 }
 
-/// The text of a position archive (`None` for any other file).
-fn position_archive_text(path: &str) -> Result<Option<Vec<u8>>> {
+/// Whether `path` (not stdin) is a position archive.
+fn is_position_archive(path: &str) -> Result<bool> {
     if path == "-" {
-        return Ok(None);
+        return Ok(false);
     }
     let mut magic = [0u8; 8];
     let n = File::open(path)
         .and_then(|mut f| f.read(&mut magic))
         .with_context(|| format!("cannot open {path}"))?;
-    if !chesspack::archive::positions::is_position_archive(&magic[..n]) {
+    Ok(chesspack::archive::positions::is_position_archive(
+        &magic[..n],
+    ))
+}
+
+/// The text of a position archive (`None` for any other file).
+fn position_archive_text(path: &str) -> Result<Option<Vec<u8>>> {
+    if !is_position_archive(path)? {
         return Ok(None);
     }
     let file = File::open(path).with_context(|| format!("cannot open {path}"))?;
@@ -781,10 +782,14 @@ pub fn get(args: &GetArgs) -> Result<()> {
         stdout.write_all(&text)?;
     }
     stdout.flush()?;
+    recovered(recovering, &args.input)
+}
+
+/// After output read without the archive's index: [`DataLost`].
+fn recovered(recovering: bool, input: &str) -> Result<()> {
     if recovering {
         return Err(DataLost(format!(
-            "{}: read without its index; games after the last whole block are lost",
-            args.input
+            "{input}: read without its index; games after the last whole block are lost"
         ))
         .into());
     }
@@ -836,36 +841,22 @@ pub fn list(args: &ListArgs) -> Result<()> {
         }
     }
     stdout.flush()?;
-    if recovering {
-        return Err(DataLost(format!(
-            "{}: listed without its index; games after the last whole block are lost",
-            args.input
-        ))
-        .into());
-    }
-    Ok(())
+    recovered(recovering, &args.input)
 }
 
 pub fn verify(args: &VerifyArgs) -> Result<()> {
-    if args.input != "-" {
-        let mut magic = [0u8; 8];
-        let n = File::open(&args.input)
-            .and_then(|mut f| f.read(&mut magic))
-            .with_context(|| format!("cannot open {}", args.input))?;
-        if chesspack::archive::positions::is_position_archive(&magic[..n]) {
-            let file =
-                File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
-            let lines =
-                chesspack::archive::positions::decompress(io::BufReader::new(file), io::sink())
-                    .with_context(|| format!("{}: damaged", args.input))?;
-            println!(
-                "{}: position archive, {lines} {}",
-                args.input,
-                plural(lines, "line")
-            );
-            println!("ok: every block passes its checksum and decodes");
-            return Ok(());
-        }
+    if is_position_archive(&args.input)? {
+        let file =
+            File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
+        let lines = chesspack::archive::positions::decompress(io::BufReader::new(file), io::sink())
+            .with_context(|| format!("{}: damaged", args.input))?;
+        println!(
+            "{}: position archive, {lines} {}",
+            args.input,
+            plural(lines, "line")
+        );
+        println!("ok: every block passes its checksum and decodes");
+        return Ok(());
     }
     let mut reader = open_archive(&args.input)?;
     let pool = pool(args.threads)?;
