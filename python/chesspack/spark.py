@@ -143,12 +143,11 @@ class ChesspackReader(DataSourceReader):
         import chesspack as cp
 
         archive = cp.Archive(partition.path)
+        schema = arrow_schema(self.pgn)
         for b in range(partition.first, partition.first + partition.count):
             batch = archive.read_block(b, self.pgn)
             file = pa.array([partition.path] * batch.num_rows, pa.string())
-            yield pa.RecordBatch.from_arrays(
-                [file] + list(batch.columns), schema=arrow_schema(self.pgn)
-            )
+            yield pa.RecordBatch.from_arrays([file] + list(batch.columns), schema=schema)
 
 
 def register(spark: Any) -> None:

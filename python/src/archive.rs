@@ -346,13 +346,6 @@ fn open_input(path: &Path) -> PyResult<(Box<dyn BufRead + Send>, u64, Arc<Atomic
     Ok((reader, size, count))
 }
 
-/// Whether a path names a position file (EPD, FEN lines, CSV).
-fn is_position_file(path: &Path) -> bool {
-    let name = path.to_string_lossy().to_ascii_lowercase();
-    let name = name.strip_suffix(".zst").unwrap_or(&name);
-    [".csv", ".epd", ".fen"].iter().any(|e| name.ends_with(e))
-}
-
 /// An output written under a temporary name in the target's folder and
 /// linked to its name only when complete (never over an existing file
 /// unless `overwrite`); removed on every other way out.
@@ -465,7 +458,7 @@ fn compress<'py>(
     let mut out = Output::create(&dst, overwrite)?;
     let name = src.display().to_string();
     let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
-        if is_position_file(&src) {
+        if archive::positions::is_position_file(&src.to_string_lossy()) {
             let report = archive::positions::compress(input, out.writer(), level)
                 .map_err(|e| archive_err(&name, e))?;
             tick(progress.as_ref(), total, total)?;

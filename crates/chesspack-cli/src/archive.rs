@@ -374,13 +374,6 @@ impl Write for Counted<'_> {
     }
 }
 
-/// Whether `path` names a position file (EPD, FEN list or CSV, `.zst` too).
-fn is_position_file(path: &str) -> bool {
-    let p = path.to_ascii_lowercase();
-    let p = p.strip_suffix(".zst").unwrap_or(&p);
-    [".epd", ".fen", ".csv"].iter().any(|e| p.ends_with(e))
-}
-
 /// Where `compress` writes: `-o`, else IN.chpk, else stdout for stdin.
 fn compress_output(args: &CompressArgs) -> Result<Option<String>> {
     let output = match &args.output {
@@ -453,7 +446,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
 }
 
 fn compress_one(args: &CompressArgs) -> Result<()> {
-    if args.positions || is_position_file(&args.input) {
+    if args.positions || chesspack::archive::positions::is_position_file(&args.input) {
         return compress_positions(args);
     }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
