@@ -122,7 +122,7 @@ impl Archive {
         self.reader.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn payload(&self, block: usize) -> PyResult<Vec<u8>> {
+    fn payload(&self, block: usize) -> PyResult<archive::Block> {
         let n = self.first.len();
         if block >= n {
             return Err(PyIndexError::new_err(format!(
@@ -151,7 +151,7 @@ impl Archive {
         let codec = self.codec.as_ref();
         py.detach(|| {
             let mut texts = Vec::new();
-            archive::decode_games(codec, &payload, block, &|_| true, &mut |_, t| texts.push(t))
+            archive::decode_games(codec, &payload, &|_| true, &mut |_, t| texts.push(t))
                 .map(|_| texts)
         })
         .map_err(|e| archive_err(&self.path, e))
@@ -256,7 +256,7 @@ impl Archive {
         let block = self.first.partition_point(|&f| f <= j) - 1;
         let payload = self.payload(block)?;
         let tags = py
-            .detach(|| archive::block_tags(&payload, block))
+            .detach(|| archive::block_tags(&payload))
             .map_err(|e| archive_err(&self.path, e))?;
         let local = (j - self.first[block]) as usize;
         match tags.into_iter().nth(local) {
@@ -564,6 +564,7 @@ fn decompress(
         let total: u64 = entries.iter().map(|e| u64::from(e.len)).sum();
         let codec = reader.header().codec().map_err(|e| archive_err(&name, e))?;
         let (mut done, mut games) = (0u64, 0u64);
+        let mut writer = reader.text_writer(out.writer());
         for start in (0..entries.len()).step_by(window.max(1)) {
             let ids: Vec<usize> = (start..(start + window).min(entries.len())).collect();
             let payloads = ids
@@ -574,11 +575,10 @@ fn decompress(
             let texts: Vec<Result<(Vec<u8>, usize), ArchiveError>> = pool.install(|| {
                 payloads
                     .par_iter()
-                    .zip(&ids)
-                    .map(|(p, &b)| {
-                        let mut text = Vec::with_capacity(p.len() * 6);
+                    .map(|p| {
+                        let mut text = Vec::with_capacity(p.payload().len() * 6);
                         let n =
-                            archive::decode_games(codec.as_ref(), p, b, &|_| true, &mut |_, t| {
+                            archive::decode_games(codec.as_ref(), p, &|_| true, &mut |_, t| {
                                 text.extend_from_slice(&t)
                             })?;
                         Ok((text, n))
@@ -587,12 +587,13 @@ fn decompress(
             });
             for (t, &b) in texts.into_iter().zip(&ids) {
                 let (text, n) = t.map_err(|e| archive_err(&name, e))?;
-                out.writer().write_all(&text).map_err(|e| io_err(&dst, e))?;
+                writer.write_games(&text).map_err(|e| io_err(&dst, e))?;
                 games += n as u64;
                 done += u64::from(entries[b].len);
             }
             tick(progress.as_ref(), done, total)?;
         }
+        writer.finish().map_err(|e| io_err(&dst, e))?;
         Ok(games)
     })?;
     out.commit()?;
@@ -634,8 +635,8 @@ fn verify<'py>(
                 payloads
                     .into_par_iter()
                     .zip(ids.par_iter())
-                    .map(|(p, &b)| {
-                        archive::decode_games(codec.as_ref(), &p?, b, &|_| true, &mut |_, _| {})
+                    .map(|(p, _)| {
+                        archive::decode_games(codec.as_ref(), &p?, &|_| true, &mut |_, _| {})
                     })
                     .collect()
             });

@@ -105,6 +105,10 @@ pub struct GetArgs {
     /// status 3: games may be missing).
     #[arg(long)]
     skip_damaged: bool,
+    /// Decode each game's whole block and check its text against the
+    /// block's text checksum (slower: a block holds up to 4096 games).
+    #[arg(long)]
+    check: bool,
 }
 
 /// Options of `chesspack list`.
@@ -229,8 +233,15 @@ fn sweep_stale(path: &Path, name: &std::ffi::OsStr) {
 }
 
 /// An output file written under a temporary name and renamed when complete,
-/// or stdout.
-enum Output {
+/// or stdout; its write errors name it.
+struct Output {
+    sink: Sink,
+    /// The name in messages: the path given, or "stdout".
+    name: String,
+}
+
+/// Where an [`Output`] goes.
+enum Sink {
     Stdout(io::Stdout),
     File {
         /// `None` once committed.
@@ -244,14 +255,66 @@ enum Output {
     Special(BufWriter<File>),
 }
 
+/// A writer whose errors name the output.
+struct Named<'a> {
+    w: &'a mut dyn Write,
+    name: &'a str,
+}
+
+impl Named<'_> {
+    fn stdout<'a>(w: &'a mut io::StdoutLock<'static>) -> Named<'a> {
+        Named { w, name: "stdout" }
+    }
+
+    fn name_error(&self, e: io::Error) -> io::Error {
+        io::Error::new(e.kind(), format!("cannot write {}: {e}", self.name))
+    }
+}
+
+impl Write for Named<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.w.write(buf).map_err(|e| self.name_error(e))
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        self.w.write_all(buf).map_err(|e| self.name_error(e))
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.w.flush().map_err(|e| self.name_error(e))
+    }
+}
+
 impl Output {
     fn create(path: Option<&str>, force: bool, binary: bool) -> Result<Output> {
+        let sink = Sink::create(path, force, binary)?;
+        let name = match path {
+            None | Some("-") => "stdout".to_owned(),
+            Some(p) => p.to_owned(),
+        };
+        Ok(Output { sink, name })
+    }
+
+    fn writer(&mut self) -> Named<'_> {
+        Named {
+            w: self.sink.writer(),
+            name: &self.name,
+        }
+    }
+
+    fn commit(self) -> Result<()> {
+        self.sink.commit(&self.name)
+    }
+}
+
+impl Sink {
+    fn create(path: Option<&str>, force: bool, binary: bool) -> Result<Sink> {
         match path {
             None | Some("-") => {
                 if binary && io::stdout().is_terminal() {
                     bail!("refusing to write an archive to a terminal (use -o FILE)");
                 }
-                Ok(Output::Stdout(io::stdout()))
+                Ok(Sink::Stdout(io::stdout()))
             }
             Some(p) => {
                 let path = PathBuf::from(p);
@@ -261,7 +324,7 @@ impl Output {
                             .write(true)
                             .open(&path)
                             .with_context(|| format!("cannot open {p}"))?;
-                        return Ok(Output::Special(BufWriter::new(file)));
+                        return Ok(Sink::Special(BufWriter::new(file)));
                     }
                     if !force {
                         bail!("{p} exists (use -f to overwrite)");
@@ -280,10 +343,11 @@ impl Output {
                     Ok(f) => f,
                     Err(e) => {
                         temporary().retain(|t| *t != tmp);
-                        return Err(e).with_context(|| format!("cannot create {}", tmp.display()));
+                        // The temporary name is ours: the message names the output.
+                        return Err(e).with_context(|| format!("cannot create {p}"));
                     }
                 };
-                Ok(Output::File {
+                Ok(Sink::File {
                     w: Some(BufWriter::with_capacity(1 << 20, file)),
                     tmp,
                     path,
@@ -295,17 +359,18 @@ impl Output {
 
     fn writer(&mut self) -> &mut dyn Write {
         match self {
-            Output::Stdout(s) => s,
-            Output::Special(w) => w,
-            Output::File { w, .. } => w.as_mut().expect("not committed"),
+            Sink::Stdout(s) => s,
+            Sink::Special(w) => w,
+            Sink::File { w, .. } => w.as_mut().expect("not committed"),
         }
     }
 
-    fn commit(mut self) -> Result<()> {
+    fn commit(mut self, name: &str) -> Result<()> {
+        let context = || format!("cannot write {name}");
         match &mut self {
-            Output::Stdout(s) => Ok(s.flush()?),
-            Output::Special(w) => Ok(w.flush()?),
-            Output::File {
+            Sink::Stdout(s) => s.flush().with_context(context),
+            Sink::Special(w) => w.flush().with_context(context),
+            Sink::File {
                 w,
                 tmp,
                 path,
@@ -315,8 +380,9 @@ impl Output {
                     .take()
                     .expect("not committed")
                     .into_inner()
-                    .map_err(|e| e.into_error())?;
-                file.sync_all()?;
+                    .map_err(|e| e.into_error())
+                    .with_context(context)?;
+                file.sync_all().with_context(context)?;
                 drop(file);
                 let done = if *force {
                     fs::rename(&*tmp, &*path).with_context(|| {
@@ -344,10 +410,10 @@ impl Output {
     }
 }
 
-impl Drop for Output {
+impl Drop for Sink {
     fn drop(&mut self) {
         // A file still open here belongs to a run that failed.
-        if let Output::File {
+        if let Sink::File {
             w: Some(_), tmp, ..
         } = self
         {
@@ -613,6 +679,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         bail!("input and output are the same file");
     }
     let mut out = Output::create(args.output.as_deref(), args.force, false)?;
+    let mut writer = reader.text_writer(out.writer());
     let n = reader.blocks().len();
     let blocks = reader.blocks().to_vec();
     let total_bytes: u64 = blocks.iter().map(|b| u64::from(b.len)).sum();
@@ -630,10 +697,10 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         threads,
         threads * 2,
         payloads,
-        |(b, p): (usize, Result<Vec<u8>, ArchiveError>)| {
+        |(b, p): (usize, Result<archive::Block, ArchiveError>)| {
             let text = p.and_then(|p| {
-                let mut text = Vec::with_capacity(p.len() * 6);
-                archive::decode_games(codec.as_ref(), &p, b, &|_| true, &mut |_, t| {
+                let mut text = Vec::with_capacity(p.payload().len() * 6);
+                archive::decode_games(codec.as_ref(), &p, &|_| true, &mut |_, t| {
                     text.extend_from_slice(&t)
                 })?;
                 Ok(text)
@@ -644,7 +711,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
             pb.inc(u64::from(blocks[b].len));
             match text {
                 Ok(t) => {
-                    out.writer().write_all(&t)?;
+                    writer.write_games(&t)?;
                     games += u64::from(blocks[b].games);
                 }
                 Err(e) if args.skip_damaged => {
@@ -663,6 +730,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
             Ok(())
         },
     )?;
+    writer.finish()?;
     pb.finish_and_clear();
     out.commit()?;
     if damaged > 0 || reader_index_error {
@@ -747,7 +815,8 @@ fn check_index(reader: &ArchiveReader<Box<dyn ReadSeek>>, input: &str, skip: boo
 pub fn get(args: &GetArgs) -> Result<()> {
     if let Some(text) = position_archive_text(&args.input)? {
         let lines = text_lines(&text);
-        let mut stdout = io::stdout().lock();
+        let mut lock = io::stdout().lock();
+        let mut stdout = Named::stdout(&mut lock);
         for &n in &args.numbers {
             let line = (n as usize)
                 .checked_sub(1)
@@ -767,11 +836,15 @@ pub fn get(args: &GetArgs) -> Result<()> {
     }
     let mut reader = open_archive(&args.input)?;
     let recovering = check_index(&reader, &args.input, args.skip_damaged)?;
-    let mut stdout = io::stdout().lock();
+    let mut lock = io::stdout().lock();
+    let mut stdout = Named::stdout(&mut lock);
     for &n in &args.numbers {
-        let text = reader
-            .game(n)
-            .with_context(|| format!("cannot get game {n} from {}", args.input))?;
+        let text = if args.check {
+            reader.game_checked(n)
+        } else {
+            reader.game(n)
+        }
+        .with_context(|| format!("cannot get game {n} from {}", args.input))?;
         stdout.write_all(&text)?;
     }
     stdout.flush()?;
@@ -801,7 +874,8 @@ fn verbatim_tag(text: &[u8], name: &str) -> Option<String> {
 
 pub fn list(args: &ListArgs) -> Result<()> {
     if let Some(text) = position_archive_text(&args.input)? {
-        let mut stdout = io::stdout().lock();
+        let mut lock = io::stdout().lock();
+        let mut stdout = Named::stdout(&mut lock);
         writeln!(stdout, "line\ttext")?;
         for (i, line) in text_lines(&text).iter().enumerate() {
             let line = String::from_utf8_lossy(line).replace('\t', " ");
@@ -811,12 +885,13 @@ pub fn list(args: &ListArgs) -> Result<()> {
     }
     let mut reader = open_archive(&args.input)?;
     let recovering = check_index(&reader, &args.input, args.skip_damaged)?;
-    let mut stdout = io::stdout().lock();
+    let mut lock = io::stdout().lock();
+    let mut stdout = Named::stdout(&mut lock);
     writeln!(stdout, "game\t{}", args.tags.join("\t"))?;
     let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
     for b in 0..reader.blocks().len() {
-        let payload = reader.read_block(b)?;
-        let tags = archive::block_tags(&payload, b)?;
+        let block = reader.read_block(b)?;
+        let tags = archive::block_tags(&block)?;
         for (g, t) in tags.iter().enumerate() {
             let mut line = format!("{}", reader.first_game(b) + g as u64);
             for name in &args.tags {
@@ -880,7 +955,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             payloads
                 .into_par_iter()
                 .zip(ids.par_iter())
-                .map(|(p, &b)| archive::decode_games(codec, &p?, b, &|_| true, &mut |_, _| {}))
+                .map(|(p, _)| archive::decode_games(codec, &p?, &|_| true, &mut |_, _| {}))
                 .collect()
         });
         for (r, &b) in results.into_iter().zip(&ids) {
@@ -897,7 +972,14 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     }
     pb.finish_and_clear();
     if problems.is_empty() {
-        println!("ok: every block passes its checksum and decodes");
+        println!(
+            "ok: every block passes its checksums and decodes{}",
+            if header.version >= 4 {
+                " to the text it was made from"
+            } else {
+                " (format 3 and older keep no checksum of the text)"
+            }
+        );
         Ok(())
     } else {
         for p in &problems {

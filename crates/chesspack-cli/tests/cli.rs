@@ -395,7 +395,7 @@ fn compress_reads_stdin_and_writes_stdout() {
     let back = child.wait_with_output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&back.stdout),
-        "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n\n"
+        "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n"
     );
 }
 
@@ -723,4 +723,162 @@ fn regression_issue_29_xz_and_zstd_habits() {
     let out = chesspack(&["compress", "-c", &names[0], &names[1]]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("2 inputs and one output"));
+}
+
+/// Flips a byte of the first block's stored bytes and writes a matching
+/// CRC-32; the first such mutation that decodes to other text.
+fn mutation_past_the_block_crc(packed: &[u8]) -> Vec<u8> {
+    let r = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+    let e = r.blocks()[0];
+    let (start, end) = (
+        e.offset as usize + 16,
+        (e.offset + 16) as usize + e.len as usize,
+    );
+    for at in start..end {
+        let mut bad = packed.to_vec();
+        bad[at] ^= 0x10;
+        let mut crc = flate2::Crc::new();
+        crc.update(&bad[start..end]);
+        bad[start - 4..start].copy_from_slice(&crc.sum().to_le_bytes());
+        let mut out = Vec::new();
+        if let Err(e) = chesspack::archive::decompress(std::io::Cursor::new(&bad), &mut out)
+            && e.to_string().contains("decoded text does not match")
+        {
+            return bad;
+        }
+    }
+    panic!("no mutation decodes to other text");
+}
+
+#[test]
+fn regression_issue_29_decoded_text_and_footer_are_checked() {
+    let dir = scratch("text-check");
+    let chpk = dir.join("t.chpk");
+    let path = chpk.to_str().unwrap();
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        path,
+        "--codec",
+        "index",
+        "--block-games",
+        "10",
+    ]));
+    let packed = std::fs::read(&chpk).unwrap();
+    let out = chesspack(&["verify", path]);
+    assert!(ok(&out).contains("decodes to the text it was made from"));
+
+    std::fs::write(&chpk, mutation_past_the_block_crc(&packed)).unwrap();
+    let out = chesspack(&["verify", path]);
+    assert!(!out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("damaged: block 1: decoded text does not match its checksum"),
+        "{text}"
+    );
+    let out = chesspack(&["decompress", path]);
+    assert!(!out.status.success() && out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("block 1: decoded text"));
+    let out = chesspack(&["get", path, "1", "--check"]);
+    assert!(!out.status.success() && out.stdout.is_empty());
+    // Games of the other blocks are not touched.
+    ok(&chesspack(&["get", path, "11", "--check"]));
+
+    // Any bit of the footer's index offset and game count.
+    for at in [packed.len() - 24, packed.len() - 9] {
+        let mut bad = packed.clone();
+        bad[at] ^= 1;
+        std::fs::write(&chpk, &bad).unwrap();
+        let out = chesspack(&["verify", path]);
+        assert!(!out.status.success());
+        assert!(String::from_utf8_lossy(&out.stdout).contains("damaged: index"));
+    }
+}
+
+#[test]
+fn regression_issue_29_byte_order_mark_ends_and_result_line_are_kept() {
+    let dir = scratch("byte-exact");
+    let pgn = dir.join("export.pgn");
+    // A byte order mark, a result on its own line after a comment, and the
+    // single final line feed of a lichess export.
+    let mut text = b"\xef\xbb\xbf".to_vec();
+    text.extend_from_slice(b"[Event \"a\"]\n[Result \"*\"]\n\n1. e4 { a comment }\n*\n\n");
+    let sample = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/lichess-sample.pgn"
+    );
+    text.extend_from_slice(&std::fs::read(sample).unwrap());
+    assert!(text.ends_with(b"0-1\n"));
+    std::fs::write(&pgn, &text).unwrap();
+    ok(&chesspack(&["compress", pgn.to_str().unwrap()]));
+    let out = chesspack(&["decompress", &format!("{}.chpk", pgn.to_str().unwrap())]);
+    ok(&out);
+    assert!(out.stdout == text, "not byte for byte");
+}
+
+#[test]
+fn regression_issue_29_messages_name_the_file_once_and_cut_long_arguments() {
+    let dir = scratch("messages");
+    let chpk = dir.join("m.chpk");
+    let path = chpk.to_str().unwrap();
+    ok(&chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        path,
+    ]));
+    let stderr = |out: &Output| String::from_utf8_lossy(&out.stderr).into_owned();
+    // A full disk: the output is named, the OS text said once.
+    for args in [
+        vec!["decompress", path, "-o", "/dev/full"],
+        vec!["compress", "samples/puzzles-sample.csv", "-o", "/dev/full"],
+    ] {
+        let out = chesspack(&args);
+        assert!(!out.status.success());
+        let e = stderr(&out);
+        assert!(e.contains("cannot write /dev/full: "), "{e}");
+        assert_eq!(e.matches("No space left on device").count(), 1, "{e}");
+    }
+    for args in [vec!["get", path, "1"], vec!["list", path]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+            .args(&args)
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).contains("cannot write stdout: "),
+            "{}",
+            stderr(&out)
+        );
+    }
+    // The output's own name, not its temporary one.
+    let out = chesspack(&[
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        "/nonexistent/x.chpk",
+    ]);
+    let e = stderr(&out);
+    assert!(
+        e.contains("cannot create /nonexistent/x.chpk: ") && !e.contains(".tmp"),
+        "{e}"
+    );
+    // Long arguments are cut.
+    let long = "x".repeat(5000);
+    for args in [
+        vec!["fen", "encode", long.as_str()],
+        vec![
+            "stats",
+            "--codec",
+            long.as_str(),
+            "samples/lichess-sample.pgn",
+        ],
+    ] {
+        let out = chesspack(&args);
+        assert!(!out.status.success());
+        let e = stderr(&out);
+        assert!(e.len() < 300 && e.contains("(5000 bytes)"), "{e}");
+    }
 }

@@ -27,7 +27,7 @@ pub enum Error {
     UnreadableMove {
         /// The 0-based ply of the move.
         ply: usize,
-        /// The move's text.
+        /// The move's text (cut after 64 characters, see [`cut`]).
         text: String,
     },
     /// The position cannot be written by the chosen scheme.
@@ -36,7 +36,23 @@ pub enum Error {
     /// A FEN or a decoded board is not a valid position.
     #[error("invalid position: {0}")]
     InvalidPosition(String),
-    /// No codec has that name.
+    /// No codec has that name (cut after 64 characters, see [`cut`]).
     #[error("unknown codec {0:?}")]
     UnknownCodec(String),
+}
+
+/// `text` for an error message: whole up to 64 characters, else its first
+/// 48 and a note of its length, so that a long argument (a whole file given
+/// as a FEN, say) does not bury the message.
+///
+/// ```
+/// assert_eq!(chesspack::cut("e4"), "e4");
+/// assert_eq!(chesspack::cut(&"x".repeat(500)), format!("{}... (500 bytes)", "x".repeat(48)));
+/// ```
+pub fn cut(text: &str) -> String {
+    if text.chars().count() <= 64 {
+        return text.to_owned();
+    }
+    let head: String = text.chars().take(48).collect();
+    format!("{head}... ({} bytes)", text.len())
 }

@@ -66,19 +66,24 @@ pub fn read_archive(data: &[u8]) {
     use crate::archive;
     if let Ok(mut r) = archive::ArchiveReader::open(std::io::Cursor::new(data)) {
         for b in 0..r.blocks().len() {
-            if let Ok(payload) = r.read_block(b) {
-                let _ = archive::decode_games(r.codec(), &payload, b, &|_| true, &mut |_, _| {});
-                let _ = archive::block_tags(&payload, b);
+            if let Ok(block) = r.read_block(b) {
+                let _ = archive::decode_games(r.codec(), &block, &|_| true, &mut |_, _| {});
+                let _ = archive::block_tags(&block);
             }
         }
         let games = r.games();
         for n in [1, games / 2, games] {
             let _ = r.game(n);
+            let _ = r.game_checked(n);
         }
+        let mut out = r.text_writer(Vec::new());
+        let _ = out.write_games(b"1. e4 *\n\n");
+        let _ = out.finish();
     }
-    let _ = archive::decode_games(&game::Index, data, 0, &|_| true, &mut |_, _| {});
-    let _ = archive::decode_games(&game::Radix, data, 0, &|g| g % 2 == 0, &mut |_, _| {});
-    let _ = archive::block_tags(data, 0);
+    let block = archive::Block::unchecked(data.to_vec(), 0);
+    let _ = archive::decode_games(&game::Index, &block, &|_| true, &mut |_, _| {});
+    let _ = archive::decode_games(&game::Radix, &block, &|g| g % 2 == 0, &mut |_, _| {});
+    let _ = archive::block_tags(&block);
 }
 
 /// Compresses `data` as PGN into an archive and checks that it decompresses

@@ -46,7 +46,7 @@ pub mod record;
 mod slide;
 
 pub use bits::Bits;
-pub use error::Error;
+pub use error::{Error, cut};
 
 /// The next state of a xorshift generator: a fixed pseudo-random sequence
 /// (the trainer's initial weights, the tests' random inputs).

@@ -325,7 +325,7 @@ pub fn movetext_moves(text: &[u8], start: &Chess) -> Result<Vec<Move>, Error> {
 pub fn text_move(pos: &Chess, text: &str, ply: usize) -> Result<Move, Error> {
     let bad = || Error::UnreadableMove {
         ply,
-        text: text.to_owned(),
+        text: crate::error::cut(text),
     };
     let t = text.trim();
     let b = t.as_bytes();

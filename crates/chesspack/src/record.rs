@@ -179,7 +179,7 @@ fn id_of(names: &[&str], name: &str) -> Result<u8, Error> {
         .iter()
         .position(|&n| n == name)
         .map(|i| i as u8)
-        .ok_or_else(|| Error::UnknownCodec(name.to_owned()))
+        .ok_or_else(|| Error::UnknownCodec(crate::error::cut(name)))
 }
 
 fn name_of(

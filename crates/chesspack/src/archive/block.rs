@@ -97,6 +97,8 @@ const E_OUTCOME: u8 = 10;
 /// ([`GameCodec::encode`] rather than [`GameCodec::encode_counted`]); then
 /// the game's end.
 const E_LINE: u8 = 14;
+/// The result token that follows starts a line of its own (format 4).
+const E_RESULT_LINE: u8 = 15;
 
 /// Whether event code `b` (not a glyph's number) ends a game.
 fn ends_game(b: u8) -> bool {
@@ -138,6 +140,14 @@ pub struct EncodedBlock {
     pub payload: Vec<u8>,
     /// What went where.
     pub report: BlockReport,
+    /// CRC-32 of the text that decoding the block gives back (the games'
+    /// canonical or verbatim text, in order).
+    pub text_crc: u32,
+    /// The first chunk's [`Chunk::lead`].
+    pub lead: Vec<u8>,
+    /// The whitespace that ends the last chunk (the end of the input when
+    /// this is the last block).
+    pub tail: Vec<u8>,
 }
 
 pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
@@ -863,6 +873,9 @@ impl Columns {
             .iter()
             .find(|(k, _)| k == b"Result")
             .map(|(_, v)| v.as_slice());
+        if game.result_on_new_line && game.outcome.is_some() {
+            events.push(E_RESULT_LINE);
+        }
         match game.outcome {
             None => events.push(E_END),
             Some(o) if result_tag == Some(text::OUTCOMES[usize::from(o)].as_bytes()) => {
@@ -893,6 +906,8 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
         games: chunks.len() as u64,
         ..BlockReport::default()
     };
+    let mut text_crc = crc32fast::Hasher::new();
+    let mut canonical = Vec::new();
     for chunk in chunks {
         report.input_bytes += chunk.bytes.len() as u64;
         let parsed = if chunk.cut {
@@ -912,11 +927,16 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
                     detail: "nul byte in a tag value".into(),
                 });
             }
-            cols.add_game(&game, codec)
+            cols.add_game(&game, codec)?;
+            canonical.clear();
+            text::write(&game, &mut canonical);
+            text_crc.update(&canonical);
+            Ok(())
         });
         if let Err(u) = result {
             report.verbatim.push((chunk.number, u.category, u.detail));
             cols.add_verbatim(&chunk.bytes);
+            text_crc.update(&chunk.bytes);
         }
     }
     let mut names = Vec::new();
@@ -956,7 +976,27 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
         payload.extend_from_slice(stored);
         report.stored[i] = stored.len() as u64;
     }
-    EncodedBlock { payload, report }
+    let lead = chunks.first().map(|c| c.lead.clone()).unwrap_or_default();
+    let tail = chunks.last().map_or(&[][..], |c| {
+        let end = c.bytes.len() - trailing_whitespace(&c.bytes);
+        &c.bytes[end..]
+    });
+    EncodedBlock {
+        payload,
+        report,
+        text_crc: text_crc.finalize(),
+        lead,
+        tail: tail.to_vec(),
+    }
+}
+
+/// The length of the run of ASCII whitespace that ends `bytes`.
+pub(crate) fn trailing_whitespace(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count()
 }
 
 /// The columns of a stored block, decompressed.
@@ -1275,6 +1315,7 @@ pub(crate) fn decode_block_until(
         let mut lines = Lines::new(&start);
         let mut out_events = Vec::with_capacity(game_events.len());
         let mut outcome = None;
+        let mut result_on_new_line = false;
         let mut i = 0;
         let mut annotation = Vec::new();
         while i < game_events.len() {
@@ -1351,6 +1392,9 @@ pub(crate) fn decode_block_until(
                     out_events.push(Event::Close);
                 }
                 E_END => {}
+                E_RESULT_LINE if i < game_events.len() && game_events[i] != E_END => {
+                    result_on_new_line = true;
+                }
                 E_RESULT_AS_TAG => {
                     let tag = tags
                         .iter()
@@ -1375,6 +1419,7 @@ pub(crate) fn decode_block_until(
             start,
             events: out_events,
             outcome,
+            result_on_new_line,
         };
         let mut out = Vec::new();
         text::write(&game, &mut out);

@@ -23,12 +23,16 @@ pub struct Chunk {
     pub bytes: Vec<u8>,
     /// Whether the chunk is a piece of an over-long text (stored verbatim).
     pub cut: bool,
+    /// The bytes before the first game that belong to no game: a byte order
+    /// mark and blank lines at the start of the input (at most
+    /// [`MAX_CHUNK`] of them are kept). Empty for every other chunk.
+    pub lead: Vec<u8>,
 }
 
 /// Reads [`Chunk`]s from PGN text.
 ///
 /// Whitespace before the first game and a byte order mark at the start are
-/// not part of any chunk (canonical output drops them).
+/// not part of any chunk: they are the first chunk's [`Chunk::lead`].
 ///
 /// ```
 /// use chesspack::archive::ChunkReader;
@@ -38,6 +42,9 @@ pub struct Chunk {
 /// assert_eq!(chunks.len(), 2);
 /// assert_eq!(chunks[0].bytes, b"[White \"a\"]\n\n1. e4 { two\n\nlines } e5 1-0\n\n\n");
 /// assert_eq!((chunks[1].number, chunks[1].line), (2, 8));
+///
+/// let bom = ChunkReader::new(&b"\xef\xbb\xbf\n1. e4 *\n"[..]).next().unwrap().unwrap();
+/// assert_eq!((&bom.lead[..], &bom.bytes[..]), (&b"\xef\xbb\xbf\n"[..], &b"1. e4 *\n"[..]));
 /// ```
 pub struct ChunkReader<R> {
     input: R,
@@ -56,6 +63,8 @@ pub struct ChunkReader<R> {
     /// which is most times about as long, so that its lines are not
     /// appended into a doubling series of buffers.
     last_len: usize,
+    /// The bytes before the first game, until it is given out.
+    lead: Vec<u8>,
 }
 
 impl<R: BufRead> ChunkReader<R> {
@@ -72,6 +81,7 @@ impl<R: BufRead> ChunkReader<R> {
             cutting: false,
             line_complete: true,
             last_len: 0,
+            lead: Vec::new(),
         }
     }
 
@@ -92,7 +102,7 @@ impl<R: BufRead> ChunkReader<R> {
         if !self.started {
             self.started = true;
             if self.line.starts_with(b"\xef\xbb\xbf") {
-                self.line.drain(..3);
+                self.lead.extend(self.line.drain(..3));
             }
         }
         Ok(true)
@@ -148,8 +158,12 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
                 }
             }
             let line = &self.line;
-            if bytes.is_empty() && is_blank(line) {
-                continue; // whitespace between games
+            // Blank lines before the first game (a cut piece keeps them).
+            if bytes.is_empty() && is_blank(line) && !self.cutting {
+                if self.games == 0 && self.lead.len() + line.len() <= MAX_CHUNK {
+                    self.lead.extend_from_slice(line);
+                }
+                continue;
             }
             if !bytes.is_empty() && !in_comment {
                 let blank = is_blank(line);
@@ -173,6 +187,7 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
                     line: first_line,
                     bytes,
                     cut: true,
+                    lead: std::mem::take(&mut self.lead),
                 }));
             }
             if !in_comment && !is_blank(line) && !is_tag_line(line) {
@@ -197,6 +212,7 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
             line: first_line,
             bytes,
             cut: std::mem::take(&mut self.cutting),
+            lead: std::mem::take(&mut self.lead),
         }))
     }
 }
@@ -270,9 +286,24 @@ mod tests {
     }
 
     #[test]
-    fn bom_and_leading_blank_lines_dropped() {
+    fn bom_and_leading_blank_lines_are_the_lead() {
         let text = b"\xef\xbb\xbf\r\n\r\n1. e4 *\r\n\r\n";
         assert_eq!(cut(text), [&b"1. e4 *\r\n\r\n"[..]]);
+        let chunk = ChunkReader::new(&text[..]).next().unwrap().unwrap();
+        assert_eq!(chunk.lead, b"\xef\xbb\xbf\r\n\r\n");
+    }
+
+    #[test]
+    fn blank_line_after_a_cut_piece_is_kept() {
+        // The line that does not fit a piece is blank: the next piece
+        // starts with it.
+        let mut text = vec![b'{'];
+        text.extend(std::iter::repeat_n(b'x', MAX_CHUNK - 2));
+        text.extend_from_slice(b"\n\n}\n");
+        let chunks: Vec<_> = ChunkReader::new(&text[..]).map(|c| c.unwrap()).collect();
+        assert!(chunks.len() > 1 && chunks.iter().all(|c| c.cut));
+        let joined: Vec<u8> = chunks.iter().flat_map(|c| c.bytes.clone()).collect();
+        assert_eq!(joined, text);
     }
 
     #[test]

@@ -14,27 +14,39 @@
 //!   comment, glyph or variation;
 //! * comments as `{` + their exact bytes + `}`; glyphs as `$n` (`!`, `?`, `!!`,
 //!   `??`, `!?`, `?!` become `$1`..`$6`); variations as `(...)`; the result
-//!   token where the game had one.
+//!   token where the game had one;
+//! * a result token that started a line of its own after other movetext
+//!   still does (`{ comment }\n*`); any other result follows a space.
 //!
-//! Layout (spacing, line breaks, CRLF, move numbers, a byte order mark, the
-//! blank lines between games) is all that canonical output changes. A game
-//! is stored verbatim (and comes back byte for byte, with the blank lines
-//! after it) when it holds anything else: a `;` or `%` comment, an unknown
-//! token, an illegal move, an unsupported variant, a bad FEN, text after
-//! the result, an unclosed variation, or more than 8 MiB of text.
-//! [`canonical`] gives the expected output of a PGN text without a codec.
+//! Layout (spacing, line breaks inside the movetext, CRLF, move numbers,
+//! the blank lines between games) is all that canonical output changes. The
+//! file's own ends come back exactly: a byte order mark and blank lines
+//! before the first game, and the whitespace after the last game (a lichess
+//! export's single final line feed stays single). A game is stored verbatim
+//! (and comes back byte for byte, with the blank lines after it) when it
+//! holds anything else: a `;` or `%` comment, an unknown token, an illegal
+//! move, an unsupported variant, a bad FEN, text after the result, an
+//! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
+//! expected output of a PGN text without a codec.
 //!
-//! # Format (version 3; versions 1 and 2 still decode)
+//! # Format (version 4; versions 1 to 3 still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), a CRC-32 of the
 //!   header (all integers little-endian).
-//! * Blocks: `CPKB`, payload length (u32), number of games (u32), CRC-32 of
-//!   the payload (u32), the payload (see [`COLUMNS`]); each block decodes on
-//!   its own.
-//! * Index: `CPKI`, block count (u32), per block its offset (u64), payload
-//!   length (u32) and games (u32), then a CRC-32 of the index.
+//! * Blocks: `CPKB`, stored length (u32), number of games (u32), CRC-32 of
+//!   the stored bytes (u32), then the stored bytes: the payload (see
+//!   [`COLUMNS`]) and, from version 4, a CRC-32 of the text the block
+//!   decodes to (u32), which catches a codec or model fault that the CRC of
+//!   the stored bytes cannot. Each block decodes on its own.
+//! * Index: `CPKI`, block count (u32), per block its offset (u64), stored
+//!   length (u32) and games (u32); from version 4 the input's lead (u32
+//!   length and bytes: a byte order mark and blank lines before the first
+//!   game) and tail (u32 length and bytes: the whitespace after the last
+//!   game); then a CRC-32 of the index and, from version 4, of the footer's
+//!   two numbers after it.
 //! * Footer: the index offset (u64), the game count (u64), `CHPKEND\n`.
+//!   From version 4 the game count must equal the index's sum.
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
@@ -65,6 +77,7 @@ mod text;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
+use block::trailing_whitespace;
 pub use block::{BlockReport, COLUMNS, EncodedBlock, encode_block};
 pub use chunk::{Blocks, Chunk, ChunkReader, MAX_CHUNK};
 
@@ -76,8 +89,13 @@ pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// earlier one: version 2 added the repeat marks of the `tag-values`
 /// column, which version 1 blocks do not use (a column method bit says so);
 /// version 3 the marks of players, ratings and dates, coded move lengths
-/// (method bits again) and games of moves alone as one event.
-pub const FORMAT_VERSION: u8 = 3;
+/// (method bits again) and games of moves alone as one event; version 4
+/// the checksum of each block's decoded text, the input's lead and tail in
+/// the index, a checksum over the footer's numbers, and results on a line
+/// of their own.
+pub const FORMAT_VERSION: u8 = 4;
+/// The first version with text checksums, file ends and a checked footer.
+const CHECKED_VERSION: u8 = 4;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";
 const INDEX_MAGIC: &[u8; 4] = b"CPKI";
 const FOOTER_MAGIC: &[u8; 8] = b"CHPKEND\n";
@@ -90,8 +108,8 @@ const MAX_PAYLOAD: u32 = 1 << 30;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum ArchiveError {
-    /// Reading or writing failed.
-    #[error("i/o error: {0}")]
+    /// Reading or writing failed (the message is the I/O error's own).
+    #[error(transparent)]
     Io(#[from] io::Error),
     /// The input does not start with the archive magic.
     #[error("not a chesspack archive")]
@@ -241,6 +259,9 @@ pub struct ArchiveWriter<W: Write> {
     offset: u64,
     entries: Vec<BlockEntry>,
     games: u64,
+    /// The first block's lead and the last block's tail.
+    lead: Vec<u8>,
+    tail: Vec<u8>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -262,26 +283,38 @@ impl<W: Write> ArchiveWriter<W> {
             offset: header.len() as u64,
             entries: Vec::new(),
             games: 0,
+            lead: Vec::new(),
+            tail: Vec::new(),
         })
     }
 
-    /// Appends a block.
+    /// Appends a block. Blocks are written in input order: the first one's
+    /// lead and the last one's tail are the file's ends.
     ///
     /// # Errors
     ///
     /// An I/O error of the output.
     pub fn write_block(&mut self, block: &EncodedBlock) -> Result<(), ArchiveError> {
-        let len = u32::try_from(block.payload.len())
+        let text_crc = block.text_crc.to_le_bytes();
+        let len = u32::try_from(block.payload.len() + text_crc.len())
             .ok()
             .filter(|&l| l <= MAX_PAYLOAD)
             .ok_or_else(|| ArchiveError::Io(io::Error::other("block too large")))?;
         let games = block.report.games as u32;
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&block.payload);
+        crc.update(&text_crc);
         let mut frame = BLOCK_MAGIC.to_vec();
         frame.extend_from_slice(&len.to_le_bytes());
         frame.extend_from_slice(&games.to_le_bytes());
-        frame.extend_from_slice(&crc32fast::hash(&block.payload).to_le_bytes());
+        frame.extend_from_slice(&crc.finalize().to_le_bytes());
         self.w.write_all(&frame)?;
         self.w.write_all(&block.payload)?;
+        self.w.write_all(&text_crc)?;
+        if self.entries.is_empty() {
+            self.lead.clone_from(&block.lead);
+        }
+        self.tail.clone_from(&block.tail);
         self.entries.push(BlockEntry {
             offset: self.offset,
             len,
@@ -305,10 +338,17 @@ impl<W: Write> ArchiveWriter<W> {
             index.extend_from_slice(&e.len.to_le_bytes());
             index.extend_from_slice(&e.games.to_le_bytes());
         }
-        let crc = crc32fast::hash(&index);
-        index.extend_from_slice(&crc.to_le_bytes());
-        index.extend_from_slice(&self.offset.to_le_bytes());
-        index.extend_from_slice(&self.games.to_le_bytes());
+        for end in [&self.lead, &self.tail] {
+            index.extend_from_slice(&(end.len() as u32).to_le_bytes());
+            index.extend_from_slice(end);
+        }
+        let mut numbers = self.offset.to_le_bytes().to_vec();
+        numbers.extend_from_slice(&self.games.to_le_bytes());
+        let mut crc = crc32fast::Hasher::new();
+        crc.update(&index);
+        crc.update(&numbers);
+        index.extend_from_slice(&crc.finalize().to_le_bytes());
+        index.extend_from_slice(&numbers);
         index.extend_from_slice(FOOTER_MAGIC);
         self.w.write_all(&index)?;
         self.w.flush()?;
@@ -322,6 +362,8 @@ pub struct ArchiveReader<R> {
     header: Header,
     codec: Box<dyn GameCodec>,
     entries: Vec<BlockEntry>,
+    /// The input's lead and tail (format 4 with its index).
+    ends: Option<Ends>,
     /// Why the index could not be used, if it could not (the entries then
     /// come from a scan of the blocks).
     index_error: Option<String>,
@@ -343,10 +385,15 @@ impl<R: Read + Seek> ArchiveReader<R> {
         let (header, header_len) = Header::read(&mut r)?;
         let codec = header.codec()?;
         let file_len = r.seek(SeekFrom::End(0))?;
-        let (entries, index_error) = match read_index(&mut r, header_len, file_len) {
-            Ok(entries) => (entries, None),
-            Err(reason) => (scan_blocks(&mut r, header_len, file_len)?, Some(reason)),
-        };
+        let (entries, ends, index_error) =
+            match read_index(&mut r, header_len, file_len, header.version) {
+                Ok((entries, ends)) => (entries, ends, None),
+                Err(reason) => (
+                    scan_blocks(&mut r, header_len, file_len)?,
+                    None,
+                    Some(reason),
+                ),
+            };
         let mut first_game = Vec::with_capacity(entries.len());
         let mut total = 0u64;
         for e in &entries {
@@ -358,9 +405,22 @@ impl<R: Read + Seek> ArchiveReader<R> {
             header,
             codec,
             entries,
+            ends,
             index_error,
             first_game,
         })
+    }
+
+    /// The input's lead and tail, when the archive has them (format 4,
+    /// with its index).
+    pub fn ends(&self) -> Option<&Ends> {
+        self.ends.as_ref()
+    }
+
+    /// A writer of this archive's games as the file they came from (see
+    /// [`TextWriter`]).
+    pub fn text_writer<W: Write>(&self, w: W) -> TextWriter<W> {
+        TextWriter::new(w, self.ends.clone())
     }
 
     /// The archive's header.
@@ -389,12 +449,13 @@ impl<R: Read + Seek> ArchiveReader<R> {
         self.first_game[block] + 1
     }
 
-    /// The payload of block `i` (0-based), checked against its checksum.
+    /// Block `i` (0-based), checked against the checksum of its stored
+    /// bytes; its text is checked when it is decoded ([`decode_games`]).
     ///
     /// # Errors
     ///
     /// [`ArchiveError::Damaged`] naming the block (1-based), or an I/O error.
-    pub fn read_block(&mut self, i: usize) -> Result<Vec<u8>, ArchiveError> {
+    pub fn read_block(&mut self, i: usize) -> Result<Block, ArchiveError> {
         let e = self.entries[i];
         let damaged = |reason: &str| ArchiveError::Damaged {
             block: i as u64 + 1,
@@ -417,7 +478,22 @@ impl<R: Read + Seek> ArchiveReader<R> {
         if crc32fast::hash(&payload) != crc {
             return Err(damaged("checksum mismatch"));
         }
-        Ok(payload)
+        let text_crc = if self.header.version >= CHECKED_VERSION {
+            let at = payload
+                .len()
+                .checked_sub(4)
+                .ok_or_else(|| damaged("no text checksum"))?;
+            let crc = u32::from_le_bytes(payload[at..].try_into().expect("4"));
+            payload.truncate(at);
+            Some(crc)
+        } else {
+            None
+        };
+        Ok(Block {
+            index: i,
+            payload,
+            text_crc,
+        })
     }
 
     /// The move codec of the archive.
@@ -426,19 +502,17 @@ impl<R: Read + Seek> ArchiveReader<R> {
     }
 
     /// The text of game `number` (1-based): canonical, or verbatim. Reads
-    /// and decodes one block.
+    /// one block and decodes it up to that game: the text checksum, which
+    /// covers the whole block, is not checked (see
+    /// [`ArchiveReader::game_checked`]).
     ///
     /// # Errors
     ///
     /// [`ArchiveError::NoSuchGame`], or the block is damaged.
     pub fn game(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
-        let games = self.games();
-        if number == 0 || number > games {
-            return Err(ArchiveError::NoSuchGame { number, games });
-        }
-        let i = self.first_game.partition_point(|&f| f < number) - 1;
-        let payload = self.read_block(i)?;
-        let local = (number - 1 - self.first_game[i]) as usize;
+        let (i, local) = self.locate(number)?;
+        let block = self.read_block(i)?;
+        let payload = block.payload();
         let mut text = None;
         let want = |g| {
             if g == local {
@@ -452,7 +526,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
                 text = Some(t);
             }
         };
-        block::decode_block_until(self.codec.as_ref(), &payload, &want, sink, local).map_err(
+        block::decode_block_until(self.codec.as_ref(), payload, &want, sink, local).map_err(
             |reason| ArchiveError::Damaged {
                 block: i as u64 + 1,
                 reason,
@@ -463,13 +537,175 @@ impl<R: Read + Seek> ArchiveReader<R> {
             reason: "game missing from its block".into(),
         })
     }
+
+    /// [`ArchiveReader::game`] that decodes the game's whole block and checks
+    /// its text against the stored checksum (format 4): slower, by the
+    /// games after this one in its block.
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::NoSuchGame`], or the block is damaged.
+    pub fn game_checked(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
+        let (i, local) = self.locate(number)?;
+        let block = self.read_block(i)?;
+        let mut text = None;
+        decode_games(self.codec.as_ref(), &block, &|_| true, &mut |g, t| {
+            if g == local {
+                text = Some(t);
+            }
+        })?;
+        text.ok_or_else(|| ArchiveError::Damaged {
+            block: i as u64 + 1,
+            reason: "game missing from its block".into(),
+        })
+    }
+
+    /// The block (0-based) of game `number` and its place there.
+    fn locate(&self, number: u64) -> Result<(usize, usize), ArchiveError> {
+        let games = self.games();
+        if number == 0 || number > games {
+            return Err(ArchiveError::NoSuchGame { number, games });
+        }
+        let i = self.first_game.partition_point(|&f| f < number) - 1;
+        Ok((i, (number - 1 - self.first_game[i]) as usize))
+    }
+}
+
+/// A block read from an archive: its payload and the checksum of the text
+/// it decodes to.
+#[derive(Clone, Debug)]
+pub struct Block {
+    index: usize,
+    payload: Vec<u8>,
+    text_crc: Option<u32>,
+}
+
+impl Block {
+    /// Block `index` (0-based) with `payload` and no text checksum, as
+    /// formats 1 to 3 store it (for tests and fuzzing).
+    pub fn unchecked(payload: Vec<u8>, index: usize) -> Block {
+        Block {
+            index,
+            payload,
+            text_crc: None,
+        }
+    }
+
+    /// The block's place in the archive, 0-based.
+    pub fn index(&self) -> usize {
+        self.index
+    }
+
+    /// The payload: the number of games and the columns.
+    pub fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+
+    /// The CRC-32 of the text the block decodes to (format 4).
+    pub fn text_crc(&self) -> Option<u32> {
+        self.text_crc
+    }
+}
+
+/// The bytes of the input that belong to no game, which format 4 keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Ends {
+    /// A byte order mark and blank lines before the first game.
+    pub lead: Vec<u8>,
+    /// The whitespace after the last game.
+    pub tail: Vec<u8>,
+}
+
+/// Writes decompressed games as the file they came from: the lead first,
+/// then the games, with the whitespace that ends the last one replaced by
+/// the tail. Without [`Ends`] (formats 1 to 3, a lost index) the games are
+/// written as they are.
+///
+/// ```
+/// use chesspack::archive::{Ends, TextWriter};
+///
+/// let ends = Ends { lead: b"\xef\xbb\xbf".to_vec(), tail: b"\n".to_vec() };
+/// let mut w = TextWriter::new(Vec::new(), Some(ends));
+/// w.write_games(b"1. e4 *\n\n").unwrap();
+/// w.write_games(b"1. d4 *\n\n").unwrap();
+/// assert_eq!(w.finish().unwrap(), b"\xef\xbb\xbf1. e4 *\n\n1. d4 *\n");
+/// ```
+pub struct TextWriter<W: Write> {
+    w: W,
+    ends: Option<Ends>,
+    /// Whitespace written last, held until more text follows.
+    pending: Vec<u8>,
+    started: bool,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// A writer to `w` with the input's `ends`.
+    pub fn new(w: W, ends: Option<Ends>) -> TextWriter<W> {
+        TextWriter {
+            w,
+            ends,
+            pending: Vec::new(),
+            started: false,
+        }
+    }
+
+    fn start(&mut self) -> io::Result<()> {
+        if !self.started {
+            self.started = true;
+            if let Some(ends) = &self.ends {
+                self.w.write_all(&ends.lead)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the text of one or more games.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the output.
+    pub fn write_games(&mut self, text: &[u8]) -> io::Result<()> {
+        self.start()?;
+        if self.ends.is_none() {
+            return self.w.write_all(text);
+        }
+        let end = text.len() - trailing_whitespace(text);
+        if end > 0 {
+            self.w.write_all(&self.pending)?;
+            self.pending.clear();
+            self.w.write_all(&text[..end])?;
+        }
+        self.pending.extend_from_slice(&text[end..]);
+        Ok(())
+    }
+
+    /// Writes the tail (in place of the last whitespace) and flushes.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the output.
+    pub fn finish(mut self) -> io::Result<W> {
+        self.start()?;
+        match &self.ends {
+            Some(ends) => self.w.write_all(&ends.tail)?,
+            None => self.w.write_all(&self.pending)?,
+        }
+        self.w.flush()?;
+        Ok(self.w)
+    }
+
+    /// The output.
+    pub fn get_mut(&mut self) -> &mut W {
+        &mut self.w
+    }
 }
 
 fn read_index(
     r: &mut (impl Read + Seek),
     header_len: u64,
     file_len: u64,
-) -> Result<Vec<BlockEntry>, String> {
+    version: u8,
+) -> Result<(Vec<BlockEntry>, Option<Ends>), String> {
     let io = |e: io::Error| e.to_string();
     if file_len < header_len + FOOTER_LEN {
         return Err("no footer".into());
@@ -489,18 +725,51 @@ fn read_index(
     r.seek(SeekFrom::Start(index_offset)).map_err(io)?;
     r.read_exact(&mut index).map_err(io)?;
     let (body, crc) = index.split_at(index.len() - 4);
-    if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4")) {
+    let checked = version >= CHECKED_VERSION;
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(body);
+    if checked {
+        // The footer's index offset and game count.
+        hasher.update(&footer[..16]);
+    }
+    if hasher.finalize() != u32::from_le_bytes(crc.try_into().expect("4")) {
         return Err("index checksum mismatch".into());
     }
     if &body[..4] != INDEX_MAGIC {
         return Err("bad index marker".into());
     }
     let n = u32::from_le_bytes(body[4..8].try_into().expect("4")) as usize;
-    if body.len() != n.saturating_mul(16).saturating_add(8) {
-        return Err("bad index length".into());
-    }
+    let entries_end = n.saturating_mul(16).saturating_add(8);
+    let (entry_bytes, mut rest) = if checked {
+        if body.len() < entries_end {
+            return Err("bad index length".into());
+        }
+        (&body[8..entries_end], &body[entries_end..])
+    } else {
+        if body.len() != entries_end {
+            return Err("bad index length".into());
+        }
+        (&body[8..], &[][..])
+    };
+    let ends = if checked {
+        let mut take_end = || -> Result<Vec<u8>, String> {
+            let (len, after) = rest.split_at_checked(4).ok_or("bad index length")?;
+            let len = u32::from_le_bytes(len.try_into().expect("4")) as usize;
+            let (bytes, after) = after.split_at_checked(len).ok_or("bad index length")?;
+            rest = after;
+            Ok(bytes.to_vec())
+        };
+        let lead = take_end()?;
+        let tail = take_end()?;
+        if !rest.is_empty() {
+            return Err("bad index length".into());
+        }
+        Some(Ends { lead, tail })
+    } else {
+        None
+    };
     let mut expected = header_len;
-    let entries: Vec<BlockEntry> = body[8..]
+    let entries: Vec<BlockEntry> = entry_bytes
         .chunks_exact(16)
         .map(|c| BlockEntry {
             offset: u64::from_le_bytes(c[..8].try_into().expect("8")),
@@ -517,7 +786,11 @@ fn read_index(
     if expected != index_offset {
         return Err("index does not match the blocks".into());
     }
-    Ok(entries)
+    let games = u64::from_le_bytes(footer[8..16].try_into().expect("8"));
+    if checked && games != entries.iter().map(|e| u64::from(e.games)).sum::<u64>() {
+        return Err("footer game count does not match the index".into());
+    }
+    Ok((entries, ends))
 }
 
 /// Finds blocks by walking their frames from the header on, stopping at the
@@ -547,54 +820,70 @@ fn scan_blocks(
     Ok(entries)
 }
 
-/// Decodes the games of block `block` (0-based) for which `want` is true,
-/// giving their text (canonical or verbatim) to `sink` with their index in
-/// the block.
+/// Decodes the games of `block` for which `want` is true, giving their text
+/// (canonical or verbatim) to `sink` with their index in the block. When
+/// every game is wanted, their text is checked against the block's text
+/// checksum (format 4) before the call returns.
 ///
 /// # Errors
 ///
-/// [`ArchiveError::Damaged`] when the payload does not decode.
+/// [`ArchiveError::Damaged`] when the payload does not decode, or decodes
+/// to text that does not match its checksum (a codec or model fault, or
+/// damage that the checksum of the stored bytes missed).
 pub fn decode_games(
     codec: &dyn GameCodec,
-    payload: &[u8],
-    block: usize,
+    block: &Block,
     want: &dyn Fn(usize) -> bool,
     sink: &mut dyn FnMut(usize, Vec<u8>),
 ) -> Result<usize, ArchiveError> {
+    let damaged = |reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    };
+    let all = std::cell::Cell::new(true);
     let want = |g| {
         if want(g) {
             block::Want::Text
         } else {
+            all.set(false);
             block::Want::Skip
         }
     };
-    block::decode_block(codec, payload, &want, &mut |g, d| {
+    let mut crc = crc32fast::Hasher::new();
+    let games = block::decode_block(codec, &block.payload, &want, &mut |g, d| {
         if let block::Decoded::Text(t) = d {
+            crc.update(&t);
             sink(g, t);
         }
     })
-    .map_err(|reason| ArchiveError::Damaged {
-        block: block as u64 + 1,
-        reason,
-    })
+    .map_err(damaged)?;
+    if let Some(expected) = block.text_crc
+        && all.get()
+        && crc.finalize() != expected
+    {
+        return Err(damaged(
+            "decoded text does not match its checksum (a codec or model fault, or damage)".into(),
+        ));
+    }
+    Ok(games)
 }
 
 /// A game's tags, for listing: `Ok(tags)` for a stored game, `Err(text)` for
 /// a verbatim one.
 pub type GameTags = Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>>;
 
-/// The tags of every game of a block (0-based `block`), without decoding
-/// moves.
+/// The tags of every game of a block, without decoding moves (nor checking
+/// the block's text).
 ///
 /// # Errors
 ///
 /// [`ArchiveError::Damaged`] when the payload does not decode.
-pub fn block_tags(payload: &[u8], block: usize) -> Result<Vec<GameTags>, ArchiveError> {
+pub fn block_tags(block: &Block) -> Result<Vec<GameTags>, ArchiveError> {
     let mut out = Vec::new();
     // Tags need no codec; any codec will do for the skipped moves.
     block::decode_block(
         &crate::game::Index,
-        payload,
+        &block.payload,
         &|_| block::Want::Tags,
         &mut |_, d| {
             if let block::Decoded::Tags(t) = d {
@@ -603,7 +892,7 @@ pub fn block_tags(payload: &[u8], block: usize) -> Result<Vec<GameTags>, Archive
         },
     )
     .map_err(|reason| ArchiveError::Damaged {
-        block: block as u64 + 1,
+        block: block.index as u64 + 1,
         reason,
     })?;
     Ok(out)
@@ -652,7 +941,7 @@ impl Default for Options {
 /// assert_eq!((report.games, report.verbatim.len()), (1, 0));
 /// let mut text = Vec::new();
 /// archive::decompress(std::io::Cursor::new(out), &mut text).unwrap();
-/// assert_eq!(text, b"[Result \"1-0\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n\n");
+/// assert_eq!(text, pgn.as_bytes());
 /// ```
 pub fn compress(
     input: impl io::BufRead,
@@ -681,25 +970,23 @@ pub fn compress(
 /// # Errors
 ///
 /// Any [`ArchiveError`]; a missing index is [`ArchiveError::Index`].
-pub fn decompress(input: impl Read + Seek, mut output: impl Write) -> Result<u64, ArchiveError> {
+pub fn decompress(input: impl Read + Seek, output: impl Write) -> Result<u64, ArchiveError> {
     let mut r = ArchiveReader::open(input)?;
     if let Some(why) = r.index_error() {
         return Err(ArchiveError::Index(why.to_owned()));
     }
+    let mut out = r.text_writer(output);
     let mut games = 0;
+    let mut text = Vec::new();
     for b in 0..r.blocks().len() {
-        let payload = r.read_block(b)?;
-        let mut failed = None;
-        games += decode_games(r.codec(), &payload, b, &|_| true, &mut |_, t| {
-            if failed.is_none() {
-                failed = output.write_all(&t).err();
-            }
+        let block = r.read_block(b)?;
+        text.clear();
+        games += decode_games(r.codec(), &block, &|_| true, &mut |_, t| {
+            text.extend_from_slice(&t);
         })? as u64;
-        if let Some(e) = failed {
-            return Err(e.into());
-        }
+        out.write_games(&text)?;
     }
-    output.flush()?;
+    out.finish()?;
     Ok(games)
 }
 
@@ -709,15 +996,40 @@ pub fn decompress(input: impl Read + Seek, mut output: impl Write) -> Result<u64
 ///
 /// An I/O error of `input`.
 pub fn canonical(input: impl io::BufRead) -> io::Result<Vec<u8>> {
-    let mut out = Vec::new();
+    let mut games = Vec::new();
+    let mut ends = Ends::default();
     for chunk in ChunkReader::new(input) {
         let chunk = chunk?;
-        match (!chunk.cut).then(|| text::parse(&chunk.bytes)) {
-            Some(Ok(game)) if !game.tags.iter().any(|(_, v)| v.contains(&0)) => {
-                text::write(&game, &mut out);
-            }
-            _ => out.extend_from_slice(&chunk.bytes),
+        if chunk.number == 1 {
+            ends.lead.clone_from(&chunk.lead);
         }
+        let end = chunk.bytes.len() - trailing_whitespace(&chunk.bytes);
+        ends.tail = chunk.bytes[end..].to_vec();
+        games.extend_from_slice(&canonical_game(&chunk));
     }
-    Ok(out)
+    let mut out = TextWriter::new(Vec::new(), Some(ends));
+    out.write_games(&games)?;
+    out.finish()
+}
+
+/// The text of one game as an archive gives it back on its own
+/// ([`ArchiveReader::game`]): canonical, or the chunk's bytes when the game
+/// is stored verbatim (by any codec: a game that a codec cannot code, which
+/// [`encode_block`] also stores verbatim, is not foreseen here).
+///
+/// ```
+/// use chesspack::archive::{ChunkReader, canonical_game};
+///
+/// let chunk = ChunkReader::new(&b"1.e4  e5\n*\n"[..]).next().unwrap().unwrap();
+/// assert_eq!(canonical_game(&chunk), b"1. e4 e5\n*\n\n");
+/// ```
+pub fn canonical_game(chunk: &Chunk) -> Vec<u8> {
+    match (!chunk.cut).then(|| text::parse(&chunk.bytes)) {
+        Some(Ok(game)) if !game.tags.iter().any(|(_, v)| v.contains(&0)) => {
+            let mut out = Vec::new();
+            text::write(&game, &mut out);
+            out
+        }
+        _ => chunk.bytes.clone(),
+    }
 }

@@ -40,6 +40,10 @@ pub(crate) struct ParsedGame {
     pub events: Vec<Event>,
     /// Index into [`OUTCOMES`].
     pub outcome: Option<u8>,
+    /// Whether the result token starts a line of its own (after a move,
+    /// comment or other token): canonical output then puts a line feed
+    /// before it instead of a space (format 4).
+    pub result_on_new_line: bool,
 }
 
 /// Why a game's text is stored verbatim: a category and a detail.
@@ -157,6 +161,7 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
     // longer texts grow as they go.
     let mut events = Vec::with_capacity((n.saturating_sub(i) / 4).min(4096));
     let mut outcome = None;
+    let mut result_on_new_line = false;
     let mut line = Line {
         pos: start.clone(),
         before_last: None,
@@ -241,12 +246,16 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                     .map_or(n, |p| i + p);
                 let mut token = &text[i..end];
                 i = end;
-                if token == b"*" {
-                    outcome = Some(3);
-                    continue;
-                }
-                if let Some(o) = OUTCOMES[..3].iter().position(|o| o.as_bytes() == token) {
+                if let Some(o) = OUTCOMES.iter().position(|o| o.as_bytes() == token) {
                     outcome = Some(o as u8);
+                    // The separator before the result, when a token came
+                    // before it: a line break or not.
+                    result_on_new_line = !events.is_empty()
+                        && text[..i - token.len()]
+                            .iter()
+                            .rev()
+                            .take_while(|b| b.is_ascii_whitespace())
+                            .any(|&b| b == b'\n');
                     continue;
                 }
                 // A move number, possibly glued to the move.
@@ -305,6 +314,7 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         start,
         events,
         outcome,
+        result_on_new_line,
     })
 }
 
@@ -343,6 +353,10 @@ pub(crate) fn write(game: &ParsedGame, out: &mut Vec<u8>) {
         w.event(event);
     }
     if let Some(o) = game.outcome {
+        if game.result_on_new_line {
+            w.out.push(b'\n');
+            w.first = true;
+        }
         w.token(OUTCOMES[usize::from(o)].as_bytes());
     }
     out.extend_from_slice(b"\n\n");

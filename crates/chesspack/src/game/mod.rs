@@ -163,7 +163,7 @@ pub fn codec(name: &str) -> Result<Box<dyn GameCodec>, Error> {
     codecs()
         .into_iter()
         .find(|c| c.name() == name)
-        .ok_or_else(|| Error::UnknownCodec(name.to_owned()))
+        .ok_or_else(|| Error::UnknownCodec(crate::error::cut(name)))
 }
 
 /// Plays `moves` from `start`, checking each, and calls `f` with the position

@@ -84,7 +84,7 @@ pub fn codec(name: &str) -> Result<Box<dyn PositionCodec>, Error> {
     codecs()
         .into_iter()
         .find(|c| c.name() == name)
-        .ok_or_else(|| Error::UnknownCodec(name.to_owned()))
+        .ok_or_else(|| Error::UnknownCodec(crate::error::cut(name)))
 }
 
 /// Parses a FEN or the first four fields of an EPD line into a legal
@@ -114,7 +114,8 @@ pub fn parse_fen(text: &str) -> Result<Chess, Error> {
     } else {
         Fen::from_ascii(text.as_bytes()).map(Fen::into_setup)
     };
-    let setup = parsed.map_err(|e| Error::InvalidPosition(format!("{e}: {text:?}")))?;
+    let setup = parsed
+        .map_err(|e| Error::InvalidPosition(format!("{e}: {:?}", crate::error::cut(text))))?;
     Chess::from_setup(setup, CastlingMode::Chess960)
         .map_err(|e| Error::InvalidPosition(e.to_string()))
 }

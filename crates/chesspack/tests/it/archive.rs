@@ -42,7 +42,7 @@ fn decompress(bytes: &[u8]) -> Vec<u8> {
 /// The canonical text of each game, in order.
 fn canonical_games(text: &[u8]) -> Vec<Vec<u8>> {
     archive::ChunkReader::new(text)
-        .map(|c| canonical(&c.unwrap().bytes[..]).unwrap())
+        .map(|c| archive::canonical_game(&c.unwrap()))
         .collect()
 }
 
@@ -139,15 +139,20 @@ fn games_that_cannot_be_parsed_are_kept_verbatim() {
         assert!(out.contains(verbatim), "{verbatim:?} not in\n{out}");
     }
     assert!(out.starts_with("[Event \"ok 1\"]\n[Result \"*\"]\n\n1. d4 d5 *\n\n"));
-    assert!(out.ends_with("[Event \"ok 2\"]\n\n1. c4 1/2-1/2\n\n"));
+    // The file's single final line feed stays single.
+    assert!(out.ends_with("[Event \"ok 2\"]\n\n1. c4 1/2-1/2\n"));
 }
 
 #[test]
-fn bom_and_crlf_are_layout() {
+fn crlf_inside_is_layout_and_the_ends_are_kept() {
     let crlf = canonical(&fixture("bom-crlf.pgn")[..]).unwrap();
     let lf = canonical(&fixture("bom-crlf-lf.pgn")[..]).unwrap();
-    assert_eq!(crlf, lf);
-    assert!(!crlf.starts_with(b"\xef\xbb\xbf"));
+    // The byte order mark and the final CR LF are the file's own ends.
+    let inner = crlf
+        .strip_prefix(b"\xef\xbb\xbf")
+        .and_then(|t| t.strip_suffix(b"\r\n"))
+        .unwrap();
+    assert_eq!(inner, lf.strip_suffix(b"\n").unwrap());
     // CR LF inside a comment is the comment's own text.
     assert!(crlf.windows(13).any(|w| w == b"{fool\r\nmate} "));
 }
@@ -158,6 +163,7 @@ fn empty_input_gives_an_empty_archive() {
     let r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
     assert_eq!((r.games(), r.blocks().len()), (0, 0));
     assert!(decompress(&packed).is_empty());
+    // Whitespace alone holds no game, and no chunk to keep it.
     assert!(decompress(&compress_with(b"\n\n  \n", &Radix, 10)).is_empty());
 }
 
@@ -189,8 +195,8 @@ fn tags_list_without_decoding_moves() {
     let text = fixture("broken.pgn");
     let packed = compress_with(&text, &Radix, 1000);
     let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
-    let payload = r.read_block(0).unwrap();
-    let tags = archive::block_tags(&payload, 0).unwrap();
+    let block = r.read_block(0).unwrap();
+    let tags = archive::block_tags(&block).unwrap();
     assert_eq!(tags.len(), 8);
     assert_eq!(
         tags[0].as_ref().unwrap()[0],
@@ -236,9 +242,9 @@ fn a_damaged_block_is_named_and_the_others_decode() {
                         format!("block {}: checksum mismatch", b + 1)
                     );
                 } else {
-                    let payload = result.unwrap();
+                    let block = result.unwrap();
                     let mut n = 0;
-                    archive::decode_games(&Radix, &payload, other, &|_| true, &mut |g, t| {
+                    archive::decode_games(&Radix, &block, &|_| true, &mut |g, t| {
                         assert_eq!(t, games[other * 5 + g]);
                         n += 1;
                     })
@@ -278,8 +284,8 @@ fn a_truncated_archive_is_an_error_and_its_whole_blocks_survive() {
         let mut decoded = 0;
         for b in 0..r.blocks().len() {
             match r.read_block(b) {
-                Ok(payload) => {
-                    archive::decode_games(&Radix, &payload, b, &|_| true, &mut |g, t| {
+                Ok(block) => {
+                    archive::decode_games(&Radix, &block, &|_| true, &mut |g, t| {
                         assert_eq!(t, games[b * 5 + g]);
                     })
                     .unwrap();
@@ -307,14 +313,14 @@ fn header_names_format_codec_and_model() {
         ArchiveReader::open(Cursor::new(&bad)),
         Err(ArchiveError::NotAnArchive)
     ));
-    for version in [0, 4] {
+    for version in [0, FORMAT_VERSION + 1] {
         let mut bad = packed.clone();
         bad[8] = version;
         let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
         assert_eq!(
             err.to_string(),
             format!(
-                "archive format version {version} is not supported (this chesspack reads versions 1 to 3)"
+                "archive format version {version} is not supported (this chesspack reads versions 1 to 4)"
             )
         );
     }
@@ -371,15 +377,28 @@ const GOLDEN_TEXT_V3: &[u8] = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 
 [Round \"1.2\"]\n[White \"B\"]\n[Black \"A\"]\n[Date \"2024.02.28\"]\n[WhiteElo \"2500\"]\n[BlackElo \"2400\"]\n\n1. d4 d5 1/2-1/2\n\n\
 [Round \"2.1\"]\n[White \"A\"]\n[Black \"B\"]\n[Date \"2024.03.01\"]\n[WhiteElo \"2400\"]\n[BlackElo \"2500\"]\n\n1. c4 *\n\nnot pgn\n";
 
+/// Format 4 adds a file's lead and tail, results on a line of their own
+/// and the text checksums.
+const GOLDEN_TEXT_V4: &[u8] = b"\xef\xbb\xbf\n[White \"A\"]\n\n1. e4 {x}\n1-0\n\n1. d4 *\n";
+
 #[test]
 fn golden_bytes_pin_the_format() {
-    let packed = compress_with(GOLDEN_TEXT_V3, &Index, 10);
+    let packed = compress_with(GOLDEN_TEXT_V4, &Index, 10);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
-    assert_eq!(decompress(&packed), canonical(GOLDEN_TEXT_V3).unwrap());
+    assert_eq!(decompress(&packed), GOLDEN_TEXT_V4);
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0405696e6465780000000000000000a8e30fe443504b425000000002000000bc",
+    "62adbe02000202000000000000060657686974650a000303010000060202410000060601020f0a0e",
+    "0d000202ae90020606000b0c480b40000202787d00050500000000000005050000000000000000201c",
+    "ccc043504b49010000001b00000000000000500000000200000004000000efbbbf0a010000000a11",
+    "09e0997b0000000000000002000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V3`] in format version 3.
+const GOLDEN_ARCHIVE_V3: &str = concat!(
     "4348504b0d0a1a0a0305696e6465780000000000000000b2ec0e7f43504b42d200000004000000a4",
     "6ca1180400040400000001000909086e6f742070676e0a00303057686974650a526573756c740a52",
     "6f756e640a426c61636b0a446174650a5768697465456c6f0a426c61636b456c6f0a001111010200",
@@ -411,13 +430,19 @@ const GOLDEN_ARCHIVE_V1: &str = concat!(
 
 #[test]
 fn archives_of_earlier_versions_still_decode() {
-    for (version, hex) in [(1, GOLDEN_ARCHIVE_V1), (2, GOLDEN_ARCHIVE_V2)] {
+    for (version, hex, text) in [
+        (1, GOLDEN_ARCHIVE_V1, GOLDEN_TEXT),
+        (2, GOLDEN_ARCHIVE_V2, GOLDEN_TEXT),
+        (3, GOLDEN_ARCHIVE_V3, GOLDEN_TEXT_V3),
+    ] {
         let bytes: Vec<u8> = (0..hex.len() / 2)
             .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
             .collect();
         let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
         assert_eq!(reader.header().version, version);
-        assert_eq!(decompress(&bytes), canonical(GOLDEN_TEXT).unwrap());
+        assert!(reader.ends().is_none());
+        // Before format 4 the file's ends were not kept.
+        assert_eq!(decompress(&bytes), canonical_games(text).concat());
     }
 }
 
@@ -574,4 +599,121 @@ fn games_of_moves_alone_round_trip_with_every_codec() {
         let packed = compress_with(text.as_bytes(), codec.as_ref(), 7);
         assert_eq!(decompress(&packed), expected, "{}", codec.name());
     }
+}
+
+/// Flips a byte of block `b`'s stored bytes at `at` (relative to them) and
+/// writes a matching CRC-32, as damage that the block checksum misses.
+fn mutate_with_matching_crc(packed: &[u8], entry: &archive::BlockEntry, at: usize) -> Vec<u8> {
+    let mut bad = packed.to_vec();
+    let start = entry.offset as usize + 16;
+    let end = start + entry.len as usize;
+    bad[start + at] ^= 0x10;
+    let crc = crc32(&bad[start..end]);
+    bad[start - 4..start].copy_from_slice(&crc.to_le_bytes());
+    bad
+}
+
+#[test]
+fn regression_issue_29_text_checksum_catches_what_the_block_crc_cannot() {
+    // Each mutation has a valid block CRC: decompressing must fail, or give
+    // back exactly the original text (never different text and success).
+    let text = sample();
+    let expected = canonical(&text[..]).unwrap();
+    let packed = compress_with(&text, &Index, 8);
+    let entries = ArchiveReader::open(Cursor::new(&packed))
+        .unwrap()
+        .blocks()
+        .to_vec();
+    let (mut caught, mut by_text, mut tried) = (0, 0, 0);
+    for (b, entry) in entries.iter().enumerate().take(3) {
+        for at in (0..entry.len as usize).step_by(3) {
+            let bad = mutate_with_matching_crc(&packed, entry, at);
+            let mut out = Vec::new();
+            tried += 1;
+            match archive::decompress(Cursor::new(&bad), &mut out) {
+                Ok(_) => assert_eq!(out, expected, "block {} byte {at}", b + 1),
+                Err(ArchiveError::Damaged { block, reason }) => {
+                    assert_eq!(block, b as u64 + 1, "{reason}");
+                    caught += 1;
+                    if reason.starts_with("decoded text") {
+                        by_text += 1;
+                        // get --check sees it too, for every game of the block.
+                        let mut r = ArchiveReader::open(Cursor::new(&bad)).unwrap();
+                        let first = r.first_game(b);
+                        assert!(r.game_checked(first).is_err());
+                    }
+                }
+                Err(e) => panic!("block {} byte {at}: {e}", b + 1),
+            }
+        }
+    }
+    eprintln!("{caught} of {tried} mutations caught ({by_text} by the text checksum alone)");
+    assert!(
+        tried > 100 && caught * 10 > tried * 9,
+        "{caught} of {tried}"
+    );
+    assert!(by_text > 0);
+}
+
+#[test]
+fn regression_issue_29_footer_numbers_are_checked() {
+    let packed = compress_with(&sample(), &Index, 8);
+    let footer = packed.len() - 24;
+    for at in footer..footer + 16 {
+        for bit in [0x01, 0x80] {
+            let mut bad = packed.clone();
+            bad[at] ^= bit;
+            let r = ArchiveReader::open(Cursor::new(&bad)).unwrap();
+            assert!(r.index_error().is_some(), "footer byte {}", at - footer);
+            let mut out = Vec::new();
+            assert!(matches!(
+                archive::decompress(Cursor::new(&bad), &mut out),
+                Err(ArchiveError::Index(_))
+            ));
+        }
+    }
+}
+
+#[test]
+fn regression_issue_29_file_ends_and_result_lines_come_back_byte_for_byte() {
+    let cases: [&[u8]; 7] = [
+        // A lichess export: one line feed after the last game.
+        b"[Event \"a\"]\n\n1. e4 e5 1-0\n\n[Event \"b\"]\n\n1. d4 d5 0-1\n",
+        // A byte order mark and blank lines before the first game.
+        b"\xef\xbb\xbf\n\n[Event \"a\"]\n\n1. e4 *\n\n",
+        // No line feed at the end; several at the end.
+        b"1. e4 e5 *",
+        b"1. e4 e5 *\n\n\n\n",
+        // The result on a line of its own, after a comment or a move.
+        b"[Event \"a\"]\n\n1. e4 { a comment }\n*\n\n[Event \"b\"]\n\n1. d4 d5\n1/2-1/2\n",
+        // CR LF at the ends.
+        b"\xef\xbb\xbf\r\n1. e4 *\r\n",
+        // A verbatim last game.
+        b"1. e4 *\n\n1. e4 ; comment\n\n\n",
+    ];
+    for text in cases {
+        assert_eq!(
+            String::from_utf8_lossy(&canonical(text).unwrap()),
+            String::from_utf8_lossy(text)
+        );
+        for (codec, block_games) in [(&Index as &dyn GameCodec, 1), (&Radix, 100)] {
+            let packed = compress_with(text, codec, block_games);
+            assert_eq!(
+                decompress(&packed),
+                text,
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+    }
+    // A game's own text (`get`) keeps the canonical blank line.
+    let packed = compress_with(cases[0], &Index, 10);
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    assert_eq!(r.game(2).unwrap(), b"[Event \"b\"]\n\n1. d4 d5 0-1\n\n");
+    let packed = compress_with(cases[4], &Index, 10);
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    assert_eq!(
+        r.game_checked(1).unwrap(),
+        b"[Event \"a\"]\n\n1. e4 { a comment }\n*\n\n"
+    );
 }
