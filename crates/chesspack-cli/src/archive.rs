@@ -476,13 +476,31 @@ fn compress_positions(args: &CompressArgs) -> Result<()> {
     if args.quiet {
         return Ok(());
     }
+    let kept: Vec<String> = report.kept.iter().take(5).map(u64::to_string).collect();
     eprintln!(
-        "{} lines: {} positions in {} bits ({:.2} bits/position), {} lines kept as text; {:.1} s",
+        "{} {}: {} {} in {} bits ({:.2} bits/position), {} {} kept as text{}; {:.1} s",
         report.lines,
+        plural(report.lines, "line"),
         report.positions,
+        plural(report.positions, "position"),
         report.position_bits,
         report.position_bits as f64 / report.positions.max(1) as f64,
         report.verbatim,
+        plural(report.verbatim, "line"),
+        if kept.is_empty() {
+            String::new()
+        } else {
+            format!(
+                " (headers, comments or positions that are not valid: line{} {}{})",
+                if kept.len() > 1 { "s" } else { "" },
+                kept.join(", "),
+                if report.verbatim > kept.len() as u64 {
+                    ", ..."
+                } else {
+                    ""
+                }
+            )
+        },
         started.elapsed().as_secs_f64()
     );
     Ok(())
@@ -930,13 +948,15 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     let pool = pool(args.threads)?;
     let header = reader.header().clone();
     println!(
-        "{}: format {}, codec {} (model {:016x}), {} blocks, {} games",
+        "{}: format {}, codec {} (model {:016x}), {} {}, {} {}",
         args.input,
         header.version,
         header.codec,
         header.model_hash,
         reader.blocks().len(),
-        reader.games()
+        plural(reader.blocks().len() as u64, "block"),
+        reader.games(),
+        plural(reader.games(), "game"),
     );
     let mut problems = Vec::new();
     if let Some(why) = reader.index_error() {

@@ -39,7 +39,7 @@ pub fn run(cmd: FenCommand) -> Result<()> {
             for c in codecs {
                 match c.encode(&pos) {
                     Ok(bits) => {
-                        outln!("{:<12} {:>4} bits  {}", c.name(), bits.len(), bits.to_hex())
+                        outln!("{:<14} {:>4} bits  {}", c.name(), bits.len(), bits.to_hex())
                     }
                     Err(e) => outln!("{:<12} error: {e}", c.name()),
                 }

@@ -74,6 +74,10 @@ fn limit_malloc_arenas() {
     }
 }
 
+/// Exit status when the output pipe closed early: 128 + SIGPIPE, what a
+/// shell reports for a tool that SIGPIPE ended.
+const BROKEN_PIPE: u8 = 141;
+
 fn main() -> ExitCode {
     limit_malloc_arenas();
     archive::clean_up_on_signals();
@@ -98,10 +102,14 @@ fn main() -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            if e.downcast_ref::<std::io::Error>()
-                .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
-            {
-                return ExitCode::SUCCESS;
+            // A reader that stopped early (`| head`): the output is not
+            // whole, which the status says as SIGPIPE's would.
+            if e.chain().any(|c| {
+                c.downcast_ref::<std::io::Error>()
+                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+            }) {
+                eprintln!("chesspack: the output was closed before the end (broken pipe)");
+                return ExitCode::from(BROKEN_PIPE);
             }
             eprintln!("chesspack: {e:#}");
             if e.downcast_ref::<archive::DataLost>().is_some() {

@@ -930,6 +930,10 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
             cols.add_game(&game, codec)?;
             canonical.clear();
             text::write(&game, &mut canonical);
+            if is_crlf(&chunk.bytes) {
+                *cols.data[KIND].last_mut().expect("a game was added") = KIND_CRLF;
+                canonical = to_crlf(&canonical);
+            }
             text_crc.update(&canonical);
             Ok(())
         });
@@ -988,6 +992,37 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
         lead,
         tail: tail.to_vec(),
     }
+}
+
+/// `kind` of a parsed game whose lines all end with CR LF (format 4): its
+/// canonical text is written with CR LF line ends ([`to_crlf`]).
+const KIND_CRLF: u8 = 2;
+
+/// Whether every line of `bytes` ends with CR LF (and one does).
+pub(crate) fn is_crlf(bytes: &[u8]) -> bool {
+    let mut any = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            if i == 0 || bytes[i - 1] != b'\r' {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
+/// `text` with a CR before every LF that lacks one (a comment's own CR LF
+/// stays as it is).
+pub(crate) fn to_crlf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for (i, &b) in text.iter().enumerate() {
+        if b == b'\n' && (i == 0 || text[i - 1] != b'\r') {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
 }
 
 /// The length of the run of ASCII whitespace that ends `bytes`.
@@ -1187,7 +1222,11 @@ pub(crate) fn decode_block_until(
             return Ok(stored.games);
         }
         let w = want(g);
-        if *kind.next().ok_or("kind column ends early")? == 1 {
+        let game_kind = *kind.next().ok_or("kind column ends early")?;
+        if game_kind > KIND_CRLF {
+            return Err(format!("unknown game kind {game_kind}"));
+        }
+        if game_kind == 1 {
             let len = get_varint(&mut verbatim)? as usize;
             if len > verbatim.len() {
                 return Err("verbatim column ends early".into());
@@ -1423,6 +1462,9 @@ pub(crate) fn decode_block_until(
         };
         let mut out = Vec::new();
         text::write(&game, &mut out);
+        if game_kind == KIND_CRLF {
+            out = to_crlf(&out);
+        }
         sink(g, Decoded::Text(out));
     }
     if clocks.overrun() || evals.overrun() {

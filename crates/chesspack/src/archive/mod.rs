@@ -16,9 +16,10 @@
 //!   `??`, `!?`, `?!` become `$1`..`$6`); variations as `(...)`; the result
 //!   token where the game had one;
 //! * a result token that started a line of its own after other movetext
-//!   still does (`{ comment }\n*`); any other result follows a space.
+//!   still does (`{ comment }\n*`); any other result follows a space;
+//! * a game whose lines all end with CR LF is written with CR LF.
 //!
-//! Layout (spacing, line breaks inside the movetext, CRLF, move numbers,
+//! Layout (spacing, line breaks inside the movetext, mixed line ends, move numbers,
 //! the blank lines between games) is all that canonical output changes. The
 //! file's own ends come back exactly: a byte order mark and blank lines
 //! before the first game, and the whitespace after the last game (a lichess
@@ -1028,6 +1029,9 @@ pub fn canonical_game(chunk: &Chunk) -> Vec<u8> {
         Some(Ok(game)) if !game.tags.iter().any(|(_, v)| v.contains(&0)) => {
             let mut out = Vec::new();
             text::write(&game, &mut out);
+            if block::is_crlf(&chunk.bytes) {
+                out = block::to_crlf(&out);
+            }
             out
         }
         _ => chunk.bytes.clone(),

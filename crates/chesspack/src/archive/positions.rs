@@ -47,7 +47,13 @@ pub struct PositionReport {
     pub verbatim: u64,
     /// 1-based numbers of the lines that are not UTF-8 (kept verbatim).
     pub not_utf8: Vec<u64>,
+    /// 1-based numbers of the first lines kept as text (at most
+    /// [`KEPT_LINES`]; [`PositionReport::verbatim`] counts them all).
+    pub kept: Vec<u64>,
 }
+
+/// The most line numbers [`PositionReport::kept`] lists.
+pub const KEPT_LINES: usize = 64;
 
 /// Where the FEN is in a line.
 #[derive(Clone, Copy, Debug)]
@@ -174,6 +180,9 @@ fn encode_block(
             None => {
                 kinds.push(0u8);
                 report.verbatim += 1;
+                if report.kept.len() < KEPT_LINES {
+                    report.kept.push(report.lines);
+                }
                 text.extend_from_slice(line);
                 text.push(b'\n');
             }

@@ -144,17 +144,30 @@ fn games_that_cannot_be_parsed_are_kept_verbatim() {
 }
 
 #[test]
-fn crlf_inside_is_layout_and_the_ends_are_kept() {
+fn crlf_games_keep_their_line_ends_and_the_file_its_ends() {
     let crlf = canonical(&fixture("bom-crlf.pgn")[..]).unwrap();
     let lf = canonical(&fixture("bom-crlf-lf.pgn")[..]).unwrap();
-    // The byte order mark and the final CR LF are the file's own ends.
+    // Games whose lines all end with CR LF are written with CR LF; the byte
+    // order mark and the final CR LF are the file's own ends.
     let inner = crlf
         .strip_prefix(b"\xef\xbb\xbf")
         .and_then(|t| t.strip_suffix(b"\r\n"))
         .unwrap();
-    assert_eq!(inner, lf.strip_suffix(b"\n").unwrap());
+    let lf_inner = lf.strip_suffix(b"\n").unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(inner).replace("\r\n", "\n"),
+        String::from_utf8_lossy(lf_inner).replace("\r\n", "\n")
+    );
+    assert!(inner.windows(4).any(|w| w == b"]\r\n["));
     // CR LF inside a comment is the comment's own text.
     assert!(crlf.windows(13).any(|w| w == b"{fool\r\nmate} "));
+    // A game of mixed line ends is written with LF.
+    let mixed =
+        canonical(&b"[Event \"m\"]\r\n\n1. e4 *\r\n\r\n[Event \"n\"]\n\n1. d4 *\n"[..]).unwrap();
+    assert_eq!(
+        mixed,
+        b"[Event \"m\"]\n\n1. e4 *\n\n[Event \"n\"]\n\n1. d4 *\n"
+    );
 }
 
 #[test]
@@ -377,9 +390,10 @@ const GOLDEN_TEXT_V3: &[u8] = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 
 [Round \"1.2\"]\n[White \"B\"]\n[Black \"A\"]\n[Date \"2024.02.28\"]\n[WhiteElo \"2500\"]\n[BlackElo \"2400\"]\n\n1. d4 d5 1/2-1/2\n\n\
 [Round \"2.1\"]\n[White \"A\"]\n[Black \"B\"]\n[Date \"2024.03.01\"]\n[WhiteElo \"2400\"]\n[BlackElo \"2500\"]\n\n1. c4 *\n\nnot pgn\n";
 
-/// Format 4 adds a file's lead and tail, results on a line of their own
-/// and the text checksums.
-const GOLDEN_TEXT_V4: &[u8] = b"\xef\xbb\xbf\n[White \"A\"]\n\n1. e4 {x}\n1-0\n\n1. d4 *\n";
+/// Format 4 adds a file's lead and tail, results on a line of their own,
+/// games with CR LF line ends and the text checksums.
+const GOLDEN_TEXT_V4: &[u8] =
+    b"\xef\xbb\xbf\n[White \"A\"]\n\n1. e4 {x}\n1-0\n\n[White \"B\"]\r\n\r\n1. c4 *\r\n\r\n1. d4 *\n";
 
 #[test]
 fn golden_bytes_pin_the_format() {
@@ -390,11 +404,11 @@ fn golden_bytes_pin_the_format() {
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
-    "4348504b0d0a1a0a0405696e6465780000000000000000a8e30fe443504b425000000002000000bc",
-    "62adbe02000202000000000000060657686974650a000303010000060202410000060601020f0a0e",
-    "0d000202ae90020606000b0c480b40000202787d00050500000000000005050000000000000000201c",
-    "ccc043504b49010000001b00000000000000500000000200000004000000efbbbf0a010000000a11",
-    "09e0997b0000000000000002000000000000004348504b454e440a",
+    "4348504b0d0a1a0a0405696e6465780000000000000000a8e30fe443504b425900000003000000e2",
+    "928ac20300030300020000000000060657686974650a000505010001000006040441004200000808",
+    "01020f0a0e0d0e0d000303ae7a40020707000b0c597ec3d9000202787d0005050000000000000505",
+    "0000000000000000994c6fbe43504b49010000001b00000000000000590000000300000004000000",
+    "efbbbf0a010000000aca1a9f32840000000000000003000000000000004348504b454e440a",
 );
 
 /// [`GOLDEN_TEXT_V3`] in format version 3.
@@ -676,7 +690,7 @@ fn regression_issue_29_footer_numbers_are_checked() {
 
 #[test]
 fn regression_issue_29_file_ends_and_result_lines_come_back_byte_for_byte() {
-    let cases: [&[u8]; 7] = [
+    let cases: [&[u8]; 8] = [
         // A lichess export: one line feed after the last game.
         b"[Event \"a\"]\n\n1. e4 e5 1-0\n\n[Event \"b\"]\n\n1. d4 d5 0-1\n",
         // A byte order mark and blank lines before the first game.
@@ -686,8 +700,9 @@ fn regression_issue_29_file_ends_and_result_lines_come_back_byte_for_byte() {
         b"1. e4 e5 *\n\n\n\n",
         // The result on a line of its own, after a comment or a move.
         b"[Event \"a\"]\n\n1. e4 { a comment }\n*\n\n[Event \"b\"]\n\n1. d4 d5\n1/2-1/2\n",
-        // CR LF at the ends.
+        // CR LF at the ends, and a CR LF export.
         b"\xef\xbb\xbf\r\n1. e4 *\r\n",
+        b"[Event \"a\"]\r\n\r\n1. e4 { x } 1... e5 1-0\r\n\r\n[Event \"b\"]\r\n\r\n1. d4 d5 0-1\r\n",
         // A verbatim last game.
         b"1. e4 *\n\n1. e4 ; comment\n\n\n",
     ];

@@ -2,6 +2,8 @@
 
 use std::process::{Command, Output};
 
+mod reliability;
+
 fn chesspack(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_chesspack"))
         .args(args)
