@@ -318,7 +318,8 @@ impl ClockCoder {
         if s < CLOCK_DIRECT {
             return s;
         }
-        decode_gamma(dec, &mut self.lengths) + CLOCK_DIRECT - 1
+        // Damaged streams can give any length: saturate, never overflow.
+        decode_gamma(dec, &mut self.lengths).saturating_add(CLOCK_DIRECT - 1)
     }
 }
 
