@@ -219,6 +219,21 @@ fn scratch(name: &str) -> std::path::PathBuf {
     dir
 }
 
+/// The sample compressed into a fresh directory (`scratch(name)`) with
+/// `args` (`index` codec and 10-game blocks, say): the archive's path.
+fn compressed_sample(name: &str, file: &str, args: &[&str]) -> std::path::PathBuf {
+    let chpk = scratch(name).join(file);
+    let mut all = vec![
+        "compress",
+        "samples/lichess-sample.pgn",
+        "-o",
+        chpk.to_str().unwrap(),
+    ];
+    all.extend_from_slice(args);
+    ok(&chesspack(&all));
+    chpk
+}
+
 fn ok(out: &Output) -> String {
     assert!(
         out.status.success(),
@@ -754,19 +769,12 @@ fn mutation_past_the_block_crc(packed: &[u8]) -> Vec<u8> {
 
 #[test]
 fn regression_issue_29_decoded_text_and_footer_are_checked() {
-    let dir = scratch("text-check");
-    let chpk = dir.join("t.chpk");
+    let chpk = compressed_sample(
+        "text-check",
+        "t.chpk",
+        &["--codec", "index", "--block-games", "10"],
+    );
     let path = chpk.to_str().unwrap();
-    ok(&chesspack(&[
-        "compress",
-        "samples/lichess-sample.pgn",
-        "-o",
-        path,
-        "--codec",
-        "index",
-        "--block-games",
-        "10",
-    ]));
     let packed = std::fs::read(&chpk).unwrap();
     let out = chesspack(&["verify", path]);
     assert!(ok(&out).contains("decodes to the text it was made from"));
@@ -821,15 +829,8 @@ fn regression_issue_29_byte_order_mark_ends_and_result_line_are_kept() {
 
 #[test]
 fn regression_issue_29_messages_name_the_file_once_and_cut_long_arguments() {
-    let dir = scratch("messages");
-    let chpk = dir.join("m.chpk");
+    let chpk = compressed_sample("messages", "m.chpk", &[]);
     let path = chpk.to_str().unwrap();
-    ok(&chesspack(&[
-        "compress",
-        "samples/lichess-sample.pgn",
-        "-o",
-        path,
-    ]));
     let stderr = |out: &Output| String::from_utf8_lossy(&out.stderr).into_owned();
     // A full disk: the output is named, the OS text said once.
     for args in [

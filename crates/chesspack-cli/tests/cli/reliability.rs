@@ -5,7 +5,7 @@ use std::process::{Command, Output, Stdio};
 
 use shakmaty::{Chess, Position, san::SanPlus};
 
-use super::{chesspack, ok, scratch};
+use super::{big_input, chesspack, compressed_sample, ok, scratch, spawn};
 
 fn stderr(out: &Output) -> String {
     String::from_utf8_lossy(&out.stderr).into_owned()
@@ -25,18 +25,12 @@ fn clean_failure(out: &Output, what: &str) {
 
 #[test]
 fn damaged_archives_never_give_wrong_games_with_status_0() {
-    let dir = scratch("reliability-damage");
-    let good = dir.join("good.chpk");
-    ok(&chesspack(&[
-        "compress",
-        "samples/lichess-sample.pgn",
-        "-o",
-        good.to_str().unwrap(),
-        "--codec",
-        "index",
-        "--block-games",
-        "5",
-    ]));
+    let good = compressed_sample(
+        "reliability-damage",
+        "good.chpk",
+        &["--codec", "index", "--block-games", "5"],
+    );
+    let dir = good.parent().unwrap();
     let packed = std::fs::read(&good).unwrap();
     let blocks = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed))
         .unwrap()
@@ -139,22 +133,16 @@ fn output_is_never_the_input_and_interrupted_writes_leave_no_output() {
     assert!(chesspack::archive::ArchiveReader::open(std::fs::File::open(&chpk).unwrap()).is_ok());
 
     // Killed midway: nothing under the final name.
-    let big = dir.join("big.pgn");
-    let sample = std::fs::read(&pgn).unwrap();
-    std::fs::write(&big, sample.repeat(400)).unwrap();
+    let big = big_input(&dir, 400);
     let out_path = dir.join("big.chpk");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
-        .args([
-            "compress",
-            big.to_str().unwrap(),
-            "-o",
-            out_path.to_str().unwrap(),
-            "-T",
-            "1",
-        ])
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut child = spawn(&[
+        "compress",
+        big.to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+        "-T",
+        "1",
+    ]);
     std::thread::sleep(std::time::Duration::from_millis(300));
     child.kill().unwrap();
     child.wait().unwrap();

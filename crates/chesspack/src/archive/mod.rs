@@ -694,11 +694,6 @@ impl<W: Write> TextWriter<W> {
         self.w.flush()?;
         Ok(self.w)
     }
-
-    /// The output.
-    pub fn get_mut(&mut self) -> &mut W {
-        &mut self.w
-    }
 }
 
 fn read_index(
