@@ -727,7 +727,7 @@ mod tests {
                 if legal.is_empty() {
                     break;
                 }
-                let r = crate::coder::tests::xorshift(&mut x) as usize;
+                let r = crate::xorshift(&mut x) as usize;
                 // Prefer captures and pawn moves now and then, so that games
                 // reach promotions and bare kings.
                 let pick = legal

@@ -372,7 +372,7 @@ impl Searcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::coder::tests::xorshift;
+    use crate::xorshift;
     use shakmaty::{CastlingMode, fen::Fen};
 
     /// The tactical moves of `legal_moves()`, sorted by key.

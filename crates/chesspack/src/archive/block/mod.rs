@@ -1,0 +1,269 @@
+//! One block of games, stored as columns.
+//!
+//! Payload: the number of games (varint), then [`COLUMNS`] columns in that
+//! order, each as a method byte, the raw length and the stored length
+//! (varints) and the stored bytes. The method's low bit says stored (0) or
+//! zstd (1); the bits above it say how some columns are written:
+//!
+//! * `tag-values` + 2 (format 2 on): a value equal to the previous value of
+//!   its tag name in the block is the single byte 1, and a value that
+//!   begins with byte 1 or 2 has a 2 put before it;
+//! * `tag-values` + 6 (format 3): the marks of recent players, players'
+//!   ratings and next days too (see the `tags` module);
+//! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
+//!   coded with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder)), not as varints.
+//!
+//! Format 3 also stores a game whose movetext is moves alone as one event
+//! (`E_LINE`) with the codec's self-ending stream, instead of an event per
+//! move with a stream that the move count ends.
+
+use shakmaty::{Chess, Move, Position};
+
+mod annotations;
+mod lengths;
+mod read;
+mod write;
+
+pub(crate) use read::{Decoded, Want, decode_block, decode_block_until};
+pub use write::encode_block;
+
+/// The columns of a block, in storage order.
+pub const COLUMNS: [&str; N_COLUMNS] = [
+    "kind",
+    "verbatim",
+    "tag-names",
+    "tag-sequence",
+    "tag-values",
+    "events",
+    "moves",
+    "move-lengths",
+    "comments",
+    "clocks",
+    "evals",
+    "eval-text",
+];
+
+const N_COLUMNS: usize = 12;
+
+const KIND: usize = 0;
+const VERBATIM: usize = 1;
+const TAG_NAMES: usize = 2;
+const TAG_SEQ: usize = 3;
+const TAG_VALUES: usize = 4;
+const EVENTS: usize = 5;
+const MOVES: usize = 6;
+const MOVE_LENGTHS: usize = 7;
+const COMMENTS: usize = 8;
+const CLOCKS: usize = 9;
+const EVALS: usize = 10;
+const EVAL_TEXT: usize = 11;
+
+/// Column method bit: the `tag-values` column marks repeated values
+/// ([`Marks::Repeat`](super::tags::Marks::Repeat)); the low bit says raw (0) or zstd (1). Archives
+/// written before the marks (methods 0 and 1) still decode.
+const METHOD_MARKS: u8 = 2;
+/// Column method bit, with [`METHOD_MARKS`]: the `tag-values` column uses
+/// the marks of players, ratings and dates too ([`Marks::Players`](super::tags::Marks::Players)).
+const METHOD_PLAYER_MARKS: u8 = 4;
+
+/// Column method bit of `move-lengths`: the lengths are coded with
+/// [`LengthCoder`](lengths::LengthCoder) (format 3), not written as varints.
+const METHOD_CODED_LENGTHS: u8 = 2;
+
+/// The largest raw column a decoder accepts (a block holds at most a few
+/// megabytes of games and one over-long chunk).
+const MAX_COLUMN: u64 = 256 << 20;
+
+// Event codes.
+const E_END: u8 = 0;
+const E_MOVE: u8 = 1;
+const E_COMMENT: u8 = 2;
+const E_CLK: u8 = 3;
+const E_EVAL_CLK: u8 = 4;
+const E_EVAL: u8 = 5;
+const E_NAG: u8 = 6;
+const E_OPEN: u8 = 7;
+const E_CLOSE: u8 = 8;
+/// The outcome token equals the `Result` tag, then the game ends.
+const E_RESULT_AS_TAG: u8 = 9;
+/// `E_OUTCOME + i`: outcome `text::OUTCOMES[i]`, then the game ends.
+const E_OUTCOME: u8 = 10;
+/// The first event of a game whose movetext is its mainline's moves alone
+/// (format 3): the moves, as many as the codec's self-ending stream holds
+/// ([`GameCodec::encode`](crate::game::GameCodec::encode) rather than [`GameCodec::encode_counted`](crate::game::GameCodec::encode_counted)); then
+/// the game's end.
+const E_LINE: u8 = 14;
+/// The result token that follows starts a line of its own (format 4).
+const E_RESULT_LINE: u8 = 15;
+
+/// Whether event code `b` (not a glyph's number) ends a game.
+fn ends_game(b: u8) -> bool {
+    b == E_END || (E_RESULT_AS_TAG..E_OUTCOME + 4).contains(&b)
+}
+
+/// Sizes and verbatim games of one encoded block.
+#[derive(Clone, Debug, Default)]
+pub struct BlockReport {
+    /// Games in the block.
+    pub games: u64,
+    /// Input bytes of the games.
+    pub input_bytes: u64,
+    /// Raw bytes of each column, in [`COLUMNS`] order.
+    pub raw: [u64; N_COLUMNS],
+    /// Stored bytes of each column, in [`COLUMNS`] order.
+    pub stored: [u64; N_COLUMNS],
+    /// Games stored verbatim: (game number, category, detail).
+    pub verbatim: Vec<(u64, &'static str, String)>,
+}
+
+impl BlockReport {
+    /// Adds the counts of `other` to these.
+    pub fn add(&mut self, other: &BlockReport) {
+        self.games += other.games;
+        self.input_bytes += other.input_bytes;
+        for i in 0..COLUMNS.len() {
+            self.raw[i] += other.raw[i];
+            self.stored[i] += other.stored[i];
+        }
+        self.verbatim.extend(other.verbatim.iter().cloned());
+    }
+}
+
+/// One encoded block, ready to be written.
+#[derive(Clone, Debug)]
+pub struct EncodedBlock {
+    /// The payload (the block frame is added by the archive writer).
+    pub payload: Vec<u8>,
+    /// What went where.
+    pub report: BlockReport,
+    /// CRC-32 of the text that decoding the block gives back (the games'
+    /// canonical or verbatim text, in order).
+    pub text_crc: u32,
+    /// The first chunk's [`Chunk::lead`](super::chunk::Chunk::lead).
+    pub lead: Vec<u8>,
+    /// The whitespace that ends the last chunk (the end of the input when
+    /// this is the last block).
+    pub tail: Vec<u8>,
+}
+
+pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+pub(crate) fn get_varint(data: &mut &[u8]) -> Result<u64, String> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = data.split_first().ok_or("unexpected end of column")?;
+        *data = rest;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Ok(v);
+        }
+    }
+    Err("varint too long".into())
+}
+
+fn zigzag(v: i64) -> u64 {
+    ((v << 1) ^ (v >> 63)) as u64
+}
+
+fn unzigzag(v: u64) -> i64 {
+    ((v >> 1) as i64) ^ -((v & 1) as i64)
+}
+
+/// Positions of the lines of a game while its events are walked.
+struct Lines {
+    /// (position, position before the last move) of each open line.
+    stack: Vec<(Chess, Option<Chess>)>,
+}
+
+impl Lines {
+    fn new(start: &Chess) -> Lines {
+        Lines {
+            stack: vec![(start.clone(), None)],
+        }
+    }
+    fn top(&mut self) -> &mut (Chess, Option<Chess>) {
+        self.stack.last_mut().expect("a line is open")
+    }
+    fn play(&mut self, m: Move) {
+        let (pos, before) = self.top();
+        *before = Some(pos.clone());
+        pos.play_unchecked(m);
+    }
+    fn open(&mut self) -> Chess {
+        let (pos, before) = &self.stack[self.stack.len() - 1];
+        let start = before.clone().unwrap_or_else(|| pos.clone());
+        self.stack.push((start.clone(), None));
+        start
+    }
+    fn close(&mut self) {
+        if self.stack.len() > 1 {
+            self.stack.pop();
+        }
+    }
+}
+
+/// `kind` of a parsed game whose lines all end with CR LF (format 4): its
+/// canonical text is written with CR LF line ends ([`to_crlf`]).
+const KIND_CRLF: u8 = 2;
+
+/// Whether every line of `bytes` ends with CR LF (and one does).
+pub(crate) fn is_crlf(bytes: &[u8]) -> bool {
+    let mut any = false;
+    for (i, &b) in bytes.iter().enumerate() {
+        if b == b'\n' {
+            if i == 0 || bytes[i - 1] != b'\r' {
+                return false;
+            }
+            any = true;
+        }
+    }
+    any
+}
+
+/// `text` with a CR before every LF that lacks one (a comment's own CR LF
+/// stays as it is).
+pub(crate) fn to_crlf(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for (i, &b) in text.iter().enumerate() {
+        if b == b'\n' && (i == 0 || text[i - 1] != b'\r') {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
+/// The length of the run of ASCII whitespace that ends `bytes`.
+pub(crate) fn trailing_whitespace(bytes: &[u8]) -> usize {
+    bytes
+        .iter()
+        .rev()
+        .take_while(|b| b.is_ascii_whitespace())
+        .count()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn varints_and_zigzag() {
+        let mut v = Vec::new();
+        for x in [0, 1, 127, 128, 300, u64::MAX] {
+            put_varint(&mut v, x);
+        }
+        let mut r = v.as_slice();
+        for x in [0, 1, 127, 128, 300, u64::MAX] {
+            assert_eq!(get_varint(&mut r).unwrap(), x);
+        }
+        for x in [0i64, -1, 1, i64::MIN, i64::MAX] {
+            assert_eq!(unzigzag(zigzag(x)), x);
+        }
+    }
+}

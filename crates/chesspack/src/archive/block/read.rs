@@ -1,0 +1,536 @@
+//! The block reader: the columns decompressed and the games rebuilt from
+//! their events, whole or only as far as the caller wants.
+
+use shakmaty::{Chess, Move};
+
+use super::{
+    CLOCKS, COLUMNS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
+    E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
+    KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_PLAYER_MARKS,
+    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    annotations::{ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_eval},
+    ends_game, get_varint,
+    lengths::{LengthCoder, Lengths},
+    to_crlf,
+};
+use crate::{
+    Bits,
+    archive::{
+        GameTags,
+        tags::{Marks, TagState},
+        text::{self, Event, ParsedGame},
+    },
+    bits::BitWriter,
+    coder::BinaryDecoder,
+    game::GameCodec,
+};
+
+/// The columns of a stored block, decompressed.
+struct Stored {
+    games: usize,
+    data: Vec<Vec<u8>>,
+    /// The marks of the `tag-values` column.
+    tag_marks: Marks,
+    /// Whether the `move-lengths` column is [`LengthCoder`]'s stream.
+    coded_lengths: bool,
+}
+
+fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
+    let games = get_varint(&mut payload)?;
+    if games > 1 << 24 {
+        return Err(format!("implausible game count {games}"));
+    }
+    let mut data = Vec::with_capacity(COLUMNS.len());
+    let mut tag_marks = Marks::None;
+    let mut coded_lengths = false;
+    for (i, name) in COLUMNS.iter().enumerate() {
+        let (&method, rest) = payload.split_first().ok_or("missing columns")?;
+        payload = rest;
+        let method = if i == TAG_VALUES {
+            tag_marks = match method & (METHOD_MARKS | METHOD_PLAYER_MARKS) {
+                0 => Marks::None,
+                METHOD_MARKS => Marks::Repeat,
+                METHOD_PLAYER_MARKS => {
+                    return Err(format!("column {name}: unknown method {method}"));
+                }
+                _ => Marks::Players,
+            };
+            method & !(METHOD_MARKS | METHOD_PLAYER_MARKS)
+        } else if i == MOVE_LENGTHS {
+            coded_lengths = method & METHOD_CODED_LENGTHS != 0;
+            method & !METHOD_CODED_LENGTHS
+        } else {
+            method
+        };
+        let raw = get_varint(&mut payload)?;
+        let stored = get_varint(&mut payload)?;
+        if raw > MAX_COLUMN || stored > payload.len() as u64 {
+            return Err(format!("column {name}: bad length"));
+        }
+        let (bytes, rest) = payload.split_at(stored as usize);
+        payload = rest;
+        let column = match method {
+            0 if stored == raw => bytes.to_vec(),
+            1 => {
+                let d = zstd::bulk::decompress(bytes, raw as usize)
+                    .map_err(|e| format!("column {name}: {e}"))?;
+                if d.len() as u64 != raw {
+                    return Err(format!("column {name}: wrong length"));
+                }
+                d
+            }
+            _ => return Err(format!("column {name}: unknown method {method}")),
+        };
+        data.push(column);
+    }
+    if !payload.is_empty() {
+        return Err("trailing bytes after the columns".into());
+    }
+    Ok(Stored {
+        games: games as usize,
+        data,
+        tag_marks,
+        coded_lengths,
+    })
+}
+
+/// Cursor over a column of terminated items.
+fn take_until<'a>(data: &mut &'a [u8], end: u8, what: &str) -> Result<&'a [u8], String> {
+    let i = data
+        .iter()
+        .position(|&b| b == end)
+        .ok_or_else(|| format!("{what} column ends early"))?;
+    let item = &data[..i];
+    *data = &data[i + 1..];
+    Ok(item)
+}
+
+/// What to do with a game while a block is decoded.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Want {
+    /// Skip it.
+    Skip,
+    /// Its tags only.
+    Tags,
+    /// Its text.
+    Text,
+}
+
+/// A decoded game.
+pub(crate) enum Decoded {
+    /// The canonical text, or the verbatim text.
+    Text(Vec<u8>),
+    /// Tags (`None` for a verbatim game: its text is given).
+    Tags(GameTags),
+}
+
+/// Decodes the games of a block that `want` asks for, in order, calling
+/// `sink(index in block, game)`.
+pub(crate) fn decode_block(
+    codec: &dyn GameCodec,
+    payload: &[u8],
+    want: &dyn Fn(usize) -> Want,
+    sink: &mut dyn FnMut(usize, Decoded),
+) -> Result<usize, String> {
+    decode_block_until(codec, payload, want, sink, usize::MAX)
+}
+
+/// [`decode_block`] that stops after game `last` (0-based): the games after
+/// it are neither decoded nor checked (`get` of one game decodes, on
+/// average, half a block).
+pub(crate) fn decode_block_until(
+    codec: &dyn GameCodec,
+    payload: &[u8],
+    want: &dyn Fn(usize) -> Want,
+    sink: &mut dyn FnMut(usize, Decoded),
+    last: usize,
+) -> Result<usize, String> {
+    let stored = read_columns(payload)?;
+    let d = &stored.data;
+    if d[KIND].len() != stored.games {
+        return Err("kind column does not match the game count".into());
+    }
+    // Tag names and values, split by name.
+    let names: Vec<&[u8]> = if d[TAG_NAMES].is_empty() {
+        Vec::new()
+    } else {
+        d[TAG_NAMES]
+            .strip_suffix(b"\n")
+            .ok_or("bad tag names")?
+            .split(|&b| b == b'\n')
+            .collect()
+    };
+    let mut tag_state = TagState::new(stored.tag_marks);
+    for name in &names {
+        tag_state.add_name(name);
+    }
+    let time_control = names.iter().position(|&n| n == b"TimeControl");
+    let mut counts = vec![0usize; names.len()];
+    {
+        let mut seq = d[TAG_SEQ].as_slice();
+        while !seq.is_empty() {
+            let id = get_varint(&mut seq)?;
+            if id > 0 {
+                *counts
+                    .get_mut(id as usize - 1)
+                    .ok_or("tag id out of range")? += 1;
+            }
+        }
+    }
+    let mut values: Vec<std::vec::IntoIter<&[u8]>> = Vec::with_capacity(names.len());
+    {
+        let mut rest = d[TAG_VALUES].as_slice();
+        for &count in &counts {
+            let mut v: Vec<&[u8]> = Vec::with_capacity(count);
+            for _ in 0..count {
+                v.push(take_until(&mut rest, 0, "tag value")?);
+            }
+            values.push(v.into_iter());
+        }
+    }
+    let mut kind = d[KIND].iter();
+    let mut verbatim = d[VERBATIM].as_slice();
+    let mut seq = d[TAG_SEQ].as_slice();
+    let mut events = d[EVENTS].as_slice();
+    let moves =
+        Bits::from_bytes(d[MOVES].clone(), d[MOVES].len() * 8).map_err(|e| e.to_string())?;
+    let mut move_pos = 0usize;
+    let mut move_lengths = if stored.coded_lengths {
+        Lengths::Coded(BinaryDecoder::new(&d[MOVE_LENGTHS]), LengthCoder::new())
+    } else {
+        Lengths::Varints(&d[MOVE_LENGTHS])
+    };
+    let mut comments = d[COMMENTS].as_slice();
+    let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
+    let mut clock_coder = ClockCoder::new();
+    let mut evals = BinaryDecoder::new(&d[EVALS]);
+    let mut eval_coder = EvalCoder::new();
+    let mut eval_text = d[EVAL_TEXT].as_slice();
+    let mut eval_buf = Vec::new();
+
+    for g in 0..stored.games {
+        if g > last {
+            return Ok(stored.games);
+        }
+        let w = want(g);
+        let game_kind = *kind.next().ok_or("kind column ends early")?;
+        if game_kind > KIND_CRLF {
+            return Err(format!("unknown game kind {game_kind}"));
+        }
+        if game_kind == 1 {
+            let len = get_varint(&mut verbatim)? as usize;
+            if len > verbatim.len() {
+                return Err("verbatim column ends early".into());
+            }
+            let (text, rest) = verbatim.split_at(len);
+            verbatim = rest;
+            match w {
+                Want::Skip => {}
+                Want::Text => sink(g, Decoded::Text(text.to_vec())),
+                Want::Tags => sink(g, Decoded::Tags(Err(text.to_vec()))),
+            }
+            continue;
+        }
+        // Tags (for a skipped game only its time control, which the clock
+        // stream needs).
+        let mut tags = Vec::new();
+        let mut tc = Vec::new();
+        tag_state.start_game();
+        loop {
+            let id = get_varint(&mut seq)?;
+            if id == 0 {
+                break;
+            }
+            let i = id as usize - 1;
+            let stored_value = values[i].next().ok_or("tag values end early")?;
+            let value = tag_state.decode(i, stored_value)?;
+            if Some(i) == time_control {
+                tc.clear();
+                tc.extend_from_slice(value);
+            }
+            if w != Want::Skip {
+                tags.push((names[i].to_vec(), value.to_vec()));
+            }
+        }
+        // Events of this game.
+        let end = events
+            .iter()
+            .enumerate()
+            .scan(false, |after_nag, (i, &b)| {
+                let is_end = !*after_nag && ends_game(b);
+                *after_nag = !*after_nag && b == E_NAG;
+                Some((i, is_end))
+            })
+            .find(|&(_, e)| e)
+            .map(|(i, _)| i)
+            .ok_or("events column ends early")?;
+        let game_events = &events[..=end];
+        events = &events[end + 1..];
+        let mut clock_model = ClockModel::new(&tc);
+        let mut eval_state = EvalState::default();
+        if w == Want::Tags {
+            sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
+        }
+        if w != Want::Text {
+            // Skip this game's items in the other columns (clocks are
+            // decoded: the stream adapts as it goes).
+            let mut segments = 1;
+            let mut i = 0;
+            while i < game_events.len() {
+                match game_events[i] {
+                    E_NAG => i += 1,
+                    E_MOVE => clock_model.on_move(),
+                    E_OPEN => {
+                        segments += 1;
+                        clock_model.on_open();
+                    }
+                    E_CLOSE => clock_model.on_close(),
+                    E_COMMENT => {
+                        take_until(&mut comments, b'}', "comment")?;
+                    }
+                    E_CLK => {
+                        clock_model.decode(&mut clock_coder, &mut clocks)?;
+                    }
+                    E_EVAL | E_EVAL_CLK => {
+                        read_eval(
+                            &mut eval_coder,
+                            &mut evals,
+                            &mut eval_state,
+                            &mut eval_text,
+                            &mut eval_buf,
+                        )?;
+                        if game_events[i] == E_EVAL_CLK {
+                            clock_model.decode(&mut clock_coder, &mut clocks)?;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            for s in 0..segments {
+                move_pos = move_pos
+                    .checked_add(move_lengths.next(s > 0)?)
+                    .ok_or("move length overflow")?;
+            }
+            continue;
+        }
+        let start = text::start_of(&tags).map_err(|u| u.detail)?;
+        let plies = segment_plies(game_events)?;
+        let line = game_events.first() == Some(&E_LINE);
+        let mut next_segment = 0;
+        let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
+            let n = *plies
+                .get(next_segment)
+                .ok_or("more lines than the events say")?;
+            let to_end = line && next_segment == 0;
+            let len = move_lengths.next(next_segment > 0)?;
+            next_segment += 1;
+            let end = move_pos.checked_add(len).ok_or("move length overflow")?;
+            if end > moves.len() {
+                return Err("moves column ends early".into());
+            }
+            let bits = slice_bits(&moves, move_pos, len);
+            move_pos = end;
+            let decoded = if to_end {
+                codec.decode(start, &bits)
+            } else {
+                codec.decode_counted(start, &bits, n)
+            }
+            .map_err(|e| e.to_string())?;
+            Ok(decoded.into_iter())
+        };
+        let mut segs = vec![read_segment(&start)?];
+        // Positions are followed only where a variation needs its start.
+        let variations = game_events.contains(&E_OPEN);
+        let mut lines = Lines::new(&start);
+        let mut out_events = Vec::with_capacity(game_events.len());
+        let mut outcome = None;
+        let mut result_on_new_line = false;
+        let mut i = 0;
+        let mut annotation = Vec::new();
+        while i < game_events.len() {
+            let code = game_events[i];
+            i += 1;
+            match code {
+                E_LINE if i == 1 => {
+                    for m in segs[0].by_ref() {
+                        if variations {
+                            lines.play(m);
+                        }
+                        clock_model.on_move();
+                        out_events.push(Event::Move(m));
+                    }
+                }
+                E_MOVE => {
+                    let m = segs
+                        .last_mut()
+                        .and_then(Iterator::next)
+                        .ok_or("fewer moves than the events say")?;
+                    if variations {
+                        lines.play(m);
+                    }
+                    clock_model.on_move();
+                    out_events.push(Event::Move(m));
+                }
+                E_NAG => {
+                    let n = *game_events.get(i).ok_or("nag missing")?;
+                    i += 1;
+                    out_events.push(Event::Nag(n));
+                }
+                E_COMMENT => {
+                    out_events.push(Event::Comment(
+                        take_until(&mut comments, b'}', "comment")?.to_vec(),
+                    ));
+                }
+                E_CLK | E_EVAL | E_EVAL_CLK => {
+                    let eval = if code == E_CLK {
+                        None
+                    } else {
+                        read_eval(
+                            &mut eval_coder,
+                            &mut evals,
+                            &mut eval_state,
+                            &mut eval_text,
+                            &mut eval_buf,
+                        )?;
+                        Some(eval_buf.as_slice())
+                    };
+                    let clock = if code == E_EVAL {
+                        None
+                    } else {
+                        Some(clock_model.decode(&mut clock_coder, &mut clocks)?)
+                    };
+                    annotation.clear();
+                    format_annotation(eval, clock, &mut annotation);
+                    out_events.push(Event::Comment(annotation.clone()));
+                }
+                E_OPEN => {
+                    let start = lines.open();
+                    segs.push(read_segment(&start)?);
+                    clock_model.on_open();
+                    out_events.push(Event::Open);
+                }
+                E_CLOSE => {
+                    if segs.len() < 2 {
+                        return Err("unmatched variation end".into());
+                    }
+                    if segs.pop().is_some_and(|mut s| s.next().is_some()) {
+                        return Err("more moves than the events say".into());
+                    }
+                    lines.close();
+                    clock_model.on_close();
+                    out_events.push(Event::Close);
+                }
+                E_END => {}
+                E_RESULT_LINE if i < game_events.len() && game_events[i] != E_END => {
+                    result_on_new_line = true;
+                }
+                E_RESULT_AS_TAG => {
+                    let tag = tags
+                        .iter()
+                        .find(|(k, _)| k == b"Result")
+                        .map(|(_, v)| v.as_slice());
+                    outcome = Some(
+                        text::OUTCOMES
+                            .iter()
+                            .position(|o| Some(o.as_bytes()) == tag)
+                            .ok_or("result tag is not a result")? as u8,
+                    );
+                }
+                c if (E_OUTCOME..E_OUTCOME + 4).contains(&c) => outcome = Some(c - E_OUTCOME),
+                c => return Err(format!("unknown event {c}")),
+            }
+        }
+        if segs.len() != 1 || segs.pop().is_some_and(|mut s| s.next().is_some()) {
+            return Err("moves and events disagree".into());
+        }
+        let game = ParsedGame {
+            tags,
+            start,
+            events: out_events,
+            outcome,
+            result_on_new_line,
+        };
+        let mut out = Vec::new();
+        text::write(&game, &mut out);
+        if game_kind == KIND_CRLF {
+            out = to_crlf(&out);
+        }
+        sink(g, Decoded::Text(out));
+    }
+    if clocks.overrun() || evals.overrun() {
+        return Err("clock or evaluation stream ends early".into());
+    }
+    if move_lengths.overrun() {
+        return Err("move-lengths column does not match the games".into());
+    }
+    if kind.next().is_some() || !verbatim.is_empty() || !seq.is_empty() || !events.is_empty() {
+        return Err("columns hold more than the game count".into());
+    }
+    Ok(stored.games)
+}
+
+/// The number of moves of each line of a game (the mainline, then each
+/// variation in the order its `(` appears), from its events.
+fn segment_plies(events: &[u8]) -> Result<Vec<usize>, String> {
+    let mut plies = vec![0usize];
+    let mut open = vec![0usize];
+    let mut i = 0;
+    while i < events.len() {
+        match events[i] {
+            E_NAG => i += 1,
+            E_MOVE => plies[*open.last().ok_or("unmatched variation end")?] += 1,
+            E_OPEN => {
+                plies.push(0);
+                open.push(plies.len() - 1);
+            }
+            E_CLOSE => {
+                if open.len() < 2 {
+                    return Err("unmatched variation end".into());
+                }
+                open.pop();
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok(plies)
+}
+
+/// Decodes the next evaluation's text into `out`.
+fn read_eval(
+    coder: &mut EvalCoder,
+    dec: &mut BinaryDecoder<'_>,
+    state: &mut EvalState,
+    text: &mut &[u8],
+    out: &mut Vec<u8>,
+) -> Result<(), String> {
+    out.clear();
+    match coder.decode(dec, state)? {
+        Some(e) => format_eval(e, out),
+        None => out.extend_from_slice(take_until(text, b']', "evaluation text")?),
+    }
+    Ok(())
+}
+
+/// Bits `start..start + len` of `bits`.
+fn slice_bits(bits: &Bits, start: usize, len: usize) -> Bits {
+    let mut w = BitWriter::new();
+    let bytes = bits.as_bytes();
+    let mut i = start;
+    let end = start + len;
+    // Whole bytes where aligned, bit by bit elsewhere.
+    while i < end && !i.is_multiple_of(8) {
+        w.write_bit(bytes[i / 8] >> (7 - i % 8) & 1 == 1);
+        i += 1;
+    }
+    while i + 8 <= end {
+        w.write(u64::from(bytes[i / 8]), 8);
+        i += 8;
+    }
+    while i < end {
+        w.write_bit(bytes[i / 8] >> (7 - i % 8) & 1 == 1);
+        i += 1;
+    }
+    w.finish()
+}

@@ -1,0 +1,305 @@
+//! The block writer: games parsed into events and spread over the columns.
+
+use shakmaty::{Chess, Move};
+
+use super::{
+    BlockReport, CLOCKS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
+    E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
+    EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_PLAYER_MARKS,
+    MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    annotations::{
+        ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
+    },
+    is_crlf,
+    lengths::LengthCoder,
+    put_varint, to_crlf, trailing_whitespace,
+};
+use crate::{
+    archive::{
+        chunk::Chunk,
+        tags::{Marks, TagState},
+        text::{self, Event, ParsedGame, Unparsed},
+    },
+    bits::BitWriter,
+    coder::BinaryEncoder,
+    game::GameCodec,
+};
+
+struct Columns {
+    data: [Vec<u8>; N_COLUMNS],
+    moves: BitWriter,
+    length_coder: LengthCoder,
+    lengths: BinaryEncoder,
+    clock_coder: ClockCoder,
+    clocks: BinaryEncoder,
+    eval_coder: EvalCoder,
+    evals: BinaryEncoder,
+    tag_names: Vec<Vec<u8>>,
+    /// Values of each tag name, in game order, each ended by a nul, as
+    /// `tag_state` marks them.
+    tag_values: Vec<Vec<u8>>,
+    tag_state: TagState,
+}
+
+impl Columns {
+    fn new() -> Columns {
+        Columns {
+            data: Default::default(),
+            moves: BitWriter::new(),
+            length_coder: LengthCoder::new(),
+            lengths: BinaryEncoder::new(),
+            clock_coder: ClockCoder::new(),
+            clocks: BinaryEncoder::new(),
+            eval_coder: EvalCoder::new(),
+            evals: BinaryEncoder::new(),
+            tag_names: Vec::new(),
+            tag_values: Vec::new(),
+            tag_state: TagState::new(Marks::Players),
+        }
+    }
+
+    fn tag_id(&mut self, name: &[u8]) -> usize {
+        if let Some(i) = self.tag_names.iter().position(|n| n == name) {
+            return i;
+        }
+        self.tag_names.push(name.to_vec());
+        self.tag_values.push(Vec::new());
+        self.tag_state.add_name(name);
+        self.tag_names.len() - 1
+    }
+
+    fn add_verbatim(&mut self, bytes: &[u8]) {
+        self.data[KIND].push(1);
+        put_varint(&mut self.data[VERBATIM], bytes.len() as u64);
+        self.data[VERBATIM].extend_from_slice(bytes);
+    }
+
+    /// Adds a game; on an error (from the codec) nothing was added.
+    fn add_game(&mut self, game: &ParsedGame, codec: &dyn GameCodec) -> Result<(), Unparsed> {
+        // Moves first, as they alone can fail. Segments: the mainline, then
+        // each variation in the order its `(` appears, each from the
+        // position where it starts.
+        let mut segments: Vec<(Chess, Vec<Move>)> =
+            vec![(game.start.clone(), Vec::with_capacity(game.events.len()))];
+        let mut open: Vec<usize> = vec![0];
+        let mut lines = Lines::new(&game.start);
+        // Positions are followed only to start variations.
+        let variations = game.events.iter().any(|e| matches!(e, Event::Open));
+        for event in &game.events {
+            match event {
+                Event::Move(m) => {
+                    segments[open[open.len() - 1]].1.push(*m);
+                    if variations {
+                        lines.play(*m);
+                    }
+                }
+                Event::Open => {
+                    let start = lines.open();
+                    segments.push((start, Vec::new()));
+                    open.push(segments.len() - 1);
+                }
+                Event::Close => {
+                    lines.close();
+                    open.pop();
+                }
+                _ => {}
+            }
+        }
+        // A game of moves alone: its stream says how many.
+        let line =
+            !game.events.is_empty() && game.events.iter().all(|e| matches!(e, Event::Move(_)));
+        let mut encoded = Vec::with_capacity(segments.len());
+        for (start, moves) in &segments {
+            let bits = if line {
+                codec.encode(start, moves)
+            } else {
+                codec.encode_counted(start, moves)
+            };
+            encoded.push(bits.map_err(|e| Unparsed {
+                category: "codec",
+                detail: e.to_string(),
+            })?);
+        }
+        for (i, bits) in encoded.iter().enumerate() {
+            self.length_coder
+                .encode(&mut self.lengths, i > 0, bits.len() as u64);
+            self.moves.write_bits(bits);
+        }
+
+        let mut events = Vec::with_capacity(game.events.len() + 2);
+        let mut clocks = ClockModel::new(tag(&game.tags, b"TimeControl").unwrap_or(b""));
+        let mut eval_state = EvalState::default();
+        if line {
+            events.push(E_LINE);
+        }
+        for event in game.events.iter().filter(|_| !line) {
+            match event {
+                Event::Move(_) => {
+                    clocks.on_move();
+                    events.push(E_MOVE);
+                }
+                Event::Nag(n) => {
+                    events.push(E_NAG);
+                    events.push(*n);
+                }
+                Event::Comment(c) => match parse_annotation(c) {
+                    Some(a) => {
+                        if let Some(e) = a.eval {
+                            let value = parse_eval(e);
+                            if value.is_none() {
+                                self.data[EVAL_TEXT].extend_from_slice(e);
+                                self.data[EVAL_TEXT].push(b']');
+                            }
+                            self.eval_coder
+                                .encode(&mut self.evals, &mut eval_state, value);
+                        }
+                        if let Some(clock) = a.clock {
+                            clocks.encode(&mut self.clock_coder, &mut self.clocks, clock);
+                        }
+                        events.push(match (a.eval, a.clock) {
+                            (Some(_), Some(_)) => E_EVAL_CLK,
+                            (None, Some(_)) => E_CLK,
+                            _ => E_EVAL,
+                        });
+                    }
+                    None => {
+                        self.data[COMMENTS].extend_from_slice(c);
+                        self.data[COMMENTS].push(b'}');
+                        events.push(E_COMMENT);
+                    }
+                },
+                Event::Open => {
+                    clocks.on_open();
+                    events.push(E_OPEN);
+                }
+                Event::Close => {
+                    clocks.on_close();
+                    events.push(E_CLOSE);
+                }
+            }
+        }
+        let result_tag = game
+            .tags
+            .iter()
+            .find(|(k, _)| k == b"Result")
+            .map(|(_, v)| v.as_slice());
+        if game.result_on_new_line && game.outcome.is_some() {
+            events.push(E_RESULT_LINE);
+        }
+        match game.outcome {
+            None => events.push(E_END),
+            Some(o) if result_tag == Some(text::OUTCOMES[usize::from(o)].as_bytes()) => {
+                events.push(E_RESULT_AS_TAG);
+            }
+            Some(o) => events.push(E_OUTCOME + o),
+        }
+        self.tag_state.start_game();
+        for (name, value) in &game.tags {
+            let id = self.tag_id(name);
+            put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
+            let column = &mut self.tag_values[id];
+            self.tag_state.encode(id, value, column);
+            column.push(0);
+        }
+        put_varint(&mut self.data[TAG_SEQ], 0);
+        self.data[EVENTS].extend_from_slice(&events);
+        self.data[KIND].push(0);
+        Ok(())
+    }
+}
+
+/// Encodes the games of `chunks` into one block; zstd at `level` for the
+/// text columns.
+pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> EncodedBlock {
+    let mut cols = Columns::new();
+    let mut report = BlockReport {
+        games: chunks.len() as u64,
+        ..BlockReport::default()
+    };
+    let mut text_crc = crc32fast::Hasher::new();
+    let mut canonical = Vec::new();
+    for chunk in chunks {
+        report.input_bytes += chunk.bytes.len() as u64;
+        let parsed = if chunk.cut {
+            Err(Unparsed {
+                category: "too long",
+                detail: "game text longer than 8 MiB".into(),
+            })
+        } else {
+            text::parse(&chunk.bytes)
+        };
+        // A game whose parts do not fit its columns (a codec error, a NUL in
+        // a tag value) is stored verbatim too.
+        let result = parsed.and_then(|game| {
+            if game.tags.iter().any(|(_, v)| v.contains(&0)) {
+                return Err(Unparsed {
+                    category: "syntax",
+                    detail: "nul byte in a tag value".into(),
+                });
+            }
+            cols.add_game(&game, codec)?;
+            canonical.clear();
+            text::write(&game, &mut canonical);
+            if is_crlf(&chunk.bytes) {
+                *cols.data[KIND].last_mut().expect("a game was added") = KIND_CRLF;
+                canonical = to_crlf(&canonical);
+            }
+            text_crc.update(&canonical);
+            Ok(())
+        });
+        if let Err(u) = result {
+            report.verbatim.push((chunk.number, u.category, u.detail));
+            cols.add_verbatim(&chunk.bytes);
+            text_crc.update(&chunk.bytes);
+        }
+    }
+    let mut names = Vec::new();
+    for n in &cols.tag_names {
+        names.extend_from_slice(n);
+        names.push(b'\n');
+    }
+    cols.data[TAG_NAMES] = names;
+    cols.data[TAG_VALUES] = cols.tag_values.concat();
+    cols.data[MOVES] = std::mem::take(&mut cols.moves).finish().as_bytes().to_vec();
+    cols.data[MOVE_LENGTHS] = std::mem::take(&mut cols.lengths).finish();
+    cols.data[CLOCKS] = std::mem::take(&mut cols.clocks).finish();
+    cols.data[EVALS] = std::mem::take(&mut cols.evals).finish();
+
+    let mut payload = Vec::new();
+    put_varint(&mut payload, chunks.len() as u64);
+    for (i, data) in cols.data.iter().enumerate() {
+        report.raw[i] = data.len() as u64;
+        let compressed = if matches!(i, MOVES | MOVE_LENGTHS | CLOCKS | EVALS) || data.is_empty() {
+            None
+        } else {
+            zstd::bulk::compress(data, level)
+                .ok()
+                .filter(|c| c.len() < data.len())
+        };
+        let (method, stored) = match &compressed {
+            Some(c) => (1u8, c.as_slice()),
+            None => (0u8, data.as_slice()),
+        };
+        payload.push(match i {
+            TAG_VALUES => method | METHOD_MARKS | METHOD_PLAYER_MARKS,
+            MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
+            _ => method,
+        });
+        put_varint(&mut payload, data.len() as u64);
+        put_varint(&mut payload, stored.len() as u64);
+        payload.extend_from_slice(stored);
+        report.stored[i] = stored.len() as u64;
+    }
+    let lead = chunks.first().map(|c| c.lead.clone()).unwrap_or_default();
+    let tail = chunks.last().map_or(&[][..], |c| {
+        let end = c.bytes.len() - trailing_whitespace(&c.bytes);
+        &c.bytes[end..]
+    });
+    EncodedBlock {
+        payload,
+        report,
+        text_crc: text_crc.finalize(),
+        lead,
+        tail: tail.to_vec(),
+    }
+}

@@ -1,0 +1,225 @@
+//! Adaptive binary range coding (the LZMA scheme): [`BitModel`],
+//! [`BinaryEncoder`] and [`BinaryDecoder`], for the archive's numeric columns.
+
+/// An adaptive binary probability for [`BinaryEncoder`] and
+/// [`BinaryDecoder`]: the chance of a 0 bit in 1/2048ths, moved 1/32 of the
+/// way towards each bit coded (the LZMA scheme).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct BitModel(u16);
+
+impl Default for BitModel {
+    fn default() -> BitModel {
+        BitModel(1 << 10)
+    }
+}
+
+const BIT_MODEL_BITS: u32 = 11;
+const BIT_MODEL_SHIFT: u32 = 5;
+const TOP: u32 = 1 << 24;
+
+/// A binary range encoder with adaptive probabilities, for side streams
+/// (clock times, counts) whose statistics are learned as they are coded.
+/// Integer-only, so identical everywhere.
+///
+/// constriction's coders take a fixed model per symbol; rebuilding one for
+/// every adaptive update would cost more than the coding itself, so this
+/// small coder (the well-known LZMA construction) is used instead.
+///
+/// ```
+/// use chesspack::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+///
+/// let mut models = vec![BitModel::default(); 16];
+/// let mut enc = BinaryEncoder::new();
+/// for v in [3u32, 3, 3, 7, 0] {
+///     enc.encode_tree(&mut models, 4, v);
+/// }
+/// enc.encode_direct(12345, 20);
+/// let bytes = enc.finish();
+///
+/// let mut models = vec![BitModel::default(); 16];
+/// let mut dec = BinaryDecoder::new(&bytes);
+/// let out: Vec<u32> = (0..5).map(|_| dec.decode_tree(&mut models, 4)).collect();
+/// assert_eq!(out, [3, 3, 3, 7, 0]);
+/// assert_eq!(dec.decode_direct(20), 12345);
+/// ```
+#[derive(Debug)]
+pub struct BinaryEncoder {
+    low: u64,
+    range: u32,
+    cache: u8,
+    cache_size: u64,
+    out: Vec<u8>,
+}
+
+impl Default for BinaryEncoder {
+    fn default() -> BinaryEncoder {
+        BinaryEncoder::new()
+    }
+}
+
+impl BinaryEncoder {
+    /// An empty encoder.
+    pub fn new() -> BinaryEncoder {
+        BinaryEncoder {
+            low: 0,
+            range: u32::MAX,
+            cache: 0,
+            cache_size: 1,
+            out: Vec::new(),
+        }
+    }
+
+    fn shift_low(&mut self) {
+        if self.low < 0xff00_0000 || self.low > 0xffff_ffff {
+            let carry = (self.low >> 32) as u8;
+            let mut temp = self.cache;
+            loop {
+                self.out.push(temp.wrapping_add(carry));
+                temp = 0xff;
+                self.cache_size -= 1;
+                if self.cache_size == 0 {
+                    break;
+                }
+            }
+            self.cache = (self.low >> 24) as u8;
+        }
+        self.cache_size += 1;
+        self.low = (self.low & 0x00ff_ffff) << 8;
+    }
+
+    /// Encodes `bit` with the adaptive probability `model`, updating it.
+    pub fn encode_bit(&mut self, model: &mut BitModel, bit: bool) {
+        let bound = (self.range >> BIT_MODEL_BITS) * u32::from(model.0);
+        if bit {
+            self.low += u64::from(bound);
+            self.range -= bound;
+            model.0 -= model.0 >> BIT_MODEL_SHIFT;
+        } else {
+            self.range = bound;
+            model.0 += ((1 << BIT_MODEL_BITS) - model.0) >> BIT_MODEL_SHIFT;
+        }
+        while self.range < TOP {
+            self.range <<= 8;
+            self.shift_low();
+        }
+    }
+
+    /// Encodes the low `n` bits of `value` (n ≤ 32) with probability 1/2 each.
+    pub fn encode_direct(&mut self, value: u32, n: u32) {
+        for i in (0..n).rev() {
+            self.range >>= 1;
+            if value >> i & 1 == 1 {
+                self.low += u64::from(self.range);
+            }
+            while self.range < TOP {
+                self.range <<= 8;
+                self.shift_low();
+            }
+        }
+    }
+
+    /// Encodes `value < 2^n` most significant bit first with a binary tree
+    /// of adaptive probabilities (`models` holds at least `2^n` of them).
+    pub fn encode_tree(&mut self, models: &mut [BitModel], n: u32, value: u32) {
+        let mut node = 1usize;
+        for i in (0..n).rev() {
+            let bit = value >> i & 1 == 1;
+            self.encode_bit(&mut models[node], bit);
+            node = node * 2 + usize::from(bit);
+        }
+    }
+
+    /// Ends the stream.
+    pub fn finish(mut self) -> Vec<u8> {
+        for _ in 0..5 {
+            self.shift_low();
+        }
+        self.out
+    }
+}
+
+/// Decodes what [`BinaryEncoder`] wrote. Reads past the end as zero bytes,
+/// so garbage input gives garbage values, never a panic.
+#[derive(Debug)]
+pub struct BinaryDecoder<'a> {
+    data: &'a [u8],
+    pos: usize,
+    range: u32,
+    code: u32,
+}
+
+impl<'a> BinaryDecoder<'a> {
+    /// A decoder over `data`.
+    pub fn new(data: &'a [u8]) -> BinaryDecoder<'a> {
+        let mut d = BinaryDecoder {
+            data,
+            pos: 1, // the encoder's first byte is always 0
+            range: u32::MAX,
+            code: 0,
+        };
+        for _ in 0..4 {
+            d.code = (d.code << 8) | u32::from(d.next_byte());
+        }
+        d
+    }
+
+    fn next_byte(&mut self) -> u8 {
+        let b = self.data.get(self.pos).copied().unwrap_or(0);
+        self.pos += 1;
+        b
+    }
+
+    /// Whether the decoder has read past the end of its data (a sign of
+    /// damage when more was expected).
+    pub fn overrun(&self) -> bool {
+        self.pos > self.data.len() + 4
+    }
+
+    /// Decodes a bit with the adaptive probability `model`, updating it.
+    pub fn decode_bit(&mut self, model: &mut BitModel) -> bool {
+        let bound = (self.range >> BIT_MODEL_BITS) * u32::from(model.0);
+        let bit = if self.code < bound {
+            self.range = bound;
+            model.0 += ((1 << BIT_MODEL_BITS) - model.0) >> BIT_MODEL_SHIFT;
+            false
+        } else {
+            self.code -= bound;
+            self.range -= bound;
+            model.0 -= model.0 >> BIT_MODEL_SHIFT;
+            true
+        };
+        while self.range < TOP {
+            self.range <<= 8;
+            self.code = (self.code << 8) | u32::from(self.next_byte());
+        }
+        bit
+    }
+
+    /// Decodes `n` bits written by [`BinaryEncoder::encode_direct`].
+    pub fn decode_direct(&mut self, n: u32) -> u32 {
+        let mut v = 0u32;
+        for _ in 0..n {
+            self.range >>= 1;
+            let bit = self.code >= self.range;
+            if bit {
+                self.code -= self.range;
+            }
+            v = (v << 1) | u32::from(bit);
+            while self.range < TOP {
+                self.range <<= 8;
+                self.code = (self.code << 8) | u32::from(self.next_byte());
+            }
+        }
+        v
+    }
+
+    /// Decodes a value written by [`BinaryEncoder::encode_tree`].
+    pub fn decode_tree(&mut self, models: &mut [BitModel], n: u32) -> u32 {
+        let mut node = 1usize;
+        for _ in 0..n {
+            let bit = self.decode_bit(&mut models[node]);
+            node = node * 2 + usize::from(bit);
+        }
+        (node - (1 << n)) as u32
+    }
+}
