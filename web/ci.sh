@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The web page on a fresh machine: installs what it needs (the wasm32
+# target, clang for zstd's C code, wasm-bindgen-cli, Debian's chromium and
+# playwright-core from npm), checks the web crate (fmt, clippy, native unit
+# tests), builds the page (web/build.sh) and runs the browser test
+# (web/tests/page.mjs) against the native CLI of target/release.
+#
+# Run from anywhere: bash web/ci.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$(pwd)
+export CARGO_TERM_COLOR=never
+
+as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+
+echo "== web: tools"
+need=()
+command -v clang >/dev/null || need+=(clang lld llvm)
+command -v chromium >/dev/null || need+=(chromium)
+if ((${#need[@]})); then
+    as_root apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+rustup target list --installed | grep -qx wasm32-unknown-unknown ||
+    rustup target add wasm32-unknown-unknown
+version=$(sed -n 's/^wasm-bindgen = "=\(.*\)"$/\1/p' web/Cargo.toml)
+if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $version" ]]; then
+    cargo install -q wasm-bindgen-cli --version "$version"
+fi
+(cd web/tests && npm ci --no-audit --no-fund --silent)
+
+echo "== web: fmt, clippy and unit tests of the web crate (native)"
+(cd web && cargo fmt -- --check &&
+    cargo clippy --locked --all-targets -- -D warnings &&
+    cargo test --locked -q)
+
+echo "== web: build (web/build.sh)"
+bash web/build.sh
+
+echo "== web: browser test (headless chromium)"
+[ -x target/release/chesspack ] || cargo build --release --locked -q -p chesspack-cli
+node web/tests/page.mjs
