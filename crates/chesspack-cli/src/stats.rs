@@ -9,7 +9,7 @@ use chesspack::{
         engine::{self, EngineParams, ScoredPly},
     },
     holdout,
-    pgn::{Game, GameReader},
+    pgn::{self, Game, GameReader},
     position::{self, PositionCodec},
 };
 use clap::Args;
@@ -29,6 +29,11 @@ pub struct StatsArgs {
     /// Print one JSON object per codec instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also print bits/ply by the players' mean rating (`<1000`,
+    /// `1000-1400`, `1400-1800`, `1800-2200`, `2200+`, `unrated`); `--json`
+    /// always has them, as `by_rating`.
+    #[arg(long)]
+    by_rating: bool,
     /// Stop after this many games (or positions), skipped ones included.
     #[arg(long)]
     limit: Option<u64>,
@@ -78,6 +83,8 @@ struct GameTally {
     failures: u64,
     /// Plies whose move was the model's 1st, 2nd, 3rd choice, or lower.
     ranks: Option<[u64; 4]>,
+    /// (games, plies, bits) by [`pgn::RATING_BANDS`].
+    bands: [(u64, u64, u64); pgn::RATING_BANDS.len()],
 }
 
 fn rate(count: u64, time: Duration) -> f64 {
@@ -171,6 +178,10 @@ fn games(args: &StatsArgs) -> Result<()> {
                     t.games += 1;
                     t.plies += game.moves.len() as u64;
                     t.bits += r.bits;
+                    let band = &mut t.bands[pgn::rating_band(game.mean_rating())];
+                    band.0 += 1;
+                    band.1 += game.moves.len() as u64;
+                    band.2 += r.bits;
                     if let Some(h) = r.ranks {
                         let acc = t.ranks.get_or_insert([0; 4]);
                         for (a, b) in acc.iter_mut().zip(h) {
@@ -243,6 +254,7 @@ fn games(args: &StatsArgs) -> Result<()> {
                 "decode_plies_per_s": rate(t.plies, t.decode),
                 "roundtrip_failures": t.failures,
                 "skipped_games": skipped,
+                "by_rating": by_rating(t),
             });
             if t.ranks.is_some() {
                 obj["top1"] = json!(share(t, 0));
@@ -316,9 +328,63 @@ fn games(args: &StatsArgs) -> Result<()> {
                 .collect();
             outln!("engine depth {}, {}", p.depth, ks.join(", "));
         }
+        if args.by_rating {
+            rating_table(&codecs, &tallies)?;
+        }
     }
     if tallies.iter().any(|t| t.failures > 0) {
         bail!("round trip failures");
+    }
+    Ok(())
+}
+
+/// The `by_rating` object of `--json`: `{band: {games, plies, bits,
+/// bits_per_ply}}` for every band of [`pgn::RATING_BANDS`].
+fn by_rating(t: &GameTally) -> serde_json::Value {
+    let mut obj = serde_json::Map::new();
+    for (name, &(games, plies, bits)) in pgn::RATING_BANDS.iter().zip(&t.bands) {
+        obj.insert(
+            (*name).to_owned(),
+            json!({
+                "games": games,
+                "plies": plies,
+                "bits": bits,
+                "bits_per_ply": ratio(bits, plies),
+            }),
+        );
+    }
+    serde_json::Value::Object(obj)
+}
+
+/// `--by-rating`: bits/ply of each codec by rating band, with the games
+/// and plies of each band (every codec sees the same games, failures
+/// aside).
+fn rating_table(codecs: &[Box<dyn GameCodec>], tallies: &[GameTally]) -> Result<()> {
+    let Some(first) = tallies.first() else {
+        return Ok(());
+    };
+    let used: Vec<usize> = (0..pgn::RATING_BANDS.len())
+        .filter(|&b| first.bands[b].0 > 0)
+        .collect();
+    outln!();
+    let mut head = format!("{:<18}", "bits/ply by rating");
+    let mut counts = format!("{:<18}", "games / plies");
+    for &b in &used {
+        head.push_str(&format!(" {:>16}", pgn::RATING_BANDS[b]));
+        counts.push_str(&format!(
+            " {:>16}",
+            format!("{} / {}", first.bands[b].0, first.bands[b].1)
+        ));
+    }
+    outln!("{head}");
+    outln!("{counts}");
+    for (codec, t) in codecs.iter().zip(tallies) {
+        let mut row = format!("{:<18}", codec.name());
+        for &b in &used {
+            let (_, plies, bits) = t.bands[b];
+            row.push_str(&format!(" {:>16.3}", ratio(bits, plies)));
+        }
+        outln!("{row}");
     }
     Ok(())
 }

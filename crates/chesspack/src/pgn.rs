@@ -45,6 +45,64 @@ impl Game {
             .find(|(k, _)| k == name)
             .map(|(_, v)| v.as_str())
     }
+
+    /// The players' mean rating: the mean of `WhiteElo` and `BlackElo`
+    /// where both are numbers, the one that is when only one is, `None`
+    /// when neither is (lichess writes `?` for an unrated player).
+    ///
+    /// ```
+    /// use chesspack::pgn::GameReader;
+    ///
+    /// let pgn = b"[WhiteElo \"1500\"]\n[BlackElo \"1700\"]\n\n1. e4 *";
+    /// let g = GameReader::new(&pgn[..]).next().unwrap().unwrap();
+    /// assert_eq!(g.mean_rating(), Some(1600));
+    /// ```
+    pub fn mean_rating(&self) -> Option<u32> {
+        let elo = |name| {
+            self.tag(name)
+                .and_then(|v| v.trim().parse::<u32>().ok())
+                .filter(|&r| r > 0 && r < 5000)
+        };
+        match (elo("WhiteElo"), elo("BlackElo")) {
+            (Some(w), Some(b)) => Some((w + b) / 2),
+            (Some(r), None) | (None, Some(r)) => Some(r),
+            (None, None) => None,
+        }
+    }
+}
+
+/// The rating bands that `chesspack stats` and `train` report by, from the
+/// players' [`Game::mean_rating`]; [`UNRATED`] for games without ratings.
+pub const RATING_BANDS: [&str; 6] = [
+    "<1000",
+    "1000-1400",
+    "1400-1800",
+    "1800-2200",
+    "2200+",
+    "unrated",
+];
+
+/// The index of the unrated band in [`RATING_BANDS`].
+pub const UNRATED: usize = 5;
+
+/// The index in [`RATING_BANDS`] of a game with mean rating `rating`.
+///
+/// ```
+/// use chesspack::pgn::{RATING_BANDS, rating_band};
+///
+/// assert_eq!(RATING_BANDS[rating_band(Some(999))], "<1000");
+/// assert_eq!(RATING_BANDS[rating_band(Some(1400))], "1400-1800");
+/// assert_eq!(RATING_BANDS[rating_band(None)], "unrated");
+/// ```
+pub fn rating_band(rating: Option<u32>) -> usize {
+    match rating {
+        None => UNRATED,
+        Some(r) if r < 1000 => 0,
+        Some(r) if r < 1400 => 1,
+        Some(r) if r < 1800 => 2,
+        Some(r) if r < 2200 => 3,
+        Some(_) => 4,
+    }
 }
 
 /// A game that was not read, and why.

@@ -58,6 +58,17 @@ fn stats_json_has_the_documented_fields() {
         assert_eq!(r["games"], 36);
         assert_eq!(r["roundtrip_failures"], 0);
         assert_eq!(r["skipped_games"], 1);
+        // Issue 26: the same games and bits again, by rating band.
+        let bands = r["by_rating"].as_object().unwrap();
+        let names: Vec<&str> = bands.keys().map(String::as_str).collect();
+        for band in chesspack::pgn::RATING_BANDS {
+            assert!(names.contains(&band), "{band} missing in {r}");
+        }
+        for field in ["games", "plies", "bits"] {
+            let sum: u64 = bands.values().map(|b| b[field].as_u64().unwrap()).sum();
+            assert_eq!(sum, r[field].as_u64().unwrap(), "{field} by rating in {r}");
+        }
+        assert_eq!(bands["1800-2200"]["games"], 31);
         if r["codec"] == "model" || r["codec"] == "fast" {
             for field in ["top1", "top2", "top3", "below_top3"] {
                 assert!(r.get(field).is_some(), "{field} missing in {r}");
@@ -74,6 +85,33 @@ fn stats_json_has_the_documented_fields() {
     assert!(
         stderr.contains("game 37: unsupported variant \"King of the Hill\""),
         "{stderr}"
+    );
+}
+
+#[test]
+fn stats_by_rating_prints_a_table_of_bands() {
+    let out = chesspack(&[
+        "stats",
+        "--by-rating",
+        "--codec",
+        "index,fast",
+        "samples/lichess-sample.pgn",
+    ]);
+    let text = ok(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    let head = lines
+        .iter()
+        .position(|l| l.starts_with("bits/ply by rating"))
+        .unwrap();
+    // Only the bands that have games: the sample has none under 1000.
+    assert!(
+        lines[head].contains("1000-1400") && !lines[head].contains("<1000"),
+        "{text}"
+    );
+    assert!(lines[head + 1].contains("31 / 2679"), "{text}");
+    assert!(
+        lines[head + 2].starts_with("index") && lines[head + 3].starts_with("fast"),
+        "{text}"
     );
 }
 
