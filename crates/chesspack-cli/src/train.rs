@@ -1,7 +1,12 @@
 //! `chesspack train`: fit the tables the codecs embed.
 
 use anyhow::{Context, Result};
-use chesspack::{engine::PieceSquareFit, holdout, pgn::GameReader, position};
+use chesspack::{
+    engine::PieceSquareFit,
+    holdout,
+    pgn::{self, GameReader},
+    position,
+};
 use clap::Subcommand;
 use shakmaty::Position;
 
@@ -471,8 +476,11 @@ fn report_held_out(
             continue;
         }
         let (mut bits, mut plies) = (0f64, 0u64);
+        // (games, plies, bits) by rating band.
+        let mut bands = [(0u64, 0u64, 0f64); pgn::RATING_BANDS.len()];
         for g in games {
             let mut pos = g.start.clone();
+            let game_bits = bits;
             for (i, &m) in g.moves.iter().enumerate() {
                 let (legal, s) = scores(&pos, &g.moves[..i]);
                 if legal.len() > 1 {
@@ -483,6 +491,10 @@ fn report_held_out(
                 plies += 1;
                 pos.play_unchecked(m);
             }
+            let band = &mut bands[pgn::rating_band(g.mean_rating())];
+            band.0 += 1;
+            band.1 += g.moves.len() as u64;
+            band.2 += bits - game_bits;
         }
         eprintln!(
             "held out, {}: {:.3} bits/ply on {} games ({plies} plies, no end symbols)",
@@ -490,6 +502,13 @@ fn report_held_out(
             bits / plies.max(1) as f64,
             games.len()
         );
+        let by_band: Vec<String> = pgn::RATING_BANDS
+            .iter()
+            .zip(&bands)
+            .filter(|(_, b)| b.0 > 0)
+            .map(|(name, &(n, p, b))| format!("{name} {:.3} ({n} games)", b / p.max(1) as f64))
+            .collect();
+        eprintln!("  by rating: {}", by_band.join(", "));
         all_bits += bits;
         all_plies += plies;
     }
