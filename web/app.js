@@ -287,7 +287,15 @@ const openArchive = guarded((bytes, name) => {
 });
 
 async function readFile(file) {
-  const bytes = new Uint8Array(await file.arrayBuffer());
+  let bytes = new Uint8Array(await file.arrayBuffer());
+  if (cp.isZstd(bytes)) {
+    try {
+      bytes = cp.unzstd(bytes);
+    } catch (e) {
+      message(String(e.message || e));
+      return;
+    }
+  }
   if (cp.isArchive(bytes)) {
     openArchive(bytes, file.name);
   } else {

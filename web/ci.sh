@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The web page on a fresh machine: installs what it needs (the wasm32
 # target, clang for zstd's C code, wasm-bindgen-cli, Debian's chromium and
-# playwright-core from npm), checks the web crate (fmt, clippy, native unit
-# tests), builds the page (web/build.sh) and runs the browser test
-# (web/tests/page.mjs) against the native CLI of target/release.
+# zstd, playwright-core from npm), checks the web crate (fmt, clippy,
+# native unit tests), builds the page (web/build.sh) and runs the browser
+# test (web/tests/page.mjs) against the native CLI of target/release.
 #
 # Run from anywhere: bash web/ci.sh
 set -euo pipefail
@@ -17,6 +17,7 @@ echo "== web: tools"
 need=()
 command -v clang >/dev/null || need+=(clang lld llvm)
 command -v chromium >/dev/null || need+=(chromium)
+command -v zstd >/dev/null || need+=(zstd)
 if ((${#need[@]})); then
     as_root apt-get update -qq
     as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}" >/dev/null

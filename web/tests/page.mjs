@@ -155,6 +155,12 @@ try {
   rmSync(archivePath);
   check((await page.inputValue('#pgn')) === game3, 'game 3 opened from the archive is what chesspack get gives');
 
+  // A lichess-style .pgn.zst download, dropped as it is.
+  const zst = execFileSync('zstd', ['-q', '-c', sample]);
+  await page.setInputFiles('#file', { name: 'sample.pgn.zst', mimeType: 'application/zstd', buffer: zst });
+  await page.waitForFunction((n) => document.querySelectorAll('#games tbody tr').length === n && document.querySelector('#list-title').textContent.includes('in the text'), total);
+  check((await page.inputValue('#pgn')) === text, `a .pgn.zst is unpacked in the page (${zst.length} bytes to ${total} games)`);
+
   // Back to the sample's first game for the screenshot.
   await page.fill('#pgn', firstGame);
   await page.click('#show');
