@@ -24,8 +24,8 @@ fi
 # zstd-sys builds its C sources with clang for wasm32.
 export CC_wasm32_unknown_unknown=clang AR_wasm32_unknown_unknown=llvm-ar
 command -v llvm-ar >/dev/null || export AR_wasm32_unknown_unknown=ar
-cargo build --release --locked --target wasm32-unknown-unknown
+cargo build --profile wasm --locked --target wasm32-unknown-unknown -p chesspack-web
 wasm-bindgen --target web --no-typescript --out-dir pkg \
-    target/wasm32-unknown-unknown/release/chesspack_web.wasm
+    ../target/wasm32-unknown-unknown/wasm/chesspack_web.wasm
 cp ../samples/lichess-sample.pgn pkg/sample.pgn
 ls -l pkg/*.wasm | awk '{print "web/build.sh: " $NF ", " $5 " bytes"}'

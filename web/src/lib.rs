@@ -4,8 +4,7 @@
 //! Every function takes text or bytes and returns JSON text (or bytes), so
 //! that the page needs no glue beyond `JSON.parse`. The functions without
 //! the `wasm_bindgen` wrappers ([`games`], [`analyse`], [`fen_bits`], …) are
-//! plain Rust, tested natively by `cargo test --manifest-path
-//! web/Cargo.toml`; the browser test (`web/tests/page.mjs`) checks that the
+//! plain Rust, tested natively by `cargo test --workspace`; the browser test (`web/tests/page.mjs`) checks that the
 //! wasm build gives the same bytes and bits as the native CLI.
 
 use std::io::Cursor;

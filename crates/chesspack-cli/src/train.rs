@@ -93,6 +93,11 @@ pub enum TrainCommand {
         /// AdaGrad's step size for the hidden layer.
         #[arg(long, default_value_t = 0.02)]
         hidden_rate: f32,
+        /// PGN files whose games train the weights but are not counted in
+        /// the opening book (so that the book, which the engine codecs
+        /// share, stays as the main files make it).
+        #[arg(long, value_delimiter = ',')]
+        not_in_book: Vec<String>,
         /// PGN files.
         #[arg(required = true)]
         files: Vec<String>,
@@ -125,6 +130,7 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             epochs,
             hidden,
             hidden_rate,
+            not_in_book,
             files,
         } => model(
             &output,
@@ -132,7 +138,7 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             book_limit.max(limit),
             epochs,
             (hidden, hidden_rate),
-            &files,
+            (&files, &not_in_book),
         ),
         TrainCommand::Fast {
             output,
@@ -375,8 +381,8 @@ fn load_games(
     Ok((interleave(per_file, u64::MAX), held_out, skipped))
 }
 
-/// The first `limit` games of each list, interleaved game by game.
-fn interleave(per_file: PerFile, limit: u64) -> Vec<chesspack::pgn::Game> {
+/// The first `limit` items of each list, interleaved one by one.
+fn interleave<T>(per_file: Vec<Vec<T>>, limit: u64) -> Vec<T> {
     let mut iters: Vec<_> = per_file
         .into_iter()
         .map(|f| f.into_iter().take(limit as usize))
@@ -433,6 +439,7 @@ fn run_epochs(
     trainer: &mut chesspack::model::train::Trainer,
     step: impl Fn(
         &mut chesspack::model::train::Trainer,
+        usize,
         &shakmaty::Chess,
         &[shakmaty::Move],
         shakmaty::Move,
@@ -441,10 +448,10 @@ fn run_epochs(
     for epoch in 0..epochs {
         let pb = input::progress(Some(games.len() as u64), &format!("epoch {}", epoch + 1));
         let (mut bits, mut plies) = (0f64, 0u64);
-        for g in games {
+        for (gi, g) in games.iter().enumerate() {
             let mut pos = g.start.clone();
             for (i, &m) in g.moves.iter().enumerate() {
-                bits += step(trainer, &pos, &g.moves[..i], m);
+                bits += step(trainer, gi, &pos, &g.moves[..i], m);
                 plies += 1;
                 pos.play_unchecked(m);
             }
@@ -525,7 +532,7 @@ fn fast(output: &str, limit: u64, epochs: u32, files: &[String]) -> Result<()> {
     };
     let (games, held_out, skipped) = load_games(files, limit)?;
     let mut trainer = Trainer::with_features(N_FAST_FEATURES);
-    run_epochs(&games, epochs, &mut trainer, |t, pos, h, m| {
+    run_epochs(&games, epochs, &mut trainer, |t, _, pos, h, m| {
         t.step_fast(pos, h, m)
     });
     let weights = FastWeights::from_values(trainer.fixed_point())?;
@@ -544,22 +551,40 @@ fn model(
     book_limit: u64,
     epochs: u32,
     (hidden, hidden_rate): (usize, f32),
-    files: &[String],
+    (book_files, not_in_book): (&[String], &[String]),
 ) -> Result<()> {
     use chesspack::model::{self, train::Trainer};
+    let files: Vec<String> = book_files.iter().chain(not_in_book).cloned().collect();
     // The held-out games are those among the first `limit` of each file
     // (more for the book would only read further).
-    let (per_file, held_out, skipped) = load_per_file(files, limit.max(book_limit))?;
+    let (mut per_file, held_out, skipped) = load_per_file(&files, limit.max(book_limit))?;
     let held_out: Vec<Vec<_>> = held_out
         .into_iter()
         .map(|f| f.into_iter().filter(|g| g.number <= limit).collect())
         .collect();
-    let book_games = interleave(per_file, book_limit);
-    let games: Vec<_> = book_games
+    // Each training game with whether the book counted it.
+    let mut counted: PerFile = Vec::new();
+    let mut extra: PerFile = Vec::new();
+    for (i, f) in per_file.drain(..).enumerate() {
+        if i < book_files.len() {
+            counted.push(f);
+        } else {
+            extra.push(f.into_iter().filter(|g| g.number <= limit).collect());
+        }
+    }
+    let book_games = interleave(counted, book_limit);
+    let main: Vec<_> = book_games
         .iter()
         .filter(|g| g.number <= limit)
         .cloned()
         .collect();
+    // The main files' games in their interleaved order, the others
+    // interleaved with them game by game; and whether the book counted each.
+    let flags: Vec<Vec<bool>> = std::iter::once(vec![true; main.len()])
+        .chain(extra.iter().map(|l| vec![false; l.len()]))
+        .collect();
+    let games = interleave(std::iter::once(main).chain(extra).collect(), u64::MAX);
+    let in_book = interleave(flags, u64::MAX);
     // The opening book, from the training games' early positions.
     let mut builder = model::book::BookBuilder::default();
     for g in &book_games {
@@ -584,12 +609,12 @@ fn model(
         model::MAX_HIDDEN
     );
     let mut trainer = Trainer::with_hidden(hidden, hidden_rate);
-    run_epochs(&games, epochs, &mut trainer, |t, pos, h, m| {
-        t.step(pos, h, m, Some(&book))
+    run_epochs(&games, epochs, &mut trainer, |t, g, pos, h, m| {
+        t.step_with(pos, h, m, Some(&book), in_book[g])
     });
     let weights = trainer.weights();
     std::fs::write(output, weights.to_bytes()).with_context(|| format!("cannot write {output}"))?;
-    report_held_out(files, &held_out, |pos, h| {
+    report_held_out(&files, &held_out, |pos, h| {
         weights.scores_with(pos, h, &book)
     });
     eprintln!(

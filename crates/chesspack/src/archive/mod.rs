@@ -223,15 +223,14 @@ impl Header {
             hash: self.model_hash,
             have,
         };
-        let codec = crate::game::codec(&self.codec)
-            .map_err(|_| mismatch(", which this chesspack does not have".into()))?;
-        if codec.model_hash() != self.model_hash {
-            return Err(mismatch(format!(
+        match crate::game::codec_with_hash(&self.codec, self.model_hash) {
+            Ok(Some(codec)) => Ok(codec),
+            Ok(None) => Err(mismatch(format!(
                 "; this chesspack has model {:016x}",
-                codec.model_hash()
-            )));
+                crate::game::codec(&self.codec).map_or(0, |c| c.model_hash())
+            ))),
+            Err(_) => Err(mismatch(", which this chesspack does not have".into())),
         }
-        Ok(codec)
     }
 }
 

@@ -166,6 +166,35 @@ pub fn codec(name: &str) -> Result<Box<dyn GameCodec>, Error> {
         .ok_or_else(|| Error::UnknownCodec(crate::error::cut(name)))
 }
 
+/// The game codec called `name` whose [`GameCodec::model_hash`] is `hash`:
+/// [`codec`], or for `model` the earlier weights of that hash that this
+/// library keeps so that their archives still decode
+/// ([`ModelCodec::with_model_hash`]). `None` when the codec exists but not
+/// with that model.
+///
+/// # Errors
+///
+/// [`Error::UnknownCodec`] when there is no codec of that name.
+///
+/// ```
+/// use chesspack::game::{self, GameCodec};
+///
+/// let model = game::codec("model").unwrap();
+/// assert!(game::codec_with_hash("model", model.model_hash()).unwrap().is_some());
+/// assert!(game::codec_with_hash("model", 7).unwrap().is_none());
+/// assert!(game::codec_with_hash("zip", 0).is_err());
+/// ```
+pub fn codec_with_hash(name: &str, hash: u64) -> Result<Option<Box<dyn GameCodec>>, Error> {
+    let codec = codec(name)?;
+    if codec.model_hash() == hash {
+        return Ok(Some(codec));
+    }
+    Ok(match name {
+        "model" => ModelCodec::with_model_hash(hash).map(|c| Box::new(c) as Box<dyn GameCodec>),
+        _ => None,
+    })
+}
+
 /// Plays `moves` from `start`, checking each, and calls `f` with the position
 /// before each move, the ply number and the move.
 pub(crate) fn walk(

@@ -37,6 +37,9 @@ use crate::{
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ModelCodec {
     fast: bool,
+    /// Weights other than the embedded ones (an earlier model, for its
+    /// archives), with their hash.
+    weights: Option<(&'static Weights, u64)>,
 }
 
 /// Each coded move's (left cumulative, frequency) and whether each ply was
@@ -273,13 +276,37 @@ impl Scratch {
 impl ModelCodec {
     /// `model`: the full move model with its opening book.
     pub const fn new() -> ModelCodec {
-        ModelCodec { fast: false }
+        ModelCodec {
+            fast: false,
+            weights: None,
+        }
     }
 
     /// `fast`: the same coding over the fast model ([`model::fast`]), whose
     /// features need no attack maps.
     pub const fn fast() -> ModelCodec {
-        ModelCodec { fast: true }
+        ModelCodec {
+            fast: true,
+            weights: None,
+        }
+    }
+
+    /// `model` with the embedded weights of hash `hash`
+    /// ([`Weights::by_hash`]): today's, or an earlier model whose archives
+    /// must still decode. `None` when no such weights are embedded.
+    ///
+    /// ```
+    /// use chesspack::{game::{GameCodec, ModelCodec}, model::Weights};
+    ///
+    /// let codec = ModelCodec::with_model_hash(Weights::embedded_hash()).unwrap();
+    /// assert_eq!(codec.model_hash(), ModelCodec::new().model_hash());
+    /// assert!(ModelCodec::with_model_hash(1).is_none());
+    /// ```
+    pub fn with_model_hash(hash: u64) -> Option<ModelCodec> {
+        Weights::by_hash(hash).map(|w| ModelCodec {
+            fast: false,
+            weights: Some((w, hash)),
+        })
     }
 
     /// The range coder interval (left cumulative, frequency) of each
@@ -339,13 +366,15 @@ impl ModelCodec {
                 &mut s.keys[..n],
             )
         } else {
-            Weights::embedded().scores_into(
-                pos,
-                history,
-                legal,
-                model::embedded_book(),
-                &mut s.model_scores,
-            );
+            self.weights
+                .map_or_else(Weights::embedded, |(w, _)| w)
+                .scores_into(
+                    pos,
+                    history,
+                    legal,
+                    model::embedded_book(),
+                    &mut s.model_scores,
+                );
             s.scores[..n].copy_from_slice(&s.model_scores);
             for (k, &m) in s.keys.iter_mut().zip(legal) {
                 *k = crate::order::key(m, Order::Thesis);
@@ -390,10 +419,10 @@ impl GameCodec for ModelCodec {
     }
 
     fn model_hash(&self) -> u64 {
-        if self.fast {
-            model::fast::FastWeights::embedded().hash()
-        } else {
-            Weights::embedded_hash()
+        match (self.fast, self.weights) {
+            (true, _) => model::fast::FastWeights::embedded().hash(),
+            (false, Some((_, hash))) => hash,
+            (false, None) => Weights::embedded_hash(),
         }
     }
 

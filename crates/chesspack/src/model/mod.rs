@@ -50,6 +50,11 @@ static WEIGHTS_FILE: &[u8] = &ALIGNED_WEIGHTS.0;
 static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin"));
 /// The embedded opening book.
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
+/// Earlier `model` weights, kept so that archives written with them still
+/// decode ([`Weights::by_hash`]); each with the same book as today's.
+static LEGACY_FILES: [&Aligned<[u8]>; 1] = [&Aligned(*include_bytes!(
+    "legacy/weights-6176d58bee5ba6ca.bin"
+))];
 
 /// The opening book shipped in the library.
 pub fn embedded_book() -> &'static book::Book {
@@ -287,6 +292,37 @@ impl Weights {
     pub fn embedded_hash() -> u64 {
         static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
         *HASH.get_or_init(|| model_hash(WEIGHTS_FILE))
+    }
+
+    /// The embedded weights whose [`Weights::hash`] is `hash`: today's, or
+    /// an earlier model kept so that archives written with it still decode
+    /// (`None` for any other hash).
+    ///
+    /// ```
+    /// use chesspack::model::Weights;
+    ///
+    /// let today = Weights::by_hash(Weights::embedded_hash()).unwrap();
+    /// assert!(std::ptr::eq(today, Weights::embedded()));
+    /// assert!(Weights::by_hash(0).is_none());
+    /// ```
+    pub fn by_hash(hash: u64) -> Option<&'static Weights> {
+        if hash == Weights::embedded_hash() {
+            return Some(Weights::embedded());
+        }
+        static LEGACY: std::sync::OnceLock<Vec<(u64, Weights)>> = std::sync::OnceLock::new();
+        LEGACY
+            .get_or_init(|| {
+                LEGACY_FILES
+                    .iter()
+                    .map(|f| {
+                        let w = Weights::from_static(&f.0).expect("embedded legacy model file");
+                        (model_hash(&f.0), w)
+                    })
+                    .collect()
+            })
+            .iter()
+            .find(|(h, _)| *h == hash)
+            .map(|(_, w)| w)
     }
 
     /// The legal moves of `pos` in canonical order and their scores (1/1024
@@ -532,6 +568,17 @@ pub(crate) fn exp_index(best: i32, score: i32) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn earlier_models_are_kept_by_their_hash() {
+        for f in LEGACY_FILES {
+            let hash = model_hash(&f.0);
+            let w = Weights::by_hash(hash).unwrap();
+            // The hash archives recorded is the weights' own.
+            assert_eq!(w.hash(), hash);
+            assert_eq!(w.to_bytes(), f.0);
+        }
+    }
 
     #[test]
     fn exp_table_is_exp() {

@@ -151,13 +151,27 @@ impl Trainer {
         played: Move,
         book: Option<&super::book::Book>,
     ) -> f64 {
+        self.step_with(pos, history, played, book, true)
+    }
+
+    /// [`Trainer::step`] for a game that `book` counted (`counted`: its
+    /// count of `played` is left out) or did not (a game trained on but not
+    /// in the book: the book is used as it is).
+    pub fn step_with(
+        &mut self,
+        pos: &Chess,
+        history: &[Move],
+        played: Move,
+        book: Option<&super::book::Book>,
+        counted: bool,
+    ) -> f64 {
         let legal = pos.legal_moves();
         if legal.len() < 2 {
             return 0.0;
         }
         let entry = book.and_then(|b| b.get(pos));
         // The book counted this game's early moves: leave them out.
-        let exclude = (history.len() < super::book::MAX_PLY).then_some(played);
+        let exclude = (counted && history.len() < super::book::MAX_PLY).then_some(played);
         let ctx = Context::new(pos, history, entry, exclude);
         if self.hidden.is_some() {
             self.inputs = super::Inputs::new(pos, history);

@@ -460,6 +460,35 @@ fn archives_of_earlier_versions_still_decode() {
     }
 }
 
+/// The golden game with `model` in format 4, written by the model of hash
+/// 6176d58bee5ba6ca (fitted on masters and the lichess accounts; issue 26
+/// replaced it).
+const GOLDEN_ARCHIVE_PREVIOUS_MODEL: &str = concat!(
+    "4348504b0d0a1a0a04056d6f64656ccaa65bee8bd5766152a3458243504b42670000000100000012",
+    "35fbd7010001010000000000131357686974650a426c61636b0a526573756c740a00040401020300",
+    "060e0e4f6c64004d6f64656c00302d31000002020e090006069fcf596c472002060600157ffc0000",
+    "00000000050500000000000005050000000000000000c271d8f643504b49010000001b0000000000",
+    "0000670000000100000000000000010000000a4e5828fa9200000000000000010000000000000043",
+    "48504b454e440a",
+);
+
+/// Issue 26: archives of the model that the retrained one replaced keep
+/// decoding, with the earlier weights the library keeps.
+#[test]
+fn regression_issue_26_archives_of_the_previous_model_still_decode() {
+    let bytes: Vec<u8> = (0..GOLDEN_ARCHIVE_PREVIOUS_MODEL.len() / 2)
+        .map(|i| u8::from_str_radix(&GOLDEN_ARCHIVE_PREVIOUS_MODEL[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+    assert_eq!(reader.header().model_hash, 0x6176_d58b_ee5b_a6ca);
+    assert_eq!(reader.codec().name(), "model");
+    let text = "[White \"Old\"]\n[Black \"Model\"]\n[Result \"0-1\"]\n\n1. e4 c5 2. Nf3 d6 3. d4 cxd4 \
+4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 \
+12. g5 b4 13. Ne2 Ne8 14. f4 a5 15. f5 a4 16. Nbd4 exd4 17. Nxd4 b3 18. Kb1 bxc2+ \
+19. Nxc2 Bb3 20. axb3 axb3 21. Na3 Rxa3 22. bxa3 Qa5 0-1\n";
+    assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
+}
+
 /// Archives of the engine codecs open with the default codec whatever
 /// parameters they were written with (each stream's header holds them).
 #[test]
