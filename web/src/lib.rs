@@ -157,16 +157,17 @@ pub fn analyse(pgn: &[u8], number: u64, codec: &str) -> Result<Value, String> {
     }
     predictions.push(top3(&pos, &game.moves));
     let mut sizes = Vec::new();
+    let mut stream_bits = 0;
     for c in game::codecs() {
         let bits = c
             .encode(&game.start, &game.moves)
-            .map_err(|e| e.to_string())?;
-        sizes.push(json!({"codec": c.name(), "bits": bits.len()}));
+            .map_err(|e| e.to_string())?
+            .len();
+        if c.name() == coder.name() {
+            stream_bits = bits;
+        }
+        sizes.push(json!({"codec": c.name(), "bits": bits}));
     }
-    let stream_bits = coder
-        .encode(&game.start, &game.moves)
-        .map_err(|e| e.to_string())?
-        .len();
     let zstd_bytes = zstd::bulk::compress(&chunk.bytes, 19)
         .map_err(|e| e.to_string())?
         .len();
