@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 from . import _native
 from ._native import (
@@ -95,14 +95,23 @@ def _move_text(m: Any) -> str:
     raise TypeError(f"a move must be a SAN or UCI string or a chess.Move, not {type(m).__name__}")
 
 
-def encode_game(moves: str | Iterable[Any], codec: str = "model", start: Any = None) -> bytes:
+def encode_game(
+    moves: str | Iterable[Any],
+    codec: str = "model",
+    start: Any = None,
+    *,
+    tags: Mapping[str, Any] | None = None,
+) -> bytes:
     """Encodes one game as a record.
 
     ``moves`` is a movetext string (``"1. e4 e5 2. Nf3 *"``, comments and
     variations allowed and left out) or a sequence of moves as SAN strings,
     UCI strings or ``chess.Move`` objects. ``start`` is the start position:
-    ``None`` (standard), a FEN (Chess960 too) or a ``chess.Board``. The start
-    is not stored: pass the same one to :func:`decode_game`.
+    ``None`` (standard), a FEN (Chess960 too) or a ``chess.Board``. ``tags``
+    is the game's PGN tags (a dict, or a ``chess.pgn.Headers``): ``model``
+    codes the moves knowing ``WhiteElo``, ``BlackElo`` and ``TimeControl``.
+    Neither the start nor the tags are stored: pass the same ones to
+    :func:`decode_game`.
 
     Raises :class:`IllegalMove` naming the first move that is not legal.
 
@@ -111,11 +120,51 @@ def encode_game(moves: str | Iterable[Any], codec: str = "model", start: Any = N
     >>> moves = [b.push_san(s) for s in ["d4", "d5", "c4"]]
     >>> decode_game(encode_game(moves))
     ['d4', 'd5', 'c4']
+    >>> tags = {"WhiteElo": 1850, "BlackElo": "1790", "TimeControl": "180+2"}
+    >>> decode_game(encode_game("1. e4 e5", tags=tags), tags=tags)
+    ['e4', 'e5']
     """
+    pairs = _tag_pairs(tags)
     if isinstance(moves, (str, bytes)):
         text = moves.decode() if isinstance(moves, bytes) else moves
-        return _native.encode_game(text, codec, _fen(start))
-    return _native.encode_game([_move_text(m) for m in moves], codec, _fen(start))
+        return _native.encode_game(text, codec, _fen(start), pairs)
+    return _native.encode_game([_move_text(m) for m in moves], codec, _fen(start), pairs)
+
+
+def _tag_pairs(tags: Mapping[str, Any] | None) -> list[tuple[str, str]] | None:
+    """A game's tags as (name, value) strings."""
+    if tags is None:
+        return None
+    return [(str(k), str(v)) for k, v in tags.items() if v is not None]
+
+
+def _tag_columns(tags: Mapping[str, Any] | None) -> list[tuple[str, Any]] | None:
+    """A batch's tags as (name, value) pairs: one string for every game, or
+    a column of strings (numbers are written out, nulls stay null)."""
+    if tags is None:
+        return None
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    out = []
+    for name, value in tags.items():
+        if value is None:
+            continue
+        if isinstance(value, (str, int)):
+            out.append((str(name), str(value)))
+            continue
+        if isinstance(value, (pa.Array, pa.ChunkedArray)):
+            pass
+        elif hasattr(value, "__arrow_c_array__"):
+            value = pa.array(value)
+        elif hasattr(value, "__arrow_c_stream__"):
+            value = pa.chunked_array(value)
+        else:
+            value = pa.array([None if v is None else str(v) for v in value], pa.string())
+        if not (pa.types.is_string(value.type) or pa.types.is_large_string(value.type)):
+            value = pc.cast(value, pa.string())
+        out.append((str(name), value))
+    return out
 
 
 def decode_game(
@@ -125,10 +174,12 @@ def decode_game(
     *,
     uci: bool = False,
     as_board: bool = False,
+    tags: Mapping[str, Any] | None = None,
 ) -> Any:
     """Decodes a game record into its moves: SAN strings (UCI with
     ``uci=True``), or a ``chess.Board`` with the moves on its stack
-    (``as_board=True``).
+    (``as_board=True``). ``start`` and ``tags`` as the record was encoded
+    with.
 
     ``codec``, when given, must be the record's codec. Raises
     :class:`DecodeError` for bytes that are not such a record.
@@ -138,10 +189,11 @@ def decode_game(
     'rnbqkbnr/pp1ppppp/8/2p5/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2'
     """
     fen = _fen(start)
+    pairs = _tag_pairs(tags)
     if not as_board:
-        return _native.decode_game(bytes(data), codec, fen, uci)
+        return _native.decode_game(bytes(data), codec, fen, uci, pairs)
     board = _board(start)
-    for u in _native.decode_game(bytes(data), codec, fen, True):
+    for u in _native.decode_game(bytes(data), codec, fen, True, pairs):
         board.push_uci(u)
     return board
 
@@ -217,6 +269,7 @@ def encode_games(
     start: Any = None,
     threads: int | None = None,
     return_errors: bool = False,
+    tags: Mapping[str, Any] | None = None,
 ) -> Any:
     """Encodes a column of games into a column of records, on all cores.
 
@@ -224,7 +277,11 @@ def encode_games(
     ``chess.Move`` objects), as a pyarrow array or chunked array, a Polars
     series, anything with the Arrow PyCapsule interface (read without a
     copy), or a Python list. ``start``: ``None``, one FEN for every game, or a
-    column of FENs (null: the standard position).
+    column of FENs (null: the standard position). ``tags``: the games' tags
+    that ``model`` reads, by name, each one value for every game or a column
+    (strings or numbers, nulls allowed), e.g. ``{"WhiteElo": df["WhiteElo"],
+    "BlackElo": df["BlackElo"], "TimeControl": df["TimeControl"]}``; pass
+    the same to :func:`decode_games`.
 
     Returns a ``pyarrow.BinaryArray`` (a ``ChunkedArray`` for chunked
     input). A game that cannot be coded gives a null and a
@@ -239,7 +296,9 @@ def encode_games(
         start = _arrow_input(start)
     else:
         start = _fen(start)
-    out, errors = _native.encode_games(_arrow_input(games), codec, start, threads)
+    out, errors = _native.encode_games(
+        _arrow_input(games), codec, start, threads, _tag_columns(tags)
+    )
     if return_errors:
         return out, errors
     _report(errors, "games")
@@ -254,13 +313,15 @@ def decode_games(
     output: str = "san",
     threads: int | None = None,
     return_errors: bool = False,
+    tags: Mapping[str, Any] | None = None,
 ) -> Any:
     """Decodes a column of game records, on all cores.
 
     ``output``: ``"san"`` or ``"uci"`` (a list array of moves), or
     ``"movetext"`` (strings like ``"1. e4 e5 2. Nf3"``). ``codec``, when
     given, must be every record's codec; otherwise each record names its
-    own. Bad records give nulls, as in :func:`encode_games`.
+    own. ``start`` and ``tags`` as the records were encoded with. Bad
+    records give nulls, as in :func:`encode_games`.
 
     >>> decode_games(encode_games(["1. e4 e5"]), output="movetext").to_pylist()
     ['1. e4 e5']
@@ -269,7 +330,9 @@ def decode_games(
         start = _arrow_input(start)
     else:
         start = _fen(start)
-    out, errors = _native.decode_games(_arrow_input(records), codec, start, output, threads)
+    out, errors = _native.decode_games(
+        _arrow_input(records), codec, start, output, threads, _tag_columns(tags)
+    )
     if return_errors:
         return out, errors
     _report(errors, "records")

@@ -13,16 +13,29 @@ class IllegalMove(ChesspackError): ...
 class InvalidPosition(ChesspackError): ...
 class UnknownCodec(ChesspackError): ...
 
-def encode_game(moves: str | list[str], codec: str = "model", start: Optional[str] = None) -> bytes: ...
+def encode_game(
+    moves: str | list[str],
+    codec: str = "model",
+    start: Optional[str] = None,
+    tags: Optional[list[tuple[str, str]]] = None,
+) -> bytes: ...
 def decode_game(
-    data: bytes, codec: Optional[str] = None, start: Optional[str] = None, uci: bool = False
+    data: bytes,
+    codec: Optional[str] = None,
+    start: Optional[str] = None,
+    uci: bool = False,
+    tags: Optional[list[tuple[str, str]]] = None,
 ) -> list[str]: ...
 def record_codec(data: bytes) -> str: ...
 def encode_position(fen: str, codec: str = "position-model") -> bytes: ...
 def decode_position(data: bytes, codec: Optional[str] = None) -> str: ...
 def codecs() -> tuple[list[str], list[str]]: ...
 def encode_games(
-    games: Any, codec: str = "model", start: Any = None, threads: Optional[int] = None
+    games: Any,
+    codec: str = "model",
+    start: Any = None,
+    threads: Optional[int] = None,
+    tags: Optional[list[tuple[str, Any]]] = None,
 ) -> tuple[pa.Array | pa.ChunkedArray, list[tuple[int, str]]]: ...
 def decode_games(
     records: Any,
@@ -30,6 +43,7 @@ def decode_games(
     start: Any = None,
     output: str = "san",
     threads: Optional[int] = None,
+    tags: Optional[list[tuple[str, Any]]] = None,
 ) -> tuple[pa.Array | pa.ChunkedArray, list[tuple[int, str]]]: ...
 def compress(
     src: str,

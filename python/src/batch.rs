@@ -33,49 +33,99 @@ enum Game<'a> {
     Moves(Vec<&'a str>),
 }
 
-/// The starts of a batch: one FEN for every row, or a FEN (null: standard)
-/// a row.
-enum Starts {
+/// A string argument of a batch: one value for every row, or a value (or
+/// null) a row. The starts are one: a FEN, null for the standard position.
+enum Column {
     One(Option<String>),
     Each(Vec<Option<String>>),
 }
 
-impl Starts {
-    fn from_py(start: Option<&Bound<'_, PyAny>>) -> PyResult<Starts> {
-        let Some(start) = start else {
-            return Ok(Starts::One(None));
+type Starts = Column;
+
+impl Column {
+    fn from_py(value: Option<&Bound<'_, PyAny>>, what: &str) -> PyResult<Column> {
+        let Some(value) = value else {
+            return Ok(Column::One(None));
         };
-        if start.is_none() {
-            return Ok(Starts::One(None));
+        if value.is_none() {
+            return Ok(Column::One(None));
         }
-        if let Ok(s) = start.extract::<String>() {
-            return Ok(Starts::One(Some(s)));
+        if let Ok(s) = value.extract::<String>() {
+            return Ok(Column::One(Some(s)));
         }
-        let chunks = start.extract::<AnyArray>()?.into_chunked_array()?;
+        let chunks = value.extract::<AnyArray>()?.into_chunked_array()?;
         let mut out = Vec::new();
         for chunk in chunks.chunks() {
             out.extend(
-                strings(chunk.as_ref(), "start")?
+                strings(chunk.as_ref(), what)?
                     .into_iter()
                     .map(|s| s.map(str::to_owned)),
             );
         }
-        Ok(Starts::Each(out))
+        Ok(Column::Each(out))
     }
 
     fn get(&self, row: usize) -> Option<&str> {
         match self {
-            Starts::One(s) => s.as_deref(),
-            Starts::Each(v) => v.get(row).and_then(|s| s.as_deref()),
+            Column::One(s) => s.as_deref(),
+            Column::Each(v) => v.get(row).and_then(|s| s.as_deref()),
         }
     }
 
-    fn check_len(&self, rows: usize) -> PyResult<()> {
+    fn check_len(&self, rows: usize, what: &str) -> PyResult<()> {
         match self {
-            Starts::Each(v) if v.len() != rows => Err(pyo3::exceptions::PyValueError::new_err(
-                format!("start has {} rows, the games {rows}", v.len()),
+            Column::Each(v) if v.len() != rows => Err(pyo3::exceptions::PyValueError::new_err(
+                format!("{what} has {} rows, the games {rows}", v.len()),
             )),
             _ => Ok(()),
+        }
+    }
+}
+
+/// The tags of a batch's games, by name: what `model` reads its context
+/// from (ratings, time control).
+struct Tags(Vec<(String, Column)>);
+
+impl Tags {
+    fn from_py(tags: Option<Vec<(String, Bound<'_, PyAny>)>>, rows: usize) -> PyResult<Tags> {
+        let mut out = Vec::new();
+        for (name, value) in tags.unwrap_or_default() {
+            let column = Column::from_py(Some(&value), &name)?;
+            column.check_len(rows, &name)?;
+            out.push((name, column));
+        }
+        Ok(Tags(out))
+    }
+
+    /// `codec` in the context of row `row`'s tags (the codec itself when
+    /// it reads none).
+    fn codec<'a>(&self, codec: &'a dyn GameCodec, row: usize) -> CodecRef<'a> {
+        if self.0.is_empty() {
+            return CodecRef::Borrowed(codec);
+        }
+        let context = chesspack::model::GameContext::from_tags(
+            self.0
+                .iter()
+                .filter_map(|(name, c)| c.get(row).map(|v| (name, v))),
+        );
+        match codec.in_context(&context) {
+            Some(c) => CodecRef::Owned(c),
+            None => CodecRef::Borrowed(codec),
+        }
+    }
+}
+
+/// A codec, in a row's context or as given.
+enum CodecRef<'a> {
+    Borrowed(&'a dyn GameCodec),
+    Owned(Box<dyn GameCodec>),
+}
+
+impl CodecRef<'_> {
+    fn get(&self) -> &dyn GameCodec {
+        match self {
+            CodecRef::Borrowed(c) => *c,
+            CodecRef::Owned(c) => c.as_ref(),
         }
     }
 }
@@ -205,29 +255,32 @@ fn output<'py>(
     PyChunkedArray::try_new(chunks, field)?.into_pyarrow(py)
 }
 
-/// encode_games(games, codec="model", start=None, threads=None) -> (array, errors)
+/// encode_games(games, codec="model", start=None, threads=None, tags=None) -> (array, errors)
 ///
 /// Game records of a column of games (movetext strings, or lists of
 /// SAN/UCI strings); null rows stay null, bad rows become null with an
-/// entry (row, message) in `errors`.
+/// entry (row, message) in `errors`. `tags`: (name, string or string
+/// column) pairs, the games' tags that `model` reads its context from.
 #[pyfunction]
-#[pyo3(signature = (games, codec = "model", start = None, threads = None))]
+#[pyo3(signature = (games, codec = "model", start = None, threads = None, tags = None))]
 fn encode_games<'py>(
     py: Python<'py>,
     games: AnyArray,
     codec: &str,
     start: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
+    tags: Option<Vec<(String, Bound<'py, PyAny>)>>,
 ) -> PyResult<(Bound<'py, PyAny>, Errors)> {
     let single = matches!(games, AnyArray::Array(_));
     let codec = game_codec(codec)?;
-    let starts = Starts::from_py(start)?;
+    let starts = Starts::from_py(start, "start")?;
     let chunked = games.into_chunked_array()?;
     let rows: usize = chunked.chunks().iter().map(|c| c.len()).sum();
-    starts.check_len(rows)?;
+    starts.check_len(rows, "start")?;
+    let tags = Tags::from_py(tags, rows)?;
     let (chunks, errors) = py.detach(|| {
         on_pool(threads, || {
-            encode_chunks(codec.as_ref(), chunked.chunks(), &starts)
+            encode_chunks(codec.as_ref(), chunked.chunks(), &starts, &tags)
         })
     })?;
     let chunks = chunks?;
@@ -268,6 +321,7 @@ fn encode_chunks(
     codec: &dyn GameCodec,
     chunks: &[ArrayRef],
     starts: &Starts,
+    tags: &Tags,
 ) -> (PyResult<Vec<ArrayRef>>, Errors) {
     let mut out = Vec::with_capacity(chunks.len());
     let mut errors = Vec::new();
@@ -278,7 +332,7 @@ fn encode_chunks(
             Err(e) => return (Err(e), errors),
         };
         let values = code_rows(&rows, base, &mut errors, |row, g| {
-            encode_one(codec, g, starts.get(row))
+            encode_one(tags.codec(codec, row).get(), g, starts.get(row))
         });
         let large = matches!(
             chunk.data_type(),
@@ -324,12 +378,13 @@ enum Notation {
     Movetext,
 }
 
-/// decode_games(records, codec=None, start=None, output="san", threads=None) -> (array, errors)
+/// decode_games(records, codec=None, start=None, output="san", threads=None, tags=None) -> (array, errors)
 ///
 /// The moves of a column of game records: lists of SAN (`output="san"`)
-/// or UCI (`"uci"`) strings, or movetext strings (`"movetext"`).
+/// or UCI (`"uci"`) strings, or movetext strings (`"movetext"`); `tags` as
+/// the records were encoded with.
 #[pyfunction]
-#[pyo3(signature = (records, codec = None, start = None, output = "san", threads = None))]
+#[pyo3(signature = (records, codec = None, start = None, output = "san", threads = None, tags = None))]
 fn decode_games<'py>(
     py: Python<'py>,
     records: AnyArray,
@@ -337,6 +392,7 @@ fn decode_games<'py>(
     start: Option<&Bound<'py, PyAny>>,
     output: &str,
     threads: Option<usize>,
+    tags: Option<Vec<(String, Bound<'py, PyAny>)>>,
 ) -> PyResult<(Bound<'py, PyAny>, Errors)> {
     let notation = match output {
         "san" => Notation::San,
@@ -352,14 +408,15 @@ fn decode_games<'py>(
         game_codec(c)?;
     }
     let single = matches!(records, AnyArray::Array(_));
-    let starts = Starts::from_py(start)?;
+    let starts = Starts::from_py(start, "start")?;
     let chunked = records.into_chunked_array()?;
     let rows: usize = chunked.chunks().iter().map(|c| c.len()).sum();
-    starts.check_len(rows)?;
+    starts.check_len(rows, "start")?;
+    let tags = Tags::from_py(tags, rows)?;
     let codecs = chesspack::game::codecs();
     let (chunks, errors) = py.detach(|| {
         on_pool(threads, || {
-            decode_chunks(&codecs, codec, chunked.chunks(), &starts, notation)
+            decode_chunks(&codecs, codec, chunked.chunks(), &starts, &tags, notation)
         })
     })?;
     let chunks = chunks?;
@@ -371,6 +428,7 @@ fn decode_chunks(
     want: Option<&str>,
     chunks: &[ArrayRef],
     starts: &Starts,
+    tags: &Tags,
     notation: Notation,
 ) -> (PyResult<Vec<ArrayRef>>, Errors) {
     let mut out = Vec::with_capacity(chunks.len());
@@ -382,7 +440,7 @@ fn decode_chunks(
             Err(e) => return (Err(e), errors),
         };
         let values = code_rows(&rows, base, &mut errors, |row, r| {
-            decode_one(codecs, want, r, starts.get(row), notation)
+            decode_one(codecs, want, r, starts.get(row), tags, row, notation)
         });
         let array: ArrayRef = if notation == Notation::Movetext {
             let mut b = StringBuilder::new();
@@ -416,6 +474,8 @@ fn decode_one(
     want: Option<&str>,
     data: &[u8],
     start: Option<&str>,
+    tags: &Tags,
+    row: usize,
     notation: Notation,
 ) -> Result<Vec<String>, chesspack::Error> {
     let name = record::game_codec_name(data)?;
@@ -431,7 +491,8 @@ fn decode_one(
         .find(|c| c.name() == name)
         .ok_or_else(|| chesspack::Error::UnknownCodec(name.to_owned()))?;
     let start = start_of(start)?;
-    let moves = record::decode_game(codec.as_ref(), &start, data)?;
+    let codec = tags.codec(codec.as_ref(), row);
+    let moves = record::decode_game(codec.get(), &start, data)?;
     let sans = notate(&start, &moves, notation == Notation::Uci);
     Ok(match notation {
         Notation::Movetext => vec![movetext(&start, &sans)],

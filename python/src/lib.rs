@@ -83,6 +83,16 @@ pub(crate) fn game_codec(name: &str) -> PyResult<Box<dyn chesspack::game::GameCo
     chesspack::game::codec(name).map_err(to_py)
 }
 
+/// `codec` in the context that a game's tags give (ratings, time control),
+/// for codecs that read it (`model`).
+pub(crate) fn in_context<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+    codec: Box<dyn chesspack::game::GameCodec>,
+    tags: impl IntoIterator<Item = (N, V)>,
+) -> Box<dyn chesspack::game::GameCodec> {
+    let context = chesspack::model::GameContext::from_tags(tags);
+    codec.in_context(&context).unwrap_or(codec)
+}
+
 /// The moves of a game given as a movetext string or as a list of SAN/UCI
 /// strings.
 #[derive(FromPyObject)]
@@ -121,19 +131,22 @@ pub(crate) fn notate(start: &Chess, moves: &[shakmaty::Move], uci: bool) -> Vec<
         .collect()
 }
 
-/// encode_game(moves, codec="model", start=None) -> bytes
+/// encode_game(moves, codec="model", start=None, tags=None) -> bytes
 ///
 /// A game record: the moves (a movetext string, or a list of SAN/UCI
-/// strings) played from `start` (a FEN, or the standard position).
+/// strings) played from `start` (a FEN, or the standard position), coded
+/// in the context of the game's `tags` (name, value pairs: `model` reads
+/// WhiteElo, BlackElo and TimeControl).
 #[pyfunction]
-#[pyo3(signature = (moves, codec = "model", start = None))]
+#[pyo3(signature = (moves, codec = "model", start = None, tags = None))]
 fn encode_game<'py>(
     py: Python<'py>,
     moves: MovesIn,
     codec: &str,
     start: Option<&str>,
+    tags: Option<Vec<(String, String)>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let codec = game_codec(codec)?;
+    let codec = in_context(game_codec(codec)?, tags.unwrap_or_default());
     let bytes = py.detach(|| {
         let start = start_of(start)?;
         let moves = moves_of(&moves, &start)?;
@@ -142,17 +155,19 @@ fn encode_game<'py>(
     Ok(PyBytes::new(py, &bytes.map_err(to_py)?))
 }
 
-/// decode_game(data, codec=None, start=None, uci=False) -> list[str]
+/// decode_game(data, codec=None, start=None, uci=False, tags=None) -> list[str]
 ///
-/// The moves of a game record, as SAN (or UCI) strings.
+/// The moves of a game record, as SAN (or UCI) strings; `tags` as the
+/// record was encoded with.
 #[pyfunction]
-#[pyo3(signature = (data, codec = None, start = None, uci = false))]
+#[pyo3(signature = (data, codec = None, start = None, uci = false, tags = None))]
 fn decode_game(
     py: Python<'_>,
     data: &[u8],
     codec: Option<&str>,
     start: Option<&str>,
     uci: bool,
+    tags: Option<Vec<(String, String)>>,
 ) -> PyResult<Vec<String>> {
     let name = chesspack::record::game_codec_name(data).map_err(to_py)?;
     if let Some(c) = codec {
@@ -163,7 +178,7 @@ fn decode_game(
             )));
         }
     }
-    let codec = game_codec(name)?;
+    let codec = in_context(game_codec(name)?, tags.unwrap_or_default());
     py.detach(|| {
         let start = start_of(start)?;
         let moves = chesspack::record::decode_game(codec.as_ref(), &start, data)?;

@@ -140,3 +140,30 @@ def test_first_5000_lichess_games_round_trip(tmp_path):
     assert len(a) == 5000
     moves = a.to_arrow().column("moves").to_pylist()
     assert [[m.rstrip("+#") for m in ms] for ms in moves] == [[s.rstrip("+#") for s in ss] for ss in sans]
+
+
+def test_issue_26_tags_give_model_its_context(sample_games):
+    """Ratings and time controls, as one value or as columns of strings or
+    numbers, change `model`'s records; the same tags decode them, each row
+    in its own context; records of the single-game API agree."""
+    games = [g for g in sample_games if "FEN" not in g.headers][:8]
+    sans = [sans_of(g) for g in games]
+    white = [int(g.headers["WhiteElo"]) if g.headers.get("WhiteElo", "?").isdigit() else None for g in games]
+    black = pa.array([g.headers.get("BlackElo") for g in games], pa.string())
+    tc = [g.headers.get("TimeControl") for g in games]
+    tags = {"WhiteElo": pa.array(white, pa.int64()), "BlackElo": black, "TimeControl": tc}
+    plain = chesspack.encode_games(sans)
+    rated = chesspack.encode_games(sans, tags=tags)
+    assert rated.to_pylist() != plain.to_pylist()
+    assert chesspack.decode_games(rated, tags=tags).to_pylist() == sans
+    for i, g in enumerate(games):
+        one = chesspack.encode_game(sans[i], tags=g.headers)
+        assert one == rated[i].as_py()
+        assert chesspack.decode_game(one, tags=g.headers) == sans[i]
+    # One value for every row; a column of the wrong length is refused.
+    same = chesspack.encode_games(sans, tags={"WhiteElo": 1500, "BlackElo": "1500"})
+    assert chesspack.decode_games(same, tags={"WhiteElo": "1500", "BlackElo": 1500}).to_pylist() == sans
+    with pytest.raises(ValueError, match="WhiteElo has 2 rows"):
+        chesspack.encode_games(sans, tags={"WhiteElo": [1500, 1600]})
+    # Codecs without a context ignore the tags.
+    assert chesspack.encode_games(sans, "index", tags=tags).to_pylist() == chesspack.encode_games(sans, "index").to_pylist()

@@ -11,8 +11,8 @@ use std::io::Cursor;
 
 use chesspack::{
     archive::{self, ArchiveReader, ChunkReader, Options},
-    game,
-    model::{Weights, weights_of},
+    game::{self, GameCodec},
+    model::{GameContext, Weights, embedded_book, weights_of},
     pgn::{Game, GameReader},
     position,
 };
@@ -93,8 +93,8 @@ pub fn games(pgn: &[u8]) -> Value {
 /// The model's three likeliest moves in `pos` after `history`:
 /// `[{san, uci, p}]`, p from the model's weights (the coder's frequencies
 /// round them to 24 bits).
-fn top3(pos: &Chess, history: &[Move]) -> Vec<Value> {
-    let (legal, scores) = Weights::embedded().scores(pos, history);
+fn top3(pos: &Chess, history: &[Move], context: &GameContext) -> Vec<Value> {
+    let (legal, scores) = Weights::embedded().scores_in(pos, history, embedded_book(), context);
     let weights = weights_of(&scores);
     let sum: f64 = weights.iter().map(|&w| w as f64).sum();
     let mut order: Vec<usize> = (0..legal.len()).collect();
@@ -139,7 +139,11 @@ pub fn analyse(pgn: &[u8], number: u64, codec: &str) -> Result<Value, String> {
         .nth(number.checked_sub(1).ok_or("games are numbered from 1")? as usize)
         .ok_or_else(|| format!("there is no game {number}"))??;
     let game = parse(&chunk.bytes).map_err(|e| format!("game {number}: {e}"))?;
-    let coder = game::codec(codec).map_err(|e| e.to_string())?;
+    // Every codec in the game's context (ratings, time control), as the
+    // archive and `chesspack explain` code it.
+    let context = game.context();
+    let in_context = |c: Box<dyn GameCodec>| c.in_context(&context).unwrap_or(c);
+    let coder = in_context(game::codec(codec).map_err(|e| e.to_string())?);
     let costs = coder
         .explain(&game.start, &game.moves)
         .map_err(|e| format!("game {number}: {e}"))?;
@@ -147,7 +151,7 @@ pub fn analyse(pgn: &[u8], number: u64, codec: &str) -> Result<Value, String> {
     let mut plies = Vec::with_capacity(game.moves.len());
     let mut predictions = Vec::with_capacity(game.moves.len() + 1);
     for (i, (&m, cost)) in game.moves.iter().zip(&costs).enumerate() {
-        predictions.push(top3(&pos, &game.moves[..i]));
+        predictions.push(top3(&pos, &game.moves[..i], &context));
         let uci = UciMove::from_standard(m).to_string();
         pos.play_unchecked(m);
         plies.push(json!({
@@ -155,10 +159,10 @@ pub fn analyse(pgn: &[u8], number: u64, codec: &str) -> Result<Value, String> {
             "bits": cost.bits, "legal": cost.legal, "rank": cost.rank,
         }));
     }
-    predictions.push(top3(&pos, &game.moves));
+    predictions.push(top3(&pos, &game.moves, &context));
     let mut sizes = Vec::new();
     let mut stream_bits = 0;
-    for c in game::codecs() {
+    for c in game::codecs().into_iter().map(in_context) {
         let bits = c
             .encode(&game.start, &game.moves)
             .map_err(|e| e.to_string())?

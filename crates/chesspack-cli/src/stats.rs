@@ -34,6 +34,10 @@ pub struct StatsArgs {
     /// always has them, as `by_rating`.
     #[arg(long)]
     by_rating: bool,
+    /// Code every game as if its tags gave neither ratings nor a time
+    /// control (what `model` costs blind to who plays and how fast).
+    #[arg(long)]
+    no_context: bool,
     /// Stop after this many games (or positions), skipped ones included.
     #[arg(long)]
     limit: Option<u64>,
@@ -106,8 +110,12 @@ struct GameResult {
     ranks: Option<[u64; 4]>,
 }
 
-fn run_game(codec: &dyn GameCodec, game: &Game) -> GameResult {
+/// Encodes and decodes `game`, in its context (ratings, time control)
+/// when `context`, as the archive does.
+fn run_game(codec: &dyn GameCodec, game: &Game, context: bool) -> GameResult {
     let t0 = Instant::now();
+    let in_context = context.then(|| codec.in_context(&game.context())).flatten();
+    let codec = in_context.as_deref().unwrap_or(codec);
     let encoded = codec.encode_ranked(&game.start, &game.moves);
     let encode = t0.elapsed();
     let (bits, ranks) = match encoded {
@@ -164,7 +172,12 @@ fn games(args: &StatsArgs) -> Result<()> {
         |batch: &[(Game, String)], codecs: &[Box<dyn GameCodec>], tallies: &mut [GameTally]| {
             let results: Vec<Vec<GameResult>> = batch
                 .par_iter()
-                .map(|(g, _)| codecs.iter().map(|c| run_game(c.as_ref(), g)).collect())
+                .map(|(g, _)| {
+                    codecs
+                        .iter()
+                        .map(|c| run_game(c.as_ref(), g, !args.no_context))
+                        .collect()
+                })
                 .collect();
             for ((game, path), per_codec) in batch.iter().zip(results) {
                 for (t, r) in tallies.iter_mut().zip(per_codec) {

@@ -473,7 +473,11 @@ fn run_epochs(
 fn report_held_out(
     files: &[String],
     held_out: &PerFile,
-    scores: impl Fn(&shakmaty::Chess, &[shakmaty::Move]) -> (shakmaty::MoveList, Vec<i32>),
+    scores: impl Fn(
+        &chesspack::pgn::Game,
+        &shakmaty::Chess,
+        &[shakmaty::Move],
+    ) -> (shakmaty::MoveList, Vec<i32>),
 ) {
     let (mut all_bits, mut all_plies) = (0f64, 0u64);
     let mut freqs = Vec::new();
@@ -489,7 +493,7 @@ fn report_held_out(
             let mut pos = g.start.clone();
             let game_bits = bits;
             for (i, &m) in g.moves.iter().enumerate() {
-                let (legal, s) = scores(&pos, &g.moves[..i]);
+                let (legal, s) = scores(g, &pos, &g.moves[..i]);
                 if legal.len() > 1 {
                     chesspack::coder::quantize_fast(&chesspack::model::weights_of(&s), &mut freqs);
                     let k = legal.iter().position(|&x| x == m).expect("legal move");
@@ -537,7 +541,7 @@ fn fast(output: &str, limit: u64, epochs: u32, files: &[String]) -> Result<()> {
     });
     let weights = FastWeights::from_values(trainer.fixed_point())?;
     std::fs::write(output, weights.to_bytes()).with_context(|| format!("cannot write {output}"))?;
-    report_held_out(files, &held_out, |pos, h| weights.scores(pos, h));
+    report_held_out(files, &held_out, |_, pos, h| weights.scores(pos, h));
     eprintln!(
         "{skipped} games skipped\nwrote {output} (model hash {:016x})",
         weights.hash()
@@ -609,13 +613,16 @@ fn model(
         model::MAX_HIDDEN
     );
     let mut trainer = Trainer::with_hidden(hidden, hidden_rate);
+    // Each game's ratings and time control, which the model reads.
+    let contexts: Vec<_> = games.iter().map(|g| g.context()).collect();
     run_epochs(&games, epochs, &mut trainer, |t, g, pos, h, m| {
+        t.set_game(&contexts[g]);
         t.step_with(pos, h, m, Some(&book), in_book[g])
     });
     let weights = trainer.weights();
     std::fs::write(output, weights.to_bytes()).with_context(|| format!("cannot write {output}"))?;
-    report_held_out(&files, &held_out, |pos, h| {
-        weights.scores_with(pos, h, &book)
+    report_held_out(&files, &held_out, |g, pos, h| {
+        weights.scores_in(pos, h, &book, &g.context())
     });
     eprintln!(
         "{skipped} games skipped\nwrote {output} (model hash {:016x})",

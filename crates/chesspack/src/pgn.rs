@@ -46,6 +46,21 @@ impl Game {
             .map(|(_, v)| v.as_str())
     }
 
+    /// The game's context for the `model` codec: ratings and time control
+    /// from its tags.
+    ///
+    /// ```
+    /// use chesspack::pgn::GameReader;
+    ///
+    /// let pgn = "[WhiteElo \"1850\"]\n[TimeControl \"60+0\"]\n\n1. e4 *\n";
+    /// let game = GameReader::new(pgn.as_bytes()).next().unwrap().unwrap();
+    /// assert_eq!(game.context().white_elo, Some(1850));
+    /// assert_eq!(game.context().black_elo, None);
+    /// ```
+    pub fn context(&self) -> crate::model::GameContext {
+        crate::model::GameContext::from_tags(self.tags.iter().map(|(k, v)| (k, v)))
+    }
+
     /// The players' mean rating: the mean of `WhiteElo` and `BlackElo`
     /// where both are numbers, the one that is when only one is, `None`
     /// when neither is (lichess writes `?` for an unrated player).

@@ -30,7 +30,7 @@
 //! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
 //! expected output of a PGN text without a codec.
 //!
-//! # Format (version 4; versions 1 to 3 still decode)
+//! # Format (version 5; versions 1 to 4 still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), a CRC-32 of the
@@ -48,6 +48,13 @@
 //!   two numbers after it.
 //! * Footer: the index offset (u64), the game count (u64), `CHPKEND\n`.
 //!   From version 4 the game count must equal the index's sum.
+//!
+//! From version 5 the moves of each game are coded in the game's context
+//! ([`GameContext`](crate::model::GameContext): `WhiteElo`, `BlackElo`,
+//! `TimeControl`), which the decoder reads from the game's tags, decoded
+//! before its moves ([`GameCodec::in_context`](crate::game::GameCodec::in_context)).
+//! Codecs other than `model` ignore it, as do the `model` weights that
+//! wrote earlier versions, so one reader serves every version.
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
@@ -93,8 +100,9 @@ pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// (method bits again) and games of moves alone as one event; version 4
 /// the checksum of each block's decoded text, the input's lead and tail in
 /// the index, a checksum over the footer's numbers, and results on a line
-/// of their own.
-pub const FORMAT_VERSION: u8 = 4;
+/// of their own; version 5 codes each game's moves in its context (its
+/// players' ratings and time control, read from its tags).
+pub const FORMAT_VERSION: u8 = 5;
 /// The first version with text checksums, file ends and a checked footer.
 const CHECKED_VERSION: u8 = 4;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";

@@ -119,6 +119,22 @@ pub trait GameCodec: Send + Sync {
     fn ranks_by_preference(&self) -> bool {
         false
     }
+    /// This codec for the moves of a game played in `context` (ratings,
+    /// time control), for codecs whose model reads it (`model`); `None`
+    /// for the others, which code every game alike. A stream coded in a
+    /// context decodes only in the same context.
+    ///
+    /// ```
+    /// use chesspack::{game::{self, GameCodec}, model::GameContext};
+    ///
+    /// let ctx = GameContext::new().with_ratings(Some(1500), None);
+    /// assert!(game::codec("model").unwrap().in_context(&ctx).is_some());
+    /// assert!(game::codec("index").unwrap().in_context(&ctx).is_none());
+    /// ```
+    fn in_context(&self, context: &crate::model::GameContext) -> Option<Box<dyn GameCodec>> {
+        let _ = context;
+        None
+    }
     /// Encodes, and for codecs that rank moves by preference also returns
     /// the rank of each move played (0: the model's first choice; forced
     /// moves rank 0), in one pass.

@@ -40,6 +40,8 @@ pub struct ModelCodec {
     /// Weights other than the embedded ones (an earlier model, for its
     /// archives), with their hash.
     weights: Option<(&'static Weights, u64)>,
+    /// The game's ratings and time control, which `model` reads.
+    context: model::GameContext,
 }
 
 /// Each coded move's (left cumulative, frequency) and whether each ply was
@@ -279,6 +281,7 @@ impl ModelCodec {
         ModelCodec {
             fast: false,
             weights: None,
+            context: model::GameContext::new(),
         }
     }
 
@@ -288,6 +291,7 @@ impl ModelCodec {
         ModelCodec {
             fast: true,
             weights: None,
+            context: model::GameContext::new(),
         }
     }
 
@@ -306,7 +310,33 @@ impl ModelCodec {
         Weights::by_hash(hash).map(|w| ModelCodec {
             fast: false,
             weights: Some((w, hash)),
+            context: model::GameContext::new(),
         })
+    }
+
+    /// This codec for the moves of a game played in `context` (ratings,
+    /// time control): its decoder must be given the same context. `fast`
+    /// and models from before the context ignore it.
+    ///
+    /// ```
+    /// use chesspack::{game::{GameCodec, ModelCodec}, model::GameContext};
+    /// use shakmaty::{Chess, Position, san::San};
+    ///
+    /// let start = Chess::default();
+    /// let e4 = "e4".parse::<San>().unwrap().to_move(&start).unwrap();
+    /// let rated = ModelCodec::new().with_context(GameContext::new().with_ratings(Some(1200), Some(1250)));
+    /// let bits = rated.encode(&start, &[e4]).unwrap();
+    /// assert_eq!(rated.decode(&start, &bits).unwrap(), [e4]);
+    /// ```
+    #[must_use]
+    pub const fn with_context(mut self, context: model::GameContext) -> ModelCodec {
+        self.context = context;
+        self
+    }
+
+    /// The weights this codec scores moves with.
+    fn weights(&self) -> &'static Weights {
+        self.weights.map_or_else(Weights::embedded, |(w, _)| w)
     }
 
     /// The range coder interval (left cumulative, frequency) of each
@@ -366,15 +396,14 @@ impl ModelCodec {
                 &mut s.keys[..n],
             )
         } else {
-            self.weights
-                .map_or_else(Weights::embedded, |(w, _)| w)
-                .scores_into(
-                    pos,
-                    history,
-                    legal,
-                    model::embedded_book(),
-                    &mut s.model_scores,
-                );
+            self.weights().scores_into(
+                pos,
+                history,
+                legal,
+                model::embedded_book(),
+                &self.context,
+                &mut s.model_scores,
+            );
             s.scores[..n].copy_from_slice(&s.model_scores);
             for (k, &m) in s.keys.iter_mut().zip(legal) {
                 *k = crate::order::key(m, Order::Thesis);
@@ -428,6 +457,11 @@ impl GameCodec for ModelCodec {
 
     fn ranks_by_preference(&self) -> bool {
         true
+    }
+
+    fn in_context(&self, context: &model::GameContext) -> Option<Box<dyn GameCodec>> {
+        (!self.fast && self.weights().reads_context())
+            .then(|| Box::new(self.with_context(*context)) as Box<dyn GameCodec>)
     }
 
     fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {

@@ -5,7 +5,11 @@ use shakmaty::{
     attacks::{self, pawn_attacks},
 };
 
-use super::book::{Entry, MIN_TOTAL, move_key};
+use super::{
+    GameContext,
+    book::{Entry, MIN_TOTAL, move_key},
+    context::{RATING_CLASSES, SPEED_CLASSES},
+};
 use crate::engine::see;
 
 const PHASES: usize = 3;
@@ -399,13 +403,22 @@ impl<'a> Context<'a> {
     }
 }
 
-/// The number of position inputs of the hidden layer (see
-/// [`Inputs`]).
-pub const N_INPUTS: usize = 12 * 64 + 64 + 4 + 2 * 64 + 1;
+/// The number of inputs of the hidden layer that the position gives (see
+/// [`Inputs`]): what models before the game context had.
+pub const POSITION_INPUTS: usize = 12 * 64 + 64 + 4 + 2 * 64 + 1;
 
-/// The most position inputs a position has (every square occupied, the
-/// last move's target, four castling rights).
-pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1;
+/// Where the context inputs start: the mover's rating band, the
+/// opponent's, the time-control class ([`GameContext`]).
+const CONTEXT: usize = POSITION_INPUTS;
+
+/// The number of inputs of the hidden layer: the position's, then the
+/// game context's.
+pub const N_INPUTS: usize = CONTEXT + 2 * RATING_CLASSES + SPEED_CLASSES;
+
+/// The most inputs a position has (every square occupied, the last
+/// move's target, four castling rights, pieces en prise, check, and the
+/// three context inputs).
+pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1 + 3;
 
 /// The sparse inputs of the model's hidden layer for one position (see
 /// [`Inputs::new`]).
@@ -419,14 +432,31 @@ impl Inputs {
     /// The inputs of `pos` reached by `history`, seen from the side to
     /// move: every piece (ours or theirs × role × square, the board
     /// flipped for black), the target square of the opponent's last move,
-    /// and the castling rights held (ours, theirs × king side, queen side).
+    /// and the castling rights held (ours, theirs × king side, queen side),
+    /// pieces en prise and check; then an unknown game context (see
+    /// [`Inputs::in_context`]).
     ///
     /// ```
     /// use chesspack::model::Inputs;
     /// let inputs = Inputs::new(&shakmaty::Chess::default(), &[]);
-    /// assert_eq!(inputs.active().len(), 32 + 4);
+    /// assert_eq!(inputs.active().len(), 32 + 4 + 3);
     /// ```
     pub fn new(pos: &Chess, history: &[Move]) -> Inputs {
+        Inputs::in_context(pos, history, &GameContext::new())
+    }
+
+    /// [`Inputs::new`] in a game's context: the rating band of the side to
+    /// move, of its opponent, and the time-control class, each one input
+    /// (band 0: unknown).
+    ///
+    /// ```
+    /// use chesspack::model::{GameContext, Inputs};
+    ///
+    /// let pos = shakmaty::Chess::default();
+    /// let rated = GameContext::new().with_ratings(Some(1500), Some(1700));
+    /// assert_ne!(Inputs::in_context(&pos, &[], &rated).active(), Inputs::new(&pos, &[]).active());
+    /// ```
+    pub fn in_context(pos: &Chess, history: &[Move], game: &GameContext) -> Inputs {
         let mut out = Inputs {
             active: [0; MAX_INPUTS],
             len: 0,
@@ -489,8 +519,12 @@ impl Inputs {
             }
         }
         if pos.checkers().any() {
-            push(N_INPUTS - 1);
+            push(POSITION_INPUTS - 1);
         }
+        let (mover, opponent, speed) = game.classes(us == Color::White);
+        push(CONTEXT + mover);
+        push(CONTEXT + RATING_CLASSES + opponent);
+        push(CONTEXT + 2 * RATING_CLASSES + speed);
         out
     }
 
@@ -623,7 +657,7 @@ mod tests {
         // nothing of black's hangs; no castling rights, no check.
         let w = inputs("4k3/8/8/4p3/3N4/8/8/4K3 w - - 0 1", &[]);
         assert!(w.contains(&((en_prise + 27) as u16)));
-        assert_eq!(w.len(), 4 + 1);
+        assert_eq!(w.len(), 4 + 1 + 3);
         // The same seen from black (board flipped, sides swapped): the
         // knight is theirs and en prise, on d5 from black's side.
         let b = inputs("4k3/8/8/4p3/3N4/8/8/4K3 b - - 0 1", &[]);
@@ -637,11 +671,11 @@ mod tests {
         assert!(c.contains(&((12 * 64 + 64) as u16)));
         assert!(c.contains(&((12 * 64 + 64 + 3) as u16)));
         let check = inputs("4k3/8/8/8/8/8/8/4KR2 b - - 0 1", &[]);
-        assert!(!check.contains(&((N_INPUTS - 1) as u16)));
+        assert!(!check.contains(&((POSITION_INPUTS - 1) as u16)));
         let check = inputs("4k3/8/8/8/8/8/8/3K1R2 w - - 0 1", &[]);
-        assert!(!check.contains(&((N_INPUTS - 1) as u16)));
+        assert!(!check.contains(&((POSITION_INPUTS - 1) as u16)));
         let check = inputs("4k3/8/8/8/8/8/8/3KR3 b - - 0 1", &[]);
-        assert!(check.contains(&((N_INPUTS - 1) as u16)));
+        assert!(check.contains(&((POSITION_INPUTS - 1) as u16)));
         // The opponent's last target.
         let (pos, e4) = setup(
             "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
@@ -651,6 +685,36 @@ mod tests {
         after.play_unchecked(e4);
         let last = Inputs::new(&after, &[e4]);
         assert!(last.active().contains(&((12 * 64 + (28 ^ 56)) as u16)));
+    }
+
+    #[test]
+    fn context_inputs() {
+        use crate::model::TimeControl;
+        let rated = GameContext::new()
+            .with_ratings(Some(1500), Some(2500))
+            .with_time_control(TimeControl::parse(b"180+2"));
+        let (pos, e4) = setup(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "e4",
+        );
+        let ctx = |mover: usize, opponent: usize, speed: usize| {
+            [
+                (CONTEXT + mover) as u16,
+                (CONTEXT + RATING_CLASSES + opponent) as u16,
+                (CONTEXT + 2 * RATING_CLASSES + speed) as u16,
+            ]
+        };
+        // White (1500: band 5) to move against 2500 (band 10), blitz (3).
+        let white = Inputs::in_context(&pos, &[], &rated);
+        assert!(white.active().ends_with(&ctx(5, 10, 3)));
+        // After 1. e4 the mover is black: the bands swap.
+        let mut after = pos.clone();
+        after.play_unchecked(e4);
+        let black = Inputs::in_context(&after, &[e4], &rated);
+        assert!(black.active().ends_with(&ctx(10, 5, 3)));
+        // Unknown context: band 0 of each.
+        assert!(Inputs::new(&pos, &[]).active().ends_with(&ctx(0, 0, 0)));
+        assert!(white.active().iter().all(|&i| usize::from(i) < N_INPUTS));
     }
 
     #[test]

@@ -29,11 +29,15 @@
 //! `chesspack train model`.
 
 pub mod book;
+mod context;
 pub mod fast;
 mod features;
 pub mod train;
 
-pub use features::{Context, Features, Inputs, MAX_ACTIVE, MAX_INPUTS, N_FEATURES, N_INPUTS};
+pub use context::{GameContext, TimeControl};
+pub use features::{
+    Context, Features, Inputs, MAX_ACTIVE, MAX_INPUTS, N_FEATURES, N_INPUTS, POSITION_INPUTS,
+};
 
 use std::borrow::Cow;
 
@@ -52,9 +56,10 @@ static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin")
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 /// Earlier `model` weights, kept so that archives written with them still
 /// decode ([`Weights::by_hash`]); each with the same book as today's.
-static LEGACY_FILES: [&Aligned<[u8]>; 1] = [&Aligned(*include_bytes!(
-    "legacy/weights-6176d58bee5ba6ca.bin"
-))];
+static LEGACY_FILES: [&Aligned<[u8]>; 2] = [
+    &Aligned(*include_bytes!("legacy/weights-6176d58bee5ba6ca.bin")),
+    &Aligned(*include_bytes!("legacy/weights-6b1031bdf50fe9da.bin")),
+];
 
 /// The opening book shipped in the library.
 pub fn embedded_book() -> &'static book::Book {
@@ -98,6 +103,9 @@ pub struct Weights {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Hidden {
     size: usize,
+    /// The inputs the layer reads: [`N_INPUTS`], or [`POSITION_INPUTS`]
+    /// for a model from before the game context (which ignores it).
+    inputs: usize,
     b: Cow<'static, [i32]>,
     u: Cow<'static, [i16]>,
     v: Cow<'static, [i16]>,
@@ -125,7 +133,9 @@ impl Weights {
                 .map(|c| i16::from_le_bytes(c.try_into().expect("2")))
                 .collect()
         };
-        Weights::with_hidden(i32s(w), i32s(b), i16s(u), i16s(v))
+        let (b, u) = (i32s(b), i16s(u));
+        let inputs = u.len() / b.len().max(1);
+        Weights::with_inputs(i32s(w), b, u, i16s(v), inputs)
     }
 
     /// [`Weights::from_bytes`] read in place where the machine's byte
@@ -145,6 +155,7 @@ impl Weights {
                 w: Cow::Borrowed(w),
                 hidden: Hidden {
                     size: b.len(),
+                    inputs: u.len() / b.len().max(1),
                     b: Cow::Borrowed(b),
                     u: Cow::Borrowed(u),
                     v: Cow::Borrowed(v),
@@ -167,9 +178,9 @@ impl Weights {
             return Err(bad(format!("version {v}, expected {VERSION}")));
         }
         let (n, inputs, size) = (word(8) as usize, word(12) as usize, word(16) as usize);
-        if n != N_FEATURES || inputs != N_INPUTS || size > MAX_HIDDEN {
+        if n != N_FEATURES || ![N_INPUTS, POSITION_INPUTS].contains(&inputs) || size > MAX_HIDDEN {
             return Err(bad(format!(
-                "{n} features, {inputs} inputs and {size} hidden units, expected {N_FEATURES}, {N_INPUTS} and at most {MAX_HIDDEN}"
+                "{n} features, {inputs} inputs and {size} hidden units, expected {N_FEATURES}, {N_INPUTS} (or {POSITION_INPUTS}) and at most {MAX_HIDDEN}"
             )));
         }
         let expected = 20 + 4 * (n + size) + 2 * size * (inputs + n);
@@ -213,10 +224,24 @@ impl Weights {
         u: Vec<i16>,
         v: Vec<i16>,
     ) -> Result<Weights, Error> {
+        Weights::with_inputs(w, b, u, v, N_INPUTS)
+    }
+
+    /// [`Weights::with_hidden`] for a layer that reads the first `inputs`
+    /// inputs ([`N_INPUTS`], or [`POSITION_INPUTS`] for a model from
+    /// before the game context).
+    fn with_inputs(
+        w: Vec<i32>,
+        b: Vec<i32>,
+        u: Vec<i16>,
+        v: Vec<i16>,
+        inputs: usize,
+    ) -> Result<Weights, Error> {
         let size = b.len();
+        let inputs = if size == 0 { N_INPUTS } else { inputs };
         if w.len() != N_FEATURES
             || size > MAX_HIDDEN
-            || u.len() != size * N_INPUTS
+            || u.len() != size * inputs
             || v.len() != size * N_FEATURES
         {
             return Err(Error::InvalidData(format!(
@@ -232,6 +257,7 @@ impl Weights {
             w: w.into(),
             hidden: Hidden {
                 size,
+                inputs,
                 b: b.into(),
                 u: u.into(),
                 v: v.into(),
@@ -243,7 +269,8 @@ impl Weights {
     pub fn to_bytes(&self) -> Vec<u8> {
         let h = &self.hidden;
         let mut out = MAGIC.to_vec();
-        for x in [VERSION, N_FEATURES as u32, N_INPUTS as u32, h.size as u32] {
+        let inputs = if h.size == 0 { N_INPUTS } else { h.inputs };
+        for x in [VERSION, N_FEATURES as u32, inputs as u32, h.size as u32] {
             out.extend_from_slice(&x.to_le_bytes());
         }
         for x in self.w.iter().chain(h.b.iter()) {
@@ -325,9 +352,19 @@ impl Weights {
             .map(|(_, w)| w)
     }
 
+    /// Whether the model reads the game context (ratings, time control):
+    /// models from before it do not.
+    ///
+    /// ```
+    /// assert!(chesspack::model::Weights::embedded().reads_context());
+    /// ```
+    pub fn reads_context(&self) -> bool {
+        self.hidden.size > 0 && self.hidden.inputs > POSITION_INPUTS
+    }
+
     /// The legal moves of `pos` in canonical order and their scores (1/1024
     /// nats), given the moves that led to it (`history`, oldest first; the
-    /// last two matter).
+    /// last two matter), in an unknown game context.
     pub fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
         self.scores_with(pos, history, embedded_book())
     }
@@ -339,12 +376,36 @@ impl Weights {
         history: &[Move],
         book: &book::Book,
     ) -> (shakmaty::MoveList, Vec<i32>) {
+        self.scores_in(pos, history, book, &GameContext::new())
+    }
+
+    /// [`Weights::scores_with`] in a game's context.
+    ///
+    /// ```
+    /// use chesspack::model::{GameContext, Weights, embedded_book};
+    ///
+    /// let (pos, w) = (shakmaty::Chess::default(), Weights::embedded());
+    /// let weak = GameContext::new().with_ratings(Some(900), Some(900));
+    /// let strong = GameContext::new().with_ratings(Some(2500), Some(2500));
+    /// let (_, a) = w.scores_in(&pos, &[], embedded_book(), &weak);
+    /// let (_, b) = w.scores_in(&pos, &[], embedded_book(), &strong);
+    /// assert_ne!(a, b);
+    /// ```
+    pub fn scores_in(
+        &self,
+        pos: &Chess,
+        history: &[Move],
+        book: &book::Book,
+        game: &GameContext,
+    ) -> (shakmaty::MoveList, Vec<i32>) {
         let legal = order::sorted_moves(pos, order::Order::Thesis);
-        let scores = self.scores_of(pos, history, &legal, book);
+        let mut scores = Vec::with_capacity(legal.len());
+        self.scores_into(pos, history, &legal, book, game, &mut scores);
         (legal, scores)
     }
 
-    /// The scores of `moves`, legal moves of `pos`, with `book`.
+    /// The scores of `moves`, legal moves of `pos`, with `book`, in an
+    /// unknown game context.
     pub fn scores_of(
         &self,
         pos: &Chess,
@@ -353,17 +414,18 @@ impl Weights {
         book: &book::Book,
     ) -> Vec<i32> {
         let mut out = Vec::with_capacity(moves.len());
-        self.scores_into(pos, history, moves, book, &mut out);
+        self.scores_into(pos, history, moves, book, &GameContext::new(), &mut out);
         out
     }
 
-    /// [`Weights::scores_of`] into a buffer.
+    /// [`Weights::scores_of`] in a game's context, into a buffer.
     pub fn scores_into(
         &self,
         pos: &Chess,
         history: &[Move],
         moves: &[Move],
         book: &book::Book,
+        game: &GameContext,
         out: &mut Vec<i32>,
     ) {
         let ctx = Context::new(pos, history, book.get(pos), None);
@@ -374,7 +436,7 @@ impl Weights {
         let mut h = [0i16; MAX_HIDDEN];
         let h = &mut h[..k];
         if k > 0 {
-            hd.activations(&Inputs::new(pos, history), h);
+            hd.activations(&Inputs::in_context(pos, history, game), h);
         }
         // A feature's weight in this position, worked out once: moves
         // share many features.
@@ -440,7 +502,13 @@ impl Hidden {
         let mut acc = [0i32; MAX_HIDDEN];
         let acc = &mut acc[..k];
         acc.copy_from_slice(&self.b);
-        for &p in inputs.active() {
+        // A model from before the game context reads the position's
+        // inputs only.
+        for &p in inputs
+            .active()
+            .iter()
+            .filter(|&&p| usize::from(p) < self.inputs)
+        {
             for (a, &u) in acc.iter_mut().zip(&self.u[usize::from(p) * k..][..k]) {
                 *a += i32::from(u);
             }

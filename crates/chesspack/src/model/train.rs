@@ -33,6 +33,8 @@ pub struct Trainer {
     /// The hidden layer, when there is one.
     hidden: Option<Hidden>,
     inputs: super::Inputs,
+    /// The context of the game being trained on.
+    game: super::GameContext,
 }
 
 /// One AdaGrad step of the hidden layer's weight `w` along gradient `g`,
@@ -85,6 +87,7 @@ impl Trainer {
             l2: 1e-7,
             hidden: None,
             inputs: super::Inputs::new(&Chess::default(), &[]),
+            game: super::GameContext::new(),
         }
     }
 
@@ -139,6 +142,12 @@ impl Trainer {
         t
     }
 
+    /// Sets the context of the game the next steps are on (an unknown
+    /// context until set).
+    pub fn set_game(&mut self, game: &super::GameContext) {
+        self.game = *game;
+    }
+
     /// One gradient step on the move `played` in `pos` (reached by
     /// `history`); returns its cost in bits before the step (0 when forced).
     ///
@@ -174,7 +183,7 @@ impl Trainer {
         let exclude = (counted && history.len() < super::book::MAX_PLY).then_some(played);
         let ctx = Context::new(pos, history, entry, exclude);
         if self.hidden.is_some() {
-            self.inputs = super::Inputs::new(pos, history);
+            self.inputs = super::Inputs::in_context(pos, history, &self.game);
         }
         self.feats.resize_with(legal.len(), Features::default);
         let mut played_i = None;

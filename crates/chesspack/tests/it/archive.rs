@@ -333,7 +333,7 @@ fn header_names_format_codec_and_model() {
         assert_eq!(
             err.to_string(),
             format!(
-                "archive format version {version} is not supported (this chesspack reads versions 1 to 4)"
+                "archive format version {version} is not supported (this chesspack reads versions 1 to 5)"
             )
         );
     }
@@ -404,12 +404,32 @@ fn golden_bytes_pin_the_format() {
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0505696e64657800000000000000004038f45d43504b425900000003000000e2",
+    "928ac20300030300020000000000060657686974650a000505010001000006040441004200000808",
+    "01020f0a0e0d0e0d000303ae7a40020707000b0c597ec3d9000202787d0005050000000000000505",
+    "0000000000000000994c6fbe43504b49010000001b00000000000000590000000300000004000000",
+    "efbbbf0a010000000aca1a9f32840000000000000003000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V4`] in format version 4: the same blocks as version 5
+/// (`index` reads no game context), under another header.
+const GOLDEN_ARCHIVE_V4: &str = concat!(
     "4348504b0d0a1a0a0405696e6465780000000000000000a8e30fe443504b425900000003000000e2",
     "928ac20300030300020000000000060657686974650a000505010001000006040441004200000808",
     "01020f0a0e0d0e0d000303ae7a40020707000b0c597ec3d9000202787d0005050000000000000505",
     "0000000000000000994c6fbe43504b49010000001b00000000000000590000000300000004000000",
     "efbbbf0a010000000aca1a9f32840000000000000003000000000000004348504b454e440a",
 );
+
+#[test]
+fn archives_of_format_4_still_decode() {
+    let bytes: Vec<u8> = (0..GOLDEN_ARCHIVE_V4.len() / 2)
+        .map(|i| u8::from_str_radix(&GOLDEN_ARCHIVE_V4[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+    assert_eq!(reader.header().version, 4);
+    assert_eq!(decompress(&bytes), GOLDEN_TEXT_V4);
+}
 
 /// [`GOLDEN_TEXT_V3`] in format version 3.
 const GOLDEN_ARCHIVE_V3: &str = concat!(
@@ -472,21 +492,40 @@ const GOLDEN_ARCHIVE_PREVIOUS_MODEL: &str = concat!(
     "48504b454e440a",
 );
 
-/// Issue 26: archives of the model that the retrained one replaced keep
+/// The same game in format 4 written by the model of hash
+/// 6b1031bdf50fe9da (fitted on online-broad too, without the game
+/// context; issue 26 replaced it with a model that reads ratings and time
+/// controls).
+const GOLDEN_ARCHIVE_MODEL_WITHOUT_CONTEXT: &str = concat!(
+    "4348504b0d0a1a0a04056d6f64656cdae90ff5bd31106ba5814b6443504b42670000000100000011",
+    "04858b010001010000000000131357686974650a426c61636b0a526573756c740a00040401020300",
+    "060e0e4f6c64004d6f64656c00302d31000002020e09000606a41b4e9429c002060600155ffc0000",
+    "00000000050500000000000005050000000000000000c271d8f643504b49010000001b0000000000",
+    "0000670000000100000000000000010000000a4e5828fa9200000000000000010000000000000043",
+    "48504b454e440a",
+);
+
+/// Issue 26: archives of the models that retrained ones replaced keep
 /// decoding, with the earlier weights the library keeps.
 #[test]
 fn regression_issue_26_archives_of_the_previous_model_still_decode() {
-    let bytes: Vec<u8> = (0..GOLDEN_ARCHIVE_PREVIOUS_MODEL.len() / 2)
-        .map(|i| u8::from_str_radix(&GOLDEN_ARCHIVE_PREVIOUS_MODEL[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
-    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
-    assert_eq!(reader.header().model_hash, 0x6176_d58b_ee5b_a6ca);
-    assert_eq!(reader.codec().name(), "model");
     let text = "[White \"Old\"]\n[Black \"Model\"]\n[Result \"0-1\"]\n\n1. e4 c5 2. Nf3 d6 3. d4 cxd4 \
 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 \
 12. g5 b4 13. Ne2 Ne8 14. f4 a5 15. f5 a4 16. Nbd4 exd4 17. Nxd4 b3 18. Kb1 bxc2+ \
 19. Nxc2 Bb3 20. axb3 axb3 21. Na3 Rxa3 22. bxa3 Qa5 0-1\n";
-    assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
+    for (hex, hash) in [
+        (GOLDEN_ARCHIVE_PREVIOUS_MODEL, 0x6176_d58b_ee5b_a6ca),
+        (GOLDEN_ARCHIVE_MODEL_WITHOUT_CONTEXT, 0x6b10_31bd_f50f_e9da),
+    ] {
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+        assert_eq!(reader.header().model_hash, hash);
+        assert_eq!(reader.header().version, 4);
+        assert_eq!(reader.codec().name(), "model");
+        assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
+    }
 }
 
 /// Archives of the engine codecs open with the default codec whatever
@@ -760,4 +799,56 @@ fn regression_issue_29_file_ends_and_result_lines_come_back_byte_for_byte() {
         r.game_checked(1).unwrap(),
         b"[Event \"a\"]\n\n1. e4 { a comment }\n*\n\n"
     );
+}
+
+/// Issue 26: `model` codes a game's moves in its context (ratings, time
+/// control) from its tags, which the archive decodes before the moves; the
+/// same moves under other tags cost other bits, and every variant decodes.
+#[test]
+fn regression_issue_26_moves_are_coded_in_their_games_context() {
+    use chesspack::{game::ModelCodec, model::GameContext, pgn::GameReader};
+    let moves = "1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Nxd5 6. Nxf7 Kxf7 \
+7. Qf3+ Ke6 8. Nc3 Nb4 9. a3 Nxc2+ 10. Kd1 Nxa1 11. Nxd5 Qh4 12. Nxc7+ Kd7 1-0";
+    let tags = [
+        "",
+        "[WhiteElo \"850\"]\n[BlackElo \"900\"]\n[TimeControl \"60+0\"]\n",
+        "[WhiteElo \"2700\"]\n[BlackElo \"2650\"]\n[TimeControl \"5400+30\"]\n",
+        "[WhiteElo \"?\"]\n[BlackElo \"2650\"]\n[TimeControl \"-\"]\n",
+    ];
+    let mut streams = Vec::new();
+    let mut all = Vec::new();
+    for t in tags {
+        let text = format!("[White \"A\"]\n[Black \"B\"]\n{t}\n{moves}\n\n");
+        all.extend_from_slice(text.as_bytes());
+        let g = GameReader::new(text.as_bytes()).next().unwrap().unwrap();
+        let codec = ModelCodec::new().with_context(g.context());
+        let bits = codec.encode(&g.start, &g.moves).unwrap();
+        assert_eq!(codec.decode(&g.start, &bits).unwrap(), g.moves);
+        // The trait's way to the same codec.
+        let boxed = ModelCodec::new().in_context(&g.context()).unwrap();
+        assert_eq!(boxed.encode(&g.start, &g.moves).unwrap(), bits);
+        streams.push(bits);
+    }
+    // No tags is the unknown context; the others differ from it and from
+    // each other.
+    let g = GameReader::new(moves.as_bytes()).next().unwrap().unwrap();
+    assert_eq!(g.context(), GameContext::default());
+    assert_eq!(
+        ModelCodec::new().encode(&g.start, &g.moves).unwrap(),
+        streams[0]
+    );
+    for i in 0..streams.len() {
+        for j in 0..i {
+            assert_ne!(streams[i], streams[j], "{i} {j}");
+        }
+    }
+    // In an archive, one block of all four: each decodes with its own tags.
+    let packed = compress_with(&all, &ModelCodec::new(), 10);
+    assert_eq!(decompress(&packed), canonical(&all[..]).unwrap());
+    // Read in a context other than the writer's, a stream decodes to other
+    // moves or fails: the text checksum catches it.
+    let wrong =
+        ModelCodec::new().with_context(GameContext::new().with_ratings(Some(2700), Some(2650)));
+    let decoded = wrong.decode(&g.start, &streams[1]);
+    assert!(decoded.map_or(true, |m| m != g.moves));
 }

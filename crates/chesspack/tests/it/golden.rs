@@ -24,7 +24,7 @@ const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
     ),
     ("engine-huffman", 67, "40002000000a3d1f80"),
     ("engine-arith", 41, "458231839780"),
-    ("model", 42, "a41b4e9429c0"),
+    ("model", 42, "a583986f4040"),
     ("fast", 169, "9d90432590861ab53f99c65cda296b341295c6ed5380"),
 ];
 
@@ -56,6 +56,42 @@ fn game_formats_are_pinned() {
             .unwrap();
         assert_eq!((bits.len(), bits.to_hex().as_str()), (len, hex), "{name}");
     }
+}
+
+/// `model` in a game's context (issue 26): the golden game (42 bits with
+/// no context) between two 1500s at 3+2, and between a 900 and a 2700 in
+/// a classical game; each stream is pinned.
+#[test]
+fn model_streams_in_context_are_pinned() {
+    use chesspack::{
+        game::GameCodec,
+        model::{GameContext, TimeControl},
+    };
+    let g = GameReader::new(GAME.as_bytes()).next().unwrap().unwrap();
+    let blitz = GameContext::new()
+        .with_ratings(Some(1500), Some(1500))
+        .with_time_control(Some(TimeControl::Clock {
+            base: 180,
+            increment: 2,
+        }));
+    let classical = GameContext::new()
+        .with_ratings(Some(900), Some(2700))
+        .with_time_control(TimeControl::parse(b"5400+30"));
+    let mut got = Vec::new();
+    for ctx in [blitz, classical] {
+        let bits = game::ModelCodec::new()
+            .with_context(ctx)
+            .encode(&g.start, &g.moves)
+            .unwrap();
+        got.push((bits.len(), bits.to_hex()));
+    }
+    assert_eq!(
+        got,
+        [
+            (63, "a10fc702307e5a2a".to_owned()),
+            (62, "8700e6d53c1d739c".to_owned())
+        ]
+    );
 }
 
 #[test]

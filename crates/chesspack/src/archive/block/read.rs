@@ -23,6 +23,7 @@ use crate::{
     bits::BitWriter,
     coder::BinaryDecoder,
     game::GameCodec,
+    model::GameContext,
 };
 
 /// The columns of a stored block, decompressed.
@@ -315,6 +316,12 @@ pub(crate) fn decode_block_until(
             continue;
         }
         let start = text::start_of(&tags).map_err(|u| u.detail)?;
+        // The game's context, as the writer took it from the same tags.
+        // Archives before format 5 were written by models that do not read
+        // it, for which it changes nothing.
+        let in_context =
+            codec.in_context(&GameContext::from_tags(tags.iter().map(|(k, v)| (k, v))));
+        let codec = in_context.as_deref().unwrap_or(codec);
         let plies = segment_plies(game_events)?;
         let line = game_events.first() == Some(&E_LINE);
         let mut next_segment = 0;

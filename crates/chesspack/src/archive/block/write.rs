@@ -23,6 +23,7 @@ use crate::{
     bits::BitWriter,
     coder::BinaryEncoder,
     game::GameCodec,
+    model::GameContext,
 };
 
 struct Columns {
@@ -108,6 +109,12 @@ impl Columns {
         // A game of moves alone: its stream says how many.
         let line =
             !game.events.is_empty() && game.events.iter().all(|e| matches!(e, Event::Move(_)));
+        // The players' ratings and the time control, from the tags the
+        // decoder reads before the moves (format 5).
+        let in_context = codec.in_context(&GameContext::from_tags(
+            game.tags.iter().map(|(k, v)| (k, v)),
+        ));
+        let codec = in_context.as_deref().unwrap_or(codec);
         let mut encoded = Vec::with_capacity(segments.len());
         for (start, moves) in &segments {
             let bits = if line {
