@@ -13,10 +13,12 @@
 //!
 //! The hidden layer reads the position once (see [`Inputs`]: every piece
 //! by square, the opponent's last target, castling rights, pieces en
-//! prise, check) into `h = clamp(b + Σ u[input], 0, 1)`, 64 units in the
-//! shipped model; a feature's weight in that position is its linear weight
+//! prise, check) and the game's context ([`GameContext`]: the rating bands
+//! of the side to move and of its opponent, the time-control class) into
+//! `h = clamp(b + Σ u[input], 0, 1)`, 64 units in the shipped model; a feature's weight in that position is its linear weight
 //! plus `v[feature] · h`. So the same feature (a knight's target square, a
-//! capture, a book share) weighs differently in different positions.
+//! capture, a book share) weighs differently in different positions, and
+//! for different players.
 //!
 //! Inference is integer-only: a move's score is the sum of its features'
 //! weights (1/1024 nats); the hidden layer is 16-bit fixed point (see
