@@ -97,36 +97,17 @@ impl Tags {
         Ok(Tags(out))
     }
 
-    /// `codec` in the context of row `row`'s tags (the codec itself when
-    /// it reads none).
-    fn codec<'a>(&self, codec: &'a dyn GameCodec, row: usize) -> CodecRef<'a> {
+    /// The codec for row `row` in the context of its tags, for codecs
+    /// that read one (`None`: use the codec as it is).
+    fn codec(&self, codec: &dyn GameCodec, row: usize) -> Option<Box<dyn GameCodec>> {
         if self.0.is_empty() {
-            return CodecRef::Borrowed(codec);
+            return None;
         }
-        let context = chesspack::model::GameContext::from_tags(
+        codec.in_context(&chesspack::model::GameContext::from_tags(
             self.0
                 .iter()
                 .filter_map(|(name, c)| c.get(row).map(|v| (name, v))),
-        );
-        match codec.in_context(&context) {
-            Some(c) => CodecRef::Owned(c),
-            None => CodecRef::Borrowed(codec),
-        }
-    }
-}
-
-/// A codec, in a row's context or as given.
-enum CodecRef<'a> {
-    Borrowed(&'a dyn GameCodec),
-    Owned(Box<dyn GameCodec>),
-}
-
-impl CodecRef<'_> {
-    fn get(&self) -> &dyn GameCodec {
-        match self {
-            CodecRef::Borrowed(c) => *c,
-            CodecRef::Owned(c) => c.as_ref(),
-        }
+        ))
     }
 }
 
@@ -332,7 +313,8 @@ fn encode_chunks(
             Err(e) => return (Err(e), errors),
         };
         let values = code_rows(&rows, base, &mut errors, |row, g| {
-            encode_one(tags.codec(codec, row).get(), g, starts.get(row))
+            let in_context = tags.codec(codec, row);
+            encode_one(in_context.as_deref().unwrap_or(codec), g, starts.get(row))
         });
         let large = matches!(
             chunk.data_type(),
@@ -491,8 +473,9 @@ fn decode_one(
         .find(|c| c.name() == name)
         .ok_or_else(|| chesspack::Error::UnknownCodec(name.to_owned()))?;
     let start = start_of(start)?;
-    let codec = tags.codec(codec.as_ref(), row);
-    let moves = record::decode_game(codec.get(), &start, data)?;
+    let in_context = tags.codec(codec.as_ref(), row);
+    let codec = in_context.as_deref().unwrap_or(codec.as_ref());
+    let moves = record::decode_game(codec, &start, data)?;
     let sans = notate(&start, &moves, notation == Notation::Uci);
     Ok(match notation {
         Notation::Movetext => vec![movetext(&start, &sans)],

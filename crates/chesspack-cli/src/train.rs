@@ -474,7 +474,7 @@ fn report_held_out(
     files: &[String],
     held_out: &PerFile,
     scores: impl Fn(
-        &chesspack::pgn::Game,
+        &chesspack::model::GameContext,
         &shakmaty::Chess,
         &[shakmaty::Move],
     ) -> (shakmaty::MoveList, Vec<i32>),
@@ -492,8 +492,9 @@ fn report_held_out(
         for g in games {
             let mut pos = g.start.clone();
             let game_bits = bits;
+            let context = g.context();
             for (i, &m) in g.moves.iter().enumerate() {
-                let (legal, s) = scores(g, &pos, &g.moves[..i]);
+                let (legal, s) = scores(&context, &pos, &g.moves[..i]);
                 if legal.len() > 1 {
                     chesspack::coder::quantize_fast(&chesspack::model::weights_of(&s), &mut freqs);
                     let k = legal.iter().position(|&x| x == m).expect("legal move");
@@ -622,7 +623,7 @@ fn model(
     let weights = trainer.weights();
     std::fs::write(output, weights.to_bytes()).with_context(|| format!("cannot write {output}"))?;
     report_held_out(&files, &held_out, |g, pos, h| {
-        weights.scores_in(pos, h, &book, &g.context())
+        weights.scores_in(pos, h, &book, g)
     });
     eprintln!(
         "{skipped} games skipped\nwrote {output} (model hash {:016x})",

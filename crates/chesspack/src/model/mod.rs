@@ -15,7 +15,8 @@
 //! by square, the opponent's last target, castling rights, pieces en
 //! prise, check) and the game's context ([`GameContext`]: the rating bands
 //! of the side to move and of its opponent, the time-control class) into
-//! `h = clamp(b + Σ u[input], 0, 1)`, 64 units in the shipped model; a feature's weight in that position is its linear weight
+//! `h = clamp(b + Σ u[input], 0, 1)`, 64 units in the shipped model; a
+//! feature's weight in that position is its linear weight
 //! plus `v[feature] · h`. So the same feature (a knight's target square, a
 //! capture, a book share) weighs differently in different positions, and
 //! for different players.
