@@ -250,13 +250,16 @@ impl Archive {
 
     /// tags(i) -> list[tuple[str, str]]
     ///
-    /// The tag pairs of game `i` in their order, without decoding moves.
+    /// The tag pairs of game `i` in their order, without decoding moves
+    /// (but the mainlines of the block's games whose `ECO` or `Opening` tags
+    /// the archive stores as what the moves give).
     fn tags(&self, py: Python<'_>, i: i64) -> PyResult<Vec<(String, String)>> {
         let j = self.index(i)?;
         let block = self.first.partition_point(|&f| f <= j) - 1;
         let payload = self.payload(block)?;
+        let codec = self.codec.as_ref();
         let tags = py
-            .detach(|| archive::block_tags(&payload))
+            .detach(|| archive::block_tags(codec, &payload))
             .map_err(|e| archive_err(&self.path, e))?;
         let local = (j - self.first[block]) as usize;
         match tags.into_iter().nth(local) {

@@ -31,7 +31,7 @@ def split_games(text: str) -> list[str]:
 def test_random_access_matches_decompress(archive_path, decompressed):
     a = chesspack.Archive(archive_path)
     assert len(a) == 37
-    assert a.codec == "model" and a.version == 5 and a.model_hash != 0
+    assert a.codec == "model" and a.version == 6 and a.model_hash != 0
     # The last game (King of the Hill) is kept verbatim, with the file's one
     # final line feed.
     assert decompressed.endswith("0-1\n") and a[36].endswith("0-1\n")
@@ -60,8 +60,13 @@ def test_tags_and_rows_agree_with_python_chess(archive_path, decompressed):
     rows = table.to_pylist()
     for i, (g, row) in enumerate(zip(games, rows)):
         assert row["game"] == i
-        for k, v in a.tags(i).items():
+        tags = a.tags(i)
+        for k, v in tags.items():
             assert g.headers[k] == v
+        # Issue 26: ECO and Opening tags that the archive stores as what the
+        # moves give come back from the moves.
+        for k in ("ECO", "Opening"):
+            assert tags.get(k) == (g.headers[k] if k in g.headers else None)
         assert row["White"] == g.headers.get("White")
         elo = g.headers.get("WhiteElo")
         assert row["WhiteElo"] == (int(elo) if elo and elo.isdigit() else None)

@@ -363,7 +363,8 @@ impl Archive {
         'blocks: for b in 0..self.reader.blocks().len() {
             let first = self.reader.first_game(b);
             let block = self.reader.read_block(b).map_err(|e| e.to_string())?;
-            let tags = archive::block_tags(&block).map_err(|e| e.to_string())?;
+            let tags =
+                archive::block_tags(self.reader.codec(), &block).map_err(|e| e.to_string())?;
             for (i, t) in tags.into_iter().enumerate() {
                 if list.len() == MAX_LISTED {
                     more = true;

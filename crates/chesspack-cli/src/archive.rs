@@ -909,7 +909,12 @@ pub fn list(args: &ListArgs) -> Result<()> {
     let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
     for b in 0..reader.blocks().len() {
         let block = reader.read_block(b)?;
-        let tags = archive::block_tags(&block)?;
+        // The moves are decoded only for ECO and Opening tags that they give.
+        let tags = if args.tags.iter().any(|t| t == "ECO" || t == "Opening") {
+            archive::block_tags(reader.codec(), &block)?
+        } else {
+            archive::block_tags_not_given(&block)?
+        };
         for (g, t) in tags.iter().enumerate() {
             let mut line = format!("{}", reader.first_game(b) + g as u64);
             for name in &args.tags {

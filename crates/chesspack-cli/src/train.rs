@@ -4,6 +4,7 @@ use anyhow::{Context, Result};
 use chesspack::{
     engine::PieceSquareFit,
     holdout,
+    opening::{OpeningTable, TableBuilder},
     pgn::{self, GameReader},
     position,
 };
@@ -102,6 +103,24 @@ pub enum TrainCommand {
         #[arg(required = true)]
         files: Vec<String>,
     },
+    /// Build the opening table that archives predict `ECO` and `Opening`
+    /// tags with, from PGN files whose games carry them (leaving out the
+    /// held-out 5%) or from lichess's opening TSV files; then report how
+    /// many held-out games of the PGN files it names right.
+    Openings {
+        /// Where to write the table
+        /// (crates/chesspack/src/openings.bin to ship it).
+        #[arg(short, long)]
+        output: String,
+        /// A position is listed when at least this many training games
+        /// reached it (PGN input).
+        #[arg(long, default_value_t = chesspack::opening::MIN_GAMES)]
+        min_games: u32,
+        /// PGN files (`.zst` too), or lichess opening tables (`.tsv`, the
+        /// columns eco, name and pgn); not both.
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
     /// Fit the `fast` codec's model (piece × origin × target and capture
     /// weights) on PGN files, leaving out the held-out 5% of games.
     Fast {
@@ -147,6 +166,11 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             files,
         } => fast(&output, limit, epochs, &files),
         TrainCommand::Arith { output, files } => arith(&output, &files),
+        TrainCommand::Openings {
+            output,
+            min_games,
+            files,
+        } => openings(&output, min_games, &files),
         TrainCommand::Position {
             output,
             per_game,
@@ -201,6 +225,91 @@ fn engine(output: &str, limit: u64, files: &[String]) -> Result<()> {
     std::fs::write(output, fit.to_rust(&provenance))
         .with_context(|| format!("cannot write {output}"))?;
     eprintln!("{provenance}\nwrote {output}");
+    Ok(())
+}
+
+fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
+    let tsv = files.iter().filter(|f| f.ends_with(".tsv")).count();
+    let table = if tsv == files.len() {
+        let mut text = String::new();
+        for path in files {
+            text +=
+                &std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+            text.push('\n');
+        }
+        OpeningTable::from_tsv(&text)?
+    } else if tsv == 0 {
+        let mut b = TableBuilder::default();
+        let mut skipped = 0u64;
+        for path in files {
+            let pb = input::progress(None, path);
+            for game in GameReader::new(input::open(path, &pb)?) {
+                match game {
+                    Ok(g) if !holdout::is_held_out(&holdout::game_key(&g)) => {
+                        if let (Some(eco), Some(name)) = (g.tag("ECO"), g.tag("Opening")) {
+                            b.add(&g.start, &g.moves, eco, name);
+                        }
+                    }
+                    Ok(_) => {}
+                    Err(_) => skipped += 1,
+                }
+            }
+            pb.finish_and_clear();
+        }
+        eprintln!(
+            "{} training games with ECO and Opening tags ({skipped} skipped as malformed)",
+            b.games()
+        );
+        b.finish(min_games)
+    } else {
+        anyhow::bail!("give PGN files or opening TSV files, not both");
+    };
+    std::fs::write(output, table.to_bytes()).with_context(|| format!("cannot write {output}"))?;
+    eprintln!(
+        "wrote {output}: {} positions, {} openings, {} bytes, hash {:016x}",
+        table.len(),
+        table.openings(),
+        table.to_bytes().len(),
+        table.hash()
+    );
+    if tsv > 0 {
+        return Ok(());
+    }
+    println!(
+        "held-out games with both tags: file, games, both tags right, ECO right, name right, none named"
+    );
+    for path in files {
+        let pb = input::progress(None, path);
+        let (mut games, mut both, mut eco_ok, mut name_ok, mut none) =
+            (0u64, 0u64, 0u64, 0u64, 0u64);
+        for g in GameReader::new(input::open(path, &pb)?).flatten() {
+            let (Some(eco), Some(name)) = (g.tag("ECO"), g.tag("Opening")) else {
+                continue;
+            };
+            if !holdout::is_held_out(&holdout::game_key(&g)) {
+                continue;
+            }
+            games += 1;
+            match table.predict(&g.start, &g.moves) {
+                Some(o) => {
+                    eco_ok += u64::from(o.eco == eco);
+                    name_ok += u64::from(o.name == name);
+                    both += u64::from(o.eco == eco && o.name == name);
+                }
+                None => none += 1,
+            }
+        }
+        pb.finish_and_clear();
+        let pct = |n: u64| 100.0 * n as f64 / games.max(1) as f64;
+        println!(
+            "{}\t{games}\t{:.1}%\t{:.1}%\t{:.1}%\t{:.1}%",
+            file_name(path),
+            pct(both),
+            pct(eco_ok),
+            pct(name_ok),
+            pct(none)
+        );
+    }
     Ok(())
 }
 

@@ -68,7 +68,8 @@ pub fn read_archive(data: &[u8]) {
         for b in 0..r.blocks().len() {
             if let Ok(block) = r.read_block(b) {
                 let _ = archive::decode_games(r.codec(), &block, &|_| true, &mut |_, _| {});
-                let _ = archive::block_tags(&block);
+                let _ = archive::block_tags(r.codec(), &block);
+                let _ = archive::block_tags_not_given(&block);
             }
         }
         let games = r.games();
@@ -83,7 +84,8 @@ pub fn read_archive(data: &[u8]) {
     let block = archive::Block::unchecked(data.to_vec(), 0);
     let _ = archive::decode_games(&game::Index, &block, &|_| true, &mut |_, _| {});
     let _ = archive::decode_games(&game::Radix, &block, &|g| g % 2 == 0, &mut |_, _| {});
-    let _ = archive::block_tags(&block);
+    let _ = archive::block_tags(&game::Index, &block);
+    let _ = archive::block_tags_not_given(&block);
 }
 
 /// Compresses `data` as PGN into an archive and checks that it decompresses

@@ -39,6 +39,7 @@ pub mod fuzzing;
 pub mod game;
 pub mod holdout;
 pub mod model;
+pub mod opening;
 pub mod order;
 pub mod pgn;
 pub mod position;

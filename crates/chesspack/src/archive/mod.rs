@@ -30,10 +30,11 @@
 //! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
 //! expected output of a PGN text without a codec.
 //!
-//! # Format (version 5; versions 1 to 4 still decode)
+//! # Format (version 6; versions 1 to 5 still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
-//!   name (length byte and bytes), its model hash (u64), a CRC-32 of the
+//!   name (length byte and bytes), its model hash (u64), from version 6 the
+//!   hash of the opening table (u64, [`crate::opening`]), a CRC-32 of the
 //!   header (all integers little-endian).
 //! * Blocks: `CPKB`, stored length (u32), number of games (u32), CRC-32 of
 //!   the stored bytes (u32), then the stored bytes: the payload (see
@@ -55,6 +56,11 @@
 //! before its moves ([`GameCodec::in_context`](crate::game::GameCodec::in_context)).
 //! Codecs other than `model` ignore it, as do the `model` weights that
 //! wrote earlier versions, so one reader serves every version.
+//!
+//! From version 6 an `ECO` or `Opening` tag equal to what the game's
+//! mainline gives ([`OpeningTable::predict`](crate::opening::OpeningTable::predict)
+//! with the table whose hash the header holds) is stored as a one-byte
+//! mark, filled in once the moves are decoded.
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
@@ -101,8 +107,12 @@ pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// the checksum of each block's decoded text, the input's lead and tail in
 /// the index, a checksum over the footer's numbers, and results on a line
 /// of their own; version 5 codes each game's moves in its context (its
-/// players' ratings and time control, read from its tags).
-pub const FORMAT_VERSION: u8 = 5;
+/// players' ratings and time control, read from its tags); version 6
+/// stores `ECO` and `Opening` tags that the moves give as a mark
+/// ([`crate::opening`]) and the hash of the opening table in the header.
+pub const FORMAT_VERSION: u8 = 6;
+/// The first version with the opening table's hash in the header.
+const OPENINGS_VERSION: u8 = 6;
 /// The first version with text checksums, file ends and a checked footer.
 const CHECKED_VERSION: u8 = 4;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";
@@ -141,6 +151,14 @@ pub enum ArchiveError {
         /// What this library has instead.
         have: String,
     },
+    /// The archive's opening table is not the one this library has.
+    #[error("archive needs opening table {hash:016x}; this chesspack has {have:016x}")]
+    OpeningTableMismatch {
+        /// The table hash in the archive.
+        hash: u64,
+        /// The hash of this library's table.
+        have: u64,
+    },
     /// A block fails its checksum or does not decode.
     #[error("block {block}: {reason}")]
     Damaged {
@@ -171,6 +189,9 @@ pub struct Header {
     pub codec: String,
     /// The hash of the codec's model (tables, parameters).
     pub model_hash: u64,
+    /// The hash of the opening table that gives `ECO` and `Opening` tags
+    /// (format 6; 0 before).
+    pub openings_hash: u64,
 }
 
 impl Header {
@@ -180,6 +201,9 @@ impl Header {
         out.push(self.codec.len() as u8);
         out.extend_from_slice(self.codec.as_bytes());
         out.extend_from_slice(&self.model_hash.to_le_bytes());
+        if self.version >= OPENINGS_VERSION {
+            out.extend_from_slice(&self.openings_hash.to_le_bytes());
+        }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -196,24 +220,31 @@ impl Header {
         if !(1..=FORMAT_VERSION).contains(&head[0]) {
             return Err(ArchiveError::UnsupportedVersion(head[0]));
         }
-        let mut rest = vec![0u8; usize::from(head[1]) + 12];
+        let hashes = if head[0] >= OPENINGS_VERSION { 16 } else { 8 };
+        let mut rest = vec![0u8; usize::from(head[1]) + hashes + 4];
         read_exact_or(r, &mut rest, ArchiveError::Header("truncated".into()))?;
         let name_len = usize::from(head[1]);
         let mut all = magic.to_vec();
         all.extend_from_slice(&head);
-        all.extend_from_slice(&rest[..name_len + 8]);
-        let crc = u32::from_le_bytes(rest[name_len + 8..].try_into().expect("4 bytes"));
+        all.extend_from_slice(&rest[..name_len + hashes]);
+        let crc = u32::from_le_bytes(rest[name_len + hashes..].try_into().expect("4 bytes"));
         if crc32fast::hash(&all) != crc {
             return Err(ArchiveError::Header("checksum mismatch".into()));
         }
         let codec = String::from_utf8(rest[..name_len].to_vec())
             .map_err(|_| ArchiveError::Header("codec name is not utf-8".into()))?;
         let model_hash = u64::from_le_bytes(rest[name_len..name_len + 8].try_into().expect("8"));
+        let openings_hash = if hashes == 16 {
+            u64::from_le_bytes(rest[name_len + 8..name_len + 16].try_into().expect("8"))
+        } else {
+            0
+        };
         Ok((
             Header {
                 version: head[0],
                 codec,
                 model_hash,
+                openings_hash,
             },
             all.len() as u64 + 4,
         ))
@@ -226,6 +257,13 @@ impl Header {
     ///
     /// [`ArchiveError::CodecMismatch`] naming what is missing.
     pub fn codec(&self) -> Result<Box<dyn GameCodec>, ArchiveError> {
+        let have = crate::opening::OpeningTable::builtin().hash();
+        if self.version >= OPENINGS_VERSION && self.openings_hash != have {
+            return Err(ArchiveError::OpeningTableMismatch {
+                hash: self.openings_hash,
+                have,
+            });
+        }
         let mismatch = |have: String| ArchiveError::CodecMismatch {
             name: self.codec.clone(),
             hash: self.model_hash,
@@ -283,6 +321,7 @@ impl<W: Write> ArchiveWriter<W> {
             version: FORMAT_VERSION,
             codec: codec.name().to_owned(),
             model_hash: codec.model_hash(),
+            openings_hash: crate::opening::OpeningTable::builtin().hash(),
         }
         .to_bytes();
         w.write_all(&header)?;
@@ -875,25 +914,41 @@ pub fn decode_games(
 /// a verbatim one.
 pub type GameTags = Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>>;
 
-/// The tags of every game of a block, without decoding moves (nor checking
-/// the block's text).
+/// The tags of every game of a block, without checking the block's text.
+/// Moves are decoded only where the archive stores an `ECO` or `Opening`
+/// tag as the value the moves give (format 6): `codec` is the archive's
+/// ([`ArchiveReader::codec`]).
 ///
 /// # Errors
 ///
 /// [`ArchiveError::Damaged`] when the payload does not decode.
-pub fn block_tags(block: &Block) -> Result<Vec<GameTags>, ArchiveError> {
+pub fn block_tags(codec: &dyn GameCodec, block: &Block) -> Result<Vec<GameTags>, ArchiveError> {
+    tags_of(codec, block, block::Want::Tags)
+}
+
+/// The tags of every game of a block without decoding moves: `ECO` and
+/// `Opening` tags that the archive stores as the value the moves give are
+/// left out (see [`block_tags`]).
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+pub fn block_tags_not_given(block: &Block) -> Result<Vec<GameTags>, ArchiveError> {
+    // No moves are decoded: any codec will do.
+    tags_of(&crate::game::Index, block, block::Want::TagsNotGiven)
+}
+
+fn tags_of(
+    codec: &dyn GameCodec,
+    block: &Block,
+    want: block::Want,
+) -> Result<Vec<GameTags>, ArchiveError> {
     let mut out = Vec::new();
-    // Tags need no codec; any codec will do for the skipped moves.
-    block::decode_block(
-        &crate::game::Index,
-        &block.payload,
-        &|_| block::Want::Tags,
-        &mut |_, d| {
-            if let block::Decoded::Tags(t) = d {
-                out.push(t);
-            }
-        },
-    )
+    block::decode_block(codec, &block.payload, &|_| want, &mut |_, d| {
+        if let block::Decoded::Tags(t) = d {
+            out.push(t);
+        }
+    })
     .map_err(|reason| ArchiveError::Damaged {
         block: block.index as u64 + 1,
         reason,

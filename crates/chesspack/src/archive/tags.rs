@@ -16,7 +16,12 @@
 //!   `d` days (1 to 250), both `YYYY.MM.DD` dates (format 3);
 //! * [`NEXT_ROUND`] `rest`: for `Round`, the number that begins the
 //!   previous `Round` of the block plus one, then `rest` (`"4.2"` after
-//!   `"3.7"` is [`NEXT_ROUND`] `".2"`; format 3).
+//!   `"3.7"` is [`NEXT_ROUND`] `".2"`; format 3);
+//! * [`PREDICTED`]: for `ECO` and `Opening`, the value that the game's
+//!   moves give ([`OpeningTable::predict`](crate::opening::OpeningTable::predict)
+//!   with the built-in table); the decoder fills it in once it has decoded
+//!   the moves. It changes no state: [`REPEAT`] after it means the value
+//!   before it (format 6).
 //!
 //! Master game files list each player's games together: the players, their
 //! ratings and the days of a tournament repeat, which zstd alone stores in
@@ -61,6 +66,9 @@ const NEXT_DATE: u8 = 5;
 /// `NEXT_ROUND rest`: the previous round's number plus one, then `rest`.
 const NEXT_ROUND: u8 = 6;
 
+/// The value the moves give (`ECO`, `Opening`).
+const PREDICTED: u8 = 7;
+
 /// Player names that [`RECENT`] reaches.
 const RECENT_NAMES: usize = 64;
 /// The largest day step of [`NEXT_DATE`].
@@ -73,8 +81,10 @@ pub(crate) enum Marks {
     None,
     /// [`REPEAT`] and [`ESCAPE`] (format 2).
     Repeat,
-    /// All of them (format 3).
+    /// Those of players, ratings, dates and rounds too (format 3).
     Players,
+    /// All of them: [`PREDICTED`] too (format 6).
+    Openings,
 }
 
 /// What a tag name's values are, for the marks.
@@ -87,6 +97,8 @@ enum Role {
     Elo(usize),
     Date,
     Round,
+    /// `ECO` (0) or `Opening` (1).
+    Opening(usize),
 }
 
 impl Role {
@@ -98,6 +110,8 @@ impl Role {
             b"BlackElo" => Role::Elo(1),
             b"Date" => Role::Date,
             b"Round" => Role::Round,
+            b"ECO" => Role::Opening(0),
+            b"Opening" => Role::Opening(1),
             _ => Role::Other,
         }
     }
@@ -134,7 +148,7 @@ impl TagState {
 
     /// Adds the tag name of the next id.
     pub(crate) fn add_name(&mut self, name: &[u8]) {
-        self.roles.push(if self.marks == Marks::Players {
+        self.roles.push(if self.marks >= Marks::Players {
             Role::of(name)
         } else {
             Role::Other
@@ -176,7 +190,7 @@ impl TagState {
                     out.push(NEXT_ROUND);
                     out.extend_from_slice(rest);
                 }),
-            Role::Other => None,
+            Role::Other | Role::Opening(_) => None,
         }
         .is_some();
         if !marked {
@@ -190,6 +204,38 @@ impl TagState {
             }
         }
         self.update(id, value);
+    }
+
+    /// Whether tag `id` (`ECO` or `Opening`) can be stored as the value
+    /// the moves give.
+    pub(crate) fn predicts(&self, id: usize) -> Option<usize> {
+        match self.roles[id] {
+            Role::Opening(k) if self.marks >= Marks::Openings => Some(k),
+            _ => None,
+        }
+    }
+
+    /// Appends the mark of the value the moves give, for a tag that
+    /// [`predicts`](TagState::predicts) (no state changes).
+    pub(crate) fn encode_predicted(&self, out: &mut Vec<u8>) {
+        out.push(PREDICTED);
+    }
+
+    /// `Some(0)` (`ECO`) or `Some(1)` (`Opening`) when tag `id` is stored
+    /// as the value the moves give, which the caller fills in; the state
+    /// does not change.
+    ///
+    /// # Errors
+    ///
+    /// The mark on another tag.
+    pub(crate) fn predicted(&self, id: usize, stored: &[u8]) -> Result<Option<usize>, String> {
+        if self.marks < Marks::Openings || stored != [PREDICTED] {
+            return Ok(None);
+        }
+        match self.roles.get(id) {
+            Some(&Role::Opening(k)) => Ok(Some(k)),
+            _ => Err("an opening mark on another tag".into()),
+        }
     }
 
     /// The value of tag `id` stored as `stored`.
@@ -231,7 +277,7 @@ impl TagState {
                     .ok_or("a player mark points past the names seen")?;
                 replace(value, name);
             }
-            [PLAYER_ELO] if self.marks == Marks::Players => match role {
+            [PLAYER_ELO] if self.marks >= Marks::Players => match role {
                 Role::Elo(side) => {
                     let elo = self.players[side]
                         .as_ref()
@@ -268,6 +314,7 @@ impl TagState {
             Marks::None => false,
             Marks::Repeat => matches!(b, REPEAT | ESCAPE),
             Marks::Players => (REPEAT..=NEXT_ROUND).contains(&b),
+            Marks::Openings => (REPEAT..=PREDICTED).contains(&b),
         }
     }
 
@@ -304,7 +351,7 @@ impl TagState {
                     self.elo.insert(p.clone(), value.to_vec());
                 }
             }
-            Role::Date | Role::Round | Role::Other => {}
+            Role::Date | Role::Round | Role::Other | Role::Opening(_) => {}
         }
     }
 }

@@ -209,7 +209,7 @@ fn tags_list_without_decoding_moves() {
     let packed = compress_with(&text, &Radix, 1000);
     let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
     let block = r.read_block(0).unwrap();
-    let tags = archive::block_tags(&block).unwrap();
+    let tags = archive::block_tags(r.codec(), &block).unwrap();
     assert_eq!(tags.len(), 8);
     assert_eq!(
         tags[0].as_ref().unwrap()[0],
@@ -333,14 +333,15 @@ fn header_names_format_codec_and_model() {
         assert_eq!(
             err.to_string(),
             format!(
-                "archive format version {version} is not supported (this chesspack reads versions 1 to 5)"
+                "archive format version {version} is not supported (this chesspack reads versions 1 to {FORMAT_VERSION})"
             )
         );
     }
     // A codec this library does not have (the header checksum is valid).
     let mut bad = packed.clone();
     bad[10..15].copy_from_slice(b"indey");
-    let crc_at = 10 + 5 + 8;
+    // Magic, version, name length, "index", model hash, opening table hash.
+    let crc_at = 10 + 5 + 8 + 8;
     let crc = crc32(&bad[..crc_at]);
     bad[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
     let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
@@ -356,6 +357,17 @@ fn header_names_format_codec_and_model() {
         err.to_string().contains("this chesspack has model"),
         "{err}"
     );
+    // A different opening table.
+    let mut bad = packed.clone();
+    bad[23] ^= 1;
+    let crc = crc32(&bad[..crc_at]);
+    bad[crc_at..crc_at + 4].copy_from_slice(&crc.to_le_bytes());
+    let err = ArchiveReader::open(Cursor::new(&bad)).err().unwrap();
+    assert!(
+        matches!(err, ArchiveError::OpeningTableMismatch { .. }),
+        "{err}"
+    );
+    assert!(err.to_string().contains("opening table"), "{err}");
     // A flipped header byte without a fixed checksum.
     let mut bad = packed;
     bad[12] ^= 1;
@@ -395,15 +407,36 @@ const GOLDEN_TEXT_V3: &[u8] = b"[White \"A\"]\n[Result \"1-0\"]\n\n1. e4 {x} e5 
 const GOLDEN_TEXT_V4: &[u8] =
     b"\xef\xbb\xbf\n[White \"A\"]\n\n1. e4 {x}\n1-0\n\n[White \"B\"]\r\n\r\n1. c4 *\r\n\r\n1. d4 *\n";
 
+/// Format 6 adds `ECO` and `Opening` tags that the moves give (with the
+/// built-in table): both in the first game, `ECO` alone in the second and
+/// third, none in the fourth (it starts from a FEN). The third game's
+/// `Opening` repeats the last value stored, the second game's.
+const GOLDEN_TEXT_V6: &[u8] = b"[ECO \"C20\"]\n[Opening \"King's Pawn Game: Wayward Queen Attack\"]\n\n1. e4 e5 2. Qh5 *\n\n\
+[ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 e5 2. Qh5 Nc6 *\n\n\
+[ECO \"A00\"]\n[Opening \"King's Pawn Game\"]\n\n1. a3 *\n\n\
+[FEN \"rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\"]\n[ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n2. Qh5 *\n\n";
+
 #[test]
 fn golden_bytes_pin_the_format() {
-    let packed = compress_with(GOLDEN_TEXT_V4, &Index, 10);
+    let packed = compress_with(GOLDEN_TEXT_V6, &Index, 10);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
-    assert_eq!(decompress(&packed), GOLDEN_TEXT_V4);
+    assert_eq!(decompress(&packed), GOLDEN_TEXT_V6);
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0605696e6465780000000000000000d5c8a4980da789999e926d7043504b42ca",
+    "000000040000008a3f21e2040004040000000000000000101045434f0a4f70656e696e670a46454e",
+    "0a000d0d010200010200010200030102000e5e5e0700070007004332300007004b696e6727732050",
+    "61776e2047616d650001000100726e62716b626e722f70707070317070702f382f3470332f345033",
+    "2f382f50505050315050502f524e42514b424e522077204b516b71202d20302032000008080e0d0e",
+    "0d0e0d0e0d000707ad4bad4b2c1580020909001044b52e88d21d4000000000050500000000000005",
+    "050000000000000000fc0637ef43504b49010000002300000000000000ca00000004000000000000",
+    "00020000000a0a299fae2dfd0000000000000004000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V4`] in format version 5.
+const GOLDEN_ARCHIVE_V5: &str = concat!(
     "4348504b0d0a1a0a0505696e64657800000000000000004038f45d43504b425900000003000000e2",
     "928ac20300030300020000000000060657686974650a000505010001000006040441004200000808",
     "01020f0a0e0d0e0d000303ae7a40020707000b0c597ec3d9000202787d0005050000000000000505",
@@ -422,13 +455,16 @@ const GOLDEN_ARCHIVE_V4: &str = concat!(
 );
 
 #[test]
-fn archives_of_format_4_still_decode() {
-    let bytes: Vec<u8> = (0..GOLDEN_ARCHIVE_V4.len() / 2)
-        .map(|i| u8::from_str_radix(&GOLDEN_ARCHIVE_V4[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
-    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
-    assert_eq!(reader.header().version, 4);
-    assert_eq!(decompress(&bytes), GOLDEN_TEXT_V4);
+fn archives_of_format_4_and_5_still_decode() {
+    for (hex, version) in [(GOLDEN_ARCHIVE_V4, 4), (GOLDEN_ARCHIVE_V5, 5)] {
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+        assert_eq!(reader.header().version, version);
+        assert_eq!(reader.header().openings_hash, 0);
+        assert_eq!(decompress(&bytes), GOLDEN_TEXT_V4);
+    }
 }
 
 /// [`GOLDEN_TEXT_V3`] in format version 3.
@@ -851,4 +887,62 @@ fn regression_issue_26_moves_are_coded_in_their_games_context() {
         ModelCodec::new().with_context(GameContext::new().with_ratings(Some(2700), Some(2650)));
     let decoded = wrong.decode(&g.start, &streams[1]);
     assert!(decoded.map_or(true, |m| m != g.moves));
+}
+
+/// Issue 26: `ECO` and `Opening` tags that the moves give (lichess names
+/// every game's opening from its moves) are stored as a mark and come back
+/// from the moves; tags that differ, games from a FEN and games whose
+/// moves name no opening keep their values.
+#[test]
+fn regression_issue_26_opening_tags_come_from_the_moves() {
+    let table = chesspack::opening::OpeningTable::builtin();
+    let packed = compress_with(GOLDEN_TEXT_V6, &Index, 10);
+    assert_eq!(decompress(&packed), GOLDEN_TEXT_V6);
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    assert_eq!(r.header().openings_hash, table.hash());
+    let block = r.read_block(0).unwrap();
+    let names = |tags: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
+        tags.iter()
+            .map(|(k, v)| {
+                format!(
+                    "{}={}",
+                    String::from_utf8_lossy(k),
+                    String::from_utf8_lossy(v)
+                )
+            })
+            .collect()
+    };
+    let all: Vec<_> = archive::block_tags(r.codec(), &block)
+        .unwrap()
+        .into_iter()
+        .map(|t| names(&t.unwrap()))
+        .collect();
+    assert_eq!(
+        all[0],
+        ["ECO=C20", "Opening=King's Pawn Game: Wayward Queen Attack"]
+    );
+    assert_eq!(all[1], ["ECO=C20", "Opening=King's Pawn Game"]);
+    // Without the moves, the tags they give are left out.
+    let not_given: Vec<_> = archive::block_tags_not_given(&block)
+        .unwrap()
+        .into_iter()
+        .map(|t| names(&t.unwrap()))
+        .collect();
+    assert_eq!(not_given[0], Vec::<String>::new());
+    assert_eq!(not_given[1], ["Opening=King's Pawn Game"]);
+    assert_eq!(not_given[2], ["Opening=King's Pawn Game"]);
+    assert_eq!(all[2], ["ECO=A00", "Opening=King's Pawn Game"]);
+    assert_eq!(not_given[3], all[3]);
+    assert_eq!(all[3].len(), 3);
+    // The marks make the tag values shorter than the values.
+    let chunks: Vec<_> = archive::ChunkReader::new(GOLDEN_TEXT_V6)
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let report = archive::encode_block(&Index, &chunks, 3).report;
+    let values: usize = all
+        .iter()
+        .flatten()
+        .map(|t| t.len() - t.find('=').unwrap())
+        .sum();
+    assert!((report.raw[4] as usize) < values - 40, "{}", report.raw[4]);
 }

@@ -10,6 +10,9 @@
 //!   begins with byte 1 or 2 has a 2 put before it;
 //! * `tag-values` + 6 (format 3): the marks of recent players, players'
 //!   ratings and next days too (see the `tags` module);
+//! * `tag-values` + 14 (format 6): `ECO` and `Opening` stored as the
+//!   value that the moves give, where they equal it (see the `tags` module
+//!   and [`crate::opening`]);
 //! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
 //!   coded with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder)), not as varints.
 //!
@@ -65,6 +68,11 @@ const METHOD_MARKS: u8 = 2;
 /// Column method bit, with [`METHOD_MARKS`]: the `tag-values` column uses
 /// the marks of players, ratings and dates too ([`Marks::Players`](super::tags::Marks::Players)).
 const METHOD_PLAYER_MARKS: u8 = 4;
+
+/// Column method bit, with [`METHOD_MARKS`] and [`METHOD_PLAYER_MARKS`]:
+/// the `tag-values` column may store `ECO` and `Opening` as the value the
+/// moves give ([`Marks::Openings`](super::tags::Marks::Openings), format 6).
+const METHOD_OPENING_MARKS: u8 = 8;
 
 /// Column method bit of `move-lengths`: the lengths are coded with
 /// [`LengthCoder`](lengths::LengthCoder) (format 3), not written as varints.

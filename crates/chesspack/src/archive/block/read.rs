@@ -6,8 +6,8 @@ use shakmaty::{Chess, Move};
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
     E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
-    KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_PLAYER_MARKS,
-    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_OPENING_MARKS,
+    METHOD_PLAYER_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_eval},
     ends_game, get_varint,
     lengths::{LengthCoder, Lengths},
@@ -24,6 +24,7 @@ use crate::{
     coder::BinaryDecoder,
     game::GameCodec,
     model::GameContext,
+    opening::OpeningTable,
 };
 
 /// The columns of a stored block, decompressed.
@@ -48,15 +49,15 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         let (&method, rest) = payload.split_first().ok_or("missing columns")?;
         payload = rest;
         let method = if i == TAG_VALUES {
-            tag_marks = match method & (METHOD_MARKS | METHOD_PLAYER_MARKS) {
+            let bits = METHOD_MARKS | METHOD_PLAYER_MARKS | METHOD_OPENING_MARKS;
+            tag_marks = match method & bits {
                 0 => Marks::None,
                 METHOD_MARKS => Marks::Repeat,
-                METHOD_PLAYER_MARKS => {
-                    return Err(format!("column {name}: unknown method {method}"));
-                }
-                _ => Marks::Players,
+                b if b == METHOD_MARKS | METHOD_PLAYER_MARKS => Marks::Players,
+                b if b == bits => Marks::Openings,
+                _ => return Err(format!("column {name}: unknown method {method}")),
             };
-            method & !(METHOD_MARKS | METHOD_PLAYER_MARKS)
+            method & !bits
         } else if i == MOVE_LENGTHS {
             coded_lengths = method & METHOD_CODED_LENGTHS != 0;
             method & !METHOD_CODED_LENGTHS
@@ -111,8 +112,11 @@ fn take_until<'a>(data: &mut &'a [u8], end: u8, what: &str) -> Result<&'a [u8], 
 pub(crate) enum Want {
     /// Skip it.
     Skip,
-    /// Its tags only.
+    /// Its tags only (the mainline is decoded for tags that the moves
+    /// give).
     Tags,
+    /// Its tags, without those that the moves give.
+    TagsNotGiven,
     /// Its text.
     Text,
 }
@@ -228,7 +232,7 @@ pub(crate) fn decode_block_until(
             match w {
                 Want::Skip => {}
                 Want::Text => sink(g, Decoded::Text(text.to_vec())),
-                Want::Tags => sink(g, Decoded::Tags(Err(text.to_vec()))),
+                Want::Tags | Want::TagsNotGiven => sink(g, Decoded::Tags(Err(text.to_vec()))),
             }
             continue;
         }
@@ -236,6 +240,8 @@ pub(crate) fn decode_block_until(
         // stream needs).
         let mut tags = Vec::new();
         let mut tc = Vec::new();
+        // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
+        let mut predicted = Vec::new();
         tag_state.start_game();
         loop {
             let id = get_varint(&mut seq)?;
@@ -244,6 +250,13 @@ pub(crate) fn decode_block_until(
             }
             let i = id as usize - 1;
             let stored_value = values[i].next().ok_or("tag values end early")?;
+            if let Some(k) = tag_state.predicted(i, stored_value)? {
+                if matches!(w, Want::Tags | Want::Text) {
+                    predicted.push((tags.len(), k));
+                    tags.push((names[i].to_vec(), Vec::new()));
+                }
+                continue;
+            }
             let value = tag_state.decode(i, stored_value)?;
             if Some(i) == time_control {
                 tc.clear();
@@ -269,10 +282,12 @@ pub(crate) fn decode_block_until(
         events = &events[end + 1..];
         let mut clock_model = ClockModel::new(&tc);
         let mut eval_state = EvalState::default();
-        if w == Want::Tags {
+        // Tags that the moves give need the moves.
+        let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
+        if tags_alone {
             sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
         }
-        if w != Want::Text {
+        if w == Want::Skip || tags_alone {
             // Skip this game's items in the other columns (clocks are
             // decoded: the stream adapts as it goes).
             let mut segments = 1;
@@ -347,6 +362,14 @@ pub(crate) fn decode_block_until(
             Ok(decoded.into_iter())
         };
         let mut segs = vec![read_segment(&start)?];
+        if !predicted.is_empty() {
+            let o = OpeningTable::builtin()
+                .predict(&start, segs[0].as_slice())
+                .ok_or("an opening tag is marked as given by moves that give none")?;
+            for &(t, k) in &predicted {
+                tags[t].1 = if k == 0 { o.eco } else { o.name }.as_bytes().to_vec();
+            }
+        }
         // Positions are followed only where a variation needs its start.
         let variations = game_events.contains(&E_OPEN);
         let mut lines = Lines::new(&start);
@@ -458,6 +481,10 @@ pub(crate) fn decode_block_until(
             outcome,
             result_on_new_line,
         };
+        if w == Want::Tags {
+            sink(g, Decoded::Tags(Ok(game.tags)));
+            continue;
+        }
         let mut out = Vec::new();
         text::write(&game, &mut out);
         if game_kind == KIND_CRLF {

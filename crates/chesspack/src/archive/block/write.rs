@@ -5,8 +5,8 @@ use shakmaty::{Chess, Move};
 use super::{
     BlockReport, CLOCKS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
     E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
-    EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_PLAYER_MARKS,
-    MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_OPENING_MARKS,
+    METHOD_PLAYER_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -24,6 +24,7 @@ use crate::{
     coder::BinaryEncoder,
     game::GameCodec,
     model::GameContext,
+    opening::OpeningTable,
 };
 
 struct Columns {
@@ -55,7 +56,7 @@ impl Columns {
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
-            tag_state: TagState::new(Marks::Players),
+            tag_state: TagState::new(Marks::Openings),
         }
     }
 
@@ -200,12 +201,28 @@ impl Columns {
             }
             Some(o) => events.push(E_OUTCOME + o),
         }
+        // ECO and Opening tags that the mainline's moves give (format 6).
+        let opening = game
+            .tags
+            .iter()
+            .any(|(k, _)| k == b"ECO" || k == b"Opening")
+            .then(|| OpeningTable::builtin().predict(&segments[0].0, &segments[0].1))
+            .flatten();
         self.tag_state.start_game();
         for (name, value) in &game.tags {
             let id = self.tag_id(name);
             put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
             let column = &mut self.tag_values[id];
-            self.tag_state.encode(id, value, column);
+            let given = match (self.tag_state.predicts(id), opening) {
+                (Some(0), Some(o)) => o.eco.as_bytes() == value.as_slice(),
+                (Some(_), Some(o)) => o.name.as_bytes() == value.as_slice(),
+                _ => false,
+            };
+            if given {
+                self.tag_state.encode_predicted(column);
+            } else {
+                self.tag_state.encode(id, value, column);
+            }
             column.push(0);
         }
         put_varint(&mut self.data[TAG_SEQ], 0);
@@ -288,7 +305,7 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
             None => (0u8, data.as_slice()),
         };
         payload.push(match i {
-            TAG_VALUES => method | METHOD_MARKS | METHOD_PLAYER_MARKS,
+            TAG_VALUES => method | METHOD_MARKS | METHOD_PLAYER_MARKS | METHOD_OPENING_MARKS,
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             _ => method,
         });

@@ -1,0 +1,452 @@
+//! Opening names and ECO codes from the moves.
+//!
+//! Lichess names the opening of every game (`[ECO "C20"]`,
+//! `[Opening "King's Pawn Game"]`) from its moves: the deepest position of
+//! the game's first plies that its opening table lists. An archive that
+//! knows the same table stores only the games whose tags differ from what
+//! the moves give ([`OpeningTable::predict`]).
+//!
+//! The table maps positions (Zobrist hashes) to an ECO code and a name. It
+//! is built either from lichess's public opening table (CC0; its TSV files
+//! of `eco`, `name` and `pgn` columns, [`OpeningTable::from_tsv`]) or from
+//! games that carry the tags ([`TableBuilder`]): a position is listed when
+//! at least [`MIN_GAMES`] training games reached it within [`MAX_PLY`]
+//! plies and all of them carry the same tags, unless each of those games
+//! reached such a position earlier. The shipped table
+//! ([`OpeningTable::builtin`]) was built from games, by
+//! `chesspack train openings`.
+//!
+//! File format (version 1): magic `CPKE`, version (u32), maximum ply (u32),
+//! the length of the labels (u32) and the number of positions (u32); the
+//! labels, each `eco` TAB `name` LF; then the positions in ascending hash
+//! order, each its hash (u64) and its label's index (u32). All integers
+//! little-endian.
+//!
+//! ```
+//! use chesspack::opening::OpeningTable;
+//! use shakmaty::{Chess, Position, san::San};
+//!
+//! let table = OpeningTable::from_tsv(
+//!     "eco\tname\tpgn\nC20\tKing's Pawn Game\t1. e4 e5\nC40\tKing's Knight Opening\t1. e4 e5 2. Nf3\n",
+//! )
+//! .unwrap();
+//! let mut pos = Chess::default();
+//! let mut moves = Vec::new();
+//! for san in ["e4", "e5", "Nf3", "Nc6", "Bc4"] {
+//!     let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+//!     pos.play_unchecked(m);
+//!     moves.push(m);
+//! }
+//! let opening = table.predict(&Chess::default(), &moves).unwrap();
+//! assert_eq!((opening.eco, opening.name), ("C40", "King's Knight Opening"));
+//! assert_eq!(table.predict(&Chess::default(), &moves[..2]).unwrap().eco, "C20");
+//! assert!(table.predict(&Chess::default(), &moves[..1]).is_none());
+//! ```
+
+use std::{collections::HashMap, sync::OnceLock};
+
+use shakmaty::{Chess, Move, Position, san::San};
+
+use crate::{Error, holdout::fnv1a, model::book::position_hash};
+
+/// Magic bytes of an opening table file.
+pub const MAGIC: &[u8; 4] = b"CPKE";
+const VERSION: u32 = 1;
+const HEADER: usize = 20;
+const ENTRY: usize = 12;
+
+/// Only positions this early in a game name its opening.
+pub const MAX_PLY: usize = 40;
+/// A table built from games lists positions that at least this many
+/// training games reached.
+pub const MIN_GAMES: u32 = 2;
+
+static BUILTIN: &[u8] = include_bytes!("openings.bin");
+
+/// An opening: its ECO code and name, as lichess's tags give them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Opening<'a> {
+    /// The ECO code (`C20`).
+    pub eco: &'a str,
+    /// The name (`King's Pawn Game`).
+    pub name: &'a str,
+}
+
+/// Positions and the opening each one names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OpeningTable {
+    /// ECO code and name of each label.
+    labels: Vec<(String, String)>,
+    /// (position hash, label), in ascending hash order.
+    entries: Vec<(u64, u32)>,
+    max_ply: usize,
+    hash: u64,
+}
+
+impl OpeningTable {
+    /// The table this library ships, which archives use.
+    pub fn builtin() -> &'static OpeningTable {
+        static TABLE: OnceLock<OpeningTable> = OnceLock::new();
+        TABLE.get_or_init(|| OpeningTable::from_bytes(BUILTIN).expect("the shipped table is valid"))
+    }
+
+    fn new(labels: Vec<(String, String)>, mut entries: Vec<(u64, u32)>) -> OpeningTable {
+        entries.sort_unstable();
+        entries.dedup_by_key(|e| e.0);
+        let mut table = OpeningTable {
+            labels,
+            entries,
+            max_ply: MAX_PLY,
+            hash: 0,
+        };
+        table.hash = fnv1a(&table.to_bytes());
+        table
+    }
+
+    /// The opening that position `pos` names, if the table lists it.
+    pub fn get(&self, pos: &Chess) -> Option<Opening<'_>> {
+        let hash = position_hash(pos);
+        let i = self.entries.binary_search_by_key(&hash, |e| e.0).ok()?;
+        let (eco, name) = &self.labels[self.entries[i].1 as usize];
+        Some(Opening { eco, name })
+    }
+
+    /// The opening of a game from the standard start: the opening of the
+    /// deepest of its first [`MAX_PLY`] positions that the table lists.
+    /// `None` when it lists none, or the game starts elsewhere.
+    pub fn predict(&self, start: &Chess, moves: &[Move]) -> Option<Opening<'_>> {
+        if position_hash(start) != position_hash(&Chess::default()) {
+            return None;
+        }
+        let mut pos = start.clone();
+        let mut found = None;
+        for &m in moves.iter().take(self.max_ply) {
+            if !pos.is_legal(m) {
+                break;
+            }
+            pos.play_unchecked(m);
+            if let Some(o) = self.get(&pos) {
+                found = Some(o);
+            }
+        }
+        found
+    }
+
+    /// Positions the table lists.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether the table lists no position.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The distinct openings (ECO code and name) the table names.
+    pub fn openings(&self) -> usize {
+        self.labels.len()
+    }
+
+    /// The FNV-1a hash of the table's file, which archives record.
+    pub fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// The table from lichess's opening TSV files (`eco`, `name`, `pgn`
+    /// columns with a header line; the files may be concatenated): each
+    /// line names the position its moves reach. A position that two lines
+    /// reach keeps the first line's name.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] naming the line: a missing column, a move
+    /// that is not legal SAN, a tab or line feed in a name.
+    pub fn from_tsv(text: &str) -> Result<OpeningTable, Error> {
+        let mut labels: Vec<(String, String)> = Vec::new();
+        let mut ids: HashMap<(String, String), u32> = HashMap::new();
+        let mut entries = Vec::new();
+        for (n, line) in text.lines().enumerate() {
+            let bad = |what: String| Error::InvalidData(format!("opening line {}: {what}", n + 1));
+            if line.is_empty() || line.starts_with("eco\t") {
+                continue;
+            }
+            let mut cols = line.split('\t');
+            let (Some(eco), Some(name), Some(pgn)) = (cols.next(), cols.next(), cols.next()) else {
+                return Err(bad("expected the columns eco, name and pgn".into()));
+            };
+            let mut pos = Chess::default();
+            for token in pgn.split_whitespace() {
+                if token.ends_with('.') {
+                    continue;
+                }
+                let m = token
+                    .parse::<San>()
+                    .ok()
+                    .and_then(|san| san.to_move(&pos).ok())
+                    .ok_or_else(|| bad(format!("{token:?} is not a legal move")))?;
+                pos.play_unchecked(m);
+            }
+            let key = (eco.to_owned(), name.to_owned());
+            let next = labels.len() as u32;
+            let id = *ids.entry(key.clone()).or_insert_with(|| {
+                labels.push(key);
+                next
+            });
+            entries.push((position_hash(&pos), id));
+        }
+        // The first line of a position wins: a stable sort keeps it first.
+        entries.sort_by_key(|e| e.0);
+        Ok(OpeningTable::new(labels, entries))
+    }
+
+    /// The table file's bytes.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut text = Vec::new();
+        for (eco, name) in &self.labels {
+            text.extend_from_slice(eco.as_bytes());
+            text.push(b'\t');
+            text.extend_from_slice(name.as_bytes());
+            text.push(b'\n');
+        }
+        let mut out = MAGIC.to_vec();
+        for n in [
+            VERSION,
+            self.max_ply as u32,
+            text.len() as u32,
+            self.entries.len() as u32,
+        ] {
+            out.extend_from_slice(&n.to_le_bytes());
+        }
+        out.extend_from_slice(&text);
+        for &(hash, label) in &self.entries {
+            out.extend_from_slice(&hash.to_le_bytes());
+            out.extend_from_slice(&label.to_le_bytes());
+        }
+        out
+    }
+
+    /// A table from its file's bytes, checked (sizes, order, labels).
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] for a malformed file.
+    pub fn from_bytes(bytes: &[u8]) -> Result<OpeningTable, Error> {
+        let bad = |what: &str| Error::InvalidData(format!("opening table: {what}"));
+        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        if bytes.len() < HEADER || &bytes[..4] != MAGIC {
+            return Err(bad("not a chesspack opening table"));
+        }
+        if u32_at(4) != VERSION {
+            return Err(bad("unknown version"));
+        }
+        let max_ply = u32_at(8) as usize;
+        let text_len = u32_at(12) as usize;
+        let n = u32_at(16) as usize;
+        if bytes.len() as u64 != (HEADER + text_len) as u64 + n as u64 * ENTRY as u64 {
+            return Err(bad("wrong length"));
+        }
+        let text = std::str::from_utf8(&bytes[HEADER..HEADER + text_len])
+            .map_err(|_| bad("labels are not utf-8"))?;
+        let mut labels = Vec::new();
+        if !text.is_empty() {
+            for line in text
+                .strip_suffix('\n')
+                .ok_or_else(|| bad("bad labels"))?
+                .split('\n')
+            {
+                let (eco, name) = line.split_once('\t').ok_or_else(|| bad("bad label"))?;
+                labels.push((eco.to_owned(), name.to_owned()));
+            }
+        }
+        let mut entries = Vec::with_capacity(n);
+        for chunk in bytes[HEADER + text_len..].chunks_exact(ENTRY) {
+            let hash = u64::from_le_bytes(chunk[..8].try_into().expect("8 bytes"));
+            let label = u32::from_le_bytes(chunk[8..].try_into().expect("4 bytes"));
+            if entries.last().is_some_and(|&(h, _)| h >= hash) || label as usize >= labels.len() {
+                return Err(bad("positions out of order or labels out of bounds"));
+            }
+            entries.push((hash, label));
+        }
+        Ok(OpeningTable {
+            labels,
+            entries,
+            max_ply,
+            hash: fnv1a(bytes),
+        })
+    }
+}
+
+/// What the builder knows of a position.
+/// Builds an [`OpeningTable`] from games that carry `ECO` and `Opening`
+/// tags.
+///
+/// ```
+/// use chesspack::opening::TableBuilder;
+/// use chesspack::pgn::GameReader;
+///
+/// let pgn = "[ECO \"B00\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 Nc6 *\n\n\
+///            [ECO \"B00\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 Nc6 2. d4 *\n\n\
+///            [ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 e5 *\n";
+/// let mut b = TableBuilder::default();
+/// for game in GameReader::new(pgn.as_bytes()) {
+///     let game = game.unwrap();
+///     b.add(&game.start, &game.moves, game.tag("ECO").unwrap(), game.tag("Opening").unwrap());
+/// }
+/// let table = b.finish(2);
+/// // 1. e4 Nc6: two games, both B00; 1. e4 leads to two openings.
+/// assert_eq!(table.len(), 1);
+/// let game = GameReader::new(&b"1. e4 Nc6 2. Nf3 *"[..]).next().unwrap().unwrap();
+/// assert_eq!(table.predict(&game.start, &game.moves).unwrap().eco, "B00");
+/// ```
+#[derive(Default)]
+pub struct TableBuilder {
+    labels: Vec<(String, String)>,
+    ids: HashMap<(String, String), u32>,
+    /// Each game's position hashes and label.
+    games: Vec<(Vec<u64>, u32)>,
+}
+
+impl TableBuilder {
+    /// Adds a game from the standard start with its tags (others, and
+    /// games whose tags are `?` or empty, are left out).
+    pub fn add(&mut self, start: &Chess, moves: &[Move], eco: &str, name: &str) {
+        if position_hash(start) != position_hash(&Chess::default())
+            || [eco, name].iter().any(|t| t.is_empty() || *t == "?")
+        {
+            return;
+        }
+        let key = (eco.to_owned(), name.to_owned());
+        let next = self.labels.len() as u32;
+        let label = *self.ids.entry(key.clone()).or_insert_with(|| {
+            self.labels.push(key);
+            next
+        });
+        let mut pos = start.clone();
+        let mut hashes = Vec::with_capacity(MAX_PLY);
+        for &m in moves.iter().take(MAX_PLY) {
+            if !pos.is_legal(m) {
+                break;
+            }
+            pos.play_unchecked(m);
+            let h = position_hash(&pos);
+            // A position repeated within the game counts once.
+            if hashes.contains(&h) {
+                continue;
+            }
+            hashes.push(h);
+        }
+        self.games.push((hashes, label));
+    }
+
+    /// Games added.
+    pub fn games(&self) -> usize {
+        self.games.len()
+    }
+
+    /// The table. For each opening (ECO code and name), the deepest
+    /// position that the most of its games reached is listed, then the same
+    /// among its games that do not reach that one, while at least
+    /// `min_games` games reach it; a position listed for two openings names
+    /// the one more games reached. Then a position is dropped when more
+    /// training games would be named wrong than right through it.
+    pub fn finish(self, min_games: u32) -> OpeningTable {
+        let min_games = min_games.max(1);
+        let mut by_label: Vec<Vec<usize>> = vec![Vec::new(); self.labels.len()];
+        for (i, (_, label)) in self.games.iter().enumerate() {
+            by_label[*label as usize].push(i);
+        }
+        // (hash, games, label) candidates.
+        let mut candidates: Vec<(u64, u32, u32)> = Vec::new();
+        for (label, games) in by_label.iter().enumerate() {
+            let mut remaining = games.clone();
+            while remaining.len() >= min_games as usize {
+                let mut counts: HashMap<u64, (u32, usize)> = HashMap::new();
+                for &g in &remaining {
+                    for (depth, &h) in self.games[g].0.iter().enumerate() {
+                        let c = counts.entry(h).or_insert((0, depth));
+                        c.0 += 1;
+                        c.1 = c.1.min(depth);
+                    }
+                }
+                let Some((&h, &(n, _))) = counts
+                    .iter()
+                    .max_by_key(|&(&h, &(n, depth))| (n, depth, std::cmp::Reverse(h)))
+                else {
+                    break;
+                };
+                if n < min_games {
+                    break;
+                }
+                candidates.push((h, n, label as u32));
+                remaining.retain(|&g| !self.games[g].0.contains(&h));
+            }
+        }
+        // One label a position: the one most games reached it with.
+        candidates.sort_unstable_by_key(|&(h, n, label)| (h, std::cmp::Reverse(n), label));
+        candidates.dedup_by_key(|c| c.0);
+        let mut entries: HashMap<u64, u32> = candidates.iter().map(|&(h, _, l)| (h, l)).collect();
+        // Drop positions that name more training games wrong than right.
+        let mut tally: HashMap<u64, (u32, u32)> = HashMap::new();
+        for (hashes, label) in &self.games {
+            if let Some(h) = hashes.iter().rev().find(|h| entries.contains_key(h)) {
+                let t = tally.entry(*h).or_default();
+                if entries[h] == *label {
+                    t.0 += 1;
+                } else {
+                    t.1 += 1;
+                }
+            }
+        }
+        entries.retain(|h, _| tally.get(h).is_some_and(|&(right, wrong)| right >= wrong));
+        // Only labels that some position names, in the order first seen.
+        let mut used: Vec<u32> = entries.values().copied().collect();
+        used.sort_unstable();
+        used.dedup();
+        let mut remap = vec![u32::MAX; self.labels.len()];
+        for (new, &old) in used.iter().enumerate() {
+            remap[old as usize] = new as u32;
+        }
+        let labels = used
+            .iter()
+            .map(|&old| self.labels[old as usize].clone())
+            .collect();
+        let entries = entries
+            .into_iter()
+            .map(|(h, l)| (h, remap[l as usize]))
+            .collect();
+        OpeningTable::new(labels, entries)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bytes_round_trip_and_damage_is_an_error() {
+        let table = OpeningTable::from_tsv("eco\tname\tpgn\nA00\tPolish Opening\t1. b4\n").unwrap();
+        let bytes = table.to_bytes();
+        let back = OpeningTable::from_bytes(&bytes).unwrap();
+        assert_eq!(back, table);
+        assert_eq!(back.hash(), fnv1a(&bytes));
+        for cut in 0..bytes.len() {
+            assert!(OpeningTable::from_bytes(&bytes[..cut]).is_err());
+        }
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() = 9;
+        assert!(OpeningTable::from_bytes(&bad).is_err());
+    }
+
+    #[test]
+    fn tsv_errors_name_the_line() {
+        let e = OpeningTable::from_tsv("eco\tname\tpgn\nA00\tX\t1. e5\n").unwrap_err();
+        assert!(e.to_string().contains("line 2"), "{e}");
+        assert!(OpeningTable::from_tsv("A00\tX\n").is_err());
+    }
+
+    #[test]
+    fn builtin_table_loads() {
+        let t = OpeningTable::builtin();
+        assert_eq!(t.hash(), fnv1a(BUILTIN));
+    }
+}
