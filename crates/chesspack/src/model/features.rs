@@ -411,14 +411,22 @@ pub const POSITION_INPUTS: usize = 12 * 64 + 64 + 4 + 2 * 64 + 1;
 /// opponent's, the time-control class ([`GameContext`]).
 const CONTEXT: usize = POSITION_INPUTS;
 
-/// The number of inputs of the hidden layer: the position's, then the
-/// game context's.
-pub const N_INPUTS: usize = CONTEXT + 2 * RATING_CLASSES + SPEED_CLASSES;
+/// The number of inputs of the hidden layer of models with the game
+/// context but not the earlier moves (weights 1f42d4b148375afd).
+pub const CONTEXT_INPUTS: usize = CONTEXT + 2 * RATING_CLASSES + SPEED_CLASSES;
+
+/// Where the earlier moves' inputs start: the target square of the side
+/// to move's own last move, then of the opponent's move before its last.
+const EARLIER: usize = CONTEXT_INPUTS;
+
+/// The number of inputs of the hidden layer: the position's, the game
+/// context's, then the earlier moves'.
+pub const N_INPUTS: usize = EARLIER + 2 * 64;
 
 /// The most inputs a position has (every square occupied, the last
-/// move's target, four castling rights, pieces en prise, check, and the
-/// three context inputs).
-pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1 + 3;
+/// move's target, four castling rights, pieces en prise, check, the
+/// three context inputs and the two earlier moves' targets).
+pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1 + 3 + 2;
 
 /// The sparse inputs of the model's hidden layer for one position (see
 /// [`Inputs::new`]).
@@ -434,7 +442,8 @@ impl Inputs {
     /// flipped for black), the target square of the opponent's last move,
     /// and the castling rights held (ours, theirs × king side, queen side),
     /// pieces en prise and check; then an unknown game context (see
-    /// [`Inputs::in_context`]).
+    /// [`Inputs::in_context`]); then the target squares of the side to
+    /// move's own last move and of the opponent's move before its last.
     ///
     /// ```
     /// use chesspack::model::Inputs;
@@ -525,6 +534,11 @@ impl Inputs {
         push(CONTEXT + mover);
         push(CONTEXT + RATING_CLASSES + opponent);
         push(CONTEXT + 2 * RATING_CLASSES + speed);
+        for (i, back) in [2, 3].into_iter().enumerate() {
+            if let Some(&m) = history.len().checked_sub(back).map(|j| &history[j]) {
+                push(EARLIER + i * 64 + (usize::from(target(m)) ^ flip));
+            }
+        }
         out
     }
 
@@ -685,6 +699,37 @@ mod tests {
         after.play_unchecked(e4);
         let last = Inputs::new(&after, &[e4]);
         assert!(last.active().contains(&((12 * 64 + (28 ^ 56)) as u16)));
+    }
+
+    #[test]
+    fn earlier_moves_inputs() {
+        // After 1. e4 e5 2. Nf3, black to move: its own last move went to
+        // e5, the opponent's move before its last to e4 (board flipped).
+        let mut pos = Chess::default();
+        let mut history = Vec::new();
+        for san in ["e4", "e5", "Nf3"] {
+            let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+            history.push(m);
+        }
+        let e4 = usize::from(shakmaty::Square::E4);
+        let e5 = usize::from(shakmaty::Square::E5);
+        let active = Inputs::new(&pos, &history);
+        let earlier: Vec<usize> = active
+            .active()
+            .iter()
+            .map(|&i| usize::from(i))
+            .filter(|&i| i >= EARLIER)
+            .collect();
+        assert_eq!(earlier, [EARLIER + (e5 ^ 56), EARLIER + 64 + (e4 ^ 56)]);
+        assert!(earlier.iter().all(|&i| i < N_INPUTS));
+        // One move of history gives neither.
+        assert!(
+            Inputs::new(&pos, &history[2..])
+                .active()
+                .iter()
+                .all(|&i| usize::from(i) < EARLIER)
+        );
     }
 
     #[test]

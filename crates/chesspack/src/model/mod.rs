@@ -39,7 +39,8 @@ pub mod train;
 
 pub use context::{GameContext, TimeControl};
 pub use features::{
-    Context, Features, Inputs, MAX_ACTIVE, MAX_INPUTS, N_FEATURES, N_INPUTS, POSITION_INPUTS,
+    CONTEXT_INPUTS, Context, Features, Inputs, MAX_ACTIVE, MAX_INPUTS, N_FEATURES, N_INPUTS,
+    POSITION_INPUTS,
 };
 
 use std::borrow::Cow;
@@ -59,9 +60,10 @@ static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin")
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 /// Earlier `model` weights, kept so that archives written with them still
 /// decode ([`Weights::by_hash`]); each with the same book as today's.
-static LEGACY_FILES: [&Aligned<[u8]>; 2] = [
+static LEGACY_FILES: [&Aligned<[u8]>; 3] = [
     &Aligned(*include_bytes!("legacy/weights-6176d58bee5ba6ca.bin")),
     &Aligned(*include_bytes!("legacy/weights-6b1031bdf50fe9da.bin")),
+    &Aligned(*include_bytes!("legacy/weights-1f42d4b148375afd.bin")),
 ];
 
 /// The opening book shipped in the library.
@@ -106,8 +108,9 @@ pub struct Weights {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 struct Hidden {
     size: usize,
-    /// The inputs the layer reads: [`N_INPUTS`], or [`POSITION_INPUTS`]
-    /// for a model from before the game context (which ignores it).
+    /// The inputs the layer reads: [`N_INPUTS`]; [`CONTEXT_INPUTS`] for a
+    /// model from before the earlier moves' inputs, [`POSITION_INPUTS`]
+    /// for one from before the game context (which ignore them).
     inputs: usize,
     b: Cow<'static, [i32]>,
     u: Cow<'static, [i16]>,
@@ -181,9 +184,12 @@ impl Weights {
             return Err(bad(format!("version {v}, expected {VERSION}")));
         }
         let (n, inputs, size) = (word(8) as usize, word(12) as usize, word(16) as usize);
-        if n != N_FEATURES || ![N_INPUTS, POSITION_INPUTS].contains(&inputs) || size > MAX_HIDDEN {
+        if n != N_FEATURES
+            || ![N_INPUTS, CONTEXT_INPUTS, POSITION_INPUTS].contains(&inputs)
+            || size > MAX_HIDDEN
+        {
             return Err(bad(format!(
-                "{n} features, {inputs} inputs and {size} hidden units, expected {N_FEATURES}, {N_INPUTS} (or {POSITION_INPUTS}) and at most {MAX_HIDDEN}"
+                "{n} features, {inputs} inputs and {size} hidden units, expected {N_FEATURES}, {N_INPUTS} (or {CONTEXT_INPUTS} or {POSITION_INPUTS}) and at most {MAX_HIDDEN}"
             )));
         }
         let expected = 20 + 4 * (n + size) + 2 * size * (inputs + n);
@@ -231,8 +237,8 @@ impl Weights {
     }
 
     /// [`Weights::with_hidden`] for a layer that reads the first `inputs`
-    /// inputs ([`N_INPUTS`], or [`POSITION_INPUTS`] for a model from
-    /// before the game context).
+    /// inputs ([`N_INPUTS`], or [`CONTEXT_INPUTS`] or [`POSITION_INPUTS`]
+    /// for models from before the earlier moves or the game context).
     fn with_inputs(
         w: Vec<i32>,
         b: Vec<i32>,

@@ -562,7 +562,31 @@ fn regression_issue_26_archives_of_the_previous_model_still_decode() {
         assert_eq!(reader.codec().name(), "model");
         assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
     }
+    // The first weights that read the game context, in format 5.
+    let text = "[White \"Old\"]\n[Black \"Model\"]\n[WhiteElo \"1500\"]\n[BlackElo \"1700\"]\n\
+[TimeControl \"180+2\"]\n[Result \"0-1\"]\n\n1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 \
+6. Be3 e5 7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 0-1\n";
+    let hex = GOLDEN_ARCHIVE_MODEL_WITH_CONTEXT;
+    let bytes: Vec<u8> = (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+    assert_eq!(reader.header().model_hash, 0x1f42_d4b1_4837_5afd);
+    assert_eq!(reader.header().version, 5);
+    assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
 }
+
+/// A game with ratings and a time control, by the model of weights
+/// 1f42d4b148375afd (format 5).
+const GOLDEN_ARCHIVE_MODEL_WITH_CONTEXT: &str = concat!(
+    "4348504b0d0a1a0a05056d6f64656cfd5a3748b1d4421f5a0afa0543504b429600000001000000b2",
+    "8aab07010001010000000000313157686974650a426c61636b0a5768697465456c6f0a426c61636b",
+    "456c6f0a54696d65436f6e74726f6c0a526573756c740a00070701020304050600061e1e4f6c6400",
+    "4d6f64656c00313530300031373030003138302b3200302d31000002020e09000404a0a6c8800206",
+    "0600127ffc000000000000050500000000000005050000000000000000356cbe8943504b49010000",
+    "001b00000000000000960000000100000000000000010000000a23b64435c1000000000000000100",
+    "0000000000004348504b454e440a",
+);
 
 /// Archives of the engine codecs open with the default codec whatever
 /// parameters they were written with (each stream's header holds them).
