@@ -101,6 +101,7 @@ def encode_game(
     start: Any = None,
     *,
     tags: Mapping[str, Any] | None = None,
+    clocks: Iterable[float | None] | None = None,
 ) -> bytes:
     """Encodes one game as a record.
 
@@ -110,8 +111,11 @@ def encode_game(
     ``None`` (standard), a FEN (Chess960 too) or a ``chess.Board``. ``tags``
     is the game's PGN tags (a dict, or a ``chess.pgn.Headers``): ``model``
     codes the moves knowing ``WhiteElo``, ``BlackElo`` and ``TimeControl``.
-    Neither the start nor the tags are stored: pass the same ones to
-    :func:`decode_game`.
+    ``clocks`` is the clock of the side that moved after each ply, in
+    seconds (``None`` where unknown; ``node.clock()`` of python-chess): the
+    time each player has left. Comments in a movetext, ``[%clk]`` ones
+    included, are left out: pass clocks here. Neither the start, the tags
+    nor the clocks are stored: pass the same ones to :func:`decode_game`.
 
     Raises :class:`IllegalMove` naming the first move that is not legal.
 
@@ -123,12 +127,23 @@ def encode_game(
     >>> tags = {"WhiteElo": 1850, "BlackElo": "1790", "TimeControl": "180+2"}
     >>> decode_game(encode_game("1. e4 e5", tags=tags), tags=tags)
     ['e4', 'e5']
+    >>> record = encode_game("1. e4 e5", tags=tags, clocks=[179, 180])
+    >>> decode_game(record, tags=tags, clocks=[179, 180])
+    ['e4', 'e5']
     """
     pairs = _tag_pairs(tags)
+    secs = _clocks(clocks)
     if isinstance(moves, (str, bytes)):
         text = moves.decode() if isinstance(moves, bytes) else moves
-        return _native.encode_game(text, codec, _fen(start), pairs)
-    return _native.encode_game([_move_text(m) for m in moves], codec, _fen(start), pairs)
+        return _native.encode_game(text, codec, _fen(start), pairs, secs)
+    return _native.encode_game([_move_text(m) for m in moves], codec, _fen(start), pairs, secs)
+
+
+def _clocks(clocks: Iterable[float | None] | None) -> list[int | None] | None:
+    """Clock readings as whole seconds (lichess's ``[%clk]`` precision)."""
+    if clocks is None:
+        return None
+    return [None if c is None else int(c) for c in clocks]
 
 
 def _tag_pairs(tags: Mapping[str, Any] | None) -> list[tuple[str, str]] | None:
@@ -175,11 +190,12 @@ def decode_game(
     uci: bool = False,
     as_board: bool = False,
     tags: Mapping[str, Any] | None = None,
+    clocks: Iterable[float | None] | None = None,
 ) -> Any:
     """Decodes a game record into its moves: SAN strings (UCI with
     ``uci=True``), or a ``chess.Board`` with the moves on its stack
-    (``as_board=True``). ``start`` and ``tags`` as the record was encoded
-    with.
+    (``as_board=True``). ``start``, ``tags`` and ``clocks`` as the record
+    was encoded with.
 
     ``codec``, when given, must be the record's codec. Raises
     :class:`DecodeError` for bytes that are not such a record.
@@ -190,10 +206,11 @@ def decode_game(
     """
     fen = _fen(start)
     pairs = _tag_pairs(tags)
+    secs = _clocks(clocks)
     if not as_board:
-        return _native.decode_game(bytes(data), codec, fen, uci, pairs)
+        return _native.decode_game(bytes(data), codec, fen, uci, pairs, secs)
     board = _board(start)
-    for u in _native.decode_game(bytes(data), codec, fen, True, pairs):
+    for u in _native.decode_game(bytes(data), codec, fen, True, pairs, secs):
         board.push_uci(u)
     return board
 

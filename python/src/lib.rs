@@ -83,13 +83,15 @@ pub(crate) fn game_codec(name: &str) -> PyResult<Box<dyn chesspack::game::GameCo
     chesspack::game::codec(name).map_err(to_py)
 }
 
-/// `codec` in the context that a game's tags give (ratings, time control),
-/// for codecs that read it (`model`).
-pub(crate) fn in_context<N: AsRef<[u8]>, V: AsRef<[u8]>>(
+/// `codec` in the context that a game's tags give (ratings, time control)
+/// and its clock after each ply (seconds), for codecs that read it
+/// (`model`).
+fn in_context_with_clocks<N: AsRef<[u8]>, V: AsRef<[u8]>>(
     codec: Box<dyn chesspack::game::GameCodec>,
     tags: impl IntoIterator<Item = (N, V)>,
+    clocks: Vec<Option<u32>>,
 ) -> Box<dyn chesspack::game::GameCodec> {
-    let context = chesspack::model::GameContext::from_tags(tags);
+    let context = chesspack::model::GameContext::from_tags(tags).with_clocks(clocks);
     codec.in_context(&context).unwrap_or(codec)
 }
 
@@ -136,17 +138,23 @@ pub(crate) fn notate(start: &Chess, moves: &[shakmaty::Move], uci: bool) -> Vec<
 /// A game record: the moves (a movetext string, or a list of SAN/UCI
 /// strings) played from `start` (a FEN, or the standard position), coded
 /// in the context of the game's `tags` (name, value pairs: `model` reads
-/// WhiteElo, BlackElo and TimeControl).
+/// WhiteElo, BlackElo and TimeControl) and `clocks` (seconds on the
+/// mover's clock after each ply, or None).
 #[pyfunction]
-#[pyo3(signature = (moves, codec = "model", start = None, tags = None))]
+#[pyo3(signature = (moves, codec = "model", start = None, tags = None, clocks = None))]
 fn encode_game<'py>(
     py: Python<'py>,
     moves: MovesIn,
     codec: &str,
     start: Option<&str>,
     tags: Option<Vec<(String, String)>>,
+    clocks: Option<Vec<Option<u32>>>,
 ) -> PyResult<Bound<'py, PyBytes>> {
-    let codec = in_context(game_codec(codec)?, tags.unwrap_or_default());
+    let codec = in_context_with_clocks(
+        game_codec(codec)?,
+        tags.unwrap_or_default(),
+        clocks.unwrap_or_default(),
+    );
     let bytes = py.detach(|| {
         let start = start_of(start)?;
         let moves = moves_of(&moves, &start)?;
@@ -155,12 +163,12 @@ fn encode_game<'py>(
     Ok(PyBytes::new(py, &bytes.map_err(to_py)?))
 }
 
-/// decode_game(data, codec=None, start=None, uci=False, tags=None) -> list[str]
+/// decode_game(data, codec=None, start=None, uci=False, tags=None, clocks=None) -> list[str]
 ///
-/// The moves of a game record, as SAN (or UCI) strings; `tags` as the
-/// record was encoded with.
+/// The moves of a game record, as SAN (or UCI) strings; `tags` and
+/// `clocks` as the record was encoded with.
 #[pyfunction]
-#[pyo3(signature = (data, codec = None, start = None, uci = false, tags = None))]
+#[pyo3(signature = (data, codec = None, start = None, uci = false, tags = None, clocks = None))]
 fn decode_game(
     py: Python<'_>,
     data: &[u8],
@@ -168,6 +176,7 @@ fn decode_game(
     start: Option<&str>,
     uci: bool,
     tags: Option<Vec<(String, String)>>,
+    clocks: Option<Vec<Option<u32>>>,
 ) -> PyResult<Vec<String>> {
     let name = chesspack::record::game_codec_name(data).map_err(to_py)?;
     if let Some(c) = codec {
@@ -178,7 +187,11 @@ fn decode_game(
             )));
         }
     }
-    let codec = in_context(game_codec(name)?, tags.unwrap_or_default());
+    let codec = in_context_with_clocks(
+        game_codec(name)?,
+        tags.unwrap_or_default(),
+        clocks.unwrap_or_default(),
+    );
     py.detach(|| {
         let start = start_of(start)?;
         let moves = chesspack::record::decode_game(codec.as_ref(), &start, data)?;

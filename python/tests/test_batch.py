@@ -167,3 +167,19 @@ def test_issue_26_tags_give_model_its_context(sample_games):
         chesspack.encode_games(sans, tags={"WhiteElo": [1500, 1600]})
     # Codecs without a context ignore the tags.
     assert chesspack.encode_games(sans, "index", tags=tags).to_pylist() == chesspack.encode_games(sans, "index").to_pylist()
+
+
+def test_issue_26_clocks_give_model_time_pressure(sample_games):
+    """The clock after each ply (python-chess's node.clock()) is part of
+    `model`'s context: records with clocks differ from records without,
+    and decode with the same clocks; as the archive codes them."""
+    timed = [g for g in sample_games if "FEN" not in g.headers and g.next() and g.next().clock() is not None][:5]
+    assert timed
+    for g in timed:
+        sans = sans_of(g)
+        clocks = [node.clock() for node in g.mainline()]
+        with_clocks = chesspack.encode_game(sans, tags=g.headers, clocks=clocks)
+        without = chesspack.encode_game(sans, tags=g.headers)
+        assert with_clocks != without
+        assert chesspack.decode_game(with_clocks, tags=g.headers, clocks=clocks) == sans
+        assert chesspack.decode_game(with_clocks, tags=g.headers, clocks=clocks, uci=True)[0] == g.next().move.uci()

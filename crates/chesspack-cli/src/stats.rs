@@ -35,9 +35,14 @@ pub struct StatsArgs {
     #[arg(long)]
     by_rating: bool,
     /// Code every game as if its tags gave neither ratings nor a time
-    /// control (what `model` costs blind to who plays and how fast).
+    /// control and it had no clocks (what `model` costs blind to who plays
+    /// and how fast).
     #[arg(long)]
     no_context: bool,
+    /// Code every game as if it had no clock comments (`%clk`), with its
+    /// ratings and time control (what the clocks are worth).
+    #[arg(long)]
+    no_clocks: bool,
     /// Stop after this many games (or positions), skipped ones included.
     #[arg(long)]
     limit: Option<u64>,
@@ -110,11 +115,25 @@ struct GameResult {
     ranks: Option<[u64; 4]>,
 }
 
-/// Encodes and decodes `game`, in its context (ratings, time control)
-/// when `context`, as the archive does.
-fn run_game(codec: &dyn GameCodec, game: &Game, context: bool) -> GameResult {
+/// What of a game's context to code it in.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Context {
+    /// Ratings, time control and clocks, as the archive does.
+    All,
+    /// Ratings and time control.
+    NoClocks,
+    /// None.
+    Blind,
+}
+
+/// Encodes and decodes `game` in `context`.
+fn run_game(codec: &dyn GameCodec, game: &Game, context: Context) -> GameResult {
     let t0 = Instant::now();
-    let in_context = context.then(|| codec.in_context(&game.context())).flatten();
+    let in_context = match context {
+        Context::All => codec.in_context(&game.context()),
+        Context::NoClocks => codec.in_context(&game.context().without_clocks()),
+        Context::Blind => None,
+    };
     let codec = in_context.as_deref().unwrap_or(codec);
     let encoded = codec.encode_ranked(&game.start, &game.moves);
     let encode = t0.elapsed();
@@ -168,6 +187,13 @@ fn games(args: &StatsArgs) -> Result<()> {
     let mut batch: Vec<(Game, String)> = Vec::with_capacity(BATCH);
     // With --tune-k every game is kept: k is tuned on all of them first.
     let mut kept: Vec<(Game, String)> = Vec::new();
+    let context = if args.no_context {
+        Context::Blind
+    } else if args.no_clocks {
+        Context::NoClocks
+    } else {
+        Context::All
+    };
     let process =
         |batch: &[(Game, String)], codecs: &[Box<dyn GameCodec>], tallies: &mut [GameTally]| {
             let results: Vec<Vec<GameResult>> = batch
@@ -175,7 +201,7 @@ fn games(args: &StatsArgs) -> Result<()> {
                 .map(|(g, _)| {
                     codecs
                         .iter()
-                        .map(|c| run_game(c.as_ref(), g, !args.no_context))
+                        .map(|c| run_game(c.as_ref(), g, context))
                         .collect()
                 })
                 .collect();

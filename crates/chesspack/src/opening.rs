@@ -132,6 +132,11 @@ impl OpeningTable {
         found
     }
 
+    /// The plies of a game that [`OpeningTable::predict`] looks at.
+    pub fn max_ply(&self) -> usize {
+        self.max_ply
+    }
+
     /// Positions the table lists.
     pub fn len(&self) -> usize {
         self.entries.len()

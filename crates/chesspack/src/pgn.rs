@@ -28,6 +28,9 @@ pub struct Game {
     pub start: Chess,
     /// The mainline moves.
     pub moves: Vec<Move>,
+    /// The clock after each mainline move, in seconds, where a lichess
+    /// `[%clk H:MM:SS]` comment follows it (empty when none does).
+    pub clocks: Vec<Option<u32>>,
 }
 
 impl Game {
@@ -47,18 +50,22 @@ impl Game {
     }
 
     /// The game's context for the `model` codec: ratings and time control
-    /// from its tags.
+    /// from its tags, and its clocks.
     ///
     /// ```
     /// use chesspack::pgn::GameReader;
     ///
-    /// let pgn = "[WhiteElo \"1850\"]\n[TimeControl \"60+0\"]\n\n1. e4 *\n";
+    /// let pgn = "[WhiteElo \"1850\"]\n[TimeControl \"60+0\"]\n\n1. e4 { [%clk 0:01:00] } 1... e5 *\n";
     /// let game = GameReader::new(pgn.as_bytes()).next().unwrap().unwrap();
     /// assert_eq!(game.context().white_elo, Some(1850));
     /// assert_eq!(game.context().black_elo, None);
+    /// assert_eq!(game.context().clocks(), [Some(60), None]);
     /// ```
     pub fn context(&self) -> crate::model::GameContext {
+        let mut clocks = self.clocks.clone();
+        clocks.resize(self.moves.len(), None);
         crate::model::GameContext::from_tags(self.tags.iter().map(|(k, v)| (k, v)))
+            .with_clocks(clocks)
     }
 
     /// The players' mean rating: the mean of `WhiteElo` and `BlackElo`
@@ -299,6 +306,7 @@ impl Visitor for GameVisitor {
                     tags: tags.tags,
                     start,
                     moves: Vec::new(),
+                    clocks: Vec::new(),
                 },
             }),
             Err(reason) => {
@@ -333,6 +341,21 @@ impl Visitor for GameVisitor {
 
     fn begin_variation(&mut self, _movetext: &mut Movetext) -> ControlFlow<Output, Skip> {
         ControlFlow::Continue(Skip(true))
+    }
+
+    fn comment(
+        &mut self,
+        movetext: &mut Movetext,
+        comment: pgn_reader::RawComment<'_>,
+    ) -> ControlFlow<Output> {
+        let game = &mut movetext.game;
+        if let Some(clock) = crate::archive::clock_of_comment(comment.as_bytes())
+            && !game.moves.is_empty()
+        {
+            game.clocks.resize(game.moves.len(), None);
+            game.clocks[game.moves.len() - 1] = Some(clock);
+        }
+        ControlFlow::Continue(())
     }
 
     fn end_game(&mut self, movetext: Movetext) -> Output {

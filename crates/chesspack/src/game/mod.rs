@@ -107,6 +107,29 @@ pub trait GameCodec: Send + Sync {
         }
         Ok(moves)
     }
+    /// The first `plies` moves (all when the game is shorter) of a stream
+    /// that [`GameCodec::decode`] reads (`counted` is `None`), or that
+    /// [`GameCodec::decode_counted`] reads with `counted` moves. By default
+    /// the whole stream is decoded and cut; `model` stops early.
+    ///
+    /// # Errors
+    ///
+    /// As [`GameCodec::decode`] (a codec that stops early need not check
+    /// the rest of the stream).
+    fn decode_prefix(
+        &self,
+        start: &Chess,
+        bits: &Bits,
+        counted: Option<usize>,
+        plies: usize,
+    ) -> Result<Vec<Move>, Error> {
+        let mut moves = match counted {
+            None => self.decode(start, bits)?,
+            Some(n) => self.decode_counted(start, bits, n)?,
+        };
+        moves.truncate(plies);
+        Ok(moves)
+    }
     /// A hash of everything besides the name that decides the codec's bits
     /// (tables, models, parameters), written into archives so that a
     /// decoder with a different model refuses them. 0 for codecs without

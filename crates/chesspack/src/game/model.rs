@@ -34,7 +34,7 @@ use crate::{
 /// assert!(bits.len() < 5 * 5);
 /// assert_eq!(ModelCodec::new().decode(&start, &bits).unwrap(), moves);
 /// ```
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct ModelCodec {
     fast: bool,
     /// Weights other than the embedded ones (an earlier model, for its
@@ -329,7 +329,7 @@ impl ModelCodec {
     /// assert_eq!(rated.decode(&start, &bits).unwrap(), [e4]);
     /// ```
     #[must_use]
-    pub const fn with_context(mut self, context: model::GameContext) -> ModelCodec {
+    pub fn with_context(mut self, context: model::GameContext) -> ModelCodec {
         self.context = context;
         self
     }
@@ -432,6 +432,66 @@ impl ModelCodec {
         }
         Ok(enc.finish_at_end())
     }
+
+    /// [`GameCodec::decode`], stopping after `limit` moves.
+    fn decode_to(&self, start: &Chess, bits: &Bits, limit: usize) -> Result<Vec<Move>, Error> {
+        let mut dec = Decoder::with_ends(bits);
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        let mut scratch = ScratchGuard::new();
+        while moves.len() < limit {
+            let legal = pos.legal_moves();
+            // A game ends where no move is legal, or where the stream does.
+            if legal.is_empty() || dec.at_end() {
+                break;
+            }
+            if moves.len() as u64 > super::MAX_PLIES {
+                return Err(Error::InvalidData("game too long".into()));
+            }
+            let m = if legal.len() == 1 {
+                legal[0]
+            } else {
+                self.frequencies_of(&pos, &moves, &legal, &mut scratch);
+                *legal
+                    .get(scratch.decode(&mut dec)?)
+                    .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Ok(moves)
+    }
+
+    /// [`GameCodec::decode_counted`] of `plies` moves, stopping after
+    /// `limit`.
+    fn decode_counted_to(
+        &self,
+        start: &Chess,
+        bits: &Bits,
+        plies: usize,
+        limit: usize,
+    ) -> Result<Vec<Move>, Error> {
+        let mut dec = Decoder::new(bits);
+        let mut pos = start.clone();
+        let mut moves = Vec::with_capacity(plies.min(limit));
+        let mut scratch = ScratchGuard::new();
+        for ply in 0..plies.min(limit) {
+            let legal = pos.legal_moves();
+            let m = match legal.len() {
+                0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
+                1 => legal[0],
+                _ => {
+                    self.frequencies_of(&pos, &moves, &legal, &mut scratch);
+                    *legal
+                        .get(scratch.decode(&mut dec)?)
+                        .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
+                }
+            };
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        Ok(moves)
+    }
 }
 
 impl GameCodec for ModelCodec {
@@ -461,7 +521,7 @@ impl GameCodec for ModelCodec {
 
     fn in_context(&self, context: &model::GameContext) -> Option<Box<dyn GameCodec>> {
         (!self.fast && self.weights().reads_context())
-            .then(|| Box::new(self.with_context(*context)) as Box<dyn GameCodec>)
+            .then(|| Box::new(self.clone().with_context(context.clone())) as Box<dyn GameCodec>)
     }
 
     fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
@@ -469,31 +529,20 @@ impl GameCodec for ModelCodec {
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
-        let mut dec = Decoder::with_ends(bits);
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
-        let mut scratch = ScratchGuard::new();
-        loop {
-            let legal = pos.legal_moves();
-            // A game ends where no move is legal, or where the stream does.
-            if legal.is_empty() || dec.at_end() {
-                break;
-            }
-            if moves.len() as u64 > super::MAX_PLIES {
-                return Err(Error::InvalidData("game too long".into()));
-            }
-            let m = if legal.len() == 1 {
-                legal[0]
-            } else {
-                self.frequencies_of(&pos, &moves, &legal, &mut scratch);
-                *legal
-                    .get(scratch.decode(&mut dec)?)
-                    .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
-            };
-            pos.play_unchecked(m);
-            moves.push(m);
+        self.decode_to(start, bits, usize::MAX)
+    }
+
+    fn decode_prefix(
+        &self,
+        start: &Chess,
+        bits: &Bits,
+        counted: Option<usize>,
+        plies: usize,
+    ) -> Result<Vec<Move>, Error> {
+        match counted {
+            None => self.decode_to(start, bits, plies),
+            Some(n) => self.decode_counted_to(start, bits, n, plies),
         }
-        Ok(moves)
     }
 
     fn encode_counted(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {
@@ -505,26 +554,7 @@ impl GameCodec for ModelCodec {
     }
 
     fn decode_counted(&self, start: &Chess, bits: &Bits, plies: usize) -> Result<Vec<Move>, Error> {
-        let mut dec = Decoder::new(bits);
-        let mut pos = start.clone();
-        let mut moves = Vec::with_capacity(plies);
-        let mut scratch = ScratchGuard::new();
-        for ply in 0..plies {
-            let legal = pos.legal_moves();
-            let m = match legal.len() {
-                0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
-                1 => legal[0],
-                _ => {
-                    self.frequencies_of(&pos, &moves, &legal, &mut scratch);
-                    *legal
-                        .get(scratch.decode(&mut dec)?)
-                        .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
-                }
-            };
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        Ok(moves)
+        self.decode_counted_to(start, bits, plies, plies)
     }
 
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {

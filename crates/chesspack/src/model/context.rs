@@ -1,14 +1,18 @@
 //! Who plays and how fast: what the move model reads from a game's tags
 //! besides its moves.
 
+use std::sync::Arc;
+
 /// The context of a game that the `model` codec conditions its moves on:
 /// both players' ratings and the time control, read from the game's tags
-/// (`WhiteElo`, `BlackElo`, `TimeControl`). Any part may be missing; a game
-/// without tags has the [default](GameContext::default) context, all
-/// unknown.
+/// (`WhiteElo`, `BlackElo`, `TimeControl`), and the clock readings of its
+/// mainline (lichess's `[%clk]` comments, [`GameContext::with_clocks`]).
+/// Any part may be missing; a game without tags has the
+/// [default](GameContext::default) context, all unknown.
 ///
 /// An encoder and its decoder must use the same context: the archive reads
-/// it from the tags, which it decodes before the moves.
+/// it from the tags and the clock comments, which it decodes before the
+/// moves.
 ///
 /// ```
 /// use chesspack::model::{GameContext, TimeControl};
@@ -23,7 +27,7 @@
 /// assert_eq!(ctx.time_control, Some(TimeControl::Clock { base: 180, increment: 2 }));
 /// assert_eq!(GameContext::from_tags::<&str, &str>([]), GameContext::default());
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub struct GameContext {
     /// White's rating (`WhiteElo`), when it is a number from 1 to 4999.
@@ -32,6 +36,9 @@ pub struct GameContext {
     pub black_elo: Option<u16>,
     /// The time control (`TimeControl`).
     pub time_control: Option<TimeControl>,
+    /// The mover's clock in seconds after each ply of the mainline, from
+    /// the start the moves are coded from (empty: no clocks).
+    clocks: Option<Arc<[Option<u32>]>>,
 }
 
 /// A game's time control, as a PGN `TimeControl` tag gives it.
@@ -57,6 +64,12 @@ const RATING_EDGES: [u16; 10] = [800, 1000, 1200, 1400, 1600, 1800, 2000, 2200, 
 pub(crate) const RATING_CLASSES: usize = RATING_EDGES.len() + 2;
 /// The number of time-control classes, unknown included.
 pub(crate) const SPEED_CLASSES: usize = 7;
+/// Upper edges, in seconds, of the clock classes the model distinguishes:
+/// class 0 is unknown, class `i + 1` is below `CLOCK_EDGES[i]`, the last
+/// class at or above the last edge.
+const CLOCK_EDGES: [u32; 6] = [5, 10, 20, 40, 80, 160];
+/// The number of clock classes, unknown included.
+pub(crate) const CLOCK_CLASSES: usize = CLOCK_EDGES.len() + 2;
 
 impl GameContext {
     /// A context with both ratings and the time control unknown (as
@@ -66,6 +79,7 @@ impl GameContext {
             white_elo: None,
             black_elo: None,
             time_control: None,
+            clocks: None,
         }
     }
 
@@ -91,6 +105,40 @@ impl GameContext {
         self
     }
 
+    /// This context with the clock readings of the mainline: `clocks[i]`
+    /// is the clock, in seconds, of the side that played ply `i` (from 0)
+    /// right after it, as a `[%clk]` comment after the move gives it.
+    /// Only the mainline's moves are coded in it: a variation's are coded
+    /// without clocks.
+    ///
+    /// ```
+    /// use chesspack::model::GameContext;
+    ///
+    /// let ctx = GameContext::new().with_clocks(vec![Some(60), Some(59), None]);
+    /// assert_eq!(ctx.clocks(), [Some(60), Some(59), None]);
+    /// assert_eq!(GameContext::new().with_clocks(vec![None]), GameContext::new());
+    /// ```
+    #[must_use]
+    pub fn with_clocks(mut self, clocks: Vec<Option<u32>>) -> GameContext {
+        self.clocks = clocks.iter().any(Option::is_some).then(|| clocks.into());
+        self
+    }
+
+    /// The clock readings of the mainline (see [`GameContext::with_clocks`];
+    /// empty when there are none).
+    pub fn clocks(&self) -> &[Option<u32>] {
+        self.clocks.as_deref().unwrap_or(&[])
+    }
+
+    /// This context without clock readings (for the moves of a variation).
+    #[must_use]
+    pub fn without_clocks(&self) -> GameContext {
+        GameContext {
+            clocks: None,
+            ..self.clone()
+        }
+    }
+
     /// The context that a game's tag pairs give (names matched exactly, as
     /// PGN writes them; values that do not parse are unknown).
     pub fn from_tags<N, V>(tags: impl IntoIterator<Item = (N, V)>) -> GameContext
@@ -114,6 +162,30 @@ impl GameContext {
     /// The rating band of the side to move (`white`: white is to move) and
     /// of its opponent, and the time-control class: the model's context
     /// inputs.
+    /// The clock class of the side to move and of its opponent after
+    /// `plies` plies of the mainline: their clocks after their last moves
+    /// (the base time before their first, when the time control gives
+    /// it); class 0 (unknown) in a game without clocks.
+    pub(crate) fn clock_classes(&self, plies: usize) -> (usize, usize) {
+        let Some(clocks) = &self.clocks else {
+            return (0, 0);
+        };
+        let base = match self.time_control {
+            Some(TimeControl::Clock { base, .. }) => Some(base),
+            _ => None,
+        };
+        let after = |back: usize| match plies.checked_sub(back) {
+            Some(i) => clocks.get(i).copied().flatten(),
+            None => base,
+        };
+        let class = |c: Option<u32>| {
+            c.map_or(0, |c| {
+                1 + CLOCK_EDGES.iter().filter(|&&edge| c >= edge).count()
+            })
+        };
+        (class(after(2)), class(after(1)))
+    }
+
     pub(crate) fn classes(&self, white: bool) -> (usize, usize, usize) {
         let (mover, opponent) = if white {
             (self.white_elo, self.black_elo)

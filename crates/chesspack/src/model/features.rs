@@ -8,7 +8,7 @@ use shakmaty::{
 use super::{
     GameContext,
     book::{Entry, MIN_TOTAL, move_key},
-    context::{RATING_CLASSES, SPEED_CLASSES},
+    context::{CLOCK_CLASSES, RATING_CLASSES, SPEED_CLASSES},
 };
 use crate::engine::see;
 
@@ -412,21 +412,27 @@ pub const POSITION_INPUTS: usize = 12 * 64 + 64 + 4 + 2 * 64 + 1;
 const CONTEXT: usize = POSITION_INPUTS;
 
 /// The number of inputs of the hidden layer of models with the game
-/// context but not the earlier moves (weights 1f42d4b148375afd).
+/// context but neither the earlier moves nor the clocks (weights
+/// 1f42d4b148375afd).
 pub const CONTEXT_INPUTS: usize = CONTEXT + 2 * RATING_CLASSES + SPEED_CLASSES;
 
 /// Where the earlier moves' inputs start: the target square of the side
 /// to move's own last move, then of the opponent's move before its last.
 const EARLIER: usize = CONTEXT_INPUTS;
 
+/// Where the clock inputs start: the clock class of the side to move, then
+/// of its opponent ([`GameContext::with_clocks`]).
+const CLOCKS: usize = EARLIER + 2 * 64;
+
 /// The number of inputs of the hidden layer: the position's, the game
-/// context's, then the earlier moves'.
-pub const N_INPUTS: usize = EARLIER + 2 * 64;
+/// context's, the earlier moves', then the clocks'.
+pub const N_INPUTS: usize = CLOCKS + 2 * CLOCK_CLASSES;
 
 /// The most inputs a position has (every square occupied, the last
 /// move's target, four castling rights, pieces en prise, check, the
-/// three context inputs and the two earlier moves' targets).
-pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1 + 3 + 2;
+/// three context inputs, the two earlier moves' targets and the two
+/// clocks).
+pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1 + 3 + 2 + 2;
 
 /// The sparse inputs of the model's hidden layer for one position (see
 /// [`Inputs::new`]).
@@ -443,12 +449,14 @@ impl Inputs {
     /// and the castling rights held (ours, theirs × king side, queen side),
     /// pieces en prise and check; then an unknown game context (see
     /// [`Inputs::in_context`]); then the target squares of the side to
-    /// move's own last move and of the opponent's move before its last.
+    /// move's own last move and of the opponent's move before its last;
+    /// then the clock classes of the side to move and of its opponent
+    /// (unknown without clocks).
     ///
     /// ```
     /// use chesspack::model::Inputs;
     /// let inputs = Inputs::new(&shakmaty::Chess::default(), &[]);
-    /// assert_eq!(inputs.active().len(), 32 + 4 + 3);
+    /// assert_eq!(inputs.active().len(), 32 + 4 + 3 + 2);
     /// ```
     pub fn new(pos: &Chess, history: &[Move]) -> Inputs {
         Inputs::in_context(pos, history, &GameContext::new())
@@ -539,6 +547,9 @@ impl Inputs {
                 push(EARLIER + i * 64 + (usize::from(target(m)) ^ flip));
             }
         }
+        let (mover, opponent) = game.clock_classes(history.len());
+        push(CLOCKS + mover);
+        push(CLOCKS + CLOCK_CLASSES + opponent);
         out
     }
 
@@ -671,7 +682,7 @@ mod tests {
         // nothing of black's hangs; no castling rights, no check.
         let w = inputs("4k3/8/8/4p3/3N4/8/8/4K3 w - - 0 1", &[]);
         assert!(w.contains(&((en_prise + 27) as u16)));
-        assert_eq!(w.len(), 4 + 1 + 3);
+        assert_eq!(w.len(), 4 + 1 + 3 + 2);
         // The same seen from black (board flipped, sides swapped): the
         // knight is theirs and en prise, on d5 from black's side.
         let b = inputs("4k3/8/8/4p3/3N4/8/8/4K3 b - - 0 1", &[]);
@@ -719,7 +730,7 @@ mod tests {
             .active()
             .iter()
             .map(|&i| usize::from(i))
-            .filter(|&i| i >= EARLIER)
+            .filter(|i| (EARLIER..CLOCKS).contains(i))
             .collect();
         assert_eq!(earlier, [EARLIER + (e5 ^ 56), EARLIER + 64 + (e4 ^ 56)]);
         assert!(earlier.iter().all(|&i| i < N_INPUTS));
@@ -728,7 +739,7 @@ mod tests {
             Inputs::new(&pos, &history[2..])
                 .active()
                 .iter()
-                .all(|&i| usize::from(i) < EARLIER)
+                .all(|&i| !(EARLIER..CLOCKS).contains(&usize::from(i)))
         );
     }
 
@@ -750,16 +761,57 @@ mod tests {
             ]
         };
         // White (1500: band 5) to move against 2500 (band 10), blitz (3).
+        let has =
+            |inputs: &Inputs, want: [u16; 3]| want.iter().all(|i| inputs.active().contains(i));
         let white = Inputs::in_context(&pos, &[], &rated);
-        assert!(white.active().ends_with(&ctx(5, 10, 3)));
+        assert!(has(&white, ctx(5, 10, 3)));
         // After 1. e4 the mover is black: the bands swap.
         let mut after = pos.clone();
         after.play_unchecked(e4);
         let black = Inputs::in_context(&after, &[e4], &rated);
-        assert!(black.active().ends_with(&ctx(10, 5, 3)));
+        assert!(has(&black, ctx(10, 5, 3)));
         // Unknown context: band 0 of each.
-        assert!(Inputs::new(&pos, &[]).active().ends_with(&ctx(0, 0, 0)));
+        assert!(has(&Inputs::new(&pos, &[]), ctx(0, 0, 0)));
         assert!(white.active().iter().all(|&i| usize::from(i) < N_INPUTS));
+    }
+
+    #[test]
+    fn clock_inputs() {
+        use crate::model::TimeControl;
+        let (pos, e4) = setup(
+            "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1",
+            "e4",
+        );
+        let clocks = |mover: usize, opponent: usize| {
+            [
+                (CLOCKS + mover) as u16,
+                (CLOCKS + CLOCK_CLASSES + opponent) as u16,
+            ]
+        };
+        let bullet = GameContext::new().with_time_control(TimeControl::parse(b"60+0"));
+        // No clock readings: unknown, even with a time control.
+        let none = Inputs::in_context(&pos, &[], &bullet);
+        assert!(none.active().ends_with(&clocks(0, 0)));
+        // Before the first moves, the base time (60 s: class 5, under 80);
+        // after 1. e4 {58 s}, black (its base time) to move against 58 s.
+        let timed = bullet.with_clocks(vec![Some(58)]);
+        assert!(
+            Inputs::in_context(&pos, &[], &timed)
+                .active()
+                .ends_with(&clocks(5, 5))
+        );
+        let mut after = pos.clone();
+        after.play_unchecked(e4);
+        let black = Inputs::in_context(&after, &[e4], &timed.clone().with_clocks(vec![Some(4)]));
+        // 4 s on white's clock: class 1 (under 5).
+        assert!(black.active().ends_with(&clocks(5, 1)));
+        // Without a time control the first readings are unknown.
+        let bare = GameContext::new().with_clocks(vec![Some(200)]);
+        assert!(
+            Inputs::in_context(&after, &[e4], &bare)
+                .active()
+                .ends_with(&clocks(0, 7))
+        );
     }
 
     #[test]

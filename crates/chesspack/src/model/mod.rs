@@ -109,8 +109,9 @@ pub struct Weights {
 struct Hidden {
     size: usize,
     /// The inputs the layer reads: [`N_INPUTS`]; [`CONTEXT_INPUTS`] for a
-    /// model from before the earlier moves' inputs, [`POSITION_INPUTS`]
-    /// for one from before the game context (which ignore them).
+    /// model from before the earlier moves and the clocks,
+    /// [`POSITION_INPUTS`] for one from before the game context (which
+    /// ignore what they lack).
     inputs: usize,
     b: Cow<'static, [i32]>,
     u: Cow<'static, [i16]>,
@@ -238,7 +239,8 @@ impl Weights {
 
     /// [`Weights::with_hidden`] for a layer that reads the first `inputs`
     /// inputs ([`N_INPUTS`], or [`CONTEXT_INPUTS`] or [`POSITION_INPUTS`]
-    /// for models from before the earlier moves or the game context).
+    /// for models from before the earlier moves and clocks or the game
+    /// context).
     fn with_inputs(
         w: Vec<i32>,
         b: Vec<i32>,

@@ -145,7 +145,7 @@ impl Trainer {
     /// Sets the context of the game the next steps are on (an unknown
     /// context until set).
     pub fn set_game(&mut self, game: &super::GameContext) {
-        self.game = *game;
+        self.game = game.clone();
     }
 
     /// One gradient step on the move `played` in `pos` (reached by

@@ -970,3 +970,67 @@ fn regression_issue_26_opening_tags_come_from_the_moves() {
         .sum();
     assert!((report.raw[4] as usize) < values - 40, "{}", report.raw[4]);
 }
+
+/// Issue 26: the mainline's clock readings (`%clk`) are part of its moves'
+/// context, decoded before the moves: the same moves under other clocks
+/// cost other bits, archives of both round-trip, and a variation's moves
+/// (coded without clocks) and a game whose clocks stop do too.
+#[test]
+fn regression_issue_26_clocks_are_part_of_the_moves_context() {
+    use chesspack::{game::ModelCodec, pgn::GameReader};
+    let sans = [
+        "e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6", "O-O", "Be7",
+    ];
+    let game = |clocks: &[u32], variation: bool| {
+        let mut text = String::from("[TimeControl \"60+0\"]\n[Result \"*\"]\n\n");
+        for (i, san) in sans.iter().enumerate() {
+            if i % 2 == 0 {
+                text += &format!("{}. ", i / 2 + 1);
+            } else if i == 1 || clocks.get(i - 1).is_some() {
+                text += &format!("{}... ", i / 2 + 1);
+            }
+            text += san;
+            text += " ";
+            if let Some(c) = clocks.get(i) {
+                text += &format!("{{ [%clk 0:00:{c:02}] }} ");
+            }
+            if variation && i == 2 {
+                text += "(3. Bc4 { [%clk 0:00:01] } 3... Nc6) ";
+                if clocks.get(i).is_none() {
+                    text += &format!("{}... ", i / 2 + 1);
+                }
+            }
+        }
+        text + "*\n\n"
+    };
+    let plenty = game(&[59, 59, 58, 58, 57, 57, 56, 56, 55, 55], false);
+    let trouble = game(&[9, 8, 7, 6, 5, 4, 3, 3, 2, 2], false);
+    let codec = ModelCodec::new();
+    let mut streams = Vec::new();
+    for text in [&plenty, &trouble] {
+        let g = GameReader::new(text.as_bytes()).next().unwrap().unwrap();
+        assert_eq!(g.clocks.len(), sans.len());
+        streams.push(
+            codec
+                .in_context(&g.context())
+                .unwrap()
+                .encode(&g.start, &g.moves)
+                .unwrap(),
+        );
+        assert_eq!(
+            g.context().without_clocks(),
+            chesspack::model::GameContext::from_tags([("TimeControl", "60+0")])
+        );
+    }
+    assert_ne!(streams[0], streams[1]);
+    let stopping = game(&[59, 59, 58], false);
+    let branching = game(&[9, 8, 7, 6, 5, 4, 3, 3, 2, 2], true);
+    for text in [&plenty, &trouble, &stopping, &branching] {
+        let packed = compress_with(text.as_bytes(), &codec, 10);
+        assert_eq!(
+            decompress(&packed),
+            canonical(text.as_bytes()).unwrap(),
+            "{text}"
+        );
+    }
+}

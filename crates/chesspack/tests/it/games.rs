@@ -18,6 +18,24 @@ proptest! {
             prop_assert_eq!(codec.explain(&start, &moves).unwrap().len(), moves.len());
         }
     }
+
+    /// The first plies of a stream, self-ending or counted, are the
+    /// game's first moves (what a listing of opening tags decodes).
+    #[test]
+    fn prefixes_are_the_first_moves((start, moves) in arb_game(), plies in 0usize..50) {
+        for codec in game::codecs().into_iter().filter(|c| !c.name().starts_with("engine")) {
+            let first = &moves[..plies.min(moves.len())];
+            let bits = codec.encode(&start, &moves).unwrap();
+            prop_assert_eq!(&codec.decode_prefix(&start, &bits, None, plies).unwrap(), first, "{}", codec.name());
+            let bits = codec.encode_counted(&start, &moves).unwrap();
+            prop_assert_eq!(
+                &codec.decode_prefix(&start, &bits, Some(moves.len()), plies).unwrap(),
+                first,
+                "{} counted",
+                codec.name()
+            );
+        }
+    }
 }
 
 #[test]

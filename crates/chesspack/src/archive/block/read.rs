@@ -144,7 +144,7 @@ pub(crate) fn decode_block(
 /// it are neither decoded nor checked (`get` of one game decodes, on
 /// average, half a block).
 pub(crate) fn decode_block_until(
-    codec: &dyn GameCodec,
+    codec_of_block: &dyn GameCodec,
     payload: &[u8],
     want: &dyn Fn(usize) -> Want,
     sink: &mut dyn FnMut(usize, Decoded),
@@ -331,13 +331,94 @@ pub(crate) fn decode_block_until(
             continue;
         }
         let start = text::start_of(&tags).map_err(|u| u.detail)?;
-        // The game's context, as the writer took it from the same tags.
-        // Archives before format 5 were written by models that do not read
-        // it, for which it changes nothing.
-        let in_context =
-            codec.in_context(&GameContext::from_tags(tags.iter().map(|(k, v)| (k, v))));
-        let codec = in_context.as_deref().unwrap_or(codec);
         let plies = segment_plies(game_events)?;
+        // Clocks before moves: the stream follows the events alone, and the
+        // mainline's readings are part of its moves' context (format 6).
+        let mut clock_values = std::collections::VecDeque::new();
+        let mut main_clocks = vec![None; plies[0]];
+        {
+            let (mut depth, mut ply) = (0usize, 0usize);
+            let mut i = 0;
+            while i < game_events.len() {
+                match game_events[i] {
+                    E_NAG => i += 1,
+                    E_MOVE => {
+                        clock_model.on_move();
+                        ply += usize::from(depth == 0);
+                    }
+                    E_OPEN => {
+                        clock_model.on_open();
+                        depth += 1;
+                    }
+                    E_CLOSE => {
+                        clock_model.on_close();
+                        depth = depth.saturating_sub(1);
+                    }
+                    E_CLK | E_EVAL_CLK => {
+                        let c = clock_model.decode(&mut clock_coder, &mut clocks)?;
+                        if depth == 0
+                            && let Some(slot) =
+                                ply.checked_sub(1).and_then(|p| main_clocks.get_mut(p))
+                        {
+                            *slot = Some(c);
+                        }
+                        clock_values.push_back(c);
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+        }
+        // The game's context, as the writer took it from the same tags and
+        // clocks. Archives before format 5 (6 for clocks) were written by
+        // models that do not read it, for which it changes nothing.
+        let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
+        let variation_codec = codec_of_block.in_context(&context);
+        let mainline_codec = codec_of_block.in_context(&context.with_clocks(main_clocks));
+        if w == Want::Tags {
+            // Tags that the moves give: the mainline's first plies are
+            // decoded, the rest of the game skipped.
+            let mut segments = 1;
+            let mut i = 0;
+            while i < game_events.len() {
+                match game_events[i] {
+                    E_NAG => i += 1,
+                    E_OPEN => segments += 1,
+                    E_COMMENT => {
+                        take_until(&mut comments, b'}', "comment")?;
+                    }
+                    E_EVAL | E_EVAL_CLK => read_eval(
+                        &mut eval_coder,
+                        &mut evals,
+                        &mut eval_state,
+                        &mut eval_text,
+                        &mut eval_buf,
+                    )?,
+                    _ => {}
+                }
+                i += 1;
+            }
+            for s in 0..segments {
+                let len = move_lengths.next(s > 0)?;
+                let end = move_pos.checked_add(len).ok_or("move length overflow")?;
+                if s == 0 {
+                    if end > moves.len() {
+                        return Err("moves column ends early".into());
+                    }
+                    let codec = mainline_codec.as_deref().unwrap_or(codec_of_block);
+                    let counted = (game_events.first() != Some(&E_LINE)).then_some(plies[0]);
+                    let table = OpeningTable::builtin();
+                    let bits = slice_bits(&moves, move_pos, len);
+                    let prefix = codec
+                        .decode_prefix(&start, &bits, counted, table.max_ply())
+                        .map_err(|e| e.to_string())?;
+                    fill_openings(&mut tags, &predicted, table.predict(&start, &prefix))?;
+                }
+                move_pos = end;
+            }
+            sink(g, Decoded::Tags(Ok(tags)));
+            continue;
+        }
         let line = game_events.first() == Some(&E_LINE);
         let mut next_segment = 0;
         let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
@@ -345,6 +426,12 @@ pub(crate) fn decode_block_until(
                 .get(next_segment)
                 .ok_or("more lines than the events say")?;
             let to_end = line && next_segment == 0;
+            let codec = if next_segment == 0 {
+                &mainline_codec
+            } else {
+                &variation_codec
+            };
+            let codec = codec.as_deref().unwrap_or(codec_of_block);
             let len = move_lengths.next(next_segment > 0)?;
             next_segment += 1;
             let end = move_pos.checked_add(len).ok_or("move length overflow")?;
@@ -363,12 +450,8 @@ pub(crate) fn decode_block_until(
         };
         let mut segs = vec![read_segment(&start)?];
         if !predicted.is_empty() {
-            let o = OpeningTable::builtin()
-                .predict(&start, segs[0].as_slice())
-                .ok_or("an opening tag is marked as given by moves that give none")?;
-            for &(t, k) in &predicted {
-                tags[t].1 = if k == 0 { o.eco } else { o.name }.as_bytes().to_vec();
-            }
+            let opening = OpeningTable::builtin().predict(&start, segs[0].as_slice());
+            fill_openings(&mut tags, &predicted, opening)?;
         }
         // Positions are followed only where a variation needs its start.
         let variations = game_events.contains(&E_OPEN);
@@ -387,7 +470,6 @@ pub(crate) fn decode_block_until(
                         if variations {
                             lines.play(m);
                         }
-                        clock_model.on_move();
                         out_events.push(Event::Move(m));
                     }
                 }
@@ -399,7 +481,6 @@ pub(crate) fn decode_block_until(
                     if variations {
                         lines.play(m);
                     }
-                    clock_model.on_move();
                     out_events.push(Event::Move(m));
                 }
                 E_NAG => {
@@ -428,7 +509,7 @@ pub(crate) fn decode_block_until(
                     let clock = if code == E_EVAL {
                         None
                     } else {
-                        Some(clock_model.decode(&mut clock_coder, &mut clocks)?)
+                        Some(clock_values.pop_front().ok_or("clock events disagree")?)
                     };
                     annotation.clear();
                     format_annotation(eval, clock, &mut annotation);
@@ -437,7 +518,6 @@ pub(crate) fn decode_block_until(
                 E_OPEN => {
                     let start = lines.open();
                     segs.push(read_segment(&start)?);
-                    clock_model.on_open();
                     out_events.push(Event::Open);
                 }
                 E_CLOSE => {
@@ -448,7 +528,6 @@ pub(crate) fn decode_block_until(
                         return Err("more moves than the events say".into());
                     }
                     lines.close();
-                    clock_model.on_close();
                     out_events.push(Event::Close);
                 }
                 E_END => {}
@@ -481,10 +560,6 @@ pub(crate) fn decode_block_until(
             outcome,
             result_on_new_line,
         };
-        if w == Want::Tags {
-            sink(g, Decoded::Tags(Ok(game.tags)));
-            continue;
-        }
         let mut out = Vec::new();
         text::write(&game, &mut out);
         if game_kind == KIND_CRLF {
@@ -502,6 +577,23 @@ pub(crate) fn decode_block_until(
         return Err("columns hold more than the game count".into());
     }
     Ok(stored.games)
+}
+
+/// Fills in the `ECO` (0) and `Opening` (1) tags at the `predicted`
+/// places of `tags` with what the moves give.
+fn fill_openings(
+    tags: &mut [(Vec<u8>, Vec<u8>)],
+    predicted: &[(usize, usize)],
+    opening: Option<crate::opening::Opening<'_>>,
+) -> Result<(), String> {
+    if predicted.is_empty() {
+        return Ok(());
+    }
+    let o = opening.ok_or("an opening tag is marked as given by moves that give none")?;
+    for &(t, k) in predicted {
+        tags[t].1 = if k == 0 { o.eco } else { o.name }.as_bytes().to_vec();
+    }
+    Ok(())
 }
 
 /// The number of moves of each line of a game (the mainline, then each

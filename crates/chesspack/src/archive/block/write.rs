@@ -77,7 +77,11 @@ impl Columns {
     }
 
     /// Adds a game; on an error (from the codec) nothing was added.
-    fn add_game(&mut self, game: &ParsedGame, codec: &dyn GameCodec) -> Result<(), Unparsed> {
+    fn add_game(
+        &mut self,
+        game: &ParsedGame,
+        codec_of_block: &dyn GameCodec,
+    ) -> Result<(), Unparsed> {
         // Moves first, as they alone can fail. Segments: the mainline, then
         // each variation in the order its `(` appears, each from the
         // position where it starts.
@@ -111,13 +115,20 @@ impl Columns {
         let line =
             !game.events.is_empty() && game.events.iter().all(|e| matches!(e, Event::Move(_)));
         // The players' ratings and the time control, from the tags the
-        // decoder reads before the moves (format 5).
-        let in_context = codec.in_context(&GameContext::from_tags(
-            game.tags.iter().map(|(k, v)| (k, v)),
-        ));
-        let codec = in_context.as_deref().unwrap_or(codec);
+        // decoder reads before the moves (format 5), and the mainline's
+        // clocks, which it decodes before the moves (format 6).
+        let context = GameContext::from_tags(game.tags.iter().map(|(k, v)| (k, v)));
+        let variation_codec = codec_of_block.in_context(&context);
+        let mainline_codec = codec_of_block
+            .in_context(&context.with_clocks(mainline_clocks(&game.events, segments[0].1.len())));
         let mut encoded = Vec::with_capacity(segments.len());
-        for (start, moves) in &segments {
+        for (i, (start, moves)) in segments.iter().enumerate() {
+            let codec = if i == 0 {
+                &mainline_codec
+            } else {
+                &variation_codec
+            };
+            let codec = codec.as_deref().unwrap_or(codec_of_block);
             let bits = if line {
                 codec.encode(start, moves)
             } else {
@@ -230,6 +241,29 @@ impl Columns {
         self.data[KIND].push(0);
         Ok(())
     }
+}
+
+/// The clock after each of the `plies` mainline moves of a game's events,
+/// where a clock comment (as the `clocks` column stores it) follows it.
+pub(super) fn mainline_clocks(events: &[Event], plies: usize) -> Vec<Option<u32>> {
+    let mut clocks = vec![None; plies];
+    let (mut depth, mut ply) = (0usize, 0usize);
+    for event in events {
+        match event {
+            Event::Move(_) if depth == 0 => ply += 1,
+            Event::Open => depth += 1,
+            Event::Close => depth = depth.saturating_sub(1),
+            Event::Comment(c) if depth == 0 && ply > 0 => {
+                if let (Some(clock), Some(slot)) =
+                    (super::clock_of_comment(c), clocks.get_mut(ply - 1))
+                {
+                    *slot = Some(clock);
+                }
+            }
+            _ => {}
+        }
+    }
+    clocks
 }
 
 /// Encodes the games of `chunks` into one block; zstd at `level` for the
