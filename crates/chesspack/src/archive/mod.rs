@@ -53,7 +53,7 @@
 //! From version 5 the moves of each game are coded in the game's context
 //! ([`GameContext`](crate::model::GameContext): `WhiteElo`, `BlackElo`,
 //! `TimeControl`), which the decoder reads from the game's tags, decoded
-//! before its moves ([`GameCodec::in_context`](crate::game::GameCodec::in_context)).
+//! before its moves ([`crate::game::GameCodec::in_context`]).
 //! Codecs other than `model` ignore it, as do the `model` weights that
 //! wrote earlier versions, so one reader serves every version.
 //!
