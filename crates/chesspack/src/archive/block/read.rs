@@ -287,97 +287,24 @@ pub(crate) fn decode_block_until(
         if tags_alone {
             sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
         }
-        if w == Want::Skip || tags_alone {
-            // Skip this game's items in the other columns (clocks are
-            // decoded: the stream adapts as it goes).
-            let mut segments = 1;
-            let mut i = 0;
-            while i < game_events.len() {
-                match game_events[i] {
-                    E_NAG => i += 1,
-                    E_MOVE => clock_model.on_move(),
-                    E_OPEN => {
-                        segments += 1;
-                        clock_model.on_open();
-                    }
-                    E_CLOSE => clock_model.on_close(),
-                    E_COMMENT => {
-                        take_until(&mut comments, b'}', "comment")?;
-                    }
-                    E_CLK => {
-                        clock_model.decode(&mut clock_coder, &mut clocks)?;
-                    }
-                    E_EVAL | E_EVAL_CLK => {
-                        read_eval(
-                            &mut eval_coder,
-                            &mut evals,
-                            &mut eval_state,
-                            &mut eval_text,
-                            &mut eval_buf,
-                        )?;
-                        if game_events[i] == E_EVAL_CLK {
-                            clock_model.decode(&mut clock_coder, &mut clocks)?;
-                        }
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-            for s in 0..segments {
-                move_pos = move_pos
-                    .checked_add(move_lengths.next(s > 0)?)
-                    .ok_or("move length overflow")?;
-            }
-            continue;
-        }
-        let start = text::start_of(&tags).map_err(|u| u.detail)?;
-        let plies = segment_plies(game_events)?;
+        // Tags the moves give need the mainline's first plies.
+        let tags_from_moves = w == Want::Tags && !predicted.is_empty();
+        let plies = if w == Want::Text || tags_from_moves {
+            segment_plies(game_events)?
+        } else {
+            vec![0]
+        };
         // Clocks before moves: the stream follows the events alone, and the
         // mainline's readings are part of its moves' context (format 6).
-        let mut clock_values = std::collections::VecDeque::new();
-        let mut main_clocks = vec![None; plies[0]];
-        {
-            let (mut depth, mut ply) = (0usize, 0usize);
-            let mut i = 0;
-            while i < game_events.len() {
-                match game_events[i] {
-                    E_NAG => i += 1,
-                    E_MOVE => {
-                        clock_model.on_move();
-                        ply += usize::from(depth == 0);
-                    }
-                    E_OPEN => {
-                        clock_model.on_open();
-                        depth += 1;
-                    }
-                    E_CLOSE => {
-                        clock_model.on_close();
-                        depth = depth.saturating_sub(1);
-                    }
-                    E_CLK | E_EVAL_CLK => {
-                        let c = clock_model.decode(&mut clock_coder, &mut clocks)?;
-                        if depth == 0
-                            && let Some(slot) =
-                                ply.checked_sub(1).and_then(|p| main_clocks.get_mut(p))
-                        {
-                            *slot = Some(c);
-                        }
-                        clock_values.push_back(c);
-                    }
-                    _ => {}
-                }
-                i += 1;
-            }
-        }
-        // The game's context, as the writer took it from the same tags and
-        // clocks. Archives before format 5 (6 for clocks) were written by
-        // models that do not read it, for which it changes nothing.
-        let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
-        let variation_codec = codec_of_block.in_context(&context);
-        let mainline_codec = codec_of_block.in_context(&context.with_clocks(main_clocks));
-        if w == Want::Tags {
-            // Tags that the moves give: the mainline's first plies are
-            // decoded, the rest of the game skipped.
+        let (mut main_clocks, mut clock_values) = read_clocks(
+            game_events,
+            &mut clock_model,
+            &mut clock_coder,
+            &mut clocks,
+            plies[0],
+        )?;
+        if w != Want::Text {
+            // Skip this game's items in the other columns.
             let mut segments = 1;
             let mut i = 0;
             while i < game_events.len() {
@@ -401,11 +328,15 @@ pub(crate) fn decode_block_until(
             for s in 0..segments {
                 let len = move_lengths.next(s > 0)?;
                 let end = move_pos.checked_add(len).ok_or("move length overflow")?;
-                if s == 0 {
+                if s == 0 && tags_from_moves {
                     if end > moves.len() {
                         return Err("moves column ends early".into());
                     }
-                    let codec = mainline_codec.as_deref().unwrap_or(codec_of_block);
+                    let start = text::start_of(&tags).map_err(|u| u.detail)?;
+                    let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
+                    let in_context = codec_of_block
+                        .in_context(&context.with_clocks(std::mem::take(&mut main_clocks)));
+                    let codec = in_context.as_deref().unwrap_or(codec_of_block);
                     let counted = (game_events.first() != Some(&E_LINE)).then_some(plies[0]);
                     let table = OpeningTable::builtin();
                     let bits = slice_bits(&moves, move_pos, len);
@@ -416,9 +347,18 @@ pub(crate) fn decode_block_until(
                 }
                 move_pos = end;
             }
-            sink(g, Decoded::Tags(Ok(tags)));
+            if tags_from_moves {
+                sink(g, Decoded::Tags(Ok(tags)));
+            }
             continue;
         }
+        let start = text::start_of(&tags).map_err(|u| u.detail)?;
+        // The game's context, as the writer took it from the same tags and
+        // clocks. Archives before format 5 (6 for clocks) were written by
+        // models that do not read it, for which it changes nothing.
+        let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
+        let variation_codec = codec_of_block.in_context(&context);
+        let mainline_codec = codec_of_block.in_context(&context.with_clocks(main_clocks));
         let line = game_events.first() == Some(&E_LINE);
         let mut next_segment = 0;
         let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
@@ -577,6 +517,51 @@ pub(crate) fn decode_block_until(
         return Err("columns hold more than the game count".into());
     }
     Ok(stored.games)
+}
+
+/// Decodes a game's clock readings, walking its events: the mainline's
+/// (`plies` of them, by the ply they follow) and every reading in stream
+/// order, for the text.
+fn read_clocks(
+    events: &[u8],
+    model: &mut ClockModel,
+    coder: &mut ClockCoder,
+    dec: &mut BinaryDecoder<'_>,
+    plies: usize,
+) -> Result<(Vec<Option<u32>>, std::collections::VecDeque<u32>), String> {
+    let mut values = std::collections::VecDeque::new();
+    let mut mainline = vec![None; plies];
+    let (mut depth, mut ply) = (0usize, 0usize);
+    let mut i = 0;
+    while i < events.len() {
+        match events[i] {
+            E_NAG => i += 1,
+            E_MOVE => {
+                model.on_move();
+                ply += usize::from(depth == 0);
+            }
+            E_OPEN => {
+                model.on_open();
+                depth += 1;
+            }
+            E_CLOSE => {
+                model.on_close();
+                depth = depth.saturating_sub(1);
+            }
+            E_CLK | E_EVAL_CLK => {
+                let c = model.decode(coder, dec)?;
+                if depth == 0
+                    && let Some(slot) = ply.checked_sub(1).and_then(|p| mainline.get_mut(p))
+                {
+                    *slot = Some(c);
+                }
+                values.push_back(c);
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    Ok((mainline, values))
 }
 
 /// Fills in the `ECO` (0) and `Opening` (1) tags at the `predicted`
