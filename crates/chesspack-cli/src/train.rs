@@ -230,6 +230,8 @@ fn engine(output: &str, limit: u64, files: &[String]) -> Result<()> {
 
 fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
     let tsv = files.iter().filter(|f| f.ends_with(".tsv")).count();
+    // Each PGN file's held-out games with both tags.
+    let mut held: Vec<(String, Vec<pgn::Game>)> = Vec::new();
     let table = if tsv == files.len() {
         let mut text = String::new();
         for path in files {
@@ -243,18 +245,23 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
         let mut skipped = 0u64;
         for path in files {
             let pb = input::progress(None, path);
+            let mut kept = Vec::new();
             for game in GameReader::new(input::open(path, &pb)?) {
-                match game {
-                    Ok(g) if !holdout::is_held_out(&holdout::game_key(&g)) => {
-                        if let (Some(eco), Some(name)) = (g.tag("ECO"), g.tag("Opening")) {
-                            b.add(&g.start, &g.moves, eco, name);
-                        }
-                    }
-                    Ok(_) => {}
-                    Err(_) => skipped += 1,
+                let Ok(g) = game else {
+                    skipped += 1;
+                    continue;
+                };
+                let (Some(eco), Some(name)) = (g.tag("ECO"), g.tag("Opening")) else {
+                    continue;
+                };
+                if holdout::is_held_out(&holdout::game_key(&g)) {
+                    kept.push(g);
+                } else {
+                    b.add(&g.start, &g.moves, eco, name);
                 }
             }
             pb.finish_and_clear();
+            held.push((file_name(path), kept));
         }
         eprintln!(
             "{} training games with ECO and Opening tags ({skipped} skipped as malformed)",
@@ -264,32 +271,28 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
     } else {
         anyhow::bail!("give PGN files or opening TSV files, not both");
     };
-    std::fs::write(output, table.to_bytes()).with_context(|| format!("cannot write {output}"))?;
+    let bytes = table.to_bytes();
+    std::fs::write(output, &bytes).with_context(|| format!("cannot write {output}"))?;
     eprintln!(
         "wrote {output}: {} positions, {} openings, {} bytes, hash {:016x}",
         table.len(),
         table.openings(),
-        table.to_bytes().len(),
+        bytes.len(),
         table.hash()
     );
-    if tsv > 0 {
+    if held.is_empty() {
         return Ok(());
     }
     println!(
         "held-out games with both tags: file, games, both tags right, ECO right, name right, none named"
     );
-    for path in files {
-        let pb = input::progress(None, path);
-        let (mut games, mut both, mut eco_ok, mut name_ok, mut none) =
-            (0u64, 0u64, 0u64, 0u64, 0u64);
-        for g in GameReader::new(input::open(path, &pb)?).flatten() {
+    for (name_of_file, games_held) in &held {
+        let (mut both, mut eco_ok, mut name_ok, mut none) = (0u64, 0u64, 0u64, 0u64);
+        let games = games_held.len() as u64;
+        for g in games_held {
             let (Some(eco), Some(name)) = (g.tag("ECO"), g.tag("Opening")) else {
                 continue;
             };
-            if !holdout::is_held_out(&holdout::game_key(&g)) {
-                continue;
-            }
-            games += 1;
             match table.predict(&g.start, &g.moves) {
                 Some(o) => {
                     eco_ok += u64::from(o.eco == eco);
@@ -299,11 +302,9 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
                 None => none += 1,
             }
         }
-        pb.finish_and_clear();
         let pct = |n: u64| 100.0 * n as f64 / games.max(1) as f64;
         println!(
-            "{}\t{games}\t{:.1}%\t{:.1}%\t{:.1}%\t{:.1}%",
-            file_name(path),
+            "{name_of_file}\t{games}\t{:.1}%\t{:.1}%\t{:.1}%\t{:.1}%",
             pct(both),
             pct(eco_ok),
             pct(name_ok),

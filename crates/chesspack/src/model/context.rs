@@ -159,9 +159,6 @@ impl GameContext {
         ctx
     }
 
-    /// The rating band of the side to move (`white`: white is to move) and
-    /// of its opponent, and the time-control class: the model's context
-    /// inputs.
     /// The clock class of the side to move and of its opponent after
     /// `plies` plies of the mainline: their clocks after their last moves
     /// (the base time before their first, when the time control gives
@@ -186,6 +183,9 @@ impl GameContext {
         (class(after(2)), class(after(1)))
     }
 
+    /// The rating band of the side to move (`white`: white is to move) and
+    /// of its opponent, and the time-control class: the model's context
+    /// inputs.
     pub(crate) fn classes(&self, white: bool) -> (usize, usize, usize) {
         let (mover, opponent) = if white {
             (self.white_elo, self.black_elo)
