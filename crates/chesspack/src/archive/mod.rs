@@ -30,7 +30,7 @@
 //! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
 //! expected output of a PGN text without a codec.
 //!
-//! # Format (version 6; versions 1 to 5 still decode)
+//! # Format (version 7; versions 1 to 6 still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), from version 6 the
@@ -61,6 +61,13 @@
 //! mainline gives ([`OpeningTable::predict`](crate::opening::OpeningTable::predict)
 //! with the table whose hash the header holds) is stored as a one-byte
 //! mark, filled in once the moves are decoded.
+//!
+//! From version 7 the clock readings and evaluations of lichess comments
+//! are coded with richer contexts (an evaluation's change seen from the
+//! side that moved, a clock by the time left), and `UTCTime`, the Elos and
+//! the rating changes of a player's games listed one after the other are
+//! stored as steps from the game before (see the `tags` module): a column
+//! method bit says which, so blocks of earlier versions decode as before.
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
@@ -110,8 +117,10 @@ pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// of their own; version 5 codes each game's moves in its context (its
 /// players' ratings and time control, read from its tags); version 6
 /// stores `ECO` and `Opening` tags that the moves give as a mark
-/// ([`crate::opening`]) and the hash of the opening table in the header.
-pub const FORMAT_VERSION: u8 = 6;
+/// ([`crate::opening`]) and the hash of the opening table in the header;
+/// version 7 codes clocks and evaluations with richer contexts and times,
+/// Elos and rating changes as steps.
+pub const FORMAT_VERSION: u8 = 7;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
 /// The first version with text checksums, file ends and a checked footer.

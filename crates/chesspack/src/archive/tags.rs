@@ -21,7 +21,19 @@
 //!   moves give ([`OpeningTable::predict`](crate::opening::OpeningTable::predict)
 //!   with the built-in table); the decoder fills it in once it has decoded
 //!   the moves. It changes no state: [`REPEAT`] after it means the value
-//!   before it (format 6).
+//!   before it (format 6);
+//! * [`TIME_STEP`] `d`: for `UTCTime` and `Time`, the previous value of the
+//!   same tag plus `d` seconds (a signed decimal number, around the clock),
+//!   both `HH:MM:SS` times (format 7);
+//! * [`DIFF_FROM_ELOS`]: for `WhiteRatingDiff` and `BlackRatingDiff`, the
+//!   player's Elo in the last game before this one in the block that gives
+//!   it, minus this game's: a player's games listed newest first, as lichess
+//!   exports them (format 7);
+//! * [`MIRROR_DIFF`]: for those, the other side's rating change in this
+//!   game, negated (format 7);
+//! * [`ELO_STEP`] `d`: for `WhiteElo` and `BlackElo`, the player's last Elo
+//!   in the block plus `d`, a signed decimal number below 1000 in size
+//!   (`+6`, `-12`; format 7).
 //!
 //! Master game files list each player's games together: the players, their
 //! ratings and the days of a tournament repeat, which zstd alone stores in
@@ -68,6 +80,17 @@ const NEXT_ROUND: u8 = 6;
 
 /// The value the moves give (`ECO`, `Opening`).
 const PREDICTED: u8 = 7;
+/// `TIME_STEP d`: the previous time plus `d` seconds.
+const TIME_STEP: u8 = 8;
+/// The player's previous Elo minus this game's.
+const DIFF_FROM_ELOS: u8 = 9;
+/// The other side's rating change, negated.
+const MIRROR_DIFF: u8 = 10;
+/// `ELO_STEP d`: the player's last Elo plus `d` (`+6`, `-12`).
+const ELO_STEP: u8 = 11;
+
+/// Seconds in a day, around which [`TIME_STEP`] counts.
+const DAY: i64 = 24 * 3600;
 
 /// Player names that [`RECENT`] reaches.
 const RECENT_NAMES: usize = 64;
@@ -83,8 +106,11 @@ pub(crate) enum Marks {
     Repeat,
     /// Those of players, ratings, dates and rounds too (format 3).
     Players,
-    /// All of them: [`PREDICTED`] too (format 6).
+    /// Those and [`PREDICTED`] (format 6).
     Openings,
+    /// All of them: [`TIME_STEP`], [`DIFF_FROM_ELOS`], [`MIRROR_DIFF`]
+    /// and [`ELO_STEP`] too (format 7).
+    Times,
 }
 
 /// What a tag name's values are, for the marks.
@@ -99,6 +125,10 @@ enum Role {
     Round,
     /// `ECO` (0) or `Opening` (1).
     Opening(usize),
+    /// `UTCTime` or `Time`.
+    Time,
+    /// The rating change of the player of the same side.
+    Diff(usize),
 }
 
 impl Role {
@@ -112,6 +142,9 @@ impl Role {
             b"Round" => Role::Round,
             b"ECO" => Role::Opening(0),
             b"Opening" => Role::Opening(1),
+            b"UTCTime" | b"Time" => Role::Time,
+            b"WhiteRatingDiff" => Role::Diff(0),
+            b"BlackRatingDiff" => Role::Diff(1),
             _ => Role::Other,
         }
     }
@@ -131,6 +164,11 @@ pub(crate) struct TagState {
     elo: HashMap<Vec<u8>, Vec<u8>, BuildHasherDefault<Fnv>>,
     /// This game's `White` and `Black` values so far.
     players: [Option<Vec<u8>>; 2],
+    /// For each side of this game so far, the player's Elo in the block
+    /// before this game's minus this game's.
+    elo_changes: [Option<i64>; 2],
+    /// This game's rating changes so far.
+    diffs: [Option<i64>; 2],
 }
 
 impl TagState {
@@ -143,15 +181,17 @@ impl TagState {
             recent: Vec::new(),
             elo: HashMap::default(),
             players: [None, None],
+            elo_changes: [None, None],
+            diffs: [None, None],
         }
     }
 
     /// Adds the tag name of the next id.
     pub(crate) fn add_name(&mut self, name: &[u8]) {
-        self.roles.push(if self.marks >= Marks::Players {
-            Role::of(name)
-        } else {
-            Role::Other
+        self.roles.push(match Role::of(name) {
+            Role::Time | Role::Diff(_) if self.marks < Marks::Times => Role::Other,
+            _ if self.marks < Marks::Players => Role::Other,
+            role => role,
         });
         self.last.push(None);
     }
@@ -159,6 +199,8 @@ impl TagState {
     /// Starts a game.
     pub(crate) fn start_game(&mut self) {
         self.players = [None, None];
+        self.elo_changes = [None, None];
+        self.diffs = [None, None];
     }
 
     /// Appends `value` of tag `id` to `out`, as a mark where one applies
@@ -172,11 +214,23 @@ impl TagState {
             Role::Player(_) => self.recent.iter().position(|n| n == value).map(|i| {
                 out.extend_from_slice(&[RECENT, i as u8 + 1]);
             }),
-            Role::Elo(side) => self.players[side]
-                .as_ref()
-                .and_then(|p| self.elo.get(p))
-                .filter(|e| e.as_slice() == value)
-                .map(|_| out.push(PLAYER_ELO)),
+            Role::Elo(side) => {
+                let last = self.players[side].as_ref().and_then(|p| self.elo.get(p));
+                if last.is_some_and(|e| e.as_slice() == value) {
+                    out.push(PLAYER_ELO);
+                    Some(())
+                } else if self.marks >= Marks::Times {
+                    // A step from the player's last Elo, written back the same.
+                    last.and_then(|l| Some(number(value)? - number(l)?))
+                        .filter(|&d| d.abs() < 1000)
+                        .map(|d| {
+                            out.push(ELO_STEP);
+                            out.extend_from_slice(&signed(d));
+                        })
+                } else {
+                    None
+                }
+            }
             Role::Date => self.last[id]
                 .as_deref()
                 .and_then(|last| days_between(last, value))
@@ -190,6 +244,25 @@ impl TagState {
                     out.push(NEXT_ROUND);
                     out.extend_from_slice(rest);
                 }),
+            Role::Time => self.last[id]
+                .as_deref()
+                .and_then(|last| Some(seconds(value)? - seconds(last)?))
+                .map(|d| {
+                    // Around the clock: -43199 to 43200 seconds.
+                    let d = (d + DAY / 2 - 1).rem_euclid(DAY) - DAY / 2 + 1;
+                    out.push(TIME_STEP);
+                    out.extend_from_slice(d.to_string().as_bytes());
+                }),
+            Role::Diff(side) => {
+                let mark = if self.elo_changes[side].is_some_and(|c| value == signed(c)) {
+                    Some(DIFF_FROM_ELOS)
+                } else if self.diffs[1 - side].is_some_and(|d| value == signed(-d)) {
+                    Some(MIRROR_DIFF)
+                } else {
+                    None
+                };
+                mark.map(|m| out.push(m))
+            }
             Role::Other | Role::Opening(_) => None,
         }
         .is_some();
@@ -277,6 +350,20 @@ impl TagState {
                     .ok_or("a player mark points past the names seen")?;
                 replace(value, name);
             }
+            [ELO_STEP, ref rest @ ..]
+                if self.marks >= Marks::Times && matches!(role, Role::Elo(_)) =>
+            {
+                let side = usize::from(role == Role::Elo(1));
+                let last = self.players[side]
+                    .as_ref()
+                    .and_then(|p| self.elo.get(p))
+                    .and_then(|e| number(e))
+                    .ok_or("an Elo step without the player's Elo")?;
+                let d = parse_signed(rest)
+                    .filter(|d| d.abs() < 1000)
+                    .ok_or("an Elo step that is not a step")?;
+                *value = (last + d).to_string().into_bytes();
+            }
             [PLAYER_ELO] if self.marks >= Marks::Players => match role {
                 Role::Elo(side) => {
                     let elo = self.players[side]
@@ -303,6 +390,27 @@ impl TagState {
                 v.extend_from_slice(rest);
                 *value = v;
             }
+            [TIME_STEP, ref rest @ ..] if role == Role::Time => {
+                let last = had_last
+                    .then(|| seconds(value))
+                    .flatten()
+                    .ok_or("a time mark after a value that is not a time")?;
+                let d: i64 = std::str::from_utf8(rest)
+                    .ok()
+                    .and_then(|r| r.parse().ok())
+                    .filter(|d: &i64| d.abs() <= DAY)
+                    .ok_or("a time mark without a step")?;
+                *value = time_of((last + d).rem_euclid(DAY));
+            }
+            [mark @ (DIFF_FROM_ELOS | MIRROR_DIFF)] if matches!(role, Role::Diff(_)) => {
+                let side = usize::from(role == Role::Diff(1));
+                let change = if mark == DIFF_FROM_ELOS {
+                    self.elo_changes[side].ok_or("a rating change mark without Elos")?
+                } else {
+                    -self.diffs[1 - side].ok_or("a rating change mark without the other")?
+                };
+                *value = signed(change);
+            }
             [b, ..] if self.is_mark(b) => return Err(format!("bad tag value mark {b}")),
             _ => replace(value, stored),
         }
@@ -315,6 +423,7 @@ impl TagState {
             Marks::Repeat => matches!(b, REPEAT | ESCAPE),
             Marks::Players => (REPEAT..=NEXT_ROUND).contains(&b),
             Marks::Openings => (REPEAT..=PREDICTED).contains(&b),
+            Marks::Times => (REPEAT..=ELO_STEP).contains(&b),
         }
     }
 
@@ -345,15 +454,72 @@ impl TagState {
                 set(&mut self.players[side], value);
             }
             Role::Elo(side) => {
-                if let Some(p) = &self.players[side]
-                    && self.elo.get(p).map(Vec::as_slice) != Some(value)
-                {
-                    self.elo.insert(p.clone(), value.to_vec());
+                if let Some(p) = &self.players[side] {
+                    let before = self.elo.get(p);
+                    self.elo_changes[side] = before
+                        .and_then(|b| Some(number(b)? - number(value)?))
+                        .filter(|_| self.marks >= Marks::Times);
+                    if before.map(Vec::as_slice) != Some(value) {
+                        self.elo.insert(p.clone(), value.to_vec());
+                    }
                 }
             }
-            Role::Date | Role::Round | Role::Other | Role::Opening(_) => {}
+            Role::Diff(side) => {
+                self.diffs[side] = parse_signed(value);
+            }
+            Role::Date | Role::Round | Role::Time | Role::Other | Role::Opening(_) => {}
         }
     }
+}
+
+/// The seconds since midnight of an `HH:MM:SS` time.
+fn seconds(time: &[u8]) -> Option<i64> {
+    let [h0, h1, b':', m0, m1, b':', s0, s1] = *time else {
+        return None;
+    };
+    let two = |a: u8, b: u8| {
+        (a.is_ascii_digit() && b.is_ascii_digit())
+            .then(|| i64::from(a - b'0') * 10 + i64::from(b - b'0'))
+    };
+    let (h, m, s) = (two(h0, h1)?, two(m0, m1)?, two(s0, s1)?);
+    (h < 24 && m < 60 && s < 60).then_some(h * 3600 + m * 60 + s)
+}
+
+/// The `HH:MM:SS` time of `seconds` since midnight (below a day).
+fn time_of(seconds: i64) -> Vec<u8> {
+    format!(
+        "{:02}:{:02}:{:02}",
+        seconds / 3600,
+        seconds / 60 % 60,
+        seconds % 60
+    )
+    .into_bytes()
+}
+
+/// A decimal number of up to nine digits without leading zeros (an Elo).
+fn number(text: &[u8]) -> Option<i64> {
+    let ok = (1..=9).contains(&text.len())
+        && text.iter().all(u8::is_ascii_digit)
+        && (text.len() == 1 || text[0] != b'0');
+    ok.then(|| std::str::from_utf8(text).ok()?.parse().ok())
+        .flatten()
+}
+
+/// A rating change as lichess writes it: `+7`, `-12`, `+0`.
+fn signed(n: i64) -> Vec<u8> {
+    format!("{}{}", if n < 0 { '-' } else { '+' }, n.unsigned_abs()).into_bytes()
+}
+
+/// The number of a rating change that [`signed`] writes back the same.
+fn parse_signed(text: &[u8]) -> Option<i64> {
+    let (&sign, digits) = text.split_first()?;
+    let n = number(digits)?;
+    let n = match sign {
+        b'+' => n,
+        b'-' if n != 0 => -n,
+        _ => return None,
+    };
+    Some(n)
 }
 
 /// Sets `slot` to `value`, in the buffer it holds where it holds one (the
@@ -578,6 +744,36 @@ mod tests {
             players < repeat && repeat < full + 2,
             "{players} {repeat} {full}"
         );
+    }
+
+    #[test]
+    fn times_elos_and_rating_changes_step_from_the_game_before() {
+        // A lichess account's games, newest first; then values that no step
+        // gives: a time that is not a time, an Elo with a `?`, a change
+        // written `+07`, values that begin with a mark byte.
+        let game = |white, black, time, elos: [&'static str; 2], diffs: [&'static str; 2]| {
+            vec![
+                ("White", white),
+                ("Black", black),
+                ("UTCTime", time),
+                ("WhiteElo", elos[0]),
+                ("BlackElo", elos[1]),
+                ("WhiteRatingDiff", diffs[0]),
+                ("BlackRatingDiff", diffs[1]),
+            ]
+        };
+        let games = [
+            game("me", "x", "00:01:10", ["2155", "2212"], ["+7", "-7"]),
+            game("y", "me", "23:58:30", ["2171", "2148"], ["-6", "+7"]),
+            game("me", "z", "23:55:00", ["2148", "1990"], ["+0", "-0"]),
+            game("me", "z", "12:00", ["1500?", "1990"], ["+07", "\u{9}"]),
+            game("w", "me", "\u{8}1", ["2100", "\u{b}+3"], ["+3", "\u{a}"]),
+        ];
+        let games: Vec<&[(&str, &str)]> = games.iter().map(Vec::as_slice).collect();
+        let openings = round_trip(Marks::Openings, &games);
+        let times = round_trip(Marks::Times, &games);
+        // Two time steps, an Elo step and two rating-change marks: 6 bytes.
+        assert!(times + 6 <= openings, "{times} {openings}");
     }
 
     #[test]

@@ -13,8 +13,58 @@ impl Default for BitModel {
     }
 }
 
+impl BitModel {
+    /// A model that learns faster from its first bits: it moves 1/2 of the
+    /// way towards the first bit coded, 1/4 towards the second, then 1/8
+    /// and 1/16, and 1/32 from the fifth on, as the default one does from
+    /// the start. Contexts that see few bits cost less to learn.
+    ///
+    /// ```
+    /// use chesspack::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+    ///
+    /// let bits = [true, true, true, false, true];
+    /// let (mut warm, mut plain) = (BitModel::warm(), BitModel::default());
+    /// let (mut a, mut b) = (BinaryEncoder::new(), BinaryEncoder::new());
+    /// for &bit in &bits {
+    ///     a.encode_bit(&mut warm, bit);
+    ///     b.encode_bit(&mut plain, bit);
+    /// }
+    /// let (a, b) = (a.finish(), b.finish());
+    /// let mut model = BitModel::warm();
+    /// let mut dec = BinaryDecoder::new(&a);
+    /// assert!(bits.iter().all(|&bit| dec.decode_bit(&mut model) == bit));
+    /// assert_ne!(a, b);
+    /// ```
+    pub fn warm() -> BitModel {
+        BitModel(1 << 10 | WARM_STEPS << WARM_SHIFT)
+    }
+
+    /// The chance of a 0 bit, in 1/2048ths.
+    fn p(self) -> u32 {
+        u32::from(self.0 & P_MASK)
+    }
+
+    fn update(&mut self, bit: bool) {
+        let steps = self.0 >> WARM_SHIFT;
+        let shift = BIT_MODEL_SHIFT - u32::from(steps);
+        let p = self.0 & P_MASK;
+        let p = if bit {
+            p - (p >> shift)
+        } else {
+            p + (((1 << BIT_MODEL_BITS) - p) >> shift)
+        };
+        self.0 = p | steps.saturating_sub(1) << WARM_SHIFT;
+    }
+}
+
 const BIT_MODEL_BITS: u32 = 11;
 const BIT_MODEL_SHIFT: u32 = 5;
+/// The bits of a [`BitModel`] that hold its chance of a 0 (always below
+/// 2048: each update keeps it in 1..=2047); the bits above count the
+/// faster steps that a [`BitModel::warm`] model has left.
+const P_MASK: u16 = (1 << BIT_MODEL_BITS) - 1;
+const WARM_SHIFT: u32 = 12;
+const WARM_STEPS: u16 = 4;
 const TOP: u32 = 1 << 24;
 
 /// A binary range encoder with adaptive probabilities, for side streams
@@ -89,15 +139,14 @@ impl BinaryEncoder {
 
     /// Encodes `bit` with the adaptive probability `model`, updating it.
     pub fn encode_bit(&mut self, model: &mut BitModel, bit: bool) {
-        let bound = (self.range >> BIT_MODEL_BITS) * u32::from(model.0);
+        let bound = (self.range >> BIT_MODEL_BITS) * model.p();
         if bit {
             self.low += u64::from(bound);
             self.range -= bound;
-            model.0 -= model.0 >> BIT_MODEL_SHIFT;
         } else {
             self.range = bound;
-            model.0 += ((1 << BIT_MODEL_BITS) - model.0) >> BIT_MODEL_SHIFT;
         }
+        model.update(bit);
         while self.range < TOP {
             self.range <<= 8;
             self.shift_low();
@@ -177,17 +226,16 @@ impl<'a> BinaryDecoder<'a> {
 
     /// Decodes a bit with the adaptive probability `model`, updating it.
     pub fn decode_bit(&mut self, model: &mut BitModel) -> bool {
-        let bound = (self.range >> BIT_MODEL_BITS) * u32::from(model.0);
+        let bound = (self.range >> BIT_MODEL_BITS) * model.p();
         let bit = if self.code < bound {
             self.range = bound;
-            model.0 += ((1 << BIT_MODEL_BITS) - model.0) >> BIT_MODEL_SHIFT;
             false
         } else {
             self.code -= bound;
             self.range -= bound;
-            model.0 -= model.0 >> BIT_MODEL_SHIFT;
             true
         };
+        model.update(bit);
         while self.range < TOP {
             self.range <<= 8;
             self.code = (self.code << 8) | u32::from(self.next_byte());

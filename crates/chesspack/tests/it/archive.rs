@@ -416,15 +416,52 @@ const GOLDEN_TEXT_V6: &[u8] = b"[ECO \"C20\"]\n[Opening \"King's Pawn Game: Wayw
 [ECO \"A00\"]\n[Opening \"King's Pawn Game\"]\n\n1. a3 *\n\n\
 [FEN \"rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\"]\n[ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n2. Qh5 *\n\n";
 
+/// Format 7 adds richer contexts for lichess's clocks and evaluations, and
+/// the steps of a player's games listed newest first: `a`'s Elo in the
+/// second game is a step from the first, both of `a`'s rating changes and
+/// the first game's `BlackRatingDiff` (the other side's, negated) are
+/// marks, and the second `UTCTime` a step back. Then [`GOLDEN_TEXT_V6`].
+const GOLDEN_TEXT_V7: &[u8] = b"[Event \"Rated Bullet game\"]\n[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\
+[UTCTime \"13:24:36\"]\n[WhiteElo \"2155\"]\n[BlackElo \"2212\"]\n[WhiteRatingDiff \"+7\"]\n[BlackRatingDiff \"-7\"]\n\
+[TimeControl \"60+0\"]\n\n1. e4 { [%eval 0.17] [%clk 0:01:00] } 1... e5 { [%eval 0.2] [%clk 0:01:00] } \
+2. Qh5 { [%eval -0.5] [%clk 0:00:59] } 2... Nc6 { [%eval -0.45] [%clk 0:00:58] } \
+3. Bc4 { [%eval -0.4] [%clk 0:00:57] } 3... Nf6 { [%eval #1] [%clk 0:00:55] } 4. Qxf7# { [%clk 0:00:55] } 1-0\n\n\
+[Event \"Rated Bullet game\"]\n[White \"c\"]\n[Black \"a\"]\n[Result \"0-1\"]\n[UTCTime \"13:21:10\"]\n\
+[WhiteElo \"2171\"]\n[BlackElo \"2148\"]\n[WhiteRatingDiff \"-6\"]\n[BlackRatingDiff \"+7\"]\n[TimeControl \"60+0\"]\n\n\
+1. d4 { [%eval 0.1] [%clk 0:01:00] } 1... d5 { [%eval 0.15] [%clk 0:01:00] } 2. Bf4 { [%eval #-2] [%clk 0:00:59] } \
+2... e6 { [%eval #-1] [%clk 0:00:59] } 0-1\n\n\
+[ECO \"C20\"]\n[Opening \"King's Pawn Game: Wayward Queen Attack\"]\n\n1. e4 e5 2. Qh5 *\n\n\
+[ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 e5 2. Qh5 Nc6 *\n\n\
+[ECO \"A00\"]\n[Opening \"King's Pawn Game\"]\n\n1. a3 *\n\n\
+[FEN \"rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\"]\n[ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n2. Qh5 *\n\n";
+
 #[test]
 fn golden_bytes_pin_the_format() {
-    let packed = compress_with(GOLDEN_TEXT_V6, &Index, 10);
+    let packed = compress_with(GOLDEN_TEXT_V7, &Index, 10);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
-    assert_eq!(decompress(&packed), GOLDEN_TEXT_V6);
+    assert_eq!(decompress(&packed), GOLDEN_TEXT_V7);
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0705696e6465780000000000000000d5c8a4980da789994a781eeb43504b429d",
+    "01000006000000f9fdd45e06000606000000000000000000016f5b28b52ffd206f95020082440f10",
+    "907d10e5c947dcb662f407cccc7c4cab4e7eb8a390325bbc8477596fa635b40685a3302b53e557f9",
+    "6cc2130ef22c3566c6e3521238cbf025cf94ed0f062010661f3ac018c007aac60863c007fc040123",
+    "2228b52ffd2023cd0000880102030405060708090a000b0c0d0b0c000200ba8c6d142f1fb6019d01",
+    "28b52ffd20b6a50400c2c91f183059071612dd066105ef0150e1c7def78baa8a88082ff814cf7dbb",
+    "36f95953a77d51d06441d4657195548a4d46c53a168fb614b38fccc4f280d4628a556d1e9de84d17",
+    "7e73241cf8452e73e2c599fa0679538d679cf37183f39705e73337d7e14cf228f949f071bdbf153f",
+    "089e5d3b76e05c88757d72208842bd71277605070870831dafbc6e0beede576a6285ace8a201201f",
+    "28b52ffd2020b500005281030650f54072f2019aa669d9dd0d360100190e0b000e0ead4b29d98e94",
+    "2635a975a96582b0020b0b0014e252d8a8bed3e3b5c0000000020909000024d989575c8100021111",
+    "00042820244cb764f7134c3ce62f1120000000000bbd7b8343504b49010000002300000000000000",
+    "9d0100000600000000000000020000000a0ad6e4d7cad00100000000000006000000000000004348",
+    "504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V6`] in format version 6.
+const GOLDEN_ARCHIVE_V6: &str = concat!(
     "4348504b0d0a1a0a0605696e6465780000000000000000d5c8a4980da789999e926d7043504b42ca",
     "000000040000008a3f21e2040004040000000000000000101045434f0a4f70656e696e670a46454e",
     "0a000d0d010200010200010200030102000e5e5e0700070007004332300007004b696e6727732050",
@@ -434,6 +471,42 @@ const GOLDEN_ARCHIVE: &str = concat!(
     "050000000000000000fc0637ef43504b49010000002300000000000000ca00000004000000000000",
     "00020000000a0a299fae2dfd0000000000000004000000000000004348504b454e440a",
 );
+
+/// The lichess games of [`GOLDEN_TEXT_V7`] in format version 6, written by
+/// chesspack 3f48151: clocks and evaluations with format 6's contexts,
+/// times, Elos and rating changes in full.
+const GOLDEN_ARCHIVE_V6_LICHESS: &str = concat!(
+    "4348504b0d0a1a0a0605696e6465780000000000000000d5c8a4980da789999e926d7043504b422b",
+    "01000002000000826cc1b8020002020000000000015f4f28b52ffd205f35020082430c10a03de439",
+    "c453ed20bfbc725855d57d51da0eff79508ac57afc88780fefb18e4b2846bf655ca22da106bacfec",
+    "e8bf9d23062010661f3ac018c007aac60863c007fc040016160102030405060708090a0001020304",
+    "05060708090a000f5e5728b52ffd205e75020052c5101280db01bbe2d82e9721d606091164505776",
+    "0a072fa3a845aec8d738436d6eda98f76af394dabc746b751a32edf49b9417d20fe1f1f2f0e0f4c2",
+    "2a30b5363b3129862f020001f1caab94010018180104010401040104010401040103090104010401",
+    "04010409000808ad4b29d98e9426200207070014e252330800000000000b0b000004fe8124a9617c",
+    "43d90012120005181376800b4223c8caa4a19f5dab1bce00000033a6e86543504b49010000002300",
+    "0000000000002b0100000200000000000000020000000a0a5b7a77805e0100000000000002000000",
+    "000000004348504b454e440a",
+);
+
+#[test]
+fn archives_of_format_6_still_decode() {
+    let end = GOLDEN_TEXT_V7
+        .windows(8)
+        .position(|w| w == b"[ECO \"C2")
+        .unwrap();
+    for (hex, text) in [
+        (GOLDEN_ARCHIVE_V6, GOLDEN_TEXT_V6),
+        (GOLDEN_ARCHIVE_V6_LICHESS, &GOLDEN_TEXT_V7[..end]),
+    ] {
+        let bytes: Vec<u8> = (0..hex.len() / 2)
+            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+            .collect();
+        let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+        assert_eq!(reader.header().version, 6);
+        assert_eq!(decompress(&bytes), text);
+    }
+}
 
 /// [`GOLDEN_TEXT_V4`] in format version 5.
 const GOLDEN_ARCHIVE_V5: &str = concat!(

@@ -111,21 +111,42 @@ pub(super) struct ClockModel {
 /// Time-control classes (bullet, blitz, rapid, other) × the bucket of the
 /// side's last residual (7) × early in the game or not.
 pub(super) const CLOCK_CONTEXTS: usize = 4 * 7 * 2;
+/// With [`Coding::Contexts`]: those × the side's predicted clock in
+/// eighths of the base time (0 to 7, 8 for the base and more or no base).
+pub(super) const CLOCK_CONTEXTS_RICH: usize = CLOCK_CONTEXTS * 9;
+
+/// How a block codes its clocks and evaluations.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Coding {
+    /// Formats 1 to 6: a clock by the side's last residual, an evaluation
+    /// by the length of the last change.
+    Plain,
+    /// Format 7: a clock by both sides' last residuals and the time left;
+    /// an evaluation's change seen from the side that moved, by the last
+    /// change and the evaluation before it, and a mate by the mate before.
+    Contexts,
+}
 /// Residuals (zigzag of the time used) below this are coded directly.
 pub(super) const CLOCK_DIRECT: u64 = 31;
 pub(super) const CLOCK_TREE_BITS: u32 = 5;
 
 /// The adaptive probabilities of the clock stream of one block.
 pub(crate) struct ClockCoder {
+    coding: Coding,
     trees: Vec<BitModel>,
     lengths: Vec<BitModel>,
 }
 
 impl ClockCoder {
-    pub(crate) fn new() -> ClockCoder {
+    pub(crate) fn new(coding: Coding) -> ClockCoder {
+        let (contexts, model) = match coding {
+            Coding::Plain => (CLOCK_CONTEXTS, BitModel::default()),
+            Coding::Contexts => (CLOCK_CONTEXTS_RICH, BitModel::warm()),
+        };
         ClockCoder {
-            trees: vec![BitModel::default(); CLOCK_CONTEXTS << CLOCK_TREE_BITS],
-            lengths: vec![BitModel::default(); 64],
+            coding,
+            trees: vec![model; contexts << CLOCK_TREE_BITS],
+            lengths: vec![model; 64],
         }
     }
 
@@ -198,8 +219,8 @@ impl ClockModel {
         }
     }
 
-    pub(super) fn context(&self, side: usize) -> usize {
-        let bucket = match self.last_symbol[side] {
+    pub(super) fn context(&self, coding: Coding, side: usize) -> usize {
+        let bucket = |s: Option<u64>| match s {
             None => 0,
             Some(0) => 1,
             Some(1..=2) => 2,
@@ -209,7 +230,18 @@ impl ClockModel {
             Some(_) => 6,
         };
         let early = usize::from(self.count[side] < 5);
-        (self.class * 7 + bucket) * 2 + early
+        let plain = (self.class * 7 + bucket(self.last_symbol[side])) * 2 + early;
+        match coding {
+            Coding::Plain => plain,
+            Coding::Contexts => {
+                let left = if self.base > 0 {
+                    (8 * self.predict(side) / self.base).clamp(0, 8) as usize
+                } else {
+                    8
+                };
+                plain * 9 + left
+            }
+        }
     }
 
     pub(super) fn predict(&self, side: usize) -> i64 {
@@ -225,7 +257,7 @@ impl ClockModel {
     pub(super) fn encode(&mut self, coder: &mut ClockCoder, enc: &mut BinaryEncoder, clock: u32) {
         let side = self.side();
         let z = zigzag(self.predict(side) - i64::from(clock));
-        coder.encode(enc, self.context(side), z);
+        coder.encode(enc, self.context(coder.coding, side), z);
         self.update(side, i64::from(clock), z);
     }
 
@@ -235,7 +267,7 @@ impl ClockModel {
         dec: &mut BinaryDecoder<'_>,
     ) -> Result<u32, String> {
         let side = self.side();
-        let z = coder.decode(dec, self.context(side));
+        let z = coder.decode(dec, self.context(coder.coding, side));
         let clock = self
             .predict(side)
             .checked_sub(unzigzag(z))
@@ -304,23 +336,41 @@ pub(super) fn parse_eval(text: &[u8]) -> Option<Eval> {
 }
 
 /// Codes evaluations adaptively: a kind (centipawns, mate, text), then the
-/// change from the game's previous centipawn evaluation (its bit length by
-/// the previous length, the bits below) or the mate distance.
+/// change from the game's previous centipawn evaluation or the mate
+/// distance.
+///
+/// [`Coding::Plain`] codes the change's zigzag bit length by the previous
+/// length, then its bits. [`Coding::Contexts`] sees the change from the
+/// side that moved (a move seldom improves its own side's evaluation by
+/// much), codes its size's bit length by the previous length, by the size
+/// of the evaluation before it and by which side that favours, then its
+/// sign; the kind by the previous kind; and a mate after a mate as the
+/// change of its distance.
 pub(crate) struct EvalCoder {
+    coding: Coding,
     kind: Vec<BitModel>,
     lengths: Vec<BitModel>,
     first_mantissa: Vec<BitModel>,
+    signs: Vec<BitModel>,
     mate_sign: BitModel,
     mate_lengths: Vec<BitModel>,
+    mate_changes: Vec<BitModel>,
 }
 
 pub(super) const EVAL_LENGTH_CONTEXTS: usize = 8;
+/// With [`Coding::Contexts`]: the previous change's length (13) × the
+/// previous evaluation's bit length (13) × whether it favours the side that
+/// moved.
+const EVAL_CONTEXTS_RICH: usize = 13 * 13 * 2;
 
 /// Per-game state of the evaluation stream.
 #[derive(Default)]
 pub(super) struct EvalState {
     prev: i64,
     prev_length: u32,
+    /// The previous evaluation's kind (0 centipawns or none, 1 mate, 2 text).
+    prev_kind: u32,
+    prev_mate: i64,
 }
 
 impl EvalState {
@@ -329,47 +379,87 @@ impl EvalState {
             .div_ceil(2)
             .min(EVAL_LENGTH_CONTEXTS - 1)
     }
+
+    /// The context of [`Coding::Contexts`] when `white` moved last.
+    fn rich_context(&self, white: bool) -> usize {
+        let seen = if white { self.prev } else { -self.prev };
+        let size = (64 - self.prev.unsigned_abs().leading_zeros()).min(12) as usize;
+        ((self.prev_length.min(12) as usize) * 13 + size) * 2 + usize::from(seen > 0)
+    }
 }
 
 impl EvalCoder {
-    pub(crate) fn new() -> EvalCoder {
+    pub(crate) fn new(coding: Coding) -> EvalCoder {
+        let (lengths, model) = match coding {
+            Coding::Plain => (EVAL_LENGTH_CONTEXTS, BitModel::default()),
+            Coding::Contexts => (EVAL_CONTEXTS_RICH, BitModel::warm()),
+        };
         EvalCoder {
-            kind: vec![BitModel::default(); 4],
-            lengths: vec![BitModel::default(); EVAL_LENGTH_CONTEXTS * 64],
-            first_mantissa: vec![BitModel::default(); 64],
-            mate_sign: BitModel::default(),
-            mate_lengths: vec![BitModel::default(); 64],
+            coding,
+            kind: vec![model; 4 * 3],
+            lengths: vec![model; lengths * 64],
+            first_mantissa: vec![model; 64],
+            signs: vec![model; 64 * 2],
+            mate_sign: model,
+            mate_lengths: vec![model; 64],
+            mate_changes: vec![model; 64],
         }
     }
 
-    /// Codes `eval` (`None`: kept as text elsewhere).
+    /// Codes `eval` (`None`: kept as text elsewhere), shown after a move of
+    /// white (`white`) or of black.
     pub(super) fn encode(
         &mut self,
         enc: &mut BinaryEncoder,
         state: &mut EvalState,
+        white: bool,
         eval: Option<Eval>,
     ) {
+        let rich = self.coding == Coding::Contexts;
+        let k = if rich { state.prev_kind as usize } else { 0 };
+        let kind = &mut self.kind[k * 4..(k + 1) * 4];
         match eval {
             Some(Eval::Centipawns(cp)) => {
-                enc.encode_tree(&mut self.kind, 2, 0);
-                let z = zigzag(cp - state.prev);
-                let v = z + 1;
+                enc.encode_tree(kind, 2, 0);
+                let (v, ctx) = if rich {
+                    let d = cp - state.prev;
+                    let seen = if white { d } else { -d };
+                    (seen.unsigned_abs() + 1, state.rich_context(white))
+                } else {
+                    (zigzag(cp - state.prev) + 1, state.context())
+                };
                 let n = 63 - v.leading_zeros();
-                let ctx = state.context();
                 enc.encode_tree(&mut self.lengths[ctx * 64..(ctx + 1) * 64], 6, n);
                 if n > 0 {
                     enc.encode_bit(&mut self.first_mantissa[n as usize], v >> (n - 1) & 1 == 1);
                     encode_low(enc, v, n - 1);
+                    if rich {
+                        let better = (cp > state.prev) == white;
+                        let favours = state.rich_context(white) & 1;
+                        enc.encode_bit(&mut self.signs[n as usize * 2 + favours], better);
+                    }
                 }
                 state.prev = cp;
                 state.prev_length = n;
+                state.prev_kind = 0;
             }
             Some(Eval::Mate(m)) => {
-                enc.encode_tree(&mut self.kind, 2, 1);
-                enc.encode_bit(&mut self.mate_sign, m < 0);
-                encode_gamma(enc, &mut self.mate_lengths, m.unsigned_abs() + 1);
+                enc.encode_tree(kind, 2, 1);
+                if rich && state.prev_kind == 1 {
+                    encode_gamma(enc, &mut self.mate_changes, zigzag(m - state.prev_mate) + 1);
+                } else {
+                    // Plain: the sign; with contexts: whether the side
+                    // that moved is mated.
+                    enc.encode_bit(&mut self.mate_sign, (m < 0) == (white || !rich));
+                    encode_gamma(enc, &mut self.mate_lengths, m.unsigned_abs() + 1);
+                }
+                state.prev_mate = m;
+                state.prev_kind = 1;
             }
-            None => enc.encode_tree(&mut self.kind, 2, 2),
+            None => {
+                enc.encode_tree(kind, 2, 2);
+                state.prev_kind = 2;
+            }
         }
     }
 
@@ -377,10 +467,18 @@ impl EvalCoder {
         &mut self,
         dec: &mut BinaryDecoder<'_>,
         state: &mut EvalState,
+        white: bool,
     ) -> Result<Option<Eval>, String> {
-        match dec.decode_tree(&mut self.kind, 2) {
+        let rich = self.coding == Coding::Contexts;
+        let k = if rich { state.prev_kind as usize } else { 0 };
+        let kind = &mut self.kind[k * 4..(k + 1) * 4];
+        match dec.decode_tree(kind, 2) {
             0 => {
-                let ctx = state.context();
+                let ctx = if rich {
+                    state.rich_context(white)
+                } else {
+                    state.context()
+                };
                 let n = dec.decode_tree(&mut self.lengths[ctx * 64..(ctx + 1) * 64], 6);
                 let v = if n == 0 {
                     1
@@ -389,22 +487,43 @@ impl EvalCoder {
                     let rest = n - 1;
                     (1u64 << n) | (top << rest) | decode_low(dec, rest)
                 };
+                let change = if rich {
+                    let size = i64::try_from(v - 1).map_err(|_| "evaluation out of range")?;
+                    let better =
+                        n > 0 && dec.decode_bit(&mut self.signs[n as usize * 2 + (ctx & 1)]);
+                    if better == white { size } else { -size }
+                } else {
+                    unzigzag(v - 1)
+                };
                 let cp = state
                     .prev
-                    .checked_add(unzigzag(v - 1))
+                    .checked_add(change)
                     .filter(|c| c.unsigned_abs() < 1 << 40)
                     .ok_or("evaluation out of range")?;
                 state.prev = cp;
                 state.prev_length = n;
+                state.prev_kind = 0;
                 Ok(Some(Eval::Centipawns(cp)))
             }
             1 => {
-                let neg = dec.decode_bit(&mut self.mate_sign);
-                let m = decode_gamma(dec, &mut self.mate_lengths) - 1;
-                let m = i64::try_from(m).map_err(|_| "mate distance out of range")?;
-                Ok(Some(Eval::Mate(if neg { -m } else { m })))
+                let m = if rich && state.prev_kind == 1 {
+                    let z = decode_gamma(dec, &mut self.mate_changes) - 1;
+                    state.prev_mate.checked_add(unzigzag(z))
+                } else {
+                    let neg = dec.decode_bit(&mut self.mate_sign) == (white || !rich);
+                    let m = decode_gamma(dec, &mut self.mate_lengths) - 1;
+                    i64::try_from(m).ok().map(|m| if neg { -m } else { m })
+                }
+                .filter(|m| m.unsigned_abs() < 1 << 20)
+                .ok_or("mate distance out of range")?;
+                state.prev_mate = m;
+                state.prev_kind = 1;
+                Ok(Some(Eval::Mate(m)))
             }
-            2 => Ok(None),
+            2 => {
+                state.prev_kind = 2;
+                Ok(None)
+            }
             _ => Err("bad evaluation kind".into()),
         }
     }
@@ -417,6 +536,28 @@ pub(super) const MAX_CLOCK: u32 = 1000 * 3600;
 mod tests {
     use super::*;
     use crate::coder::BinaryDecoder;
+
+    #[test]
+    fn clocks_round_trip_in_both_codings() {
+        let readings = [60u32, 60, 59, 60, 57, 55, 40, 54, 39, 50, 2, 49, 0, 48];
+        for coding in [Coding::Plain, Coding::Contexts] {
+            let mut coder = ClockCoder::new(coding);
+            let mut model = ClockModel::new(b"60+0");
+            let mut enc = BinaryEncoder::new();
+            for &c in &readings {
+                model.on_move();
+                model.encode(&mut coder, &mut enc, c);
+            }
+            let bytes = enc.finish();
+            let mut coder = ClockCoder::new(coding);
+            let mut model = ClockModel::new(b"60+0");
+            let mut dec = BinaryDecoder::new(&bytes);
+            for &c in &readings {
+                model.on_move();
+                assert_eq!(model.decode(&mut coder, &mut dec).unwrap(), c);
+            }
+        }
+    }
 
     #[test]
     fn annotations_round_trip_exactly() {
@@ -457,21 +598,69 @@ mod tests {
         ] {
             assert_eq!(parse_eval(t.as_bytes()), e, "{t}");
         }
-        let evals = [0, 35, -400, 12000, -5, 7].map(Eval::Centipawns);
-        let mut coder = EvalCoder::new();
-        let mut enc = BinaryEncoder::new();
-        let mut state = EvalState::default();
-        for e in evals.iter().chain(&[Eval::Mate(-7), Eval::Mate(2)]) {
-            coder.encode(&mut enc, &mut state, Some(*e));
+        let mut evals: Vec<Option<Eval>> = [0, 35, -400, 12000, -5, 7]
+            .map(|cp| Some(Eval::Centipawns(cp)))
+            .into();
+        evals.extend([
+            Some(Eval::Mate(-7)),
+            Some(Eval::Mate(2)),
+            Some(Eval::Mate(1)),
+        ]);
+        evals.extend([
+            None,
+            Some(Eval::Mate(-3)),
+            Some(Eval::Centipawns(-250)),
+            None,
+        ]);
+        for coding in [Coding::Plain, Coding::Contexts] {
+            let mut coder = EvalCoder::new(coding);
+            let mut enc = BinaryEncoder::new();
+            let mut state = EvalState::default();
+            for (i, e) in evals.iter().enumerate() {
+                coder.encode(&mut enc, &mut state, i % 2 == 0, *e);
+            }
+            let bytes = enc.finish();
+            let mut coder = EvalCoder::new(coding);
+            let mut dec = BinaryDecoder::new(&bytes);
+            let mut state = EvalState::default();
+            for (i, e) in evals.iter().enumerate() {
+                assert_eq!(coder.decode(&mut dec, &mut state, i % 2 == 0).unwrap(), *e);
+            }
+            assert!(!dec.overrun());
         }
-        coder.encode(&mut enc, &mut state, None);
-        let bytes = enc.finish();
-        let mut coder = EvalCoder::new();
-        let mut dec = BinaryDecoder::new(&bytes);
-        let mut state = EvalState::default();
-        for e in evals.iter().chain(&[Eval::Mate(-7), Eval::Mate(2)]) {
-            assert_eq!(coder.decode(&mut dec, &mut state).unwrap(), Some(*e));
+    }
+
+    /// Format 7's evaluation stream: changes seen from the side that moved
+    /// (a move seldom helps the side that makes it by much) and a mate's
+    /// distance counted down from the mate before cost less than format
+    /// 6's.
+    #[test]
+    fn contexts_code_a_game_of_evaluations_in_fewer_bytes() {
+        // Each side loses a little with each move, now and then a lot.
+        let mut evals = Vec::new();
+        let mut cp = 20i64;
+        for ply in 1..=120i64 {
+            let white = ply % 2 == 1;
+            let loss = if ply % 17 == 0 {
+                150
+            } else {
+                (ply * 7919) % 23
+            };
+            cp += if white { -loss } else { loss };
+            evals.push((white, Eval::Centipawns(cp)));
         }
-        assert_eq!(coder.decode(&mut dec, &mut state).unwrap(), None);
+        for m in (1..=6).rev() {
+            evals.push((evals.len() % 2 == 0, Eval::Mate(m)));
+        }
+        let size = |coding| {
+            let mut coder = EvalCoder::new(coding);
+            let mut enc = BinaryEncoder::new();
+            let mut state = EvalState::default();
+            for &(white, e) in &evals {
+                coder.encode(&mut enc, &mut state, white, Some(e));
+            }
+            enc.finish().len()
+        };
+        assert!(size(Coding::Contexts) < size(Coding::Plain));
     }
 }

@@ -13,6 +13,10 @@
 //! * `tag-values` + 14 (format 6): `ECO` and `Opening` stored as the
 //!   value that the moves give, where they equal it (see the `tags` module
 //!   and [`crate::opening`]);
+//! * `clocks` + 2 and `evals` + 2 (format 7): the readings and the
+//!   evaluations coded with richer contexts (see the `annotations` module);
+//! * `tag-values` + 30 (format 7): times as steps from the previous time
+//!   and rating changes that the Elos give (see the `tags` module);
 //! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
 //!   coded with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder)), not as varints.
 //!
@@ -74,9 +78,19 @@ const METHOD_PLAYER_MARKS: u8 = 4;
 /// moves give ([`Marks::Openings`](super::tags::Marks::Openings), format 6).
 const METHOD_OPENING_MARKS: u8 = 8;
 
+/// Column method bit, with the three above: the `tag-values` column uses
+/// the marks of times and rating changes too
+/// ([`Marks::Times`](super::tags::Marks::Times), format 7).
+const METHOD_TIME_MARKS: u8 = 16;
+
 /// Column method bit of `move-lengths`: the lengths are coded with
 /// [`LengthCoder`](lengths::LengthCoder) (format 3), not written as varints.
 const METHOD_CODED_LENGTHS: u8 = 2;
+
+/// Column method bit of `clocks` and `evals`: the stream is coded with
+/// [`Coding::Contexts`](annotations::Coding::Contexts) (format 7), not
+/// [`Coding::Plain`](annotations::Coding::Plain).
+const METHOD_ANNOTATION_CONTEXTS: u8 = 2;
 
 /// The largest raw column a decoder accepts (a block holds at most a few
 /// megabytes of games and one over-long chunk).

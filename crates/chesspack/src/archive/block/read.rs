@@ -6,9 +6,12 @@ use shakmaty::{Chess, Move};
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
     E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
-    KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_OPENING_MARKS,
-    METHOD_PLAYER_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
-    annotations::{ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_eval},
+    KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
+    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
+    MOVES, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    annotations::{
+        ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
+    },
     ends_game, get_varint,
     lengths::{LengthCoder, Lengths},
     to_crlf,
@@ -35,6 +38,9 @@ struct Stored {
     tag_marks: Marks,
     /// Whether the `move-lengths` column is [`LengthCoder`]'s stream.
     coded_lengths: bool,
+    /// How the `clocks` and the `evals` streams are coded.
+    clock_coding: Coding,
+    eval_coding: Coding,
 }
 
 fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
@@ -45,22 +51,31 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut data = Vec::with_capacity(COLUMNS.len());
     let mut tag_marks = Marks::None;
     let mut coded_lengths = false;
+    let mut codings = [Coding::Plain; 2];
     for (i, name) in COLUMNS.iter().enumerate() {
         let (&method, rest) = payload.split_first().ok_or("missing columns")?;
         payload = rest;
         let method = if i == TAG_VALUES {
-            let bits = METHOD_MARKS | METHOD_PLAYER_MARKS | METHOD_OPENING_MARKS;
+            let players = METHOD_MARKS | METHOD_PLAYER_MARKS;
+            let openings = players | METHOD_OPENING_MARKS;
+            let bits = openings | METHOD_TIME_MARKS;
             tag_marks = match method & bits {
                 0 => Marks::None,
                 METHOD_MARKS => Marks::Repeat,
-                b if b == METHOD_MARKS | METHOD_PLAYER_MARKS => Marks::Players,
-                b if b == bits => Marks::Openings,
+                b if b == players => Marks::Players,
+                b if b == openings => Marks::Openings,
+                b if b == bits => Marks::Times,
                 _ => return Err(format!("column {name}: unknown method {method}")),
             };
             method & !bits
         } else if i == MOVE_LENGTHS {
             coded_lengths = method & METHOD_CODED_LENGTHS != 0;
             method & !METHOD_CODED_LENGTHS
+        } else if i == CLOCKS || i == EVALS {
+            if method & METHOD_ANNOTATION_CONTEXTS != 0 {
+                codings[usize::from(i == EVALS)] = Coding::Contexts;
+            }
+            method & !METHOD_ANNOTATION_CONTEXTS
         } else {
             method
         };
@@ -93,6 +108,8 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         data,
         tag_marks,
         coded_lengths,
+        clock_coding: codings[0],
+        eval_coding: codings[1],
     })
 }
 
@@ -207,11 +224,12 @@ pub(crate) fn decode_block_until(
     };
     let mut comments = d[COMMENTS].as_slice();
     let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
-    let mut clock_coder = ClockCoder::new();
     let mut evals = BinaryDecoder::new(&d[EVALS]);
-    let mut eval_coder = EvalCoder::new();
-    let mut eval_text = d[EVAL_TEXT].as_slice();
-    let mut eval_buf = Vec::new();
+    let mut annotation_coders = AnnotationCoders {
+        clocks: ClockCoder::new(stored.clock_coding),
+        evals: EvalCoder::new(stored.eval_coding),
+        eval_text: d[EVAL_TEXT].as_slice(),
+    };
 
     for g in 0..stored.games {
         if g > last {
@@ -281,7 +299,6 @@ pub(crate) fn decode_block_until(
         let game_events = &events[..=end];
         events = &events[end + 1..];
         let mut clock_model = ClockModel::new(&tc);
-        let mut eval_state = EvalState::default();
         // Tags that the moves give need the moves.
         let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
         if tags_alone {
@@ -294,13 +311,18 @@ pub(crate) fn decode_block_until(
         } else {
             vec![0]
         };
-        // Clocks before moves: the stream follows the events alone, and the
-        // mainline's readings are part of its moves' context (format 6).
-        let (mut main_clocks, mut clock_values) = read_clocks(
+        // Clocks and evaluations before moves: their streams follow the
+        // events alone, and the mainline's readings are part of its moves'
+        // context (format 6).
+        let Annotations {
+            mainline_clocks: mut main_clocks,
+            clocks: mut clock_values,
+            evals: mut eval_values,
+        } = read_annotations(
             game_events,
             &mut clock_model,
-            &mut clock_coder,
-            &mut clocks,
+            &mut annotation_coders,
+            (&mut clocks, &mut evals),
             plies[0],
         )?;
         if w != Want::Text {
@@ -314,13 +336,6 @@ pub(crate) fn decode_block_until(
                     E_COMMENT => {
                         take_until(&mut comments, b'}', "comment")?;
                     }
-                    E_EVAL | E_EVAL_CLK => read_eval(
-                        &mut eval_coder,
-                        &mut evals,
-                        &mut eval_state,
-                        &mut eval_text,
-                        &mut eval_buf,
-                    )?,
                     _ => {}
                 }
                 i += 1;
@@ -437,19 +452,12 @@ pub(crate) fn decode_block_until(
                     let eval = if code == E_CLK {
                         None
                     } else {
-                        read_eval(
-                            &mut eval_coder,
-                            &mut evals,
-                            &mut eval_state,
-                            &mut eval_text,
-                            &mut eval_buf,
-                        )?;
-                        Some(eval_buf.as_slice())
+                        Some(eval_values.next().ok_or("evaluation events disagree")?)
                     };
                     let clock = if code == E_EVAL {
                         None
                     } else {
-                        Some(clock_values.pop_front().ok_or("clock events disagree")?)
+                        Some(clock_values.next().ok_or("clock events disagree")?)
                     };
                     annotation.clear();
                     format_annotation(eval, clock, &mut annotation);
@@ -519,18 +527,55 @@ pub(crate) fn decode_block_until(
     Ok(stored.games)
 }
 
-/// Decodes a game's clock readings, walking its events: the mainline's
-/// (`plies` of them, by the ply they follow) and every reading in stream
-/// order, for the text.
-fn read_clocks(
+/// The clock and evaluation coders of a block and its evaluations kept as
+/// text.
+struct AnnotationCoders<'a> {
+    clocks: ClockCoder,
+    evals: EvalCoder,
+    eval_text: &'a [u8],
+}
+
+/// A game's clock readings and evaluations.
+struct Annotations {
+    /// The clock after each mainline ply, where a reading follows it.
+    mainline_clocks: Vec<Option<u32>>,
+    /// Every reading, in stream order.
+    clocks: std::vec::IntoIter<u32>,
+    /// Every evaluation's text, in stream order.
+    evals: EvalTexts,
+}
+
+/// Evaluation texts, one after the other.
+struct EvalTexts {
+    bytes: Vec<u8>,
+    ends: std::vec::IntoIter<usize>,
+    start: usize,
+}
+
+impl EvalTexts {
+    fn next(&mut self) -> Option<&[u8]> {
+        let end = self.ends.next()?;
+        let text = &self.bytes[self.start..end];
+        self.start = end;
+        Some(text)
+    }
+}
+
+/// Decodes a game's clock readings and evaluations, walking its events:
+/// the mainline's readings (`plies` of them, by the ply they follow) and
+/// every reading and evaluation in stream order, for the text.
+fn read_annotations(
     events: &[u8],
     model: &mut ClockModel,
-    coder: &mut ClockCoder,
-    dec: &mut BinaryDecoder<'_>,
+    coders: &mut AnnotationCoders<'_>,
+    (clocks, evals): (&mut BinaryDecoder<'_>, &mut BinaryDecoder<'_>),
     plies: usize,
-) -> Result<(Vec<Option<u32>>, std::collections::VecDeque<u32>), String> {
-    let mut values = std::collections::VecDeque::new();
+) -> Result<Annotations, String> {
+    let mut values = Vec::new();
     let mut mainline = vec![None; plies];
+    let mut eval_state = EvalState::default();
+    let mut texts = Vec::new();
+    let mut ends = Vec::new();
     let (mut depth, mut ply) = (0usize, 0usize);
     let mut i = 0;
     while i < events.len() {
@@ -548,20 +593,42 @@ fn read_clocks(
                 model.on_close();
                 depth = depth.saturating_sub(1);
             }
-            E_CLK | E_EVAL_CLK => {
-                let c = model.decode(coder, dec)?;
-                if depth == 0
-                    && let Some(slot) = ply.checked_sub(1).and_then(|p| mainline.get_mut(p))
-                {
-                    *slot = Some(c);
+            code @ (E_CLK | E_EVAL | E_EVAL_CLK) => {
+                if code != E_CLK {
+                    let white = model.side() == 0;
+                    match coders.evals.decode(evals, &mut eval_state, white)? {
+                        Some(e) => format_eval(e, &mut texts),
+                        None => texts.extend_from_slice(take_until(
+                            &mut coders.eval_text,
+                            b']',
+                            "evaluation text",
+                        )?),
+                    }
+                    ends.push(texts.len());
                 }
-                values.push_back(c);
+                if code != E_EVAL {
+                    let c = model.decode(&mut coders.clocks, clocks)?;
+                    if depth == 0
+                        && let Some(slot) = ply.checked_sub(1).and_then(|p| mainline.get_mut(p))
+                    {
+                        *slot = Some(c);
+                    }
+                    values.push(c);
+                }
             }
             _ => {}
         }
         i += 1;
     }
-    Ok((mainline, values))
+    Ok(Annotations {
+        mainline_clocks: mainline,
+        clocks: values.into_iter(),
+        evals: EvalTexts {
+            bytes: texts,
+            ends: ends.into_iter(),
+            start: 0,
+        },
+    })
 }
 
 /// Fills in the `ECO` (0) and `Opening` (1) tags at the `predicted`
@@ -606,22 +673,6 @@ fn segment_plies(events: &[u8]) -> Result<Vec<usize>, String> {
         i += 1;
     }
     Ok(plies)
-}
-
-/// Decodes the next evaluation's text into `out`.
-fn read_eval(
-    coder: &mut EvalCoder,
-    dec: &mut BinaryDecoder<'_>,
-    state: &mut EvalState,
-    text: &mut &[u8],
-    out: &mut Vec<u8>,
-) -> Result<(), String> {
-    out.clear();
-    match coder.decode(dec, state)? {
-        Some(e) => format_eval(e, out),
-        None => out.extend_from_slice(take_until(text, b']', "evaluation text")?),
-    }
-    Ok(())
 }
 
 /// Bits `start..start + len` of `bits`.

@@ -5,10 +5,11 @@ use shakmaty::{Chess, Move};
 use super::{
     BlockReport, CLOCKS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
     E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
-    EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_OPENING_MARKS,
-    METHOD_PLAYER_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
+    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
+    MOVES, N_COLUMNS, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
-        ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
+        ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
     is_crlf,
     lengths::LengthCoder,
@@ -50,13 +51,13 @@ impl Columns {
             moves: BitWriter::new(),
             length_coder: LengthCoder::new(),
             lengths: BinaryEncoder::new(),
-            clock_coder: ClockCoder::new(),
+            clock_coder: ClockCoder::new(Coding::Contexts),
             clocks: BinaryEncoder::new(),
-            eval_coder: EvalCoder::new(),
+            eval_coder: EvalCoder::new(Coding::Contexts),
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
-            tag_state: TagState::new(Marks::Openings),
+            tag_state: TagState::new(Marks::Times),
         }
     }
 
@@ -169,8 +170,9 @@ impl Columns {
                                 self.data[EVAL_TEXT].extend_from_slice(e);
                                 self.data[EVAL_TEXT].push(b']');
                             }
+                            let white = clocks.side() == 0;
                             self.eval_coder
-                                .encode(&mut self.evals, &mut eval_state, value);
+                                .encode(&mut self.evals, &mut eval_state, white, value);
                         }
                         if let Some(clock) = a.clock {
                             clocks.encode(&mut self.clock_coder, &mut self.clocks, clock);
@@ -339,8 +341,15 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
             None => (0u8, data.as_slice()),
         };
         payload.push(match i {
-            TAG_VALUES => method | METHOD_MARKS | METHOD_PLAYER_MARKS | METHOD_OPENING_MARKS,
+            TAG_VALUES => {
+                method
+                    | METHOD_MARKS
+                    | METHOD_PLAYER_MARKS
+                    | METHOD_OPENING_MARKS
+                    | METHOD_TIME_MARKS
+            }
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
+            CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
             _ => method,
         });
         put_varint(&mut payload, data.len() as u64);
