@@ -15,8 +15,10 @@
 //!   and [`crate::opening`]);
 //! * `clocks` + 2 and `evals` + 2 (format 7): the readings and the
 //!   evaluations coded with richer contexts (see the `annotations` module);
-//! * `tag-values` + 30 (format 7): times as steps from the previous time
-//!   and rating changes that the Elos give (see the `tags` module);
+//! * `tag-values` + 30 (format 7): times, Elos, rating changes and dates
+//!   as steps, values of other tags as one of the last few values of the
+//!   name (see the `tags` module), with the steps' numbers in a 13th
+//!   column, `tag-numbers`, that blocks of earlier formats do not have;
 //! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
 //!   coded with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder)), not as varints.
 //!
@@ -48,9 +50,10 @@ pub const COLUMNS: [&str; N_COLUMNS] = [
     "clocks",
     "evals",
     "eval-text",
+    "tag-numbers",
 ];
 
-const N_COLUMNS: usize = 12;
+const N_COLUMNS: usize = 13;
 
 const KIND: usize = 0;
 const VERBATIM: usize = 1;
@@ -64,6 +67,8 @@ const COMMENTS: usize = 8;
 const CLOCKS: usize = 9;
 const EVALS: usize = 10;
 const EVAL_TEXT: usize = 11;
+/// Format 7: the numbers of the tag values' marks, range-coded.
+const TAG_NUMBERS: usize = 12;
 
 /// Column method bit: the `tag-values` column marks repeated values
 /// ([`Marks::Repeat`](super::tags::Marks::Repeat)); the low bit says raw (0) or zstd (1). Archives
@@ -79,8 +84,9 @@ const METHOD_PLAYER_MARKS: u8 = 4;
 const METHOD_OPENING_MARKS: u8 = 8;
 
 /// Column method bit, with the three above: the `tag-values` column uses
-/// the marks of times and rating changes too
-/// ([`Marks::Times`](super::tags::Marks::Times), format 7).
+/// the marks of times, Elos, rating changes, dates and recent values too
+/// ([`Marks::Times`](super::tags::Marks::Times), format 7), whose numbers
+/// are in the `tag-numbers` column.
 const METHOD_TIME_MARKS: u8 = 16;
 
 /// Column method bit of `move-lengths`: the lengths are coded with

@@ -8,7 +8,7 @@ use super::{
     E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
     KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
     METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
-    MOVES, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
@@ -53,6 +53,11 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut coded_lengths = false;
     let mut codings = [Coding::Plain; 2];
     for (i, name) in COLUMNS.iter().enumerate() {
+        if i == TAG_NUMBERS && tag_marks < Marks::Times {
+            // Blocks before format 7 have no such column.
+            data.push(Vec::new());
+            continue;
+        }
         let (&method, rest) = payload.split_first().ok_or("missing columns")?;
         payload = rest;
         let method = if i == TAG_VALUES {
@@ -71,6 +76,8 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         } else if i == MOVE_LENGTHS {
             coded_lengths = method & METHOD_CODED_LENGTHS != 0;
             method & !METHOD_CODED_LENGTHS
+        } else if i == TAG_NUMBERS {
+            method
         } else if i == CLOCKS || i == EVALS {
             if method & METHOD_ANNOTATION_CONTEXTS != 0 {
                 codings[usize::from(i == EVALS)] = Coding::Contexts;
@@ -210,6 +217,7 @@ pub(crate) fn decode_block_until(
             values.push(v.into_iter());
         }
     }
+    let mut tag_numbers = BinaryDecoder::new(&d[TAG_NUMBERS]);
     let mut kind = d[KIND].iter();
     let mut verbatim = d[VERBATIM].as_slice();
     let mut seq = d[TAG_SEQ].as_slice();
@@ -275,7 +283,7 @@ pub(crate) fn decode_block_until(
                 }
                 continue;
             }
-            let value = tag_state.decode(i, stored_value)?;
+            let value = tag_state.decode(i, stored_value, &mut tag_numbers)?;
             if Some(i) == time_control {
                 tc.clear();
                 tc.extend_from_slice(value);
@@ -517,6 +525,9 @@ pub(crate) fn decode_block_until(
     }
     if clocks.overrun() || evals.overrun() {
         return Err("clock or evaluation stream ends early".into());
+    }
+    if !d[TAG_NUMBERS].is_empty() && tag_numbers.overrun() {
+        return Err("tag-numbers column ends early".into());
     }
     if move_lengths.overrun() {
         return Err("move-lengths column does not match the games".into());

@@ -7,7 +7,7 @@ use super::{
     E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
     EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
     METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
-    MOVES, N_COLUMNS, TAG_NAMES, TAG_SEQ, TAG_VALUES, VERBATIM,
+    MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -42,6 +42,8 @@ struct Columns {
     /// `tag_state` marks them.
     tag_values: Vec<Vec<u8>>,
     tag_state: TagState,
+    /// The numbers of the marks.
+    tag_numbers: BinaryEncoder,
 }
 
 impl Columns {
@@ -58,6 +60,7 @@ impl Columns {
             tag_names: Vec::new(),
             tag_values: Vec::new(),
             tag_state: TagState::new(Marks::Times),
+            tag_numbers: BinaryEncoder::new(),
         }
     }
 
@@ -234,7 +237,8 @@ impl Columns {
             if given {
                 self.tag_state.encode_predicted(column);
             } else {
-                self.tag_state.encode(id, value, column);
+                self.tag_state
+                    .encode(id, value, column, &mut self.tag_numbers);
             }
             column.push(0);
         }
@@ -324,12 +328,17 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
     cols.data[MOVE_LENGTHS] = std::mem::take(&mut cols.lengths).finish();
     cols.data[CLOCKS] = std::mem::take(&mut cols.clocks).finish();
     cols.data[EVALS] = std::mem::take(&mut cols.evals).finish();
+    if cols.tag_state.coded_numbers() {
+        cols.data[TAG_NUMBERS] = std::mem::take(&mut cols.tag_numbers).finish();
+    }
 
     let mut payload = Vec::new();
     put_varint(&mut payload, chunks.len() as u64);
     for (i, data) in cols.data.iter().enumerate() {
         report.raw[i] = data.len() as u64;
-        let compressed = if matches!(i, MOVES | MOVE_LENGTHS | CLOCKS | EVALS) || data.is_empty() {
+        let compressed = if matches!(i, MOVES | MOVE_LENGTHS | CLOCKS | EVALS | TAG_NUMBERS)
+            || data.is_empty()
+        {
             None
         } else {
             zstd::bulk::compress(data, level)
