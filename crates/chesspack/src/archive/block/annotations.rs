@@ -112,8 +112,11 @@ pub(super) struct ClockModel {
 /// side's last residual (7) × early in the game or not.
 pub(super) const CLOCK_CONTEXTS: usize = 4 * 7 * 2;
 /// With [`Coding::Contexts`]: those × the side's predicted clock in
-/// eighths of the base time (0 to 7, 8 for the base and more or no base).
-pub(super) const CLOCK_CONTEXTS_RICH: usize = CLOCK_CONTEXTS * 9;
+/// quarters of the base time (0 to 3, 4 for the base and more or no base;
+/// eighths cost 3.5 kB more on a lichess account's 3.7 M clocks, and the
+/// other side's last residual or the side's residual before the last, as
+/// further contexts, 9 to 48 kB: too many contexts to learn in a block).
+pub(super) const CLOCK_CONTEXTS_RICH: usize = CLOCK_CONTEXTS * 5;
 
 /// How a block codes its clocks and evaluations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -235,11 +238,11 @@ impl ClockModel {
             Coding::Plain => plain,
             Coding::Contexts => {
                 let left = if self.base > 0 {
-                    (8 * self.predict(side) / self.base).clamp(0, 8) as usize
+                    (4 * self.predict(side) / self.base).clamp(0, 4) as usize
                 } else {
-                    8
+                    4
                 };
-                plain * 9 + left
+                plain * 5 + left
             }
         }
     }
