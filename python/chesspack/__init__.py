@@ -287,6 +287,8 @@ def encode_games(
     threads: int | None = None,
     return_errors: bool = False,
     tags: Mapping[str, Any] | None = None,
+    clocks: Any = None,
+    clock_unit: str = "s",
 ) -> Any:
     """Encodes a column of games into a column of records, on all cores.
 
@@ -297,8 +299,14 @@ def encode_games(
     column of FENs (null: the standard position). ``tags``: the games' tags
     that ``model`` reads, by name, each one value for every game or a column
     (strings or numbers, nulls allowed), e.g. ``{"WhiteElo": df["WhiteElo"],
-    "BlackElo": df["BlackElo"], "TimeControl": df["TimeControl"]}``; pass
-    the same to :func:`decode_games`.
+    "BlackElo": df["BlackElo"], "TimeControl": df["TimeControl"]}``.
+    ``clocks``: the games' clocks, a column of lists of numbers (seconds on
+    the clock of the side that moved after each ply, as lichess's
+    ``[%clk]`` comments give them; nulls where none), which ``model`` reads
+    too (time pressure); ``clock_unit="ms"`` for milliseconds, as the
+    ``clocks`` column of :meth:`Archive.to_arrow` and the Spark reader holds
+    them. Pass the same tags and clocks to :func:`decode_games`: neither is
+    stored.
 
     Returns a ``pyarrow.BinaryArray`` (a ``ChunkedArray`` for chunked
     input). A game that cannot be coded gives a null and a
@@ -314,7 +322,7 @@ def encode_games(
     else:
         start = _fen(start)
     out, errors = _native.encode_games(
-        _arrow_input(games), codec, start, threads, _tag_columns(tags)
+        _arrow_input(games), codec, start, threads, _tag_columns(tags), _clock_column(clocks), clock_unit
     )
     if return_errors:
         return out, errors
@@ -331,13 +339,15 @@ def decode_games(
     threads: int | None = None,
     return_errors: bool = False,
     tags: Mapping[str, Any] | None = None,
+    clocks: Any = None,
+    clock_unit: str = "s",
 ) -> Any:
     """Decodes a column of game records, on all cores.
 
     ``output``: ``"san"`` or ``"uci"`` (a list array of moves), or
     ``"movetext"`` (strings like ``"1. e4 e5 2. Nf3"``). ``codec``, when
     given, must be every record's codec; otherwise each record names its
-    own. ``start`` and ``tags`` as the records were encoded with. Bad
+    own. ``start``, ``tags`` and ``clocks`` as the records were encoded with. Bad
     records give nulls, as in :func:`encode_games`.
 
     >>> decode_games(encode_games(["1. e4 e5"]), output="movetext").to_pylist()
@@ -348,12 +358,23 @@ def decode_games(
     else:
         start = _fen(start)
     out, errors = _native.decode_games(
-        _arrow_input(records), codec, start, output, threads, _tag_columns(tags)
+        _arrow_input(records), codec, start, output, threads, _tag_columns(tags), _clock_column(clocks), clock_unit
     )
     if return_errors:
         return out, errors
     _report(errors, "records")
     return out
+
+
+def _clock_column(clocks: Any) -> Any:
+    """A batch's clocks as an Arrow list column (``None``: none)."""
+    if clocks is None:
+        return None
+    if hasattr(clocks, "__arrow_c_array__") or hasattr(clocks, "__arrow_c_stream__"):
+        return clocks
+    import pyarrow as pa
+
+    return pa.array([None if c is None else list(c) for c in clocks])
 
 
 def _progress(progress: Any, desc: str) -> tuple[Callable[[int, int], None] | None, Callable[[], None]]:

@@ -36,6 +36,8 @@ def encode_games(
     start: Any = None,
     threads: Optional[int] = None,
     tags: Optional[list[tuple[str, Any]]] = None,
+    clocks: Any = None,
+    clock_unit: str = "s",
 ) -> tuple[pa.Array | pa.ChunkedArray, list[tuple[int, str]]]: ...
 def decode_games(
     records: Any,
@@ -44,6 +46,8 @@ def decode_games(
     output: str = "san",
     threads: Optional[int] = None,
     tags: Optional[list[tuple[str, Any]]] = None,
+    clocks: Any = None,
+    clock_unit: str = "s",
 ) -> tuple[pa.Array | pa.ChunkedArray, list[tuple[int, str]]]: ...
 def compress(
     src: str,

@@ -82,33 +82,173 @@ impl Column {
     }
 }
 
-/// The tags of a batch's games, by name: what `model` reads its context
-/// from (ratings, time control).
-struct Tags(Vec<(String, Column)>);
+/// What `model` reads its context from, for a batch's games: their tags
+/// by name (ratings, time control) and their clocks.
+struct Tags {
+    tags: Vec<(String, Column)>,
+    /// A list of readings a game (null: none), when given.
+    clocks: Option<Vec<Option<Vec<Option<f64>>>>>,
+}
 
 impl Tags {
-    fn from_py(tags: Option<Vec<(String, Bound<'_, PyAny>)>>, rows: usize) -> PyResult<Tags> {
+    fn from_py(
+        tags: Option<Vec<(String, Bound<'_, PyAny>)>>,
+        clocks: Option<&Bound<'_, PyAny>>,
+        clock_unit: &str,
+        rows: usize,
+    ) -> PyResult<Tags> {
+        let per_second = match clock_unit {
+            "s" => 1.0,
+            "ms" => 1000.0,
+            u => {
+                return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                    "clock_unit must be \"s\" or \"ms\", not {u:?}"
+                )));
+            }
+        };
         let mut out = Vec::new();
         for (name, value) in tags.unwrap_or_default() {
             let column = Column::from_py(Some(&value), &name)?;
             column.check_len(rows, &name)?;
             out.push((name, column));
         }
-        Ok(Tags(out))
+        let clocks = match clocks.filter(|c| !c.is_none()) {
+            None => None,
+            Some(c) => {
+                let chunks = c.extract::<AnyArray>()?.into_chunked_array()?;
+                let mut all = Vec::with_capacity(rows);
+                for chunk in chunks.chunks() {
+                    all.extend(clock_lists(chunk.as_ref(), per_second)?);
+                }
+                if all.len() != rows {
+                    return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                        "clocks has {} rows, the games {rows}",
+                        all.len()
+                    )));
+                }
+                Some(all)
+            }
+        };
+        Ok(Tags { tags: out, clocks })
     }
 
-    /// The codec for row `row` in the context of its tags, for codecs
-    /// that read one (`None`: use the codec as it is).
-    fn codec(&self, codec: &dyn GameCodec, row: usize) -> Option<Box<dyn GameCodec>> {
-        if self.0.is_empty() {
-            return None;
+    /// The codec for row `row` in the context of its tags and clocks, for
+    /// codecs that read one (`None`: use the codec as it is).
+    ///
+    /// # Errors
+    ///
+    /// A clock reading that is not a number of seconds (negative, not
+    /// finite, 2^32 or more).
+    fn codec(
+        &self,
+        codec: &dyn GameCodec,
+        row: usize,
+    ) -> Result<Option<Box<dyn GameCodec>>, chesspack::Error> {
+        let clocks = self.clocks.as_ref().and_then(|c| c[row].as_ref());
+        if self.tags.is_empty() && clocks.is_none() {
+            return Ok(None);
         }
-        codec.in_context(&chesspack::model::GameContext::from_tags(
-            self.0
+        let mut context = chesspack::model::GameContext::from_tags(
+            self.tags
                 .iter()
                 .filter_map(|(name, c)| c.get(row).map(|v| (name, v))),
-        ))
+        );
+        if let Some(clocks) = clocks {
+            let seconds = clocks
+                .iter()
+                .enumerate()
+                .map(|(ply, c)| match c {
+                    None => Ok(None),
+                    // Whole seconds, as int() gives them.
+                    Some(c) if c.is_finite() && (0.0..4_294_967_296.0).contains(c) => {
+                        Ok(Some(*c as u32))
+                    }
+                    Some(c) => Err(chesspack::Error::InvalidData(format!(
+                        "clock reading {c} after ply {} is not a number of seconds",
+                        ply + 1
+                    ))),
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            context = context.with_clocks(seconds);
+        }
+        Ok(codec.in_context(&context))
     }
+}
+
+/// The lists of a clock column in seconds: numbers (whole or not) of
+/// `per_second` units, nulls allowed.
+fn clock_lists(a: &dyn Array, per_second: f64) -> PyResult<Vec<Option<Vec<Option<f64>>>>> {
+    let lists = |a: &dyn Array,
+                 values: &dyn Array,
+                 offsets: &dyn Fn(usize) -> (usize, usize)|
+     -> PyResult<Vec<Option<Vec<Option<f64>>>>> {
+        let values: Vec<Option<f64>> = numbers(values)?
+            .into_iter()
+            .map(|v| v.map(|v| v / per_second))
+            .collect();
+        Ok((0..a.len())
+            .map(|i| {
+                a.is_valid(i).then(|| {
+                    let (s, e) = offsets(i);
+                    values[s..e].to_vec()
+                })
+            })
+            .collect())
+    };
+    match a.data_type() {
+        DataType::Null => Ok(vec![None; a.len()]),
+        DataType::List(_) => {
+            let l: &ListArray = a.as_list::<i32>();
+            let o = l.value_offsets();
+            lists(a, l.values().as_ref(), &|i| {
+                (o[i] as usize, o[i + 1] as usize)
+            })
+        }
+        DataType::LargeList(_) => {
+            let l: &LargeListArray = a.as_list::<i64>();
+            let o = l.value_offsets();
+            lists(a, l.values().as_ref(), &|i| {
+                (o[i] as usize, o[i + 1] as usize)
+            })
+        }
+        t => Err(PyTypeError::new_err(format!(
+            "clocks: expected a list of numbers a game, not {t}"
+        ))),
+    }
+}
+
+/// The values of a numeric column, as `f64` (null values as `None`).
+fn numbers(a: &dyn Array) -> PyResult<Vec<Option<f64>>> {
+    use arrow_array::types::{
+        Float32Type, Float64Type, Int8Type, Int16Type, Int32Type, Int64Type, UInt8Type, UInt16Type,
+        UInt32Type, UInt64Type,
+    };
+    macro_rules! column {
+        ($t:ty) => {
+            a.as_primitive::<$t>()
+                .iter()
+                .map(|v| v.map(|v| v as f64))
+                .collect()
+        };
+    }
+    Ok(match a.data_type() {
+        DataType::Int8 => column!(Int8Type),
+        DataType::Int16 => column!(Int16Type),
+        DataType::Int32 => column!(Int32Type),
+        DataType::Int64 => column!(Int64Type),
+        DataType::UInt8 => column!(UInt8Type),
+        DataType::UInt16 => column!(UInt16Type),
+        DataType::UInt32 => column!(UInt32Type),
+        DataType::UInt64 => column!(UInt64Type),
+        DataType::Float32 => column!(Float32Type),
+        DataType::Float64 => column!(Float64Type),
+        DataType::Null => vec![None; a.len()],
+        t => {
+            return Err(PyTypeError::new_err(format!(
+                "clocks: expected numbers of seconds, not {t}"
+            )));
+        }
+    })
 }
 
 /// The values of a string column (null rows as `None`).
@@ -236,14 +376,19 @@ fn output<'py>(
     PyChunkedArray::try_new(chunks, field)?.into_pyarrow(py)
 }
 
-/// encode_games(games, codec="model", start=None, threads=None, tags=None) -> (array, errors)
+/// encode_games(games, codec="model", start=None, threads=None, tags=None, clocks=None, clock_unit="s") -> (array, errors)
 ///
 /// Game records of a column of games (movetext strings, or lists of
 /// SAN/UCI strings); null rows stay null, bad rows become null with an
 /// entry (row, message) in `errors`. `tags`: (name, string or string
-/// column) pairs, the games' tags that `model` reads its context from.
+/// column) pairs, the games' tags that `model` reads its context from;
+/// `clocks`: a column of lists of numbers, the time on the clock of the
+/// side that moved after each ply (nulls where none) in `clock_unit`
+/// (`"s"` or `"ms"`, as archive rows give them), its clock context.
 #[pyfunction]
-#[pyo3(signature = (games, codec = "model", start = None, threads = None, tags = None))]
+#[pyo3(signature = (games, codec = "model", start = None, threads = None, tags = None, clocks = None, clock_unit = "s"))]
+// Its arguments are the Python function's keywords.
+#[allow(clippy::too_many_arguments)]
 fn encode_games<'py>(
     py: Python<'py>,
     games: AnyArray,
@@ -251,6 +396,8 @@ fn encode_games<'py>(
     start: Option<&Bound<'py, PyAny>>,
     threads: Option<usize>,
     tags: Option<Vec<(String, Bound<'py, PyAny>)>>,
+    clocks: Option<&Bound<'py, PyAny>>,
+    clock_unit: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Errors)> {
     let single = matches!(games, AnyArray::Array(_));
     let codec = game_codec(codec)?;
@@ -258,7 +405,7 @@ fn encode_games<'py>(
     let chunked = games.into_chunked_array()?;
     let rows: usize = chunked.chunks().iter().map(|c| c.len()).sum();
     starts.check_len(rows, "start")?;
-    let tags = Tags::from_py(tags, rows)?;
+    let tags = Tags::from_py(tags, clocks, clock_unit, rows)?;
     let (chunks, errors) = py.detach(|| {
         on_pool(threads, || {
             encode_chunks(codec.as_ref(), chunked.chunks(), &starts, &tags)
@@ -313,7 +460,7 @@ fn encode_chunks(
             Err(e) => return (Err(e), errors),
         };
         let values = code_rows(&rows, base, &mut errors, |row, g| {
-            let in_context = tags.codec(codec, row);
+            let in_context = tags.codec(codec, row)?;
             encode_one(in_context.as_deref().unwrap_or(codec), g, starts.get(row))
         });
         let large = matches!(
@@ -360,13 +507,15 @@ enum Notation {
     Movetext,
 }
 
-/// decode_games(records, codec=None, start=None, output="san", threads=None, tags=None) -> (array, errors)
+/// decode_games(records, codec=None, start=None, output="san", threads=None, tags=None, clocks=None, clock_unit="s") -> (array, errors)
 ///
 /// The moves of a column of game records: lists of SAN (`output="san"`)
-/// or UCI (`"uci"`) strings, or movetext strings (`"movetext"`); `tags` as
-/// the records were encoded with.
+/// or UCI (`"uci"`) strings, or movetext strings (`"movetext"`); `tags` and
+/// `clocks` as the records were encoded with.
 #[pyfunction]
-#[pyo3(signature = (records, codec = None, start = None, output = "san", threads = None, tags = None))]
+#[pyo3(signature = (records, codec = None, start = None, output = "san", threads = None, tags = None, clocks = None, clock_unit = "s"))]
+// Its arguments are the Python function's keywords.
+#[allow(clippy::too_many_arguments)]
 fn decode_games<'py>(
     py: Python<'py>,
     records: AnyArray,
@@ -375,6 +524,8 @@ fn decode_games<'py>(
     output: &str,
     threads: Option<usize>,
     tags: Option<Vec<(String, Bound<'py, PyAny>)>>,
+    clocks: Option<&Bound<'py, PyAny>>,
+    clock_unit: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Errors)> {
     let notation = match output {
         "san" => Notation::San,
@@ -394,7 +545,7 @@ fn decode_games<'py>(
     let chunked = records.into_chunked_array()?;
     let rows: usize = chunked.chunks().iter().map(|c| c.len()).sum();
     starts.check_len(rows, "start")?;
-    let tags = Tags::from_py(tags, rows)?;
+    let tags = Tags::from_py(tags, clocks, clock_unit, rows)?;
     let codecs = chesspack::game::codecs();
     let (chunks, errors) = py.detach(|| {
         on_pool(threads, || {
@@ -473,7 +624,7 @@ fn decode_one(
         .find(|c| c.name() == name)
         .ok_or_else(|| chesspack::Error::UnknownCodec(name.to_owned()))?;
     let start = start_of(start)?;
-    let in_context = tags.codec(codec.as_ref(), row);
+    let in_context = tags.codec(codec.as_ref(), row)?;
     let codec = in_context.as_deref().unwrap_or(codec.as_ref());
     let moves = record::decode_game(codec, &start, data)?;
     let sans = notate(&start, &moves, notation == Notation::Uci);

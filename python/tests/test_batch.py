@@ -183,3 +183,44 @@ def test_issue_26_clocks_give_model_time_pressure(sample_games):
         assert with_clocks != without
         assert chesspack.decode_game(with_clocks, tags=g.headers, clocks=clocks) == sans
         assert chesspack.decode_game(with_clocks, tags=g.headers, clocks=clocks, uci=True)[0] == g.next().move.uci()
+
+
+def test_issue_26_batch_clocks_give_model_time_pressure(sample_games, tmp_path):
+    """encode_games/decode_games take the clocks as a list column (seconds,
+    or milliseconds as archive rows hold them): each row codes as the
+    single-game API codes it with the same clocks; a bad reading is that
+    row's error, not a silent change of context."""
+    games = [g for g in sample_games if "FEN" not in g.headers][:8]
+    assert any(g.next() and g.next().clock() is not None for g in games)
+    sans = [sans_of(g) for g in games]
+    full = [[node.clock() for node in g.mainline()] for g in games]
+    clocks = list(full)
+    clocks[1] = None  # a game without clocks
+    tags = {"WhiteElo": [g.headers.get("WhiteElo") for g in games], "TimeControl": [g.headers.get("TimeControl") for g in games]}
+    timed = chesspack.encode_games(sans, tags=tags, clocks=clocks)
+    assert timed.to_pylist() != chesspack.encode_games(sans, tags=tags).to_pylist()
+    for i, g in enumerate(games):
+        one = chesspack.encode_game(sans[i], tags={k: v[i] for k, v in tags.items() if v[i] is not None}, clocks=clocks[i])
+        assert one == timed[i].as_py(), i
+    assert chesspack.decode_games(timed, tags=tags, clocks=clocks).to_pylist() == sans
+    # Milliseconds, as an archive's rows give them: the same records.
+    ms = pa.array([None if c is None else [None if x is None else round(x * 1000) for x in c] for c in clocks], pa.list_(pa.int64()))
+    assert chesspack.encode_games(sans, tags=tags, clocks=ms, clock_unit="ms").to_pylist() == timed.to_pylist()
+    src = tmp_path / "timed.pgn"
+    src.write_text("\n\n".join(str(g) for g in games) + "\n")
+    archive = chesspack.compress(src, tmp_path / "timed.chpk")
+    rows = chesspack.Archive(tmp_path / "timed.chpk").to_arrow()
+    assert archive["games"] == len(games)
+    from_rows = chesspack.encode_games(rows["moves"], tags=tags, clocks=rows["clocks"], clock_unit="ms")
+    assert from_rows.to_pylist() == chesspack.encode_games(sans, tags=tags, clocks=full).to_pylist()
+    # A negative reading is the row's error; the others code.
+    bad = list(clocks)
+    bad[0] = [-3.0] + bad[0][1:] if bad[0] else [-3.0]
+    out, errors = chesspack.encode_games(sans, tags=tags, clocks=bad, return_errors=True)
+    assert [row for row, _ in errors] == [0]
+    assert "clock reading -3 after ply 1" in errors[0][1]
+    assert out.to_pylist()[1:] == timed.to_pylist()[1:]
+    with pytest.raises(ValueError, match="clocks has 1 rows"):
+        chesspack.encode_games(sans, clocks=[[60]])
+    with pytest.raises(ValueError, match="clock_unit"):
+        chesspack.encode_games(sans, clocks=clocks, clock_unit="min")
