@@ -39,7 +39,7 @@ import os
 import shutil
 import sys
 import tempfile
-from typing import Any, Iterator
+from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
@@ -310,54 +310,176 @@ def compress_parquet(
 # --- columns -------------------------------------------------------------
 
 
-def encode_movetext(col: Any, codec: str = "model") -> Any:
+def _context(tags: Mapping[str, Any] | None, clocks: Any) -> Any:
+    """One struct column of a UDF's context (``None`` when there is none):
+    field ``t0``, ``t1``... for the tags in order, ``clocks`` for the
+    clocks. Names are Spark column names or columns."""
+    from pyspark.sql import functions as F
+
+    def col(c: Any) -> Any:
+        return F.col(c) if isinstance(c, str) else c
+
+    fields = [col(c).alias(f"t{i}") for i, c in enumerate((tags or {}).values())]
+    if clocks is not None:
+        fields.append(col(clocks).alias("clocks"))
+    return F.struct(*fields) if fields else None
+
+
+def _arrow_of_series(s: Any) -> pa.Array:
+    """A pandas series (of a context column) as Arrow: integers that pandas
+    made floats for their nulls become integers again."""
+    import pyarrow.compute as pc
+
+    arr = pa.array(s, from_pandas=True)
+    if pa.types.is_floating(arr.type):
+        arr = pc.cast(arr, pa.int64(), safe=False)
+    return arr
+
+
+def _context_args(names: list[str], ctx: Any, clocks: bool) -> tuple[Any, Any]:
+    """The tags and clocks arguments of the batch functions from a UDF's
+    context frame."""
+    tags = {n: _arrow_of_series(ctx[f"t{i}"]) for i, n in enumerate(names)} if names else None
+    clock_column = None
+    if clocks:
+        clock_column = pa.array(
+            [None if c is None else [None if x is None or x != x else x for x in c] for c in ctx["clocks"]]
+        )
+    return tags, clock_column
+
+
+def encode_movetext(
+    col: Any,
+    codec: str = "model",
+    *,
+    tags: Mapping[str, Any] | None = None,
+    clocks: Any = None,
+    clock_unit: str = "s",
+) -> Any:
     """A pandas UDF: a column of movetext strings (or arrays of SAN/UCI
-    strings) to game records (binary; null where a game is not legal)."""
+    strings) to game records (binary; null where a game is not legal).
+
+    ``tags``: the tags that ``model`` reads its context from, by tag name,
+    each a column or column name (``{"WhiteElo": "WhiteElo", "BlackElo":
+    "BlackElo", "TimeControl": "TimeControl"}``, as the ``chesspack`` data
+    source names them); ``clocks``: a column of arrays of clock readings in
+    ``clock_unit`` (``"ms"`` for the data source's ``clocks``). Decode with
+    the same (:func:`decode_moves`): neither is stored."""
     import pandas as pd
     from pyspark.sql.functions import pandas_udf
 
-    def encode(s):
+
+    names = list(tags or {})
+    ctx = _context(tags, clocks)
+    # The UDF is pickled for the workers: it may hold no column.
+    timed = clocks is not None
+
+    def arrow(s: Any) -> pa.Array:
         arr = pa.array(s, from_pandas=True)
         if pa.types.is_list(arr.type) or pa.types.is_large_list(arr.type):
             arr = arr.cast(pa.list_(pa.string()))
-        out, _errors = _native.encode_games(arr, codec, None, 1)
+        return arr
+
+    if ctx is None:
+
+        def encode(s):
+            out, _errors = _native.encode_games(arrow(s), codec, None, 1)
+            return out.to_pandas()
+
+        # Real annotations (this module's are strings): Spark reads the
+        # UDF's kind from them.
+        encode.__annotations__ = {"s": pd.Series, "return": pd.Series}
+        return pandas_udf("binary")(encode)(col)
+
+    def encode_in_context(s, c):
+        t, k = _context_args(names, c, timed)
+        out, _errors = chesspack.encode_games(
+            arrow(s), codec, threads=1, return_errors=True, tags=t, clocks=k, clock_unit=clock_unit
+        )
         return out.to_pandas()
 
-    # Real annotations (this module's are strings): Spark reads the UDF's
-    # kind from them.
-    encode.__annotations__ = {"s": pd.Series, "return": pd.Series}
-    return pandas_udf("binary")(encode)(col)
+    encode_in_context.__annotations__ = {"s": pd.Series, "c": pd.DataFrame, "return": pd.Series}
+    return pandas_udf("binary")(encode_in_context)(col, ctx)
 
 
-def decode_moves(col: Any, output: str = "san") -> Any:
+def decode_moves(
+    col: Any,
+    output: str = "san",
+    *,
+    tags: Mapping[str, Any] | None = None,
+    clocks: Any = None,
+    clock_unit: str = "s",
+) -> Any:
     """A pandas UDF: a column of game records to arrays of SAN (or UCI)
-    strings, or to movetext strings with ``output="movetext"``."""
+    strings, or to movetext strings with ``output="movetext"``; ``tags``,
+    ``clocks`` and ``clock_unit`` as the records were encoded with."""
     import pandas as pd
     from pyspark.sql.functions import pandas_udf
 
-    kind = "string" if output == "movetext" else "array<string>"
 
-    def decode(s):
+    kind = "string" if output == "movetext" else "array<string>"
+    names = list(tags or {})
+    ctx = _context(tags, clocks)
+    # The UDF is pickled for the workers: it may hold no column.
+    timed = clocks is not None
+
+    if ctx is None:
+
+        def decode(s):
+            arr = pa.array(s, type=pa.binary(), from_pandas=True)
+            out, _errors = _native.decode_games(arr, None, None, output, 1)
+            return out.to_pandas()
+
+        decode.__annotations__ = {"s": pd.Series, "return": pd.Series}
+        return pandas_udf(kind)(decode)(col)
+
+    def decode_in_context(s, c):
+        t, k = _context_args(names, c, timed)
         arr = pa.array(s, type=pa.binary(), from_pandas=True)
-        out, _errors = _native.decode_games(arr, None, None, output, 1)
+        out, _errors = chesspack.decode_games(
+            arr, output=output, threads=1, return_errors=True, tags=t, clocks=k, clock_unit=clock_unit
+        )
         return out.to_pandas()
 
-    decode.__annotations__ = {"s": pd.Series, "return": pd.Series}
-    return pandas_udf(kind)(decode)(col)
+    decode_in_context.__annotations__ = {"s": pd.Series, "c": pd.DataFrame, "return": pd.Series}
+    return pandas_udf(kind)(decode_in_context)(col, ctx)
 
 
 def with_moves(
-    df: Any, movetext: str = "movetext", moves: str = "moves", codec: str = "model"
+    df: Any,
+    movetext: str = "movetext",
+    moves: str = "moves",
+    codec: str = "model",
+    *,
+    tags: Sequence[str] = (),
+    clocks: str | None = None,
+    clock_unit: str = "s",
 ) -> Any:
     """``df`` with a binary column ``moves`` of game records coded from its
-    ``movetext`` column, through ``mapInArrow`` (no pandas)."""
+    ``movetext`` column, through ``mapInArrow`` (no pandas). ``tags``: names
+    of ``df``'s columns that hold the tags of the same names that ``model``
+    reads (``("WhiteElo", "BlackElo", "TimeControl")``); ``clocks``: the
+    name of a column of arrays of clock readings in ``clock_unit``."""
     from pyspark.sql.types import BinaryType, StructField, StructType
 
+
     schema = StructType(df.schema.fields + [StructField(moves, BinaryType(), True)])
+    names = list(tags)
 
     def add(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         for b in batches:
-            out, _errors = _native.encode_games(b.column(movetext), codec, None, 1)
+            if names or clocks is not None:
+                out, _errors = chesspack.encode_games(
+                    b.column(movetext),
+                    codec,
+                    threads=1,
+                    return_errors=True,
+                    tags={n: b.column(n) for n in names} or None,
+                    clocks=None if clocks is None else b.column(clocks),
+                    clock_unit=clock_unit,
+                )
+            else:
+                out, _errors = _native.encode_games(b.column(movetext), codec, None, 1)
             yield pa.RecordBatch.from_arrays(
                 list(b.columns) + [out], names=b.schema.names + [moves]
             )

@@ -134,3 +134,36 @@ def test_split_games_fans_one_file_out(spark, tmp_path):
     ref = tmp_path / "ref.chpk"
     chesspack.compress(SAMPLE, ref, codec="index")
     assert text == "".join(chesspack.Archive(ref))
+
+
+def test_issue_26_udfs_code_in_the_games_context(spark, archive_path):
+    """with_moves, encode_movetext and decode_moves take the tags and clocks
+    that model reads, as columns of the data source's rows (ratings as
+    ints, clocks in ms): the records are those of the batch API with the
+    same context, differ from records without it, and decode back."""
+    from pyspark.sql import functions as F
+
+    # Games from the standard start (a FEN game needs start= too).
+    df = spark.read.format("chesspack").load(str(archive_path)).where((F.size("moves") > 0) & F.col("FEN").isNull())
+    names = ("WhiteElo", "BlackElo", "TimeControl")
+    rows = df.orderBy("game").collect()
+    expected = chesspack.encode_games(
+        [r["moves"] for r in rows],
+        tags={n: [r[n] for r in rows] for n in names},
+        clocks=pa.array([r["clocks"] for r in rows], pa.list_(pa.int64())),
+        clock_unit="ms",
+    ).to_pylist()
+    assert expected != chesspack.encode_games([r["moves"] for r in rows]).to_pylist()
+    with_context = cs.with_moves(df, movetext="moves", moves="records", tags=names, clocks="clocks", clock_unit="ms")
+    assert [bytes(r["records"]) for r in with_context.orderBy("game").collect()] == expected
+    tags = {n: n for n in names}
+    coded = df.withColumn("records", cs.encode_movetext(F.col("moves"), tags=tags, clocks="clocks", clock_unit="ms"))
+    coded = coded.withColumn("back", cs.decode_moves(F.col("records"), tags=tags, clocks=F.col("clocks"), clock_unit="ms"))
+    got = coded.orderBy("game").collect()
+    assert [bytes(r["records"]) for r in got] == expected
+    # The rows keep SAN as the text wrote it (one game's text marks a mate
+    # that is none): compare without check and mate marks.
+    def bare(moves):
+        return [m.rstrip("+#") for m in moves]
+
+    assert [bare(r["back"]) for r in got] == [bare(r["moves"]) for r in rows]
