@@ -1125,3 +1125,21 @@ fn regression_issue_26_clocks_are_part_of_the_moves_context() {
         );
     }
 }
+
+/// Found by fuzzing `compress_pgn` with a format-7 seed: a game with two
+/// `TimeControl` tags had its clocks coded with the first one's base time
+/// (as the writer's clock model reads the tags) and decoded with the
+/// last's, so its block failed its text checksum. The reader now takes
+/// the first too. The input is also a seed of the fuzz corpus.
+#[test]
+fn regression_issue_26_a_game_with_two_time_controls_keeps_its_clocks() {
+    let text = b"[Event \"x\"]\n[TimeControl \"60+0\"]\n[TimeControl \"180+0\"]\n\n\
+1. e4 { [%clk 0:01:00] } 1... e5 { [%clk 0:00:58] } 2. Nf3 { [%clk 0:00:57] } *\n\n\
+[Event \"y\"]\n[TimeControl \"180+2\"]\n[TimeControl \"\"]\n\n1. d4 { [%clk 0:03:02] } *\n\n";
+    for codec in [
+        &Index as &dyn GameCodec,
+        &chesspack::game::ModelCodec::new(),
+    ] {
+        assert_eq!(decompress(&compress_with(text, codec, 10)), text);
+    }
+}

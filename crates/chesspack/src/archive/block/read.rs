@@ -265,7 +265,10 @@ pub(crate) fn decode_block_until(
         // Tags (for a skipped game only its time control, which the clock
         // stream needs).
         let mut tags = Vec::new();
-        let mut tc = Vec::new();
+        // The first `TimeControl` of the game, as the writer's clock model
+        // takes it (a game with two read the last before issue 26's fuzzing
+        // found it: such a game's clocks did not decode).
+        let mut tc: Option<Vec<u8>> = None;
         // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
         let mut predicted = Vec::new();
         tag_state.start_game();
@@ -284,9 +287,8 @@ pub(crate) fn decode_block_until(
                 continue;
             }
             let value = tag_state.decode(i, stored_value, &mut tag_numbers)?;
-            if Some(i) == time_control {
-                tc.clear();
-                tc.extend_from_slice(value);
+            if Some(i) == time_control && tc.is_none() {
+                tc = Some(value.to_vec());
             }
             if w != Want::Skip {
                 tags.push((names[i].to_vec(), value.to_vec()));
@@ -306,7 +308,7 @@ pub(crate) fn decode_block_until(
             .ok_or("events column ends early")?;
         let game_events = &events[..=end];
         events = &events[end + 1..];
-        let mut clock_model = ClockModel::new(&tc);
+        let mut clock_model = ClockModel::new(tc.as_deref().unwrap_or_default());
         // Tags that the moves give need the moves.
         let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
         if tags_alone {
