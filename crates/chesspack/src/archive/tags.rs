@@ -33,8 +33,10 @@
 //!   game, negated (format 7);
 //! * [`ELO_STEP`]: for `WhiteElo` and `BlackElo`, the player's last Elo
 //!   in the block plus `d`, below 1000 in size (format 7);
-//! * [`ELO_NEAR`]: for those, the last Elo of the block, any player's, plus
-//!   `d` (a new opponent is paired near the player's rating; format 7);
+//! * [`ELO_NEAR`]: for those, the other side's Elo in this game if given,
+//!   else the other player's last Elo in the block, else the block's last
+//!   Elo, plus `d` (a new opponent is paired near the player's rating;
+//!   format 7);
 //! * [`DIFF_STEP`]: for `WhiteRatingDiff` and `BlackRatingDiff`, the other
 //!   side's change in this game, negated, plus `d` (plus `d` alone when the
 //!   other is not known yet; format 7);
@@ -43,16 +45,18 @@
 //!   from format 7 on);
 //! * [`DATE_AS_GAME`]: for those, this game's first date (`UTCDate` after
 //!   `Date`; format 7);
-//! * [`RECENT_VALUE`]: for other tags (`Event`, `Termination`, an `Opening`
-//!   that the moves do not give...), the `k`-th most recent of the last
+//! * [`RECENT_VALUE`]: for dates and for tags without a rule of their own
+//!   (`Event`, `Termination`, `TimeControl`, an `Opening` that the moves do
+//!   not give...), the `k`-th most recent of the last
 //!   [`RECENT_VALUES`] different values of the same tag name (`k` from 1: 0
 //!   is [`REPEAT`]; format 7).
 //!
 //! The numbers `d` and `k` of format 7's marks are not in the column: they
 //! are coded in the `tag-numbers` column, in the order the values come, with
 //! adaptive binary probabilities of their own for each kind of mark
-//! ([`TagNumbers`]), where decimal text through zstd cost about twice as
-//! many bits.
+//! ([`TagNumbers`]): decimal text through zstd cost about 1.4 times as
+//! many bytes (the times, Elos and rating changes of a lichess account's
+//! games, docs/archive.md).
 //!
 //! Master game files list each player's games together: the players, their
 //! ratings and the days of a tournament repeat, which zstd alone stores in
@@ -109,7 +113,8 @@ const DIFF_FROM_ELOS: u8 = 9;
 const MIRROR_DIFF: u8 = 10;
 /// `ELO_STEP`: the player's last Elo plus `d`.
 const ELO_STEP: u8 = 11;
-/// `ELO_NEAR`: the block's last Elo plus `d`.
+/// `ELO_NEAR`: an Elo near this game's other one, plus `d`
+/// ([`TagState::elo_reference`]).
 const ELO_NEAR: u8 = 12;
 /// `DIFF_STEP`: the other side's rating change, negated, plus `d`.
 const DIFF_STEP: u8 = 13;
@@ -219,8 +224,8 @@ pub(crate) struct TagState {
     /// This game's first date (format 7).
     game_date: Option<Vec<u8>>,
     /// The last [`RECENT_VALUES`] different values of each tag name, most
-    /// recent first (format 7; tags of [`Role::Other`] and
-    /// [`Role::Opening`]).
+    /// recent first (format 7; tags of [`Role::Other`], [`Role::Opening`]
+    /// and [`Role::Date`]).
     values: Vec<Vec<Vec<u8>>>,
     /// The probabilities of the numbers of the marks.
     numbers: TagNumbers,
