@@ -124,7 +124,7 @@ pub(crate) enum Coding {
     /// Formats 1 to 6: a clock by the side's last residual, an evaluation
     /// by the length of the last change.
     Plain,
-    /// Format 7: a clock by both sides' last residuals and the time left;
+    /// Format 7: a clock by the side's last residual and the time left;
     /// an evaluation's change seen from the side that moved, by the last
     /// change and the evaluation before it, and a mate by the mate before.
     Contexts,
