@@ -125,7 +125,9 @@ const DATE_AS_GAME: u8 = 15;
 /// `RECENT_VALUE`: the `k`-th most recent different value of the tag.
 const RECENT_VALUE: u8 = 16;
 
-/// Different values of a tag name that [`RECENT_VALUE`] reaches.
+/// Different values of a tag name that [`RECENT_VALUE`] reaches (8 cost
+/// 488 bytes more on a lichess account's 47,245 games and 3.6 kB on
+/// 380,608 master games, for 1.3% fewer instructions in `get`).
 const RECENT_VALUES: usize = 16;
 /// The largest Elo step of [`ELO_STEP`] (larger ones are [`ELO_NEAR`]).
 const MAX_ELO_STEP: i64 = 1000;
@@ -221,8 +223,10 @@ pub(crate) struct TagState {
     last_elo: Option<i64>,
     /// This game's Elos so far (format 7).
     elos: [Option<i64>; 2],
-    /// This game's first date (format 7).
-    game_date: Option<Vec<u8>>,
+    /// This game's first date (format 7), when `has_game_date`; the buffer
+    /// stays from game to game.
+    game_date: Vec<u8>,
+    has_game_date: bool,
     /// The last [`RECENT_VALUES`] different values of each tag name, most
     /// recent first (format 7; tags of [`Role::Other`], [`Role::Opening`]
     /// and [`Role::Date`]).
@@ -340,7 +344,8 @@ impl TagState {
             diffs: [None, None],
             last_elo: None,
             elos: [None, None],
-            game_date: None,
+            game_date: Vec::new(),
+            has_game_date: false,
             values: Vec::new(),
             numbers: TagNumbers::new(),
             coded: false,
@@ -365,7 +370,7 @@ impl TagState {
         self.players = [None, None];
         self.elo_changes = [None, None];
         self.diffs = [None, None];
-        self.game_date = None;
+        self.has_game_date = false;
         self.elos = [None, None];
     }
 
@@ -405,7 +410,7 @@ impl TagState {
                 }
             }
             Role::Date if numbered => {
-                if self.game_date.as_deref() == Some(value) {
+                if self.has_game_date && self.game_date == value {
                     Some((DATE_AS_GAME, None))
                 } else if let Some(k) = self.recent_value(id, value) {
                     Some((RECENT_VALUE, Some(k)))
@@ -616,7 +621,12 @@ impl TagState {
                 if d.abs() >= MAX_ELO_STEP {
                     return Err("an Elo step that is not a step".into());
                 }
-                *value = (last + d).to_string().into_bytes();
+                let elo = last + d;
+                if elo < 0 {
+                    return Err("an Elo step out of range".into());
+                }
+                value.clear();
+                push_digits(value, elo, 1);
             }
             [ELO_NEAR] if numbered && matches!(role, Role::Elo(_)) => {
                 let side = usize::from(role == Role::Elo(1));
@@ -627,7 +637,8 @@ impl TagState {
                 if !(0..1_000_000_000).contains(&elo) {
                     return Err("an Elo mark out of range".into());
                 }
-                *value = elo.to_string().into_bytes();
+                value.clear();
+                push_digits(value, elo, 1);
             }
             [DIFF_STEP] if numbered && matches!(role, Role::Diff(_)) => {
                 let side = usize::from(role == Role::Diff(1));
@@ -635,11 +646,10 @@ impl TagState {
                 *value = signed(self.diff_reference(side) + d);
             }
             [DATE_AS_GAME] if numbered && role == Role::Date => {
-                let date = self
-                    .game_date
-                    .as_deref()
-                    .ok_or("a date mark without a date in the game")?;
-                replace(value, date);
+                if !self.has_game_date {
+                    return Err("a date mark without a date in the game".into());
+                }
+                replace(value, &self.game_date);
             }
             [DATE_STEP] if numbered && role == Role::Date => {
                 let day = had_last
@@ -769,10 +779,15 @@ impl TagState {
                 }
             }
             Role::Other | Role::Opening(_) | Role::Date if self.marks >= Marks::Times => {
-                if role == Role::Date && self.game_date.is_none() {
-                    self.game_date = Some(value.to_vec());
+                if role == Role::Date && !self.has_game_date {
+                    replace(&mut self.game_date, value);
+                    self.has_game_date = true;
                 }
                 let list = &mut self.values[id];
+                if list.first().is_some_and(|v| v == value) {
+                    // A repeat: the list stays as it is.
+                    return;
+                }
                 match list.iter().position(|v| v == value) {
                     Some(k) => list[..=k].rotate_right(1),
                     None => {
@@ -810,22 +825,44 @@ fn seconds(time: &[u8]) -> Option<i64> {
 
 /// The `HH:MM:SS` time of `seconds` since midnight (below a day).
 fn time_of(seconds: i64) -> Vec<u8> {
-    format!(
-        "{:02}:{:02}:{:02}",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    )
-    .into_bytes()
+    let mut out = Vec::with_capacity(8);
+    push_digits(&mut out, seconds / 3600, 2);
+    out.push(b':');
+    push_digits(&mut out, seconds / 60 % 60, 2);
+    out.push(b':');
+    push_digits(&mut out, seconds % 60, 2);
+    out
+}
+
+/// Appends `n` (0 or more) in decimal, with zeros before it to `width`
+/// digits (what `format!("{n:0width$}")` writes, without its machinery:
+/// decoding a block writes many).
+fn push_digits(out: &mut Vec<u8>, n: i64, width: usize) {
+    let mut digits = [0u8; 20];
+    let mut i = digits.len();
+    let mut n = n.unsigned_abs();
+    loop {
+        i -= 1;
+        digits[i] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    for _ in digits.len() - i..width {
+        out.push(b'0');
+    }
+    out.extend_from_slice(&digits[i..]);
 }
 
 /// A decimal number of up to nine digits without leading zeros (an Elo).
 fn number(text: &[u8]) -> Option<i64> {
-    let ok = (1..=9).contains(&text.len())
-        && text.iter().all(u8::is_ascii_digit)
-        && (text.len() == 1 || text[0] != b'0');
-    ok.then(|| std::str::from_utf8(text).ok()?.parse().ok())
-        .flatten()
+    if !(1..=9).contains(&text.len()) || (text.len() > 1 && text[0] == b'0') {
+        return None;
+    }
+    text.iter().try_fold(0i64, |n, &c| {
+        c.is_ascii_digit().then(|| n * 10 + i64::from(c - b'0'))
+    })
 }
 
 /// A rating change as lichess writes it: `+7`, `-12`, `+0`.
@@ -921,9 +958,15 @@ fn date_of(days: i64) -> Option<Vec<u8>> {
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
     let y = yoe + era * 400 + i64::from(m <= 2);
-    (0..=9999)
-        .contains(&y)
-        .then(|| format!("{y:04}.{m:02}.{d:02}").into_bytes())
+    (0..=9999).contains(&y).then(|| {
+        let mut out = Vec::with_capacity(10);
+        push_digits(&mut out, y, 4);
+        out.push(b'.');
+        push_digits(&mut out, m, 2);
+        out.push(b'.');
+        push_digits(&mut out, d, 2);
+        out
+    })
 }
 
 /// `d` when `next` is `last` plus `d` days, 1 to [`MAX_DAYS`].
@@ -943,6 +986,50 @@ fn add_days(last: &[u8], d: u8) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_are_those_written_back_the_same() {
+        for (text, n) in [
+            (&b"0"[..], Some(0)),
+            (b"2155", Some(2155)),
+            (b"999999999", Some(999_999_999)),
+            (b"1000000000", None),
+            (b"07", None),
+            (b"", None),
+            (b"21a5", None),
+            (b"-5", None),
+        ] {
+            assert_eq!(number(text), n, "{}", String::from_utf8_lossy(text));
+            if let Some(n) = n {
+                assert_eq!(n.to_string().as_bytes(), text);
+            }
+        }
+        for (n, width, text) in [
+            (0, 1, &b"0"[..]),
+            (7, 2, b"07"),
+            (2155, 1, b"2155"),
+            (5, 4, b"0005"),
+        ] {
+            let mut out = b"x".to_vec();
+            push_digits(&mut out, n, width);
+            assert_eq!(&out[1..], text);
+        }
+        assert_eq!(time_of(86_399), b"23:59:59");
+        for (text, n) in [
+            (&b"+7"[..], Some(7)),
+            (b"-12", Some(-12)),
+            (b"+0", Some(0)),
+            (b"-0", None),
+            (b"+07", None),
+            (b"7", None),
+            (b"+", None),
+        ] {
+            assert_eq!(parse_signed(text), n, "{}", String::from_utf8_lossy(text));
+            if let Some(n) = n {
+                assert_eq!(signed(n), text);
+            }
+        }
+    }
 
     #[test]
     fn dates_step_by_days_across_months_and_leap_years() {
