@@ -67,6 +67,10 @@ use std::{
     hash::{BuildHasherDefault, Hasher},
 };
 
+use super::{
+    block::{decode_low, encode_low},
+    text::push_digits,
+};
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
 
 /// FNV-1a for the player names of a block: std's SipHash was a tenth of
@@ -291,11 +295,7 @@ impl Number {
         enc.encode_tree(&mut self.lengths, 6, n);
         if n > 0 {
             enc.encode_bit(&mut self.first[n as usize], v >> (n - 1) & 1 == 1);
-            let low = n - 1;
-            if low > 32 {
-                enc.encode_direct((v >> 32) as u32, low - 32);
-            }
-            enc.encode_direct(v as u32, low.min(32));
+            encode_low(enc, v, n - 1);
         }
         if d != 0 {
             enc.encode_bit(&mut self.sign, d < 0);
@@ -308,14 +308,7 @@ impl Number {
             1
         } else {
             let top = u64::from(dec.decode_bit(&mut self.first[n as usize]));
-            let low = n - 1;
-            let high = if low > 32 {
-                u64::from(dec.decode_direct(low - 32)) << 32
-            } else {
-                0
-            };
-            let bits = u64::from(dec.decode_direct(low.min(32)));
-            (1u64 << n) | top << low | high | bits
+            (1u64 << n) | top << (n - 1) | decode_low(dec, n - 1)
         };
         let size = v - 1;
         if size >= MAX_NUMBER {
@@ -626,7 +619,7 @@ impl TagState {
                     return Err("an Elo step out of range".into());
                 }
                 value.clear();
-                push_digits(value, elo, 1);
+                push_digits(value, elo.unsigned_abs(), 1);
             }
             [ELO_NEAR] if numbered && matches!(role, Role::Elo(_)) => {
                 let side = usize::from(role == Role::Elo(1));
@@ -638,7 +631,7 @@ impl TagState {
                     return Err("an Elo mark out of range".into());
                 }
                 value.clear();
-                push_digits(value, elo, 1);
+                push_digits(value, elo.unsigned_abs(), 1);
             }
             [DIFF_STEP] if numbered && matches!(role, Role::Diff(_)) => {
                 let side = usize::from(role == Role::Diff(1));
@@ -826,33 +819,12 @@ fn seconds(time: &[u8]) -> Option<i64> {
 /// The `HH:MM:SS` time of `seconds` since midnight (below a day).
 fn time_of(seconds: i64) -> Vec<u8> {
     let mut out = Vec::with_capacity(8);
-    push_digits(&mut out, seconds / 3600, 2);
+    push_digits(&mut out, (seconds / 3600).unsigned_abs(), 2);
     out.push(b':');
-    push_digits(&mut out, seconds / 60 % 60, 2);
+    push_digits(&mut out, (seconds / 60 % 60).unsigned_abs(), 2);
     out.push(b':');
-    push_digits(&mut out, seconds % 60, 2);
+    push_digits(&mut out, (seconds % 60).unsigned_abs(), 2);
     out
-}
-
-/// Appends `n` (0 or more) in decimal, with zeros before it to `width`
-/// digits (what `format!("{n:0width$}")` writes, without its machinery:
-/// decoding a block writes many).
-fn push_digits(out: &mut Vec<u8>, n: i64, width: usize) {
-    let mut digits = [0u8; 20];
-    let mut i = digits.len();
-    let mut n = n.unsigned_abs();
-    loop {
-        i -= 1;
-        digits[i] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    for _ in digits.len() - i..width {
-        out.push(b'0');
-    }
-    out.extend_from_slice(&digits[i..]);
 }
 
 /// A decimal number of up to nine digits without leading zeros (an Elo).
@@ -960,11 +932,11 @@ fn date_of(days: i64) -> Option<Vec<u8>> {
     let y = yoe + era * 400 + i64::from(m <= 2);
     (0..=9999).contains(&y).then(|| {
         let mut out = Vec::with_capacity(10);
-        push_digits(&mut out, y, 4);
+        push_digits(&mut out, y.unsigned_abs(), 4);
         out.push(b'.');
-        push_digits(&mut out, m, 2);
+        push_digits(&mut out, m.unsigned_abs(), 2);
         out.push(b'.');
-        push_digits(&mut out, d, 2);
+        push_digits(&mut out, d.unsigned_abs(), 2);
         out
     })
 }
@@ -1003,16 +975,6 @@ mod tests {
             if let Some(n) = n {
                 assert_eq!(n.to_string().as_bytes(), text);
             }
-        }
-        for (n, width, text) in [
-            (0, 1, &b"0"[..]),
-            (7, 2, b"07"),
-            (2155, 1, b"2155"),
-            (5, 4, b"0005"),
-        ] {
-            let mut out = b"x".to_vec();
-            push_digits(&mut out, n, width);
-            assert_eq!(&out[1..], text);
         }
         assert_eq!(time_of(86_399), b"23:59:59");
         for (text, n) in [

@@ -415,10 +415,10 @@ impl<'a> MovetextWriter<'a> {
                 let (pos, before) = self.lines.last_mut().expect("a line");
                 let number = pos.fullmoves();
                 if pos.turn() == Color::White {
-                    push_number(self.out, number.get());
+                    push_digits(self.out, u64::from(number.get()), 1);
                     self.out.extend_from_slice(b". ");
                 } else if self.need_number {
-                    push_number(self.out, number.get());
+                    push_digits(self.out, u64::from(number.get()), 1);
                     self.out.extend_from_slice(b"... ");
                 }
                 if self.variations {
@@ -459,9 +459,11 @@ impl<'a> MovetextWriter<'a> {
     }
 }
 
-/// Appends `n` in decimal.
-fn push_number(out: &mut Vec<u8>, n: u32) {
-    let mut digits = [0u8; 10];
+/// Appends `n` in decimal, with zeros before it to `width` digits (what
+/// `format!("{n:0width$}")` writes, without its machinery: move numbers,
+/// and the dates, times and Elos that tag marks give, are written often).
+pub(super) fn push_digits(out: &mut Vec<u8>, n: u64, width: usize) {
+    let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut n = n;
     loop {
@@ -471,6 +473,9 @@ fn push_number(out: &mut Vec<u8>, n: u32) {
         if n == 0 {
             break;
         }
+    }
+    for _ in digits.len() - i..width {
+        out.push(b'0');
     }
     out.extend_from_slice(&digits[i..]);
 }
@@ -701,10 +706,20 @@ mod tests {
 
     #[test]
     fn numbers_in_decimal() {
-        for n in [0, 1, 9, 10, 99, 100, 12_345, u32::MAX] {
+        for n in [0, 1, 9, 10, 99, 100, 12_345, u64::from(u32::MAX), u64::MAX] {
             let mut out = Vec::new();
-            push_number(&mut out, n);
+            push_digits(&mut out, n, 1);
             assert_eq!(out, n.to_string().as_bytes());
+        }
+        for (n, width, text) in [
+            (0, 1, &b"0"[..]),
+            (7, 2, b"07"),
+            (2155, 1, b"2155"),
+            (5, 4, b"0005"),
+        ] {
+            let mut out = b"x".to_vec();
+            push_digits(&mut out, n, width);
+            assert_eq!(&out[1..], text);
         }
     }
 

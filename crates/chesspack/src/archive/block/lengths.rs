@@ -76,7 +76,7 @@ impl Lengths<'_> {
 }
 
 /// Encodes the low `n` bits of `value` (n < 64) with probability 1/2 each.
-pub(super) fn encode_low(enc: &mut BinaryEncoder, value: u64, n: u32) {
+pub(in crate::archive) fn encode_low(enc: &mut BinaryEncoder, value: u64, n: u32) {
     if n > 32 {
         enc.encode_direct((value >> 32) as u32, n - 32);
         enc.encode_direct(value as u32, 32);
@@ -86,7 +86,7 @@ pub(super) fn encode_low(enc: &mut BinaryEncoder, value: u64, n: u32) {
 }
 
 /// Decodes what [`encode_low`] wrote.
-pub(super) fn decode_low(dec: &mut BinaryDecoder<'_>, n: u32) -> u64 {
+pub(in crate::archive) fn decode_low(dec: &mut BinaryDecoder<'_>, n: u32) -> u64 {
     if n > 32 {
         (u64::from(dec.decode_direct(n - 32)) << 32) | u64::from(dec.decode_direct(32))
     } else {

@@ -30,6 +30,8 @@ use shakmaty::{Chess, Move, Position};
 
 mod annotations;
 mod lengths;
+
+pub(super) use lengths::{decode_low, encode_low};
 mod read;
 mod write;
 

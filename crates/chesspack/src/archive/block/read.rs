@@ -76,8 +76,6 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         } else if i == MOVE_LENGTHS {
             coded_lengths = method & METHOD_CODED_LENGTHS != 0;
             method & !METHOD_CODED_LENGTHS
-        } else if i == TAG_NUMBERS {
-            method
         } else if i == CLOCKS || i == EVALS {
             if method & METHOD_ANNOTATION_CONTEXTS != 0 {
                 codings[usize::from(i == EVALS)] = Coding::Contexts;
