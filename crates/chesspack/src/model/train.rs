@@ -45,6 +45,22 @@ fn adagrad(w: &mut f32, g2: &mut f32, g: f32, rate: f32) {
     *w -= rate * g / g2.sqrt();
 }
 
+/// `Σ a_j · b_j` summed in 8 lanes, then the lanes in order: a fixed order
+/// (so the same bits on every machine) that the compiler vectorises, where
+/// a sum from first to last is one long chain of dependent additions.
+fn dot8(a: &[f32], b: &[f32]) -> f32 {
+    let (a8, a_rest) = a.as_chunks::<8>();
+    let (b8, b_rest) = b[..a.len().min(b.len())].as_chunks::<8>();
+    let mut lanes = [0f32; 8];
+    for (x, y) in a8.iter().zip(b8) {
+        for ((l, &x), &y) in lanes.iter_mut().zip(x).zip(y) {
+            *l += x * y;
+        }
+    }
+    let tail: f32 = a_rest.iter().zip(b_rest).map(|(x, y)| x * y).sum();
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// A hidden layer: `h = clamp(b + Σ U[input], 0, 1)` from the position's
 /// sparse inputs; every move feature `f` adds `V[f] · h` to its weight.
 struct Hidden {
@@ -246,7 +262,7 @@ impl Trainer {
             }
             for &f in &self.touched {
                 let row = &hd.v[f * k..][..k];
-                hd.eff[f] = row.iter().zip(&hd.h).map(|(v, h)| v * h).sum();
+                hd.eff[f] = dot8(row, &hd.h);
             }
         }
         let mut scores = Vec::with_capacity(n);
@@ -283,9 +299,12 @@ impl Trainer {
                 let g = self.grad[f] as f32;
                 let row = &mut hd.v[f * k..][..k];
                 let g2 = &mut hd.v_g2[f * k..][..k];
-                for j in 0..k {
-                    hd.dh[j] += g * row[j];
-                    adagrad(&mut row[j], &mut g2[j], g * hd.h[j], rate);
+                // Zipped, not indexed: no bounds checks, so the compiler
+                // vectorises it (the same arithmetic per element, so the
+                // same bits).
+                for (((d, w), s), &h) in hd.dh.iter_mut().zip(row).zip(g2).zip(&hd.h) {
+                    *d += g * *w;
+                    adagrad(w, s, g * h, rate);
                 }
             }
             for j in 0..k {
@@ -296,12 +315,12 @@ impl Trainer {
             for &p in self.inputs.active() {
                 let row = &mut hd.u[usize::from(p) * k..][..k];
                 let g2 = &mut hd.u_g2[usize::from(p) * k..][..k];
-                for j in 0..k {
-                    adagrad(&mut row[j], &mut g2[j], hd.dh[j], rate);
+                for ((w, s), &d) in row.iter_mut().zip(g2).zip(&hd.dh) {
+                    adagrad(w, s, d, rate);
                 }
             }
-            for j in 0..k {
-                adagrad(&mut hd.b[j], &mut hd.b_g2[j], hd.dh[j], rate);
+            for ((w, s), &d) in hd.b.iter_mut().zip(&mut hd.b_g2).zip(&hd.dh) {
+                adagrad(w, s, d, rate);
             }
         }
         for &f in &self.touched {
@@ -339,5 +358,29 @@ impl Trainer {
             .iter()
             .map(|&v| (v * f64::from(SCALE)).round() as i32)
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dot8_sums_every_product_in_its_fixed_order() {
+        // Small integers: every order gives the exact sum.
+        for n in [0, 1, 7, 8, 13, 64, 130] {
+            let a: Vec<f32> = (0..n).map(|i| (i % 7) as f32 - 3.0).collect();
+            let b: Vec<f32> = (0..n).map(|i| (i % 5) as f32).collect();
+            let exact: f32 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+            assert_eq!(dot8(&a, &b), exact, "{n}");
+        }
+        // The order is the lanes' (element j into lane j mod 8), not left
+        // to right: 1e8 and −1e8 cancel in lane 0 and keep the 1 of lane
+        // 1, which a left-to-right sum rounds away (1e8 + 1 = 1e8 in f32).
+        let mut a = vec![0f32; 16];
+        (a[0], a[1], a[8]) = (1e8, 1.0, -1e8);
+        let b = vec![1f32; 16];
+        assert_eq!(a.iter().sum::<f32>(), 0.0);
+        assert_eq!(dot8(&a, &b), 1.0);
     }
 }
