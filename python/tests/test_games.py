@@ -100,6 +100,17 @@ def test_errors():
     assert issubclass(chesspack.IllegalMove, chesspack.ChesspackError)
 
 
+def test_regression_issue_26_records_of_earlier_models_decode():
+    """A `model` record written in a context with the weights a retrained
+    model replaced (1f35452aa3620076: check byte 0x76) still decodes."""
+    data = bytes.fromhex("15768d154dd4153ea6736f4b")
+    tags = {"WhiteElo": "1200", "BlackElo": "1350", "TimeControl": "300+3"}
+    moves = chesspack.decode_game(data, tags=tags)
+    assert len(moves) == 44
+    assert moves[:6] == ["e4", "c5", "Nf3", "d6", "d4", "cxd4"]
+    assert moves[-2:] == ["bxa3", "Qa5"]
+
+
 def test_garbage_never_crashes():
     rng = random.Random(25)
     for _ in range(3000):

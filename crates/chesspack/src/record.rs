@@ -95,13 +95,25 @@ pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
     name_of(data, GAME_TAG, &GAME_CODECS, "game")
 }
 
-/// Decodes a game record written by `codec` for a game from `start`.
+/// Decodes a game record written by `codec` for a game from `start`. A
+/// `model` record written with earlier weights that the library keeps
+/// ([`crate::model::Weights::earlier_hashes`]) decodes with them (in
+/// `codec`'s context): records stored before a model update stay readable.
 ///
 /// # Errors
 ///
 /// [`Error::InvalidData`] when `data` is not a record of `codec` and its
-/// model, or its stream does not decode; any error of the codec's decoder.
+/// model (or of one of its earlier models), or its stream does not decode;
+/// any error of the codec's decoder.
 pub fn decode_game(codec: &dyn GameCodec, start: &Chess, data: &[u8]) -> Result<Vec<Move>, Error> {
+    // A record of earlier weights that the library keeps decodes with
+    // them, in the same context.
+    let earlier = data
+        .get(1)
+        .filter(|&&b| b != check_byte(codec.model_hash()))
+        .and_then(|&b| crate::model::Weights::earlier_hashes().find(|&h| check_byte(h) == b))
+        .and_then(|h| codec.with_earlier_model(h));
+    let codec = earlier.as_deref().unwrap_or(codec);
     let bits = open(
         data,
         GAME_TAG,
@@ -334,6 +346,46 @@ mod tests {
                 let _ = decode_game(c.as_ref(), &start, &data);
             }
         }
+    }
+
+    /// Records of the weights that a retrained model replaced (here
+    /// 1f35452aa3620076, check byte 0x76), with no context and in one,
+    /// still decode.
+    #[test]
+    fn regression_issue_26_records_of_earlier_models_still_decode() {
+        use crate::model::{GameContext, TimeControl};
+        let start = Chess::default();
+        let moves = pgn::movetext_moves(
+            b"1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 \
+9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 12. g5 b4 13. Ne2 Ne8 14. f4 a5 15. f5 a4 16. Nbd4 exd4 \
+17. Nxd4 b3 18. Kb1 bxc2+ 19. Nxc2 Bb3 20. axb3 axb3 21. Na3 Rxa3 22. bxa3 Qa5 0-1",
+            &start,
+        )
+        .unwrap();
+        let codec = game::codec("model").unwrap();
+        let ctx = GameContext::new()
+            .with_ratings(Some(1200), Some(1350))
+            .with_time_control(Some(TimeControl::Clock {
+                base: 300,
+                increment: 3,
+            }));
+        let in_context = codec.in_context(&ctx).unwrap();
+        for (c, hex) in [
+            (codec.as_ref(), "1576a043c4ecb018"),
+            (in_context.as_ref(), "15768d154dd4153ea6736f4b"),
+        ] {
+            let data: Vec<u8> = (0..hex.len() / 2)
+                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+                .collect();
+            assert_eq!(decode_game(c, &start, &data).unwrap(), moves, "{hex}");
+        }
+        // In another context, or as `fast`, the record does not decode to
+        // the game.
+        let data = [
+            0x15, 0x76, 0x8d, 0x15, 0x4d, 0xd4, 0x15, 0x3e, 0xa6, 0x73, 0x6f, 0x4b,
+        ];
+        assert_ne!(decode_game(codec.as_ref(), &start, &data).ok(), Some(moves));
+        assert!(decode_game(game::codec("fast").unwrap().as_ref(), &start, &data).is_err());
     }
 
     #[test]

@@ -158,6 +158,25 @@ pub trait GameCodec: Send + Sync {
         let _ = context;
         None
     }
+    /// This codec with the earlier model of hash `hash` that the library
+    /// keeps so that data written with it still decodes
+    /// ([`crate::model::Weights::by_hash`]), in this codec's context; `None`
+    /// for codecs without earlier models, or when no such model is kept.
+    ///
+    /// ```
+    /// use chesspack::{game::{self, GameCodec}, model::Weights};
+    ///
+    /// let model = game::codec("model").unwrap();
+    /// for hash in Weights::earlier_hashes() {
+    ///     assert_eq!(model.with_earlier_model(hash).unwrap().model_hash(), hash);
+    /// }
+    /// assert!(model.with_earlier_model(7).is_none());
+    /// assert!(game::codec("fast").unwrap().with_earlier_model(Weights::embedded_hash()).is_none());
+    /// ```
+    fn with_earlier_model(&self, hash: u64) -> Option<Box<dyn GameCodec>> {
+        let _ = hash;
+        None
+    }
     /// Encodes, and for codecs that rank moves by preference also returns
     /// the rank of each move played (0: the model's first choice; forced
     /// moves rank 0), in one pass.

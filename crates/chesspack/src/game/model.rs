@@ -519,6 +519,14 @@ impl GameCodec for ModelCodec {
         true
     }
 
+    fn with_earlier_model(&self, hash: u64) -> Option<Box<dyn GameCodec>> {
+        if self.fast {
+            return None;
+        }
+        let codec = ModelCodec::with_model_hash(hash)?.with_context(self.context.clone());
+        Some(Box::new(codec))
+    }
+
     fn in_context(&self, context: &model::GameContext) -> Option<Box<dyn GameCodec>> {
         (!self.fast && self.weights().reads_context())
             .then(|| Box::new(self.clone().with_context(context.clone())) as Box<dyn GameCodec>)

@@ -347,20 +347,21 @@ impl Weights {
         if hash == Weights::embedded_hash() {
             return Some(Weights::embedded());
         }
-        static LEGACY: std::sync::OnceLock<Vec<(u64, Weights)>> = std::sync::OnceLock::new();
-        LEGACY
-            .get_or_init(|| {
-                LEGACY_FILES
-                    .iter()
-                    .map(|f| {
-                        let w = Weights::from_static(&f.0).expect("embedded legacy model file");
-                        (model_hash(&f.0), w)
-                    })
-                    .collect()
-            })
-            .iter()
-            .find(|(h, _)| *h == hash)
-            .map(|(_, w)| w)
+        legacy().iter().find(|(h, _)| *h == hash).map(|(_, w)| w)
+    }
+
+    /// The hashes of the earlier weights that the library keeps (oldest
+    /// first), which [`Weights::by_hash`] finds: data written with them
+    /// still decodes.
+    ///
+    /// ```
+    /// use chesspack::model::Weights;
+    ///
+    /// assert!(Weights::earlier_hashes().all(|h| h != Weights::embedded_hash()));
+    /// assert!(Weights::earlier_hashes().all(|h| Weights::by_hash(h).is_some()));
+    /// ```
+    pub fn earlier_hashes() -> impl Iterator<Item = u64> {
+        legacy().iter().map(|(h, _)| *h)
     }
 
     /// Whether the model reads the game context (ratings, time control):
@@ -465,6 +466,20 @@ impl Weights {
             }));
         });
     }
+}
+
+/// The earlier weights, by hash, read on first use.
+fn legacy() -> &'static [(u64, Weights)] {
+    static LEGACY: std::sync::OnceLock<Vec<(u64, Weights)>> = std::sync::OnceLock::new();
+    LEGACY.get_or_init(|| {
+        LEGACY_FILES
+            .iter()
+            .map(|f| {
+                let w = Weights::from_static(&f.0).expect("embedded legacy model file");
+                (model_hash(&f.0), w)
+            })
+            .collect()
+    })
 }
 
 /// The hash archives record for a model file: its own and the embedded

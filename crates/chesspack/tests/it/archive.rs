@@ -665,7 +665,38 @@ fn regression_issue_26_archives_of_the_previous_model_still_decode() {
     assert_eq!(reader.header().model_hash, 0x1f42_d4b1_4837_5afd);
     assert_eq!(reader.header().version, 5);
     assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
+    // The weights that read the last moves and the clocks (64 hidden
+    // units), in format 7, with clocks.
+    let hex = GOLDEN_ARCHIVE_MODEL_WITH_CLOCKS;
+    let bytes: Vec<u8> = (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect();
+    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+    assert_eq!(reader.header().model_hash, 0x1f35_452a_a362_0076);
+    assert_eq!(reader.header().version, 7);
+    assert_eq!(decompress(&bytes), GOLDEN_TEXT_MODEL_WITH_CLOCKS);
 }
+
+/// A game with ratings, a time control and clocks.
+const GOLDEN_TEXT_MODEL_WITH_CLOCKS: &[u8] =
+    b"[White \"Old\"]\n[Black \"Model\"]\n[WhiteElo \"1500\"]\n\
+[BlackElo \"1700\"]\n[TimeControl \"180+2\"]\n[Result \"0-1\"]\n\n1. e4 { [%clk 0:03:00] } 1... c5 \
+{ [%clk 0:03:00] } 2. Nf3 { [%clk 0:02:58] } 2... d6 { [%clk 0:02:59] } 3. d4 { [%clk 0:02:55] } \
+3... cxd4 { [%clk 0:02:58] } 4. Nxd4 { [%clk 0:02:55] } 4... Nf6 { [%clk 0:02:57] } 5. Nc3 \
+{ [%clk 0:02:51] } 5... a6 { [%clk 0:02:50] } 0-1\n";
+
+/// [`GOLDEN_TEXT_MODEL_WITH_CLOCKS`] by the model of weights
+/// 1f35452aa3620076 (format 7).
+const GOLDEN_ARCHIVE_MODEL_WITH_CLOCKS: &str = concat!(
+    "4348504b0d0a1a0a07056d6f64656c760062a32a45351fd5c8a4980da78999b828f91f43504b42ad",
+    "00000001000000adef019c010001010000000000313157686974650a426c61636b0a576869746545",
+    "6c6f0a426c61636b456c6f0a54696d65436f6e74726f6c0a526573756c740a000707010203040506",
+    "001e1b1b4f6c64004d6f64656c0031353030000c003138302b3200302d310001151228b52ffd2015",
+    "4d0000180103090100790e0b000101a00205050007fffc00000000020a0a00007bbd96c40debc000",
+    "0205050000000000000000000606001e47fc0000a331022a43504b49010000002300000000000000",
+    "ad0000000100000000000000010000000ab0baa6c8e0000000000000000100000000000000434850",
+    "4b454e440a",
+);
 
 /// A game with ratings and a time control, by the model of weights
 /// 1f42d4b148375afd (format 5).
