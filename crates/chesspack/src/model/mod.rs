@@ -19,7 +19,9 @@
 //! feature's weight in that position is its linear weight
 //! plus `v[feature] · h`. So the same feature (a knight's target square, a
 //! capture, a book share) weighs differently in different positions, and
-//! for different players.
+//! for different players. The sums `b + Σ u[input]` are kept from one
+//! position to the next of the same side to move and updated by the inputs
+//! that changed (as NNUE engines keep their accumulators).
 //!
 //! Inference is integer-only: a move's score is the sum of its features'
 //! weights (1/1024 nats); the hidden layer is 16-bit fixed point (see
@@ -105,8 +107,12 @@ pub struct Weights {
 /// The hidden layer, in fixed point: `h = clamp(b + Σ u[input], 0,
 /// SCALE) / (SCALE / H_ONE)` over the position's [`Inputs`], and each move
 /// feature `f` adds `(Σ_k h_k · v[f][k]) / H_ONE` to its weight.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default)]
 struct Hidden {
+    /// A number of its own (from [`next_id`]; copies keep it), by which
+    /// [`Accumulators`] know the weights their sums are of: an address
+    /// could be reused by other weights once these are dropped.
+    id: u64,
     size: usize,
     /// The inputs the layer reads: [`N_INPUTS`]; [`CONTEXT_INPUTS`] for a
     /// model from before the earlier moves and the clocks,
@@ -116,6 +122,22 @@ struct Hidden {
     b: Cow<'static, [i32]>,
     u: Cow<'static, [i16]>,
     v: Cow<'static, [i16]>,
+}
+
+impl PartialEq for Hidden {
+    fn eq(&self, other: &Hidden) -> bool {
+        (self.size, self.inputs, &self.b, &self.u, &self.v)
+            == (other.size, other.inputs, &other.b, &other.u, &other.v)
+    }
+}
+
+impl Eq for Hidden {}
+
+/// A new [`Hidden::id`] (never 0, which a default layer, with no units,
+/// has).
+fn next_id() -> u64 {
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
 }
 
 impl Weights {
@@ -161,6 +183,7 @@ impl Weights {
             return Ok(Weights {
                 w: Cow::Borrowed(w),
                 hidden: Hidden {
+                    id: next_id(),
                     size: b.len(),
                     inputs: u.len() / b.len().max(1),
                     b: Cow::Borrowed(b),
@@ -267,6 +290,7 @@ impl Weights {
         Ok(Weights {
             w: w.into(),
             hidden: Hidden {
+                id: next_id(),
                 size,
                 inputs,
                 b: b.into(),
@@ -448,7 +472,11 @@ impl Weights {
         let mut h = [0i16; MAX_HIDDEN];
         let h = &mut h[..k];
         if k > 0 {
-            hd.activations(&Inputs::in_context(pos, history, game), h);
+            let inputs = Inputs::in_context(pos, history, game);
+            ACCUMULATORS.with_borrow_mut(|acc| {
+                let side = usize::from(shakmaty::Position::turn(pos) == shakmaty::Color::Black);
+                acc.activations(hd, side, &inputs, h);
+            });
         }
         // A feature's weight in this position, worked out once: moves
         // share many features.
@@ -490,6 +518,7 @@ fn model_hash(file: &[u8]) -> u64 {
 
 thread_local! {
     static CACHE: std::cell::RefCell<WeightCache> = std::cell::RefCell::new(WeightCache::default());
+    static ACCUMULATORS: std::cell::RefCell<Accumulators> = std::cell::RefCell::new(Accumulators::default());
 }
 
 /// The weights of the features worked out in the current position: a
@@ -521,27 +550,99 @@ impl WeightCache {
     }
 }
 
-impl Hidden {
-    /// The activations for `inputs`, in 1/[`H_ONE`].
-    fn activations(&self, inputs: &Inputs, h: &mut [i16]) {
-        let k = self.size;
-        let mut acc = [0i32; MAX_HIDDEN];
-        let acc = &mut acc[..k];
-        acc.copy_from_slice(&self.b);
+/// The hidden layer's sums `b + Σ u[input]` of the last position of
+/// each side to move, updated from one position to the next by the inputs
+/// that changed (as NNUE engines update their accumulators): the inputs
+/// are seen from the side to move, so a position shares most of them with
+/// the position two plies before, not with the one just before. Integer
+/// sums, so the result is the sum from scratch, bit for bit.
+#[derive(Default)]
+struct Accumulators {
+    /// The [`Hidden::id`] of the weights the sums are of.
+    model: u64,
+    /// Per side to move: the inputs read (sorted) and their sums.
+    sides: [(Vec<u16>, Vec<i32>); 2],
+    /// The new position's inputs, sorted.
+    scratch: Vec<u16>,
+}
+
+impl Accumulators {
+    /// The activations of `hidden` for `inputs` (of a position whose side
+    /// to move is `side`), in 1/[`H_ONE`].
+    fn activations(&mut self, hidden: &Hidden, side: usize, inputs: &Inputs, h: &mut [i16]) {
+        let k = hidden.size;
+        if self.model != hidden.id {
+            self.model = hidden.id;
+            self.sides = Default::default();
+        }
         // A model from before the game context reads the position's
         // inputs only.
-        for &p in inputs
-            .active()
-            .iter()
-            .filter(|&&p| usize::from(p) < self.inputs)
-        {
-            for (a, &u) in acc.iter_mut().zip(&self.u[usize::from(p) * k..][..k]) {
-                *a += i32::from(u);
+        self.scratch.clear();
+        self.scratch.extend(
+            inputs
+                .active()
+                .iter()
+                .filter(|&&p| usize::from(p) < hidden.inputs),
+        );
+        self.scratch.sort_unstable();
+        let (last, acc) = &mut self.sides[side];
+        let row = |p: u16| &hidden.u[usize::from(p) * k..][..k];
+        if acc.len() != k || changed(last, &self.scratch) > self.scratch.len() {
+            acc.clear();
+            acc.extend_from_slice(&hidden.b);
+            for &p in &self.scratch {
+                add(acc, row(p));
+            }
+        } else {
+            // Walk both sorted lists: an input only in the last one comes
+            // off, one only in the new one goes on.
+            let (mut i, mut j) = (0, 0);
+            while i < last.len() || j < self.scratch.len() {
+                match (last.get(i), self.scratch.get(j)) {
+                    (Some(a), Some(b)) if a == b => (i, j) = (i + 1, j + 1),
+                    (Some(&a), b) if b.is_none_or(|&b| a < b) => {
+                        sub(acc, row(a));
+                        i += 1;
+                    }
+                    (_, Some(&b)) => {
+                        add(acc, row(b));
+                        j += 1;
+                    }
+                    (_, None) => unreachable!("the loop ends when both lists are walked"),
+                }
             }
         }
+        std::mem::swap(last, &mut self.scratch);
         for (h, &a) in h.iter_mut().zip(acc.iter()) {
             *h = (a.clamp(0, SCALE) / (SCALE / H_ONE)) as i16;
         }
+    }
+}
+
+/// How many inputs differ between two sorted lists.
+fn changed(a: &[u16], b: &[u16]) -> usize {
+    let (mut i, mut j, mut same) = (0, 0, 0);
+    while i < a.len() && j < b.len() {
+        match a[i].cmp(&b[j]) {
+            std::cmp::Ordering::Equal => (i, j, same) = (i + 1, j + 1, same + 1),
+            std::cmp::Ordering::Less => i += 1,
+            std::cmp::Ordering::Greater => j += 1,
+        }
+    }
+    a.len() + b.len() - 2 * same
+}
+
+#[inline]
+fn add(acc: &mut [i32], row: &[i16]) {
+    for (a, &u) in acc.iter_mut().zip(row) {
+        *a += i32::from(u);
+    }
+}
+
+#[inline]
+fn sub(acc: &mut [i32], row: &[i16]) {
+    for (a, &u) in acc.iter_mut().zip(row) {
+        *a -= i32::from(u);
     }
 }
 
@@ -685,6 +786,65 @@ mod tests {
                 "{i}"
             );
         }
+    }
+
+    /// The accumulators' updates give the sums from scratch, from one
+    /// position to the next, across games and when the model changes
+    /// (a legacy model reads fewer inputs).
+    #[test]
+    fn accumulators_equal_sums_from_scratch() {
+        let scratch = |hd: &Hidden, inputs: &Inputs| -> Vec<i16> {
+            let k = hd.size;
+            let mut acc = hd.b.to_vec();
+            for &p in inputs
+                .active()
+                .iter()
+                .filter(|&&p| usize::from(p) < hd.inputs)
+            {
+                for (a, &u) in acc.iter_mut().zip(&hd.u[usize::from(p) * k..][..k]) {
+                    *a += i32::from(u);
+                }
+            }
+            acc.iter()
+                .map(|a| (a.clamp(&0, &SCALE) / (SCALE / H_ONE)) as i16)
+                .collect()
+        };
+        let games = [
+            "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 \
+             9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 12. g5 b4 13. Ne2 Ne8 14. f4 a5 15. f5 a4 \
+             16. Nbd4 exd4 17. Nxd4 b3 18. Kb1 bxc2+ 19. Nxc2 Bb3 20. axb3 axb3 21. Na3 Rxa3 *",
+            "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7 5. e3 O-O 6. Nf3 h6 7. Bxf6 Bxf6 8. cxd5 exd5 *",
+        ];
+        let game = GameContext::new().with_ratings(Some(1500), Some(1900));
+        let legacy = &legacy()[0].1;
+        let mut acc = Accumulators::default();
+        let mut checked = 0;
+        for alternate in [false, true] {
+            for text in games {
+                let mut pos = Chess::default();
+                let moves = crate::pgn::movetext_moves(text.as_bytes(), &pos).unwrap();
+                let mut history = Vec::new();
+                for m in moves {
+                    let inputs = Inputs::in_context(&pos, &history, &game);
+                    let side =
+                        usize::from(shakmaty::Position::turn(&pos) == shakmaty::Color::Black);
+                    let models = if alternate {
+                        vec![Weights::embedded(), legacy]
+                    } else {
+                        vec![Weights::embedded()]
+                    };
+                    for w in models {
+                        let mut h = vec![0; w.hidden.size];
+                        acc.activations(&w.hidden, side, &inputs, &mut h);
+                        assert_eq!(h, scratch(&w.hidden, &inputs));
+                        checked += 1;
+                    }
+                    shakmaty::Position::play_unchecked(&mut pos, m);
+                    history.push(m);
+                }
+            }
+        }
+        assert!(checked > 150);
     }
 
     #[test]
