@@ -78,7 +78,7 @@ pub enum TrainCommand {
         output: String,
         /// Read at most this many games of each file (held-out ones
         /// included in the count).
-        #[arg(long, default_value_t = 120_000)]
+        #[arg(long, default_value_t = 240_000)]
         limit: u64,
         /// Count the opening book on the first this many games of each
         /// file (held-out ones left out; by default all); at least
@@ -86,10 +86,10 @@ pub enum TrainCommand {
         #[arg(long, default_value_t = 1_000_000)]
         book_limit: u64,
         /// Passes over the training games.
-        #[arg(long, default_value_t = 2)]
+        #[arg(long, default_value_t = 3)]
         epochs: u32,
         /// Hidden units (0: a linear model).
-        #[arg(long, default_value_t = 64)]
+        #[arg(long, default_value_t = 128)]
         hidden: usize,
         /// AdaGrad's step size for the hidden layer.
         #[arg(long, default_value_t = 0.02)]

@@ -62,10 +62,11 @@ static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin")
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 /// Earlier `model` weights, kept so that archives written with them still
 /// decode ([`Weights::by_hash`]); each with the same book as today's.
-static LEGACY_FILES: [&Aligned<[u8]>; 3] = [
+static LEGACY_FILES: [&Aligned<[u8]>; 4] = [
     &Aligned(*include_bytes!("legacy/weights-6176d58bee5ba6ca.bin")),
     &Aligned(*include_bytes!("legacy/weights-6b1031bdf50fe9da.bin")),
     &Aligned(*include_bytes!("legacy/weights-1f42d4b148375afd.bin")),
+    &Aligned(*include_bytes!("legacy/weights-1f35452aa3620076.bin")),
 ];
 
 /// The opening book shipped in the library.
@@ -646,13 +647,31 @@ fn sub(acc: &mut [i32], row: &[i16]) {
     }
 }
 
-/// `Σ a_k · b_k` (at most 256 terms of at most 128 × 32768: no overflow).
+/// `Σ a_k · b_k` (at most 256 terms of at most 128 × 32768: no overflow,
+/// so the order of the sum does not change it).
+///
+/// Summed in 16 lanes, so that the compiler vectorises it at full width
+/// (`pmaddwd` on 16-byte loads; a zipped sum compiled to 8-byte loads):
+/// 23% fewer instructions for a 128-unit model (callgrind).
 #[inline]
 fn dot(a: &[i16], b: &[i16]) -> i32 {
-    a.iter()
-        .zip(b)
-        .map(|(&x, &y)| i32::from(x) * i32::from(y))
-        .sum()
+    let n = a.len().min(b.len());
+    let (a8, a_rest) = a[..n].as_chunks::<16>();
+    let (b8, b_rest) = b[..n].as_chunks::<16>();
+    let mut lanes = [0i32; 16];
+    for (x, y) in a8.iter().zip(b8) {
+        for j in 0..16 {
+            lanes[j] += i32::from(x[j]) * i32::from(y[j]);
+        }
+    }
+    let mut sum = 0i32;
+    for l in lanes {
+        sum += l;
+    }
+    for (&x, &y) in a_rest.iter().zip(b_rest) {
+        sum += i32::from(x) * i32::from(y);
+    }
+    sum
 }
 
 /// Reads a file of `n` weights: `magic`, version (u32), count (u32), the
