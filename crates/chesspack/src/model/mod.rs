@@ -565,6 +565,9 @@ struct Accumulators {
     sides: [(Vec<u16>, Vec<i32>); 2],
     /// The new position's inputs, sorted.
     scratch: Vec<u16>,
+    /// The inputs that come off the sums and those that go on.
+    off: Vec<u16>,
+    on: Vec<u16>,
 }
 
 impl Accumulators {
@@ -587,30 +590,40 @@ impl Accumulators {
         );
         self.scratch.sort_unstable();
         let (last, acc) = &mut self.sides[side];
+        // One walk of both sorted lists: an input only in the last one
+        // comes off, one only in the new one goes on.
+        let (off, on) = (&mut self.off, &mut self.on);
+        off.clear();
+        on.clear();
+        let (mut i, mut j) = (0, 0);
+        while i < last.len() && j < self.scratch.len() {
+            match last[i].cmp(&self.scratch[j]) {
+                std::cmp::Ordering::Equal => (i, j) = (i + 1, j + 1),
+                std::cmp::Ordering::Less => {
+                    off.push(last[i]);
+                    i += 1;
+                }
+                std::cmp::Ordering::Greater => {
+                    on.push(self.scratch[j]);
+                    j += 1;
+                }
+            }
+        }
+        off.extend_from_slice(&last[i..]);
+        on.extend_from_slice(&self.scratch[j..]);
         let row = |p: u16| &hidden.u[usize::from(p) * k..][..k];
-        if acc.len() != k || changed(last, &self.scratch) > self.scratch.len() {
+        if acc.len() != k || off.len() + on.len() > self.scratch.len() {
             acc.clear();
             acc.extend_from_slice(&hidden.b);
             for &p in &self.scratch {
                 add(acc, row(p));
             }
         } else {
-            // Walk both sorted lists: an input only in the last one comes
-            // off, one only in the new one goes on.
-            let (mut i, mut j) = (0, 0);
-            while i < last.len() || j < self.scratch.len() {
-                match (last.get(i), self.scratch.get(j)) {
-                    (Some(a), Some(b)) if a == b => (i, j) = (i + 1, j + 1),
-                    (Some(&a), b) if b.is_none_or(|&b| a < b) => {
-                        sub(acc, row(a));
-                        i += 1;
-                    }
-                    (_, Some(&b)) => {
-                        add(acc, row(b));
-                        j += 1;
-                    }
-                    (_, None) => unreachable!("the loop ends when both lists are walked"),
-                }
+            for &p in off.iter() {
+                sub(acc, row(p));
+            }
+            for &p in on.iter() {
+                add(acc, row(p));
             }
         }
         std::mem::swap(last, &mut self.scratch);
@@ -618,19 +631,6 @@ impl Accumulators {
             *h = (a.clamp(0, SCALE) / (SCALE / H_ONE)) as i16;
         }
     }
-}
-
-/// How many inputs differ between two sorted lists.
-fn changed(a: &[u16], b: &[u16]) -> usize {
-    let (mut i, mut j, mut same) = (0, 0, 0);
-    while i < a.len() && j < b.len() {
-        match a[i].cmp(&b[j]) {
-            std::cmp::Ordering::Equal => (i, j, same) = (i + 1, j + 1, same + 1),
-            std::cmp::Ordering::Less => i += 1,
-            std::cmp::Ordering::Greater => j += 1,
-        }
-    }
-    a.len() + b.len() - 2 * same
 }
 
 #[inline]

@@ -9,6 +9,13 @@ use chesspack::{
 };
 use proptest::prelude::*;
 
+/// The bytes of a golden archive written as hex.
+fn from_hex(hex: &str) -> Vec<u8> {
+    (0..hex.len() / 2)
+        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
+        .collect()
+}
+
 fn fixture(name: &str) -> Vec<u8> {
     let path = format!(
         "{}/tests/fixtures/archive/{name}",
@@ -517,9 +524,7 @@ fn archives_of_format_6_still_decode() {
         (GOLDEN_ARCHIVE_V6, GOLDEN_TEXT_V6),
         (GOLDEN_ARCHIVE_V6_LICHESS, GOLDEN_LICHESS_V6),
     ] {
-        let bytes: Vec<u8> = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-            .collect();
+        let bytes = from_hex(hex);
         let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
         assert_eq!(reader.header().version, 6);
         assert_eq!(decompress(&bytes), text);
@@ -548,9 +553,7 @@ const GOLDEN_ARCHIVE_V4: &str = concat!(
 #[test]
 fn archives_of_format_4_and_5_still_decode() {
     for (hex, version) in [(GOLDEN_ARCHIVE_V4, 4), (GOLDEN_ARCHIVE_V5, 5)] {
-        let bytes: Vec<u8> = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-            .collect();
+        let bytes = from_hex(hex);
         let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
         assert_eq!(reader.header().version, version);
         assert_eq!(reader.header().openings_hash, 0);
@@ -596,9 +599,7 @@ fn archives_of_earlier_versions_still_decode() {
         (2, GOLDEN_ARCHIVE_V2, GOLDEN_TEXT),
         (3, GOLDEN_ARCHIVE_V3, GOLDEN_TEXT_V3),
     ] {
-        let bytes: Vec<u8> = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-            .collect();
+        let bytes = from_hex(hex);
         let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
         assert_eq!(reader.header().version, version);
         assert!(reader.ends().is_none());
@@ -644,9 +645,7 @@ fn regression_issue_26_archives_of_the_previous_model_still_decode() {
         (GOLDEN_ARCHIVE_PREVIOUS_MODEL, 0x6176_d58b_ee5b_a6ca),
         (GOLDEN_ARCHIVE_MODEL_WITHOUT_CONTEXT, 0x6b10_31bd_f50f_e9da),
     ] {
-        let bytes: Vec<u8> = (0..hex.len() / 2)
-            .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-            .collect();
+        let bytes = from_hex(hex);
         let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
         assert_eq!(reader.header().model_hash, hash);
         assert_eq!(reader.header().version, 4);
@@ -657,20 +656,14 @@ fn regression_issue_26_archives_of_the_previous_model_still_decode() {
     let text = "[White \"Old\"]\n[Black \"Model\"]\n[WhiteElo \"1500\"]\n[BlackElo \"1700\"]\n\
 [TimeControl \"180+2\"]\n[Result \"0-1\"]\n\n1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 \
 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 0-1\n";
-    let hex = GOLDEN_ARCHIVE_MODEL_WITH_CONTEXT;
-    let bytes: Vec<u8> = (0..hex.len() / 2)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
+    let bytes = from_hex(GOLDEN_ARCHIVE_MODEL_WITH_CONTEXT);
     let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
     assert_eq!(reader.header().model_hash, 0x1f42_d4b1_4837_5afd);
     assert_eq!(reader.header().version, 5);
     assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
     // The weights that read the last moves and the clocks (64 hidden
     // units), in format 7, with clocks.
-    let hex = GOLDEN_ARCHIVE_MODEL_WITH_CLOCKS;
-    let bytes: Vec<u8> = (0..hex.len() / 2)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect();
+    let bytes = from_hex(GOLDEN_ARCHIVE_MODEL_WITH_CLOCKS);
     let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
     assert_eq!(reader.header().model_hash, 0x1f35_452a_a362_0076);
     assert_eq!(reader.header().version, 7);
