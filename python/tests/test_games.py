@@ -101,14 +101,18 @@ def test_errors():
 
 
 def test_regression_issue_26_records_of_earlier_models_decode():
-    """A `model` record written in a context with the weights a retrained
-    model replaced (1f35452aa3620076: check byte 0x76) still decodes."""
+    """`model` records written with the weights that retrained models
+    replaced (1f35452aa3620076: check byte 0x76; a18753e7a49946da: 0xda)
+    still decode."""
     data = bytes.fromhex("15768d154dd4153ea6736f4b")
     tags = {"WhiteElo": "1200", "BlackElo": "1350", "TimeControl": "300+3"}
     moves = chesspack.decode_game(data, tags=tags)
     assert len(moves) == 44
     assert moves[:6] == ["e4", "c5", "Nf3", "d6", "d4", "cxd4"]
     assert moves[-2:] == ["bxa3", "Qa5"]
+    # a18753e7a49946da (check byte 0xda), without context and in one.
+    assert chesspack.decode_game(bytes.fromhex("15da9517bc6e58e0")) == moves
+    assert chesspack.decode_game(bytes.fromhex("15da9061927ef5b5b7994c"), tags=tags) == moves
 
 
 def test_garbage_never_crashes():

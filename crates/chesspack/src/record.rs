@@ -99,6 +99,8 @@ pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
 /// `model` record written with earlier weights that the library keeps
 /// ([`crate::model::Weights::earlier_hashes`]) decodes with them (in
 /// `codec`'s context): records stored before a model update stay readable.
+/// A record holds one byte of the model's hash; where kept weights share
+/// it, the newest decode.
 ///
 /// # Errors
 ///
@@ -107,11 +109,16 @@ pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
 /// any error of the codec's decoder.
 pub fn decode_game(codec: &dyn GameCodec, start: &Chess, data: &[u8]) -> Result<Vec<Move>, Error> {
     // A record of earlier weights that the library keeps decodes with
-    // them, in the same context.
+    // them, in the same context; where two kept weights share a check
+    // byte, the newer ones.
     let earlier = data
         .get(1)
         .filter(|&&b| b != check_byte(codec.model_hash()))
-        .and_then(|&b| crate::model::Weights::earlier_hashes().find(|&h| check_byte(h) == b))
+        .and_then(|&b| {
+            crate::model::Weights::earlier_hashes()
+                .filter(|&h| check_byte(h) == b)
+                .last()
+        })
         .and_then(|h| codec.with_earlier_model(h));
     let codec = earlier.as_deref().unwrap_or(codec);
     let bits = open(
@@ -348,9 +355,9 @@ mod tests {
         }
     }
 
-    /// Records of the weights that a retrained model replaced (here
-    /// 1f35452aa3620076, check byte 0x76), with no context and in one,
-    /// still decode.
+    /// Records of the weights that retrained models replaced (here
+    /// 1f35452aa3620076, check byte 0x76, and a18753e7a49946da, 0xda),
+    /// with no context and in one, still decode.
     #[test]
     fn regression_issue_26_records_of_earlier_models_still_decode() {
         use crate::model::{GameContext, TimeControl};
@@ -373,6 +380,10 @@ mod tests {
         for (c, hex) in [
             (codec.as_ref(), "1576a043c4ecb018"),
             (in_context.as_ref(), "15768d154dd4153ea6736f4b"),
+            // a18753e7a49946da (check byte 0xda, as 6b1031bdf50fe9da's:
+            // the newer weights win).
+            (codec.as_ref(), "15da9517bc6e58e0"),
+            (in_context.as_ref(), "15da9061927ef5b5b7994c"),
         ] {
             let data: Vec<u8> = (0..hex.len() / 2)
                 .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())

@@ -668,6 +668,12 @@ fn regression_issue_26_archives_of_the_previous_model_still_decode() {
     assert_eq!(reader.header().model_hash, 0x1f35_452a_a362_0076);
     assert_eq!(reader.header().version, 7);
     assert_eq!(decompress(&bytes), GOLDEN_TEXT_MODEL_WITH_CLOCKS);
+    // The first 128-unit weights, the same game.
+    let bytes = from_hex(GOLDEN_ARCHIVE_MODEL_128_UNITS);
+    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+    assert_eq!(reader.header().model_hash, 0xa187_53e7_a499_46da);
+    assert_eq!(reader.header().version, 7);
+    assert_eq!(decompress(&bytes), GOLDEN_TEXT_MODEL_WITH_CLOCKS);
 }
 
 /// A game with ratings, a time control and clocks.
@@ -689,6 +695,19 @@ const GOLDEN_ARCHIVE_MODEL_WITH_CLOCKS: &str = concat!(
     "0205050000000000000000000606001e47fc0000a331022a43504b49010000002300000000000000",
     "ad0000000100000000000000010000000ab0baa6c8e0000000000000000100000000000000434850",
     "4b454e440a",
+);
+
+/// [`GOLDEN_TEXT_MODEL_WITH_CLOCKS`] by the model of weights
+/// a18753e7a49946da (128 hidden units, format 7).
+const GOLDEN_ARCHIVE_MODEL_128_UNITS: &str = concat!(
+    "4348504b0d0a1a0a07056d6f64656cda4699a4e75387a1d5c8a4980da789991934a2c243504b42af",
+    "000000010000006969d3fa010001010000000000313157686974650a426c61636b0a576869746545",
+    "6c6f0a426c61636b456c6f0a54696d65436f6e74726f6c0a526573756c740a000707010203040506",
+    "001e1b1b4f6c64004d6f64656c0031353030000c003138302b3200302d310001151228b52ffd2015",
+    "4d0000180103090100790e0b0002028140020606000d7ffc0000000000020a0a00007bbd96c40deb",
+    "c0000205050000000000000000000606001e47fc0000a331022a43504b4901000000230000000000",
+    "0000af0000000100000000000000010000000a35bee322e200000000000000010000000000000043",
+    "48504b454e440a",
 );
 
 /// A game with ratings and a time control, by the model of weights
