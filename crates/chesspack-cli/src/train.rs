@@ -78,7 +78,7 @@ pub enum TrainCommand {
         output: String,
         /// Read at most this many games of each file (held-out ones
         /// included in the count).
-        #[arg(long, default_value_t = 240_000)]
+        #[arg(long, default_value_t = 400_000)]
         limit: u64,
         /// Count the opening book on the first this many games of each
         /// file (held-out ones left out; by default all); at least
@@ -89,7 +89,7 @@ pub enum TrainCommand {
         #[arg(long, default_value_t = 3)]
         epochs: u32,
         /// Hidden units (0: a linear model).
-        #[arg(long, default_value_t = 128)]
+        #[arg(long, default_value_t = 256)]
         hidden: usize,
         /// AdaGrad's step size for the hidden layer.
         #[arg(long, default_value_t = 0.02)]

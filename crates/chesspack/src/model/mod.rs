@@ -62,11 +62,12 @@ static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin")
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 /// Earlier `model` weights, kept so that archives written with them still
 /// decode ([`Weights::by_hash`]); each with the same book as today's.
-static LEGACY_FILES: [&Aligned<[u8]>; 4] = [
+static LEGACY_FILES: [&Aligned<[u8]>; 5] = [
     &Aligned(*include_bytes!("legacy/weights-6176d58bee5ba6ca.bin")),
     &Aligned(*include_bytes!("legacy/weights-6b1031bdf50fe9da.bin")),
     &Aligned(*include_bytes!("legacy/weights-1f42d4b148375afd.bin")),
     &Aligned(*include_bytes!("legacy/weights-1f35452aa3620076.bin")),
+    &Aligned(*include_bytes!("legacy/weights-a18753e7a49946da.bin")),
 ];
 
 /// The opening book shipped in the library.
