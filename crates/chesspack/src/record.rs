@@ -385,10 +385,12 @@ mod tests {
             (codec.as_ref(), "15da9517bc6e58e0"),
             (in_context.as_ref(), "15da9061927ef5b5b7994c"),
         ] {
-            let data: Vec<u8> = (0..hex.len() / 2)
-                .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-                .collect();
-            assert_eq!(decode_game(c, &start, &data).unwrap(), moves, "{hex}");
+            let data = crate::bits::Bits::from_hex(hex, hex.len() * 4).unwrap();
+            assert_eq!(
+                decode_game(c, &start, data.as_bytes()).unwrap(),
+                moves,
+                "{hex}"
+            );
         }
         // In another context, or as `fast`, the record does not decode to
         // the game.

@@ -5,15 +5,17 @@ use std::io::Cursor;
 
 use chesspack::{
     archive::{self, ArchiveError, ArchiveReader, FORMAT_VERSION, Options, canonical},
+    bits::Bits,
     game::{GameCodec, Index, Radix},
 };
 use proptest::prelude::*;
 
 /// The bytes of a golden archive written as hex.
 fn from_hex(hex: &str) -> Vec<u8> {
-    (0..hex.len() / 2)
-        .map(|i| u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).unwrap())
-        .collect()
+    Bits::from_hex(hex, hex.len() * 4)
+        .unwrap()
+        .as_bytes()
+        .to_vec()
 }
 
 fn fixture(name: &str) -> Vec<u8> {
@@ -652,28 +654,38 @@ fn regression_issue_26_archives_of_the_previous_model_still_decode() {
         assert_eq!(reader.codec().name(), "model");
         assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
     }
-    // The first weights that read the game context, in format 5.
-    let text = "[White \"Old\"]\n[Black \"Model\"]\n[WhiteElo \"1500\"]\n[BlackElo \"1700\"]\n\
+    // The first weights that read the game context, in format 5; the
+    // weights that read the last moves and the clocks (64 hidden units) and
+    // the first 128-unit weights, in format 7, with clocks.
+    let text_v5 = "[White \"Old\"]\n[Black \"Model\"]\n[WhiteElo \"1500\"]\n[BlackElo \"1700\"]\n\
 [TimeControl \"180+2\"]\n[Result \"0-1\"]\n\n1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 \
 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 0-1\n";
-    let bytes = from_hex(GOLDEN_ARCHIVE_MODEL_WITH_CONTEXT);
-    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
-    assert_eq!(reader.header().model_hash, 0x1f42_d4b1_4837_5afd);
-    assert_eq!(reader.header().version, 5);
-    assert_eq!(String::from_utf8(decompress(&bytes)).unwrap(), text);
-    // The weights that read the last moves and the clocks (64 hidden
-    // units), in format 7, with clocks.
-    let bytes = from_hex(GOLDEN_ARCHIVE_MODEL_WITH_CLOCKS);
-    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
-    assert_eq!(reader.header().model_hash, 0x1f35_452a_a362_0076);
-    assert_eq!(reader.header().version, 7);
-    assert_eq!(decompress(&bytes), GOLDEN_TEXT_MODEL_WITH_CLOCKS);
-    // The first 128-unit weights, the same game.
-    let bytes = from_hex(GOLDEN_ARCHIVE_MODEL_128_UNITS);
-    let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
-    assert_eq!(reader.header().model_hash, 0xa187_53e7_a499_46da);
-    assert_eq!(reader.header().version, 7);
-    assert_eq!(decompress(&bytes), GOLDEN_TEXT_MODEL_WITH_CLOCKS);
+    for (hex, hash, version, text) in [
+        (
+            GOLDEN_ARCHIVE_MODEL_WITH_CONTEXT,
+            0x1f42_d4b1_4837_5afd,
+            5,
+            text_v5.as_bytes(),
+        ),
+        (
+            GOLDEN_ARCHIVE_MODEL_WITH_CLOCKS,
+            0x1f35_452a_a362_0076,
+            7,
+            GOLDEN_TEXT_MODEL_WITH_CLOCKS,
+        ),
+        (
+            GOLDEN_ARCHIVE_MODEL_128_UNITS,
+            0xa187_53e7_a499_46da,
+            7,
+            GOLDEN_TEXT_MODEL_WITH_CLOCKS,
+        ),
+    ] {
+        let bytes = from_hex(hex);
+        let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
+        assert_eq!(reader.header().model_hash, hash);
+        assert_eq!(reader.header().version, version);
+        assert_eq!(decompress(&bytes), text);
+    }
 }
 
 /// A game with ratings, a time control and clocks.
