@@ -30,7 +30,7 @@
 //! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
 //! expected output of a PGN text without a codec.
 //!
-//! # Format (version 7; versions 1 to 6 still decode)
+//! # Format (version 8; versions 1 to 7 still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), from version 6 the
@@ -68,6 +68,11 @@
 //! the rating changes of a player's games listed one after the other are
 //! stored as steps from the game before (see the `tags` module): a column
 //! method bit says which, so blocks of earlier versions decode as before.
+//!
+//! From version 8 a game whose movetext is its moves, each followed by one
+//! lichess clock or evaluation comment, is one event and a pattern byte,
+//! with its ply count in the `move-lengths` stream (a new event code, which
+//! earlier blocks do not hold).
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
@@ -119,8 +124,10 @@ pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// stores `ECO` and `Opening` tags that the moves give as a mark
 /// ([`crate::opening`]) and the hash of the opening table in the header;
 /// version 7 codes clocks and evaluations with richer contexts and times,
-/// Elos and rating changes as steps.
-pub const FORMAT_VERSION: u8 = 7;
+/// Elos and rating changes as steps; version 8 stores a game of moves each
+/// followed by one lichess clock or evaluation comment as one event, its
+/// ply count beside its moves' length.
+pub const FORMAT_VERSION: u8 = 8;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
 /// The first version with text checksums, file ends and a checked footer.

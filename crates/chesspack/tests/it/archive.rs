@@ -464,15 +464,48 @@ const GOLDEN_TEXT_V7: &[u8] = b"[Event \"Rated Bullet game\"]\n[Date \"2022.05.2
 [ECO \"A00\"]\n[Opening \"King's Pawn Game\"]\n\n1. a3 *\n\n\
 [FEN \"rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2\"]\n[ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n2. Qh5 *\n\n";
 
+/// Format 8 stores a game of moves each followed by one lichess clock or
+/// evaluation comment as one event and its ply count: the first three
+/// games of [`GOLDEN_TEXT_V7`] (an evaluation and a clock after every move
+/// but the last, which has a clock alone; an evaluation and a clock after
+/// every move; one move and a clock). The game added after them has a
+/// clock alone after a move between evaluations, so its events are stored
+/// one by one.
+const GOLDEN_TEXT_V8: &[u8] =
+    b"[Event \"Rated Bullet game\"]\n[White \"e\"]\n[Black \"a\"]\n[Result \"*\"]\n\
+[TimeControl \"60+0\"]\n\n1. e4 { [%eval 0.17] [%clk 0:01:00] } 1... e5 { [%clk 0:01:00] } \
+2. Nf3 { [%eval 0.2] [%clk 0:00:59] } *\n\n";
+
 #[test]
 fn golden_bytes_pin_the_format() {
-    let packed = compress_with(GOLDEN_TEXT_V7, &Index, 10);
+    let text = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8].concat();
+    let packed = compress_with(&text, &Index, 10);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
-    assert_eq!(decompress(&packed), GOLDEN_TEXT_V7);
+    assert_eq!(decompress(&packed), text);
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0805696e6465780000000000000000d5c8a4980da78999c2a31e9d43504b420b",
+    "02000008000000498bf4680800080800000000000000000000000188016928b52ffd2088050300c2",
+    "451210907d2407c943ccc6c12b5866664ea32a5e06f157636dd7b809c3ab8dbf6aa4b8219f167fb5",
+    "c1b9285e8dbf8e9dc3ce41236abf4440c97feadc8e4bb626f0f6112a6fbf847f6d7b0407005a0598",
+    "6900cf816a8e91d41846e568eb3e01013d2c28b52ffd203d1d0100d00102030405060708090a0b0c",
+    "0d000e0f100e0f00010304050c000200ba0c0b662a011f8602d10128b52ffd6006003d0600528c28",
+    "17109f03f426592700022b6a007282b310a0aafa92c030053ff1ce1f1eaf60c76d1e7a5a076a5e18",
+    "491ff5551105571116497024bbe41a93ae0cfcd98e1c77edf1e33393ba6af7c2f769137e795a3d51",
+    "f945f9d9aae2b3632bbfde03bf60d277a75f8f144f3cf288f1c75b96340d7f5159356594a47cf3cb",
+    "4b4ffffe48e607c1937f3e107cf9e327d704591d9aa63e3df0cb4dabec9fed9872fa64d95ae3e649",
+    "8f61102870caba0330ab7623730b9c8b238af1800389f7c401a9f8b10532452b5129850100181810",
+    "03091004091000090e0d0e0d0e0d0e0d01040103010409001111ad4b29d98e942635d6a5d6a5960a",
+    "eb55c0020f0f000b155e880133ef3bc37fb98581c6000000020b0b000024d98950581b4b1a000214",
+    "1400042820244cb764f7134c3ce62f5d2c17000000000000001717001740bc79f1bfbbeb3f9cdb6d",
+    "6d64adae01d69cb60000395415b743504b490100000023000000000000000b020000080000000000",
+    "0000020000000a0a2fdb47693e0200000000000008000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V7`] in format version 7, written by chesspack 0dff8b7.
+const GOLDEN_ARCHIVE_V7: &str = concat!(
     "4348504b0d0a1a0a0705696e6465780000000000000000d5c8a4980da789994a781eeb43504b42fc",
     "01000007000000a253749a07000707000000000000000000000188016928b52ffd2088050300c245",
     "1210907d2407c943ccc6c12b5866664ea32a5e06f157636dd7b809c3ab8dbf6aa4b8219f167fb5c1",
@@ -521,14 +554,15 @@ const GOLDEN_ARCHIVE_V6_LICHESS: &str = concat!(
 );
 
 #[test]
-fn archives_of_format_6_still_decode() {
-    for (hex, text) in [
-        (GOLDEN_ARCHIVE_V6, GOLDEN_TEXT_V6),
-        (GOLDEN_ARCHIVE_V6_LICHESS, GOLDEN_LICHESS_V6),
+fn archives_of_format_6_and_7_still_decode() {
+    for (hex, text, version) in [
+        (GOLDEN_ARCHIVE_V6, GOLDEN_TEXT_V6, 6),
+        (GOLDEN_ARCHIVE_V6_LICHESS, GOLDEN_LICHESS_V6, 6),
+        (GOLDEN_ARCHIVE_V7, GOLDEN_TEXT_V7, 7),
     ] {
         let bytes = from_hex(hex);
         let reader = ArchiveReader::open(Cursor::new(&bytes)).unwrap();
-        assert_eq!(reader.header().version, 6);
+        assert_eq!(reader.header().version, version);
         assert_eq!(decompress(&bytes), text);
     }
 }
@@ -1196,5 +1230,52 @@ fn regression_issue_26_a_game_with_two_time_controls_keeps_its_clocks() {
         &chesspack::game::ModelCodec::new(),
     ] {
         assert_eq!(decompress(&compress_with(text, codec, 10)), text);
+    }
+}
+
+/// Issue 26 (format 8): a lichess game whose moves each carry one clock or
+/// evaluation comment is one event, its ply count beside its moves' length:
+/// the `events` column holds a few bytes a game instead of two a ply, and
+/// every game of the sample still comes back, whole (byte for byte) and one
+/// at a time with `get`.
+#[test]
+fn regression_issue_26_lichess_games_are_one_event_each() {
+    use chesspack::game::ModelCodec;
+    let sample = sample();
+    let chunks: Vec<_> = archive::ChunkReader::new(&sample[..])
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let codec = ModelCodec::new();
+    let report = archive::encode_block(&codec, &chunks, 3).report;
+    let events = archive::COLUMNS
+        .iter()
+        .position(|&c| c == "events")
+        .unwrap();
+    let plies: usize = chunks
+        .iter()
+        .map(|c| {
+            archive::canonical_game(c)
+                .windows(6)
+                .filter(|w| w == b"[%clk ")
+                .count()
+        })
+        .sum();
+    assert!(plies > 1000, "{plies}");
+    // Pattern, result and end: at most 4 bytes a game.
+    assert!(
+        report.raw[events] <= 4 * report.games,
+        "{} bytes of events for {} games",
+        report.raw[events],
+        report.games
+    );
+    let packed = compress_with(&sample, &codec, 8);
+    assert_eq!(decompress(&packed), sample);
+    let mut reader = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    for (i, game) in canonical_games(&sample).iter().enumerate() {
+        assert_eq!(
+            &reader.game_checked(i as u64 + 1).unwrap(),
+            game,
+            "game {i}"
+        );
     }
 }

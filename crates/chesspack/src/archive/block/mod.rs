@@ -125,6 +125,36 @@ const E_OUTCOME: u8 = 10;
 const E_LINE: u8 = 14;
 /// The result token that follows starts a line of its own (format 4).
 const E_RESULT_LINE: u8 = 15;
+/// The first event of a game whose movetext is its mainline's moves, each
+/// followed by one clock or evaluation comment (lichess's exports), then
+/// its result or end (format 8). A pattern byte follows: `3 × a + b`, where
+/// `a` is the comments' kind after every move but the last and `b` after
+/// the last, kinds 0 to 2 for [`E_CLK`], [`E_EVAL_CLK`] and [`E_EVAL`].
+/// The ply count is in the `move-lengths` stream, before the moves' length
+/// ([`LengthCoder`](lengths::LengthCoder)). The reader spells the events
+/// out: a move and the comment kind, as many times as the plies.
+const E_ANNOTATED: u8 = 16;
+
+/// The pattern byte of [`E_ANNOTATED`] for comments of kind `every` after
+/// every move but the last and of kind `last` after the last.
+fn annotated_pattern(every: u8, last: u8) -> u8 {
+    (every - E_CLK) * 3 + (last - E_CLK)
+}
+
+/// The events an [`E_ANNOTATED`] game of `plies` plies and pattern byte
+/// `pattern` stands for, up to its end.
+fn spell_annotated(pattern: u8, plies: usize) -> Result<Vec<u8>, String> {
+    if pattern >= 9 || plies == 0 {
+        return Err("bad annotated line".into());
+    }
+    let (every, last) = (E_CLK + pattern / 3, E_CLK + pattern % 3);
+    let mut events = Vec::with_capacity(2 * plies + 2);
+    for _ in 1..plies {
+        events.extend_from_slice(&[E_MOVE, every]);
+    }
+    events.extend_from_slice(&[E_MOVE, last]);
+    Ok(events)
+}
 
 /// The clock reading of a comment that the archive stores as a clock (a
 /// lichess `[%clk H:MM:SS]` comment, alone or after an eval), in seconds:
@@ -302,5 +332,19 @@ mod tests {
         for x in [0i64, -1, 1, i64::MIN, i64::MAX] {
             assert_eq!(unzigzag(zigzag(x)), x);
         }
+    }
+
+    #[test]
+    fn annotated_lines_spell_out_their_events() {
+        let pattern = annotated_pattern(E_EVAL_CLK, E_CLK);
+        assert_eq!(
+            spell_annotated(pattern, 3).unwrap(),
+            [E_MOVE, E_EVAL_CLK, E_MOVE, E_EVAL_CLK, E_MOVE, E_CLK]
+        );
+        let one = annotated_pattern(E_EVAL, E_EVAL);
+        assert_eq!(spell_annotated(one, 1).unwrap(), [E_MOVE, E_EVAL]);
+        // Damaged patterns and counts are errors.
+        assert!(spell_annotated(9, 3).is_err());
+        assert!(spell_annotated(pattern, 0).is_err());
     }
 }

@@ -4,9 +4,9 @@
 use shakmaty::{Chess, Move};
 
 use super::{
-    CLOCKS, COLUMNS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
-    E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
-    KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
+    CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK,
+    E_LINE, E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
+    EVENTS, KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
     METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
     MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
@@ -14,7 +14,7 @@ use super::{
     },
     ends_game, get_varint,
     lengths::{LengthCoder, Lengths},
-    to_crlf,
+    spell_annotated, to_crlf,
 };
 use crate::{
     Bits,
@@ -297,15 +297,29 @@ pub(crate) fn decode_block_until(
             .iter()
             .enumerate()
             .scan(false, |after_nag, (i, &b)| {
+                // A glyph's number and an annotated line's pattern are no
+                // events.
                 let is_end = !*after_nag && ends_game(b);
-                *after_nag = !*after_nag && b == E_NAG;
+                *after_nag = !*after_nag && (b == E_NAG || (i == 0 && b == E_ANNOTATED));
                 Some((i, is_end))
             })
             .find(|&(_, e)| e)
             .map(|(i, _)| i)
             .ok_or("events column ends early")?;
-        let game_events = &events[..=end];
+        let stored_events = &events[..=end];
         events = &events[end + 1..];
+        // An annotated line's events spelled out, its ply count read
+        // (format 8).
+        let spelled;
+        let game_events = if stored_events.first() == Some(&E_ANNOTATED) {
+            let pattern = *stored_events.get(1).ok_or("bad annotated line")?;
+            let mut all = spell_annotated(pattern, move_lengths.plies()?)?;
+            all.extend_from_slice(&stored_events[2..]);
+            spelled = all;
+            spelled.as_slice()
+        } else {
+            stored_events
+        };
         let mut clock_model = ClockModel::new(tc.as_deref().unwrap_or_default());
         // Tags that the moves give need the moves.
         let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());

@@ -3,11 +3,12 @@
 use shakmaty::{Chess, Move};
 
 use super::{
-    BlockReport, CLOCKS, COMMENTS, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK, E_LINE,
-    E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS, EVENTS,
-    EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
-    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
-    MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL,
+    E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE,
+    EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_ANNOTATION_CONTEXTS,
+    METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
+    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES,
+    VERBATIM, annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -143,6 +144,14 @@ impl Columns {
                 detail: e.to_string(),
             })?);
         }
+        // A mainline each of whose moves one clock or evaluation comment
+        // follows, the same kind after all but the last (format 8): its
+        // ply count here, its events as one.
+        let annotated = annotated_line(&game.events);
+        if let Some((plies, _)) = annotated {
+            self.length_coder
+                .encode_plies(&mut self.lengths, plies as u64);
+        }
         for (i, bits) in encoded.iter().enumerate() {
             self.length_coder
                 .encode(&mut self.lengths, i > 0, bits.len() as u64);
@@ -243,10 +252,49 @@ impl Columns {
             column.push(0);
         }
         put_varint(&mut self.data[TAG_SEQ], 0);
-        self.data[EVENTS].extend_from_slice(&events);
+        match annotated {
+            Some((plies, pattern)) => {
+                self.data[EVENTS].extend_from_slice(&[E_ANNOTATED, pattern]);
+                self.data[EVENTS].extend_from_slice(&events[2 * plies..]);
+            }
+            None => self.data[EVENTS].extend_from_slice(&events),
+        }
         self.data[KIND].push(0);
         Ok(())
     }
+}
+
+/// The ply count and the pattern byte of an annotated line
+/// ([`E_ANNOTATED`]): a game whose events are its mainline's moves, each
+/// followed by a clock or evaluation comment, of one kind after all moves
+/// but the last.
+fn annotated_line(events: &[Event]) -> Option<(usize, u8)> {
+    if events.is_empty() || !events.len().is_multiple_of(2) {
+        return None;
+    }
+    let mut kinds = events.chunks_exact(2).map(|pair| match pair {
+        [Event::Move(_), Event::Comment(c)] => {
+            parse_annotation(c).map(|a| match (a.eval, a.clock) {
+                (Some(_), Some(_)) => E_EVAL_CLK,
+                (None, Some(_)) => E_CLK,
+                _ => E_EVAL,
+            })
+        }
+        _ => None,
+    });
+    let last = kinds.next_back()??;
+    let mut every = None;
+    for k in kinds {
+        let k = k?;
+        if every.is_some_and(|e| e != k) {
+            return None;
+        }
+        every = Some(k);
+    }
+    Some((
+        events.len() / 2,
+        annotated_pattern(every.unwrap_or(last), last),
+    ))
 }
 
 /// The clock after each of the `plies` mainline moves of a game's events,
