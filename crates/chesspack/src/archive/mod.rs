@@ -72,7 +72,8 @@
 //! From version 8 a game whose movetext is its moves, each followed by one
 //! lichess clock or evaluation comment, is one event and a pattern byte,
 //! with its ply count in the `move-lengths` stream (a new event code, which
-//! earlier blocks do not hold).
+//! earlier blocks do not hold), and a lichess game's `Site` URL is a mark
+//! and its id a number (a column method bit).
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
@@ -126,7 +127,7 @@ pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// version 7 codes clocks and evaluations with richer contexts and times,
 /// Elos and rating changes as steps; version 8 stores a game of moves each
 /// followed by one lichess clock or evaluation comment as one event, its
-/// ply count beside its moves' length.
+/// ply count beside its moves' length, and a lichess game's URL as a number.
 pub const FORMAT_VERSION: u8 = 8;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;

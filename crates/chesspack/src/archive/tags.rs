@@ -49,7 +49,11 @@
 //!   (`Event`, `Termination`, `TimeControl`, an `Opening` that the moves do
 //!   not give...), the `k`-th most recent of the last
 //!   [`RECENT_VALUES`] different values of the same tag name (`k` from 1: 0
-//!   is [`REPEAT`]; format 7).
+//!   is [`REPEAT`]; format 7);
+//! * [`LICHESS_ID`]: for `Site`, `https://lichess.org/` and a game id of
+//!   eight letters and digits, the id being a number below 62^8 in the
+//!   `tag-numbers` column, 48 bits as they are (format 8: the random id of
+//!   every lichess game, which zstd kept in 6.3 bytes).
 //!
 //! The numbers `d` and `k` of format 7's marks are not in the column: they
 //! are coded in the `tag-numbers` column, in the order the values come, with
@@ -128,6 +132,46 @@ const DATE_STEP: u8 = 14;
 const DATE_AS_GAME: u8 = 15;
 /// `RECENT_VALUE`: the `k`-th most recent different value of the tag.
 const RECENT_VALUE: u8 = 16;
+/// `LICHESS_ID`: a lichess game's URL, its id a number.
+const LICHESS_ID: u8 = 17;
+
+/// What a lichess game's URL begins with ([`LICHESS_ID`]).
+const LICHESS_URL: &[u8] = b"https://lichess.org/";
+/// The digits of a lichess game id, in the order of their values.
+const ID_DIGITS: &[u8; 62] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/// The bits of a lichess game id's number (62^8 < 2^48).
+const ID_BITS: u32 = 48;
+/// Characters of a lichess game id.
+const ID_LENGTH: usize = 8;
+
+/// The number of a lichess game's URL (`https://lichess.org/` and eight
+/// letters and digits), if `value` is one.
+fn lichess_id(value: &[u8]) -> Option<u64> {
+    let id = value.strip_prefix(LICHESS_URL)?;
+    if id.len() != ID_LENGTH {
+        return None;
+    }
+    id.iter().try_fold(0u64, |n, &c| {
+        let d = ID_DIGITS.iter().position(|&x| x == c)?;
+        Some(n * 62 + d as u64)
+    })
+}
+
+/// The URL of the lichess game id numbered `n` (below 62^8).
+fn lichess_url(mut n: u64, out: &mut Vec<u8>) -> Result<(), String> {
+    let mut id = [0u8; ID_LENGTH];
+    for c in id.iter_mut().rev() {
+        *c = ID_DIGITS[(n % 62) as usize];
+        n /= 62;
+    }
+    if n != 0 {
+        return Err("a lichess game id out of range".into());
+    }
+    out.clear();
+    out.extend_from_slice(LICHESS_URL);
+    out.extend_from_slice(&id);
+    Ok(())
+}
 
 /// Different values of a tag name that [`RECENT_VALUE`] reaches (8 cost
 /// 488 bytes more on a lichess account's 47,245 games and 3.6 kB on
@@ -165,6 +209,8 @@ pub(crate) enum Marks {
     /// [`DATE_AS_GAME`] and [`RECENT_VALUE`] too, with numbers in the
     /// `tag-numbers` column (format 7).
     Times,
+    /// Those and [`LICHESS_ID`] (format 8).
+    Ids,
 }
 
 /// What a tag name's values are, for the marks.
@@ -183,6 +229,8 @@ enum Role {
     Time,
     /// The rating change of the player of the same side.
     Diff(usize),
+    /// `Site`: a lichess game's URL, or as [`Role::Other`].
+    Site,
 }
 
 impl Role {
@@ -199,6 +247,7 @@ impl Role {
             b"UTCTime" | b"Time" => Role::Time,
             b"WhiteRatingDiff" => Role::Diff(0),
             b"BlackRatingDiff" => Role::Diff(1),
+            b"Site" => Role::Site,
             _ => Role::Other,
         }
     }
@@ -349,6 +398,7 @@ impl TagState {
     pub(crate) fn add_name(&mut self, name: &[u8]) {
         self.roles.push(match Role::of(name) {
             Role::Time | Role::Diff(_) if self.marks < Marks::Times => Role::Other,
+            Role::Site if self.marks < Marks::Ids => Role::Other,
             Role::Date if self.marks < Marks::Times && name != b"Date" => Role::Other,
             _ if self.marks < Marks::Players => Role::Other,
             role => role,
@@ -447,10 +497,16 @@ impl TagState {
                     v.map(|v| (DIFF_STEP, Some(v - self.diff_reference(side))))
                 }
             }
-            Role::Other | Role::Opening(_) if numbered => self
+            Role::Site if let Some(n) = lichess_id(value) => {
+                out.push(LICHESS_ID);
+                self.coded = true;
+                encode_low(numbers, n, ID_BITS);
+                Some((0, None))
+            }
+            Role::Other | Role::Opening(_) | Role::Site if numbered => self
                 .recent_value(id, value)
                 .map(|k| (RECENT_VALUE, Some(k))),
-            Role::Other | Role::Opening(_) => None,
+            Role::Other | Role::Opening(_) | Role::Site => None,
         };
         match mark {
             // Written above.
@@ -652,8 +708,15 @@ impl TagState {
                 let d = self.numbers.date.decode(numbers)?;
                 *value = date_of(day + d).ok_or("a date step out of range")?;
             }
+            [LICHESS_ID] if role == Role::Site => {
+                lichess_url(decode_low(numbers, ID_BITS), value)?;
+            }
             [RECENT_VALUE]
-                if numbered && matches!(role, Role::Other | Role::Opening(_) | Role::Date) =>
+                if numbered
+                    && matches!(
+                        role,
+                        Role::Other | Role::Opening(_) | Role::Date | Role::Site
+                    ) =>
             {
                 let k = self.numbers.recent[id].decode(numbers)?;
                 let v = usize::try_from(k)
@@ -724,6 +787,7 @@ impl TagState {
             Marks::Players => (REPEAT..=NEXT_ROUND).contains(&b),
             Marks::Openings => (REPEAT..=PREDICTED).contains(&b),
             Marks::Times => (REPEAT..=RECENT_VALUE).contains(&b),
+            Marks::Ids => (REPEAT..=LICHESS_ID).contains(&b),
         }
     }
 
@@ -771,7 +835,9 @@ impl TagState {
                     self.elos[side] = Some(elo);
                 }
             }
-            Role::Other | Role::Opening(_) | Role::Date if self.marks >= Marks::Times => {
+            Role::Other | Role::Opening(_) | Role::Date | Role::Site
+                if self.marks >= Marks::Times =>
+            {
                 if role == Role::Date && !self.has_game_date {
                     replace(&mut self.game_date, value);
                     self.has_game_date = true;
@@ -798,7 +864,8 @@ impl TagState {
             Role::Diff(side) => {
                 self.diffs[side] = parse_signed(value);
             }
-            Role::Date | Role::Round | Role::Time | Role::Other | Role::Opening(_) => {}
+            Role::Date | Role::Round | Role::Time | Role::Other | Role::Opening(_) | Role::Site => {
+            }
         }
     }
 }
@@ -1218,6 +1285,63 @@ mod tests {
         assert_eq!(mark(4, 0), [RECENT_VALUE], "two values back");
         assert_eq!(mark(4, 1), b"2022.05.2?");
         assert_eq!(mark(4, 2), [DATE_AS_GAME]);
+    }
+
+    /// Format 8: a lichess game's `Site` URL is a mark and its id 48 bits
+    /// of `tag-numbers`; other sites and ids that are not eight letters
+    /// and digits stay text (or format 7's marks), and a `Site` mark byte
+    /// at the start of a value is escaped.
+    #[test]
+    fn lichess_game_urls_are_numbers() {
+        let games: Vec<Vec<(&str, &str)>> = [
+            "https://lichess.org/DWpef5hg",
+            "https://lichess.org/M7JqE6U0",
+            "https://lichess.org/00000000",
+            "https://lichess.org/zzzzzzzz",
+            "https://lichess.org/DWpef5h",
+            "https://lichess.org/DWpef5h-",
+            "https://example.org/DWpef5hg",
+            "https://lichess.org/M7JqE6U0",
+            "\u{11}x",
+        ]
+        .iter()
+        .map(|&site| vec![("Site", site)])
+        .collect();
+        let games: Vec<&[(&str, &str)]> = games.iter().map(Vec::as_slice).collect();
+        let (ids, stored) = stored_forms(Marks::Ids, &games);
+        let (times, _) = stored_forms(Marks::Times, &games);
+        assert!(ids < times, "{ids} {times}");
+        for (i, s) in stored[..4].iter().enumerate() {
+            assert_eq!(s, &[LICHESS_ID], "game {i}");
+        }
+        assert_eq!(stored[4], b"https://lichess.org/DWpef5h");
+        assert_eq!(stored[5], b"https://lichess.org/DWpef5h-");
+        assert_eq!(stored[6], b"https://example.org/DWpef5hg");
+        assert_eq!(stored[7], [LICHESS_ID]);
+        assert_eq!(stored[8], b"\x02\x11x");
+        // Format 7 keeps the byte as a value.
+        let mut dec = TagState::new(Marks::Times);
+        dec.add_name(b"Site");
+        dec.start_game();
+        let mut none = BinaryDecoder::new(&[]);
+        assert_eq!(
+            dec.decode(0, &[LICHESS_ID], &mut none).unwrap(),
+            [LICHESS_ID]
+        );
+        // An id number of 62^8 or more is an error.
+        let mut enc = BinaryEncoder::new();
+        encode_low(&mut enc, 62u64.pow(8), ID_BITS);
+        let bytes = enc.finish();
+        let mut dec = TagState::new(Marks::Ids);
+        dec.add_name(b"Site");
+        dec.start_game();
+        assert!(
+            dec.decode(0, &[LICHESS_ID], &mut BinaryDecoder::new(&bytes))
+                .is_err()
+        );
+        // The mark on another tag is an error too.
+        dec.add_name(b"Event");
+        assert!(dec.decode(1, &[LICHESS_ID], &mut none).is_err());
     }
 
     #[test]

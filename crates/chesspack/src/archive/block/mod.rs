@@ -19,6 +19,8 @@
 //!   as steps, values of other tags as one of the last few values of the
 //!   name (see the `tags` module), with the steps' numbers in a 13th
 //!   column, `tag-numbers`, that blocks of earlier formats do not have;
+//! * `tag-values` + 62 (format 8): a lichess game's `Site` URL as a mark,
+//!   its id a number in `tag-numbers`;
 //! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
 //!   coded with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder)), not as varints.
 //!
@@ -90,6 +92,11 @@ const METHOD_OPENING_MARKS: u8 = 8;
 /// ([`Marks::Times`](super::tags::Marks::Times), format 7), whose numbers
 /// are in the `tag-numbers` column.
 const METHOD_TIME_MARKS: u8 = 16;
+
+/// Column method bit, with the four above: the `tag-values` column uses
+/// the mark of lichess game URLs too ([`Marks::Ids`](super::tags::Marks::Ids),
+/// format 8), whose ids are in the `tag-numbers` column.
+const METHOD_ID_MARKS: u8 = 32;
 
 /// Column method bit of `move-lengths`: the lengths are coded with
 /// [`LengthCoder`](lengths::LengthCoder) (format 3), not written as varints.

@@ -7,8 +7,8 @@ use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK,
     E_LINE, E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
     EVENTS, KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
-    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
-    MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    METHOD_ID_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
+    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
@@ -63,13 +63,15 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         let method = if i == TAG_VALUES {
             let players = METHOD_MARKS | METHOD_PLAYER_MARKS;
             let openings = players | METHOD_OPENING_MARKS;
-            let bits = openings | METHOD_TIME_MARKS;
+            let times = openings | METHOD_TIME_MARKS;
+            let bits = times | METHOD_ID_MARKS;
             tag_marks = match method & bits {
                 0 => Marks::None,
                 METHOD_MARKS => Marks::Repeat,
                 b if b == players => Marks::Players,
                 b if b == openings => Marks::Openings,
-                b if b == bits => Marks::Times,
+                b if b == times => Marks::Times,
+                b if b == bits => Marks::Ids,
                 _ => return Err(format!("column {name}: unknown method {method}")),
             };
             method & !bits

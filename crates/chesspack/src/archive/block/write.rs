@@ -6,7 +6,7 @@ use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL,
     E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE,
     EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_ANNOTATION_CONTEXTS,
-    METHOD_CODED_LENGTHS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
+    METHOD_CODED_LENGTHS, METHOD_ID_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
     METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES,
     VERBATIM, annotated_pattern,
     annotations::{
@@ -60,7 +60,7 @@ impl Columns {
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
-            tag_state: TagState::new(Marks::Times),
+            tag_state: TagState::new(Marks::Ids),
             tag_numbers: BinaryEncoder::new(),
         }
     }
@@ -404,6 +404,7 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
                     | METHOD_PLAYER_MARKS
                     | METHOD_OPENING_MARKS
                     | METHOD_TIME_MARKS
+                    | METHOD_ID_MARKS
             }
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
