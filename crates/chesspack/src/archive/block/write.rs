@@ -12,7 +12,7 @@ use super::{
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
-    is_crlf,
+    ends_game, is_crlf,
     lengths::LengthCoder,
     put_varint, to_crlf, trailing_whitespace,
 };
@@ -144,19 +144,6 @@ impl Columns {
                 detail: e.to_string(),
             })?);
         }
-        // A mainline each of whose moves one clock or evaluation comment
-        // follows, the same kind after all but the last (format 8): its
-        // ply count here, its events as one.
-        let annotated = annotated_line(&game.events);
-        if let Some((plies, _)) = annotated {
-            self.length_coder
-                .encode_plies(&mut self.lengths, plies as u64);
-        }
-        for (i, bits) in encoded.iter().enumerate() {
-            self.length_coder
-                .encode(&mut self.lengths, i > 0, bits.len() as u64);
-            self.moves.write_bits(bits);
-        }
 
         let mut events = Vec::with_capacity(game.events.len() + 2);
         let mut clocks = ClockModel::new(tag(&game.tags, b"TimeControl").unwrap_or(b""));
@@ -252,6 +239,19 @@ impl Columns {
             column.push(0);
         }
         put_varint(&mut self.data[TAG_SEQ], 0);
+        // A mainline each of whose moves one clock or evaluation comment
+        // follows, the same kind after all but the last (format 8): its
+        // ply count before its lengths, its events as one.
+        let annotated = annotated_line(&events);
+        if let Some((plies, _)) = annotated {
+            self.length_coder
+                .encode_plies(&mut self.lengths, plies as u64);
+        }
+        for (i, bits) in encoded.iter().enumerate() {
+            self.length_coder
+                .encode(&mut self.lengths, i > 0, bits.len() as u64);
+            self.moves.write_bits(bits);
+        }
         match annotated {
             Some((plies, pattern)) => {
                 self.data[EVENTS].extend_from_slice(&[E_ANNOTATED, pattern]);
@@ -265,36 +265,39 @@ impl Columns {
 }
 
 /// The ply count and the pattern byte of an annotated line
-/// ([`E_ANNOTATED`]): a game whose events are its mainline's moves, each
-/// followed by a clock or evaluation comment, of one kind after all moves
-/// but the last.
-fn annotated_line(events: &[Event]) -> Option<(usize, u8)> {
-    if events.is_empty() || !events.len().is_multiple_of(2) {
+/// ([`E_ANNOTATED`]), from a game's `events` as the writer spells them: a
+/// move and one clock or evaluation comment, of one kind after all moves
+/// but the last, as many times as the plies (at least one), then the
+/// result or end codes alone.
+fn annotated_line(events: &[u8]) -> Option<(usize, u8)> {
+    let is_kind = |k: u8| matches!(k, E_CLK | E_EVAL_CLK | E_EVAL);
+    let mut pairs = events.chunks_exact(2);
+    let mut kinds = Vec::new();
+    let mut plies = 0;
+    for pair in pairs.by_ref() {
+        match *pair {
+            [E_MOVE, k] if is_kind(k) => {
+                plies += 1;
+                if kinds.last() != Some(&k) {
+                    kinds.push(k);
+                }
+            }
+            _ => break,
+        }
+    }
+    let tail = &events[2 * plies..];
+    let ends = |b: u8| b == E_RESULT_LINE || ends_game(b);
+    if plies == 0 || !tail.iter().all(|&b| ends(b)) {
         return None;
     }
-    let mut kinds = events.chunks_exact(2).map(|pair| match pair {
-        [Event::Move(_), Event::Comment(c)] => {
-            parse_annotation(c).map(|a| match (a.eval, a.clock) {
-                (Some(_), Some(_)) => E_EVAL_CLK,
-                (None, Some(_)) => E_CLK,
-                _ => E_EVAL,
-            })
-        }
-        _ => None,
-    });
-    let last = kinds.next_back()??;
-    let mut every = None;
-    for k in kinds {
-        let k = k?;
-        if every.is_some_and(|e| e != k) {
-            return None;
-        }
-        every = Some(k);
-    }
-    Some((
-        events.len() / 2,
-        annotated_pattern(every.unwrap_or(last), last),
-    ))
+    let last = *kinds.last()?;
+    let every = match kinds.as_slice() {
+        [_] => last,
+        // All but the last ply share a kind: the last one differs.
+        [every, _] if events[2 * plies - 3] == *every => *every,
+        _ => return None,
+    };
+    Some((plies, annotated_pattern(every, last)))
 }
 
 /// The clock after each of the `plies` mainline moves of a game's events,
@@ -426,5 +429,56 @@ pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> Enco
         text_crc: text_crc.finalize(),
         lead,
         tail: tail.to_vec(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn annotated_lines_are_found_in_the_events() {
+        let pattern = annotated_pattern;
+        let m = E_MOVE;
+        for (events, found) in [
+            (
+                &[m, E_CLK, E_RESULT_AS_TAG][..],
+                Some((1, pattern(E_CLK, E_CLK))),
+            ),
+            (
+                &[m, E_CLK, m, E_CLK, m, E_CLK, E_END],
+                Some((3, pattern(E_CLK, E_CLK))),
+            ),
+            (
+                &[
+                    m,
+                    E_EVAL_CLK,
+                    m,
+                    E_EVAL_CLK,
+                    m,
+                    E_CLK,
+                    E_RESULT_LINE,
+                    E_OUTCOME,
+                ],
+                Some((3, pattern(E_EVAL_CLK, E_CLK))),
+            ),
+            (
+                &[m, E_EVAL, m, E_CLK, E_END],
+                Some((2, pattern(E_EVAL, E_CLK))),
+            ),
+            // A kind that changes before the last move.
+            (&[m, E_EVAL_CLK, m, E_CLK, m, E_CLK, E_END], None),
+            (&[m, E_CLK, m, E_EVAL_CLK, m, E_CLK, E_END], None),
+            // Anything else: a glyph, a comment, a move without one, a
+            // variation, moves alone, no moves.
+            (&[m, E_CLK, E_NAG, 1, E_END], None),
+            (&[m, E_CLK, m, E_COMMENT, E_END], None),
+            (&[m, E_CLK, m, E_END], None),
+            (&[m, E_CLK, E_OPEN, m, E_CLK, E_CLOSE, E_END], None),
+            (&[E_LINE, E_END], None),
+            (&[E_RESULT_AS_TAG], None),
+        ] {
+            assert_eq!(annotated_line(events), found, "{events:?}");
+        }
     }
 }
