@@ -83,11 +83,6 @@ impl LengthCoder {
         self.sum_plies = self.sum_plies.saturating_add(plies);
     }
 
-    pub(super) fn models(&mut self, variation: bool, n: u32) -> &mut [BitModel] {
-        let i = (usize::from(variation) * 64 + n as usize) << LENGTH_TOP_BITS;
-        &mut self.tops[i..i + (1 << LENGTH_TOP_BITS)]
-    }
-
     pub(super) fn encode(&mut self, enc: &mut BinaryEncoder, variation: bool, length: u64) {
         if !variation && let Some(plies) = self.pending.take() {
             let (predicted, c) = self.predict(plies);
@@ -101,14 +96,13 @@ impl LengthCoder {
             self.learn(plies, length);
             return;
         }
-        let v = length.saturating_add(1);
-        let n = 63 - v.leading_zeros();
         let c = usize::from(variation) * 64;
-        enc.encode_tree(&mut self.exponents[c..c + 64], 6, n);
-        let k = n.min(LENGTH_TOP_BITS);
-        let low = v & ((1u64 << n) - 1);
-        enc.encode_tree(self.models(variation, n), k, (low >> (n - k)) as u32);
-        encode_low(enc, low, n - k);
+        encode_number(
+            enc,
+            &mut self.exponents[c..c + 64],
+            &mut self.tops[c << LENGTH_TOP_BITS..(c + 64) << LENGTH_TOP_BITS],
+            length.saturating_add(1),
+        );
     }
 
     pub(super) fn decode(&mut self, dec: &mut BinaryDecoder<'_>, variation: bool) -> u64 {
@@ -129,11 +123,11 @@ impl LengthCoder {
             return length;
         }
         let c = usize::from(variation) * 64;
-        let n = dec.decode_tree(&mut self.exponents[c..c + 64], 6);
-        let k = n.min(LENGTH_TOP_BITS);
-        let top = u64::from(dec.decode_tree(self.models(variation, n), k));
-        let r = n - k;
-        ((1u64 << n) | (top << r) | decode_low(dec, r)) - 1
+        decode_number(
+            dec,
+            &mut self.exponents[c..c + 64],
+            &mut self.tops[c << LENGTH_TOP_BITS..(c + 64) << LENGTH_TOP_BITS],
+        ) - 1
     }
 }
 
