@@ -271,32 +271,20 @@ impl Columns {
 /// result or end codes alone.
 fn annotated_line(events: &[u8]) -> Option<(usize, u8)> {
     let is_kind = |k: u8| matches!(k, E_CLK | E_EVAL_CLK | E_EVAL);
-    let mut pairs = events.chunks_exact(2);
-    let mut kinds = Vec::new();
-    let mut plies = 0;
-    for pair in pairs.by_ref() {
-        match *pair {
-            [E_MOVE, k] if is_kind(k) => {
-                plies += 1;
-                if kinds.last() != Some(&k) {
-                    kinds.push(k);
-                }
-            }
-            _ => break,
-        }
-    }
-    let tail = &events[2 * plies..];
-    let ends = |b: u8| b == E_RESULT_LINE || ends_game(b);
-    if plies == 0 || !tail.iter().all(|&b| ends(b)) {
+    let plies = events
+        .chunks_exact(2)
+        .take_while(|pair| pair[0] == E_MOVE && is_kind(pair[1]))
+        .count();
+    let ends = |&b: &u8| b == E_RESULT_LINE || ends_game(b);
+    if plies == 0 || !events[2 * plies..].iter().all(ends) {
         return None;
     }
-    let last = *kinds.last()?;
-    let every = match kinds.as_slice() {
-        [_] => last,
-        // All but the last ply share a kind: the last one differs.
-        [every, _] if events[2 * plies - 3] == *every => *every,
-        _ => return None,
-    };
+    // The comment kind after ply `i`.
+    let kind = |i: usize| events[2 * i + 1];
+    let (every, last) = (kind(0), kind(plies - 1));
+    if (1..plies - 1).any(|i| kind(i) != every) {
+        return None;
+    }
     Some((plies, annotated_pattern(every, last)))
 }
 
