@@ -135,9 +135,17 @@ pub struct VerifyArgs {
     threads: Option<usize>,
 }
 
-/// Worker threads: `threads`, or one a core.
+/// Worker threads: `threads`, or one a core. The global rayon pool, on
+/// which the library decodes the games of a block, gets as many.
 fn worker_threads(threads: Option<usize>) -> usize {
-    threads.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+    let n = threads
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
+        .max(1);
+    // Built once a process: a later call finds it built, with as many.
+    let _ = rayon::ThreadPoolBuilder::new()
+        .num_threads(n)
+        .build_global();
+    n
 }
 
 fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {

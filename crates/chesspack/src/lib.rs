@@ -26,7 +26,8 @@
 //! assert_eq!(codec.decode(&game.start, &bits).unwrap(), game.moves);
 //! ```
 
-#![forbid(unsafe_code)]
+// `unsafe` only in `simd`, to call code compiled for wider vectors.
+#![deny(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod archive;
@@ -44,6 +45,7 @@ pub mod order;
 pub mod pgn;
 pub mod position;
 pub mod record;
+mod simd;
 mod slide;
 
 pub use bits::Bits;

@@ -83,6 +83,25 @@ impl Features {
     }
 }
 
+/// Whether `m` (from `from` to `to`) is a quiet move, no promotion, between
+/// squares that no enemy piece attacks (`their_attacks`): then it
+/// exchanges nothing, and its static exchange value is 0 without working
+/// it out. No line can open onto `to` either: a slider whose line to `to`
+/// runs through `from` attacks `from`.
+#[inline]
+fn quiet_and_safe(
+    capture: Option<Role>,
+    m: Move,
+    from: Square,
+    to: Square,
+    their_attacks: Bitboard,
+) -> bool {
+    capture.is_none()
+        && m.promotion().is_none()
+        && !their_attacks.contains(to)
+        && !their_attacks.contains(from)
+}
+
 fn role_index(r: Role) -> usize {
     r as usize - 1
 }
@@ -268,7 +287,11 @@ impl<'a> Context<'a> {
                 f.push(HANGING_CAPTURE + role_index(victim));
             }
         }
-        let s = see(pos, m);
+        let s = if quiet_and_safe(capture, m, from, to, self.their_attacks) {
+            0
+        } else {
+            see(pos, m)
+        };
         let bucket = match s {
             ..-200 => 0,
             -200..0 => 1,
@@ -598,6 +621,60 @@ mod tests {
     use shakmaty::{CastlingMode, fen::Fen, san::San};
 
     use super::*;
+
+    /// Where the shortcut says a move exchanges nothing, the static
+    /// exchange evaluation says so too: every move of the positions of
+    /// random games, and of positions with lines through the mover.
+    #[test]
+    fn quiet_and_safe_moves_exchange_nothing() {
+        let mut positions = Vec::new();
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        for _ in 0..40 {
+            let mut pos = Chess::default();
+            for _ in 0..120 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                positions.push(pos.clone());
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                let m = moves[(seed % moves.len() as u64) as usize];
+                pos.play_unchecked(m);
+            }
+        }
+        for fen in [
+            // A rook on a file behind our rook; a bishop's diagonal through a knight.
+            "r3k3/8/8/8/R7/8/8/4K3 w - - 0 1",
+            "4k3/8/8/1b6/8/3N4/8/4K3 w - - 0 1",
+            "4k3/8/8/8/q2NK3/8/8/8 w - - 0 1",
+        ] {
+            positions.push(
+                fen.parse::<Fen>()
+                    .unwrap()
+                    .into_position(CastlingMode::Standard)
+                    .unwrap(),
+            );
+        }
+        let (mut shortcuts, mut moves) = (0, 0);
+        for pos in &positions {
+            let ctx = Context::new(pos, &[], None, None);
+            for m in pos.legal_moves() {
+                let to = target(m);
+                let from = m.from().unwrap_or(to);
+                moves += 1;
+                if quiet_and_safe(m.capture(), m, from, to, ctx.their_attacks) {
+                    shortcuts += 1;
+                    assert_eq!(see(pos, m), 0, "{m:?} in {:?}", pos.board());
+                }
+            }
+        }
+        assert!(
+            positions.len() > 3000 && shortcuts > moves / 4,
+            "{shortcuts} of {moves}"
+        );
+    }
 
     fn setup(fen: &str, san: &str) -> (Chess, Move) {
         let pos: Chess = fen

@@ -239,319 +239,495 @@ pub(crate) fn decode_block_until(
         eval_text: d[EVAL_TEXT].as_slice(),
     };
 
-    for g in 0..stored.games {
-        if g > last {
-            return Ok(stored.games);
-        }
-        let w = want(g);
-        let game_kind = *kind.next().ok_or("kind column ends early")?;
-        if game_kind > KIND_CRLF {
-            return Err(format!("unknown game kind {game_kind}"));
-        }
-        if game_kind == 1 {
-            let len = get_varint(&mut verbatim)? as usize;
-            if len > verbatim.len() {
-                return Err("verbatim column ends early".into());
+    let mut queue = Queue::new(codec_of_block, sink, stored.games);
+    // Games read so far are decoded and given to the sink before an error
+    // in a later one is returned, as when each is decoded in turn.
+    let read = (|| -> Result<(), String> {
+        for g in 0..stored.games {
+            if g > last {
+                return Ok(());
             }
-            let (text, rest) = verbatim.split_at(len);
-            verbatim = rest;
-            match w {
-                Want::Skip => {}
-                Want::Text => sink(g, Decoded::Text(text.to_vec())),
-                Want::Tags | Want::TagsNotGiven => sink(g, Decoded::Tags(Err(text.to_vec()))),
+            let w = want(g);
+            let game_kind = *kind.next().ok_or("kind column ends early")?;
+            if game_kind > KIND_CRLF {
+                return Err(format!("unknown game kind {game_kind}"));
             }
-            continue;
-        }
-        // Tags (for a skipped game only its time control, which the clock
-        // stream needs).
-        let mut tags = Vec::new();
-        // The first `TimeControl` of the game, as the writer's clock model
-        // takes it (a game with two read the last before issue 26's fuzzing
-        // found it: such a game's clocks did not decode).
-        let mut tc: Option<Vec<u8>> = None;
-        // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
-        let mut predicted = Vec::new();
-        tag_state.start_game();
-        loop {
-            let id = get_varint(&mut seq)?;
-            if id == 0 {
-                break;
-            }
-            let i = id as usize - 1;
-            let stored_value = values[i].next().ok_or("tag values end early")?;
-            if let Some(k) = tag_state.predicted(i, stored_value)? {
-                if matches!(w, Want::Tags | Want::Text) {
-                    predicted.push((tags.len(), k));
-                    tags.push((names[i].to_vec(), Vec::new()));
+            if game_kind == 1 {
+                let len = get_varint(&mut verbatim)? as usize;
+                if len > verbatim.len() {
+                    return Err("verbatim column ends early".into());
+                }
+                let (text, rest) = verbatim.split_at(len);
+                verbatim = rest;
+                match w {
+                    Want::Skip => {}
+                    Want::Text => queue.ready(g, Decoded::Text(text.to_vec())),
+                    Want::Tags | Want::TagsNotGiven => {
+                        queue.ready(g, Decoded::Tags(Err(text.to_vec())))
+                    }
                 }
                 continue;
             }
-            let value = tag_state.decode(i, stored_value, &mut tag_numbers)?;
-            if Some(i) == time_control && tc.is_none() {
-                tc = Some(value.to_vec());
-            }
-            if w != Want::Skip {
-                tags.push((names[i].to_vec(), value.to_vec()));
-            }
-        }
-        // Events of this game.
-        let end = events
-            .iter()
-            .enumerate()
-            .scan(false, |after_nag, (i, &b)| {
-                // A glyph's number and an annotated line's pattern are no
-                // events.
-                let is_end = !*after_nag && ends_game(b);
-                *after_nag = !*after_nag && (b == E_NAG || (i == 0 && b == E_ANNOTATED));
-                Some((i, is_end))
-            })
-            .find(|&(_, e)| e)
-            .map(|(i, _)| i)
-            .ok_or("events column ends early")?;
-        let stored_events = &events[..=end];
-        events = &events[end + 1..];
-        // An annotated line's events spelled out, its ply count read
-        // (format 8).
-        let spelled;
-        let game_events = if stored_events.first() == Some(&E_ANNOTATED) {
-            let pattern = *stored_events.get(1).ok_or("bad annotated line")?;
-            let mut all = spell_annotated(pattern, move_lengths.plies()?)?;
-            all.extend_from_slice(&stored_events[2..]);
-            spelled = all;
-            spelled.as_slice()
-        } else {
-            stored_events
-        };
-        let mut clock_model = ClockModel::new(tc.as_deref().unwrap_or_default());
-        // Tags that the moves give need the moves.
-        let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
-        if tags_alone {
-            sink(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
-        }
-        // Tags the moves give need the mainline's first plies.
-        let tags_from_moves = w == Want::Tags && !predicted.is_empty();
-        let plies = if w == Want::Text || tags_from_moves {
-            segment_plies(game_events)?
-        } else {
-            vec![0]
-        };
-        // Clocks and evaluations before moves: their streams follow the
-        // events alone, and the mainline's readings are part of its moves'
-        // context (format 6).
-        let Annotations {
-            mainline_clocks: mut main_clocks,
-            clocks: mut clock_values,
-            evals: mut eval_values,
-        } = read_annotations(
-            game_events,
-            &mut clock_model,
-            &mut annotation_coders,
-            (&mut clocks, &mut evals),
-            plies[0],
-        )?;
-        if w != Want::Text {
-            // Skip this game's items in the other columns.
-            let mut segments = 1;
-            let mut i = 0;
-            while i < game_events.len() {
-                match game_events[i] {
-                    E_NAG => i += 1,
-                    E_OPEN => segments += 1,
-                    E_COMMENT => {
-                        take_until(&mut comments, b'}', "comment")?;
-                    }
-                    _ => {}
+            // Tags (for a skipped game only its time control, which the clock
+            // stream needs).
+            let mut tags = Vec::new();
+            // The first `TimeControl` of the game, as the writer's clock model
+            // takes it (a game with two read the last before issue 26's fuzzing
+            // found it: such a game's clocks did not decode).
+            let mut tc: Option<Vec<u8>> = None;
+            // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
+            let mut predicted = Vec::new();
+            tag_state.start_game();
+            loop {
+                let id = get_varint(&mut seq)?;
+                if id == 0 {
+                    break;
                 }
-                i += 1;
+                let i = id as usize - 1;
+                let stored_value = values[i].next().ok_or("tag values end early")?;
+                if let Some(k) = tag_state.predicted(i, stored_value)? {
+                    if matches!(w, Want::Tags | Want::Text) {
+                        predicted.push((tags.len(), k));
+                        tags.push((names[i].to_vec(), Vec::new()));
+                    }
+                    continue;
+                }
+                let value = tag_state.decode(i, stored_value, &mut tag_numbers)?;
+                if Some(i) == time_control && tc.is_none() {
+                    tc = Some(value.to_vec());
+                }
+                if w != Want::Skip {
+                    tags.push((names[i].to_vec(), value.to_vec()));
+                }
             }
+            // Events of this game.
+            let end = events
+                .iter()
+                .enumerate()
+                .scan(false, |after_nag, (i, &b)| {
+                    // A glyph's number and an annotated line's pattern are no
+                    // events.
+                    let is_end = !*after_nag && ends_game(b);
+                    *after_nag = !*after_nag && (b == E_NAG || (i == 0 && b == E_ANNOTATED));
+                    Some((i, is_end))
+                })
+                .find(|&(_, e)| e)
+                .map(|(i, _)| i)
+                .ok_or("events column ends early")?;
+            let stored_events = &events[..=end];
+            events = &events[end + 1..];
+            // An annotated line's events spelled out, its ply count read
+            // (format 8).
+            let game_events: std::borrow::Cow<'_, [u8]> =
+                if stored_events.first() == Some(&E_ANNOTATED) {
+                    let pattern = *stored_events.get(1).ok_or("bad annotated line")?;
+                    let mut all = spell_annotated(pattern, move_lengths.plies()?)?;
+                    all.extend_from_slice(&stored_events[2..]);
+                    all.into()
+                } else {
+                    stored_events.into()
+                };
+            let mut clock_model = ClockModel::new(tc.as_deref().unwrap_or_default());
+            // Tags that the moves give need the moves.
+            let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
+            if tags_alone {
+                queue.ready(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
+            }
+            // Tags the moves give need the mainline's first plies.
+            let tags_from_moves = w == Want::Tags && !predicted.is_empty();
+            let plies = if w == Want::Text || tags_from_moves {
+                segment_plies(&game_events)?
+            } else {
+                vec![0]
+            };
+            // Clocks and evaluations before moves: their streams follow the
+            // events alone, and the mainline's readings are part of its moves'
+            // context (format 6).
+            let Annotations {
+                mainline_clocks: main_clocks,
+                clocks: clock_values,
+                evals: eval_values,
+            } = read_annotations(
+                &game_events,
+                &mut clock_model,
+                &mut annotation_coders,
+                (&mut clocks, &mut evals),
+                plies[0],
+            )?;
+            // This game's comments and lines in the other columns: kept for
+            // its text, the mainline alone for tags that the moves give.
+            let (game_comments, segments) =
+                game_comments(&game_events, &mut comments, w == Want::Text)?;
+            let mut lines = Vec::new();
             for s in 0..segments {
                 let len = move_lengths.next(s > 0)?;
                 let end = move_pos.checked_add(len).ok_or("move length overflow")?;
-                if s == 0 && tags_from_moves {
+                if w == Want::Text || (s == 0 && tags_from_moves) {
                     if end > moves.len() {
                         return Err("moves column ends early".into());
                     }
-                    let start = text::start_of(&tags).map_err(|u| u.detail)?;
-                    let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
-                    let in_context = codec_of_block
-                        .in_context(&context.with_clocks(std::mem::take(&mut main_clocks)));
-                    let codec = in_context.as_deref().unwrap_or(codec_of_block);
-                    let counted = (game_events.first() != Some(&E_LINE)).then_some(plies[0]);
-                    let table = OpeningTable::builtin();
-                    let bits = slice_bits(&moves, move_pos, len);
-                    let prefix = codec
-                        .decode_prefix(&start, &bits, counted, table.max_ply())
-                        .map_err(|e| e.to_string())?;
-                    fill_openings(&mut tags, &predicted, table.predict(&start, &prefix))?;
+                    lines.push(slice_bits(&moves, move_pos, len));
                 }
                 move_pos = end;
             }
-            if tags_from_moves {
-                sink(g, Decoded::Tags(Ok(tags)));
+            if w == Want::Text || tags_from_moves {
+                queue.pending(
+                    g,
+                    PendingGame {
+                        want: w,
+                        kind: game_kind,
+                        tags,
+                        predicted,
+                        events: game_events,
+                        plies,
+                        mainline_clocks: main_clocks,
+                        clocks: clock_values,
+                        evals: eval_values,
+                        comments: game_comments,
+                        lines,
+                    },
+                )?;
             }
-            continue;
         }
+        if clocks.overrun() || evals.overrun() {
+            return Err("clock or evaluation stream ends early".into());
+        }
+        if !d[TAG_NUMBERS].is_empty() && tag_numbers.overrun() {
+            return Err("tag-numbers column ends early".into());
+        }
+        if move_lengths.overrun() {
+            return Err("move-lengths column does not match the games".into());
+        }
+        if kind.next().is_some() || !verbatim.is_empty() || !seq.is_empty() || !events.is_empty() {
+            return Err("columns hold more than the game count".into());
+        }
+        Ok(())
+    })();
+    queue.flush()?;
+    read.map(|()| stored.games)
+}
+
+/// A game whose columns are read and whose moves are still to decode:
+/// what [`finish`] needs to give its text (or its tags, where the moves
+/// give some), on any thread.
+struct PendingGame<'a> {
+    /// [`Want::Text`] or [`Want::Tags`].
+    want: Want,
+    kind: u8,
+    tags: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
+    predicted: Vec<(usize, usize)>,
+    events: std::borrow::Cow<'a, [u8]>,
+    /// The number of moves of each line.
+    plies: Vec<usize>,
+    mainline_clocks: Vec<Option<u32>>,
+    clocks: std::vec::IntoIter<u32>,
+    evals: EvalTexts,
+    comments: Vec<&'a [u8]>,
+    /// The moves of each line (the mainline alone for tags).
+    lines: Vec<Bits>,
+}
+
+/// Decodes the moves of a game whose columns are read and gives its text
+/// (or its tags).
+fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decoded, String> {
+    let PendingGame {
+        want,
+        kind,
+        mut tags,
+        predicted,
+        events,
+        plies,
+        mainline_clocks,
+        mut clocks,
+        mut evals,
+        comments,
+        lines,
+    } = game;
+    let mut comments = comments.into_iter();
+    let mut lines = lines.into_iter();
+    if want == Want::Tags {
+        // The mainline's first plies, as far as the opening table reaches.
+        let bits = lines.next().ok_or("moves column ends early")?;
         let start = text::start_of(&tags).map_err(|u| u.detail)?;
-        // The game's context, as the writer took it from the same tags and
-        // clocks. Archives before format 5 (6 for clocks) were written by
-        // models that do not read it, for which it changes nothing.
         let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
-        let variation_codec = codec_of_block.in_context(&context);
-        let mainline_codec = codec_of_block.in_context(&context.with_clocks(main_clocks));
-        let line = game_events.first() == Some(&E_LINE);
-        let mut next_segment = 0;
-        let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
-            let n = *plies
-                .get(next_segment)
-                .ok_or("more lines than the events say")?;
-            let to_end = line && next_segment == 0;
-            let codec = if next_segment == 0 {
-                &mainline_codec
-            } else {
-                &variation_codec
-            };
-            let codec = codec.as_deref().unwrap_or(codec_of_block);
-            let len = move_lengths.next(next_segment > 0)?;
-            next_segment += 1;
-            let end = move_pos.checked_add(len).ok_or("move length overflow")?;
-            if end > moves.len() {
-                return Err("moves column ends early".into());
-            }
-            let bits = slice_bits(&moves, move_pos, len);
-            move_pos = end;
-            let decoded = if to_end {
-                codec.decode(start, &bits)
-            } else {
-                codec.decode_counted(start, &bits, n)
-            }
+        let in_context = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
+        let codec = in_context.as_deref().unwrap_or(codec_of_block);
+        let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
+        let table = OpeningTable::builtin();
+        let prefix = codec
+            .decode_prefix(&start, &bits, counted, table.max_ply())
             .map_err(|e| e.to_string())?;
-            Ok(decoded.into_iter())
+        fill_openings(&mut tags, &predicted, table.predict(&start, &prefix))?;
+        return Ok(Decoded::Tags(Ok(tags)));
+    }
+    let start = text::start_of(&tags).map_err(|u| u.detail)?;
+    // The game's context, as the writer took it from the same tags and
+    // clocks. Archives before format 5 (6 for clocks) were written by
+    // models that do not read it, for which it changes nothing.
+    let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
+    let variation_codec = codec_of_block.in_context(&context);
+    let mainline_codec = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
+    let line = events.first() == Some(&E_LINE);
+    let mut next_segment = 0;
+    let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
+        let n = *plies
+            .get(next_segment)
+            .ok_or("more lines than the events say")?;
+        let to_end = line && next_segment == 0;
+        let codec = if next_segment == 0 {
+            &mainline_codec
+        } else {
+            &variation_codec
         };
-        let mut segs = vec![read_segment(&start)?];
-        if !predicted.is_empty() {
-            let opening = OpeningTable::builtin().predict(&start, segs[0].as_slice());
-            fill_openings(&mut tags, &predicted, opening)?;
+        let codec = codec.as_deref().unwrap_or(codec_of_block);
+        let bits = lines.next().ok_or("more lines than the events say")?;
+        next_segment += 1;
+        let decoded = if to_end {
+            codec.decode(start, &bits)
+        } else {
+            codec.decode_counted(start, &bits, n)
         }
-        // Positions are followed only where a variation needs its start.
-        let variations = game_events.contains(&E_OPEN);
-        let mut lines = Lines::new(&start);
-        let mut out_events = Vec::with_capacity(game_events.len());
-        let mut outcome = None;
-        let mut result_on_new_line = false;
-        let mut i = 0;
-        let mut annotation = Vec::new();
-        while i < game_events.len() {
-            let code = game_events[i];
-            i += 1;
-            match code {
-                E_LINE if i == 1 => {
-                    for m in segs[0].by_ref() {
-                        if variations {
-                            lines.play(m);
-                        }
-                        out_events.push(Event::Move(m));
-                    }
-                }
-                E_MOVE => {
-                    let m = segs
-                        .last_mut()
-                        .and_then(Iterator::next)
-                        .ok_or("fewer moves than the events say")?;
+        .map_err(|e| e.to_string())?;
+        Ok(decoded.into_iter())
+    };
+    let mut segs = vec![read_segment(&start)?];
+    if !predicted.is_empty() {
+        let opening = OpeningTable::builtin().predict(&start, segs[0].as_slice());
+        fill_openings(&mut tags, &predicted, opening)?;
+    }
+    // Positions are followed only where a variation needs its start.
+    let variations = events.contains(&E_OPEN);
+    let mut board = Lines::new(&start);
+    let mut out_events = Vec::with_capacity(events.len());
+    let mut outcome = None;
+    let mut result_on_new_line = false;
+    let mut i = 0;
+    let mut annotation = Vec::new();
+    while i < events.len() {
+        let code = events[i];
+        i += 1;
+        match code {
+            E_LINE if i == 1 => {
+                for m in segs[0].by_ref() {
                     if variations {
-                        lines.play(m);
+                        board.play(m);
                     }
                     out_events.push(Event::Move(m));
                 }
-                E_NAG => {
-                    let n = *game_events.get(i).ok_or("nag missing")?;
-                    i += 1;
-                    out_events.push(Event::Nag(n));
-                }
-                E_COMMENT => {
-                    out_events.push(Event::Comment(
-                        take_until(&mut comments, b'}', "comment")?.to_vec(),
-                    ));
-                }
-                E_CLK | E_EVAL | E_EVAL_CLK => {
-                    let eval = if code == E_CLK {
-                        None
-                    } else {
-                        Some(eval_values.next().ok_or("evaluation events disagree")?)
-                    };
-                    let clock = if code == E_EVAL {
-                        None
-                    } else {
-                        Some(clock_values.next().ok_or("clock events disagree")?)
-                    };
-                    annotation.clear();
-                    format_annotation(eval, clock, &mut annotation);
-                    out_events.push(Event::Comment(annotation.clone()));
-                }
-                E_OPEN => {
-                    let start = lines.open();
-                    segs.push(read_segment(&start)?);
-                    out_events.push(Event::Open);
-                }
-                E_CLOSE => {
-                    if segs.len() < 2 {
-                        return Err("unmatched variation end".into());
-                    }
-                    if segs.pop().is_some_and(|mut s| s.next().is_some()) {
-                        return Err("more moves than the events say".into());
-                    }
-                    lines.close();
-                    out_events.push(Event::Close);
-                }
-                E_END => {}
-                E_RESULT_LINE if i < game_events.len() && game_events[i] != E_END => {
-                    result_on_new_line = true;
-                }
-                E_RESULT_AS_TAG => {
-                    let tag = tags
-                        .iter()
-                        .find(|(k, _)| k == b"Result")
-                        .map(|(_, v)| v.as_slice());
-                    outcome = Some(
-                        text::OUTCOMES
-                            .iter()
-                            .position(|o| Some(o.as_bytes()) == tag)
-                            .ok_or("result tag is not a result")? as u8,
-                    );
-                }
-                c if (E_OUTCOME..E_OUTCOME + 4).contains(&c) => outcome = Some(c - E_OUTCOME),
-                c => return Err(format!("unknown event {c}")),
             }
+            E_MOVE => {
+                let m = segs
+                    .last_mut()
+                    .and_then(Iterator::next)
+                    .ok_or("fewer moves than the events say")?;
+                if variations {
+                    board.play(m);
+                }
+                out_events.push(Event::Move(m));
+            }
+            E_NAG => {
+                let n = *events.get(i).ok_or("nag missing")?;
+                i += 1;
+                out_events.push(Event::Nag(n));
+            }
+            E_COMMENT => {
+                out_events.push(Event::Comment(
+                    comments.next().ok_or("comment column ends early")?.to_vec(),
+                ));
+            }
+            E_CLK | E_EVAL | E_EVAL_CLK => {
+                let eval = if code == E_CLK {
+                    None
+                } else {
+                    Some(evals.next().ok_or("evaluation events disagree")?)
+                };
+                let clock = if code == E_EVAL {
+                    None
+                } else {
+                    Some(clocks.next().ok_or("clock events disagree")?)
+                };
+                annotation.clear();
+                format_annotation(eval, clock, &mut annotation);
+                out_events.push(Event::Comment(annotation.clone()));
+            }
+            E_OPEN => {
+                let start = board.open();
+                segs.push(read_segment(&start)?);
+                out_events.push(Event::Open);
+            }
+            E_CLOSE => {
+                if segs.len() < 2 {
+                    return Err("unmatched variation end".into());
+                }
+                if segs.pop().is_some_and(|mut s| s.next().is_some()) {
+                    return Err("more moves than the events say".into());
+                }
+                board.close();
+                out_events.push(Event::Close);
+            }
+            E_END => {}
+            E_RESULT_LINE if i < events.len() && events[i] != E_END => {
+                result_on_new_line = true;
+            }
+            E_RESULT_AS_TAG => {
+                let tag = tags
+                    .iter()
+                    .find(|(k, _)| k == b"Result")
+                    .map(|(_, v)| v.as_slice());
+                outcome = Some(
+                    text::OUTCOMES
+                        .iter()
+                        .position(|o| Some(o.as_bytes()) == tag)
+                        .ok_or("result tag is not a result")? as u8,
+                );
+            }
+            c if (E_OUTCOME..E_OUTCOME + 4).contains(&c) => outcome = Some(c - E_OUTCOME),
+            c => return Err(format!("unknown event {c}")),
         }
-        if segs.len() != 1 || segs.pop().is_some_and(|mut s| s.next().is_some()) {
-            return Err("moves and events disagree".into());
+    }
+    if segs.len() != 1 || segs.pop().is_some_and(|mut s| s.next().is_some()) {
+        return Err("moves and events disagree".into());
+    }
+    let game = ParsedGame {
+        tags,
+        start,
+        events: out_events,
+        outcome,
+        result_on_new_line,
+    };
+    let mut out = Vec::new();
+    text::write(&game, &mut out);
+    if kind == KIND_CRLF {
+        out = to_crlf(&out);
+    }
+    Ok(Decoded::Text(out))
+}
+
+/// The comments of a game, from the `comments` column (kept when `keep`),
+/// and its number of lines, from its events.
+fn game_comments<'a>(
+    events: &[u8],
+    comments: &mut &'a [u8],
+    keep: bool,
+) -> Result<(Vec<&'a [u8]>, usize), String> {
+    let mut kept = Vec::new();
+    let mut segments = 1;
+    let mut i = 0;
+    while i < events.len() {
+        match events[i] {
+            E_NAG => i += 1,
+            E_OPEN => segments += 1,
+            E_COMMENT => {
+                let c = take_until(comments, b'}', "comment")?;
+                if keep {
+                    kept.push(c);
+                }
+            }
+            _ => {}
         }
-        let game = ParsedGame {
-            tags,
-            start,
-            events: out_events,
-            outcome,
-            result_on_new_line,
+        i += 1;
+    }
+    Ok((kept, segments))
+}
+
+/// The decoded games of a block on their way to the sink, in order. Games
+/// whose moves are to decode are decoded at once on one thread, or, where
+/// the block is decoded in parallel, gathered and decoded on the current
+/// rayon pool's threads when the block's columns are read ([`Queue::flush`]):
+/// each game's moves are a stream of their own, so the games of one block
+/// decode on several cores.
+struct Queue<'s, 'a> {
+    codec: &'s dyn GameCodec,
+    sink: &'s mut dyn FnMut(usize, Decoded),
+    parallel: bool,
+    /// Games gathered for a parallel decode, in order.
+    gathered: Vec<(usize, Gathered<'a>)>,
+}
+
+enum Gathered<'a> {
+    Ready(Decoded),
+    Pending(Box<PendingGame<'a>>),
+}
+
+impl<'s, 'a> Queue<'s, 'a> {
+    fn new(
+        codec: &'s dyn GameCodec,
+        sink: &'s mut dyn FnMut(usize, Decoded),
+        games: usize,
+    ) -> Self {
+        Queue {
+            codec,
+            sink,
+            // A block of one game has nothing to share out.
+            parallel: games > 1 && parallel_threads() > 1,
+            gathered: Vec::new(),
+        }
+    }
+
+    fn ready(&mut self, g: usize, d: Decoded) {
+        if self.parallel {
+            self.gathered.push((g, Gathered::Ready(d)));
+        } else {
+            (self.sink)(g, d);
+        }
+    }
+
+    fn pending(&mut self, g: usize, game: PendingGame<'a>) -> Result<(), String> {
+        if self.parallel {
+            self.gathered.push((g, Gathered::Pending(Box::new(game))));
+        } else {
+            (self.sink)(g, finish(self.codec, game)?);
+        }
+        Ok(())
+    }
+
+    /// Decodes the gathered games and gives them to the sink in order, up
+    /// to the first that does not decode, whose error it returns.
+    fn flush(&mut self) -> Result<(), String> {
+        let gathered = std::mem::take(&mut self.gathered);
+        for (g, d) in finish_all(self.codec, gathered) {
+            (self.sink)(g, d?);
+        }
+        Ok(())
+    }
+}
+
+/// The threads a block's games are decoded on: the current rayon pool's
+/// (the global pool's outside one), or one without the `parallel` feature.
+fn parallel_threads() -> usize {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::current_num_threads()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        1
+    }
+}
+
+/// Finishes the gathered games on the current rayon pool, in order.
+fn finish_all(
+    codec: &dyn GameCodec,
+    gathered: Vec<(usize, Gathered<'_>)>,
+) -> Vec<(usize, Result<Decoded, String>)> {
+    let one = |(g, item): (usize, Gathered<'_>)| {
+        let d = match item {
+            Gathered::Ready(d) => Ok(d),
+            Gathered::Pending(game) => finish(codec, *game),
         };
-        let mut out = Vec::new();
-        text::write(&game, &mut out);
-        if game_kind == KIND_CRLF {
-            out = to_crlf(&out);
-        }
-        sink(g, Decoded::Text(out));
+        (g, d)
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        // One game a task: a game takes milliseconds to decode.
+        gathered.into_par_iter().with_max_len(1).map(one).collect()
     }
-    if clocks.overrun() || evals.overrun() {
-        return Err("clock or evaluation stream ends early".into());
+    #[cfg(not(feature = "parallel"))]
+    {
+        gathered.into_iter().map(one).collect()
     }
-    if !d[TAG_NUMBERS].is_empty() && tag_numbers.overrun() {
-        return Err("tag-numbers column ends early".into());
-    }
-    if move_lengths.overrun() {
-        return Err("move-lengths column does not match the games".into());
-    }
-    if kind.next().is_some() || !verbatim.is_empty() || !seq.is_empty() || !events.is_empty() {
-        return Err("columns hold more than the game count".into());
-    }
-    Ok(stored.games)
 }
 
 /// The clock and evaluation coders of a block and its evaluations kept as

@@ -1,0 +1,211 @@
+//! Wider vectors where the processor has them, chosen at run time.
+//!
+//! [`run`] calls a closure inside a function compiled for AVX-512 or AVX2
+//! when the processor has them (x86-64), handing it the [`Width`] found, so
+//! that the integer loops the closure inlines (the move model's sums) are
+//! vectorised at that width and [`dot`] uses those instructions; elsewhere
+//! it calls the closure as it is. Every width computes the same integers
+//! (sums that cannot overflow, in any order): the bits a codec writes do not
+//! depend on the processor.
+//!
+//! This is the library's one use of `unsafe`: calling code compiled for
+//! instructions that the processor has been checked to have, and loading
+//! vectors from slices.
+
+/// The vectors [`run`] found: made only there, after checking the
+/// processor, so that holding one is the proof that its instructions run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Width(Level);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Level {
+    Plain,
+    #[cfg(target_arch = "x86_64")]
+    Avx2,
+    #[cfg(target_arch = "x86_64")]
+    Avx512,
+}
+
+/// Calls `f` compiled for the widest vectors this processor has. `f`
+/// should be an `#[inline(always)]` closure, and what it calls inlined,
+/// for the width to reach its loops.
+#[inline]
+pub(crate) fn run<R>(f: impl FnOnce(Width) -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx512bw") {
+            // SAFETY: the processor has AVX-512 F and BW (BW implies F).
+            #[allow(unsafe_code)]
+            return unsafe { avx512(f) };
+        }
+        if std::arch::is_x86_feature_detected!("avx2") {
+            // SAFETY: the processor has AVX2.
+            #[allow(unsafe_code)]
+            return unsafe { avx2(f) };
+        }
+    }
+    f(Width(Level::Plain))
+}
+
+/// [`run`] without wider vectors: what a processor without them does.
+#[cfg(test)]
+pub(crate) fn run_plain<R>(f: impl FnOnce(Width) -> R) -> R {
+    f(Width(Level::Plain))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+fn avx512<R>(f: impl FnOnce(Width) -> R) -> R {
+    f(Width(Level::Avx512))
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn avx2<R>(f: impl FnOnce(Width) -> R) -> R {
+    f(Width(Level::Avx2))
+}
+
+/// `Σ a_k · b_k` over the shorter length, for products whose sums in
+/// neighbouring pairs and in total stay within `i32` (the move model's:
+/// activations of at most 128 times 16-bit weights, 256 of them).
+#[inline(always)]
+pub(crate) fn dot(width: Width, a: &[i16], b: &[i16]) -> i32 {
+    let n = a.len().min(b.len());
+    let (a, b) = (&a[..n], &b[..n]);
+    match width.0 {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a `Width` of AVX-512 exists only where the processor has it.
+        #[allow(unsafe_code)]
+        Level::Avx512 => unsafe { dot_avx512(a, b) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a `Width` of AVX2 exists only where the processor has it.
+        #[allow(unsafe_code)]
+        Level::Avx2 => unsafe { dot_avx2(a, b) },
+        Level::Plain => dot_plain(a, b),
+    }
+}
+
+/// Asks for `data` to be brought into the nearest cache (a hint, for data
+/// read soon after; nothing elsewhere than x86-64).
+#[inline(always)]
+pub(crate) fn prefetch<T>(data: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        use std::arch::x86_64::{_MM_HINT_T0, _mm_prefetch};
+        let bytes = std::mem::size_of_val(data);
+        let start = data.as_ptr().cast::<i8>();
+        for offset in (0..bytes).step_by(64) {
+            // SAFETY: a prefetch reads nothing and cannot fault; the
+            // address is inside `data`.
+            #[allow(unsafe_code)]
+            unsafe {
+                _mm_prefetch::<_MM_HINT_T0>(start.add(offset))
+            };
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = data;
+}
+
+/// [`dot`] in plain code: 16 lanes, so that compilers vectorise it.
+#[inline(always)]
+fn dot_plain(a: &[i16], b: &[i16]) -> i32 {
+    let (a16, a_rest) = a.as_chunks::<16>();
+    let (b16, b_rest) = b.as_chunks::<16>();
+    let mut lanes = [0i32; 16];
+    for (x, y) in a16.iter().zip(b16) {
+        for j in 0..16 {
+            lanes[j] += i32::from(x[j]) * i32::from(y[j]);
+        }
+    }
+    let mut sum: i32 = lanes.iter().sum();
+    for (&x, &y) in a_rest.iter().zip(b_rest) {
+        sum += i32::from(x) * i32::from(y);
+    }
+    sum
+}
+
+/// [`dot`] in 16 lanes of `vpmaddwd`, the rest plain; `a` and `b` of one
+/// length.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+unsafe fn dot_avx2(a: &[i16], b: &[i16]) -> i32 {
+    use std::arch::x86_64::{
+        __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_setzero_si256,
+        _mm256_storeu_si256,
+    };
+    let (a16, a_rest) = a.as_chunks::<16>();
+    let (b16, b_rest) = b.as_chunks::<16>();
+    let mut acc = _mm256_setzero_si256();
+    for (x, y) in a16.iter().zip(b16) {
+        // SAFETY: 16 `i16`s are 32 bytes, an unaligned load.
+        let (x, y) = unsafe {
+            (
+                _mm256_loadu_si256(x.as_ptr().cast::<__m256i>()),
+                _mm256_loadu_si256(y.as_ptr().cast::<__m256i>()),
+            )
+        };
+        acc = _mm256_add_epi32(acc, _mm256_madd_epi16(x, y));
+    }
+    let mut lanes = [0i32; 8];
+    // SAFETY: 8 `i32`s are 32 bytes, an unaligned store.
+    unsafe { _mm256_storeu_si256(lanes.as_mut_ptr().cast::<__m256i>(), acc) };
+    let mut sum: i32 = lanes.iter().sum();
+    for (&x, &y) in a_rest.iter().zip(b_rest) {
+        sum += i32::from(x) * i32::from(y);
+    }
+    sum
+}
+
+/// [`dot`] in 32 lanes of `vpmaddwd`, the rest as [`dot_avx2`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+#[allow(unsafe_code)]
+unsafe fn dot_avx512(a: &[i16], b: &[i16]) -> i32 {
+    use std::arch::x86_64::{
+        __m512i, _mm512_add_epi32, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_reduce_add_epi32,
+        _mm512_setzero_si512,
+    };
+    let (a32, a_rest) = a.as_chunks::<32>();
+    let (b32, b_rest) = b.as_chunks::<32>();
+    let mut acc = _mm512_setzero_si512();
+    for (x, y) in a32.iter().zip(b32) {
+        // SAFETY: 32 `i16`s are 64 bytes, an unaligned load.
+        let (x, y) = unsafe {
+            (
+                _mm512_loadu_si512(x.as_ptr().cast::<__m512i>()),
+                _mm512_loadu_si512(y.as_ptr().cast::<__m512i>()),
+            )
+        };
+        acc = _mm512_add_epi32(acc, _mm512_madd_epi16(x, y));
+    }
+    // SAFETY: the processor has AVX2 (AVX-512 implies it).
+    _mm512_reduce_add_epi32(acc) + unsafe { dot_avx2(a_rest, b_rest) }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every width gives the sums of the plain loop, for every length
+    /// (whole vectors and remainders).
+    #[test]
+    fn every_width_sums_alike() {
+        let a: Vec<i16> = (0..300).map(|i| (i * 37 % 129) as i16).collect();
+        let b: Vec<i16> = (0..300)
+            .map(|i| (i * 7919 % 65_536 - 32_768) as i16)
+            .collect();
+        for n in [0, 1, 15, 16, 17, 31, 32, 33, 64, 100, 128, 255, 256, 300] {
+            let plain: i32 = a[..n]
+                .iter()
+                .zip(&b[..n])
+                .map(|(&x, &y)| i32::from(x) * i32::from(y))
+                .sum();
+            assert_eq!(run(|w| dot(w, &a[..n], &b[..n])), plain, "{n}");
+            assert_eq!(run_plain(|w| dot(w, &a[..n], &b[..n])), plain, "{n}");
+            // Slices of different lengths: the shorter one's.
+            assert_eq!(run(|w| dot(w, &a[..n], &b)), plain, "{n}");
+        }
+    }
+}
