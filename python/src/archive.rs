@@ -4,6 +4,7 @@
 use std::{
     fs::File,
     io::{self, BufRead, BufReader, BufWriter, Read, Write},
+    ops::ControlFlow,
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex,
@@ -12,7 +13,7 @@ use std::{
 };
 
 use chesspack::{
-    archive::{self, ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Blocks, ChunkReader},
+    archive::{self, ArchiveError, ArchiveReader, BlockReport, ChunkReader, pipeline::Pipeline},
     game::GameCodec,
 };
 use pyo3::{
@@ -21,7 +22,6 @@ use pyo3::{
     types::PyDict,
 };
 use pyo3_arrow::PyRecordBatch;
-use rayon::prelude::*;
 
 use crate::{DecodeError, game_codec, rows};
 
@@ -411,13 +411,20 @@ impl Drop for Output {
     }
 }
 
-fn pool(threads: Option<usize>) -> PyResult<rayon::ThreadPool> {
-    let mut b = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = threads {
-        b = b.num_threads(n.max(1));
+/// The library's pipeline with `threads` workers (one a core when `None`).
+fn pipeline(threads: Option<usize>) -> Pipeline {
+    Pipeline::new().threads(threads.unwrap_or(0))
+}
+
+/// A progress callback's error kept, to be raised, and the run stopped.
+fn stop_on_error(r: PyResult<()>, stopped: &mut Option<PyErr>) -> ControlFlow<()> {
+    match r {
+        Ok(()) => ControlFlow::Continue(()),
+        Err(e) => {
+            *stopped = Some(e);
+            ControlFlow::Break(())
+        }
     }
-    b.build()
-        .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))
 }
 
 /// Calls `progress(done, total)` with the GIL, if given; its exception
@@ -472,36 +479,19 @@ fn compress<'py>(
             };
             return Ok((r, report.verbatim));
         }
-        let pool = pool(threads)?;
-        let window = pool.current_num_threads() * 2;
-        let mut writer =
-            ArchiveWriter::new(out.writer(), codec.as_ref()).map_err(|e| archive_err(&name, e))?;
-        let mut total_report = BlockReport::default();
-        let mut blocks = Blocks::new(ChunkReader::new(input), block_games, 4 << 20);
-        loop {
-            let batch: Vec<_> = blocks
-                .by_ref()
-                .take(window)
-                .collect::<Result<_, _>>()
-                .map_err(|e| io_err(&src, e))?;
-            if batch.is_empty() {
-                break;
-            }
-            let encoded: Vec<_> = pool.install(|| {
-                batch
-                    .par_iter()
-                    .map(|b| archive::encode_block(codec.as_ref(), b, level))
-                    .collect()
+        let mut options = archive::Options::default();
+        options.block_games = block_games;
+        options.level = level;
+        let mut stopped = None;
+        let report =
+            pipeline(threads).compress(input, out.writer(), codec.as_ref(), &options, &mut |_| {
+                stop_on_error(
+                    tick(progress.as_ref(), count.load(Ordering::Relaxed), total),
+                    &mut stopped,
+                )
             });
-            for block in &encoded {
-                writer
-                    .write_block(block)
-                    .map_err(|e| archive_err(&name, e))?;
-                total_report.add(&block.report);
-            }
-            tick(progress.as_ref(), count.load(Ordering::Relaxed), total)?;
-        }
-        writer.finish().map_err(|e| archive_err(&name, e))?;
+        let total_report =
+            report.map_err(|e| stopped.take().unwrap_or_else(|| archive_err(&name, e)))?;
         Ok((total_report, 0))
     });
     let (report, verbatim_lines) = result?;
@@ -561,43 +551,13 @@ fn decompress(
         if let Some(why) = reader.index_error() {
             return Err(archive_err(&name, ArchiveError::Index(why.to_owned())));
         }
-        let pool = pool(threads)?;
-        let window = pool.current_num_threads() * 2;
-        let entries = reader.blocks().to_vec();
-        let total: u64 = entries.iter().map(|e| u64::from(e.len)).sum();
-        let codec = reader.header().codec().map_err(|e| archive_err(&name, e))?;
-        let (mut done, mut games) = (0u64, 0u64);
-        let mut writer = reader.text_writer(out.writer());
-        for start in (0..entries.len()).step_by(window.max(1)) {
-            let ids: Vec<usize> = (start..(start + window).min(entries.len())).collect();
-            let payloads = ids
-                .iter()
-                .map(|&b| reader.read_block(b))
-                .collect::<Result<Vec<_>, _>>()
-                .map_err(|e| archive_err(&name, e))?;
-            let texts: Vec<Result<(Vec<u8>, usize), ArchiveError>> = pool.install(|| {
-                payloads
-                    .par_iter()
-                    .map(|p| {
-                        let mut text = Vec::with_capacity(p.payload().len() * 6);
-                        let n =
-                            archive::decode_games(codec.as_ref(), p, &|_| true, &mut |_, t| {
-                                text.extend_from_slice(&t)
-                            })?;
-                        Ok((text, n))
-                    })
-                    .collect()
-            });
-            for (t, &b) in texts.into_iter().zip(&ids) {
-                let (text, n) = t.map_err(|e| archive_err(&name, e))?;
-                writer.write_games(&text).map_err(|e| io_err(&dst, e))?;
-                games += n as u64;
-                done += u64::from(entries[b].len);
-            }
-            tick(progress.as_ref(), done, total)?;
-        }
-        writer.finish().map_err(|e| io_err(&dst, e))?;
-        Ok(games)
+        let mut stopped = None;
+        let report = pipeline(threads).decompress(&mut reader, out.writer(), &mut |p| {
+            let total = p.total_bytes.unwrap_or_default();
+            stop_on_error(tick(progress.as_ref(), p.bytes, total), &mut stopped)
+        });
+        let report = report.map_err(|e| stopped.take().unwrap_or_else(|| archive_err(&name, e)))?;
+        Ok(report.games)
     })?;
     out.commit()?;
     Ok(games)
@@ -623,38 +583,10 @@ fn verify<'py>(
     let games = reader.games();
     let n = reader.blocks().len();
     let problems = py.detach(|| -> PyResult<Vec<String>> {
-        let mut problems = Vec::new();
-        if let Some(why) = reader.index_error() {
-            problems.push(format!("index: {why} (the file may be truncated)"));
-        }
-        let pool = pool(threads)?;
-        let window = pool.current_num_threads() * 2;
-        let entries = reader.blocks().to_vec();
-        let codec = reader.header().codec().map_err(|e| archive_err(&name, e))?;
-        for start in (0..n).step_by(window.max(1)) {
-            let ids: Vec<usize> = (start..(start + window).min(n)).collect();
-            let payloads: Vec<_> = ids.iter().map(|&b| reader.read_block(b)).collect();
-            let results: Vec<Result<usize, ArchiveError>> = pool.install(|| {
-                payloads
-                    .into_par_iter()
-                    .zip(ids.par_iter())
-                    .map(|(p, _)| {
-                        archive::decode_games(codec.as_ref(), &p?, &|_| true, &mut |_, _| {})
-                    })
-                    .collect()
-            });
-            for (r, &b) in results.into_iter().zip(&ids) {
-                match r {
-                    Ok(g) if g as u64 == u64::from(entries[b].games) => {}
-                    Ok(_) => problems.push(format!(
-                        "block {}: game count differs from the index",
-                        b + 1
-                    )),
-                    Err(e) => problems.push(e.to_string()),
-                }
-            }
-        }
-        Ok(problems)
+        let report = pipeline(threads)
+            .verify(&mut reader, &mut |_| ControlFlow::Continue(()))
+            .map_err(|e| archive_err(&name, e))?;
+        Ok(report.problems)
     })?;
     let d = PyDict::new(py);
     d.set_item("ok", problems.is_empty())?;

@@ -4,19 +4,16 @@ use std::{
     collections::BTreeMap,
     fs::{self, File},
     io::{self, BufWriter, Cursor, IsTerminal, Read, Seek, Write},
+    ops::ControlFlow,
     path::{Path, PathBuf},
     time::Instant,
 };
 
 use anyhow::{Context, Result, bail};
-use chesspack::archive::{
-    self, ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Blocks, COLUMNS, ChunkReader,
-    EncodedBlock,
-};
+use chesspack::archive::{self, ArchiveReader, BlockReport, COLUMNS, pipeline::Pipeline};
 use clap::Args;
-use rayon::prelude::*;
 
-use crate::{codecs, input, ordered};
+use crate::{codecs, input};
 
 /// The move codec of new archives.
 pub const DEFAULT_CODEC: &str = "model";
@@ -135,25 +132,10 @@ pub struct VerifyArgs {
     threads: Option<usize>,
 }
 
-/// Worker threads: `threads`, or one a core. The global rayon pool, on
-/// which the library decodes the games of a block, gets as many.
-fn worker_threads(threads: Option<usize>) -> usize {
-    let n = threads
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, usize::from))
-        .max(1);
-    // Built once a process: a later call finds it built, with as many.
-    let _ = rayon::ThreadPoolBuilder::new()
-        .num_threads(n)
-        .build_global();
-    n
-}
-
-fn pool(threads: Option<usize>) -> Result<rayon::ThreadPool> {
-    let mut b = rayon::ThreadPoolBuilder::new();
-    if let Some(n) = threads {
-        b = b.num_threads(n.max(1));
-    }
-    Ok(b.build()?)
+/// The library's pipeline with `threads` workers (one a core when left
+/// out).
+fn pipeline(threads: Option<usize>) -> Pipeline {
+    Pipeline::new().threads(threads.unwrap_or(0))
 }
 
 /// Data that a command left out (damaged blocks skipped, a truncated
@@ -558,37 +540,24 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     let reader = input::open(&args.input, &pb)?;
     let mut out = Output::create(output.as_deref(), args.force, true)?;
     let started = Instant::now();
-    let mut total = BlockReport::default();
     let written;
-    {
+    let total = {
         let mut counted = Counted {
             out: &mut out,
             bytes: 0,
         };
-        let mut writer = ArchiveWriter::new(&mut counted, codec.as_ref())?;
-        let blocks_in = Blocks::new(
-            ChunkReader::new(reader),
-            args.block_games,
-            args.block_kib.saturating_mul(1024),
-        )
-        .map(|b| b.with_context(|| format!("cannot read {}", args.input)));
-        // Blocks are read on this thread while the workers encode those
-        // before them; a few blocks ahead at most.
-        let threads = worker_threads(args.threads);
-        ordered::run(
-            threads,
-            threads * 2,
-            blocks_in,
-            |b| archive::encode_block(codec.as_ref(), &b, args.level),
-            |block: EncodedBlock| {
-                writer.write_block(&block)?;
-                total.add(&block.report);
-                Ok(())
-            },
-        )?;
-        writer.finish()?;
+        let mut options = archive::Options::default();
+        options.block_games = args.block_games;
+        options.block_bytes = args.block_kib.saturating_mul(1024);
+        options.level = args.level;
+        let total = pipeline(args.threads)
+            .compress(reader, &mut counted, codec.as_ref(), &options, &mut |_| {
+                ControlFlow::Continue(())
+            })
+            .with_context(|| format!("cannot compress {}", args.input))?;
         written = counted.bytes;
-    }
+        total
+    };
     pb.finish_and_clear();
     out.commit()?;
     let secs = started.elapsed().as_secs_f64();
@@ -705,60 +674,28 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         bail!("input and output are the same file");
     }
     let mut out = Output::create(args.output.as_deref(), args.force, false)?;
-    let mut writer = reader.text_writer(out.writer());
-    let n = reader.blocks().len();
-    let blocks = reader.blocks().to_vec();
-    let total_bytes: u64 = blocks.iter().map(|b| u64::from(b.len)).sum();
+    let total_bytes: u64 = reader.blocks().iter().map(|b| u64::from(b.len)).sum();
     let pb = input::progress(Some(total_bytes), "decompressing");
-    let mut damaged = 0u64;
-    let mut damaged_games = 0u64;
-    let mut games = 0u64;
-    // Payloads are read on this thread (the reader is not shared), the
-    // blocks decoded on the workers, the texts written here in order.
-    let codec = reader.header().codec()?;
-    let first_games: Vec<u64> = (0..n).map(|b| reader.first_game(b)).collect();
-    let payloads = (0..n).map(|b| Ok((b, reader.read_block(b))));
-    let threads = worker_threads(args.threads);
-    ordered::run(
-        threads,
-        threads * 2,
-        payloads,
-        |(b, p): (usize, Result<archive::Block, ArchiveError>)| {
-            let text = p.and_then(|p| {
-                let mut text = Vec::with_capacity(p.payload().len() * 6);
-                archive::decode_games(codec.as_ref(), &p, &|_| true, &mut |_, t| {
-                    text.extend_from_slice(&t)
-                })?;
-                Ok(text)
-            });
-            (b, text)
-        },
-        |(b, text)| {
-            pb.inc(u64::from(blocks[b].len));
-            match text {
-                Ok(t) => {
-                    writer.write_games(&t)?;
-                    games += u64::from(blocks[b].games);
-                }
-                Err(e) if args.skip_damaged => {
-                    damaged += 1;
-                    damaged_games += u64::from(blocks[b].games);
-                    eprintln!(
-                        "chesspack: skipping {e} (games {}-{})",
-                        first_games[b],
-                        first_games[b] + u64::from(blocks[b].games) - 1
-                    );
-                }
-                Err(e) => {
-                    return Err(e).with_context(|| format!("cannot decompress {}", args.input));
-                }
-            }
-            Ok(())
-        },
-    )?;
-    writer.finish()?;
+    let report = pipeline(args.threads)
+        .skip_damaged(args.skip_damaged)
+        .decompress(&mut reader, out.writer(), &mut |p| {
+            pb.set_position(p.bytes);
+            ControlFlow::Continue(())
+        })
+        .with_context(|| format!("cannot decompress {}", args.input))?;
     pb.finish_and_clear();
     out.commit()?;
+    for d in &report.damaged {
+        eprintln!(
+            "chesspack: skipping {} (games {}-{})",
+            d.error,
+            d.first_game,
+            d.first_game + d.games - 1
+        );
+    }
+    let damaged = report.damaged.len() as u64;
+    let damaged_games: u64 = report.damaged.iter().map(|d| d.games).sum();
+    let games = report.games;
     if damaged > 0 || reader_index_error {
         return Err(DataLost(format!(
             "{}: {games} {} written, {damaged_games} {} of {damaged} damaged {} left out{}",
@@ -958,7 +895,6 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         return Ok(());
     }
     let mut reader = open_archive(&args.input)?;
-    let pool = pool(args.threads)?;
     let header = reader.header().clone();
     println!(
         "{}: format {}, codec {} (model {:016x}), {} {}, {} {}",
@@ -971,39 +907,15 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         reader.games(),
         plural(reader.games(), "game"),
     );
-    let mut problems = Vec::new();
-    if let Some(why) = reader.index_error() {
-        problems.push(format!("index: {why} (the file may be truncated)"));
-    }
-    let n = reader.blocks().len();
-    let pb = input::progress(Some(n as u64), "verifying");
-    let batch = pool.current_num_threads() * 2;
-    let mut i = 0;
-    while i < n {
-        let ids: Vec<usize> = (i..(i + batch).min(n)).collect();
-        i += ids.len();
-        let payloads: Vec<_> = ids.iter().map(|&b| reader.read_block(b)).collect();
-        let codec = reader.codec();
-        let results: Vec<Result<usize, ArchiveError>> = pool.install(|| {
-            payloads
-                .into_par_iter()
-                .zip(ids.par_iter())
-                .map(|(p, _)| archive::decode_games(codec, &p?, &|_| true, &mut |_, _| {}))
-                .collect()
-        });
-        for (r, &b) in results.into_iter().zip(&ids) {
-            pb.inc(1);
-            match r {
-                Ok(g) if g as u64 == u64::from(reader.blocks()[b].games) => {}
-                Ok(_) => problems.push(format!(
-                    "block {}: game count differs from the index",
-                    b + 1
-                )),
-                Err(e) => problems.push(e.to_string()),
-            }
-        }
-    }
+    let pb = input::progress(Some(reader.blocks().len() as u64), "verifying");
+    let report = pipeline(args.threads)
+        .verify(&mut reader, &mut |p| {
+            pb.set_position(p.blocks as u64);
+            ControlFlow::Continue(())
+        })
+        .with_context(|| format!("cannot verify {}", args.input))?;
     pb.finish_and_clear();
+    let problems = report.problems;
     if problems.is_empty() {
         println!(
             "ok: every block passes its checksums and decodes{}",

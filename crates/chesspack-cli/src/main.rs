@@ -14,7 +14,6 @@ mod codecs;
 mod explain;
 mod fen;
 mod input;
-mod ordered;
 mod stats;
 mod train;
 
@@ -104,9 +103,10 @@ fn main() -> ExitCode {
         Err(e) => {
             // A reader that stopped early (`| head`): the output is not
             // whole, which the status says as SIGPIPE's would.
+            let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
             if e.chain().any(|c| {
-                c.downcast_ref::<std::io::Error>()
-                    .is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe)
+                c.downcast_ref::<std::io::Error>().is_some_and(broken)
+                    || matches!(c.downcast_ref(), Some(chesspack::archive::ArchiveError::Io(io)) if broken(io))
             }) {
                 eprintln!("chesspack: the output was closed before the end (broken pipe)");
                 return ExitCode::from(BROKEN_PIPE);

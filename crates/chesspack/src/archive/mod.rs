@@ -98,6 +98,7 @@
 
 mod block;
 mod chunk;
+pub mod pipeline;
 pub mod positions;
 mod tags;
 mod text;
@@ -188,6 +189,9 @@ pub enum ArchiveError {
     /// The index or footer is missing or damaged (a truncated file).
     #[error("archive index is missing or damaged ({0}); the file may be truncated")]
     Index(String),
+    /// A progress callback stopped the run ([`pipeline`]).
+    #[error("stopped")]
+    Stopped,
     /// A game number outside the archive.
     #[error("game {number} is not in the archive (it holds {games} games)")]
     NoSuchGame {
@@ -1001,8 +1005,9 @@ impl Default for Options {
     }
 }
 
-/// Compresses PGN text into an archive on one thread (the CLI codes blocks
-/// in parallel), returning the summed block reports.
+/// Compresses PGN text into an archive with one worker thread (see
+/// [`pipeline::Pipeline`] for more, progress and reports), returning the
+/// summed block reports.
 ///
 /// # Errors
 ///
@@ -1025,45 +1030,25 @@ pub fn compress(
     codec: &dyn GameCodec,
     options: &Options,
 ) -> Result<BlockReport, ArchiveError> {
-    let mut w = ArchiveWriter::new(output, codec)?;
-    let mut total = BlockReport::default();
-    for block in Blocks::new(
-        ChunkReader::new(input),
-        options.block_games,
-        options.block_bytes,
-    ) {
-        let encoded = encode_block(codec, &block?, options.level);
-        w.write_block(&encoded)?;
-        total.add(&encoded.report);
-    }
-    w.finish()?;
-    Ok(total)
+    pipeline::Pipeline::new()
+        .threads(1)
+        .compress(input, output, codec, options, &mut |_| {
+            std::ops::ControlFlow::Continue(())
+        })
 }
 
-/// Decompresses a whole archive on one thread, stopping at the first
-/// damaged block; returns the number of games.
+/// Decompresses a whole archive with one worker thread, stopping at the
+/// first damaged block; returns the number of games.
 ///
 /// # Errors
 ///
 /// Any [`ArchiveError`]; a missing index is [`ArchiveError::Index`].
 pub fn decompress(input: impl Read + Seek, output: impl Write) -> Result<u64, ArchiveError> {
     let mut r = ArchiveReader::open(input)?;
-    if let Some(why) = r.index_error() {
-        return Err(ArchiveError::Index(why.to_owned()));
-    }
-    let mut out = r.text_writer(output);
-    let mut games = 0;
-    let mut text = Vec::new();
-    for b in 0..r.blocks().len() {
-        let block = r.read_block(b)?;
-        text.clear();
-        games += decode_games(r.codec(), &block, &|_| true, &mut |_, t| {
-            text.extend_from_slice(&t);
-        })? as u64;
-        out.write_games(&text)?;
-    }
-    out.finish()?;
-    Ok(games)
+    let report = pipeline::Pipeline::new()
+        .threads(1)
+        .decompress(&mut r, output, &mut |_| std::ops::ControlFlow::Continue(()))?;
+    Ok(report.games)
 }
 
 /// The canonical text of a PGN input: what decompressing its archive gives.

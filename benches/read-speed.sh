@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Read speed of two builds side by side, in one run (issue 40): the move
+# model's plies a second on one core (`stats --holdout --threads 1`) and
+# `decompress` on one and two threads, each best of ROUNDS runs, the
+# builds alternating so that a noisy machine slows both alike.
+#
+#   bash benches/read-speed.sh BASE_BINARY NEW_BINARY [DATA_DIR] [ROUNDS]
+#
+# DATA_DIR holds lichess-accounts.pgn.zst and masters-pgnmentor.pgn.zst
+# (default ../shared/data/train). The archives are written by BASE, so
+# that both builds read the same bytes.
+set -euo pipefail
+base=$1 new=$2
+data=${3:-"$(dirname "$0")/../../shared/data/train"}
+rounds=${4:-3}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+# The first games of each file (zstd stops early: `|| true`): a lichess export with clocks (several
+# blocks) and master games (one block).
+zstd -dc "$data/lichess-accounts.pgn.zst" | awk '/^\[Event /{n++} n>10000{exit} {print}' > "$work/lichess.pgn" || true
+zstd -dc "$data/masters-pgnmentor.pgn.zst" | awk '/^\[Event /{n++} n>2000{exit} {print}' > "$work/masters.pgn" || true
+
+best() { sort -n | head -1; }
+secs() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
+
+echo "| what | base | new | new / base |"
+echo "|---|---|---|---|"
+for f in lichess masters; do
+    "$base" compress -q -f "$work/$f.pgn" -o "$work/$f.chpk"
+    mb=$(stat -c %s "$work/$f.pgn")
+    for t in 1 2; do
+        declare -A s=()
+        for _ in $(seq "$rounds"); do
+            for b in base new; do
+                bin=${!b}
+                s[$b]+="$(secs "$bin" decompress -T "$t" -f "$work/$f.chpk" -o "$work/out.pgn") "
+            done
+        done
+        sb=$(tr ' ' '\n' <<<"${s[base]}" | grep . | best)
+        sn=$(tr ' ' '\n' <<<"${s[new]}" | grep . | best)
+        awk -v f="$f" -v t="$t" -v mb="$mb" -v b="$sb" -v n="$sn" 'BEGIN {
+            printf "| decompress %s, %d thread%s, MB/s of PGN | %.1f | %.1f | %.2f |\n",
+                f, t, (t > 1 ? "s" : ""), mb / 1e6 / b, mb / 1e6 / n, b / n }'
+    done
+done
+# The move model on the held-out games among the lichess file's first 20,000.
+declare -A enc=() dec=()
+for _ in $(seq "$rounds"); do
+    for b in base new; do
+        bin=${!b}
+        read -r e d < <("$bin" stats --holdout --codec model --threads 1 --limit 20000 "$data/lichess-accounts.pgn.zst" 2>/dev/null |
+            awk '$1 == "model" {print $7, $8}')
+        [[ ${enc[$b]:-0} -lt $e ]] && enc[$b]=$e
+        [[ ${dec[$b]:-0} -lt $d ]] && dec[$b]=$d
+    done
+done
+awk -v be="${enc[base]}" -v ne="${enc[new]}" -v bd="${dec[base]}" -v nd="${dec[new]}" 'BEGIN {
+    printf "| model encode, plies/s, one core | %d | %d | %.2f |\n", be, ne, ne / be
+    printf "| model decode, plies/s, one core | %d | %d | %.2f |\n", bd, nd, nd / bd }'

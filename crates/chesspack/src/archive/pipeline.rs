@@ -1,0 +1,463 @@
+//! Whole archives on several cores: compress, decompress and verify, in
+//! order, with a thread count, a progress callback and a report. The
+//! command-line tool and the Python package call these and drive no blocks
+//! of their own.
+//!
+//! Blocks are read (or cut from the input) on the calling thread while a
+//! pool of worker threads codes the ones before them, and come back to the
+//! calling thread in their order; at most two blocks a thread are in flight,
+//! which bounds memory. The games of one block decode on the same pool
+//! ([`decode_games`]), so one block (a file of master games) spreads over
+//! the cores too. Without the `parallel` feature every step runs on the
+//! calling thread.
+//!
+//! ```
+//! use chesspack::archive::{ArchiveReader, Options, pipeline::Pipeline};
+//!
+//! let pgn = "[Result \"1-0\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n";
+//! let codec = chesspack::game::codec("index").unwrap();
+//! let run = Pipeline::new().threads(2);
+//! let mut packed = Vec::new();
+//! let written = run
+//!     .compress(pgn.as_bytes(), &mut packed, codec.as_ref(), &Options::default(), &mut |_| {
+//!         std::ops::ControlFlow::Continue(())
+//!     })
+//!     .unwrap();
+//! assert_eq!(written.games, 1);
+//! let mut reader = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+//! let mut text = Vec::new();
+//! let read = run.decompress(&mut reader, &mut text, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
+//! assert_eq!((read.games, text.as_slice()), (1, pgn.as_bytes()));
+//! ```
+
+use std::{
+    io::{BufRead, Read, Seek, Write},
+    ops::ControlFlow,
+};
+
+use super::{
+    ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Blocks, ChunkReader, Options,
+    decode_games, encode_block,
+};
+use crate::game::GameCodec;
+
+/// How a run of the pipeline goes: its worker threads and what it does with
+/// damaged blocks.
+#[derive(Clone, Copy, Debug, Default)]
+#[non_exhaustive]
+pub struct Pipeline {
+    /// Worker threads; 0 for one a core.
+    pub threads: usize,
+    /// Decompress: leave damaged blocks (and a missing index) out, listed in
+    /// the report, instead of stopping at the first.
+    pub skip_damaged: bool,
+}
+
+/// Where a run is, for a progress display: given to the progress callback
+/// after each block, in order.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Progress {
+    /// Blocks done.
+    pub blocks: usize,
+    /// Games done.
+    pub games: u64,
+    /// Bytes done: of the input's PGN when compressing, of the archive's
+    /// stored blocks when reading.
+    pub bytes: u64,
+    /// The bytes of the whole run, when known (reading).
+    pub total_bytes: Option<u64>,
+}
+
+/// A block that decompressing left out ([`Pipeline::skip_damaged`]).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Damaged {
+    /// The block (0-based).
+    pub block: usize,
+    /// The number of its first game (1-based) and its number of games.
+    pub first_game: u64,
+    /// Its games, all left out.
+    pub games: u64,
+    /// Why.
+    pub error: ArchiveError,
+}
+
+/// What decompressing did.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct ReadReport {
+    /// Games written.
+    pub games: u64,
+    /// Blocks written.
+    pub blocks: usize,
+    /// Blocks left out, in order.
+    pub damaged: Vec<Damaged>,
+    /// Why the index was missing or damaged, if it was (the blocks were
+    /// found by a scan).
+    pub index_error: Option<String>,
+}
+
+/// What verifying found.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct VerifyReport {
+    /// Games decoded.
+    pub games: u64,
+    /// Blocks checked.
+    pub blocks: usize,
+    /// What is wrong, one message a problem naming its block (or the
+    /// index); none when the archive is whole.
+    pub problems: Vec<String>,
+}
+
+/// A progress callback: [`ControlFlow::Break`] stops the run, which then
+/// returns [`ArchiveError::Stopped`].
+pub type OnProgress<'a> = &'a mut dyn FnMut(&Progress) -> ControlFlow<()>;
+
+impl Pipeline {
+    /// A pipeline on one thread a core that stops at damage.
+    pub fn new() -> Pipeline {
+        Pipeline::default()
+    }
+
+    /// With `threads` worker threads (0: one a core).
+    pub fn threads(mut self, threads: usize) -> Pipeline {
+        self.threads = threads;
+        self
+    }
+
+    /// Leaving damaged blocks out when decompressing (see
+    /// [`Pipeline::skip_damaged`]).
+    pub fn skip_damaged(mut self, skip: bool) -> Pipeline {
+        self.skip_damaged = skip;
+        self
+    }
+
+    /// The worker threads a run uses.
+    pub fn worker_threads(&self) -> usize {
+        if self.threads > 0 {
+            self.threads
+        } else {
+            std::thread::available_parallelism().map_or(1, usize::from)
+        }
+    }
+
+    /// Compresses PGN text into an archive, blocks cut as `options` says
+    /// and coded on the workers; returns the summed block reports.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the input or output, or [`ArchiveError::Stopped`].
+    pub fn compress(
+        &self,
+        input: impl BufRead,
+        output: impl Write,
+        codec: &dyn GameCodec,
+        options: &Options,
+        progress: OnProgress<'_>,
+    ) -> Result<BlockReport, ArchiveError> {
+        let mut writer = ArchiveWriter::new(output, codec)?;
+        let mut total = BlockReport::default();
+        let mut done = Progress::default();
+        let blocks = Blocks::new(
+            ChunkReader::new(input),
+            options.block_games,
+            options.block_bytes,
+        )
+        .map(|b| b.map_err(ArchiveError::Io));
+        self.ordered(
+            blocks,
+            |b| encode_block(codec, &b, options.level),
+            |block| {
+                writer.write_block(&block)?;
+                total.add(&block.report);
+                done.blocks += 1;
+                done.games += block.report.games;
+                done.bytes += block.report.input_bytes;
+                step(progress, &done)
+            },
+        )?;
+        writer.finish()?;
+        Ok(total)
+    }
+
+    /// Writes the PGN text of every block of `reader` to `output`, blocks
+    /// decoded on the workers.
+    ///
+    /// # Errors
+    ///
+    /// The first damaged block ([`ArchiveError::Damaged`]) or a missing
+    /// index ([`ArchiveError::Index`]) unless [`Pipeline::skip_damaged`];
+    /// an I/O error; [`ArchiveError::Stopped`].
+    pub fn decompress<R: Read + Seek>(
+        &self,
+        reader: &mut ArchiveReader<R>,
+        output: impl Write,
+        progress: OnProgress<'_>,
+    ) -> Result<ReadReport, ArchiveError> {
+        let mut report = ReadReport {
+            index_error: reader.index_error().map(str::to_owned),
+            ..ReadReport::default()
+        };
+        if let Some(why) = &report.index_error
+            && !self.skip_damaged
+        {
+            return Err(ArchiveError::Index(why.clone()));
+        }
+        let codec = reader.header().codec()?;
+        let codec = codec.as_ref();
+        let entries = reader.blocks().to_vec();
+        let first_games: Vec<u64> = (0..entries.len()).map(|b| reader.first_game(b)).collect();
+        let mut done = Progress {
+            total_bytes: Some(entries.iter().map(|e| u64::from(e.len)).sum()),
+            ..Progress::default()
+        };
+        let mut writer = reader.text_writer(output);
+        // The payloads are read on this thread (the reader is not shared).
+        let payloads = (0..entries.len()).map(|b| Ok((b, reader.read_block(b))));
+        self.ordered(
+            payloads,
+            |(b, payload)| {
+                let text = payload.and_then(|p| {
+                    let mut text = Vec::with_capacity(p.payload().len() * 6);
+                    decode_games(codec, &p, &|_| true, &mut |_, t| text.extend_from_slice(&t))?;
+                    Ok(text)
+                });
+                (b, text)
+            },
+            |(b, text)| {
+                let games = u64::from(entries[b].games);
+                match text {
+                    Ok(t) => {
+                        writer.write_games(&t)?;
+                        report.games += games;
+                        report.blocks += 1;
+                    }
+                    Err(error) if self.skip_damaged => report.damaged.push(Damaged {
+                        block: b,
+                        first_game: first_games[b],
+                        games,
+                        error,
+                    }),
+                    Err(e) => return Err(e),
+                }
+                done.blocks += 1;
+                done.games += games;
+                done.bytes += u64::from(entries[b].len);
+                step(progress, &done)
+            },
+        )?;
+        writer.finish()?;
+        Ok(report)
+    }
+
+    /// Checks every block of `reader` against its checksums and decodes
+    /// it, blocks on the workers; the problems are in the report.
+    ///
+    /// # Errors
+    ///
+    /// An archive without a codec this library has, or
+    /// [`ArchiveError::Stopped`].
+    pub fn verify<R: Read + Seek>(
+        &self,
+        reader: &mut ArchiveReader<R>,
+        progress: OnProgress<'_>,
+    ) -> Result<VerifyReport, ArchiveError> {
+        let mut report = VerifyReport::default();
+        if let Some(why) = reader.index_error() {
+            report
+                .problems
+                .push(format!("index: {why} (the file may be truncated)"));
+        }
+        let codec = reader.header().codec()?;
+        let codec = codec.as_ref();
+        let entries = reader.blocks().to_vec();
+        let mut done = Progress {
+            total_bytes: Some(entries.iter().map(|e| u64::from(e.len)).sum()),
+            ..Progress::default()
+        };
+        let payloads = (0..entries.len()).map(|b| Ok((b, reader.read_block(b))));
+        self.ordered(
+            payloads,
+            |(b, payload)| {
+                let games =
+                    payload.and_then(|p| decode_games(codec, &p, &|_| true, &mut |_, _| {}));
+                (b, games)
+            },
+            |(b, games)| {
+                match games {
+                    Ok(g) if g as u64 == u64::from(entries[b].games) => report.games += g as u64,
+                    Ok(_) => report.problems.push(format!(
+                        "block {}: game count differs from the index",
+                        b + 1
+                    )),
+                    Err(e) => report.problems.push(e.to_string()),
+                }
+                report.blocks += 1;
+                done.blocks += 1;
+                done.games += u64::from(entries[b].games);
+                done.bytes += u64::from(entries[b].len);
+                step(progress, &done)
+            },
+        )?;
+        Ok(report)
+    }
+
+    /// Runs `work` on every item on the workers and hands the results to
+    /// `sink` on this thread, in the items' order, with at most two items
+    /// a worker read and not yet handed on. The first error (reading an
+    /// item, or of `sink`) stops the run: it is returned once the items in
+    /// flight are done.
+    pub fn ordered<J, R>(
+        &self,
+        items: impl Iterator<Item = Result<J, ArchiveError>>,
+        work: impl Fn(J) -> R + Sync,
+        sink: impl FnMut(R) -> Result<(), ArchiveError>,
+    ) -> Result<(), ArchiveError>
+    where
+        J: Send,
+        R: Send,
+    {
+        ordered(self.worker_threads(), items, work, sink)
+    }
+}
+
+/// Calls the progress callback; a break stops the run.
+fn step(progress: OnProgress<'_>, done: &Progress) -> Result<(), ArchiveError> {
+    match progress(done) {
+        ControlFlow::Continue(()) => Ok(()),
+        ControlFlow::Break(()) => Err(ArchiveError::Stopped),
+    }
+}
+
+#[cfg(feature = "parallel")]
+fn ordered<J: Send, R: Send>(
+    threads: usize,
+    mut items: impl Iterator<Item = Result<J, ArchiveError>>,
+    work: impl Fn(J) -> R + Sync,
+    mut sink: impl FnMut(R) -> Result<(), ArchiveError>,
+) -> Result<(), ArchiveError> {
+    use std::{collections::BTreeMap, panic, sync::mpsc};
+
+    let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
+        // No threads to be had (WebAssembly): all of it here.
+        return items.try_for_each(|j| sink(work(j?)));
+    };
+    let window = 2 * threads;
+    let (done_tx, done_rx) = mpsc::channel();
+    let work = &work;
+    pool.in_place_scope(|scope| {
+        let (mut sent, mut handed) = (0usize, 0usize);
+        let mut ready = BTreeMap::new();
+        let mut items = items.by_ref().fuse();
+        loop {
+            while sent < handed + window {
+                match items.next() {
+                    Some(Ok(j)) => {
+                        let (i, tx) = (sent, done_tx.clone());
+                        // A panic is handed back, and raised again here.
+                        scope.spawn(move |_| {
+                            let r = panic::catch_unwind(panic::AssertUnwindSafe(|| work(j)));
+                            let _ = tx.send((i, r));
+                        });
+                        sent += 1;
+                    }
+                    Some(Err(e)) => return Err(e),
+                    None => break,
+                }
+            }
+            if handed == sent {
+                return Ok(());
+            }
+            while !ready.contains_key(&handed) {
+                let (i, r) = done_rx.recv().expect("a worker holds a sender");
+                ready.insert(i, r);
+            }
+            match ready.remove(&handed).expect("the result just waited for") {
+                Ok(r) => sink(r)?,
+                Err(p) => panic::resume_unwind(p),
+            }
+            handed += 1;
+        }
+    })
+}
+
+#[cfg(not(feature = "parallel"))]
+fn ordered<J, R>(
+    _threads: usize,
+    mut items: impl Iterator<Item = Result<J, ArchiveError>>,
+    work: impl Fn(J) -> R,
+    mut sink: impl FnMut(R) -> Result<(), ArchiveError>,
+) -> Result<(), ArchiveError> {
+    items.try_for_each(|j| sink(work(j?)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_come_in_order_and_errors_stop_the_run() {
+        for threads in [1, 2, 5] {
+            let mut out = Vec::new();
+            Pipeline::new()
+                .threads(threads)
+                .ordered(
+                    (0..100u64).map(Ok),
+                    |i| {
+                        // Later items finish first.
+                        std::thread::sleep(std::time::Duration::from_micros(100 - i));
+                        i * i
+                    },
+                    |r| {
+                        out.push(r);
+                        Ok(())
+                    },
+                )
+                .unwrap();
+            assert_eq!(out, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
+        }
+        let run = Pipeline::new().threads(2);
+        let items = (0..10u64).map(|i| {
+            if i == 6 {
+                Err(ArchiveError::Index("bad item".into()))
+            } else {
+                Ok(i)
+            }
+        });
+        let err = run.ordered(items, |i| i, |_| Ok(())).unwrap_err();
+        assert!(err.to_string().contains("bad item"), "{err}");
+        let mut seen = 0;
+        let err = run
+            .ordered(
+                (0..10u64).map(Ok),
+                |i| i,
+                |i| {
+                    seen += 1;
+                    if i == 3 {
+                        return Err(ArchiveError::Stopped);
+                    }
+                    Ok(())
+                },
+            )
+            .unwrap_err();
+        assert!(matches!(err, ArchiveError::Stopped));
+        assert_eq!(seen, 4);
+    }
+
+    #[test]
+    fn a_worker_panic_reaches_the_caller() {
+        let caught = std::panic::catch_unwind(|| {
+            let _ = Pipeline::new().threads(2).ordered(
+                (0..10u64).map(Ok),
+                |i| {
+                    assert!(i != 5, "item five");
+                    i
+                },
+                |_| Ok(()),
+            );
+        });
+        assert!(caught.is_err());
+    }
+}
