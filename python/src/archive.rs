@@ -258,12 +258,14 @@ impl Archive {
         let block = self.first.partition_point(|&f| f <= j) - 1;
         let payload = self.payload(block)?;
         let codec = self.codec.as_ref();
-        let tags = py
-            .detach(|| archive::block_tags(codec, &payload))
-            .map_err(|e| archive_err(&self.path, e))?;
         let local = (j - self.first[block]) as usize;
-        match tags.into_iter().nth(local) {
-            Some(Ok(t)) => Ok(t
+        // That game's tags alone: the games after it are not read, and no
+        // other game's moves are decoded.
+        let tags = py
+            .detach(|| archive::game_tags(codec, &payload, local))
+            .map_err(|e| archive_err(&self.path, e))?;
+        match tags {
+            Ok(t) => Ok(t
                 .into_iter()
                 .map(|(k, v)| {
                     (
@@ -273,12 +275,7 @@ impl Archive {
                 })
                 .collect()),
             // A verbatim game: its tags as the PGN reader finds them.
-            Some(Err(text)) => Ok(rows::read(&text).tags),
-            None => Err(DecodeError::new_err(format!(
-                "{}: block {}: game missing from its block",
-                self.path,
-                block + 1
-            ))),
+            Err(text) => Ok(rows::read(&text).tags),
         }
     }
 

@@ -948,6 +948,59 @@ pub fn block_tags(codec: &dyn GameCodec, block: &Block) -> Result<Vec<GameTags>,
     tags_of(codec, block, block::Want::Tags)
 }
 
+/// The tags of game `local` (0-based) of a block, as [`block_tags`] gives
+/// them: the moves of that game alone are decoded (its first plies, where
+/// the archive stores an `ECO` or `Opening` tag as the value the moves
+/// give), and the games after it are not read.
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode or has no
+/// such game.
+///
+/// ```
+/// use chesspack::archive::{self, ArchiveReader, Options};
+///
+/// let pgn = "[White \"a\"]\n\n1. e4 *\n\n[White \"b\"]\n\n1. d4 *\n";
+/// let mut packed = Vec::new();
+/// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::Index, &Options::default()).unwrap();
+/// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+/// let block = r.read_block(0).unwrap();
+/// let tags = archive::game_tags(r.codec(), &block, 1).unwrap().unwrap();
+/// assert!(tags.contains(&(b"White".to_vec(), b"b".to_vec())));
+/// ```
+pub fn game_tags(
+    codec: &dyn GameCodec,
+    block: &Block,
+    local: usize,
+) -> Result<GameTags, ArchiveError> {
+    let damaged = |reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    };
+    let mut tags = None;
+    let want = |g| {
+        if g == local {
+            block::Want::Tags
+        } else {
+            block::Want::Skip
+        }
+    };
+    block::decode_block_until(
+        codec,
+        &block.payload,
+        &want,
+        &mut |_, d| {
+            if let block::Decoded::Tags(t) = d {
+                tags = Some(t);
+            }
+        },
+        local,
+    )
+    .map_err(damaged)?;
+    tags.ok_or_else(|| damaged("game missing from its block".into()))
+}
+
 /// The tags of every game of a block without decoding moves: `ECO` and
 /// `Opening` tags that the archive stores as the value the moves give are
 /// left out (see [`block_tags`]).

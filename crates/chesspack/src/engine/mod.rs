@@ -6,7 +6,7 @@
 //!   games, see [`PieceSquareFit`]), pawn structure (isolated, doubled,
 //!   passed pawns), mobility, king shelter, bishop pair, rooks on open
 //!   files.
-//! * [`see`] — static exchange evaluation.
+//! * [`see`] — static exchange evaluation ([`see_unanswered`] where nothing can answer).
 //! * [`score_moves`] — a fail-soft alpha-beta search with quiescence search
 //!   and move ordering (exchange value, killer moves, piece-square gain) of
 //!   every legal move to a fixed depth.
@@ -28,7 +28,7 @@ mod see;
 pub use eval::evaluate;
 pub use fit::PieceSquareFit;
 pub use search::MATE;
-pub use see::see;
+pub use see::{see, see_unanswered};
 
 use eval::Material;
 use search::{INFINITY, Searcher};

@@ -87,6 +87,45 @@ pub fn see(pos: &Chess, m: Move) -> i32 {
     gains[0]
 }
 
+/// [`see`] of a move that nothing can answer, without working out the
+/// exchange: a normal move (not en passant, which empties a second square,
+/// nor castling) from and to squares that no enemy piece attacks
+/// (`their_attacks`, in the position before it) gains what it captures and
+/// what it promotes to. No line opens onto its target either: an enemy
+/// slider whose line to it runs through its origin attacks the origin.
+/// `None` for other moves.
+///
+/// ```
+/// use chesspack::engine::{see, see_unanswered};
+/// use shakmaty::{Bitboard, Chess, Position};
+///
+/// let pos = Chess::default();
+/// let them = Bitboard::from_rank(shakmaty::Rank::Sixth);
+/// for m in pos.legal_moves() {
+///     assert_eq!(see_unanswered(m, them), Some(see(&pos, m)));
+/// }
+/// ```
+#[inline]
+pub fn see_unanswered(m: Move, their_attacks: Bitboard) -> Option<i32> {
+    let Move::Normal {
+        role,
+        from,
+        capture,
+        to,
+        promotion,
+    } = m
+    else {
+        return None;
+    };
+    if their_attacks.contains(to) || their_attacks.contains(from) {
+        return None;
+    }
+    let captured = capture.map_or(0, see_value);
+    let bonus = promotion.map_or(0, |p| see_value(p) - see_value(Role::Pawn));
+    debug_assert!(promotion.is_none() || role == Role::Pawn);
+    Some(captured + bonus)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
