@@ -545,7 +545,9 @@ class Archive(Sequence):
             yield chess.pgn.read_game(io.StringIO(text))
 
     def tags(self, i: int) -> dict[str, str]:
-        """The tags of game ``i``, without decoding its moves."""
+        """The tags of game ``i``, without decoding its moves (but its first
+        plies where the archive stores ``ECO`` or ``Opening`` as what the
+        moves give); milliseconds, whatever the block."""
         return dict(self._a.tags(i))
 
     def blocks(self) -> list[dict[str, int]]:
@@ -560,12 +562,17 @@ class Archive(Sequence):
         """The PGN texts of the games of one block."""
         return [_text(t) for t in self._a.block_games(block)]
 
-    def read_block(self, block: int, pgn: bool = False) -> "pa.RecordBatch":
+    def read_block(
+        self, block: int, pgn: bool = False, columns: list[str] | None = None
+    ) -> "pa.RecordBatch":
         """The games of one block as an Arrow record batch: ``game``
         (0-based), the tag columns (``WhiteElo``/``BlackElo`` as integers),
         ``other_tags`` (a map), ``moves`` (SAN), ``clocks`` (milliseconds,
-        from ``%clk``; null without clocks) and ``pgn`` when asked."""
-        return self._a.read_block(block, pgn)
+        from ``%clk``; null without clocks) and ``pgn`` when asked; or only
+        ``columns``, in that order. Moves and clocks are decoded straight
+        into columns; columns of tags alone decode no moves (but the first
+        plies of a game whose ``ECO``/``Opening`` the moves give)."""
+        return self._a.read_block(block, pgn, columns)
 
     def to_arrow(self, pgn: bool = False) -> "pa.Table":
         """Every game as one Arrow table (see :meth:`read_block`)."""

@@ -22,6 +22,7 @@ use pyo3::{
     types::PyDict,
 };
 use pyo3_arrow::PyRecordBatch;
+use rayon::prelude::*;
 
 use crate::{DecodeError, game_codec, rows};
 
@@ -85,7 +86,9 @@ fn split_pgn(
 #[pyfunction]
 #[pyo3(signature = (pgn = false))]
 fn empty_rows(py: Python<'_>, pgn: bool) -> PyResult<Bound<'_, PyAny>> {
-    let batch = rows::batch(0, &[], pgn).map_err(|e| DecodeError::new_err(e.to_string()))?;
+    let texts: &[Vec<u8>] = &[];
+    let batch = rows::batch(0, &[], pgn.then_some(texts))
+        .map_err(|e| DecodeError::new_err(e.to_string()))?;
     PyRecordBatch::new(batch).into_pyarrow(py)
 }
 
@@ -251,8 +254,9 @@ impl Archive {
     /// tags(i) -> list[tuple[str, str]]
     ///
     /// The tag pairs of game `i` in their order, without decoding moves
-    /// (but the mainlines of the block's games whose `ECO` or `Opening` tags
-    /// the archive stores as what the moves give).
+    /// (but that game's first plies, where the archive stores its `ECO` or
+    /// `Opening` tag as what the moves give); the games after it are not
+    /// read.
     fn tags(&self, py: Python<'_>, i: i64) -> PyResult<Vec<(String, String)>> {
         let j = self.index(i)?;
         let block = self.first.partition_point(|&f| f <= j) - 1;
@@ -286,22 +290,83 @@ impl Archive {
         self.texts(py, block)
     }
 
-    /// read_block(block, pgn=False) -> pyarrow.RecordBatch
+    /// read_block(block, pgn=False, columns=None) -> pyarrow.RecordBatch
     ///
     /// The games of a block as rows: game (0-based number), the tag
-    /// columns, other_tags, moves (SAN), clocks (ms), and pgn when asked.
-    #[pyo3(signature = (block, pgn = false))]
+    /// columns, other_tags, moves (SAN), clocks (ms), and pgn when asked;
+    /// or only `columns`, in that order. Moves and clocks are decoded
+    /// straight into columns (no PGN written and read back; `pgn` writes
+    /// it); columns of tags alone decode no moves (but the first plies of
+    /// games whose `ECO` or `Opening` the moves give, when those columns
+    /// are asked for).
+    #[pyo3(signature = (block, pgn = false, columns = None))]
     fn read_block<'py>(
         &self,
         py: Python<'py>,
         block: usize,
         pgn: bool,
+        columns: Option<Vec<String>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let texts = self.texts(py, block)?;
+        let pgn = pgn
+            || columns
+                .as_ref()
+                .is_some_and(|c| c.iter().any(|c| c == "pgn"));
+        let schema = rows::schema(pgn);
+        if let Some(cols) = &columns
+            && let Some(bad) = cols.iter().find(|c| schema.index_of(c).is_err())
+        {
+            return Err(pyo3::exceptions::PyValueError::new_err(format!(
+                "no column {bad:?} (columns: {:?})",
+                schema.fields().iter().map(|f| f.name()).collect::<Vec<_>>()
+            )));
+        }
+        let wants = |name: &str| columns.as_ref().is_none_or(|c| c.iter().any(|c| c == name));
+        let payload = self.payload(block)?;
+        let codec = self.codec.as_ref();
         let first = self.first[block];
         let batch = py
-            .detach(|| rows::batch(first, &texts, pgn))
+            .detach(|| -> Result<_, ArchiveError> {
+                let mut texts = None;
+                let rows: Vec<rows::Row> = if pgn {
+                    let mut t = Vec::new();
+                    archive::decode_games(codec, &payload, &|_| true, &mut |_, g| t.push(g))?;
+                    let rows = t.iter().map(|t| rows::read(t)).collect();
+                    texts = Some(t);
+                    rows
+                } else if wants("moves") || wants("clocks") {
+                    let mut rows = Vec::new();
+                    archive::decode_records(codec, &payload, &|_| true, &mut |_, r| rows.push(r))?;
+                    rows.into_par_iter().map(rows::Row::of).collect()
+                } else {
+                    let tags = if wants("ECO") || wants("Opening") {
+                        archive::block_tags(codec, &payload)?
+                    } else {
+                        archive::block_tags_not_given(&payload)?
+                    };
+                    tags.into_iter()
+                        .map(|t| match t {
+                            Ok(tags) => rows::Row::of_tags(tags),
+                            Err(text) => rows::read(&text),
+                        })
+                        .collect()
+                };
+                Ok(rows::batch(first, &rows, texts.as_deref()))
+            })
+            .map_err(|e| archive_err(&self.path, e))?
             .map_err(|e| DecodeError::new_err(e.to_string()))?;
+        let batch = match &columns {
+            None => batch,
+            Some(cols) => {
+                let at: Vec<usize> = cols
+                    .iter()
+                    .map(|c| batch.schema().index_of(c))
+                    .collect::<Result<_, _>>()
+                    .map_err(|e| DecodeError::new_err(e.to_string()))?;
+                batch
+                    .project(&at)
+                    .map_err(|e| DecodeError::new_err(e.to_string()))?
+            }
+        };
         PyRecordBatch::new(batch).into_pyarrow(py)
     }
 }

@@ -9,6 +9,7 @@ use arrow_array::{
     builder::{Int32Builder, Int64Builder, ListBuilder, MapBuilder, StringBuilder},
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema};
+use chesspack::{archive::GameRow, pgn::clock_millis};
 use pgn_reader::{RawComment, RawTag, Reader, SanPlus, Skip, Visitor};
 
 /// The tags that get a column of their own, in column order. Every other
@@ -54,6 +55,42 @@ pub struct Row {
     pub has_clock: bool,
 }
 
+impl Row {
+    /// The row of a game's tags alone.
+    pub fn of_tags(tags: Vec<(Vec<u8>, Vec<u8>)>) -> Row {
+        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        Row {
+            tags: tags.iter().map(|(k, v)| (text(k), text(v))).collect(),
+            ..Row::default()
+        }
+    }
+
+    /// The row of a game decoded straight from an archive (a verbatim
+    /// game's text is read as PGN): the same row as its text gives.
+    pub fn of(row: GameRow) -> Row {
+        let record = match row {
+            Ok(r) => r,
+            Err(text) => return read(&text),
+        };
+        let mut pos = record.start;
+        let moves = record
+            .moves
+            .iter()
+            .map(|&m| SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string())
+            .collect();
+        Row {
+            moves,
+            has_clock: record.clocks.iter().any(Option::is_some),
+            clocks: record
+                .clocks
+                .iter()
+                .map(|c| c.map(|ms| ms as i64))
+                .collect(),
+            ..Row::of_tags(record.tags)
+        }
+    }
+}
+
 /// Reads a game's text (canonical or verbatim) into a row; text that does
 /// not read as PGN gives what was read before it.
 pub fn read(text: &[u8]) -> Row {
@@ -97,8 +134,8 @@ impl Visitor for RowVisitor {
     }
 
     fn comment(&mut self, row: &mut Row, comment: RawComment<'_>) -> ControlFlow<Row> {
-        if let (Some(ms), Some(last)) = (clock_ms(comment.as_bytes()), row.clocks.last_mut()) {
-            *last = Some(ms);
+        if let (Some(ms), Some(last)) = (clock_millis(comment.as_bytes()), row.clocks.last_mut()) {
+            *last = Some(ms as i64);
             row.has_clock = true;
         }
         ControlFlow::Continue(())
@@ -111,40 +148,6 @@ impl Visitor for RowVisitor {
     fn end_game(&mut self, row: Row) -> Row {
         row
     }
-}
-
-/// The reading of a `[%clk H:MM:SS]` or `[%clk H:MM:SS.f]` command in a
-/// comment, in milliseconds.
-///
-/// ```text
-/// { [%clk 0:03:00] } -> 180000
-/// ```
-pub fn clock_ms(comment: &[u8]) -> Option<i64> {
-    let at = comment.windows(5).position(|w| w == b"%clk ")?;
-    let rest = &comment[at + 5..];
-    let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace())?..];
-    let end = rest
-        .iter()
-        .position(|&b| !(b.is_ascii_digit() || b == b':' || b == b'.'))
-        .unwrap_or(rest.len());
-    let text = std::str::from_utf8(&rest[..end]).ok()?;
-    let (hms, frac) = match text.split_once('.') {
-        Some((a, b)) => (a, b),
-        None => (text, ""),
-    };
-    let mut secs: i64 = 0;
-    for part in hms.split(':') {
-        secs = secs
-            .checked_mul(60)?
-            .checked_add(part.parse::<i64>().ok()?)?;
-    }
-    let mut ms = 0i64;
-    let mut scale = 100;
-    for d in frac.bytes().take(3) {
-        ms += i64::from(d - b'0') * scale;
-        scale /= 10;
-    }
-    secs.checked_mul(1000)?.checked_add(ms)
 }
 
 /// The schema of [`batch`]: `game`, the tag columns, `other_tags`,
@@ -193,9 +196,14 @@ pub fn schema(pgn: bool) -> Schema {
     Schema::new(fields)
 }
 
-/// The rows of games numbered from `first` (1-based), from their texts.
-pub fn batch(first: u64, texts: &[Vec<u8>], pgn: bool) -> Result<RecordBatch, ArrowError> {
-    let rows: Vec<Row> = texts.iter().map(|t| read(t)).collect();
+/// The rows of games numbered from `first` (1-based), with their texts
+/// when `texts` are given (the `pgn` column).
+pub fn batch(
+    first: u64,
+    rows: &[Row],
+    texts: Option<&[Vec<u8>]>,
+) -> Result<RecordBatch, ArrowError> {
+    let pgn = texts.is_some();
     let n = rows.len();
     let mut columns: Vec<ArrayRef> = Vec::with_capacity(TAG_COLUMNS.len() + 5);
     let mut game = Int64Builder::with_capacity(n);
@@ -207,20 +215,20 @@ pub fn batch(first: u64, texts: &[Vec<u8>], pgn: bool) -> Result<RecordBatch, Ar
         let value = |r: &Row| r.tags.iter().find(|(k, _)| k == t).map(|(_, v)| v.clone());
         if is_int(t) {
             let mut b = Int32Builder::with_capacity(n);
-            for r in &rows {
+            for r in rows {
                 b.append_option(value(r).and_then(|v| v.trim().parse::<i32>().ok()));
             }
             columns.push(Arc::new(b.finish()));
         } else {
             let mut b = StringBuilder::new();
-            for r in &rows {
+            for r in rows {
                 b.append_option(value(r));
             }
             columns.push(Arc::new(b.finish()));
         }
     }
     let mut other = MapBuilder::new(None, StringBuilder::new(), StringBuilder::new());
-    for r in &rows {
+    for r in rows {
         for (k, v) in &r.tags {
             if !TAG_COLUMNS.contains(&k.as_str()) {
                 other.keys().append_value(k);
@@ -232,7 +240,7 @@ pub fn batch(first: u64, texts: &[Vec<u8>], pgn: bool) -> Result<RecordBatch, Ar
     columns.push(Arc::new(other.finish()));
     let mut moves = ListBuilder::new(StringBuilder::new());
     let mut clocks = ListBuilder::new(Int64Builder::new());
-    for r in &rows {
+    for r in rows {
         for m in &r.moves {
             moves.values().append_value(m);
         }
@@ -248,7 +256,7 @@ pub fn batch(first: u64, texts: &[Vec<u8>], pgn: bool) -> Result<RecordBatch, Ar
     }
     columns.push(Arc::new(moves.finish()));
     columns.push(Arc::new(clocks.finish()));
-    if pgn {
+    if let Some(texts) = texts {
         let mut b = StringBuilder::new();
         for t in texts {
             b.append_value(String::from_utf8_lossy(t));

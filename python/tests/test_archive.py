@@ -83,6 +83,24 @@ def test_tags_and_rows_agree_with_python_chess(archive_path, decompressed):
         assert row["clocks"] == (clocks if any(c is not None for c in clocks) else None)
 
 
+def test_issue_40_rows_straight_from_the_archive_equal_rows_of_the_text(archive_path):
+    """Rows decoded straight into columns (no PGN written and parsed) are
+    the rows the PGN text gives, and a selection of columns is those
+    columns, tags alone decoding no moves."""
+    a = chesspack.Archive(archive_path)
+    for b in range(len(a.blocks())):
+        from_text = a.read_block(b, pgn=True)
+        straight = a.read_block(b)
+        assert straight.num_rows == from_text.num_rows > 0
+        assert straight.to_pylist() == from_text.drop_columns(["pgn"]).to_pylist()
+        for cols in (["White", "ECO", "Opening"], ["game", "WhiteElo"], ["clocks", "Site"], ["pgn"]):
+            sel = a.read_block(b, columns=cols)
+            assert sel.schema.names == cols
+            assert sel.to_pylist() == from_text.select(cols).to_pylist()
+    with pytest.raises(ValueError, match="no column"):
+        a.read_block(0, columns=["nope"])
+
+
 def test_python_chess_games(archive_path):
     a = chesspack.Archive(archive_path)
     g = a.game(0)

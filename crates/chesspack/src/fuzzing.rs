@@ -47,6 +47,7 @@ pub fn decode_position(name: &str, data: &[u8]) {
 
 /// Reads `data` as PGN and round-trips every game through every game codec.
 pub fn read_pgn(data: &[u8]) {
+    let _ = crate::pgn::clock_millis(data);
     for game in crate::pgn::GameReader::new(data).flatten() {
         for codec in game::codecs() {
             let bits = codec
@@ -68,6 +69,8 @@ pub fn read_archive(data: &[u8]) {
         for b in 0..r.blocks().len() {
             if let Ok(block) = r.read_block(b) {
                 let _ = archive::decode_games(r.codec(), &block, &|_| true, &mut |_, _| {});
+                let _ = archive::decode_records(r.codec(), &block, &|_| true, &mut |_, _| {});
+                let _ = archive::game_tags(r.codec(), &block, b % 7);
                 let _ = archive::block_tags(r.codec(), &block);
                 let _ = archive::block_tags_not_given(&block);
             }
@@ -84,6 +87,8 @@ pub fn read_archive(data: &[u8]) {
     let block = archive::Block::unchecked(data.to_vec(), 0);
     let _ = archive::decode_games(&game::Index, &block, &|_| true, &mut |_, _| {});
     let _ = archive::decode_games(&game::Radix, &block, &|g| g % 2 == 0, &mut |_, _| {});
+    let _ = archive::decode_records(&game::Index, &block, &|g| g % 3 != 1, &mut |_, _| {});
+    let _ = archive::game_tags(&game::Index, &block, 2);
     let _ = archive::block_tags(&game::Index, &block);
     let _ = archive::block_tags_not_given(&block);
 }

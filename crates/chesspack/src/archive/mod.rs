@@ -948,6 +948,110 @@ pub fn block_tags(codec: &dyn GameCodec, block: &Block) -> Result<Vec<GameTags>,
     tags_of(codec, block, block::Want::Tags)
 }
 
+/// A game as data, decoded without writing its text and reading it back:
+/// its tags, its mainline's moves and the clock after each. What the Python
+/// package's rows and Arrow batches are made of.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GameRecord {
+    /// The tag pairs in their order (values unescaped, `ECO` and `Opening`
+    /// filled in where the moves give them).
+    pub tags: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Where the game starts: its `FEN` tag's position, or the standard one.
+    pub start: shakmaty::Chess,
+    /// The mainline's moves.
+    pub moves: Vec<shakmaty::Move>,
+    /// After each mainline move, the last `[%clk …]` reading in the
+    /// comments that follow it, in milliseconds ([`crate::pgn::clock_millis`]).
+    pub clocks: Vec<Option<u64>>,
+}
+
+impl GameRecord {
+    /// The record of a game from its parsed events.
+    pub(crate) fn of(
+        tags: Vec<(Vec<u8>, Vec<u8>)>,
+        start: shakmaty::Chess,
+        events: &[text::Event],
+    ) -> GameRecord {
+        let (mut moves, mut clocks) = (Vec::new(), Vec::new());
+        let mut depth = 0usize;
+        for e in events {
+            match e {
+                text::Event::Open => depth += 1,
+                text::Event::Close => depth = depth.saturating_sub(1),
+                text::Event::Move(m) if depth == 0 => {
+                    moves.push(*m);
+                    clocks.push(None);
+                }
+                text::Event::Comment(c) if depth == 0 => {
+                    if let (Some(ms), Some(last)) = (crate::pgn::clock_millis(c), clocks.last_mut())
+                    {
+                        *last = Some(ms);
+                    }
+                }
+                _ => {}
+            }
+        }
+        GameRecord {
+            tags,
+            start,
+            moves,
+            clocks,
+        }
+    }
+}
+
+/// A game's record: `Ok(record)` for a stored game, `Err(text)` for one
+/// stored verbatim (its exact text, for a lenient reader).
+pub type GameRow = Result<GameRecord, Vec<u8>>;
+
+/// The records of the games of a block for which `want` is true, with
+/// their index in the block, in order: tags, mainline moves and clocks
+/// decoded straight into data, no text written and read again. The games'
+/// moves decode on the current rayon pool. The block's text checksum is not
+/// checked (there is no text).
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+///
+/// ```
+/// use chesspack::archive::{self, ArchiveReader, Options};
+///
+/// let pgn = "[White \"a\"]\n\n1. e4 { [%clk 0:03:00] } e5 { [%clk 0:02:59] } *\n";
+/// let mut packed = Vec::new();
+/// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::Index, &Options::default()).unwrap();
+/// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+/// let block = r.read_block(0).unwrap();
+/// let mut rows = Vec::new();
+/// archive::decode_records(r.codec(), &block, &|_| true, &mut |_, row| rows.push(row)).unwrap();
+/// let game = rows[0].as_ref().unwrap();
+/// assert_eq!((game.moves.len(), game.clocks.clone()), (2, vec![Some(180_000), Some(179_000)]));
+/// ```
+pub fn decode_records(
+    codec: &dyn GameCodec,
+    block: &Block,
+    want: &dyn Fn(usize) -> bool,
+    sink: &mut dyn FnMut(usize, GameRow),
+) -> Result<usize, ArchiveError> {
+    let want = |g| {
+        if want(g) {
+            block::Want::Record
+        } else {
+            block::Want::Skip
+        }
+    };
+    block::decode_block(codec, &block.payload, &want, &mut |g, d| {
+        if let block::Decoded::Record(r) = d {
+            sink(g, r);
+        }
+    })
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    })
+}
+
 /// The tags of game `local` (0-based) of a block, as [`block_tags`] gives
 /// them: the moves of that game alone are decoded (its first plies, where
 /// the archive stores an `ECO` or `Opening` tag as the value the moves

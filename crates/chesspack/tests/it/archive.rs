@@ -1345,3 +1345,68 @@ fn regression_issue_40_a_block_decodes_alike_on_any_number_of_threads() {
     }
     assert!(damaged > 10, "{damaged}");
 }
+
+/// Issue 40: records decoded straight from an archive hold what the
+/// decompressed text holds: the tags, the mainline's moves (past comments,
+/// glyphs and variations) and the clock readings after them.
+#[test]
+fn regression_issue_40_records_hold_what_the_text_holds() {
+    let mut text = sample();
+    text.extend_from_slice(b"\n");
+    text.extend_from_slice(&fixture("annotated.pgn"));
+    let codec = chesspack::game::codec("model").unwrap();
+    let packed = compress_with(&text, codec.as_ref(), 16);
+    let decompressed = decompress(&packed);
+    // The reader skips the verbatim game (another variant), which has no
+    // record either.
+    let games: Vec<_> = chesspack::pgn::GameReader::new(&decompressed[..])
+        .filter_map(Result::ok)
+        .collect();
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    let mut records = Vec::new();
+    for b in 0..r.blocks().len() {
+        let block = r.read_block(b).unwrap();
+        archive::decode_records(r.codec(), &block, &|_| true, &mut |_, row| {
+            records.push(row)
+        })
+        .unwrap();
+    }
+    assert_eq!(records.len(), canonical_games(&text).len());
+    let (mut compared, mut with_clocks, mut tenths) = (0, 0, false);
+    for record in records.iter().filter_map(|r| r.as_ref().ok()) {
+        let g = &games[compared];
+        compared += 1;
+        let tags: Vec<(String, String)> = record
+            .tags
+            .iter()
+            .map(|(k, v)| {
+                (
+                    String::from_utf8(k.clone()).unwrap(),
+                    String::from_utf8(v.clone()).unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(tags, g.tags, "game {compared}");
+        assert_eq!(record.moves, g.moves, "game {compared}");
+        assert_eq!(record.clocks.len(), record.moves.len());
+        // The reader's clocks are lichess's `[%clk H:MM:SS]` comments; a
+        // record has those and any other `%clk` reading (the annotated
+        // fixture's `[%clk 0:00:09.5]`), in milliseconds.
+        if !g.clocks.is_empty() {
+            with_clocks += 1;
+        }
+        for (i, c) in g.clocks.iter().enumerate() {
+            if let Some(s) = c {
+                let ms = Some(u64::from(*s) * 1000);
+                assert_eq!(record.clocks[i], ms, "game {compared}");
+            }
+        }
+        tenths |= record.clocks.contains(&Some(9_500));
+    }
+    assert!(tenths, "the annotated fixture's reading with a fraction");
+    assert_eq!(compared, games.len());
+    assert!(
+        compared > 36 && with_clocks > 30,
+        "{compared} {with_clocks}"
+    );
+}

@@ -19,7 +19,7 @@ use super::{
 use crate::{
     Bits,
     archive::{
-        GameTags,
+        GameRecord, GameRow, GameTags,
         tags::{Marks, TagState},
         text::{self, Event, ParsedGame},
     },
@@ -143,6 +143,8 @@ pub(crate) enum Want {
     TagsNotGiven,
     /// Its text.
     Text,
+    /// Its tags, mainline moves and clocks, without its text.
+    Record,
 }
 
 /// A decoded game.
@@ -151,6 +153,8 @@ pub(crate) enum Decoded {
     Text(Vec<u8>),
     /// Tags (`None` for a verbatim game: its text is given).
     Tags(GameTags),
+    /// The game as data (its text for a verbatim game).
+    Record(GameRow),
 }
 
 /// Decodes the games of a block that `want` asks for, in order, calling
@@ -262,6 +266,7 @@ pub(crate) fn decode_block_until(
                 match w {
                     Want::Skip => {}
                     Want::Text => queue.ready(g, Decoded::Text(text.to_vec())),
+                    Want::Record => queue.ready(g, Decoded::Record(Err(text.to_vec()))),
                     Want::Tags | Want::TagsNotGiven => {
                         queue.ready(g, Decoded::Tags(Err(text.to_vec())))
                     }
@@ -286,7 +291,7 @@ pub(crate) fn decode_block_until(
                 let i = id as usize - 1;
                 let stored_value = values[i].next().ok_or("tag values end early")?;
                 if let Some(k) = tag_state.predicted(i, stored_value)? {
-                    if matches!(w, Want::Tags | Want::Text) {
+                    if matches!(w, Want::Tags | Want::Text | Want::Record) {
                         predicted.push((tags.len(), k));
                         tags.push((names[i].to_vec(), Vec::new()));
                     }
@@ -335,7 +340,9 @@ pub(crate) fn decode_block_until(
             }
             // Tags the moves give need the mainline's first plies.
             let tags_from_moves = w == Want::Tags && !predicted.is_empty();
-            let plies = if w == Want::Text || tags_from_moves {
+            // The whole game: its text, or its record.
+            let whole = matches!(w, Want::Text | Want::Record);
+            let plies = if whole || tags_from_moves {
                 segment_plies(&game_events)?
             } else {
                 vec![0]
@@ -356,13 +363,12 @@ pub(crate) fn decode_block_until(
             )?;
             // This game's comments and lines in the other columns: kept for
             // its text, the mainline alone for tags that the moves give.
-            let (game_comments, segments) =
-                game_comments(&game_events, &mut comments, w == Want::Text)?;
+            let (game_comments, segments) = game_comments(&game_events, &mut comments, whole)?;
             let mut lines = Vec::new();
             for s in 0..segments {
                 let len = move_lengths.next(s > 0)?;
                 let end = move_pos.checked_add(len).ok_or("move length overflow")?;
-                if w == Want::Text || (s == 0 && tags_from_moves) {
+                if whole || (s == 0 && tags_from_moves) {
                     if end > moves.len() {
                         return Err("moves column ends early".into());
                     }
@@ -370,7 +376,7 @@ pub(crate) fn decode_block_until(
                 }
                 move_pos = end;
             }
-            if w == Want::Text || tags_from_moves {
+            if whole || tags_from_moves {
                 queue.pending(
                     g,
                     PendingGame {
@@ -411,7 +417,7 @@ pub(crate) fn decode_block_until(
 /// what [`finish`] needs to give its text (or its tags, where the moves
 /// give some), on any thread.
 struct PendingGame<'a> {
-    /// [`Want::Text`] or [`Want::Tags`].
+    /// [`Want::Text`], [`Want::Record`] or [`Want::Tags`].
     want: Want,
     kind: u8,
     tags: Vec<(Vec<u8>, Vec<u8>)>,
@@ -588,6 +594,13 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     }
     if segs.len() != 1 || segs.pop().is_some_and(|mut s| s.next().is_some()) {
         return Err("moves and events disagree".into());
+    }
+    if want == Want::Record {
+        return Ok(Decoded::Record(Ok(GameRecord::of(
+            tags,
+            start,
+            &out_events,
+        ))));
     }
     let game = ParsedGame {
         tags,
