@@ -574,14 +574,31 @@ class Archive(Sequence):
         plies of a game whose ``ECO``/``Opening`` the moves give)."""
         return self._a.read_block(block, pgn, columns)
 
-    def to_arrow(self, pgn: bool = False) -> "pa.Table":
+    def to_arrow(self, pgn: bool = False, columns: list[str] | None = None) -> "pa.Table":
         """Every game as one Arrow table (see :meth:`read_block`)."""
+        return self.to_reader(pgn, columns).read_all()
+
+    def to_reader(
+        self, pgn: bool = False, columns: list[str] | None = None
+    ) -> "pa.RecordBatchReader":
+        """Every game as an Arrow stream, a block a batch, each block
+        decoded when the stream reaches it (see :meth:`read_block`)."""
         import pyarrow as pa
 
-        batches = [self.read_block(b, pgn) for b in range(len(self._a.blocks()))]
-        if not batches:
-            return pa.Table.from_batches([], schema=_native.empty_rows(pgn).schema)
-        return pa.Table.from_batches(batches)
+        schema = _native.empty_rows(pgn or "pgn" in (columns or [])).schema
+        if columns is not None:
+            schema = pa.schema([schema.field(c) for c in columns])
+        blocks = range(len(self._a.blocks()))
+        return pa.RecordBatchReader.from_batches(
+            schema, (self.read_block(b, pgn, columns) for b in blocks)
+        )
+
+    def __arrow_c_stream__(self, requested_schema: object = None) -> object:
+        """The Arrow PyCapsule stream of every game (:meth:`to_reader`), a
+        block at a time, for readers of that interface (``pa.table(archive)``;
+        Polars iterates an archive as its texts: ``pl.from_arrow(
+        archive.to_reader())``)."""
+        return self.to_reader().__arrow_c_stream__(requested_schema)
 
 
 def _text(b: bytes) -> str:

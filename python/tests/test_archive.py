@@ -101,6 +101,20 @@ def test_issue_40_rows_straight_from_the_archive_equal_rows_of_the_text(archive_
         a.read_block(0, columns=["nope"])
 
 
+def test_issue_40_the_archive_is_an_arrow_stream(archive_path):
+    """An archive is an Arrow stream (PyCapsule interface), a block at a
+    time, with the rows of to_arrow; Polars reads its reader."""
+    import polars as pl
+
+    a = chesspack.Archive(archive_path)
+    table = a.to_arrow()
+    assert pa.table(a).equals(table)
+    assert pl.from_arrow(a.to_reader()).height == len(a)
+    reader = a.to_reader(columns=["game", "White", "ECO"])
+    assert reader.schema.names == ["game", "White", "ECO"]
+    assert reader.read_all().to_pylist() == table.select(["game", "White", "ECO"]).to_pylist()
+
+
 def test_python_chess_games(archive_path):
     a = chesspack.Archive(archive_path)
     g = a.game(0)
