@@ -373,7 +373,7 @@ fn sample_games(
     let pb = input::progress(None, path);
     for game in GameReader::new(input::open(path, &pb)?).flatten() {
         let key = holdout::game_key(&game);
-        let hash = holdout::fnv1a(&key);
+        let hash = chesspack::hash::fnv1a(&key);
         let is_held = holdout::is_held_out(&key);
         let plies = game.moves.len() as u64 + 1;
         let picks: Vec<u64> = if is_held {

@@ -5,25 +5,7 @@
 //! Training commands skip held-out items; `chesspack stats --holdout` keeps
 //! only them, so that figures are measured on data a model never saw.
 
-/// FNV-1a, 64 bits.
-///
-/// ```
-/// assert_eq!(chesspack::holdout::fnv1a(b""), 0xcbf29ce484222325);
-/// ```
-pub fn fnv1a(bytes: &[u8]) -> u64 {
-    fnv1a_from(FNV_BASIS, bytes)
-}
-
-/// FNV-1a's starting state.
-pub(crate) const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
-
-/// FNV-1a going on from state `h` (a hash of earlier bytes, or
-/// [`FNV_BASIS`]).
-pub(crate) fn fnv1a_from(h: u64, bytes: &[u8]) -> u64 {
-    bytes
-        .iter()
-        .fold(h, |h, &b| (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3))
-}
+use crate::hash::fnv1a;
 
 /// Whether the item with this key is held out.
 ///

@@ -38,6 +38,7 @@ mod error;
 #[doc(hidden)]
 pub mod fuzzing;
 pub mod game;
+pub mod hash;
 pub mod holdout;
 pub mod model;
 pub mod opening;

@@ -47,7 +47,7 @@ use std::{collections::HashMap, sync::OnceLock};
 
 use shakmaty::{Chess, Move, Position, san::San};
 
-use crate::{Error, holdout::fnv1a, model::book::position_hash};
+use crate::{Error, hash::fnv1a, model::book::position_hash};
 
 /// Magic bytes of an opening table file.
 pub const MAGIC: &[u8; 4] = b"CPKE";

@@ -105,7 +105,6 @@ mod text;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-pub(crate) use block::clock_of_comment;
 use block::trailing_whitespace;
 pub use block::{BlockReport, COLUMNS, EncodedBlock, encode_block};
 pub use chunk::{Blocks, Chunk, ChunkReader, MAX_CHUNK};

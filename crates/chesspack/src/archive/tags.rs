@@ -84,7 +84,7 @@ struct Fnv(u64);
 
 impl Default for Fnv {
     fn default() -> Fnv {
-        Fnv(crate::holdout::FNV_BASIS)
+        Fnv(crate::hash::FNV_BASIS)
     }
 }
 
@@ -94,7 +94,7 @@ impl Hasher for Fnv {
     }
 
     fn write(&mut self, bytes: &[u8]) {
-        self.0 = crate::holdout::fnv1a_from(self.0, bytes);
+        self.0 = crate::hash::fnv1a_from(self.0, bytes);
     }
 }
 

@@ -150,5 +150,5 @@ pub fn model_hash() -> u64 {
             bytes.extend_from_slice(&eg.to_le_bytes());
         }
     }
-    crate::holdout::fnv1a(&bytes)
+    crate::hash::fnv1a(&bytes)
 }

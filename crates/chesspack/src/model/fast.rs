@@ -184,9 +184,9 @@ impl FastWeights {
         EMBEDDED.get_or_init(|| FastWeights::from_bytes(FAST_FILE).expect("embedded fast model"))
     }
 
-    /// [`super::file_hash`] of the file.
+    /// [`crate::hash::file_hash`] of the file.
     pub fn hash(&self) -> u64 {
-        super::file_hash(&self.to_bytes())
+        crate::hash::file_hash(&self.to_bytes())
     }
 
     /// The legal moves of `pos` in canonical order and their scores.

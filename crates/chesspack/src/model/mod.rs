@@ -49,7 +49,7 @@ use std::borrow::Cow;
 
 use shakmaty::{Chess, Move};
 
-use crate::{Error, order};
+use crate::{Error, hash::file_hash, order};
 
 /// Bytes aligned for reading as wider integers in place.
 #[repr(C, align(8))]
@@ -746,26 +746,6 @@ pub(crate) fn weights_file(magic: &[u8; 4], version: u32, w: &[i32]) -> Vec<u8> 
         out.extend_from_slice(&v.to_le_bytes());
     }
     out
-}
-
-/// FNV-1a over little-endian 64-bit words (then the last bytes one by
-/// one): eight times fewer steps than byte-wise FNV-1a, for megabyte files
-/// hashed when an archive is opened.
-///
-/// ```
-/// assert_ne!(chesspack::model::file_hash(b"abcdefgh1"), chesspack::model::file_hash(b"abcdefgh2"));
-/// ```
-pub fn file_hash(bytes: &[u8]) -> u64 {
-    const PRIME: u64 = 0x0100_0000_01b3;
-    let mut h = 0xcbf2_9ce4_8422_2325u64;
-    let mut words = bytes.chunks_exact(8);
-    for w in &mut words {
-        h = (h ^ u64::from_le_bytes(w.try_into().expect("8"))).wrapping_mul(PRIME);
-    }
-    for &b in words.remainder() {
-        h = (h ^ u64::from(b)).wrapping_mul(PRIME);
-    }
-    h
 }
 
 /// `exp(-i / 64)` in 40-bit fixed point for `i < EXP_TABLE_LEN`, built by

@@ -7,7 +7,7 @@ use chesspack::{
         GameCodec,
         engine::{Coding, EngineCodec, EngineParams},
     },
-    holdout::fnv1a,
+    hash::fnv1a,
     pgn::GameReader,
 };
 use proptest::prelude::*;
@@ -354,9 +354,18 @@ fn regression_issue_3_deep_stream_headers_are_refused() {
 fn garbage_ends_quickly() {
     // Zero bits decode as the lowest symbols: the information bound stops
     // the arithmetic decoder long before MAX_PLIES.
+    // Issue 41: the bound is asserted (an error, or a game far shorter
+    // than MAX_PLIES).
     let bits = chesspack::Bits::from_whole_bytes(vec![0x55; 4]);
     for codec in codecs() {
-        let _ = codec.decode(&Chess::default(), &bits);
+        if let Ok(moves) = codec.decode(&Chess::default(), &bits) {
+            assert!(
+                (moves.len() as u64) < chesspack::game::MAX_PLIES / 20,
+                "{}: {} plies from 32 bits",
+                codec.name(),
+                moves.len()
+            );
+        }
     }
 }
 

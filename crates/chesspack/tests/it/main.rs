@@ -6,6 +6,7 @@ mod engine;
 mod fuzz_corpus;
 mod games;
 mod golden;
+mod layers;
 mod pgn;
 mod positions;
 mod regression;

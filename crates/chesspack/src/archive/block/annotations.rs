@@ -6,75 +6,7 @@ use super::{
     unzigzag, zigzag,
 };
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
-
-/// A lichess clock or eval comment, split into its numbers.
-#[derive(Debug, PartialEq)]
-pub(super) struct Annotation<'a> {
-    pub(super) eval: Option<&'a [u8]>,
-    pub(super) clock: Option<u32>,
-}
-
-pub(super) fn format_clock(seconds: u32, out: &mut Vec<u8>) {
-    use std::io::Write as _;
-    let _ = write!(
-        out,
-        "[%clk {}:{:02}:{:02}]",
-        seconds / 3600,
-        seconds / 60 % 60,
-        seconds % 60
-    );
-}
-
-pub(super) fn format_annotation(eval: Option<&[u8]>, clock: Option<u32>, out: &mut Vec<u8>) {
-    out.push(b' ');
-    if let Some(e) = eval {
-        out.extend_from_slice(b"[%eval ");
-        out.extend_from_slice(e);
-        out.extend_from_slice(b"] ");
-    }
-    if let Some(c) = clock {
-        format_clock(c, out);
-        out.push(b' ');
-    }
-}
-
-/// Splits ` [%eval E] [%clk H:MM:SS] ` (either part optional, exactly as
-/// lichess writes it); `None` for any other comment.
-pub(super) fn parse_annotation(c: &[u8]) -> Option<Annotation<'_>> {
-    let mut rest = c.strip_prefix(b" ")?;
-    let mut eval = None;
-    if let Some(r) = rest.strip_prefix(b"[%eval ") {
-        let end = r.iter().position(|&b| b == b']')?;
-        let e = &r[..end];
-        if e.is_empty() || !e.iter().all(|b| b.is_ascii_graphic()) {
-            return None;
-        }
-        eval = Some(e);
-        rest = r[end + 1..].strip_prefix(b" ")?;
-    }
-    let mut clock = None;
-    if let Some(r) = rest.strip_prefix(b"[%clk ") {
-        let end = r.iter().position(|&b| b == b']')?;
-        let s = std::str::from_utf8(&r[..end]).ok()?;
-        let mut parts = s.split(':');
-        let (h, m, sec) = (parts.next()?, parts.next()?, parts.next()?);
-        let h: u32 = h.parse().ok()?;
-        let m: u32 = m.parse().ok()?;
-        let sec: u32 = sec.parse().ok()?;
-        if m >= 60 || sec >= 60 || h >= 1000 {
-            return None;
-        }
-        clock = Some(h * 3600 + m * 60 + sec);
-        rest = r[end + 1..].strip_prefix(b" ")?;
-    }
-    if !rest.is_empty() || (eval.is_none() && clock.is_none()) {
-        return None;
-    }
-    // Only what formats back to the same bytes.
-    let mut again = Vec::with_capacity(c.len());
-    format_annotation(eval, clock, &mut again);
-    (again == c).then_some(Annotation { eval, clock })
-}
+pub(super) use crate::pgn::comment::{format_annotation, parse_annotation};
 
 /// Base time and increment in seconds from a `TimeControl` tag like `180+2`.
 pub(super) fn time_control(tc: &[u8]) -> (i64, i64) {

@@ -163,13 +163,6 @@ fn spell_annotated(pattern: u8, plies: usize) -> Result<Vec<u8>, String> {
     Ok(events)
 }
 
-/// The clock reading of a comment that the archive stores as a clock (a
-/// lichess `[%clk H:MM:SS]` comment, alone or after an eval), in seconds:
-/// the readings that make a game's clock context.
-pub(crate) fn clock_of_comment(c: &[u8]) -> Option<u32> {
-    annotations::parse_annotation(c).and_then(|a| a.clock)
-}
-
 /// Whether event code `b` (not a glyph's number) ends a game.
 fn ends_game(b: u8) -> bool {
     b == E_END || (E_RESULT_AS_TAG..E_OUTCOME + 4).contains(&b)

@@ -299,9 +299,10 @@ pub(super) fn mainline_clocks(events: &[Event], plies: usize) -> Vec<Option<u32>
             Event::Open => depth += 1,
             Event::Close => depth = depth.saturating_sub(1),
             Event::Comment(c) if depth == 0 && ply > 0 => {
-                if let (Some(clock), Some(slot)) =
-                    (super::clock_of_comment(c), clocks.get_mut(ply - 1))
-                {
+                if let (Some(clock), Some(slot)) = (
+                    crate::pgn::comment::clock_of_comment(c),
+                    clocks.get_mut(ply - 1),
+                ) {
                     *slot = Some(clock);
                 }
             }

@@ -49,7 +49,7 @@ use super::ep_pawn;
 use crate::{
     Bits, Error,
     coder::{Model, quantize_fast},
-    model::file_hash,
+    hash::file_hash,
 };
 
 const MAGIC: &[u8; 4] = b"CPPM";

@@ -17,6 +17,9 @@ use shakmaty::{
 
 use crate::Error;
 
+pub(crate) mod comment;
+pub use comment::clock_millis;
+
 /// One game: its tags, start position and mainline moves.
 #[derive(Clone, Debug)]
 pub struct Game {
@@ -349,7 +352,7 @@ impl Visitor for GameVisitor {
         comment: pgn_reader::RawComment<'_>,
     ) -> ControlFlow<Output> {
         let game = &mut movetext.game;
-        if let Some(clock) = crate::archive::clock_of_comment(comment.as_bytes())
+        if let Some(clock) = comment::clock_of_comment(comment.as_bytes())
             && !game.moves.is_empty()
         {
             game.clocks.resize(game.moves.len(), None);
@@ -520,41 +523,4 @@ impl Visitor for MovetextVisitor {
     fn end_game(&mut self, state: MovetextState) -> Self::Output {
         Ok(state.moves)
     }
-}
-
-/// The reading of the first `[%clk H:MM:SS]` or `[%clk H:MM:SS.f]` command
-/// in a comment (the bytes between its braces), in milliseconds: what a
-/// clock column holds. Lenient, as people write it: spaces after `%clk`,
-/// any number of `:` parts, up to three decimals.
-///
-/// ```
-/// use chesspack::pgn::clock_millis;
-///
-/// assert_eq!(clock_millis(b" [%clk 0:03:00] "), Some(180_000));
-/// assert_eq!(clock_millis(b"[%eval 0.3] [%clk 1:00:02.5]"), Some(3_602_500));
-/// assert_eq!(clock_millis(b" a comment "), None);
-/// assert_eq!(clock_millis(b"[%clk 0:00:01.2.3]"), None);
-/// ```
-pub fn clock_millis(comment: &[u8]) -> Option<u64> {
-    let at = comment.windows(5).position(|w| w == b"%clk ")?;
-    let rest = &comment[at + 5..];
-    let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace())?..];
-    let end = rest
-        .iter()
-        .position(|&b| !(b.is_ascii_digit() || b == b':' || b == b'.'))
-        .unwrap_or(rest.len());
-    let text = std::str::from_utf8(&rest[..end]).ok()?;
-    let (hms, frac) = text.split_once('.').unwrap_or((text, ""));
-    let mut secs: u64 = 0;
-    for part in hms.split(':') {
-        secs = secs.checked_mul(60)?.checked_add(part.parse().ok()?)?;
-    }
-    let mut ms = 0u64;
-    let mut scale = 100;
-    for d in frac.bytes().take(3) {
-        // A second `.` is no reading.
-        ms += u64::from(d.checked_sub(b'0').filter(|d| *d <= 9)?) * scale;
-        scale /= 10;
-    }
-    secs.checked_mul(1000)?.checked_add(ms)
 }

@@ -1,0 +1,140 @@
+//! The library's layers (issue 41): no import cycle between its top-level
+//! modules, as docs/architecture.md draws them. A module's imports are the
+//! `crate::name` paths in its files (outside comments and test modules); a
+//! new cycle fails here, naming it.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    path::{Path, PathBuf},
+};
+
+/// The source files of top-level module `name` (a file or a folder).
+fn files_of(src: &Path, name: &str) -> Vec<PathBuf> {
+    let file = src.join(format!("{name}.rs"));
+    if file.is_file() {
+        return vec![file];
+    }
+    let mut out = Vec::new();
+    let mut dirs = vec![src.join(name)];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+            } else if p.extension().is_some_and(|x| x == "rs") {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// The code of a file without its test module and comment lines.
+fn code(text: &str) -> String {
+    let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim_start().starts_with("//"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The top-level modules each one imports.
+fn imports() -> BTreeMap<String, BTreeSet<String>> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let modules: BTreeSet<String> = std::fs::read_dir(&src)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.is_dir() || p.extension().is_some_and(|x| x == "rs"))
+        .map(|p| p.file_stem().unwrap().to_string_lossy().into_owned())
+        .filter(|m| m != "lib")
+        .collect();
+    let mut graph = BTreeMap::new();
+    for m in &modules {
+        let mut uses = BTreeSet::new();
+        for f in files_of(&src, m) {
+            let text = code(&std::fs::read_to_string(&f).unwrap());
+            // `crate::name` and the names inside `crate::{...}`.
+            for (at, _) in text.match_indices("crate::") {
+                let rest = &text[at + "crate::".len()..];
+                let names: Vec<&str> = if let Some(group) = rest.strip_prefix('{') {
+                    let end = group.find("};").unwrap_or(group.len());
+                    group[..end]
+                        .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+                        .filter(|w| !w.is_empty())
+                        .collect()
+                } else {
+                    vec![rest]
+                };
+                for n in names {
+                    let head: String = n
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if modules.contains(&head) && &head != m {
+                        uses.insert(head);
+                    }
+                }
+            }
+        }
+        graph.insert(m.clone(), uses);
+    }
+    graph
+}
+
+/// A cycle of `graph`, if it has one.
+fn cycle(graph: &BTreeMap<String, BTreeSet<String>>) -> Option<Vec<String>> {
+    fn visit(
+        m: &str,
+        graph: &BTreeMap<String, BTreeSet<String>>,
+        path: &mut Vec<String>,
+        done: &mut BTreeSet<String>,
+    ) -> Option<Vec<String>> {
+        if let Some(i) = path.iter().position(|p| p == m) {
+            let mut c = path[i..].to_vec();
+            c.push(m.to_owned());
+            return Some(c);
+        }
+        if done.contains(m) {
+            return None;
+        }
+        path.push(m.to_owned());
+        for n in graph.get(m).into_iter().flatten() {
+            if let Some(c) = visit(n, graph, path, done) {
+                return Some(c);
+            }
+        }
+        path.pop();
+        done.insert(m.to_owned());
+        None
+    }
+    let mut done = BTreeSet::new();
+    graph
+        .keys()
+        .find_map(|m| visit(m, graph, &mut Vec::new(), &mut done))
+}
+
+#[test]
+fn regression_issue_41_no_import_cycle_between_modules() {
+    let graph = imports();
+    // The reading works: the known layers are there.
+    assert!(graph["archive"].contains("game") && graph["game"].contains("model"));
+    assert!(graph["opening"].contains("hash") && graph["hash"].is_empty());
+    if let Some(c) = cycle(&graph) {
+        panic!(
+            "import cycle: {} (docs/architecture.md: each module imports only those below it)",
+            c.join(" -> ")
+        );
+    }
+}
+
+#[test]
+fn a_cycle_is_found() {
+    let g: BTreeMap<String, BTreeSet<String>> = [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")]
+        .iter()
+        .map(|(x, y)| (x.to_string(), BTreeSet::from([y.to_string()])))
+        .collect();
+    assert_eq!(cycle(&g).unwrap().join(" "), "a b c a");
+    let mut g = g;
+    g.get_mut("c").unwrap().clear();
+    assert_eq!(cycle(&g), None);
+}
