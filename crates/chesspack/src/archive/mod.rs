@@ -580,30 +580,16 @@ impl<R: Read + Seek> ArchiveReader<R> {
     pub fn game(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
         let (i, local) = self.locate(number)?;
         let block = self.read_block(i)?;
-        let payload = block.payload();
-        let mut text = None;
-        let want = |g| {
-            if g == local {
-                block::Want::Text
-            } else {
-                block::Want::Skip
-            }
-        };
-        let sink = &mut |_, d| {
-            if let block::Decoded::Text(t) = d {
-                text = Some(t);
-            }
-        };
-        block::decode_block_until(self.codec.as_ref(), payload, &want, sink, local).map_err(
-            |reason| ArchiveError::Damaged {
-                block: i as u64 + 1,
-                reason,
+        decode_one(
+            self.codec.as_ref(),
+            &block,
+            local,
+            block::Want::Text,
+            |d| match d {
+                block::Decoded::Text(t) => Some(t),
+                _ => None,
             },
-        )?;
-        text.ok_or_else(|| ArchiveError::Damaged {
-            block: i as u64 + 1,
-            reason: "game missing from its block".into(),
-        })
+        )
     }
 
     /// [`ArchiveReader::game`] that decodes the game's whole block and checks
@@ -1077,31 +1063,36 @@ pub fn game_tags(
     block: &Block,
     local: usize,
 ) -> Result<GameTags, ArchiveError> {
+    decode_one(codec, block, local, block::Want::Tags, |d| match d {
+        block::Decoded::Tags(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// Decodes game `local` of `block` as `want` asks, and `pick`s what it
+/// gives; the games after it are not read, those before it skipped.
+fn decode_one<T>(
+    codec: &dyn GameCodec,
+    block: &Block,
+    local: usize,
+    want: block::Want,
+    pick: impl Fn(block::Decoded) -> Option<T>,
+) -> Result<T, ArchiveError> {
     let damaged = |reason| ArchiveError::Damaged {
         block: block.index as u64 + 1,
         reason,
     };
-    let mut tags = None;
-    let want = |g| {
-        if g == local {
-            block::Want::Tags
-        } else {
-            block::Want::Skip
-        }
-    };
+    let mut got = None;
+    let wants = |g| if g == local { want } else { block::Want::Skip };
     block::decode_block_until(
         codec,
         &block.payload,
-        &want,
-        &mut |_, d| {
-            if let block::Decoded::Tags(t) = d {
-                tags = Some(t);
-            }
-        },
+        &wants,
+        &mut |_, d| got = pick(d),
         local,
     )
     .map_err(damaged)?;
-    tags.ok_or_else(|| damaged("game missing from its block".into()))
+    got.ok_or_else(|| damaged("game missing from its block".into()))
 }
 
 /// The tags of every game of a block without decoding moves: `ECO` and
