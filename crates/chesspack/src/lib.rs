@@ -52,6 +52,7 @@ mod slide;
 pub use bits::Bits;
 pub use error::{Error, cut};
 
+#[cfg(any(feature = "train", test))]
 /// The next state of a xorshift generator: a fixed pseudo-random sequence
 /// (the trainer's initial weights, the tests' random inputs).
 pub(crate) fn xorshift(x: &mut u64) -> u64 {

@@ -303,6 +303,7 @@ impl OpeningTable {
 /// let game = GameReader::new(&b"1. e4 Nc6 2. Nf3 *"[..]).next().unwrap().unwrap();
 /// assert_eq!(table.predict(&game.start, &game.moves).unwrap().eco, "B00");
 /// ```
+#[cfg(feature = "train")]
 #[derive(Default)]
 pub struct TableBuilder {
     labels: Vec<(String, String)>,
@@ -311,6 +312,7 @@ pub struct TableBuilder {
     games: Vec<(Vec<u64>, u32)>,
 }
 
+#[cfg(feature = "train")]
 impl TableBuilder {
     /// Adds a game from the standard start with its tags (others, and
     /// games whose tags are `?` or empty, are left out).

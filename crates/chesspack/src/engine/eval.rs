@@ -163,6 +163,7 @@ pub(crate) fn piece_square(color: Color, role: Role, sq: Square) -> (i32, i32) {
     TABLES[role_index(role)][s]
 }
 
+#[cfg(any(feature = "train", test))]
 /// The game phase: 24 with all pieces on the board, 0 with only pawns and
 /// kings.
 pub(crate) fn phase(board: &Board) -> i32 {

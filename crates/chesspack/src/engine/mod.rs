@@ -20,12 +20,14 @@
 //! them.
 
 mod eval;
+#[cfg(feature = "train")]
 mod fit;
 mod fitted;
 mod search;
 mod see;
 
 pub use eval::evaluate;
+#[cfg(feature = "train")]
 pub use fit::PieceSquareFit;
 pub use search::MATE;
 pub use see::{see, see_unanswered};

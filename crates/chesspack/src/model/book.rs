@@ -10,7 +10,9 @@
 //! position — canonical key ([`crate::order::key`], thesis order; u16) and
 //! count (u32). All little-endian.
 
-use std::{borrow::Cow, collections::HashMap};
+use std::borrow::Cow;
+#[cfg(feature = "train")]
+use std::collections::HashMap;
 
 use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
 
@@ -81,8 +83,17 @@ pub struct Book {
 }
 
 impl Default for Book {
+    /// The empty book.
     fn default() -> Book {
-        BookBuilder::default().finish()
+        let mut bytes = MAGIC.to_vec();
+        for x in [VERSION, 0, 0] {
+            bytes.extend_from_slice(&x.to_le_bytes());
+        }
+        Book {
+            bytes: bytes.into(),
+            positions: 0,
+            moves: 0,
+        }
     }
 }
 
@@ -200,11 +211,13 @@ impl Book {
 /// assert_eq!((entry.total, entry.count(move_key(e4)), entry.count(0)), (MIN_TOTAL, MIN_TOTAL, 0));
 /// assert_eq!(chesspack::model::book::Book::from_bytes(book.to_bytes()).unwrap(), book);
 /// ```
+#[cfg(feature = "train")]
 #[derive(Default)]
 pub struct BookBuilder {
     counts: HashMap<u64, HashMap<u16, u32>>,
 }
 
+#[cfg(feature = "train")]
 impl BookBuilder {
     /// Counts `m` played in `pos`.
     pub fn add(&mut self, pos: &Chess, m: Move) {

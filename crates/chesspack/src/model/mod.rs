@@ -37,6 +37,7 @@ pub mod book;
 mod context;
 pub mod fast;
 mod features;
+#[cfg(feature = "train")]
 pub mod train;
 
 pub use context::{GameContext, TimeControl};

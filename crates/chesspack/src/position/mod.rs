@@ -16,9 +16,9 @@ mod usenet82;
 
 pub use arith::{Arith, ArithTables};
 pub use kingspawns::KingsPawns;
-pub use model::{
-    ACTIVE, LANES, NODES, PIECES, PositionModel, PositionTrainer, PositionWeights, ROWS,
-};
+#[cfg(feature = "train")]
+pub use model::PositionTrainer;
+pub use model::{ACTIVE, LANES, NODES, PIECES, PositionModel, PositionWeights, ROWS};
 pub use packed::Packed;
 pub use usenet82::Usenet82;
 

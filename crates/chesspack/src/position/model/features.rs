@@ -233,8 +233,10 @@ impl Scan {
     }
 
     /// The feature rows of square `sq`; the first [`MERGED`] are folded
-    /// into later ones in the coder's tables.
+    /// into later ones in the coder's tables. (The trainer reads them; the
+    /// coder reads its tables, made from them.)
     #[inline]
+    #[cfg_attr(not(feature = "train"), allow(dead_code))]
     pub(super) fn context(&self, sq: usize) -> [u16; ACTIVE] {
         let sq = sq & 63;
         let p = usize::from(PAD[sq]);

@@ -39,10 +39,13 @@ use shakmaty::{Chess, Color, Piece, Position, Rank, Role, Square};
 
 mod coder;
 mod features;
+#[cfg(feature = "train")]
 mod train;
 
 use coder::{decode_model, encode_model};
+#[cfg(any(feature = "train", test))]
 use features::Scan;
+#[cfg(feature = "train")]
 pub use train::PositionTrainer;
 
 use super::ep_pawn;
@@ -162,6 +165,7 @@ const BOARD_ROWS: usize = CODED - 4;
 /// weights once per change. (The order of the features is the order of the
 /// trainer's floating-point sums, so it stays as the shipped model was
 /// trained.)
+#[cfg_attr(not(feature = "train"), allow(dead_code))]
 const MATERIAL: usize = 8;
 /// A power of two above [`ROWS`]: the coder's tables have this many rows, so
 /// that a row index masked with `ROWS_CAP - 1` needs no bounds check.
@@ -498,12 +502,15 @@ fn turn_is_forced(pos: &Chess) -> Result<bool, Error> {
 
 /// One training or coding event: the features of a square, the symbols
 /// possible on it (0 when it is empty) and its symbol.
+#[cfg(any(feature = "train", test))]
+#[cfg_attr(not(feature = "train"), allow(dead_code))]
 pub(crate) struct Event {
     rows: [u16; ACTIVE],
     mask: u16,
     symbol: Option<usize>,
 }
 
+#[cfg(any(feature = "train", test))]
 /// Walks the board of `pos` in coding order, calling `f` for each square
 /// (the kings' squares aside); stops at the first error.
 #[allow(clippy::needless_range_loop)] // sq indexes the board and the scan
