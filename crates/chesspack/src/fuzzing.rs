@@ -64,6 +64,11 @@ pub fn read_pgn(data: &[u8]) {
 /// Reads `data` as an archive and as a block payload: decoding may fail,
 /// never panic, and every game that decodes is text.
 pub fn read_archive(data: &[u8]) {
+    // On this thread alone: a fuzz target starts no threads.
+    crate::archive::on_this_thread(|| read_archive_here(data));
+}
+
+fn read_archive_here(data: &[u8]) {
     use crate::archive;
     if let Ok(mut r) = archive::ArchiveReader::open(std::io::Cursor::new(data)) {
         for b in 0..r.blocks().len() {

@@ -97,6 +97,7 @@
 //! ```
 
 mod block;
+pub(crate) use block::on_this_thread;
 mod chunk;
 pub mod pipeline;
 pub mod positions;

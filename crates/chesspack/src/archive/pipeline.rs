@@ -8,8 +8,8 @@
 //! calling thread in their order; at most two blocks a thread are in flight,
 //! which bounds memory. The games of one block decode on the same pool
 //! ([`decode_games`]), so one block (a file of master games) spreads over
-//! the cores too. Without the `parallel` feature every step runs on the
-//! calling thread.
+//! the cores too. With one thread, or without the `parallel` feature, every
+//! step runs on the calling thread.
 //!
 //! ```
 //! use chesspack::archive::{ArchiveReader, Options, pipeline::Pipeline};
@@ -306,7 +306,8 @@ impl Pipeline {
 
     /// Runs `work` on every item on the workers and hands the results to
     /// `sink` on this thread, in the items' order, with at most two items
-    /// a worker read and not yet handed on. The first error (reading an
+    /// a worker read and not yet handed on; with one thread, all of it on
+    /// this thread (no thread is started). The first error (reading an
     /// item, or of `sink`) stops the run: it is returned once the items in
     /// flight are done.
     pub fn ordered<J, R>(
@@ -340,9 +341,18 @@ fn ordered<J: Send, R: Send>(
 ) -> Result<(), ArchiveError> {
     use std::{collections::BTreeMap, panic, sync::mpsc};
 
-    let Ok(pool) = rayon::ThreadPoolBuilder::new().num_threads(threads).build() else {
-        // No threads to be had (WebAssembly): all of it here.
-        return items.try_for_each(|j| sink(work(j?)));
+    let pool = if threads > 1 {
+        rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .ok()
+    } else {
+        None
+    };
+    let Some(pool) = pool else {
+        // One thread, or no threads to be had (WebAssembly): all of it
+        // here, the games of a block too.
+        return super::block::on_this_thread(|| items.try_for_each(|j| sink(work(j?))));
     };
     let window = 2 * threads;
     let (done_tx, done_rx) = mpsc::channel();

@@ -37,7 +37,7 @@ pub(super) use lengths::{decode_low, encode_low};
 mod read;
 mod write;
 
-pub(crate) use read::{Decoded, Want, decode_block, decode_block_until};
+pub(crate) use read::{Decoded, Want, decode_block, decode_block_until, on_this_thread};
 pub use write::encode_block;
 
 /// The columns of a block, in storage order.

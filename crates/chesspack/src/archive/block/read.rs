@@ -707,16 +707,31 @@ impl<'s, 'a> Queue<'s, 'a> {
 }
 
 /// The threads a block's games are decoded on: the current rayon pool's
-/// (the global pool's outside one), or one without the `parallel` feature.
+/// (the global pool's outside one), or one inside [`on_this_thread`] or
+/// without the `parallel` feature.
 fn parallel_threads() -> usize {
     #[cfg(feature = "parallel")]
-    {
-        rayon::current_num_threads()
+    if !ON_THIS_THREAD.get() {
+        return rayon::current_num_threads();
     }
-    #[cfg(not(feature = "parallel"))]
-    {
-        1
+    1
+}
+
+thread_local! {
+    static ON_THIS_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with every block it decodes decoded on this thread alone (a
+/// pipeline of one thread, the fuzz targets): no thread is started.
+pub(crate) fn on_this_thread<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            ON_THIS_THREAD.set(self.0);
+        }
     }
+    let _restore = Restore(ON_THIS_THREAD.replace(true));
+    f()
 }
 
 /// Finishes the gathered games on the current rayon pool, in order.
