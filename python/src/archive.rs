@@ -148,13 +148,12 @@ impl Archive {
         Ok(j as u64)
     }
 
-    /// The texts of the games of `block`, decoded on this thread.
-    fn texts(&self, py: Python<'_>, block: usize) -> PyResult<Vec<Vec<u8>>> {
-        let payload = self.payload(block)?;
+    /// The texts of the games of a block, decoded with the GIL released.
+    fn texts(&self, py: Python<'_>, payload: &archive::Block) -> PyResult<Vec<Vec<u8>>> {
         let codec = self.codec.as_ref();
         py.detach(|| {
             let mut texts = Vec::new();
-            archive::decode_games(codec, &payload, &|_| true, &mut |_, t| texts.push(t))
+            archive::decode_games(codec, payload, &|_| true, &mut |_, t| texts.push(t))
                 .map(|_| texts)
         })
         .map_err(|e| archive_err(&self.path, e))
@@ -287,7 +286,8 @@ impl Archive {
     ///
     /// The PGN texts of every game of a block (0-based).
     fn block_games(&self, py: Python<'_>, block: usize) -> PyResult<Vec<Vec<u8>>> {
-        self.texts(py, block)
+        let payload = self.payload(block)?;
+        self.texts(py, &payload)
     }
 
     /// read_block(block, pgn=False, columns=None) -> pyarrow.RecordBatch
@@ -324,15 +324,16 @@ impl Archive {
         let payload = self.payload(block)?;
         let codec = self.codec.as_ref();
         let first = self.first[block];
+        // The `pgn` column needs the texts; its rows are read from them.
+        let texts = if pgn {
+            Some(self.texts(py, &payload)?)
+        } else {
+            None
+        };
         let batch = py
             .detach(|| -> Result<_, ArchiveError> {
-                let mut texts = None;
-                let rows: Vec<rows::Row> = if pgn {
-                    let mut t = Vec::new();
-                    archive::decode_games(codec, &payload, &|_| true, &mut |_, g| t.push(g))?;
-                    let rows = t.iter().map(|t| rows::read(t)).collect();
-                    texts = Some(t);
-                    rows
+                let rows: Vec<rows::Row> = if let Some(t) = &texts {
+                    t.iter().map(|t| rows::read(t)).collect()
                 } else if wants("moves") || wants("clocks") {
                     let mut rows = Vec::new();
                     archive::decode_records(codec, &payload, &|_| true, &mut |_, r| rows.push(r))?;
