@@ -12,7 +12,7 @@ use std::io::Cursor;
 use chesspack::{
     archive::{self, ArchiveReader, ChunkReader, Options},
     game::{self, GameCodec},
-    model::{GameContext, Weights, embedded_book, weights_of},
+    model::{self, GameContext},
     pgn::{Game, GameReader},
     position,
 };
@@ -94,20 +94,14 @@ pub fn games(pgn: &[u8]) -> Value {
 /// `[{san, uci, p}]`, p from the model's weights (the coder's frequencies
 /// round them to 24 bits).
 fn top3(pos: &Chess, history: &[Move], context: &GameContext) -> Vec<Value> {
-    let (legal, scores) = Weights::embedded().scores_in(pos, history, embedded_book(), context);
-    let weights = weights_of(&scores);
-    let sum: f64 = weights.iter().map(|&w| w as f64).sum();
-    let mut order: Vec<usize> = (0..legal.len()).collect();
-    order.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
-    order
+    model::predict(pos, history, context)
         .into_iter()
         .take(3)
-        .map(|i| {
-            let m = legal[i];
+        .map(|(m, p)| {
             json!({
                 "san": SanPlus::from_move(pos.clone(), m).to_string(),
                 "uci": UciMove::from_standard(m).to_string(),
-                "p": weights[i] as f64 / sum,
+                "p": p,
             })
         })
         .collect()

@@ -2,11 +2,10 @@
 
 use anyhow::{Context, Result};
 use chesspack::{
-    engine::PieceSquareFit,
     holdout,
-    opening::{OpeningTable, TableBuilder},
     pgn::{self, GameReader},
     position,
+    train::{OpeningTable, PieceSquareFit, TableBuilder},
 };
 use clap::Subcommand;
 use shakmaty::Position;
@@ -114,7 +113,7 @@ pub enum TrainCommand {
         output: String,
         /// A position is listed when at least this many training games
         /// reached it (PGN input).
-        #[arg(long, default_value_t = chesspack::opening::MIN_GAMES)]
+        #[arg(long, default_value_t = chesspack::train::MIN_GAMES)]
         min_games: u32,
         /// PGN files (`.zst` too), or lichess opening tables (`.tsv`, the
         /// columns eco, name and pgn); not both.
@@ -333,7 +332,7 @@ fn read_positions(path: &str, mut f: impl FnMut(shakmaty::Chess, bool)) -> Resul
 }
 
 fn arith(output: &str, files: &[String]) -> Result<()> {
-    let mut tables = position::ArithTables::default();
+    let mut tables = chesspack::train::ArithTables::default();
     let (mut trained, mut held, mut skipped) = (0u64, 0u64, 0u64);
     let mut names = Vec::new();
     for path in files {
@@ -373,7 +372,7 @@ fn sample_games(
     let pb = input::progress(None, path);
     for game in GameReader::new(input::open(path, &pb)?).flatten() {
         let key = holdout::game_key(&game);
-        let hash = chesspack::hash::fnv1a(&key);
+        let hash = chesspack::train::fnv1a(&key);
         let is_held = holdout::is_held_out(&key);
         let plies = game.moves.len() as u64 + 1;
         let picks: Vec<u64> = if is_held {
@@ -439,7 +438,7 @@ fn position_model(
         train.len(),
         held.iter().map(|(_, h)| h.len()).sum::<usize>()
     );
-    let mut trainer = position::PositionTrainer::with_rate(rate);
+    let mut trainer = chesspack::train::PositionTrainer::with_rate(rate);
     for pos in &train {
         trainer.count(pos);
     }
@@ -546,9 +545,9 @@ fn load_per_file(files: &[String], limit: u64) -> Result<(PerFile, PerFile, u64)
 fn run_epochs(
     games: &[chesspack::pgn::Game],
     epochs: u32,
-    trainer: &mut chesspack::model::train::Trainer,
+    trainer: &mut chesspack::train::Trainer,
     step: impl Fn(
-        &mut chesspack::model::train::Trainer,
+        &mut chesspack::train::Trainer,
         usize,
         &shakmaty::Chess,
         &[shakmaty::Move],
@@ -606,9 +605,8 @@ fn report_held_out(
             for (i, &m) in g.moves.iter().enumerate() {
                 let (legal, s) = scores(&context, &pos, &g.moves[..i]);
                 if legal.len() > 1 {
-                    chesspack::coder::quantize_fast(&chesspack::model::weights_of(&s), &mut freqs);
                     let k = legal.iter().position(|&x| x == m).expect("legal move");
-                    bits += f64::from(chesspack::coder::PRECISION) - f64::from(freqs[k]).log2();
+                    bits += chesspack::train::move_bits(&s, k, &mut freqs);
                 }
                 plies += 1;
                 pos.play_unchecked(m);
@@ -641,10 +639,7 @@ fn report_held_out(
 }
 
 fn fast(output: &str, limit: u64, epochs: u32, files: &[String]) -> Result<()> {
-    use chesspack::model::{
-        fast::{FastWeights, N_FAST_FEATURES},
-        train::Trainer,
-    };
+    use chesspack::train::{FastWeights, N_FAST_FEATURES, Trainer};
     let (games, held_out, skipped) = load_games(files, limit)?;
     let mut trainer = Trainer::with_features(N_FAST_FEATURES);
     run_epochs(&games, epochs, &mut trainer, |t, _, pos, h, m| {
@@ -668,7 +663,7 @@ fn model(
     (hidden, hidden_rate): (usize, f32),
     (book_files, not_in_book): (&[String], &[String]),
 ) -> Result<()> {
-    use chesspack::model::{self, train::Trainer};
+    use chesspack::train::{self, Trainer};
     let files: Vec<String> = book_files.iter().chain(not_in_book).cloned().collect();
     // The held-out games are those among the first `limit` of each file
     // (more for the book would only read further).
@@ -701,10 +696,10 @@ fn model(
     let games = interleave(std::iter::once(main).chain(extra).collect(), u64::MAX);
     let in_book = interleave(flags, u64::MAX);
     // The opening book, from the training games' early positions.
-    let mut builder = model::book::BookBuilder::default();
+    let mut builder = train::BookBuilder::default();
     for g in &book_games {
         let mut pos = g.start.clone();
-        for &m in g.moves.iter().take(model::book::MAX_PLY) {
+        for &m in g.moves.iter().take(train::BOOK_MAX_PLY) {
             builder.add(&pos, m);
             pos.play_unchecked(m);
         }
@@ -719,9 +714,9 @@ fn model(
         book_path.display()
     );
     anyhow::ensure!(
-        hidden <= model::MAX_HIDDEN,
+        hidden <= train::MAX_HIDDEN,
         "at most {} hidden units",
-        model::MAX_HIDDEN
+        train::MAX_HIDDEN
     );
     let mut trainer = Trainer::with_hidden(hidden, hidden_rate);
     // Each game's ratings and time control, which the model reads.

@@ -11,14 +11,12 @@ use crate::Error;
 /// A string of bits of exact length, stored most significant bit first.
 ///
 /// ```
-/// use chesspack::bits::{BitWriter, Bits};
+/// use chesspack::Bits;
 ///
-/// let mut w = BitWriter::new();
-/// w.write(0b101, 3);
-/// let bits: Bits = w.finish();
+/// let bits = Bits::from_hex("a0", 3).unwrap();
 /// assert_eq!(bits.len(), 3);
 /// assert_eq!(bits.to_hex(), "a0");
-/// assert_eq!(Bits::from_hex("a0", 3).unwrap(), bits);
+/// assert_eq!((bits.get(0), bits.get(1), bits.get(3)), (Some(true), Some(false), None));
 /// ```
 #[derive(Clone, PartialEq, Eq, Hash, Default)]
 pub struct Bits {
@@ -33,7 +31,7 @@ impl Bits {
     /// compare equal.
     ///
     /// ```
-    /// use chesspack::bits::Bits;
+    /// use chesspack::Bits;
     ///
     /// let bits = Bits::from_bytes(vec![0xff, 0xff], 9).unwrap();
     /// assert_eq!(bits.as_bytes(), &[0xff, 0x80]);
@@ -54,7 +52,7 @@ impl Bits {
     /// Wraps whole bytes: `8 * bytes.len()` bits.
     ///
     /// ```
-    /// use chesspack::bits::Bits;
+    /// use chesspack::Bits;
     ///
     /// assert_eq!(Bits::from_whole_bytes(vec![1, 2]).len(), 16);
     /// ```
@@ -67,7 +65,7 @@ impl Bits {
     /// are cleared).
     ///
     /// ```
-    /// use chesspack::bits::Bits;
+    /// use chesspack::Bits;
     ///
     /// assert_eq!(Bits::from_hex("ff", 4).unwrap().to_hex(), "f0");
     /// assert!(Bits::from_hex("zz", 4).is_err());
@@ -119,7 +117,7 @@ impl Bits {
     }
 
     /// A reader positioned at the first bit.
-    pub fn reader(&self) -> BitReader<'_> {
+    pub(crate) fn reader(&self) -> BitReader<'_> {
         BitReader::new(self)
     }
 }
@@ -131,40 +129,25 @@ impl fmt::Debug for Bits {
 }
 
 /// Appends bits, most significant first.
-///
-/// ```
-/// use chesspack::bits::BitWriter;
-///
-/// let mut w = BitWriter::new();
-/// w.write_bit(true);
-/// w.write(0, 7);
-/// w.write(0xabcd, 16);
-/// assert_eq!(w.finish().as_bytes(), &[0x80, 0xab, 0xcd]);
-/// ```
 #[derive(Clone, Debug, Default)]
-pub struct BitWriter {
+pub(crate) struct BitWriter {
     bytes: Vec<u8>,
     len: usize,
 }
 
 impl BitWriter {
     /// An empty writer.
-    pub fn new() -> BitWriter {
+    pub(crate) fn new() -> BitWriter {
         BitWriter::default()
     }
 
     /// The number of bits written so far.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
-    /// Whether nothing has been written.
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
     /// Writes one bit.
-    pub fn write_bit(&mut self, bit: bool) {
+    pub(crate) fn write_bit(&mut self, bit: bool) {
         if self.len.is_multiple_of(8) {
             self.bytes.push(0);
         }
@@ -176,7 +159,7 @@ impl BitWriter {
     }
 
     /// Writes the low `n` bits of `value` (`n` ≤ 64), most significant first.
-    pub fn write(&mut self, value: u64, n: u32) {
+    pub(crate) fn write(&mut self, value: u64, n: u32) {
         debug_assert!(n <= 64);
         // Up to a byte at a time: fill the last byte, then whole bytes.
         let mut n = n;
@@ -199,17 +182,7 @@ impl BitWriter {
     /// Writes `value` in `0..n` with a truncated binary code: values below
     /// `2^k - n` take `k - 1` bits, the others `k` bits, where `k = ceil(log2 n)`.
     /// Nothing is written when `n` ≤ 1.
-    ///
-    /// ```
-    /// use chesspack::bits::BitWriter;
-    ///
-    /// let mut w = BitWriter::new();
-    /// w.write_truncated(0, 3); // 1 bit
-    /// w.write_truncated(2, 3); // 2 bits
-    /// w.write_truncated(0, 1); // 0 bits
-    /// assert_eq!(w.len(), 3);
-    /// ```
-    pub fn write_truncated(&mut self, value: u64, n: u64) {
+    pub(crate) fn write_truncated(&mut self, value: u64, n: u64) {
         debug_assert!(value < n.max(1));
         if n <= 1 {
             return;
@@ -224,33 +197,15 @@ impl BitWriter {
     }
 
     /// Writes `value` ≥ 1 with the Elias gamma code (`2⌊log2 v⌋ + 1` bits).
-    pub fn write_gamma(&mut self, value: u64) {
+    pub(crate) fn write_gamma(&mut self, value: u64) {
         debug_assert!(value >= 1);
         let n = 63 - value.leading_zeros();
         self.write(0, n);
         self.write(value, n + 1);
     }
 
-    /// Writes `value` ≥ 1 with the Elias delta code.
-    ///
-    /// ```
-    /// use chesspack::bits::BitWriter;
-    ///
-    /// let mut w = BitWriter::new();
-    /// w.write_delta(81);
-    /// assert_eq!(w.len(), 11);
-    /// let bits = w.finish();
-    /// assert_eq!(bits.reader().read_delta().unwrap(), 81);
-    /// ```
-    pub fn write_delta(&mut self, value: u64) {
-        debug_assert!(value >= 1);
-        let n = 63 - value.leading_zeros();
-        self.write_gamma(u64::from(n) + 1);
-        self.write(value, n);
-    }
-
     /// Appends all of `bits`.
-    pub fn write_bits(&mut self, bits: &Bits) {
+    pub(crate) fn write_bits(&mut self, bits: &Bits) {
         // A byte at a time; the last byte's unused bits are zero.
         let full = bits.len() / 8;
         if self.len.is_multiple_of(8) {
@@ -268,7 +223,7 @@ impl BitWriter {
     }
 
     /// The bits written.
-    pub fn finish(self) -> Bits {
+    pub(crate) fn finish(self) -> Bits {
         Bits {
             bytes: self.bytes,
             len: self.len,
@@ -279,36 +234,31 @@ impl BitWriter {
 /// Reads bits written by a [`BitWriter`]; reading past the end is
 /// [`Error::Truncated`].
 #[derive(Clone, Debug)]
-pub struct BitReader<'a> {
+pub(crate) struct BitReader<'a> {
     bits: &'a Bits,
     pos: usize,
 }
 
 impl<'a> BitReader<'a> {
     /// A reader at the first bit of `bits`.
-    pub fn new(bits: &'a Bits) -> BitReader<'a> {
+    pub(crate) fn new(bits: &'a Bits) -> BitReader<'a> {
         BitReader { bits, pos: 0 }
     }
 
-    /// Bits read so far.
-    pub fn position(&self) -> usize {
-        self.pos
-    }
-
     /// Bits left.
-    pub fn remaining(&self) -> usize {
+    pub(crate) fn remaining(&self) -> usize {
         self.bits.len() - self.pos
     }
 
     /// Reads one bit.
-    pub fn read_bit(&mut self) -> Result<bool, Error> {
+    pub(crate) fn read_bit(&mut self) -> Result<bool, Error> {
         let bit = self.bits.get(self.pos).ok_or(Error::Truncated)?;
         self.pos += 1;
         Ok(bit)
     }
 
     /// Reads `n` ≤ 64 bits as an unsigned number.
-    pub fn read(&mut self, n: u32) -> Result<u64, Error> {
+    pub(crate) fn read(&mut self, n: u32) -> Result<u64, Error> {
         if n as usize > self.remaining() || n > 64 {
             return Err(Error::Truncated);
         }
@@ -320,7 +270,7 @@ impl<'a> BitReader<'a> {
     }
 
     /// Reads a value in `0..n` written by [`BitWriter::write_truncated`].
-    pub fn read_truncated(&mut self, n: u64) -> Result<u64, Error> {
+    pub(crate) fn read_truncated(&mut self, n: u64) -> Result<u64, Error> {
         if n <= 1 {
             return Ok(0);
         }
@@ -336,7 +286,7 @@ impl<'a> BitReader<'a> {
     }
 
     /// Reads an Elias gamma code.
-    pub fn read_gamma(&mut self) -> Result<u64, Error> {
+    pub(crate) fn read_gamma(&mut self) -> Result<u64, Error> {
         let mut zeros = 0;
         while !self.read_bit()? {
             zeros += 1;
@@ -346,26 +296,10 @@ impl<'a> BitReader<'a> {
         }
         Ok((1u64 << zeros) | self.read(zeros)?)
     }
-
-    /// Reads an Elias delta code.
-    pub fn read_delta(&mut self) -> Result<u64, Error> {
-        let n = self.read_gamma()? - 1;
-        if n > 63 {
-            return Err(Error::InvalidData("elias delta code too long".into()));
-        }
-        Ok((1u64 << n) | self.read(n as u32)?)
-    }
 }
 
 /// `ceil(log2 n)` for `n` ≥ 1: the bits of a fixed-width index among `n` values.
-///
-/// ```
-/// assert_eq!(chesspack::bits::ceil_log2(1), 0);
-/// assert_eq!(chesspack::bits::ceil_log2(20), 5);
-/// assert_eq!(chesspack::bits::ceil_log2(256), 8);
-/// assert_eq!(chesspack::bits::ceil_log2(257), 9);
-/// ```
-pub fn ceil_log2(n: u64) -> u32 {
+pub(crate) fn ceil_log2(n: u64) -> u32 {
     if n <= 1 {
         0
     } else {
@@ -408,20 +342,16 @@ mod tests {
         let mut w = BitWriter::new();
         for v in 1..300u64 {
             w.write_gamma(v);
-            w.write_delta(v);
             w.write_truncated(v % 7, 7);
             w.write_truncated(v, 300);
         }
-        w.write_delta(u64::MAX);
         let bits = w.finish();
         let mut r = bits.reader();
         for v in 1..300u64 {
             assert_eq!(r.read_gamma().unwrap(), v);
-            assert_eq!(r.read_delta().unwrap(), v);
             assert_eq!(r.read_truncated(7).unwrap(), v % 7);
             assert_eq!(r.read_truncated(300).unwrap(), v);
         }
-        assert_eq!(r.read_delta().unwrap(), u64::MAX);
         assert_eq!(r.remaining(), 0);
         assert!(matches!(r.read_bit(), Err(Error::Truncated)));
     }
@@ -430,6 +360,39 @@ mod tests {
     fn garbage_never_panics() {
         let bits = Bits::from_whole_bytes(vec![0; 20]);
         assert!(bits.reader().read_gamma().is_err());
-        assert!(bits.reader().read_delta().is_err());
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_bitwriter() {
+        use crate::bits::BitWriter;
+
+        let mut w = BitWriter::new();
+        w.write_bit(true);
+        w.write(0, 7);
+        w.write(0xabcd, 16);
+        assert_eq!(w.finish().as_bytes(), &[0x80, 0xab, 0xcd]);
+    }
+
+    #[test]
+    fn example_bitwriter_write_truncated() {
+        use crate::bits::BitWriter;
+
+        let mut w = BitWriter::new();
+        w.write_truncated(0, 3); // 1 bit
+        w.write_truncated(2, 3); // 2 bits
+        w.write_truncated(0, 1); // 0 bits
+        assert_eq!(w.len(), 3);
+    }
+
+    #[test]
+    fn example_ceil_log2() {
+        assert_eq!(crate::bits::ceil_log2(1), 0);
+        assert_eq!(crate::bits::ceil_log2(20), 5);
+        assert_eq!(crate::bits::ceil_log2(256), 8);
+        assert_eq!(crate::bits::ceil_log2(257), 9);
     }
 }

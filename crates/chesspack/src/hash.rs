@@ -7,10 +7,6 @@ pub(crate) const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0100_0000_01b3;
 
 /// FNV-1a, 64 bits.
-///
-/// ```
-/// assert_eq!(chesspack::hash::fnv1a(b""), 0xcbf29ce484222325);
-/// ```
 pub fn fnv1a(bytes: &[u8]) -> u64 {
     fnv1a_from(FNV_BASIS, bytes)
 }
@@ -26,13 +22,7 @@ pub(crate) fn fnv1a_from(h: u64, bytes: &[u8]) -> u64 {
 /// FNV-1a over little-endian 64-bit words (then the last bytes one by
 /// one): eight times fewer steps than byte-wise FNV-1a, for megabyte files
 /// hashed when an archive is opened (model weights, books).
-///
-/// ```
-/// use chesspack::hash::file_hash;
-///
-/// assert_ne!(file_hash(b"abcdefgh1"), file_hash(b"abcdefgh2"));
-/// ```
-pub fn file_hash(bytes: &[u8]) -> u64 {
+pub(crate) fn file_hash(bytes: &[u8]) -> u64 {
     let mut h = FNV_BASIS;
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
@@ -42,4 +32,20 @@ pub fn file_hash(bytes: &[u8]) -> u64 {
         h = (h ^ u64::from(b)).wrapping_mul(FNV_PRIME);
     }
     h
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_fnv1a() {
+        assert_eq!(crate::hash::fnv1a(b""), 0xcbf29ce484222325);
+    }
+
+    #[test]
+    fn example_file_hash() {
+        use crate::hash::file_hash;
+
+        assert_ne!(file_hash(b"abcdefgh1"), file_hash(b"abcdefgh2"));
+    }
 }

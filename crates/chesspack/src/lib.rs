@@ -11,10 +11,14 @@
 //! * [`record`] — one game or position as self-contained bytes, for a
 //!   column of a table.
 //! * [`model`] — the learned move model of the `model` and `fast` codecs
-//!   ([`game::ModelCodec`]), with its opening book and trainer.
-//! * [`engine`] — the embedded engine of the `engine-*` codecs.
-//! * [`order`], [`bits`], [`coder`] — the canonical move orders, bit strings
-//!   and the range coder the codecs share.
+//!   ([`game::ModelCodec`]): its game context and predictions.
+//! * [`order`] — the canonical move orders that the codecs number moves in.
+//! * [`holdout`] — the held-out split that every measurement uses.
+//! * `train` (feature `train`) — the trainers of the shipped models and
+//!   tables.
+//!
+//! The range coder, the embedded engine, the opening table and the bit
+//! strings' writer and reader are internal.
 //!
 //! ```
 //! use chesspack::{game, pgn::GameReader};
@@ -31,23 +35,25 @@
 #![warn(missing_docs)]
 
 pub mod archive;
-pub mod bits;
-pub mod coder;
-pub mod engine;
+mod bits;
+mod coder;
+mod engine;
 mod error;
-#[doc(hidden)]
+#[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod game;
-pub mod hash;
+mod hash;
 pub mod holdout;
 pub mod model;
-pub mod opening;
+mod opening;
 pub mod order;
 pub mod pgn;
 pub mod position;
 pub mod record;
 mod simd;
 mod slide;
+#[cfg(feature = "train")]
+pub mod train;
 
 pub use bits::Bits;
 pub use error::{Error, cut};

@@ -21,44 +21,29 @@
 //! labels, each `eco` TAB `name` LF; then the positions in ascending hash
 //! order, each its hash (u64) and its label's index (u32). All integers
 //! little-endian.
-//!
-//! ```
-//! use chesspack::opening::OpeningTable;
-//! use shakmaty::{Chess, Position, san::San};
-//!
-//! let table = OpeningTable::from_tsv(
-//!     "eco\tname\tpgn\nC20\tKing's Pawn Game\t1. e4 e5\nC40\tKing's Knight Opening\t1. e4 e5 2. Nf3\n",
-//! )
-//! .unwrap();
-//! let mut pos = Chess::default();
-//! let mut moves = Vec::new();
-//! for san in ["e4", "e5", "Nf3", "Nc6", "Bc4"] {
-//!     let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
-//!     pos.play_unchecked(m);
-//!     moves.push(m);
-//! }
-//! let opening = table.predict(&Chess::default(), &moves).unwrap();
-//! assert_eq!((opening.eco, opening.name), ("C40", "King's Knight Opening"));
-//! assert_eq!(table.predict(&Chess::default(), &moves[..2]).unwrap().eco, "C20");
-//! assert!(table.predict(&Chess::default(), &moves[..1]).is_none());
-//! ```
 
-use std::{collections::HashMap, sync::OnceLock};
+#[cfg(any(test, feature = "train"))]
+use std::collections::HashMap;
+use std::sync::OnceLock;
 
-use shakmaty::{Chess, Move, Position, san::San};
+#[cfg(any(test, feature = "train"))]
+use shakmaty::san::San;
+use shakmaty::{Chess, Move, Position};
 
 use crate::{Error, hash::fnv1a, model::book::position_hash};
 
 /// Magic bytes of an opening table file.
-pub const MAGIC: &[u8; 4] = b"CPKE";
+pub(crate) const MAGIC: &[u8; 4] = b"CPKE";
 const VERSION: u32 = 1;
 const HEADER: usize = 20;
 const ENTRY: usize = 12;
 
 /// Only positions this early in a game name its opening.
-pub const MAX_PLY: usize = 40;
+#[cfg(any(test, feature = "train"))]
+pub(crate) const MAX_PLY: usize = 40;
 /// A table built from games lists positions that at least this many
 /// training games reached.
+#[cfg(feature = "train")]
 pub const MIN_GAMES: u32 = 2;
 
 static BUILTIN: &[u8] = include_bytes!("openings.bin");
@@ -85,11 +70,12 @@ pub struct OpeningTable {
 
 impl OpeningTable {
     /// The table this library ships, which archives use.
-    pub fn builtin() -> &'static OpeningTable {
+    pub(crate) fn builtin() -> &'static OpeningTable {
         static TABLE: OnceLock<OpeningTable> = OnceLock::new();
         TABLE.get_or_init(|| OpeningTable::from_bytes(BUILTIN).expect("the shipped table is valid"))
     }
 
+    #[cfg(any(test, feature = "train"))]
     fn new(labels: Vec<(String, String)>, mut entries: Vec<(u64, u32)>) -> OpeningTable {
         entries.sort_unstable();
         entries.dedup_by_key(|e| e.0);
@@ -104,7 +90,7 @@ impl OpeningTable {
     }
 
     /// The opening that position `pos` names, if the table lists it.
-    pub fn get(&self, pos: &Chess) -> Option<Opening<'_>> {
+    pub(crate) fn get(&self, pos: &Chess) -> Option<Opening<'_>> {
         let hash = position_hash(pos);
         let i = self.entries.binary_search_by_key(&hash, |e| e.0).ok()?;
         let (eco, name) = &self.labels[self.entries[i].1 as usize];
@@ -112,7 +98,7 @@ impl OpeningTable {
     }
 
     /// The opening of a game from the standard start: the opening of the
-    /// deepest of its first [`MAX_PLY`] positions that the table lists.
+    /// deepest of its first `MAX_PLY` positions that the table lists.
     /// `None` when it lists none, or the game starts elsewhere.
     pub fn predict(&self, start: &Chess, moves: &[Move]) -> Option<Opening<'_>> {
         if position_hash(start) != position_hash(&Chess::default()) {
@@ -133,20 +119,23 @@ impl OpeningTable {
     }
 
     /// The plies of a game that [`OpeningTable::predict`] looks at.
-    pub fn max_ply(&self) -> usize {
+    pub(crate) fn max_ply(&self) -> usize {
         self.max_ply
     }
 
+    #[cfg(feature = "train")]
     /// Positions the table lists.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    #[cfg(feature = "train")]
     /// Whether the table lists no position.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    #[cfg(feature = "train")]
     /// The distinct openings (ECO code and name) the table names.
     pub fn openings(&self) -> usize {
         self.labels.len()
@@ -157,6 +146,7 @@ impl OpeningTable {
         self.hash
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// The table from lichess's opening TSV files (`eco`, `name`, `pgn`
     /// columns with a header line; the files may be concatenated): each
     /// line names the position its moves reach. A position that two lines
@@ -204,6 +194,7 @@ impl OpeningTable {
         Ok(OpeningTable::new(labels, entries))
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// The table file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut text = Vec::new();
@@ -235,7 +226,7 @@ impl OpeningTable {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a malformed file.
-    pub fn from_bytes(bytes: &[u8]) -> Result<OpeningTable, Error> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<OpeningTable, Error> {
         let bad = |what: &str| Error::InvalidData(format!("opening table: {what}"));
         let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
         if bytes.len() < HEADER || &bytes[..4] != MAGIC {
@@ -286,7 +277,7 @@ impl OpeningTable {
 /// tags.
 ///
 /// ```
-/// use chesspack::opening::TableBuilder;
+/// use chesspack::train::TableBuilder;
 /// use chesspack::pgn::GameReader;
 ///
 /// let pgn = "[ECO \"B00\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 Nc6 *\n\n\
@@ -455,5 +446,37 @@ mod tests {
     fn builtin_table_loads() {
         let t = OpeningTable::builtin();
         assert_eq!(t.hash(), fnv1a(BUILTIN));
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_opening() {
+        use crate::opening::OpeningTable;
+        use shakmaty::{Chess, Position, san::San};
+
+        let table = OpeningTable::from_tsv(
+            "eco\tname\tpgn\nC20\tKing's Pawn Game\t1. e4 e5\nC40\tKing's Knight Opening\t1. e4 e5 2. Nf3\n",
+        )
+        .unwrap();
+        let mut pos = Chess::default();
+        let mut moves = Vec::new();
+        for san in ["e4", "e5", "Nf3", "Nc6", "Bc4"] {
+            let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        let opening = table.predict(&Chess::default(), &moves).unwrap();
+        assert_eq!(
+            (opening.eco, opening.name),
+            ("C40", "King's Knight Opening")
+        );
+        assert_eq!(
+            table.predict(&Chess::default(), &moves[..2]).unwrap().eco,
+            "C20"
+        );
+        assert!(table.predict(&Chess::default(), &moves[..1]).is_none());
     }
 }

@@ -27,15 +27,7 @@ pub enum Order {
 
 /// The destination used for ordering and for the `squares` codec: the rook's
 /// square for castling moves, else the move's target.
-///
-/// ```
-/// use chesspack::order::target;
-/// use shakmaty::{Move, Square};
-///
-/// let castle = Move::Castle { king: Square::E1, rook: Square::H1 };
-/// assert_eq!(target(castle), Square::H1);
-/// ```
-pub fn target(m: Move) -> Square {
+pub(crate) fn target(m: Move) -> Square {
     match m {
         Move::Castle { rook, .. } => rook,
         other => other.to(),
@@ -51,18 +43,8 @@ pub(crate) fn promotion_key(promotion: Option<Role>) -> u32 {
 
 /// The sort key of a move in an order: unique among the legal moves of any
 /// position.
-///
-/// ```
-/// use chesspack::order::{key, Order};
-/// use shakmaty::{Move, Role, Square};
-///
-/// let a3 = Move::Normal { role: Role::Pawn, from: Square::A2, capture: None, to: Square::A3, promotion: None };
-/// let na3 = Move::Normal { role: Role::Knight, from: Square::B1, capture: None, to: Square::A3, promotion: None };
-/// assert!(key(a3, Order::Thesis) < key(na3, Order::Thesis));
-/// assert!(key(na3, Order::SquareIndex) < key(a3, Order::SquareIndex));
-/// ```
 #[inline]
-pub fn key(m: Move, order: Order) -> u32 {
+pub(crate) fn key(m: Move, order: Order) -> u32 {
     // Castling: king and rook square; a drop: origin 64.
     let from = m.from().map_or(64, usize::from);
     let to = usize::from(m.to());
@@ -127,23 +109,13 @@ pub fn sorted_moves(pos: &Chess, order: Order) -> shakmaty::MoveList {
 /// `moves` sorted by `order`. Keys are computed once and sorted as plain
 /// integers (key and position packed in one `u32`), which is several times
 /// faster than comparing moves by key.
-pub fn sort(mut moves: shakmaty::MoveList, order: Order) -> shakmaty::MoveList {
+pub(crate) fn sort(mut moves: shakmaty::MoveList, order: Order) -> shakmaty::MoveList {
     sort_in_place(&mut moves, order);
     moves
 }
 
 /// [`sort`] in place.
-///
-/// ```
-/// use chesspack::order::{sort_in_place, sorted_moves, Order};
-/// use shakmaty::{Chess, Position};
-///
-/// let pos = Chess::default();
-/// let mut moves = pos.legal_moves();
-/// sort_in_place(&mut moves, Order::SquareIndex);
-/// assert_eq!(moves, sorted_moves(&pos, Order::SquareIndex));
-/// ```
-pub fn sort_in_place(moves: &mut shakmaty::MoveList, order: Order) {
+pub(crate) fn sort_in_place(moves: &mut shakmaty::MoveList, order: Order) {
     // Keys are below 2^16 and a move list holds at most 270 moves (the most
     // a legal position has), below 2^10.
     let mut packed = [0u32; 272];
@@ -156,78 +128,6 @@ pub fn sort_in_place(moves: &mut shakmaty::MoveList, order: Order) {
     for (slot, p) in moves.iter_mut().zip(packed.iter()) {
         *slot = original[(p & 0x3ff) as usize];
     }
-}
-
-/// Where in `moves` the move is that comes `n`th (from 0) in `order`;
-/// `None` when there are not that many moves. Ties in key (which legal
-/// moves never have) go by position in `moves`. No sort: for a position's
-/// few dozen moves, counting the smaller keys of each candidate is faster.
-///
-/// ```
-/// use chesspack::order::{nth, sorted_moves, Order};
-/// use shakmaty::{Chess, Position};
-///
-/// let pos = Chess::default();
-/// let moves = pos.legal_moves();
-/// let i = nth(&moves, Order::Thesis, 3).unwrap();
-/// assert_eq!(moves[i], sorted_moves(&pos, Order::Thesis)[3]);
-/// assert_eq!(nth(&moves, Order::Thesis, 20), None);
-/// ```
-pub fn nth(moves: &[Move], order: Order, n: usize) -> Option<usize> {
-    if n >= moves.len() {
-        return None;
-    }
-    if moves.len() > 255 {
-        return sort_index(moves, order, n);
-    }
-    if moves.len() <= 64 {
-        nth_in::<64>(moves, order, n)
-    } else {
-        nth_in::<255>(moves, order, n)
-    }
-}
-
-/// [`nth`] for at most `N` ≤ 255 moves (a smaller `N`, a smaller array to
-/// clear).
-fn nth_in<const N: usize>(moves: &[Move], order: Order, n: usize) -> Option<usize> {
-    // Count the moves in each of the 64 buckets of keys ([`key_bucket`]),
-    // walk the buckets to the one that holds the nth, then
-    // pick it among that bucket's few moves, sorted.
-    let mut packed = [0u32; N];
-    let packed = &mut packed[..moves.len()];
-    let mut counts = [0u8; 64];
-    for (i, (p, m)) in packed.iter_mut().zip(moves).enumerate() {
-        let k = key(*m, order);
-        *p = (k << 8) | i as u32;
-        counts[key_bucket(k)] += 1;
-    }
-    let mut bucket = 0;
-    let mut before = 0;
-    while before + usize::from(counts[bucket]) <= n {
-        before += usize::from(counts[bucket]);
-        bucket += 1;
-    }
-    // The bucket's packed values (key << 8 | index), gathered and sorted.
-    let mut in_bucket = [0u32; N];
-    let mut len = 0;
-    for &p in packed.iter() {
-        in_bucket[len] = p;
-        len += usize::from(key_bucket(p >> 8) == bucket);
-    }
-    let in_bucket = &mut in_bucket[..len];
-    in_bucket.sort_unstable();
-    in_bucket.get(n - before).map(|p| (p & 0xff) as usize)
-}
-
-/// [`nth`] for lists of more than 255 moves (a position has at most 270).
-fn sort_index(moves: &[Move], order: Order, n: usize) -> Option<usize> {
-    let mut keyed: Vec<(u32, usize)> = moves
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (key(*m, order), i))
-        .collect();
-    keyed.sort_unstable();
-    keyed.get(n).map(|&(_, i)| i)
 }
 
 /// The index of `m` among the legal moves of `pos` in `order`, with the
@@ -306,20 +206,8 @@ const PROMOTIONS: [Role; 4] = [Role::Knight, Role::Bishop, Role::Rook, Role::Que
 /// stays on the line of its king) and safe king squares;
 /// castling and en passant from shakmaty's own generators; in check from
 /// its legal moves.
-///
-/// ```
-/// use chesspack::order::{ThesisMoves, index_of, Order};
-/// use shakmaty::{Chess, uci::UciMove};
-///
-/// let pos = Chess::default();
-/// let moves = ThesisMoves::new(&pos);
-/// let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-/// assert_eq!(moves.len(), 20);
-/// assert_eq!(moves.index_of(e4), index_of(&pos, e4, Order::Thesis).map(|(i, _)| i));
-/// assert_eq!(moves.nth(moves.index_of(e4).unwrap()), Some(e4));
-/// ```
 #[derive(Clone, Debug)]
-pub struct ThesisMoves {
+pub(crate) struct ThesisMoves {
     /// The board the moves are played on (moves are built from it).
     board: Board,
     /// The pieces of the side to move.
@@ -354,7 +242,8 @@ impl Default for ThesisMoves {
 
 impl ThesisMoves {
     /// The legal moves of `pos`.
-    pub fn new(pos: &Chess) -> ThesisMoves {
+    #[cfg(test)]
+    pub(crate) fn new(pos: &Chess) -> ThesisMoves {
         let mut moves = ThesisMoves::default();
         moves.fill(pos);
         moves
@@ -363,19 +252,7 @@ impl ThesisMoves {
     /// Replaces these moves with the legal moves of `pos`: what
     /// [`ThesisMoves::new`] gives, without building a new set (the move
     /// coders refill one set a ply).
-    ///
-    /// ```
-    /// use chesspack::order::ThesisMoves;
-    /// use shakmaty::{Chess, Position, uci::UciMove};
-    ///
-    /// let mut pos = Chess::default();
-    /// let mut moves = ThesisMoves::new(&pos);
-    /// let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-    /// pos.play_unchecked(e4);
-    /// moves.fill(&pos);
-    /// assert_eq!(moves.len(), 20);
-    /// ```
-    pub fn fill(&mut self, pos: &Chess) {
+    pub(crate) fn fill(&mut self, pos: &Chess) {
         for from in self.origins {
             self.targets[from as usize & 63] = Bitboard::EMPTY;
         }
@@ -520,18 +397,13 @@ impl ThesisMoves {
     }
 
     /// The number of legal moves.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
-    }
-
-    /// Whether there is no legal move (checkmate or stalemate).
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
     }
 
     /// The index of `m` in the thesis order of the legal moves; `None` when
     /// `m` is not legal.
-    pub fn index_of(&self, m: Move) -> Option<usize> {
+    pub(crate) fn index_of(&self, m: Move) -> Option<usize> {
         let from = m.from()?;
         let to = target(m);
         if !self.origins.contains(from) || !self.targets[from as usize & 63].contains(to) {
@@ -560,7 +432,7 @@ impl ThesisMoves {
     }
 
     /// The move at `index` in the thesis order; `None` past the last.
-    pub fn nth(&self, mut index: usize) -> Option<Move> {
+    pub(crate) fn nth(&self, mut index: usize) -> Option<Move> {
         if index >= self.len {
             return None;
         }
@@ -781,48 +653,83 @@ mod tests {
         assert_eq!(key(drop, Order::Thesis), (((8 * 8) + 2) * 8 + 2) << 3);
         assert_eq!(key(drop, Order::SquareIndex), (64 * 64 + 18) << 3);
     }
+}
 
-    /// `nth` picks what a sort would, at every index, in both orders, in
-    /// positions of random games.
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
     #[test]
-    fn nth_agrees_with_sorting() {
-        let mut seed = 7u64;
-        for _ in 0..8 {
-            let mut pos = Chess::default();
-            for _ in 0..60 {
-                let moves = pos.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                for order in [Order::Thesis, Order::SquareIndex] {
-                    let sorted = sorted_moves(&pos, order);
-                    for (i, m) in sorted.iter().enumerate() {
-                        assert_eq!(nth(&moves, order, i).map(|j| moves[j]), Some(*m));
-                    }
-                    assert_eq!(nth(&moves, order, moves.len()), None);
-                }
-                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
-                pos.play_unchecked(moves[(seed >> 33) as usize % moves.len()]);
-            }
-        }
-        // Promotions (same squares, keys apart by the piece), castling and
-        // a crowded board.
-        for fen in [
-            "1n1n4/2P1P3/8/3k4/8/8/2p1p3/R3K2R w KQ - 0 1",
-            "3Q4/1Q4Q1/4Q3/2Q4R/Q4Q2/3Q4/1Q4Rp/1K1BBNNk w - - 0 1",
-        ] {
-            let pos: Chess = fen
-                .parse::<shakmaty::fen::Fen>()
-                .unwrap()
-                .into_position(shakmaty::CastlingMode::Standard)
-                .unwrap();
-            let moves = pos.legal_moves();
-            for order in [Order::Thesis, Order::SquareIndex] {
-                let sorted = sorted_moves(&pos, order);
-                for (i, m) in sorted.iter().enumerate() {
-                    assert_eq!(nth(&moves, order, i).map(|j| moves[j]), Some(*m));
-                }
-            }
-        }
+    fn example_target() {
+        use crate::order::target;
+        use shakmaty::{Move, Square};
+
+        let castle = Move::Castle {
+            king: Square::E1,
+            rook: Square::H1,
+        };
+        assert_eq!(target(castle), Square::H1);
+    }
+
+    #[test]
+    fn example_key() {
+        use crate::order::{Order, key};
+        use shakmaty::{Move, Role, Square};
+
+        let a3 = Move::Normal {
+            role: Role::Pawn,
+            from: Square::A2,
+            capture: None,
+            to: Square::A3,
+            promotion: None,
+        };
+        let na3 = Move::Normal {
+            role: Role::Knight,
+            from: Square::B1,
+            capture: None,
+            to: Square::A3,
+            promotion: None,
+        };
+        assert!(key(a3, Order::Thesis) < key(na3, Order::Thesis));
+        assert!(key(na3, Order::SquareIndex) < key(a3, Order::SquareIndex));
+    }
+
+    #[test]
+    fn example_sort_in_place() {
+        use crate::order::{Order, sort_in_place, sorted_moves};
+        use shakmaty::{Chess, Position};
+
+        let pos = Chess::default();
+        let mut moves = pos.legal_moves();
+        sort_in_place(&mut moves, Order::SquareIndex);
+        assert_eq!(moves, sorted_moves(&pos, Order::SquareIndex));
+    }
+
+    #[test]
+    fn example_thesismoves() {
+        use crate::order::{Order, ThesisMoves, index_of};
+        use shakmaty::{Chess, uci::UciMove};
+
+        let pos = Chess::default();
+        let moves = ThesisMoves::new(&pos);
+        let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+        assert_eq!(moves.len(), 20);
+        assert_eq!(
+            moves.index_of(e4),
+            index_of(&pos, e4, Order::Thesis).map(|(i, _)| i)
+        );
+        assert_eq!(moves.nth(moves.index_of(e4).unwrap()), Some(e4));
+    }
+
+    #[test]
+    fn example_thesismoves_fill() {
+        use crate::order::ThesisMoves;
+        use shakmaty::{Chess, Position, uci::UciMove};
+
+        let mut pos = Chess::default();
+        let mut moves = ThesisMoves::new(&pos);
+        let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+        pos.play_unchecked(e4);
+        moves.fill(&pos);
+        assert_eq!(moves.len(), 20);
     }
 }

@@ -97,7 +97,7 @@ pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
 
 /// Decodes a game record written by `codec` for a game from `start`. A
 /// `model` record written with earlier weights that the library keeps
-/// ([`crate::model::Weights::earlier_hashes`]) decodes with them (in
+/// (`crate::model::Weights::earlier_hashes`) decodes with them (in
 /// `codec`'s context): records stored before a model update stay readable.
 /// A record holds one byte of the model's hash; where kept weights share
 /// it, the newest decode.

@@ -34,7 +34,7 @@
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), from version 6 the
-//!   hash of the opening table (u64, [`crate::opening`]), a CRC-32 of the
+//!   hash of the opening table (u64, `crate::opening`), a CRC-32 of the
 //!   header (all integers little-endian).
 //! * Blocks: `CPKB`, stored length (u32), number of games (u32), CRC-32 of
 //!   the stored bytes (u32), then the stored bytes: the payload (see
@@ -58,7 +58,7 @@
 //! wrote earlier versions, so one reader serves every version.
 //!
 //! From version 6 an `ECO` or `Opening` tag equal to what the game's
-//! mainline gives ([`OpeningTable::predict`](crate::opening::OpeningTable::predict)
+//! mainline gives (`OpeningTable::predict`
 //! with the table whose hash the header holds) is stored as a one-byte
 //! mark, filled in once the moves are decoded.
 //!
@@ -97,6 +97,7 @@
 //! ```
 
 mod block;
+#[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use block::on_this_thread;
 mod chunk;
 pub mod pipeline;
@@ -124,7 +125,7 @@ pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// of their own; version 5 codes each game's moves in its context (its
 /// players' ratings and time control, read from its tags); version 6
 /// stores `ECO` and `Opening` tags that the moves give as a mark
-/// ([`crate::opening`]) and the hash of the opening table in the header;
+/// (`crate::opening`) and the hash of the opening table in the header;
 /// version 7 codes clocks and evaluations with richer contexts and times,
 /// Elos and rating changes as steps; version 8 stores a game of moves each
 /// followed by one lichess clock or evaluation comment as one event, its

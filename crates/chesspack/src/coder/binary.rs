@@ -5,7 +5,7 @@
 /// [`BinaryDecoder`]: the chance of a 0 bit in 1/2048ths, moved 1/32 of the
 /// way towards each bit coded (the LZMA scheme).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct BitModel(u16);
+pub(crate) struct BitModel(u16);
 
 impl Default for BitModel {
     fn default() -> BitModel {
@@ -18,24 +18,7 @@ impl BitModel {
     /// way towards the first bit coded, 1/4 towards the second, then 1/8
     /// and 1/16, and 1/32 from the fifth on, as the default one does from
     /// the start. Contexts that see few bits cost less to learn.
-    ///
-    /// ```
-    /// use chesspack::coder::{BinaryDecoder, BinaryEncoder, BitModel};
-    ///
-    /// let bits = [true, true, true, false, true];
-    /// let (mut warm, mut plain) = (BitModel::warm(), BitModel::default());
-    /// let (mut a, mut b) = (BinaryEncoder::new(), BinaryEncoder::new());
-    /// for &bit in &bits {
-    ///     a.encode_bit(&mut warm, bit);
-    ///     b.encode_bit(&mut plain, bit);
-    /// }
-    /// let (a, b) = (a.finish(), b.finish());
-    /// let mut model = BitModel::warm();
-    /// let mut dec = BinaryDecoder::new(&a);
-    /// assert!(bits.iter().all(|&bit| dec.decode_bit(&mut model) == bit));
-    /// assert_ne!(a, b);
-    /// ```
-    pub fn warm() -> BitModel {
+    pub(crate) fn warm() -> BitModel {
         BitModel(1 << 10 | WARM_STEPS << WARM_SHIFT)
     }
 
@@ -74,26 +57,8 @@ const TOP: u32 = 1 << 24;
 /// constriction's coders take a fixed model per symbol; rebuilding one for
 /// every adaptive update would cost more than the coding itself, so this
 /// small coder (the well-known LZMA construction) is used instead.
-///
-/// ```
-/// use chesspack::coder::{BinaryDecoder, BinaryEncoder, BitModel};
-///
-/// let mut models = vec![BitModel::default(); 16];
-/// let mut enc = BinaryEncoder::new();
-/// for v in [3u32, 3, 3, 7, 0] {
-///     enc.encode_tree(&mut models, 4, v);
-/// }
-/// enc.encode_direct(12345, 20);
-/// let bytes = enc.finish();
-///
-/// let mut models = vec![BitModel::default(); 16];
-/// let mut dec = BinaryDecoder::new(&bytes);
-/// let out: Vec<u32> = (0..5).map(|_| dec.decode_tree(&mut models, 4)).collect();
-/// assert_eq!(out, [3, 3, 3, 7, 0]);
-/// assert_eq!(dec.decode_direct(20), 12345);
-/// ```
 #[derive(Debug)]
-pub struct BinaryEncoder {
+pub(crate) struct BinaryEncoder {
     low: u64,
     range: u32,
     cache: u8,
@@ -109,7 +74,7 @@ impl Default for BinaryEncoder {
 
 impl BinaryEncoder {
     /// An empty encoder.
-    pub fn new() -> BinaryEncoder {
+    pub(crate) fn new() -> BinaryEncoder {
         BinaryEncoder {
             low: 0,
             range: u32::MAX,
@@ -138,7 +103,7 @@ impl BinaryEncoder {
     }
 
     /// Encodes `bit` with the adaptive probability `model`, updating it.
-    pub fn encode_bit(&mut self, model: &mut BitModel, bit: bool) {
+    pub(crate) fn encode_bit(&mut self, model: &mut BitModel, bit: bool) {
         let bound = (self.range >> BIT_MODEL_BITS) * model.p();
         if bit {
             self.low += u64::from(bound);
@@ -154,7 +119,7 @@ impl BinaryEncoder {
     }
 
     /// Encodes the low `n` bits of `value` (n ≤ 32) with probability 1/2 each.
-    pub fn encode_direct(&mut self, value: u32, n: u32) {
+    pub(crate) fn encode_direct(&mut self, value: u32, n: u32) {
         for i in (0..n).rev() {
             self.range >>= 1;
             if value >> i & 1 == 1 {
@@ -169,7 +134,7 @@ impl BinaryEncoder {
 
     /// Encodes `value < 2^n` most significant bit first with a binary tree
     /// of adaptive probabilities (`models` holds at least `2^n` of them).
-    pub fn encode_tree(&mut self, models: &mut [BitModel], n: u32, value: u32) {
+    pub(crate) fn encode_tree(&mut self, models: &mut [BitModel], n: u32, value: u32) {
         let mut node = 1usize;
         for i in (0..n).rev() {
             let bit = value >> i & 1 == 1;
@@ -179,7 +144,7 @@ impl BinaryEncoder {
     }
 
     /// Ends the stream.
-    pub fn finish(mut self) -> Vec<u8> {
+    pub(crate) fn finish(mut self) -> Vec<u8> {
         for _ in 0..5 {
             self.shift_low();
         }
@@ -190,7 +155,7 @@ impl BinaryEncoder {
 /// Decodes what [`BinaryEncoder`] wrote. Reads past the end as zero bytes,
 /// so garbage input gives garbage values, never a panic.
 #[derive(Debug)]
-pub struct BinaryDecoder<'a> {
+pub(crate) struct BinaryDecoder<'a> {
     data: &'a [u8],
     pos: usize,
     range: u32,
@@ -199,7 +164,7 @@ pub struct BinaryDecoder<'a> {
 
 impl<'a> BinaryDecoder<'a> {
     /// A decoder over `data`.
-    pub fn new(data: &'a [u8]) -> BinaryDecoder<'a> {
+    pub(crate) fn new(data: &'a [u8]) -> BinaryDecoder<'a> {
         let mut d = BinaryDecoder {
             data,
             pos: 1, // the encoder's first byte is always 0
@@ -220,12 +185,12 @@ impl<'a> BinaryDecoder<'a> {
 
     /// Whether the decoder has read past the end of its data (a sign of
     /// damage when more was expected).
-    pub fn overrun(&self) -> bool {
+    pub(crate) fn overrun(&self) -> bool {
         self.pos > self.data.len() + 4
     }
 
     /// Decodes a bit with the adaptive probability `model`, updating it.
-    pub fn decode_bit(&mut self, model: &mut BitModel) -> bool {
+    pub(crate) fn decode_bit(&mut self, model: &mut BitModel) -> bool {
         let bound = (self.range >> BIT_MODEL_BITS) * model.p();
         let bit = if self.code < bound {
             self.range = bound;
@@ -244,7 +209,7 @@ impl<'a> BinaryDecoder<'a> {
     }
 
     /// Decodes `n` bits written by [`BinaryEncoder::encode_direct`].
-    pub fn decode_direct(&mut self, n: u32) -> u32 {
+    pub(crate) fn decode_direct(&mut self, n: u32) -> u32 {
         let mut v = 0u32;
         for _ in 0..n {
             self.range >>= 1;
@@ -262,12 +227,53 @@ impl<'a> BinaryDecoder<'a> {
     }
 
     /// Decodes a value written by [`BinaryEncoder::encode_tree`].
-    pub fn decode_tree(&mut self, models: &mut [BitModel], n: u32) -> u32 {
+    pub(crate) fn decode_tree(&mut self, models: &mut [BitModel], n: u32) -> u32 {
         let mut node = 1usize;
         for _ in 0..n {
             let bit = self.decode_bit(&mut models[node]);
             node = node * 2 + usize::from(bit);
         }
         (node - (1 << n)) as u32
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_binary_bitmodel_warm() {
+        use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+
+        let bits = [true, true, true, false, true];
+        let (mut warm, mut plain) = (BitModel::warm(), BitModel::default());
+        let (mut a, mut b) = (BinaryEncoder::new(), BinaryEncoder::new());
+        for &bit in &bits {
+            a.encode_bit(&mut warm, bit);
+            b.encode_bit(&mut plain, bit);
+        }
+        let (a, b) = (a.finish(), b.finish());
+        let mut model = BitModel::warm();
+        let mut dec = BinaryDecoder::new(&a);
+        assert!(bits.iter().all(|&bit| dec.decode_bit(&mut model) == bit));
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn example_binary_binaryencoder() {
+        use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+
+        let mut models = vec![BitModel::default(); 16];
+        let mut enc = BinaryEncoder::new();
+        for v in [3u32, 3, 3, 7, 0] {
+            enc.encode_tree(&mut models, 4, v);
+        }
+        enc.encode_direct(12345, 20);
+        let bytes = enc.finish();
+
+        let mut models = vec![BitModel::default(); 16];
+        let mut dec = BinaryDecoder::new(&bytes);
+        let out: Vec<u32> = (0..5).map(|_| dec.decode_tree(&mut models, 4)).collect();
+        assert_eq!(out, [3, 3, 3, 7, 0]);
+        assert_eq!(dec.decode_direct(20), 12345);
     }
 }

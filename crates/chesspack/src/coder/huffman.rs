@@ -8,22 +8,8 @@ use crate::{Error, bits::BitWriter};
 /// Deterministic: equal weights are merged in a fixed order (leaves by
 /// symbol, then internal nodes by creation), and codewords are assigned
 /// canonically (shorter first, then by symbol).
-///
-/// ```
-/// use chesspack::{bits::BitWriter, coder::Huffman};
-///
-/// let code = Huffman::from_frequencies(&[50, 25, 13, 12]);
-/// assert_eq!((0..4).map(|s| code.length(s)).collect::<Vec<_>>(), [1, 2, 3, 3]);
-/// let mut w = BitWriter::new();
-/// for s in [3, 0, 1] {
-///     code.encode(s, &mut w);
-/// }
-/// let bits = w.finish();
-/// let mut r = bits.reader();
-/// assert_eq!([code.decode(&mut r).unwrap(), code.decode(&mut r).unwrap()], [3, 0]);
-/// ```
 #[derive(Clone, Debug)]
-pub struct Huffman {
+pub(crate) struct Huffman {
     lengths: Vec<u32>,
     codes: Vec<u64>,
     /// Symbols sorted by (length, symbol).
@@ -35,7 +21,7 @@ pub struct Huffman {
 impl Huffman {
     /// The Huffman code of `freqs` (zero frequencies count as 1). A single
     /// symbol gets the empty codeword.
-    pub fn from_frequencies(freqs: &[u32]) -> Huffman {
+    pub(crate) fn from_frequencies(freqs: &[u32]) -> Huffman {
         use std::{cmp::Reverse, collections::BinaryHeap};
         let n = freqs.len();
         let mut lengths = vec![0u32; n];
@@ -93,12 +79,12 @@ impl Huffman {
     }
 
     /// The codeword length of `symbol` in bits.
-    pub fn length(&self, symbol: usize) -> u32 {
+    pub(crate) fn length(&self, symbol: usize) -> u32 {
         self.lengths[symbol]
     }
 
     /// Writes the codeword of `symbol`.
-    pub fn encode(&self, symbol: usize, w: &mut BitWriter) {
+    pub(crate) fn encode(&self, symbol: usize, w: &mut BitWriter) {
         w.write(self.codes[symbol], self.lengths[symbol]);
     }
 
@@ -107,7 +93,7 @@ impl Huffman {
     /// # Errors
     ///
     /// [`Error::Truncated`] when the bits run out inside a codeword.
-    pub fn decode(&self, r: &mut crate::bits::BitReader<'_>) -> Result<usize, Error> {
+    pub(crate) fn decode(&self, r: &mut crate::bits::BitReader<'_>) -> Result<usize, Error> {
         if self.lengths.len() == 1 {
             return Ok(0);
         }
@@ -151,5 +137,30 @@ mod tests {
                 assert_eq!(code.decode(&mut r).unwrap(), s);
             }
         }
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_huffman_huffman() {
+        use crate::{bits::BitWriter, coder::Huffman};
+
+        let code = Huffman::from_frequencies(&[50, 25, 13, 12]);
+        assert_eq!(
+            (0..4).map(|s| code.length(s)).collect::<Vec<_>>(),
+            [1, 2, 3, 3]
+        );
+        let mut w = BitWriter::new();
+        for s in [3, 0, 1] {
+            code.encode(s, &mut w);
+        }
+        let bits = w.finish();
+        let mut r = bits.reader();
+        assert_eq!(
+            [code.decode(&mut r).unwrap(), code.decode(&mut r).unwrap()],
+            [3, 0]
+        );
     }
 }

@@ -19,11 +19,11 @@ mod huffman;
 mod quantize;
 mod range;
 
-pub use binary::{BinaryDecoder, BinaryEncoder, BitModel};
-pub use huffman::Huffman;
-pub use quantize::{Model, quantize, quantize_fast};
+pub(crate) use binary::{BinaryDecoder, BinaryEncoder, BitModel};
+pub(crate) use huffman::Huffman;
+pub(crate) use quantize::{Model, quantize, quantize_fast};
 pub(crate) use quantize::{fast_scale, scaled};
-pub use range::{Decoder, Encoder};
+pub(crate) use range::{Decoder, Encoder};
 
 /// Fixed-point precision of probabilities, in bits.
-pub const PRECISION: u32 = 24;
+pub(crate) const PRECISION: u32 = 24;

@@ -5,22 +5,8 @@ use super::PRECISION;
 use crate::Error;
 
 /// A categorical distribution over symbols `0..n` with integer frequencies.
-///
-/// ```
-/// use chesspack::coder::{Model, Encoder, Decoder};
-///
-/// let model = Model::from_weights(&[90, 9, 1]).unwrap();
-/// let mut enc = Encoder::new();
-/// for s in [0, 0, 1, 2, 0] {
-///     enc.encode(s, &model).unwrap();
-/// }
-/// let bits = enc.finish();
-/// let mut dec = Decoder::new(&bits);
-/// let out: Vec<usize> = (0..5).map(|_| dec.decode(&model).unwrap()).collect();
-/// assert_eq!(out, [0, 0, 1, 2, 0]);
-/// ```
 #[derive(Clone, Debug)]
-pub struct Model {
+pub(crate) struct Model {
     /// `cdf[i]`: the sum of the frequencies below symbol `i` (`n + 1` of
     /// them, the first 0, the last `1 << 24`).
     pub(super) cdf: Vec<u32>,
@@ -33,7 +19,7 @@ impl Model {
     /// # Errors
     ///
     /// [`Error::InvalidData`] when there are no weights or more than `1 << 24`.
-    pub fn from_weights(weights: &[u64]) -> Result<Model, Error> {
+    pub(crate) fn from_weights(weights: &[u64]) -> Result<Model, Error> {
         Model::from_frequencies(quantize(weights)?)
     }
 
@@ -42,7 +28,7 @@ impl Model {
     /// # Errors
     ///
     /// [`Error::InvalidData`] when they do not.
-    pub fn from_frequencies(freqs: Vec<u32>) -> Result<Model, Error> {
+    pub(crate) fn from_frequencies(freqs: Vec<u32>) -> Result<Model, Error> {
         if freqs.is_empty()
             || freqs.contains(&0)
             || freqs.iter().map(|&f| u64::from(f)).sum::<u64>() != 1 << PRECISION
@@ -61,23 +47,13 @@ impl Model {
     }
 
     /// The number of symbols.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.cdf.len() - 1
     }
 
-    /// Whether the model has no symbols (never true for a constructed model).
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The frequency of `symbol`, out of `1 << 24`.
-    pub fn frequency(&self, symbol: usize) -> u32 {
+    pub(crate) fn frequency(&self, symbol: usize) -> u32 {
         self.cdf[symbol + 1] - self.cdf[symbol]
-    }
-
-    /// The ideal cost of `symbol` in bits.
-    pub fn cost(&self, symbol: usize) -> f64 {
-        f64::from(PRECISION) - f64::from(self.frequency(symbol)).log2()
     }
 }
 
@@ -87,16 +63,10 @@ impl Model {
 /// largest frequencies first (ties by lower index), and any deficit is taken
 /// from them.
 ///
-/// ```
-/// let f = chesspack::coder::quantize(&[3, 1, 0]).unwrap();
-/// assert_eq!(f.iter().sum::<u32>(), 1 << 24);
-/// assert!(f[2] >= 1 && f[0] > f[1]);
-/// ```
-///
 /// # Errors
 ///
 /// [`Error::InvalidData`] for an empty slice or more than `1 << 24` weights.
-pub fn quantize(weights: &[u64]) -> Result<Vec<u32>, Error> {
+pub(crate) fn quantize(weights: &[u64]) -> Result<Vec<u32>, Error> {
     let n = weights.len() as u64;
     let total_target = 1u64 << PRECISION;
     if n == 0 || n > total_target {
@@ -136,17 +106,10 @@ pub fn quantize(weights: &[u64]) -> Result<Vec<u32>, Error> {
 /// (for models rebuilt at every symbol). The remainder goes to the first
 /// largest weight. Integer-only, so identical everywhere.
 ///
-/// ```
-/// let mut f = Vec::new();
-/// chesspack::coder::quantize_fast(&[3, 1, 0], &mut f);
-/// assert_eq!(f.iter().sum::<u32>(), 1 << 24);
-/// assert!(f[2] >= 1 && f[0] > f[1]);
-/// ```
-///
 /// # Panics
 ///
 /// When there are no weights or more than `1 << 24` of them.
-pub fn quantize_fast(weights: &[u64], out: &mut Vec<u32>) {
+pub(crate) fn quantize_fast(weights: &[u64], out: &mut Vec<u32>) {
     let n = weights.len();
     assert!(n > 0 && n as u64 <= 1 << PRECISION, "weights to quantize");
     let total = 1u64 << PRECISION;
@@ -194,4 +157,38 @@ pub(crate) fn fast_scale(n: usize, sum: u128) -> Option<u64> {
 #[inline]
 pub(crate) fn scaled(w: u64, scale: u64) -> u32 {
     1 + ((u128::from(w) * u128::from(scale)) >> 64) as u32
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_quantize_model() {
+        use crate::coder::{Decoder, Encoder, Model};
+
+        let model = Model::from_weights(&[90, 9, 1]).unwrap();
+        let mut enc = Encoder::new();
+        for s in [0, 0, 1, 2, 0] {
+            enc.encode(s, &model).unwrap();
+        }
+        let bits = enc.finish();
+        let mut dec = Decoder::new(&bits);
+        let out: Vec<usize> = (0..5).map(|_| dec.decode(&model).unwrap()).collect();
+        assert_eq!(out, [0, 0, 1, 2, 0]);
+    }
+
+    #[test]
+    fn example_quantize_quantize() {
+        let f = crate::coder::quantize(&[3, 1, 0]).unwrap();
+        assert_eq!(f.iter().sum::<u32>(), 1 << 24);
+        assert!(f[2] >= 1 && f[0] > f[1]);
+    }
+
+    #[test]
+    fn example_quantize_quantize_fast() {
+        let mut f = Vec::new();
+        crate::coder::quantize_fast(&[3, 1, 0], &mut f);
+        assert_eq!(f.iter().sum::<u32>(), 1 << 24);
+        assert!(f[2] >= 1 && f[0] > f[1]);
+    }
 }

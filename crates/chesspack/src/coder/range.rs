@@ -14,7 +14,7 @@ use crate::{Bits, Error};
 /// words are the same, and the encoder is small enough to inline into the
 /// codecs' loops.
 #[derive(Debug)]
-pub struct Encoder<const ENDS: bool = false> {
+pub(crate) struct Encoder<const ENDS: bool = false> {
     bytes: Vec<u8>,
     lower: u64,
     /// At least `1 << 32` between symbols.
@@ -39,7 +39,7 @@ impl<const ENDS: bool> Default for Encoder<ENDS> {
 
 impl Encoder {
     /// An empty encoder.
-    pub fn new() -> Encoder {
+    pub(crate) fn new() -> Encoder {
         Encoder::default()
     }
 }
@@ -47,7 +47,7 @@ impl Encoder {
 impl Encoder<true> {
     /// An empty encoder of a message whose end its stream's length marks
     /// (see [`Encoder::pass_end`]).
-    pub fn with_ends() -> Encoder<true> {
+    pub(crate) fn with_ends() -> Encoder<true> {
         Encoder::default()
     }
 
@@ -61,26 +61,7 @@ impl Encoder<true> {
     /// the range coder's interval there, the one with the most trailing
     /// zero bits (the shortest stream) that no earlier place on the way has
     /// taken, and a stream ends at the first place whose point it is.
-    ///
-    /// ```
-    /// use chesspack::coder::{Decoder, Encoder, Model};
-    ///
-    /// let model = Model::from_weights(&[3, 1]).unwrap();
-    /// let message = [0, 0, 1, 0];
-    /// let mut enc = Encoder::with_ends();
-    /// for &s in &message {
-    ///     enc.pass_end();
-    ///     enc.encode(s, &model).unwrap();
-    /// }
-    /// let bits = enc.finish_at_end();
-    /// let mut dec = Decoder::with_ends(&bits);
-    /// let mut out = Vec::new();
-    /// while !dec.at_end() {
-    ///     out.push(dec.decode(&model).unwrap());
-    /// }
-    /// assert_eq!(out, message);
-    /// ```
-    pub fn pass_end(&mut self) {
+    pub(crate) fn pass_end(&mut self) {
         let point = end_point(self.lower, self.range, &self.passed);
         self.passed.push(point);
     }
@@ -89,7 +70,7 @@ impl Encoder<true> {
     /// of this place (see [`Encoder::pass_end`]): a decoder that asks
     /// [`Decoder::at_end`] at the same places stops here. At most a few
     /// bits longer than [`Encoder::finish`].
-    pub fn finish_at_end(mut self) -> Bits {
+    pub(crate) fn finish_at_end(mut self) -> Bits {
         let offset = end_point(self.lower, self.range, &self.passed);
         let point = u128::from(self.lower) + u128::from(offset);
         if point >> 64 != 0 {
@@ -106,7 +87,7 @@ impl<const ENDS: bool> Encoder<ENDS> {
     /// # Errors
     ///
     /// [`Error::InvalidData`] when `symbol` is out of the model's range.
-    pub fn encode(&mut self, symbol: usize, model: &Model) -> Result<(), Error> {
+    pub(crate) fn encode(&mut self, symbol: usize, model: &Model) -> Result<(), Error> {
         if symbol >= model.len() {
             return Err(Error::InvalidData(format!("symbol {symbol} out of range")));
         }
@@ -122,7 +103,7 @@ impl<const ENDS: bool> Encoder<ENDS> {
     /// [`Error::InvalidData`] when `symbol` is out of range or its
     /// frequency is 0.
     #[inline]
-    pub fn encode_frequencies(&mut self, symbol: usize, freqs: &[u32]) -> Result<(), Error> {
+    pub(crate) fn encode_frequencies(&mut self, symbol: usize, freqs: &[u32]) -> Result<(), Error> {
         let Some(&freq) = freqs.get(symbol) else {
             return Err(Error::InvalidData(format!("symbol {symbol} out of range")));
         };
@@ -152,7 +133,7 @@ impl<const ENDS: bool> Encoder<ENDS> {
     ///
     /// [`Error::InvalidData`] for an empty interval or one past `1 << 24`.
     #[inline(always)]
-    pub fn encode_interval(&mut self, left: u32, freq: u32) -> Result<(), Error> {
+    pub(crate) fn encode_interval(&mut self, left: u32, freq: u32) -> Result<(), Error> {
         if freq == 0 || u64::from(left) + u64::from(freq) > 1 << PRECISION {
             return Err(Error::InvalidData("bad interval".into()));
         }
@@ -185,7 +166,7 @@ impl<const ENDS: bool> Encoder<ENDS> {
     /// Ends the stream with the fewest bits that identify it: the point of
     /// the final range with the most trailing zeros (the decoder reads
     /// missing bits as zeros).
-    pub fn finish(mut self) -> Bits {
+    pub(crate) fn finish(mut self) -> Bits {
         if self.range != u64::MAX {
             // The range may reach past 2^64: the point then carries.
             let upper = u128::from(self.lower) + u128::from(self.range) - 1;
@@ -300,7 +281,7 @@ fn trim_trailing_zeros(bytes: Vec<u8>) -> Bits {
 /// more than the whole comparison for the models here (the position
 /// decoder's occupancy bit, its 13 piece symbols).
 #[derive(Debug)]
-pub struct Decoder<'a, const ENDS: bool = false> {
+pub(crate) struct Decoder<'a, const ENDS: bool = false> {
     bytes: &'a [u8],
     /// The next 32-bit word to read.
     word: usize,
@@ -317,7 +298,7 @@ pub struct Decoder<'a, const ENDS: bool = false> {
 
 impl<'a> Decoder<'a> {
     /// A decoder over `bits`.
-    pub fn new(bits: &'a Bits) -> Decoder<'a> {
+    pub(crate) fn new(bits: &'a Bits) -> Decoder<'a> {
         Decoder::over(bits)
     }
 }
@@ -325,14 +306,14 @@ impl<'a> Decoder<'a> {
 impl<'a> Decoder<'a, true> {
     /// A decoder over `bits` of a message whose end the stream's length
     /// marks (see [`Encoder::pass_end`]).
-    pub fn with_ends(bits: &'a Bits) -> Decoder<'a, true> {
+    pub(crate) fn with_ends(bits: &'a Bits) -> Decoder<'a, true> {
         Decoder::over(bits)
     }
 
     /// Whether the message ends here, at a place where the encoder called
     /// [`Encoder::pass_end`] or [`Encoder::finish_at_end`]: the stream is
     /// this place's end point. When not, the place counts as passed.
-    pub fn at_end(&mut self) -> bool {
+    pub(crate) fn at_end(&mut self) -> bool {
         let point = end_point(self.lower, self.range, &self.passed);
         // The stream's bits all lie in the window, and they are the point.
         let here = self.end_bits <= 32 * self.word && self.point.wrapping_sub(self.lower) == point;
@@ -415,7 +396,7 @@ impl<'a, const ENDS: bool> Decoder<'a, ENDS> {
     ///
     /// [`Error::InvalidData`] when the stream is not one that the encoder
     /// can produce.
-    pub fn decode(&mut self, model: &Model) -> Result<usize, Error> {
+    pub(crate) fn decode(&mut self, model: &Model) -> Result<usize, Error> {
         let (scale, point) = self.scaled_point();
         // The symbols whose interval starts at or below the point.
         let i = model
@@ -438,7 +419,7 @@ impl<'a, const ENDS: bool> Decoder<'a, ENDS> {
     /// [`Error::InvalidData`] when the stream is not one that the encoder
     /// can produce.
     #[inline]
-    pub fn decode_frequencies(&mut self, freqs: &[u32]) -> Result<usize, Error> {
+    pub(crate) fn decode_frequencies(&mut self, freqs: &[u32]) -> Result<usize, Error> {
         let (scale, point) = self.scaled_point();
         let mut left = 0u64;
         for (i, &f) in freqs.iter().enumerate() {
@@ -473,8 +454,8 @@ impl<'a, const ENDS: bool> Decoder<'a, ENDS> {
     ///
     /// [`Error::InvalidData`] when `zero` is not in `1..1 << 24` or the
     /// stream is not one that the encoder can produce.
-    #[inline(always)]
-    pub fn decode_bit(&mut self, zero: u32) -> Result<bool, Error> {
+    #[cfg(test)]
+    pub(crate) fn decode_bit(&mut self, zero: u32) -> Result<bool, Error> {
         if zero == 0 || zero >= 1 << PRECISION {
             return Err(Error::InvalidData("bad binary frequency".into()));
         }
@@ -505,25 +486,14 @@ impl<'a, const ENDS: bool> Decoder<'a, ENDS> {
     /// partition `0..1 << 24`). For models that find a symbol faster than
     /// they list every frequency.
     ///
-    /// ```
-    /// use chesspack::coder::{Decoder, Encoder};
-    ///
-    /// let freqs = [1 << 22, 3 << 22];
-    /// let mut enc = Encoder::new();
-    /// enc.encode_frequencies(1, &freqs).unwrap();
-    /// let bits = enc.finish();
-    /// let mut dec = Decoder::new(&bits);
-    /// let symbol = dec
-    ///     .decode_by(|q| if q < 1 << 22 { (0, 0, 1 << 22) } else { (1, 1 << 22, 3 << 22) })
-    ///     .unwrap();
-    /// assert_eq!(symbol, 1);
-    /// ```
-    ///
     /// # Errors
     ///
     /// [`Error::InvalidData`] when the stream is not one that the encoder
     /// can produce, or `find` returns an interval that does not hold `q`.
-    pub fn decode_by(&mut self, find: impl Fn(u32) -> (usize, u32, u32)) -> Result<usize, Error> {
+    pub(crate) fn decode_by(
+        &mut self,
+        find: impl Fn(u32) -> (usize, u32, u32),
+    ) -> Result<usize, Error> {
         let (scale, point) = self.scaled_point();
         let q = point / scale;
         if q >= 1 << PRECISION {
@@ -877,5 +847,50 @@ mod tests {
                 .collect();
             assert_eq!(out, symbols);
         }
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_range_encoder_true_pass_end() {
+        use crate::coder::{Decoder, Encoder, Model};
+
+        let model = Model::from_weights(&[3, 1]).unwrap();
+        let message = [0, 0, 1, 0];
+        let mut enc = Encoder::with_ends();
+        for &s in &message {
+            enc.pass_end();
+            enc.encode(s, &model).unwrap();
+        }
+        let bits = enc.finish_at_end();
+        let mut dec = Decoder::with_ends(&bits);
+        let mut out = Vec::new();
+        while !dec.at_end() {
+            out.push(dec.decode(&model).unwrap());
+        }
+        assert_eq!(out, message);
+    }
+
+    #[test]
+    fn example_range_decoder_a_ends_decode_by() {
+        use crate::coder::{Decoder, Encoder};
+
+        let freqs = [1 << 22, 3 << 22];
+        let mut enc = Encoder::new();
+        enc.encode_frequencies(1, &freqs).unwrap();
+        let bits = enc.finish();
+        let mut dec = Decoder::new(&bits);
+        let symbol = dec
+            .decode_by(|q| {
+                if q < 1 << 22 {
+                    (0, 0, 1 << 22)
+                } else {
+                    (1, 1 << 22, 3 << 22)
+                }
+            })
+            .unwrap();
+        assert_eq!(symbol, 1);
     }
 }

@@ -385,6 +385,7 @@ fn mobility(board: &Board, color: Color) -> (i32, i32) {
     (mg, eg)
 }
 
+#[cfg(test)]
 /// The static evaluation of `pos` in centipawns from the side to move's view.
 ///
 /// Tapered: a middlegame and an endgame score are blended by the material on
@@ -399,7 +400,7 @@ fn mobility(board: &Board, color: Color) -> (i32, i32) {
 ///     .into_position(CastlingMode::Standard).unwrap();
 /// assert!(evaluate(&up_a_queen) > 800);
 /// ```
-pub fn evaluate(pos: &Chess) -> i32 {
+pub(crate) fn evaluate(pos: &Chess) -> i32 {
     evaluate_with(pos, Material::of(pos.board()))
 }
 

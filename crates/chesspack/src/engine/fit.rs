@@ -13,7 +13,7 @@ use shakmaty::{Board, Chess, Color, Move, Position};
 /// predict master moves better (measured on held-out games).
 ///
 /// ```
-/// use chesspack::engine::PieceSquareFit;
+/// use chesspack::train::PieceSquareFit;
 /// use shakmaty::{Chess, Position, san::San};
 ///
 /// let mut fit = PieceSquareFit::default();

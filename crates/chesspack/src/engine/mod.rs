@@ -3,7 +3,7 @@
 //!
 //! * [`evaluate`] — static evaluation: material and piece-square tables
 //!   tapered by game phase (hand-written terms plus terms fitted on played
-//!   games, see [`PieceSquareFit`]), pawn structure (isolated, doubled,
+//!   games, see `fit::PieceSquareFit`), pawn structure (isolated, doubled,
 //!   passed pawns), mobility, king shelter, bishop pair, rooks on open
 //!   files.
 //! * [`see`] — static exchange evaluation ([`see_unanswered`] where nothing can answer).
@@ -21,16 +21,14 @@
 
 mod eval;
 #[cfg(feature = "train")]
-mod fit;
+pub(crate) mod fit;
 mod fitted;
 mod search;
 mod see;
 
-pub use eval::evaluate;
-#[cfg(feature = "train")]
-pub use fit::PieceSquareFit;
-pub use search::MATE;
-pub use see::{see, see_unanswered};
+#[cfg(test)]
+pub(crate) use search::MATE;
+pub(crate) use see::{see, see_unanswered};
 
 use eval::Material;
 use search::{INFINITY, Searcher};
@@ -39,18 +37,18 @@ use shakmaty::{Chess, Move, Position};
 use crate::order::{Order, sorted_moves};
 
 /// The deepest search [`score_moves`] accepts.
-pub const MAX_DEPTH: u8 = 7;
+pub(crate) const MAX_DEPTH: u8 = 7;
 
 /// Nodes per position at depth 0; each ply of depth multiplies it by 8.
 /// Beyond it the search only evaluates (see the module docs). Typical
 /// positions use a few percent of it.
-pub const NODE_BUDGET: u64 = 20_000;
+pub(crate) const NODE_BUDGET: u64 = 20_000;
 
 /// Moves whose score falls this far (in centipawns) below the best one found
 /// so far are searched with a window that ends there: their score is then an
 /// upper bound. The engine codecs clamp score deficits at the same value
 /// ([`crate::game::engine::MAX_DEFICIT`]), so the bound costs nothing.
-pub const MARGIN: i32 = 90;
+pub(crate) const MARGIN: i32 = 90;
 
 /// Every legal move of `pos` in [`Order::Thesis`] with its score in
 /// centipawns from the mover's side, after a search `depth` plies deep below
@@ -60,20 +58,7 @@ pub const MARGIN: i32 = 90;
 /// within [`MARGIN`] of the best so far get exact scores; the others get
 /// upper bounds. Mate scores are `MATE - plies` (mate given) and their
 /// negation.
-///
-/// ```
-/// use chesspack::engine::{score_moves, MATE};
-/// use shakmaty::{Chess, Position, fen::Fen, CastlingMode, san::San};
-///
-/// // Scholar's mate: Qxf7 is mate in one.
-/// let pos: Chess = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
-///     .parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
-/// let (scored, _nodes) = score_moves(&pos, 1);
-/// let best = scored.iter().max_by_key(|(_, v)| *v).unwrap();
-/// assert_eq!(San::from_move(&pos, best.0).to_string(), "Qxf7");
-/// assert_eq!(best.1, MATE - 1);
-/// ```
-pub fn score_moves(pos: &Chess, depth: u8) -> (Vec<(Move, i32)>, u64) {
+pub(crate) fn score_moves(pos: &Chess, depth: u8) -> (Vec<(Move, i32)>, u64) {
     let depth = u32::from(depth.min(MAX_DEPTH));
     let moves = sorted_moves(pos, Order::Thesis);
     let mut searcher = Searcher::new();
@@ -110,6 +95,7 @@ pub fn score_moves(pos: &Chess, depth: u8) -> (Vec<(Move, i32)>, u64) {
     (moves.into_iter().zip(scores).collect(), searcher.nodes)
 }
 
+#[cfg(test)]
 /// The engine's choice: the best-scoring move (the first in [`Order::Thesis`]
 /// among equals) and its score; `None` when there is no legal move.
 ///
@@ -123,7 +109,7 @@ pub fn score_moves(pos: &Chess, depth: u8) -> (Vec<(Move, i32)>, u64) {
 /// let (m, _) = best_move(&pos, 1).unwrap();
 /// assert_eq!(San::from_move(&pos, m).to_string(), "Qxd5");
 /// ```
-pub fn best_move(pos: &Chess, depth: u8) -> Option<(Move, i32)> {
+pub(crate) fn best_move(pos: &Chess, depth: u8) -> Option<(Move, i32)> {
     let (scored, _) = score_moves(pos, depth);
     let mut best: Option<(Move, i32)> = None;
     for (m, v) in scored {
@@ -136,15 +122,11 @@ pub fn best_move(pos: &Chess, depth: u8) -> Option<(Move, i32)> {
 
 /// Bumped whenever the evaluator or search changes its scores, so that
 /// [`model_hash`] changes with them.
-pub const ENGINE_VERSION: u32 = 2;
+pub(crate) const ENGINE_VERSION: u32 = 2;
 
 /// A hash of the engine's version and fitted tables: what an archive of an
 /// engine codec records so that a different engine refuses it.
-///
-/// ```
-/// assert_eq!(chesspack::engine::model_hash(), chesspack::engine::model_hash());
-/// ```
-pub fn model_hash() -> u64 {
+pub(crate) fn model_hash() -> u64 {
     let mut bytes = ENGINE_VERSION.to_le_bytes().to_vec();
     for role in fitted::FITTED {
         for (mg, eg) in role {
@@ -153,4 +135,33 @@ pub fn model_hash() -> u64 {
         }
     }
     crate::hash::fnv1a(&bytes)
+}
+
+#[cfg(test)]
+mod tests;
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_score_moves() {
+        use crate::engine::{MATE, score_moves};
+        use shakmaty::{CastlingMode, Chess, fen::Fen, san::San};
+
+        // Scholar's mate: Qxf7 is mate in one.
+        let pos: Chess = "r1bqkb1r/pppp1ppp/2n2n2/4p2Q/2B1P3/8/PPPP1PPP/RNB1K1NR w KQkq - 4 4"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let (scored, _nodes) = score_moves(&pos, 1);
+        let best = scored.iter().max_by_key(|(_, v)| *v).unwrap();
+        assert_eq!(San::from_move(&pos, best.0).to_string(), "Qxf7");
+        assert_eq!(best.1, MATE - 1);
+    }
+
+    #[test]
+    fn example_model_hash() {
+        assert_eq!(crate::engine::model_hash(), crate::engine::model_hash());
+    }
 }

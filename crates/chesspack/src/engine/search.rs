@@ -15,7 +15,7 @@ use super::{
 use crate::order::{Order, key};
 
 /// The score of being mated now; mate in `n` plies scores `MATE - n`.
-pub const MATE: i32 = 30_000;
+pub(crate) const MATE: i32 = 30_000;
 /// Larger than any score.
 pub(crate) const INFINITY: i32 = 32_000;
 /// How many plies of captures quiescence search follows at most.

@@ -20,18 +20,7 @@ fn least_valuable(pos: &Chess, attackers: Bitboard) -> Option<(Square, Role)> {
 /// The static exchange value of `m` for the side playing it, in centipawns:
 /// what it captures minus what it loses if the opponent recaptures on the
 /// target square, and so on, each side stopping when going on would cost it.
-///
-/// ```
-/// use chesspack::engine::see;
-/// use shakmaty::{Chess, Position, fen::Fen, CastlingMode, san::San};
-///
-/// // The knight on d5 is defended by a pawn: Qxd5 loses the queen for a knight.
-/// let pos: Chess = "4k3/8/4p3/3n4/8/8/8/3QK3 w - - 0 1".parse::<Fen>().unwrap()
-///     .into_position(CastlingMode::Standard).unwrap();
-/// let qxd5 = "Qxd5".parse::<San>().unwrap().to_move(&pos).unwrap();
-/// assert_eq!(see(&pos, qxd5), 320 - 950);
-/// ```
-pub fn see(pos: &Chess, m: Move) -> i32 {
+pub(crate) fn see(pos: &Chess, m: Move) -> i32 {
     let (from, to, mut piece_value, first_gain) = match m {
         Move::Normal {
             role,
@@ -94,19 +83,8 @@ pub fn see(pos: &Chess, m: Move) -> i32 {
 /// what it promotes to. No line opens onto its target either: an enemy
 /// slider whose line to it runs through its origin attacks the origin.
 /// `None` for other moves.
-///
-/// ```
-/// use chesspack::engine::{see, see_unanswered};
-/// use shakmaty::{Bitboard, Chess, Position};
-///
-/// let pos = Chess::default();
-/// let them = Bitboard::from_rank(shakmaty::Rank::Sixth);
-/// for m in pos.legal_moves() {
-///     assert_eq!(see_unanswered(m, them), Some(see(&pos, m)));
-/// }
-/// ```
 #[inline]
-pub fn see_unanswered(m: Move, their_attacks: Bitboard) -> Option<i32> {
+pub(crate) fn see_unanswered(m: Move, their_attacks: Bitboard) -> Option<i32> {
     let Move::Normal {
         role,
         from,
@@ -155,5 +133,36 @@ mod tests {
         // The king may not recapture on a defended square.
         assert_eq!(see_of("4k3/8/8/8/8/8/2Kp1n2/8 b - - 0 1", "d1=Q+"), 850);
         assert_eq!(see_of("4k3/8/8/8/8/8/2Kp4/8 b - - 0 1", "d1=Q+"), -100);
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_see_see() {
+        use crate::engine::see;
+        use shakmaty::{CastlingMode, Chess, fen::Fen, san::San};
+
+        // The knight on d5 is defended by a pawn: Qxd5 loses the queen for a knight.
+        let pos: Chess = "4k3/8/4p3/3n4/8/8/8/3QK3 w - - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap();
+        let qxd5 = "Qxd5".parse::<San>().unwrap().to_move(&pos).unwrap();
+        assert_eq!(see(&pos, qxd5), 320 - 950);
+    }
+
+    #[test]
+    fn example_see_see_unanswered() {
+        use crate::engine::{see, see_unanswered};
+        use shakmaty::{Bitboard, Chess, Position};
+
+        let pos = Chess::default();
+        let them = Bitboard::from_rank(shakmaty::Rank::Sixth);
+        for m in pos.legal_moves() {
+            assert_eq!(see_unanswered(m, them), Some(see(&pos, m)));
+        }
     }
 }

@@ -416,7 +416,7 @@ pub fn tune_k_for_games(
 ///   also holds the number of forced plies after the last unforced one
 ///   (Elias gamma), and decoding runs to the end of the bits, as `index`.
 /// * `engine-arith`: everything goes through the range coder, and the
-///   stream's length marks the end of the game ([`Encoder::pass_end`]): a
+///   stream's length marks the end of the game (`Encoder::pass_end`): a
 ///   game ends where no move is legal or where the stream does, which costs
 ///   about a bit a game (no end symbol, no count).
 ///
@@ -449,7 +449,7 @@ impl EngineCodec {
         EngineCodec::with_params(coding, EngineParams::default())
     }
 
-    /// The codec with the given depth (capped at [`MAX_DEPTH`]), k (at
+    /// The codec with the given depth (capped at `MAX_DEPTH`), k (at
     /// least 1.0) and book use.
     pub fn with_params(coding: Coding, params: EngineParams) -> EngineCodec {
         let params = EngineParams {

@@ -160,19 +160,8 @@ pub trait GameCodec: Send + Sync {
     }
     /// This codec with the earlier model of hash `hash` that the library
     /// keeps so that data written with it still decodes
-    /// ([`crate::model::Weights::by_hash`]), in this codec's context; `None`
+    /// (`crate::model::Weights::by_hash`), in this codec's context; `None`
     /// for codecs without earlier models, or when no such model is kept.
-    ///
-    /// ```
-    /// use chesspack::{game::{self, GameCodec}, model::Weights};
-    ///
-    /// let model = game::codec("model").unwrap();
-    /// for hash in Weights::earlier_hashes() {
-    ///     assert_eq!(model.with_earlier_model(hash).unwrap().model_hash(), hash);
-    /// }
-    /// assert!(model.with_earlier_model(7).is_none());
-    /// assert!(game::codec("fast").unwrap().with_earlier_model(Weights::embedded_hash()).is_none());
-    /// ```
     fn with_earlier_model(&self, hash: u64) -> Option<Box<dyn GameCodec>> {
         let _ = hash;
         None
@@ -351,4 +340,28 @@ pub(crate) fn read_count(r: &mut crate::bits::BitReader<'_>) -> Result<u64, Erro
         return Err(Error::InvalidData(format!("ply count {n} too large")));
     }
     Ok(n)
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_gamecodec_with_earlier_model() {
+        use crate::{
+            game::{self},
+            model::Weights,
+        };
+
+        let model = game::codec("model").unwrap();
+        for hash in Weights::earlier_hashes() {
+            assert_eq!(model.with_earlier_model(hash).unwrap().model_hash(), hash);
+        }
+        assert!(model.with_earlier_model(7).is_none());
+        assert!(
+            game::codec("fast")
+                .unwrap()
+                .with_earlier_model(Weights::embedded_hash())
+                .is_none()
+        );
+    }
 }

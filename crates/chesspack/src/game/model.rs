@@ -13,7 +13,7 @@ use crate::{
 /// The learned move model's probabilities, 24-bit integer frequencies, a
 /// range coder. A forced move costs nothing.
 ///
-/// The stream's length marks the game's end ([`Encoder::pass_end`]): no
+/// The stream's length marks the game's end (`Encoder::pass_end`): no
 /// end symbol, no count; a game ends where no move is legal or where the
 /// stream does, which costs about one bit a game. The archive, which knows
 /// ply counts, uses [`GameCodec::encode_counted`], whose streams have no
@@ -285,7 +285,7 @@ impl ModelCodec {
         }
     }
 
-    /// `fast`: the same coding over the fast model ([`model::fast`]), whose
+    /// `fast`: the same coding over the fast model (`model::fast`), whose
     /// features need no attack maps.
     pub const fn fast() -> ModelCodec {
         ModelCodec {
@@ -296,16 +296,8 @@ impl ModelCodec {
     }
 
     /// `model` with the embedded weights of hash `hash`
-    /// ([`Weights::by_hash`]): today's, or an earlier model whose archives
+    /// (`Weights::by_hash`): today's, or an earlier model whose archives
     /// must still decode. `None` when no such weights are embedded.
-    ///
-    /// ```
-    /// use chesspack::{game::{GameCodec, ModelCodec}, model::Weights};
-    ///
-    /// let codec = ModelCodec::with_model_hash(Weights::embedded_hash()).unwrap();
-    /// assert_eq!(codec.model_hash(), ModelCodec::new().model_hash());
-    /// assert!(ModelCodec::with_model_hash(1).is_none());
-    /// ```
     pub fn with_model_hash(hash: u64) -> Option<ModelCodec> {
         Weights::by_hash(hash).map(|w| ModelCodec {
             fast: false,
@@ -662,5 +654,21 @@ mod tests {
             let all = s.fill_frequencies().to_vec();
             assert_eq!(all, got, "case {case}");
         }
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_model_modelcodec_with_model_hash() {
+        use crate::{
+            game::{GameCodec, ModelCodec},
+            model::Weights,
+        };
+
+        let codec = ModelCodec::with_model_hash(Weights::embedded_hash()).unwrap();
+        assert_eq!(codec.model_hash(), ModelCodec::new().model_hash());
+        assert!(ModelCodec::with_model_hash(1).is_none());
     }
 }

@@ -22,11 +22,12 @@ use crate::{
 };
 
 /// Magic bytes of a book file.
-pub const MAGIC: &[u8; 4] = b"CPKO";
+pub(crate) const MAGIC: &[u8; 4] = b"CPKO";
 const VERSION: u32 = 2;
 /// Positions seen fewer times are left out of a book.
-pub const MIN_TOTAL: u32 = 10;
+pub(crate) const MIN_TOTAL: u32 = 10;
 /// Only positions this early in a game are counted.
+#[cfg(feature = "train")]
 pub const MAX_PLY: usize = 40;
 
 const HEADER: usize = 16;
@@ -47,7 +48,7 @@ fn u64_at(b: &[u8], i: usize) -> u64 {
 
 /// Move counts of one position.
 #[derive(Clone, Copy, Debug)]
-pub struct Entry<'a> {
+pub(crate) struct Entry<'a> {
     /// Move records (6 bytes each, in key order).
     moves: &'a [u8],
     /// Times the position was seen.
@@ -56,7 +57,7 @@ pub struct Entry<'a> {
 
 impl Entry<'_> {
     /// The count of the move with key `k`.
-    pub fn count(&self, k: u16) -> u32 {
+    pub(crate) fn count(&self, k: u16) -> u32 {
         let (mut lo, mut hi) = (0, self.moves.len() / MOVE);
         while lo < hi {
             let mid = (lo + hi) / 2;
@@ -98,18 +99,18 @@ impl Default for Book {
 }
 
 /// The hash a book keys a position by.
-pub fn position_hash(pos: &Chess) -> u64 {
+pub(crate) fn position_hash(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
 /// The key a book stores a move by.
-pub fn move_key(m: Move) -> u16 {
+pub(crate) fn move_key(m: Move) -> u16 {
     key(m, Order::Thesis) as u16
 }
 
 impl Book {
     /// The entry of `pos`, if the book has it.
-    pub fn get(&self, pos: &Chess) -> Option<Entry<'_>> {
+    pub(crate) fn get(&self, pos: &Chess) -> Option<Entry<'_>> {
         let hash = position_hash(pos);
         let b = &self.bytes;
         let (mut lo, mut hi) = (0, self.positions);
@@ -151,7 +152,7 @@ impl Book {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a malformed file.
-    pub fn from_bytes(bytes: impl Into<Cow<'static, [u8]>>) -> Result<Book, Error> {
+    pub(crate) fn from_bytes(bytes: impl Into<Cow<'static, [u8]>>) -> Result<Book, Error> {
         let bytes = bytes.into();
         let bad = |what: &str| Error::InvalidData(format!("book file: {what}"));
         if bytes.len() < HEADER || &bytes[..4] != MAGIC {
@@ -187,31 +188,10 @@ impl Book {
     pub fn to_bytes(&self) -> Vec<u8> {
         self.bytes.to_vec()
     }
-
-    /// Move records in the book.
-    pub fn moves(&self) -> usize {
-        self.moves
-    }
 }
 
-/// Counts moves of training games into a [`Book`].
-///
-/// ```
-/// use chesspack::model::book::{BookBuilder, MIN_TOTAL, move_key};
-/// use shakmaty::{Chess, Position, san::San};
-///
-/// let pos = Chess::default();
-/// let e4 = "e4".parse::<San>().unwrap().to_move(&pos).unwrap();
-/// let mut b = BookBuilder::default();
-/// for _ in 0..MIN_TOTAL {
-///     b.add(&pos, e4);
-/// }
-/// let book = b.finish();
-/// let entry = book.get(&pos).unwrap();
-/// assert_eq!((entry.total, entry.count(move_key(e4)), entry.count(0)), (MIN_TOTAL, MIN_TOTAL, 0));
-/// assert_eq!(chesspack::model::book::Book::from_bytes(book.to_bytes()).unwrap(), book);
-/// ```
 #[cfg(feature = "train")]
+/// Counts moves of training games into a [`Book`].
 #[derive(Default)]
 pub struct BookBuilder {
     counts: HashMap<u64, HashMap<u16, u32>>,
@@ -229,7 +209,7 @@ impl BookBuilder {
             .or_default() += 1;
     }
 
-    /// The book of the positions seen at least [`MIN_TOTAL`] times.
+    /// The book of the positions seen at least `MIN_TOTAL` times.
     pub fn finish(self) -> Book {
         let mut hashes: Vec<_> = self
             .counts
@@ -263,5 +243,32 @@ impl BookBuilder {
         bytes.extend_from_slice(&positions);
         bytes.extend_from_slice(&moves);
         Book::from_bytes(bytes).expect("a well-formed book")
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(all(test, feature = "train"))]
+mod examples {
+    #[test]
+    fn example_book_bookbuilder() {
+        use crate::model::book::{BookBuilder, MIN_TOTAL, move_key};
+        use shakmaty::{Chess, san::San};
+
+        let pos = Chess::default();
+        let e4 = "e4".parse::<San>().unwrap().to_move(&pos).unwrap();
+        let mut b = BookBuilder::default();
+        for _ in 0..MIN_TOTAL {
+            b.add(&pos, e4);
+        }
+        let book = b.finish();
+        let entry = book.get(&pos).unwrap();
+        assert_eq!(
+            (entry.total, entry.count(move_key(e4)), entry.count(0)),
+            (MIN_TOTAL, MIN_TOTAL, 0)
+        );
+        assert_eq!(
+            crate::model::book::Book::from_bytes(book.to_bytes()).unwrap(),
+            book
+        );
     }
 }

@@ -5,8 +5,11 @@
 //! File format (`fast.bin`): magic `CPKF`, version (u32), count (u32),
 //! little-endian `i32` weights in 1/1024 nats.
 
-use shakmaty::{Chess, Color, Move, Position, Role, Square};
+#[cfg(any(test, feature = "train"))]
+use shakmaty::Square;
+use shakmaty::{Chess, Color, Move, Position, Role};
 
+#[cfg(any(test, feature = "train"))]
 use super::Features;
 use crate::Error;
 
@@ -18,14 +21,15 @@ const RECAPTURE: usize = PROMOTION + 6; // role
 pub const N_FAST_FEATURES: usize = RECAPTURE + 6;
 
 /// Magic bytes of a fast model file.
-pub const MAGIC: &[u8; 4] = b"CPKF";
+pub(crate) const MAGIC: &[u8; 4] = b"CPKF";
 const VERSION: u32 = 1;
 
 static FAST_FILE: &[u8] = include_bytes!("fast.bin");
 
 /// What the fast features need of a position.
-pub struct FastContext {
+pub(crate) struct FastContext {
     /// 0 for white, 56 (the rank bits) for black.
+    #[cfg_attr(not(any(test, feature = "train")), allow(dead_code))]
     flip_square: usize,
     /// The same on both squares of `from · 64 + to`.
     flip: usize,
@@ -35,7 +39,7 @@ pub struct FastContext {
 
 impl FastContext {
     /// The context of `pos` reached by `history`.
-    pub fn new(pos: &Chess, history: &[Move]) -> FastContext {
+    pub(crate) fn new(pos: &Chess, history: &[Move]) -> FastContext {
         let flip_square = if pos.turn() == Color::White { 0 } else { 56 };
         FastContext {
             flip_square,
@@ -46,6 +50,7 @@ impl FastContext {
         }
     }
 
+    #[cfg(any(test, feature = "train"))]
     #[inline]
     fn relative(&self, sq: Square) -> usize {
         usize::from(sq) ^ self.flip_square
@@ -98,8 +103,9 @@ impl FastContext {
         (s, key)
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// The features of `m`.
-    pub fn features(&self, m: Move, f: &mut Features) {
+    pub(crate) fn features(&self, m: Move, f: &mut Features) {
         f.clear();
         let r = m.role() as usize - 1;
         let to = crate::order::target(m);
@@ -168,7 +174,7 @@ impl FastWeights {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
-    pub fn from_bytes(bytes: &[u8]) -> Result<FastWeights, Error> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<FastWeights, Error> {
         super::read_weights_file(bytes, MAGIC, VERSION, N_FAST_FEATURES, "fast model file")
             .and_then(FastWeights::from_values)
     }
@@ -179,16 +185,17 @@ impl FastWeights {
     }
 
     /// The weights shipped in the library.
-    pub fn embedded() -> &'static FastWeights {
+    pub(crate) fn embedded() -> &'static FastWeights {
         static EMBEDDED: std::sync::OnceLock<FastWeights> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| FastWeights::from_bytes(FAST_FILE).expect("embedded fast model"))
     }
 
-    /// [`crate::hash::file_hash`] of the file.
+    /// `crate::hash::file_hash` of the file.
     pub fn hash(&self) -> u64 {
         crate::hash::file_hash(&self.to_bytes())
     }
 
+    #[cfg(feature = "train")]
     /// The legal moves of `pos` in canonical order and their scores.
     pub fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
         let legal = crate::order::sorted_moves(pos, crate::order::Order::Thesis);
@@ -196,15 +203,23 @@ impl FastWeights {
         (legal, scores)
     }
 
+    #[cfg(feature = "train")]
     /// The scores of `moves`, legal moves of `pos`.
-    pub fn scores_of(&self, pos: &Chess, history: &[Move], moves: &[Move]) -> Vec<i32> {
+    pub(crate) fn scores_of(&self, pos: &Chess, history: &[Move], moves: &[Move]) -> Vec<i32> {
         let mut out = Vec::with_capacity(moves.len());
         self.scores_into(pos, history, moves, &mut out);
         out
     }
 
+    #[cfg(feature = "train")]
     /// [`FastWeights::scores_of`] into a buffer.
-    pub fn scores_into(&self, pos: &Chess, history: &[Move], moves: &[Move], out: &mut Vec<i32>) {
+    pub(crate) fn scores_into(
+        &self,
+        pos: &Chess,
+        history: &[Move],
+        moves: &[Move],
+        out: &mut Vec<i32>,
+    ) {
         let ctx = FastContext::new(pos, history);
         let mut f = Features::default();
         out.clear();

@@ -42,13 +42,13 @@ const THREATS: usize = MOBILITY + 6 * 8; // role × attacked enemy pieces worth 
 const UNDO: usize = THREATS + 6 * 3; // role: back to where our last move came from
 const CASTLING_LOST: usize = UNDO + 6; // king or rook move giving up castling rights
 /// The number of features.
-pub const N_FEATURES: usize = CASTLING_LOST + 2;
+pub(crate) const N_FEATURES: usize = CASTLING_LOST + 2;
 /// The most features a move has.
-pub const MAX_ACTIVE: usize = 32;
+pub(crate) const MAX_ACTIVE: usize = 32;
 
 /// The features of one move.
 #[derive(Clone, Debug)]
-pub struct Features {
+pub(crate) struct Features {
     active: [u16; MAX_ACTIVE],
     len: usize,
 }
@@ -64,7 +64,7 @@ impl Default for Features {
 
 impl Features {
     /// The indices of the features that are on.
-    pub fn active(&self) -> &[u16] {
+    pub(crate) fn active(&self) -> &[u16] {
         &self.active[..self.len]
     }
 
@@ -78,6 +78,7 @@ impl Features {
         self.len += 1;
     }
 
+    #[cfg(any(test, feature = "train"))]
     pub(crate) fn clear(&mut self) {
         self.len = 0;
     }
@@ -88,7 +89,7 @@ fn role_index(r: Role) -> usize {
 }
 
 /// What is computed once per position for the features of all its moves.
-pub struct Context<'a> {
+pub(crate) struct Context<'a> {
     /// The opening book's counts here, with the total.
     book: Option<(Entry<'a>, u32)>,
     /// A move whose one count is left out (the move being trained on).
@@ -131,7 +132,7 @@ impl<'a> Context<'a> {
     /// The context of `pos`, reached by `history` (oldest first), with the
     /// book's entry for `pos`. `exclude` leaves one count of that move out
     /// of the entry (training on a game the book was counted from).
-    pub fn new(
+    pub(crate) fn new(
         pos: &Chess,
         history: &[Move],
         book: Option<Entry<'a>>,
@@ -221,7 +222,7 @@ impl<'a> Context<'a> {
 
     /// Fills `f` with the features of `m`, a legal move of `pos` (the
     /// position this context was made for).
-    pub fn features(&self, pos: &Chess, m: Move, f: &mut Features) {
+    pub(crate) fn features(&self, pos: &Chess, m: Move, f: &mut Features) {
         f.len = 0;
         let role = m.role();
         let r = role_index(role);
@@ -411,7 +412,7 @@ impl<'a> Context<'a> {
 
 /// The number of inputs of the hidden layer that the position gives (see
 /// [`Inputs`]): what models before the game context had.
-pub const POSITION_INPUTS: usize = 12 * 64 + 64 + 4 + 2 * 64 + 1;
+pub(crate) const POSITION_INPUTS: usize = 12 * 64 + 64 + 4 + 2 * 64 + 1;
 
 /// Where the context inputs start: the mover's rating band, the
 /// opponent's, the time-control class ([`GameContext`]).
@@ -420,7 +421,7 @@ const CONTEXT: usize = POSITION_INPUTS;
 /// The number of inputs of the hidden layer of models with the game
 /// context but neither the earlier moves nor the clocks (weights
 /// 1f42d4b148375afd).
-pub const CONTEXT_INPUTS: usize = CONTEXT + 2 * RATING_CLASSES + SPEED_CLASSES;
+pub(crate) const CONTEXT_INPUTS: usize = CONTEXT + 2 * RATING_CLASSES + SPEED_CLASSES;
 
 /// Where the earlier moves' inputs start: the target square of the side
 /// to move's own last move, then of the opponent's move before its last.
@@ -432,23 +433,24 @@ const CLOCKS: usize = EARLIER + 2 * 64;
 
 /// The number of inputs of the hidden layer: the position's, the game
 /// context's, the earlier moves', then the clocks'.
-pub const N_INPUTS: usize = CLOCKS + 2 * CLOCK_CLASSES;
+pub(crate) const N_INPUTS: usize = CLOCKS + 2 * CLOCK_CLASSES;
 
 /// The most inputs a position has (every square occupied, the last
 /// move's target, four castling rights, pieces en prise, check, the
 /// three context inputs, the two earlier moves' targets and the two
 /// clocks).
-pub const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1 + 3 + 2 + 2;
+pub(crate) const MAX_INPUTS: usize = 64 + 1 + 4 + 64 + 1 + 3 + 2 + 2;
 
 /// The sparse inputs of the model's hidden layer for one position (see
 /// [`Inputs::new`]).
 #[derive(Clone, Debug)]
-pub struct Inputs {
+pub(crate) struct Inputs {
     active: [u16; MAX_INPUTS],
     len: usize,
 }
 
 impl Inputs {
+    #[cfg(any(test, feature = "train"))]
     /// The inputs of `pos` reached by `history`, seen from the side to
     /// move: every piece (ours or theirs × role × square, the board
     /// flipped for black), the target square of the opponent's last move,
@@ -458,28 +460,14 @@ impl Inputs {
     /// move's own last move and of the opponent's move before its last;
     /// then the clock classes of the side to move and of its opponent
     /// (unknown without clocks).
-    ///
-    /// ```
-    /// use chesspack::model::Inputs;
-    /// let inputs = Inputs::new(&shakmaty::Chess::default(), &[]);
-    /// assert_eq!(inputs.active().len(), 32 + 4 + 3 + 2);
-    /// ```
-    pub fn new(pos: &Chess, history: &[Move]) -> Inputs {
+    pub(crate) fn new(pos: &Chess, history: &[Move]) -> Inputs {
         Inputs::in_context(pos, history, &GameContext::new())
     }
 
     /// [`Inputs::new`] in a game's context: the rating band of the side to
     /// move, of its opponent, and the time-control class, each one input
     /// (band 0: unknown).
-    ///
-    /// ```
-    /// use chesspack::model::{GameContext, Inputs};
-    ///
-    /// let pos = shakmaty::Chess::default();
-    /// let rated = GameContext::new().with_ratings(Some(1500), Some(1700));
-    /// assert_ne!(Inputs::in_context(&pos, &[], &rated).active(), Inputs::new(&pos, &[]).active());
-    /// ```
-    pub fn in_context(pos: &Chess, history: &[Move], game: &GameContext) -> Inputs {
+    pub(crate) fn in_context(pos: &Chess, history: &[Move], game: &GameContext) -> Inputs {
         let mut out = Inputs {
             active: [0; MAX_INPUTS],
             len: 0,
@@ -560,7 +548,7 @@ impl Inputs {
     }
 
     /// The indices of the inputs that are on, below [`N_INPUTS`].
-    pub fn active(&self) -> &[u16] {
+    pub(crate) fn active(&self) -> &[u16] {
         &self.active[..self.len]
     }
 }
@@ -890,5 +878,28 @@ mod tests {
             ctx.features(&pos, m, &mut f);
             assert!(f.active().iter().all(|&i| usize::from(i) < N_FEATURES));
         }
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_features_inputs_new() {
+        use crate::model::Inputs;
+        let inputs = Inputs::new(&shakmaty::Chess::default(), &[]);
+        assert_eq!(inputs.active().len(), 32 + 4 + 3 + 2);
+    }
+
+    #[test]
+    fn example_features_inputs_in_context() {
+        use crate::model::{GameContext, Inputs};
+
+        let pos = shakmaty::Chess::default();
+        let rated = GameContext::new().with_ratings(Some(1500), Some(1700));
+        assert_ne!(
+            Inputs::in_context(&pos, &[], &rated).active(),
+            Inputs::new(&pos, &[]).active()
+        );
     }
 }

@@ -3,7 +3,7 @@
 //! whose feature weights depend on the position through a small hidden
 //! layer, with integer weights.
 //!
-//! Features (all binary; see [`Features`]): piece and target square and
+//! Features (all binary; see `Features`): piece and target square and
 //! piece and origin square by game phase; capture victim × attacker; static
 //! exchange result; check; recapture on the square the opponent's last move
 //! went to; the piece moving off an attacked square (by any piece, by a
@@ -11,7 +11,7 @@
 //! our own; castling; promotion piece; distance to the enemy king; moving the
 //! piece we moved last; how a check is answered; passed-pawn pushes by rank.
 //!
-//! The hidden layer reads the position once (see [`Inputs`]: every piece
+//! The hidden layer reads the position once (see `Inputs`: every piece
 //! by square, the opponent's last target, castling rights, pieces en
 //! prise, check) and the game's context ([`GameContext`]: the rating bands
 //! of the side to move and of its opponent, the time-control class) into
@@ -25,25 +25,24 @@
 //!
 //! Inference is integer-only: a move's score is the sum of its features'
 //! weights (1/1024 nats); the hidden layer is 16-bit fixed point (see
-//! [`Weights::from_bytes`]); probabilities are `exp(score − best)` from a
+//! `Weights::from_bytes`); probabilities are `exp(score − best)` from a
 //! fixed-point table built by integer multiplication, quantised by
-//! [`crate::coder::quantize`]. So encoder and decoder agree bit for bit on
+//! `crate::coder::quantize`. So encoder and decoder agree bit for bit on
 //! every machine and build.
 //!
 //! The weights ship in `weights.bin` (magic `CPKM`, version 2), written by
 //! `chesspack train model`.
 
-pub mod book;
+pub(crate) mod book;
 mod context;
-pub mod fast;
+pub(crate) mod fast;
 mod features;
 #[cfg(feature = "train")]
 pub mod train;
 
 pub use context::{GameContext, TimeControl};
-pub use features::{
-    CONTEXT_INPUTS, Context, Features, Inputs, MAX_ACTIVE, MAX_INPUTS, N_FEATURES, N_INPUTS,
-    POSITION_INPUTS,
+pub(crate) use features::{
+    CONTEXT_INPUTS, Context, Features, Inputs, N_FEATURES, N_INPUTS, POSITION_INPUTS,
 };
 
 use std::borrow::Cow;
@@ -72,31 +71,27 @@ static LEGACY_FILES: [&Aligned<[u8]>; 5] = [
 ];
 
 /// The opening book shipped in the library.
-pub fn embedded_book() -> &'static book::Book {
+pub(crate) fn embedded_book() -> &'static book::Book {
     static BOOK: std::sync::OnceLock<book::Book> = std::sync::OnceLock::new();
     BOOK.get_or_init(|| book::Book::from_bytes(BOOK_FILE).expect("embedded book file"))
 }
 
 /// [`file_hash`] of the embedded opening book's file: what the streams of
 /// codecs that consult the book (`model`, the engine codecs) are tied to.
-///
-/// ```
-/// assert_eq!(chesspack::model::book_hash(), chesspack::model::book_hash());
-/// ```
-pub fn book_hash() -> u64 {
+pub(crate) fn book_hash() -> u64 {
     static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
     *HASH.get_or_init(|| file_hash(BOOK_FILE))
 }
 
 /// Magic bytes of a model file.
-pub const MAGIC: &[u8; 4] = b"CPKM";
+pub(crate) const MAGIC: &[u8; 4] = b"CPKM";
 /// The model file version this library reads.
-pub const VERSION: u32 = 2;
+pub(crate) const VERSION: u32 = 2;
 /// Weights are in units of 1/`SCALE` nats.
-pub const SCALE: i32 = 1024;
+pub(crate) const SCALE: i32 = 1024;
 /// The hidden layer's pre-activations are in units of 1/`SCALE`; its
 /// activations in units of 1/`H_ONE`.
-pub const H_ONE: i32 = 128;
+pub(crate) const H_ONE: i32 = 128;
 /// The most hidden units a model file may have.
 pub const MAX_HIDDEN: usize = 256;
 
@@ -153,7 +148,7 @@ impl Weights {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
-    pub fn from_bytes(bytes: &[u8]) -> Result<Weights, Error> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Weights, Error> {
         let [w, b, u, v] = Weights::sections(bytes)?;
         let i32s = |b: &[u8]| -> Vec<i32> {
             b.chunks_exact(4)
@@ -237,15 +232,17 @@ impl Weights {
         ])
     }
 
+    #[cfg(feature = "train")]
     /// Weights from values, one per feature, without a hidden layer.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidData`] unless there are [`N_FEATURES`] of them.
-    pub fn from_values(w: Vec<i32>) -> Result<Weights, Error> {
+    pub(crate) fn from_values(w: Vec<i32>) -> Result<Weights, Error> {
         Weights::with_hidden(w, Vec::new(), Vec::new(), Vec::new())
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// Weights from values: one per feature (`w`), and for a hidden layer
     /// of `b.len()` units its biases, input weights (`u`, [`N_INPUTS`] ×
     /// units, input-major) and feature weights (`v`, [`N_FEATURES`] ×
@@ -254,7 +251,7 @@ impl Weights {
     /// # Errors
     ///
     /// [`Error::InvalidData`] when the sizes do not agree.
-    pub fn with_hidden(
+    pub(crate) fn with_hidden(
         w: Vec<i32>,
         b: Vec<i32>,
         u: Vec<i16>,
@@ -321,40 +318,26 @@ impl Weights {
     }
 
     /// The weights shipped in the library.
-    ///
-    /// ```
-    /// let w = chesspack::model::Weights::embedded();
-    /// assert_eq!(w.values().len(), chesspack::model::N_FEATURES);
-    /// ```
-    pub fn embedded() -> &'static Weights {
+    pub(crate) fn embedded() -> &'static Weights {
         static EMBEDDED: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| Weights::from_static(WEIGHTS_FILE).expect("embedded model file"))
     }
 
-    /// The linear weight of each feature, in 1/[`SCALE`] nats.
-    pub fn values(&self) -> &[i32] {
-        &self.w
-    }
-
+    #[cfg(test)]
     /// The number of hidden units.
-    pub fn hidden_units(&self) -> usize {
+    pub(crate) fn hidden_units(&self) -> usize {
         self.hidden.size
     }
 
     /// A hash of the model file and the embedded book: what archives
-    /// record ([`file_hash`] of the two).
-    ///
-    /// ```
-    /// let w = chesspack::model::Weights::embedded();
-    /// assert_eq!(w.hash(), chesspack::model::Weights::embedded_hash());
-    /// ```
+    /// record (`file_hash` of the two).
     pub fn hash(&self) -> u64 {
         model_hash(&self.to_bytes())
     }
 
     /// [`Weights::hash`] of the embedded weights, from the file's bytes
     /// without reading the weights (opening an archive checks it).
-    pub fn embedded_hash() -> u64 {
+    pub(crate) fn embedded_hash() -> u64 {
         static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
         *HASH.get_or_init(|| model_hash(WEIGHTS_FILE))
     }
@@ -362,15 +345,7 @@ impl Weights {
     /// The embedded weights whose [`Weights::hash`] is `hash`: today's, or
     /// an earlier model kept so that archives written with it still decode
     /// (`None` for any other hash).
-    ///
-    /// ```
-    /// use chesspack::model::Weights;
-    ///
-    /// let today = Weights::by_hash(Weights::embedded_hash()).unwrap();
-    /// assert!(std::ptr::eq(today, Weights::embedded()));
-    /// assert!(Weights::by_hash(0).is_none());
-    /// ```
-    pub fn by_hash(hash: u64) -> Option<&'static Weights> {
+    pub(crate) fn by_hash(hash: u64) -> Option<&'static Weights> {
         if hash == Weights::embedded_hash() {
             return Some(Weights::embedded());
         }
@@ -380,56 +355,19 @@ impl Weights {
     /// The hashes of the earlier weights that the library keeps (oldest
     /// first), which [`Weights::by_hash`] finds: data written with them
     /// still decodes.
-    ///
-    /// ```
-    /// use chesspack::model::Weights;
-    ///
-    /// assert!(Weights::earlier_hashes().all(|h| h != Weights::embedded_hash()));
-    /// assert!(Weights::earlier_hashes().all(|h| Weights::by_hash(h).is_some()));
-    /// ```
-    pub fn earlier_hashes() -> impl Iterator<Item = u64> {
+    pub(crate) fn earlier_hashes() -> impl Iterator<Item = u64> {
         legacy().iter().map(|(h, _)| *h)
     }
 
     /// Whether the model reads the game context (ratings, time control):
     /// models from before it do not.
-    ///
-    /// ```
-    /// assert!(chesspack::model::Weights::embedded().reads_context());
-    /// ```
-    pub fn reads_context(&self) -> bool {
+    pub(crate) fn reads_context(&self) -> bool {
         self.hidden.size > 0 && self.hidden.inputs > POSITION_INPUTS
     }
 
     /// The legal moves of `pos` in canonical order and their scores (1/1024
-    /// nats), given the moves that led to it (`history`, oldest first; the
-    /// last two matter), in an unknown game context.
-    pub fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
-        self.scores_with(pos, history, embedded_book())
-    }
-
-    /// [`Weights::scores`] with another opening book.
-    pub fn scores_with(
-        &self,
-        pos: &Chess,
-        history: &[Move],
-        book: &book::Book,
-    ) -> (shakmaty::MoveList, Vec<i32>) {
-        self.scores_in(pos, history, book, &GameContext::new())
-    }
-
-    /// [`Weights::scores_with`] in a game's context.
-    ///
-    /// ```
-    /// use chesspack::model::{GameContext, Weights, embedded_book};
-    ///
-    /// let (pos, w) = (shakmaty::Chess::default(), Weights::embedded());
-    /// let weak = GameContext::new().with_ratings(Some(900), Some(900));
-    /// let strong = GameContext::new().with_ratings(Some(2500), Some(2500));
-    /// let (_, a) = w.scores_in(&pos, &[], embedded_book(), &weak);
-    /// let (_, b) = w.scores_in(&pos, &[], embedded_book(), &strong);
-    /// assert_ne!(a, b);
-    /// ```
+    /// nats) in a game of `game`, given the moves that led to it (`history`,
+    /// oldest first; the last two matter) and the opening book.
     pub fn scores_in(
         &self,
         pos: &Chess,
@@ -443,9 +381,10 @@ impl Weights {
         (legal, scores)
     }
 
+    #[cfg(test)]
     /// The scores of `moves`, legal moves of `pos`, with `book`, in an
     /// unknown game context.
-    pub fn scores_of(
+    pub(crate) fn scores_of(
         &self,
         pos: &Chess,
         history: &[Move],
@@ -458,7 +397,7 @@ impl Weights {
     }
 
     /// [`Weights::scores_of`] in a game's context, into a buffer.
-    pub fn scores_into(
+    pub(crate) fn scores_into(
         &self,
         pos: &Chess,
         history: &[Move],
@@ -768,16 +707,42 @@ pub(crate) fn exp_table() -> &'static [u64; EXP_TABLE_LEN] {
     })
 }
 
+/// The embedded `model`'s probability of each legal move of `pos` after
+/// the moves of `history` (oldest first; the last two matter) in a game of
+/// `context`: the likeliest first, ties in canonical order. The
+/// probabilities are the weights that the coder quantises, normalised.
+///
+/// ```
+/// use chesspack::model::{GameContext, predict};
+///
+/// let pos = shakmaty::Chess::default();
+/// let moves = predict(&pos, &[], &GameContext::new());
+/// assert_eq!(moves.len(), 20);
+/// assert!(moves[0].1 >= moves[1].1 && moves[19].1 > 0.0);
+/// assert!((moves.iter().map(|(_, p)| p).sum::<f64>() - 1.0).abs() < 1e-9);
+/// ```
+pub fn predict(pos: &Chess, history: &[Move], context: &GameContext) -> Vec<(Move, f64)> {
+    let (legal, scores) = Weights::embedded().scores_in(pos, history, embedded_book(), context);
+    let weights = weights_of(&scores);
+    let sum: f64 = weights.iter().map(|&w| w as f64).sum();
+    let mut order: Vec<usize> = (0..legal.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(scores[i]));
+    order
+        .into_iter()
+        .map(|i| (legal[i], weights[i] as f64 / sum))
+        .collect()
+}
+
 /// Unnormalised weights `exp(score − best)` of `scores`, for
 /// [`crate::coder::quantize`].
-pub fn weights_of(scores: &[i32]) -> Vec<u64> {
+pub(crate) fn weights_of(scores: &[i32]) -> Vec<u64> {
     let mut out = Vec::with_capacity(scores.len() + 1);
     weights_into(scores, &mut out);
     out
 }
 
 /// [`weights_of`] into a buffer.
-pub fn weights_into(scores: &[i32], out: &mut Vec<u64>) {
+pub(crate) fn weights_into(scores: &[i32], out: &mut Vec<u64>) {
     let best = scores.iter().copied().max().unwrap_or(0);
     let table = exp_table();
     out.clear();
@@ -937,5 +902,60 @@ mod tests {
         let mut bad = w.to_bytes();
         bad[4] = 9;
         assert!(Weights::from_bytes(&bad).is_err());
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_book_hash() {
+        assert_eq!(crate::model::book_hash(), crate::model::book_hash());
+    }
+
+    #[test]
+    fn example_weights_embedded() {
+        let w = crate::model::Weights::embedded();
+        assert_eq!(w.w.len(), crate::model::N_FEATURES);
+    }
+
+    #[test]
+    fn example_weights_hash() {
+        let w = crate::model::Weights::embedded();
+        assert_eq!(w.hash(), crate::model::Weights::embedded_hash());
+    }
+
+    #[test]
+    fn example_weights_by_hash() {
+        use crate::model::Weights;
+
+        let today = Weights::by_hash(Weights::embedded_hash()).unwrap();
+        assert!(std::ptr::eq(today, Weights::embedded()));
+        assert!(Weights::by_hash(0).is_none());
+    }
+
+    #[test]
+    fn example_weights_earlier_hashes() {
+        use crate::model::Weights;
+
+        assert!(Weights::earlier_hashes().all(|h| h != Weights::embedded_hash()));
+        assert!(Weights::earlier_hashes().all(|h| Weights::by_hash(h).is_some()));
+    }
+
+    #[test]
+    fn example_weights_reads_context() {
+        assert!(crate::model::Weights::embedded().reads_context());
+    }
+
+    #[test]
+    fn example_weights_scores_in() {
+        use crate::model::{GameContext, Weights, embedded_book};
+
+        let (pos, w) = (shakmaty::Chess::default(), Weights::embedded());
+        let weak = GameContext::new().with_ratings(Some(900), Some(900));
+        let strong = GameContext::new().with_ratings(Some(2500), Some(2500));
+        let (_, a) = w.scores_in(&pos, &[], embedded_book(), &weak);
+        let (_, b) = w.scores_in(&pos, &[], embedded_book(), &strong);
+        assert_ne!(a, b);
     }
 }

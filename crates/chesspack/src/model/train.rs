@@ -111,21 +111,6 @@ impl Trainer {
     /// (at most [`MAX_HIDDEN`](super::MAX_HIDDEN)) that learns at `rate`,
     /// its input weights drawn from a fixed seed.
     ///
-    /// ```
-    /// use chesspack::model::train::Trainer;
-    /// use shakmaty::{Chess, Position, san::San};
-    ///
-    /// let mut t = Trainer::with_hidden(8, 0.02);
-    /// let pos = Chess::default();
-    /// let d4 = "d4".parse::<San>().unwrap().to_move(&pos).unwrap();
-    /// let before = t.step(&pos, &[], d4, None);
-    /// for _ in 0..20 {
-    ///     t.step(&pos, &[], d4, None);
-    /// }
-    /// assert!(t.step(&pos, &[], d4, None) < before);
-    /// assert_eq!(t.weights().hidden_units(), 8);
-    /// ```
-    ///
     /// # Panics
     ///
     /// When `size` is over [`MAX_HIDDEN`](super::MAX_HIDDEN).
@@ -352,7 +337,7 @@ impl Trainer {
         Weights::with_hidden(w, b, i16s(&hd.u), i16s(&hd.v)).expect("sizes of the model")
     }
 
-    /// The linear weights in 1/[`SCALE`] nats.
+    /// The linear weights in 1/`SCALE` nats.
     pub fn fixed_point(&self) -> Vec<i32> {
         self.w
             .iter()
@@ -382,5 +367,25 @@ mod tests {
         let b = vec![1f32; 16];
         assert_eq!(a.iter().sum::<f32>(), 0.0);
         assert_eq!(dot8(&a, &b), 1.0);
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_train_trainer_with_hidden() {
+        use crate::model::train::Trainer;
+        use shakmaty::{Chess, san::San};
+
+        let mut t = Trainer::with_hidden(8, 0.02);
+        let pos = Chess::default();
+        let d4 = "d4".parse::<San>().unwrap().to_move(&pos).unwrap();
+        let before = t.step(&pos, &[], d4, None);
+        for _ in 0..20 {
+            t.step(&pos, &[], d4, None);
+        }
+        assert!(t.step(&pos, &[], d4, None) < before);
+        assert_eq!(t.weights().hidden_units(), 8);
     }
 }

@@ -10,7 +10,7 @@ use crate::{
 
 /// The number of square symbols: empty, 12 pieces, two castling rooks and an
 /// en-passant pawn.
-pub const SYMBOLS: usize = 16;
+pub(crate) const SYMBOLS: usize = 16;
 const CASTLE_WHITE: usize = 13;
 const CASTLE_BLACK: usize = 14;
 const EP_PAWN: usize = 15;
@@ -40,7 +40,7 @@ impl Default for ArithTables {
 
 impl ArithTables {
     /// The tables built into the library (fitted on ../shared/data/positions).
-    pub fn builtin() -> ArithTables {
+    pub(crate) fn builtin() -> ArithTables {
         ArithTables {
             squares: tables::SQUARES
                 .iter()
@@ -50,10 +50,11 @@ impl ArithTables {
         }
     }
 
+    #[cfg(feature = "train")]
     /// Adds the symbols of `pos` to the counts.
     ///
     /// ```
-    /// use chesspack::position::ArithTables;
+    /// use chesspack::train::ArithTables;
     /// use shakmaty::Chess;
     ///
     /// let mut t = ArithTables::default();
@@ -68,6 +69,7 @@ impl ArithTables {
         self.turn[usize::from(pos.turn() == Color::Black)] += 1;
     }
 
+    #[cfg(feature = "train")]
     /// The tables as the Rust source of `arith_tables.rs`, with counts scaled
     /// to fit in `u32`.
     pub fn to_rust(&self, provenance: &str) -> String {

@@ -7,18 +7,16 @@
 //! positions have 0 and 1. An en-passant square is kept only when an
 //! en-passant capture is legal, as lichess writes FENs.
 
-mod arith;
+pub(crate) mod arith;
 mod kingspawns;
-mod model;
+pub(crate) mod model;
 mod packed;
 pub mod rank;
 mod usenet82;
 
-pub use arith::{Arith, ArithTables};
+pub use arith::Arith;
 pub use kingspawns::KingsPawns;
-#[cfg(feature = "train")]
-pub use model::PositionTrainer;
-pub use model::{ACTIVE, LANES, NODES, PIECES, PositionModel, PositionWeights, ROWS};
+pub use model::PositionModel;
 pub use packed::Packed;
 pub use usenet82::Usenet82;
 

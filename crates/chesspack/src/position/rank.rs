@@ -568,7 +568,7 @@ fn parts(pos: &Chess) -> Result<Parts, Error> {
 ///
 /// let bits = rank::rank(&Chess::default()).unwrap();
 /// assert_eq!(bits.len(), rank::BITS as usize);
-/// let back = rank::unrank_bits(&mut bits.reader()).unwrap();
+/// let back = rank::unrank(&bits).unwrap();
 /// assert_eq!(to_epd(&back), to_epd(&Chess::default()));
 /// ```
 ///
@@ -613,13 +613,25 @@ pub fn rank(pos: &Chess) -> Result<Bits, Error> {
     Ok(w.finish())
 }
 
-/// Reads [`BITS`] bits written by [`rank`] and gives the position back.
+/// The position that [`rank`] numbered as `bits` ([`BITS`] bits).
+///
+/// ```
+/// use chesspack::position::rank::{rank, unrank};
+///
+/// let pos = shakmaty::Chess::default();
+/// assert_eq!(unrank(&rank(&pos).unwrap()).unwrap(), pos);
+/// ```
 ///
 /// # Errors
 ///
 /// [`Error::InvalidData`] for a number past the set or one that names no
-/// legal position; a read error for too few bits.
-pub fn unrank_bits(r: &mut BitReader<'_>) -> Result<Chess, Error> {
+/// legal position; [`Error::Truncated`] for too few bits.
+pub fn unrank(bits: &Bits) -> Result<Chess, Error> {
+    unrank_bits(&mut bits.reader())
+}
+
+/// [`unrank`] from a reader, which it leaves after the number.
+pub(crate) fn unrank_bits(r: &mut BitReader<'_>) -> Result<Chess, Error> {
     let mut number = U256::ZERO;
     for _ in 0..BITS {
         number = number.mul(2).add(U256::from_u64(u64::from(r.read_bit()?)));

@@ -3,7 +3,6 @@
 mod archive;
 mod common;
 mod engine;
-mod fuzz_corpus;
 mod games;
 mod golden;
 mod layers;

@@ -130,7 +130,7 @@ proptest! {
         use chesspack::position::{PositionCodec, PositionModel, rank};
         if let Ok(bits) = rank::rank(&pos) {
             prop_assert_eq!(bits.len(), rank::BITS as usize);
-            let back = rank::unrank_bits(&mut bits.reader()).unwrap();
+            let back = rank::unrank(&bits).unwrap();
             prop_assert_eq!(to_epd(&back), to_epd(&pos));
             prop_assert!(PositionModel.encode(&pos).unwrap().len() <= rank::BITS as usize);
         }

@@ -37,7 +37,9 @@ pub(super) use lengths::{decode_low, encode_low};
 mod read;
 mod write;
 
-pub(crate) use read::{Decoded, Want, decode_block, decode_block_until, on_this_thread};
+#[cfg(any(test, feature = "parallel", feature = "fuzzing"))]
+pub(crate) use read::on_this_thread;
+pub(crate) use read::{Decoded, Want, decode_block, decode_block_until};
 pub use write::encode_block;
 
 /// The columns of a block, in storage order.

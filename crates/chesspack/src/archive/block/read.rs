@@ -721,6 +721,7 @@ thread_local! {
     static ON_THIS_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
 }
 
+#[cfg(any(test, feature = "parallel", feature = "fuzzing"))]
 /// Runs `f` with every block it decodes decoded on this thread alone (a
 /// pipeline of one thread, the fuzz targets): no thread is started.
 pub(crate) fn on_this_thread<R>(f: impl FnOnce() -> R) -> R {

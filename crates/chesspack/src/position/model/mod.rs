@@ -40,13 +40,11 @@ use shakmaty::{Chess, Color, Piece, Position, Rank, Role, Square};
 mod coder;
 mod features;
 #[cfg(feature = "train")]
-mod train;
+pub(crate) mod train;
 
 use coder::{decode_model, encode_model};
 #[cfg(any(feature = "train", test))]
 use features::Scan;
-#[cfg(feature = "train")]
-pub use train::PositionTrainer;
 
 use super::ep_pawn;
 use crate::{
@@ -61,12 +59,12 @@ const MODEL_FILE: &[u8] = include_bytes!("../model.bin");
 
 /// Width of a weight row: lane 0 is the occupancy logit, lanes 1..=12 the
 /// logits of the 12 binary decisions of the piece tree ([`NODES`]).
-pub const LANES: usize = 16;
+pub(crate) const LANES: usize = 16;
 /// The number of piece symbols of an occupied square.
-pub const PIECES: usize = 13;
+pub(crate) const PIECES: usize = 13;
 /// The number of binary decisions (inner nodes) of the tree that picks one
 /// of the [`PIECES`] symbols.
-pub const NODES: usize = 12;
+pub(crate) const NODES: usize = 12;
 /// The first node of [`TREE`] that only black pieces reach: the nodes from
 /// here on have their own weight table.
 const BLACK_NODES: usize = 8;
@@ -147,9 +145,9 @@ const F_FILE_RAY: usize = F_OCCUPANCY + 729;
 const F_RANK_RAY: usize = F_FILE_RAY + 64 * CTX;
 const F_NW_JOINT: usize = F_RANK_RAY + 64 * CTX;
 /// The number of weight rows.
-pub const ROWS: usize = F_NW_JOINT + CTX * CTX * 64;
+pub(crate) const ROWS: usize = F_NW_JOINT + CTX * CTX * 64;
 /// Features active at each square.
-pub const ACTIVE: usize = 16;
+pub(crate) const ACTIVE: usize = 16;
 /// The first features of [`Scan::context`] (square, north and west
 /// neighbour), which the coder's tables fold into the pawn-file and the
 /// north × west rows of the same square: integer sums, so the same logits
@@ -212,7 +210,7 @@ impl PositionWeights {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
-    pub fn from_bytes(bytes: &[u8]) -> Result<PositionWeights, Error> {
+    pub(crate) fn from_bytes(bytes: &[u8]) -> Result<PositionWeights, Error> {
         let bad = |what: &str| Error::InvalidData(format!("position model file: {what}"));
         if bytes.len() < 8 || &bytes[..4] != MAGIC {
             return Err(bad("bad magic"));
@@ -258,23 +256,19 @@ impl PositionWeights {
     }
 
     /// The model shipped in the library.
-    ///
-    /// ```
-    /// let w = chesspack::position::PositionWeights::embedded();
-    /// assert_eq!(w.rows.len(), chesspack::position::ROWS * chesspack::position::LANES);
-    /// ```
-    pub fn embedded() -> &'static PositionWeights {
+    pub(crate) fn embedded() -> &'static PositionWeights {
         static EMBEDDED: std::sync::OnceLock<PositionWeights> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| {
             PositionWeights::from_bytes(MODEL_FILE).expect("embedded position model")
         })
     }
 
-    /// The hash that identifies this model ([`file_hash`] of its file).
+    /// The hash that identifies this model (`file_hash` of its file).
     pub fn hash(&self) -> u64 {
         file_hash(&self.to_bytes())
     }
 
+    #[cfg(feature = "train")]
     /// The bits the model part of `position-model` takes for each of
     /// `positions` with these weights (no escape), for training reports.
     ///
@@ -559,7 +553,7 @@ pub struct PositionModel;
 
 impl PositionModel {
     /// The hash of the embedded model, which archives record.
-    pub fn model_hash(&self) -> u64 {
+    pub(crate) fn model_hash(&self) -> u64 {
         tables().hash
     }
 }
@@ -740,5 +734,15 @@ mod tests {
             Ok(())
         })
         .unwrap();
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_model_positionweights_embedded() {
+        let w = super::PositionWeights::embedded();
+        assert_eq!(w.rows.len(), super::ROWS * super::LANES);
     }
 }
