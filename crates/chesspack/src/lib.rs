@@ -71,4 +71,5 @@ pub(crate) fn xorshift(x: &mut u64) -> u64 {
 /// The README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;
+#[allow(dead_code)]
+struct ReadmeDoctests;

@@ -47,7 +47,7 @@ use crate::{
 
 /// The game codecs by record id: a codec's id is its index here. Ids are
 /// part of the format: new codecs go at the end.
-pub const GAME_CODECS: [&str; 7] = [
+pub(crate) const GAME_CODECS: [&str; 7] = [
     "squares",
     "index",
     "radix",
@@ -58,7 +58,7 @@ pub const GAME_CODECS: [&str; 7] = [
 ];
 
 /// The position codecs by record id, as [`GAME_CODECS`].
-pub const POSITION_CODECS: [&str; 5] = [
+pub(crate) const POSITION_CODECS: [&str; 5] = [
     "usenet82",
     "kingspawns",
     "arith",

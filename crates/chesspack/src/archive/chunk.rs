@@ -10,7 +10,7 @@ use std::io::{BufRead, Read};
 /// The largest game text kept in one piece. Longer text (a file with no
 /// blank lines, say) is cut into pieces of this size, which are stored
 /// verbatim and come back concatenated.
-pub const MAX_CHUNK: usize = 8 << 20;
+pub(crate) const MAX_CHUNK: usize = 8 << 20;
 
 /// The text of one game as it was in the input.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -219,17 +219,7 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
 
 /// Groups chunks into blocks of at most `max_games` games and about
 /// `max_bytes` of text (a block ends with the chunk that reaches it).
-///
-/// ```
-/// use chesspack::archive::{Blocks, ChunkReader};
-///
-/// let pgn = "1. e4 *\n\n1. d4 *\n\n1. c4 *\n";
-/// let blocks: Vec<_> = Blocks::new(ChunkReader::new(pgn.as_bytes()), 2, 1 << 20)
-///     .collect::<Result<_, _>>()
-///     .unwrap();
-/// assert_eq!(blocks.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
-/// ```
-pub struct Blocks<I> {
+pub(crate) struct Blocks<I> {
     chunks: I,
     max_games: usize,
     max_bytes: usize,
@@ -237,7 +227,7 @@ pub struct Blocks<I> {
 
 impl<I> Blocks<I> {
     /// Groups `chunks`.
-    pub fn new(chunks: I, max_games: usize, max_bytes: usize) -> Blocks<I> {
+    pub(crate) fn new(chunks: I, max_games: usize, max_bytes: usize) -> Blocks<I> {
         Blocks {
             chunks,
             max_games: max_games.max(1),
@@ -322,5 +312,20 @@ mod tests {
         assert_eq!(chunks.len(), 2);
         assert!(chunks[0].cut && chunks[1].cut);
         assert_eq!(chunks[0].bytes.len() + chunks[1].bytes.len(), text.len());
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_chunk_blocks() {
+        use crate::archive::{Blocks, ChunkReader};
+
+        let pgn = "1. e4 *\n\n1. d4 *\n\n1. c4 *\n";
+        let blocks: Vec<_> = Blocks::new(ChunkReader::new(pgn.as_bytes()), 2, 1 << 20)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(blocks.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
     }
 }

@@ -76,17 +76,13 @@
 //! and its id a number (a column method bit).
 //!
 //! ```
-//! use chesspack::archive::{self, ArchiveReader, ArchiveWriter, ChunkReader};
+//! use chesspack::archive::{self, ArchiveReader, Options};
 //! use chesspack::game::Index;
 //!
 //! let pgn = b"[White \"Tal\"]\n\n1.e4 e5 2.Nf3 {good} Nc6 1-0\n\n1. e4 ; a line comment\n";
-//! let chunks: Vec<_> = ChunkReader::new(&pgn[..]).collect::<Result<_, _>>().unwrap();
-//! let block = archive::encode_block(&Index, &chunks, 3);
-//! assert_eq!(block.report.verbatim.len(), 1);
-//!
-//! let mut w = ArchiveWriter::new(Vec::new(), &Index).unwrap();
-//! w.write_block(&block).unwrap();
-//! let bytes = w.finish().unwrap();
+//! let mut bytes = Vec::new();
+//! let report = archive::compress(&pgn[..], &mut bytes, &Index, &Options::default()).unwrap();
+//! assert_eq!(report.verbatim.len(), 1);
 //!
 //! let mut r = ArchiveReader::open(std::io::Cursor::new(bytes)).unwrap();
 //! assert_eq!(r.games(), 2);
@@ -108,8 +104,10 @@ mod text;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use block::trailing_whitespace;
-pub use block::{BlockReport, COLUMNS, EncodedBlock, encode_block};
-pub use chunk::{Blocks, Chunk, ChunkReader, MAX_CHUNK};
+pub use block::{BlockReport, COLUMNS};
+pub(crate) use block::{EncodedBlock, encode_block};
+pub(crate) use chunk::Blocks;
+pub use chunk::{Chunk, ChunkReader};
 
 use crate::game::GameCodec;
 
@@ -323,7 +321,7 @@ pub struct BlockEntry {
 }
 
 /// Writes an archive: the header, then blocks in order, then the index.
-pub struct ArchiveWriter<W: Write> {
+pub(crate) struct ArchiveWriter<W: Write> {
     w: W,
     offset: u64,
     entries: Vec<BlockEntry>,
@@ -339,7 +337,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// # Errors
     ///
     /// An I/O error of `w`.
-    pub fn new(mut w: W, codec: &dyn GameCodec) -> Result<ArchiveWriter<W>, ArchiveError> {
+    pub(crate) fn new(mut w: W, codec: &dyn GameCodec) -> Result<ArchiveWriter<W>, ArchiveError> {
         let header = Header {
             version: FORMAT_VERSION,
             codec: codec.name().to_owned(),
@@ -364,7 +362,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// # Errors
     ///
     /// An I/O error of the output.
-    pub fn write_block(&mut self, block: &EncodedBlock) -> Result<(), ArchiveError> {
+    pub(crate) fn write_block(&mut self, block: &EncodedBlock) -> Result<(), ArchiveError> {
         let text_crc = block.text_crc.to_le_bytes();
         let len = u32::try_from(block.payload.len() + text_crc.len())
             .ok()
@@ -400,7 +398,7 @@ impl<W: Write> ArchiveWriter<W> {
     /// # Errors
     ///
     /// An I/O error of the output.
-    pub fn finish(mut self) -> Result<W, ArchiveError> {
+    pub(crate) fn finish(mut self) -> Result<W, ArchiveError> {
         let mut index = INDEX_MAGIC.to_vec();
         index.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
         for e in &self.entries {
@@ -481,15 +479,9 @@ impl<R: Read + Seek> ArchiveReader<R> {
         })
     }
 
-    /// The input's lead and tail, when the archive has them (format 4,
-    /// with its index).
-    pub fn ends(&self) -> Option<&Ends> {
-        self.ends.as_ref()
-    }
-
     /// A writer of this archive's games as the file they came from (see
     /// [`TextWriter`]).
-    pub fn text_writer<W: Write>(&self, w: W) -> TextWriter<W> {
+    pub(crate) fn text_writer<W: Write>(&self, w: W) -> TextWriter<W> {
         TextWriter::new(w, self.ends.clone())
     }
 
@@ -639,7 +631,8 @@ pub struct Block {
 impl Block {
     /// Block `index` (0-based) with `payload` and no text checksum, as
     /// formats 1 to 3 store it (for tests and fuzzing).
-    pub fn unchecked(payload: Vec<u8>, index: usize) -> Block {
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn unchecked(payload: Vec<u8>, index: usize) -> Block {
         Block {
             index,
             payload,
@@ -647,25 +640,15 @@ impl Block {
         }
     }
 
-    /// The block's place in the archive, 0-based.
-    pub fn index(&self) -> usize {
-        self.index
-    }
-
     /// The payload: the number of games and the columns.
-    pub fn payload(&self) -> &[u8] {
+    pub(crate) fn payload(&self) -> &[u8] {
         &self.payload
-    }
-
-    /// The CRC-32 of the text the block decodes to (format 4).
-    pub fn text_crc(&self) -> Option<u32> {
-        self.text_crc
     }
 }
 
 /// The bytes of the input that belong to no game, which format 4 keeps.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Ends {
+pub(crate) struct Ends {
     /// A byte order mark and blank lines before the first game.
     pub lead: Vec<u8>,
     /// The whitespace after the last game.
@@ -676,17 +659,7 @@ pub struct Ends {
 /// then the games, with the whitespace that ends the last one replaced by
 /// the tail. Without [`Ends`] (formats 1 to 3, a lost index) the games are
 /// written as they are.
-///
-/// ```
-/// use chesspack::archive::{Ends, TextWriter};
-///
-/// let ends = Ends { lead: b"\xef\xbb\xbf".to_vec(), tail: b"\n".to_vec() };
-/// let mut w = TextWriter::new(Vec::new(), Some(ends));
-/// w.write_games(b"1. e4 *\n\n").unwrap();
-/// w.write_games(b"1. d4 *\n\n").unwrap();
-/// assert_eq!(w.finish().unwrap(), b"\xef\xbb\xbf1. e4 *\n\n1. d4 *\n");
-/// ```
-pub struct TextWriter<W: Write> {
+pub(crate) struct TextWriter<W: Write> {
     w: W,
     ends: Option<Ends>,
     /// Whitespace written last, held until more text follows.
@@ -696,7 +669,7 @@ pub struct TextWriter<W: Write> {
 
 impl<W: Write> TextWriter<W> {
     /// A writer to `w` with the input's `ends`.
-    pub fn new(w: W, ends: Option<Ends>) -> TextWriter<W> {
+    pub(crate) fn new(w: W, ends: Option<Ends>) -> TextWriter<W> {
         TextWriter {
             w,
             ends,
@@ -720,7 +693,7 @@ impl<W: Write> TextWriter<W> {
     /// # Errors
     ///
     /// An I/O error of the output.
-    pub fn write_games(&mut self, text: &[u8]) -> io::Result<()> {
+    pub(crate) fn write_games(&mut self, text: &[u8]) -> io::Result<()> {
         self.start()?;
         if self.ends.is_none() {
             return self.w.write_all(text);
@@ -740,7 +713,7 @@ impl<W: Write> TextWriter<W> {
     /// # Errors
     ///
     /// An I/O error of the output.
-    pub fn finish(mut self) -> io::Result<W> {
+    pub(crate) fn finish(mut self) -> io::Result<W> {
         self.start()?;
         match &self.ends {
             Some(ends) => self.w.write_all(&ends.tail)?,
@@ -1244,5 +1217,23 @@ pub fn canonical_game(chunk: &Chunk) -> Vec<u8> {
             out
         }
         _ => chunk.bytes.clone(),
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_textwriter() {
+        use crate::archive::{Ends, TextWriter};
+
+        let ends = Ends {
+            lead: b"\xef\xbb\xbf".to_vec(),
+            tail: b"\n".to_vec(),
+        };
+        let mut w = TextWriter::new(Vec::new(), Some(ends));
+        w.write_games(b"1. e4 *\n\n").unwrap();
+        w.write_games(b"1. d4 *\n\n").unwrap();
+        assert_eq!(w.finish().unwrap(), b"\xef\xbb\xbf1. e4 *\n\n1. d4 *\n");
     }
 }

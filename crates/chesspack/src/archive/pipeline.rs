@@ -135,7 +135,7 @@ impl Pipeline {
     }
 
     /// The worker threads a run uses.
-    pub fn worker_threads(&self) -> usize {
+    pub(crate) fn worker_threads(&self) -> usize {
         if self.threads > 0 {
             self.threads
         } else {
@@ -310,7 +310,7 @@ impl Pipeline {
     /// this thread (no thread is started). The first error (reading an
     /// item, or of `sink`) stops the run: it is returned once the items in
     /// flight are done.
-    pub fn ordered<J, R>(
+    pub(crate) fn ordered<J, R>(
         &self,
         items: impl Iterator<Item = Result<J, ArchiveError>>,
         work: impl Fn(J) -> R + Sync,

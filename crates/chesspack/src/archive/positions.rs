@@ -26,9 +26,9 @@ use crate::{
 /// The magic bytes of a position archive.
 pub const MAGIC: &[u8; 8] = b"CHPKPOS\n";
 /// The position archive format version this library writes and reads.
-pub const VERSION: u8 = 1;
+pub(crate) const VERSION: u8 = 1;
 /// Lines per block.
-pub const BLOCK_LINES: usize = 1 << 16;
+pub(crate) const BLOCK_LINES: usize = 1 << 16;
 const END: &[u8; 8] = b"CHPKEND\n";
 const CODEC: &str = "position-model";
 
@@ -53,7 +53,7 @@ pub struct PositionReport {
 }
 
 /// The most line numbers [`PositionReport::kept`] lists.
-pub const KEPT_LINES: usize = 64;
+pub(crate) const KEPT_LINES: usize = 64;
 
 /// Where the FEN is in a line.
 #[derive(Clone, Copy, Debug)]

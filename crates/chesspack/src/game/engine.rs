@@ -47,7 +47,7 @@ pub const DEFAULT_K_TENTHS: u16 = 800;
 /// 90 and 100 tie for the range coder over both corpora; at 90 it is below
 /// Huffman on both. (With 250, on held-out lichess games, it was 0.64
 /// bits/ply above.)
-pub const MAX_DEFICIT: usize = engine::MARGIN as usize;
+pub(crate) const MAX_DEFICIT: usize = engine::MARGIN as usize;
 /// The weight of the engine's probabilities against the book's counts.
 const BOOK_WEIGHT: u128 = 2;
 /// Fixed-point scale of the weight table.
@@ -345,15 +345,7 @@ pub fn tune_k(plies: &[ScoredPly], coding: Coding) -> u16 {
 /// The bits of an engine stream's header with these parameters: 1 for the
 /// defaults, 21 otherwise (a flag, 3 bits of depth, 16 of k × 10, 1 for the
 /// book), in both codings.
-///
-/// ```
-/// use chesspack::game::engine::{EngineParams, header_bits};
-///
-/// assert_eq!(header_bits(EngineParams::default()), 1);
-/// let deeper = EngineParams { depth: 2, ..EngineParams::default() };
-/// assert_eq!(header_bits(deeper), 21);
-/// ```
-pub fn header_bits(params: EngineParams) -> u32 {
+pub(crate) fn header_bits(params: EngineParams) -> u32 {
     if params == EngineParams::default() {
         1
     } else {
@@ -770,5 +762,21 @@ mod tests {
             ScoredPly::new(&[10, 30, 30, -5], Vec::new(), 3).rank(800),
             3
         );
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_engine_header_bits() {
+        use crate::game::engine::{EngineParams, header_bits};
+
+        assert_eq!(header_bits(EngineParams::default()), 1);
+        let deeper = EngineParams {
+            depth: 2,
+            ..EngineParams::default()
+        };
+        assert_eq!(header_bits(deeper), 21);
     }
 }

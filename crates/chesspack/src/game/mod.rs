@@ -222,16 +222,7 @@ pub fn codec(name: &str) -> Result<Box<dyn GameCodec>, Error> {
 /// # Errors
 ///
 /// [`Error::UnknownCodec`] when there is no codec of that name.
-///
-/// ```
-/// use chesspack::game::{self, GameCodec};
-///
-/// let model = game::codec("model").unwrap();
-/// assert!(game::codec_with_hash("model", model.model_hash()).unwrap().is_some());
-/// assert!(game::codec_with_hash("model", 7).unwrap().is_none());
-/// assert!(game::codec_with_hash("zip", 0).is_err());
-/// ```
-pub fn codec_with_hash(name: &str, hash: u64) -> Result<Option<Box<dyn GameCodec>>, Error> {
+pub(crate) fn codec_with_hash(name: &str, hash: u64) -> Result<Option<Box<dyn GameCodec>>, Error> {
     let codec = codec(name)?;
     if codec.model_hash() == hash {
         return Ok(Some(codec));
@@ -363,5 +354,19 @@ mod examples {
                 .with_earlier_model(Weights::embedded_hash())
                 .is_none()
         );
+    }
+
+    #[test]
+    fn example_codec_with_hash() {
+        use crate::game;
+
+        let model = game::codec("model").unwrap();
+        assert!(
+            game::codec_with_hash("model", model.model_hash())
+                .unwrap()
+                .is_some()
+        );
+        assert!(game::codec_with_hash("model", 7).unwrap().is_none());
+        assert!(game::codec_with_hash("zip", 0).is_err());
     }
 }

@@ -298,7 +298,7 @@ impl ModelCodec {
     /// `model` with the embedded weights of hash `hash`
     /// (`Weights::by_hash`): today's, or an earlier model whose archives
     /// must still decode. `None` when no such weights are embedded.
-    pub fn with_model_hash(hash: u64) -> Option<ModelCodec> {
+    pub(crate) fn with_model_hash(hash: u64) -> Option<ModelCodec> {
         Weights::by_hash(hash).map(|w| ModelCodec {
             fast: false,
             weights: Some((w, hash)),

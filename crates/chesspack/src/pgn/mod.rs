@@ -108,7 +108,7 @@ pub const RATING_BANDS: [&str; 6] = [
 ];
 
 /// The index of the unrated band in [`RATING_BANDS`].
-pub const UNRATED: usize = 5;
+pub(crate) const UNRATED: usize = 5;
 
 /// The index in [`RATING_BANDS`] of a game with mean rating `rating`.
 ///
@@ -408,20 +408,11 @@ pub fn movetext_moves(text: &[u8], start: &Chess) -> Result<Vec<Move>, Error> {
 /// `e1h1` for castling, `e7e8q`), played at 0-based `ply` of a game in
 /// `pos`.
 ///
-/// ```
-/// use chesspack::pgn::text_move;
-/// use shakmaty::Chess;
-///
-/// let pos = Chess::default();
-/// assert_eq!(text_move(&pos, "Nf3", 0).unwrap(), text_move(&pos, "g1f3", 0).unwrap());
-/// assert!(text_move(&pos, "Nf4", 0).is_err());
-/// ```
-///
 /// # Errors
 ///
 /// [`Error::UnreadableMove`] when the text is neither a legal SAN nor a
 /// legal UCI move.
-pub fn text_move(pos: &Chess, text: &str, ply: usize) -> Result<Move, Error> {
+pub(crate) fn text_move(pos: &Chess, text: &str, ply: usize) -> Result<Move, Error> {
     let bad = || Error::UnreadableMove {
         ply,
         text: crate::error::cut(text),
@@ -522,5 +513,22 @@ impl Visitor for MovetextVisitor {
 
     fn end_game(&mut self, state: MovetextState) -> Self::Output {
         Ok(state.moves)
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_text_move() {
+        use crate::pgn::text_move;
+        use shakmaty::Chess;
+
+        let pos = Chess::default();
+        assert_eq!(
+            text_move(&pos, "Nf3", 0).unwrap(),
+            text_move(&pos, "g1f3", 0).unwrap()
+        );
+        assert!(text_move(&pos, "Nf4", 0).is_err());
     }
 }

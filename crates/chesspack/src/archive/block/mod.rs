@@ -40,7 +40,7 @@ mod write;
 #[cfg(any(test, feature = "parallel", feature = "fuzzing"))]
 pub(crate) use read::on_this_thread;
 pub(crate) use read::{Decoded, Want, decode_block, decode_block_until};
-pub use write::encode_block;
+pub(crate) use write::encode_block;
 
 /// The columns of a block, in storage order.
 pub const COLUMNS: [&str; N_COLUMNS] = [
@@ -200,7 +200,7 @@ impl BlockReport {
 
 /// One encoded block, ready to be written.
 #[derive(Clone, Debug)]
-pub struct EncodedBlock {
+pub(crate) struct EncodedBlock {
     /// The payload (the block frame is added by the archive writer).
     pub payload: Vec<u8>,
     /// What went where.

@@ -314,7 +314,7 @@ pub(super) fn mainline_clocks(events: &[Event], plies: usize) -> Vec<Option<u32>
 
 /// Encodes the games of `chunks` into one block; zstd at `level` for the
 /// text columns.
-pub fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> EncodedBlock {
+pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> EncodedBlock {
     let mut cols = Columns::new();
     let mut report = BlockReport {
         games: chunks.len() as u64,
