@@ -288,13 +288,12 @@ const openArchive = guarded((bytes, name) => {
 
 async function readFile(file) {
   let bytes = new Uint8Array(await file.arrayBuffer());
-  if (cp.isZstd(bytes)) {
-    try {
-      bytes = cp.unzstd(bytes);
-    } catch (e) {
-      message(String(e.message || e));
-      return;
-    }
+  try {
+    // A .zst download unpacked, other bytes as they are.
+    bytes = cp.unpack(bytes);
+  } catch (e) {
+    message(String(e.message || e));
+    return;
   }
   if (cp.isArchive(bytes)) {
     openArchive(bytes, file.name);

@@ -412,14 +412,16 @@ def compress(
     codec: str = "model",
     *,
     threads: int | None = None,
-    level: int = 15,
-    block_games: int = 4096,
+    level: int | None = None,
+    block_games: int | None = None,
     overwrite: bool = False,
     progress: Any = None,
 ) -> dict[str, Any]:
-    """Compresses a PGN file (``.pgn``, ``.pgn.zst``) into a ``.chpk``
-    archive (default name: ``src`` + ``.chpk``), or a position file
-    (``.csv``/``.epd``/``.fen``) into a position archive, on all cores.
+    """Compresses a PGN file (``.pgn``, also ``.zst``, ``.gz``, ``.bz2`` or
+    ``.xz``) into a ``.chpk`` archive (default name: ``src`` + ``.chpk``),
+    or a position file (``.csv``/``.epd``/``.fen``) into a position
+    archive, on all cores. ``level`` (zstd, 1-22) and ``block_games`` are
+    the library's defaults (15, 4096) unless given.
 
     The output is written under a temporary name and appears only when
     complete; an existing file is kept unless ``overwrite``. ``progress``:

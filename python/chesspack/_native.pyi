@@ -54,8 +54,8 @@ def compress(
     dst: str,
     codec: str = "model",
     threads: Optional[int] = None,
-    level: int = 15,
-    block_games: int = 4096,
+    level: Optional[int] = None,
+    block_games: Optional[int] = None,
     overwrite: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
 ) -> dict[str, Any]: ...

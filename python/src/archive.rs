@@ -14,6 +14,7 @@ use std::{
 
 use chesspack::{
     archive::{self, ArchiveError, ArchiveReader, BlockReport, ChunkReader, pipeline::Pipeline},
+    files,
     game::GameCodec,
 };
 use pyo3::{
@@ -386,13 +387,8 @@ impl<R: Read> Read for Counting<R> {
     }
 }
 
-fn has_ext(path: &Path, ext: &str) -> bool {
-    path.extension()
-        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
-}
-
-/// Opens an input, decompressing `.zst`; its size and a counter of the
-/// raw bytes read.
+/// Opens an input in any compression format ([`files::decoder`]); its size
+/// and a counter of the raw bytes read.
 fn open_input(path: &Path) -> PyResult<(Box<dyn BufRead + Send>, u64, Arc<AtomicU64>)> {
     let file = File::open(path).map_err(|e| io_err(path, e))?;
     let size = file.metadata().map(|m| m.len()).unwrap_or(0);
@@ -401,77 +397,32 @@ fn open_input(path: &Path) -> PyResult<(Box<dyn BufRead + Send>, u64, Arc<Atomic
         inner: file,
         count: count.clone(),
     };
-    let reader: Box<dyn BufRead + Send> = if has_ext(path, "zst") {
-        Box::new(BufReader::with_capacity(
-            1 << 16,
-            zstd::Decoder::new(raw).map_err(|e| io_err(path, e))?,
-        ))
-    } else {
-        Box::new(BufReader::with_capacity(1 << 16, raw))
-    };
+    let reader = files::decoder(raw).map_err(|e| io_err(path, e))?;
     Ok((reader, size, count))
 }
 
-/// An output written under a temporary name in the target's folder and
-/// linked to its name only when complete (never over an existing file
-/// unless `overwrite`); removed on every other way out.
-struct Output {
-    tmp: PathBuf,
-    dst: PathBuf,
-    overwrite: bool,
-    file: Option<BufWriter<File>>,
-}
-
-impl Output {
-    fn create(dst: &Path, overwrite: bool) -> PyResult<Output> {
-        if !overwrite && dst.exists() {
-            return Err(PyFileExistsError::new_err(format!(
-                "{} exists (overwrite=True replaces it)",
-                dst.display()
-            )));
-        }
-        let name = dst
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        let tmp = dst.with_file_name(format!(".{name}.{}.tmp", std::process::id()));
-        let file = File::create(&tmp).map_err(|e| io_err(&tmp, e))?;
-        Ok(Output {
-            tmp,
-            dst: dst.to_owned(),
-            overwrite,
-            file: Some(BufWriter::with_capacity(1 << 20, file)),
-        })
-    }
-
-    fn writer(&mut self) -> &mut BufWriter<File> {
-        self.file.as_mut().expect("open until committed")
-    }
-
-    fn commit(mut self) -> PyResult<()> {
-        let file = self.file.take().expect("open until committed");
-        let file = file
-            .into_inner()
-            .map_err(|e| io_err(&self.tmp, e.into_error()))?;
-        file.sync_all().map_err(|e| io_err(&self.tmp, e))?;
-        drop(file);
-        if self.overwrite {
-            std::fs::rename(&self.tmp, &self.dst).map_err(|e| io_err(&self.dst, e))?;
+/// A [`files::Output`] to `dst`: written under a temporary name and given
+/// its name only when complete, never over an existing file unless
+/// `overwrite`.
+fn create_output(dst: &Path, overwrite: bool) -> PyResult<files::Output> {
+    files::Output::create(dst, overwrite).map_err(|e| {
+        if e.kind() == io::ErrorKind::AlreadyExists {
+            PyFileExistsError::new_err(format!("{e} (overwrite=True replaces it)"))
         } else {
-            // A hard link fails if the name was taken meanwhile.
-            std::fs::hard_link(&self.tmp, &self.dst).map_err(|e| io_err(&self.dst, e))?;
-            let _ = std::fs::remove_file(&self.tmp);
+            PyOSError::new_err(e.to_string())
         }
-        Ok(())
-    }
+    })
 }
 
-impl Drop for Output {
-    fn drop(&mut self) {
-        if self.file.take().is_some() || self.tmp.exists() {
-            let _ = std::fs::remove_file(&self.tmp);
+/// Commits `out`, its errors as Python's.
+fn commit(out: files::Output) -> PyResult<()> {
+    out.commit().map_err(|e| {
+        if e.kind() == io::ErrorKind::AlreadyExists {
+            PyFileExistsError::new_err(e.to_string())
+        } else {
+            PyOSError::new_err(e.to_string())
         }
-    }
+    })
 }
 
 /// The library's pipeline with `threads` workers (one a core when `None`).
@@ -499,7 +450,7 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
     Ok(())
 }
 
-/// compress(src, dst, codec="model", threads=None, level=15, block_games=4096, overwrite=False, progress=None) -> dict
+/// compress(src, dst, codec="model", threads=None, level=None, block_games=None, overwrite=False, progress=None) -> dict
 ///
 /// Compresses a PGN file (`.pgn` or `.pgn.zst`) into an archive, or a
 /// position file (`.csv`, `.epd`, `.fen`, also `.zst`) into a position
@@ -507,7 +458,7 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
 /// are written. Returns what was done: games, input and output bytes, and
 /// the games stored verbatim (number, category, detail).
 #[pyfunction]
-#[pyo3(signature = (src, dst, codec = "model", threads = None, level = 15, block_games = 4096, overwrite = false, progress = None))]
+#[pyo3(signature = (src, dst, codec = "model", threads = None, level = None, block_games = None, overwrite = false, progress = None))]
 #[allow(clippy::too_many_arguments)]
 fn compress<'py>(
     py: Python<'py>,
@@ -515,8 +466,8 @@ fn compress<'py>(
     dst: PathBuf,
     codec: &str,
     threads: Option<usize>,
-    level: i32,
-    block_games: usize,
+    level: Option<i32>,
+    block_games: Option<usize>,
     overwrite: bool,
     progress: Option<Py<PyAny>>,
 ) -> PyResult<Bound<'py, PyDict>> {
@@ -527,12 +478,16 @@ fn compress<'py>(
         )));
     }
     let codec = game_codec(codec)?;
+    // The library's defaults, unless given.
+    let mut options = archive::Options::default();
+    options.level = level.unwrap_or(options.level);
+    let level = options.level;
     let (input, total, count) = open_input(&src)?;
-    let mut out = Output::create(&dst, overwrite)?;
+    let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();
     let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
-        if archive::positions::is_position_file(&src.to_string_lossy()) {
-            let report = archive::positions::compress(input, out.writer(), level)
+        if files::Kind::of(&src.to_string_lossy(), b"") == files::Kind::Positions {
+            let report = archive::positions::compress(input, &mut out, level)
                 .map_err(|e| archive_err(&name, e))?;
             tick(progress.as_ref(), total, total)?;
             let r = BlockReport {
@@ -542,12 +497,10 @@ fn compress<'py>(
             };
             return Ok((r, report.verbatim));
         }
-        let mut options = archive::Options::default();
-        options.block_games = block_games;
-        options.level = level;
+        options.block_games = block_games.unwrap_or(options.block_games);
         let mut stopped = None;
         let report =
-            pipeline(threads).compress(input, out.writer(), codec.as_ref(), &options, &mut |_| {
+            pipeline(threads).compress(input, &mut out, codec.as_ref(), &options, &mut |_| {
                 stop_on_error(
                     tick(progress.as_ref(), count.load(Ordering::Relaxed), total),
                     &mut stopped,
@@ -558,7 +511,7 @@ fn compress<'py>(
         Ok((total_report, 0))
     });
     let (report, verbatim_lines) = result?;
-    out.commit()?;
+    commit(out)?;
     let written = std::fs::metadata(&dst).map(|m| m.len()).unwrap_or(0);
     let d = PyDict::new(py);
     d.set_item("games", report.games)?;
@@ -601,11 +554,11 @@ fn decompress(
     let n = File::open(&src)
         .and_then(|mut f| f.read(&mut magic))
         .map_err(|e| io_err(&src, e))?;
-    let mut out = Output::create(&dst, overwrite)?;
+    let mut out = create_output(&dst, overwrite)?;
     let games = py.detach(|| -> PyResult<u64> {
-        if archive::positions::is_position_archive(&magic[..n]) {
+        if files::Kind::of(&name, &magic[..n]) == files::Kind::PositionArchive {
             let file = File::open(&src).map_err(|e| io_err(&src, e))?;
-            return archive::positions::decompress(BufReader::new(file), out.writer())
+            return archive::positions::decompress(BufReader::new(file), &mut out)
                 .map_err(|e| archive_err(&name, e));
         }
         let file = File::open(&src).map_err(|e| io_err(&src, e))?;
@@ -615,14 +568,14 @@ fn decompress(
             return Err(archive_err(&name, ArchiveError::Index(why.to_owned())));
         }
         let mut stopped = None;
-        let report = pipeline(threads).decompress(&mut reader, out.writer(), &mut |p| {
+        let report = pipeline(threads).decompress(&mut reader, &mut out, &mut |p| {
             let total = p.total_bytes.unwrap_or_default();
             stop_on_error(tick(progress.as_ref(), p.bytes, total), &mut stopped)
         });
         let report = report.map_err(|e| stopped.take().unwrap_or_else(|| archive_err(&name, e)))?;
         Ok(report.games)
     })?;
-    out.commit()?;
+    commit(out)?;
     Ok(games)
 }
 

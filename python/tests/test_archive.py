@@ -197,6 +197,26 @@ def test_zst_input_and_positions(tmp_path):
     assert (tmp_path / "p.csv").read_bytes() == PUZZLES.read_bytes()
 
 
+def test_issue_41_every_compressed_input_the_command_line_reads(tmp_path):
+    # gzip, bzip2 and xz from Python's standard library, as the CLI reads
+    # them (files::decoder, told by the first bytes).
+    import bz2
+    import gzip
+    import lzma
+
+    text = SAMPLE.read_bytes()
+    for ext, pack in [("gz", gzip.compress), ("bz2", bz2.compress), ("xz", lzma.compress)]:
+        src = tmp_path / f"s.pgn.{ext}"
+        src.write_bytes(pack(text))
+        chesspack.compress(src, tmp_path / f"{ext}.chpk")
+        chesspack.decompress(tmp_path / f"{ext}.chpk", tmp_path / f"{ext}.pgn")
+        assert len(chesspack.Archive(tmp_path / f"{ext}.chpk")) == 37
+    assert (tmp_path / "gz.pgn").read_bytes() == (tmp_path / "xz.pgn").read_bytes()
+    positions = tmp_path / "p.csv.gz"
+    positions.write_bytes(gzip.compress(PUZZLES.read_bytes()))
+    assert chesspack.compress(positions, tmp_path / "pg.chpk")["games"] == 201
+
+
 def test_errors_are_exceptions_not_crashes(tmp_path):
     src = tmp_path / "x.pgn"
     src.write_bytes(b"\x00\xff garbage \n[Event \"x\"]\n\n1. e4 e5 *\n")

@@ -11,6 +11,7 @@ use std::io::Cursor;
 
 use chesspack::{
     archive::{self, ArchiveReader, ChunkReader, Options},
+    files,
     game::{self, GameCodec},
     model::{self, GameContext},
     pgn::{Game, GameReader},
@@ -201,31 +202,27 @@ pub fn fen_bits(fen: &str) -> Result<Value, String> {
     Ok(json!({"fen": position::to_fen(&pos), "codecs": codecs}))
 }
 
-/// The most text [`unzstd`] unpacks (a page holds a sample, not a month of
+/// The most text [`unpack`] gives (a page holds a sample, not a month of
 /// lichess).
 pub const MAX_UNPACKED: u64 = 256 << 20;
 
-/// Whether `bytes` start as a zstd frame does (a `.pgn.zst` download).
-pub fn is_zstd_bytes(bytes: &[u8]) -> bool {
-    bytes.starts_with(&[0x28, 0xb5, 0x2f, 0xfd])
-}
-
-/// The text of a `.zst` file, at most [`MAX_UNPACKED`] bytes.
+/// The bytes of a file as the command line reads it
+/// ([`chesspack::files::decoder`]: a `.zst` download unpacked, other bytes
+/// as they are), at most [`MAX_UNPACKED`].
 ///
 /// # Errors
 ///
-/// A message when the data is not zstd, is damaged, or unpacks to more.
-pub fn unzstd(bytes: &[u8]) -> Result<Vec<u8>, String> {
+/// A message when the data is damaged, in a format this build does not
+/// read, or unpacks to more.
+pub fn unpack(bytes: &[u8]) -> Result<Vec<u8>, String> {
     use std::io::Read;
-    let decoder = zstd::stream::read::Decoder::new(bytes).map_err(|e| e.to_string())?;
     let mut out = Vec::new();
-    decoder
-        .take(MAX_UNPACKED + 1)
-        .read_to_end(&mut out)
-        .map_err(|e| format!("cannot unpack the .zst file: {e}"))?;
+    files::decoder(bytes)
+        .and_then(|d| d.take(MAX_UNPACKED + 1).read_to_end(&mut out))
+        .map_err(|e| format!("cannot unpack the file: {e}"))?;
     if out.len() as u64 > MAX_UNPACKED {
         return Err(format!(
-            "the .zst file unpacks to more than {} MiB: open part of it",
+            "the file unpacks to more than {} MiB: open part of it",
             MAX_UNPACKED >> 20
         ));
     }
@@ -234,7 +231,7 @@ pub fn unzstd(bytes: &[u8]) -> Result<Vec<u8>, String> {
 
 /// Whether `bytes` start as a `.chpk` archive does.
 pub fn is_archive_bytes(bytes: &[u8]) -> bool {
-    bytes.starts_with(archive::MAGIC)
+    files::Kind::of("", bytes) == files::Kind::GameArchive
 }
 
 /// Compresses `pgn` into an archive with `codec` as `chesspack compress`
@@ -299,16 +296,10 @@ pub fn is_archive_js(bytes: &[u8]) -> bool {
     is_archive_bytes(bytes)
 }
 
-/// [`is_zstd_bytes`].
-#[wasm_bindgen(js_name = isZstd)]
-pub fn is_zstd_js(bytes: &[u8]) -> bool {
-    is_zstd_bytes(bytes)
-}
-
-/// [`unzstd`].
-#[wasm_bindgen(js_name = unzstd)]
-pub fn unzstd_js(bytes: &[u8]) -> Result<Vec<u8>, JsError> {
-    unzstd(bytes).map_err(js)
+/// [`unpack`].
+#[wasm_bindgen(js_name = unpack)]
+pub fn unpack_js(bytes: &[u8]) -> Result<Vec<u8>, JsError> {
+    unpack(bytes).map_err(js)
 }
 
 /// [`compress_bytes`].
@@ -502,10 +493,10 @@ mod tests {
     #[test]
     fn zst_downloads_unpack() {
         let packed = zstd::bulk::compress(SAMPLE, 3).unwrap();
-        assert!(is_zstd_bytes(&packed) && !is_zstd_bytes(SAMPLE));
-        assert_eq!(unzstd(&packed).unwrap(), SAMPLE);
+        assert_eq!(unpack(&packed).unwrap(), SAMPLE);
+        assert_eq!(unpack(SAMPLE).unwrap(), SAMPLE);
         assert!(
-            unzstd(&packed[..packed.len() / 2])
+            unpack(&packed[..packed.len() / 2])
                 .unwrap_err()
                 .contains("unpack")
         );

@@ -2,15 +2,18 @@
 
 use std::{
     collections::BTreeMap,
-    fs::{self, File},
-    io::{self, BufWriter, Cursor, IsTerminal, Read, Seek, Write},
+    fs::File,
+    io::{self, Cursor, IsTerminal, Read, Seek, Write},
     ops::ControlFlow,
-    path::{Path, PathBuf},
+    path::Path,
     time::Instant,
 };
 
 use anyhow::{Context, Result, bail};
-use chesspack::archive::{self, ArchiveReader, BlockReport, COLUMNS, pipeline::Pipeline};
+use chesspack::{
+    archive::{self, ArchiveReader, BlockReport, COLUMNS, pipeline::Pipeline},
+    files,
+};
 use clap::Args;
 
 use crate::{codecs, input};
@@ -61,10 +64,10 @@ pub struct CompressArgs {
     #[arg(short = 'T', long)]
     threads: Option<usize>,
     /// The most games in one block.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = archive::Options::default().block_games)]
     block_games: usize,
     /// The most PGN text in one block, in KiB.
-    #[arg(long, default_value_t = 4096)]
+    #[arg(long, default_value_t = archive::Options::default().block_bytes >> 10)]
     block_kib: usize,
     /// Print the bytes of each column.
     #[arg(short, long)]
@@ -163,101 +166,42 @@ fn plural(n: u64, word: &str) -> String {
     }
 }
 
-/// Temporary outputs of this process, removed if a signal ends it.
-static TEMPORARY: std::sync::Mutex<Vec<PathBuf>> = std::sync::Mutex::new(Vec::new());
-
-fn temporary() -> std::sync::MutexGuard<'static, Vec<PathBuf>> {
-    TEMPORARY.lock().unwrap_or_else(|p| p.into_inner())
-}
-
 /// Removes the temporary outputs on SIGINT, SIGTERM and SIGHUP, then exits
 /// with 128 + 2 (the shell's status for an interrupted command).
 pub fn clean_up_on_signals() {
     let _ = ctrlc::set_handler(|| {
-        for tmp in temporary().drain(..) {
-            let _ = fs::remove_file(tmp);
-        }
+        files::remove_temporaries();
         std::process::exit(130);
     });
 }
 
-/// Whether process `pid` is running (Linux: `/proc/PID`); `true` where it
-/// cannot be told, so that nothing of a live process is removed.
-fn process_alive(pid: u32) -> bool {
-    if cfg!(target_os = "linux") {
-        Path::new("/proc").join(pid.to_string()).exists()
-    } else {
-        true
-    }
-}
-
-/// Removes `.NAME.PID.tmp` files beside `path` that processes no longer
-/// running left behind (killed with SIGKILL, or a power cut).
-fn sweep_stale(path: &Path, name: &std::ffi::OsStr) {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let Ok(entries) = fs::read_dir(dir) else {
-        return;
-    };
-    let prefix = format!(".{}.", name.to_string_lossy());
-    for entry in entries.flatten() {
-        let file = entry.file_name();
-        let file = file.to_string_lossy();
-        let Some(pid) = file
-            .strip_prefix(&prefix)
-            .and_then(|r| r.strip_suffix(".tmp"))
-            .and_then(|p| p.parse::<u32>().ok())
-        else {
-            continue;
-        };
-        if pid != std::process::id() && !process_alive(pid) && fs::remove_file(entry.path()).is_ok()
-        {
-            eprintln!(
-                "chesspack: removed {}, left by an interrupted run (process {pid})",
-                entry.path().display()
-            );
-        }
-    }
-}
-
-/// An output file written under a temporary name and renamed when complete,
-/// or stdout; its write errors name it.
-struct Output {
-    sink: Sink,
-    /// The name in messages: the path given, or "stdout".
-    name: String,
-}
-
-/// Where an [`Output`] goes.
-enum Sink {
+/// An output file ([`files::Output`]: written under a temporary name and
+/// given its name when complete) or stdout; its write errors name it.
+enum Output {
     Stdout(io::Stdout),
-    File {
-        /// `None` once committed.
-        w: Option<BufWriter<File>>,
-        tmp: PathBuf,
-        path: PathBuf,
-        /// Whether an existing file may be replaced.
-        force: bool,
-    },
-    /// A device or pipe (`/dev/null`, a fifo): written in place.
-    Special(BufWriter<File>),
+    File(files::Output),
 }
 
-/// A writer whose errors name the output.
+/// A writer whose errors name the output (a [`files::Output`] names its
+/// own).
 struct Named<'a> {
     w: &'a mut dyn Write,
-    name: &'a str,
+    name: Option<&'a str>,
 }
 
 impl Named<'_> {
     fn stdout<'a>(w: &'a mut io::StdoutLock<'static>) -> Named<'a> {
-        Named { w, name: "stdout" }
+        Named {
+            w,
+            name: Some("stdout"),
+        }
     }
 
     fn name_error(&self, e: io::Error) -> io::Error {
-        io::Error::new(e.kind(), format!("cannot write {}: {e}", self.name))
+        match self.name {
+            Some(name) => io::Error::new(e.kind(), format!("cannot write {name}: {e}")),
+            None => e,
+        }
     }
 }
 
@@ -275,140 +219,51 @@ impl Write for Named<'_> {
     }
 }
 
-impl Output {
-    fn create(path: Option<&str>, force: bool, binary: bool) -> Result<Output> {
-        let sink = Sink::create(path, force, binary)?;
-        let name = match path {
-            None | Some("-") => "stdout".to_owned(),
-            Some(p) => p.to_owned(),
-        };
-        Ok(Output { sink, name })
-    }
-
-    fn writer(&mut self) -> Named<'_> {
-        Named {
-            w: self.sink.writer(),
-            name: &self.name,
-        }
-    }
-
-    fn commit(self) -> Result<()> {
-        self.sink.commit(&self.name)
+/// `e`, with the option that overwrites when it is about an existing file.
+fn overwrite_hint(e: io::Error) -> anyhow::Error {
+    if e.kind() == io::ErrorKind::AlreadyExists {
+        anyhow::anyhow!("{e} (use -f to overwrite)")
+    } else {
+        e.into()
     }
 }
 
-impl Sink {
-    fn create(path: Option<&str>, force: bool, binary: bool) -> Result<Sink> {
+impl Output {
+    fn create(path: Option<&str>, force: bool, binary: bool) -> Result<Output> {
         match path {
             None | Some("-") => {
                 if binary && io::stdout().is_terminal() {
                     bail!("refusing to write an archive to a terminal (use -o FILE)");
                 }
-                Ok(Sink::Stdout(io::stdout()))
+                Ok(Output::Stdout(io::stdout()))
             }
             Some(p) => {
-                let path = PathBuf::from(p);
-                if let Ok(meta) = fs::metadata(&path) {
-                    if !meta.is_file() && !meta.is_dir() {
-                        let file = fs::OpenOptions::new()
-                            .write(true)
-                            .open(&path)
-                            .with_context(|| format!("cannot open {p}"))?;
-                        return Ok(Sink::Special(BufWriter::new(file)));
-                    }
-                    if !force {
-                        bail!("{p} exists (use -f to overwrite)");
-                    }
+                let out = files::Output::create(Path::new(p), force).map_err(overwrite_hint)?;
+                for stale in out.removed() {
+                    eprintln!(
+                        "chesspack: removed {}, left by an interrupted run",
+                        stale.display()
+                    );
                 }
-                let name = path
-                    .file_name()
-                    .with_context(|| format!("{p} is not a file name"))?;
-                sweep_stale(&path, name);
-                let mut tmp_name = std::ffi::OsString::from(".");
-                tmp_name.push(name);
-                tmp_name.push(format!(".{}.tmp", std::process::id()));
-                let tmp = path.with_file_name(tmp_name);
-                temporary().push(tmp.clone());
-                let file = match File::create(&tmp) {
-                    Ok(f) => f,
-                    Err(e) => {
-                        temporary().retain(|t| *t != tmp);
-                        // The temporary name is ours: the message names the output.
-                        return Err(e).with_context(|| format!("cannot create {p}"));
-                    }
-                };
-                Ok(Sink::File {
-                    w: Some(BufWriter::with_capacity(1 << 20, file)),
-                    tmp,
-                    path,
-                    force,
-                })
+                Ok(Output::File(out))
             }
         }
     }
 
-    fn writer(&mut self) -> &mut dyn Write {
+    fn writer(&mut self) -> Named<'_> {
         match self {
-            Sink::Stdout(s) => s,
-            Sink::Special(w) => w,
-            Sink::File { w, .. } => w.as_mut().expect("not committed"),
+            Output::Stdout(s) => Named {
+                w: s,
+                name: Some("stdout"),
+            },
+            Output::File(f) => Named { w: f, name: None },
         }
     }
 
-    fn commit(mut self, name: &str) -> Result<()> {
-        let context = || format!("cannot write {name}");
-        match &mut self {
-            Sink::Stdout(s) => s.flush().with_context(context),
-            Sink::Special(w) => w.flush().with_context(context),
-            Sink::File {
-                w,
-                tmp,
-                path,
-                force,
-            } => {
-                let file = w
-                    .take()
-                    .expect("not committed")
-                    .into_inner()
-                    .map_err(|e| e.into_error())
-                    .with_context(context)?;
-                file.sync_all().with_context(context)?;
-                drop(file);
-                let done = if *force {
-                    fs::rename(&*tmp, &*path).with_context(|| {
-                        format!("cannot rename {} to {}", tmp.display(), path.display())
-                    })
-                } else {
-                    // A hard link never replaces a file: one created after
-                    // the check at the start is kept.
-                    match fs::hard_link(&*tmp, &*path) {
-                        Ok(()) => Ok(()),
-                        Err(e) if e.kind() == io::ErrorKind::AlreadyExists => Err(anyhow::anyhow!(
-                            "{} appeared while writing it; kept it (use -f to overwrite)",
-                            path.display()
-                        )),
-                        Err(e) => {
-                            Err(e).with_context(|| format!("cannot create {}", path.display()))
-                        }
-                    }
-                };
-                let _ = fs::remove_file(&*tmp);
-                temporary().retain(|t| t != tmp);
-                done
-            }
-        }
-    }
-}
-
-impl Drop for Sink {
-    fn drop(&mut self) {
-        // A file still open here belongs to a run that failed.
-        if let Sink::File {
-            w: Some(_), tmp, ..
-        } = self
-        {
-            let _ = fs::remove_file(&*tmp);
-            temporary().retain(|t| t != tmp);
+    fn commit(self) -> Result<()> {
+        match self {
+            Output::Stdout(mut s) => s.flush().context("cannot write stdout"),
+            Output::File(f) => f.commit().map_err(overwrite_hint),
         }
     }
 }
@@ -520,7 +375,7 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
 }
 
 fn compress_one(args: &CompressArgs) -> Result<()> {
-    if args.positions || chesspack::archive::positions::is_position_file(&args.input) {
+    if args.positions || files::Kind::of(&args.input, b"") == files::Kind::Positions {
         return compress_positions(args);
     }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
@@ -723,9 +578,7 @@ fn is_position_archive(path: &str) -> Result<bool> {
     let n = File::open(path)
         .and_then(|mut f| f.read(&mut magic))
         .with_context(|| format!("cannot open {path}"))?;
-    Ok(chesspack::archive::positions::is_position_archive(
-        &magic[..n],
-    ))
+    Ok(files::Kind::of(path, &magic[..n]) == files::Kind::PositionArchive)
 }
 
 /// The text of a position archive (`None` for any other file).

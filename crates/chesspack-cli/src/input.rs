@@ -1,10 +1,9 @@
-//! Opening inputs: files, `.zst` files and `-` for stdin, with a progress bar
+//! Opening inputs: files in any compression format and `-` for stdin, with a progress bar
 //! on stderr when it is a terminal.
 
 use std::{
     fs::File,
-    io::{self, BufRead, BufReader, IsTerminal, Read},
-    path::Path,
+    io::{self, BufRead, IsTerminal, Read},
 };
 
 use anyhow::{Context, Result};
@@ -34,11 +33,10 @@ pub fn progress(len: Option<u64>, what: &str) -> ProgressBar {
     pb
 }
 
-/// Opens `path` (`-` is stdin), decompressing `.zst`, `.gz`, `.bz2` and
-/// `.xz`, counting raw bytes on
-/// `pb`.
-pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead>> {
-    let raw: Box<dyn Read> = if path == "-" {
+/// Opens `path` (`-` is stdin), decompressing zstd, gzip, bzip2 and xz
+/// ([`chesspack::files::decoder`]), counting raw bytes on `pb`.
+pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = if path == "-" {
         Box::new(io::stdin())
     } else {
         let file = File::open(path).with_context(|| format!("cannot open {path}"))?;
@@ -47,21 +45,7 @@ pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead>> {
         }
         Box::new(file)
     };
-    let raw = pb.wrap_read(raw);
-    let ext = Path::new(path)
-        .extension()
-        .map(|e| e.to_string_lossy().to_ascii_lowercase());
-    let decoded: Box<dyn Read> = match ext.as_deref() {
-        Some("zst") => Box::new(
-            zstd::Decoder::new(raw).with_context(|| format!("cannot read {path} as zstd"))?,
-        ),
-        // Multi-member files (as pigz and pbzip2 write them) read whole.
-        Some("gz") => Box::new(flate2::read::MultiGzDecoder::new(raw)),
-        Some("bz2") => Box::new(bzip2::read::MultiBzDecoder::new(raw)),
-        Some("xz") => Box::new(xz2::read::XzDecoder::new_multi_decoder(raw)),
-        _ => Box::new(raw),
-    };
-    Ok(Box::new(BufReader::with_capacity(1 << 16, decoded)))
+    chesspack::files::decoder(pb.wrap_read(raw)).with_context(|| format!("cannot read {path}"))
 }
 
 /// Iterates over the FEN strings of a position file: EPD or FEN lines, or a

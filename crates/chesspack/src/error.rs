@@ -44,15 +44,23 @@ pub enum Error {
 /// `text` for an error message: whole up to 64 characters, else its first
 /// 48 and a note of its length, so that a long argument (a whole file given
 /// as a FEN, say) does not bury the message.
-///
-/// ```
-/// assert_eq!(chesspack::cut("e4"), "e4");
-/// assert_eq!(chesspack::cut(&"x".repeat(500)), format!("{}... (500 bytes)", "x".repeat(48)));
-/// ```
-pub fn cut(text: &str) -> String {
+pub(crate) fn cut(text: &str) -> String {
     if text.chars().count() <= 64 {
         return text.to_owned();
     }
     let head: String = text.chars().take(48).collect();
     format!("{head}... ({} bytes)", text.len())
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_cut() {
+        assert_eq!(crate::error::cut("e4"), "e4");
+        assert_eq!(
+            crate::error::cut(&"x".repeat(500)),
+            format!("{}... (500 bytes)", "x".repeat(48))
+        );
+    }
 }

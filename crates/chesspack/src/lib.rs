@@ -39,6 +39,7 @@ mod bits;
 mod coder;
 mod engine;
 mod error;
+pub mod files;
 #[cfg(any(test, feature = "fuzzing"))]
 pub mod fuzzing;
 pub mod game;
@@ -56,7 +57,7 @@ mod slide;
 pub mod train;
 
 pub use bits::Bits;
-pub use error::{Error, cut};
+pub use error::Error;
 
 #[cfg(any(feature = "train", test))]
 /// The next state of a xorshift generator: a fixed pseudo-random sequence

@@ -112,7 +112,7 @@ pub use chunk::{Chunk, ChunkReader};
 use crate::game::GameCodec;
 
 /// The first bytes of every archive.
-pub const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
+pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// The format version this library writes. It reads this one and every
 /// earlier one: version 2 added the repeat marks of the `tag-values`
 /// column, which version 1 blocks do not use (a column method bit says so);

@@ -24,7 +24,7 @@ use crate::{
 };
 
 /// The magic bytes of a position archive.
-pub const MAGIC: &[u8; 8] = b"CHPKPOS\n";
+pub(crate) const MAGIC: &[u8; 8] = b"CHPKPOS\n";
 /// The position archive format version this library writes and reads.
 pub(crate) const VERSION: u8 = 1;
 /// Lines per block.
@@ -341,26 +341,6 @@ fn decode_block(
         }
     }
     Ok(())
-}
-
-/// Whether a file name names a position file (`.epd`, `.fen`, `.csv`,
-/// `.zst` too), which `compress` stores as a position archive.
-///
-/// ```
-/// use chesspack::archive::positions::is_position_file;
-///
-/// assert!(is_position_file("puzzles.CSV.zst"));
-/// assert!(!is_position_file("games.pgn"));
-/// ```
-pub fn is_position_file(name: &str) -> bool {
-    let p = name.to_ascii_lowercase();
-    let p = p.strip_suffix(".zst").unwrap_or(&p);
-    [".epd", ".fen", ".csv"].iter().any(|e| p.ends_with(e))
-}
-
-/// Whether `data` starts like a position archive.
-pub fn is_position_archive(data: &[u8]) -> bool {
-    data.starts_with(MAGIC)
 }
 
 /// Decompresses a position archive; returns the number of lines.

@@ -83,7 +83,7 @@ impl PieceSquareFit {
 
     /// The fitted (middlegame, endgame) values by role and square, in
     /// centipawns, clamped to ±100.
-    pub fn values(&self) -> [[(i32, i32); 64]; 6] {
+    pub(crate) fn values(&self) -> [[(i32, i32); 64]; 6] {
         let mut out = [[(0, 0); 64]; 6];
         for (r, role_out) in out.iter_mut().enumerate() {
             for phase in 0..2 {

@@ -38,7 +38,7 @@ mod context;
 pub(crate) mod fast;
 mod features;
 #[cfg(feature = "train")]
-pub mod train;
+pub(crate) mod train;
 
 pub use context::{GameContext, TimeControl};
 pub(crate) use features::{

@@ -8,17 +8,17 @@ use super::{Context, Features, N_FEATURES, SCALE, Weights};
 /// Fits the move model one position at a time.
 ///
 /// ```
-/// use chesspack::model::train::Trainer;
+/// use chesspack::train::Trainer;
 /// use shakmaty::{Chess, Position, san::San};
 ///
-/// let mut t = Trainer::new();
+/// let mut t = Trainer::default();
 /// let pos = Chess::default();
 /// let e4 = "e4".parse::<San>().unwrap().to_move(&pos).unwrap();
-/// let before = t.step(&pos, &[], e4, None);
+/// let before = t.step_with(&pos, &[], e4, None, false);
 /// for _ in 0..20 {
-///     t.step(&pos, &[], e4, None);
+///     t.step_with(&pos, &[], e4, None, false);
 /// }
-/// assert!(t.step(&pos, &[], e4, None) < before);
+/// assert!(t.step_with(&pos, &[], e4, None, false) < before);
 /// ```
 pub struct Trainer {
     w: Vec<f64>,
@@ -87,7 +87,7 @@ impl Default for Trainer {
 
 impl Trainer {
     /// All weights of the `model` codec zero.
-    pub fn new() -> Trainer {
+    pub(crate) fn new() -> Trainer {
         Trainer::with_features(N_FEATURES)
     }
 
@@ -149,12 +149,13 @@ impl Trainer {
         self.game = game.clone();
     }
 
+    #[cfg(test)]
     /// One gradient step on the move `played` in `pos` (reached by
     /// `history`); returns its cost in bits before the step (0 when forced).
     ///
     /// `book` is the book counted from the training games, this one
     /// included: its count of `played` is left out here.
-    pub fn step(
+    pub(crate) fn step(
         &mut self,
         pos: &Chess,
         history: &[Move],

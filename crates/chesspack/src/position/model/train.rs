@@ -35,7 +35,7 @@ impl PositionTrainer {
     }
 
     /// An untrained model.
-    pub fn new() -> PositionTrainer {
+    pub(crate) fn new() -> PositionTrainer {
         PositionTrainer {
             white_king: vec![0; 64],
             black_king: vec![0; 64 * 64],
