@@ -171,7 +171,7 @@ impl Tags {
                 .collect::<Result<Vec<_>, _>>()?;
             context = context.with_clocks(seconds);
         }
-        Ok(codec.in_context(&context))
+        Ok(Some(codec.in_context(&context)))
     }
 }
 

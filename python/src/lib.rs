@@ -92,7 +92,7 @@ fn in_context_with_clocks<N: AsRef<[u8]>, V: AsRef<[u8]>>(
     clocks: Vec<Option<u32>>,
 ) -> Box<dyn chesspack::game::GameCodec> {
     let context = chesspack::model::GameContext::from_tags(tags).with_clocks(clocks);
-    codec.in_context(&context).unwrap_or(codec)
+    codec.in_context(&context)
 }
 
 /// The moves of a game given as a movetext string or as a list of SAN/UCI

@@ -137,7 +137,7 @@ pub fn analyse(pgn: &[u8], number: u64, codec: &str) -> Result<Value, String> {
     // Every codec in the game's context (ratings, time control), as the
     // archive and `chesspack explain` code it.
     let context = game.context();
-    let in_context = |c: Box<dyn GameCodec>| c.in_context(&context).unwrap_or(c);
+    let in_context = |c: Box<dyn GameCodec>| c.in_context(&context);
     let coder = in_context(game::codec(codec).map_err(|e| e.to_string())?);
     let costs = coder
         .explain(&game.start, &game.moves)

@@ -34,8 +34,7 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
         .map_err(anyhow::Error::from)?;
     pb.finish_and_clear();
     // In the game's context (ratings, time control), as the archive codes it.
-    let in_context = codec.in_context(&game.context());
-    let codec = in_context.as_deref().unwrap_or(codec.as_ref());
+    let codec = codec.in_context(&game.context());
     let plies = codec.explain(&game.start, &game.moves)?;
     let total = codec.encode(&game.start, &game.moves)?.len();
     if let (Some(w), Some(b)) = (game.tag("White"), game.tag("Black")) {

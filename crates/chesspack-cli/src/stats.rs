@@ -130,8 +130,8 @@ enum Context {
 fn run_game(codec: &dyn GameCodec, game: &Game, context: Context) -> GameResult {
     let t0 = Instant::now();
     let in_context = match context {
-        Context::All => codec.in_context(&game.context()),
-        Context::NoClocks => codec.in_context(&game.context().without_clocks()),
+        Context::All => Some(codec.in_context(&game.context())),
+        Context::NoClocks => Some(codec.in_context(&game.context().without_clocks())),
         Context::Blind => None,
     };
     let codec = in_context.as_deref().unwrap_or(codec);

@@ -38,8 +38,7 @@ fn main() {
         }
         for (c, codec) in codecs.iter().enumerate() {
             // In the game's context (ratings, time control), as archives code it.
-            let in_context = codec.in_context(&g.context());
-            let codec = in_context.as_deref().unwrap_or(codec.as_ref());
+            let codec = codec.in_context(&g.context());
             let costs = codec.explain(&g.start, &g.moves).expect("legal game");
             for (ply, cost) in costs.iter().enumerate().take(2 * MOVES) {
                 sums[c][ply / 2] += cost.bits;

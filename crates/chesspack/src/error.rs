@@ -27,7 +27,7 @@ pub enum Error {
     UnreadableMove {
         /// The 0-based ply of the move.
         ply: usize,
-        /// The move's text (cut after 64 characters, see [`cut`]).
+        /// The move's text (cut after 64 characters, see `cut`).
         text: String,
     },
     /// The position cannot be written by the chosen scheme.
@@ -36,7 +36,7 @@ pub enum Error {
     /// A FEN or a decoded board is not a valid position.
     #[error("invalid position: {0}")]
     InvalidPosition(String),
-    /// No codec has that name (cut after 64 characters, see [`cut`]).
+    /// No codec has that name (cut after 64 characters, see `cut`).
     #[error("unknown codec {0:?}")]
     UnknownCodec(String),
 }

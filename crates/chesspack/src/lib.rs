@@ -8,6 +8,8 @@
 //!   [`position::KingsPawns`], [`position::Arith`], [`position::Packed`].
 //! * [`pgn`] — streaming PGN reading into games the codecs take.
 //! * [`archive`] — the `.chpk` archive of whole PGN files.
+//! * [`files`] — inputs in any compression format, what a file holds,
+//!   outputs that appear only when complete: what every front end uses.
 //! * [`record`] — one game or position as self-contained bytes, for a
 //!   column of a table.
 //! * [`model`] — the learned move model of the `model` and `fast` codecs
@@ -20,14 +22,28 @@
 //! The range coder, the embedded engine, the opening table and the bit
 //! strings' writer and reader are internal.
 //!
+//! The everyday types are also at the root: [`ArchiveReader`],
+//! [`compress`], [`decompress`] and [`Pipeline`] for archives,
+//! [`GameCodec`] and [`PositionCodec`], [`GameReader`] and [`Game`],
+//! [`Bits`] and [`Error`].
+//!
 //! ```
-//! use chesspack::{game, pgn::GameReader};
+//! use chesspack::{GameReader, archive::ArchiveReader, game};
 //!
 //! let pgn = "[Event \"?\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n";
 //! let game = GameReader::new(pgn.as_bytes()).next().unwrap().unwrap();
-//! let codec = game::codec("index").unwrap();
+//! let codec = game::codec("index").unwrap().in_context(&game.context());
 //! let bits = codec.encode(&game.start, &game.moves).unwrap();
 //! assert_eq!(codec.decode(&game.start, &bits).unwrap(), game.moves);
+//!
+//! // A whole file, and back.
+//! let mut archive = Vec::new();
+//! chesspack::compress(pgn.as_bytes(), &mut archive, codec.as_ref(), &Default::default()).unwrap();
+//! let mut back = Vec::new();
+//! chesspack::decompress(std::io::Cursor::new(&archive), &mut back).unwrap();
+//! assert_eq!(back, pgn.as_bytes());
+//! let mut reader = ArchiveReader::open(std::io::Cursor::new(&archive)).unwrap();
+//! assert_eq!(reader.games(), 1);
 //! ```
 
 // `unsafe` only in `simd`, to call code compiled for wider vectors.
@@ -56,8 +72,15 @@ mod slide;
 #[cfg(feature = "train")]
 pub mod train;
 
-pub use bits::Bits;
-pub use error::Error;
+// The everyday types and calls, at the root.
+pub use crate::{
+    archive::{ArchiveReader, compress, decompress, pipeline::Pipeline},
+    bits::Bits,
+    error::Error,
+    game::GameCodec,
+    pgn::{Game, GameReader},
+    position::PositionCodec,
+};
 
 #[cfg(any(feature = "train", test))]
 /// The next state of a xorshift generator: a fixed pseudo-random sequence

@@ -8,8 +8,8 @@
 //! # Format (version 1)
 //!
 //! * byte 0, the tag: `0x10 + id` for a game record, `0x20 + id` for a
-//!   position record, where `id` is the codec's number in [`GAME_CODECS`] or
-//!   [`POSITION_CODECS`] (a later format version takes other tags);
+//!   position record, where `id` is the codec's number in `GAME_CODECS` or
+//!   `POSITION_CODECS` (a later format version takes other tags);
 //! * byte 1, the model check: the low byte of the codec's model hash
 //!   ([`GameCodec::model_hash`], `PositionModel::model_hash`; 0 for codecs
 //!   without a model), so that a record written with another model is
@@ -376,7 +376,7 @@ mod tests {
                 base: 300,
                 increment: 3,
             }));
-        let in_context = codec.in_context(&ctx).unwrap();
+        let in_context = codec.in_context(&ctx);
         for (c, hex) in [
             (codec.as_ref(), "1576a043c4ecb018"),
             (in_context.as_ref(), "15768d154dd4153ea6736f4b"),

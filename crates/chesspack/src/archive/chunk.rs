@@ -25,7 +25,7 @@ pub struct Chunk {
     pub cut: bool,
     /// The bytes before the first game that belong to no game: a byte order
     /// mark and blank lines at the start of the input (at most
-    /// [`MAX_CHUNK`] of them are kept). Empty for every other chunk.
+    /// `MAX_CHUNK` of them are kept). Empty for every other chunk.
     pub lead: Vec<u8>,
 }
 

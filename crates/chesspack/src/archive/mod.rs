@@ -1198,7 +1198,7 @@ pub fn canonical(input: impl io::BufRead) -> io::Result<Vec<u8>> {
 /// The text of one game as an archive gives it back on its own
 /// ([`ArchiveReader::game`]): canonical, or the chunk's bytes when the game
 /// is stored verbatim (by any codec: a game that a codec cannot code, which
-/// [`encode_block`] also stores verbatim, is not foreseen here).
+/// `encode_block` also stores verbatim, is not foreseen here).
 ///
 /// ```
 /// use chesspack::archive::{ChunkReader, canonical_game};

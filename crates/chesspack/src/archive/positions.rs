@@ -10,7 +10,7 @@
 //!
 //! Layout: the magic `CHPKPOS\n`, a format version byte, the codec name
 //! (length byte + bytes), the model hash (u64 LE), a CRC-32 of those; then
-//! blocks of up to [`BLOCK_LINES`] lines: `CPPB`, payload length, line count,
+//! blocks of up to `BLOCK_LINES` lines: `CPPB`, payload length, line count,
 //! CRC-32 of the payload (u32 LE each), payload; then `CHPKEND\n`. A payload
 //! is the zstd frame of: the lines' kinds (1 byte each), the position streams'
 //! bit lengths (LEB128), the streams (whole bytes each), the text column.
@@ -48,7 +48,7 @@ pub struct PositionReport {
     /// 1-based numbers of the lines that are not UTF-8 (kept verbatim).
     pub not_utf8: Vec<u64>,
     /// 1-based numbers of the first lines kept as text (at most
-    /// [`KEPT_LINES`]; [`PositionReport::verbatim`] counts them all).
+    /// `KEPT_LINES`; [`PositionReport::verbatim`] counts them all).
     pub kept: Vec<u64>,
 }
 

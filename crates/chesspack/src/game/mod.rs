@@ -11,6 +11,21 @@ mod model;
 mod radix;
 mod squares;
 
+mod boxed {
+    /// A boxed copy of a codec: what [`super::GameCodec::in_context`] gives
+    /// for codecs that ignore the context. Every `Clone` codec has it.
+    pub trait Boxed {
+        /// A boxed copy of this codec.
+        fn boxed(&self) -> Box<dyn super::GameCodec>;
+    }
+
+    impl<T: super::GameCodec + Clone + 'static> Boxed for T {
+        fn boxed(&self) -> Box<dyn super::GameCodec> {
+            Box::new(self.clone())
+        }
+    }
+}
+
 pub use engine::EngineCodec;
 pub use index::Index;
 pub use model::ModelCodec;
@@ -58,7 +73,7 @@ pub struct PlyCost {
 /// let bits = Index.encode(&start, &moves).unwrap();
 /// assert_eq!(Index.decode(&start, &bits).unwrap(), moves);
 /// ```
-pub trait GameCodec: Send + Sync {
+pub trait GameCodec: Send + Sync + boxed::Boxed {
     /// The codec's name, as the CLI takes it.
     fn name(&self) -> &'static str;
     /// One line saying what the codec does.
@@ -143,20 +158,26 @@ pub trait GameCodec: Send + Sync {
         false
     }
     /// This codec for the moves of a game played in `context` (ratings,
-    /// time control), for codecs whose model reads it (`model`); `None`
-    /// for the others, which code every game alike. A stream coded in a
-    /// context decodes only in the same context.
+    /// time control, clocks): the codec whose model reads it (`model`) set
+    /// to it, and every other codec as it is (it codes every game alike).
+    /// A stream coded in a context decodes only in the same context.
     ///
     /// ```
-    /// use chesspack::{game::{self, GameCodec}, model::GameContext};
+    /// use chesspack::{game, pgn::GameReader};
     ///
-    /// let ctx = GameContext::new().with_ratings(Some(1500), None);
-    /// assert!(game::codec("model").unwrap().in_context(&ctx).is_some());
-    /// assert!(game::codec("index").unwrap().in_context(&ctx).is_none());
+    /// let game = GameReader::new(&b"[WhiteElo \"2400\"]\n\n1. e4 e5 2. Nf3 *\n"[..])
+    ///     .next()
+    ///     .unwrap()
+    ///     .unwrap();
+    /// for codec in game::codecs() {
+    ///     let codec = codec.in_context(&game.context());
+    ///     let bits = codec.encode(&game.start, &game.moves).unwrap();
+    ///     assert_eq!(codec.decode(&game.start, &bits).unwrap(), game.moves);
+    /// }
     /// ```
-    fn in_context(&self, context: &crate::model::GameContext) -> Option<Box<dyn GameCodec>> {
+    fn in_context(&self, context: &crate::model::GameContext) -> Box<dyn GameCodec> {
         let _ = context;
-        None
+        self.boxed()
     }
     /// This codec with the earlier model of hash `hash` that the library
     /// keeps so that data written with it still decodes

@@ -519,9 +519,12 @@ impl GameCodec for ModelCodec {
         Some(Box::new(codec))
     }
 
-    fn in_context(&self, context: &model::GameContext) -> Option<Box<dyn GameCodec>> {
-        (!self.fast && self.weights().reads_context())
-            .then(|| Box::new(self.clone().with_context(context.clone())) as Box<dyn GameCodec>)
+    fn in_context(&self, context: &model::GameContext) -> Box<dyn GameCodec> {
+        if !self.fast && self.weights().reads_context() {
+            Box::new(self.clone().with_context(context.clone()))
+        } else {
+            Box::new(self.clone())
+        }
     }
 
     fn encode(&self, start: &Chess, moves: &[Move]) -> Result<Bits, Error> {

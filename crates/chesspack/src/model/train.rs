@@ -165,7 +165,9 @@ impl Trainer {
         self.step_with(pos, history, played, book, true)
     }
 
-    /// [`Trainer::step`] for a game that `book` counted (`counted`: its
+    /// One step of AdaGrad on `played` in `pos` after `history`, with the
+    /// opening book's counts as features; returns the ply's cost in bits
+    /// before the step. For a game that `book` counted (`counted`: its
     /// count of `played` is left out) or did not (a game trained on but not
     /// in the book: the book is used as it is).
     pub fn step_with(

@@ -97,7 +97,7 @@ impl Game {
 }
 
 /// The rating bands that `chesspack stats` and `train` report by, from the
-/// players' [`Game::mean_rating`]; [`UNRATED`] for games without ratings.
+/// players' [`Game::mean_rating`]; `UNRATED` for games without ratings.
 pub const RATING_BANDS: [&str; 6] = [
     "<1000",
     "1000-1400",
@@ -440,7 +440,7 @@ pub(crate) fn text_move(pos: &Chess, text: &str, ply: usize) -> Result<Move, Err
     san.to_move(pos).map_err(|_| bad())
 }
 
-/// The moves of a game given one by one as SAN or UCI ([`text_move`]),
+/// The moves of a game given one by one as SAN or UCI (`text_move`),
 /// played from `start`.
 ///
 /// ```

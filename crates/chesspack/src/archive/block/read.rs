@@ -458,7 +458,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         let start = text::start_of(&tags).map_err(|u| u.detail)?;
         let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
         let in_context = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
-        let codec = in_context.as_deref().unwrap_or(codec_of_block);
+        let codec = in_context.as_ref();
         let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
         let table = OpeningTable::builtin();
         let prefix = codec
@@ -486,7 +486,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         } else {
             &variation_codec
         };
-        let codec = codec.as_deref().unwrap_or(codec_of_block);
+        let codec = codec.as_ref();
         let bits = lines.next().ok_or("more lines than the events say")?;
         next_segment += 1;
         let decoded = if to_end {

@@ -133,7 +133,7 @@ impl Columns {
             } else {
                 &variation_codec
             };
-            let codec = codec.as_deref().unwrap_or(codec_of_block);
+            let codec = codec.as_ref();
             let bits = if line {
                 codec.encode(start, moves)
             } else {
