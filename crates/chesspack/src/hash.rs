@@ -26,7 +26,7 @@ pub(crate) fn file_hash(bytes: &[u8]) -> u64 {
     let mut h = FNV_BASIS;
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
-        h = (h ^ u64::from_le_bytes(w.try_into().expect("8"))).wrapping_mul(FNV_PRIME);
+        h = (h ^ crate::le::u64_at(w, 0)).wrapping_mul(FNV_PRIME);
     }
     for &b in words.remainder() {
         h = (h ^ u64::from(b)).wrapping_mul(FNV_PRIME);

@@ -61,6 +61,7 @@ pub mod fuzzing;
 pub mod game;
 mod hash;
 pub mod holdout;
+mod le;
 pub mod model;
 mod opening;
 pub mod order;

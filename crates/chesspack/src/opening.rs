@@ -228,7 +228,7 @@ impl OpeningTable {
     /// [`Error::InvalidData`] for a malformed file.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<OpeningTable, Error> {
         let bad = |what: &str| Error::InvalidData(format!("opening table: {what}"));
-        let u32_at = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4 bytes"));
+        let u32_at = |i: usize| crate::le::u32_at(bytes, i);
         if bytes.len() < HEADER || &bytes[..4] != MAGIC {
             return Err(bad("not a chesspack opening table"));
         }
@@ -256,8 +256,8 @@ impl OpeningTable {
         }
         let mut entries = Vec::with_capacity(n);
         for chunk in bytes[HEADER + text_len..].chunks_exact(ENTRY) {
-            let hash = u64::from_le_bytes(chunk[..8].try_into().expect("8 bytes"));
-            let label = u32::from_le_bytes(chunk[8..].try_into().expect("4 bytes"));
+            let hash = crate::le::u64_at(chunk, 0);
+            let label = crate::le::u32_at(chunk, 8);
             if entries.last().is_some_and(|&(h, _)| h >= hash) || label as usize >= labels.len() {
                 return Err(bad("positions out of order or labels out of bounds"));
             }

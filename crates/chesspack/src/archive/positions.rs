@@ -371,14 +371,14 @@ pub fn decompress(mut input: impl Read, mut output: impl Write) -> Result<u64, A
     let h = data
         .get(..header_len)
         .ok_or_else(|| ArchiveError::Header("truncated".into()))?;
-    let crc = u32::from_le_bytes(h[header_len - 4..].try_into().expect("4"));
+    let crc = crate::le::u32_at(h, header_len - 4);
     if crc32fast::hash(&h[..header_len - 4]) != crc {
         return Err(ArchiveError::Header("checksum mismatch".into()));
     }
     if h != own.as_slice() {
         return Err(ArchiveError::CodecMismatch {
             name: String::from_utf8_lossy(&h[10..10 + name_len]).into_owned(),
-            hash: u64::from_le_bytes(h[10 + name_len..18 + name_len].try_into().expect("8")),
+            hash: crate::le::u64_at(h, 10 + name_len),
             have: format!(
                 " (this chesspack has {CODEC} with model {:016x})",
                 PositionModel.model_hash()
@@ -403,7 +403,7 @@ pub fn decompress(mut input: impl Read, mut output: impl Write) -> Result<u64, A
                 "block {block} or the end marker is missing"
             )));
         }
-        let word = |i: usize| u32::from_le_bytes(rest[i..i + 4].try_into().expect("4")) as usize;
+        let word = |i: usize| crate::le::u32_at(rest, i) as usize;
         let (len, count, crc) = (word(4), word(8), word(12) as u32);
         let payload = rest
             .get(16..16 + len)

@@ -18,6 +18,7 @@ use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
 
 use crate::{
     Error,
+    le::{u16_at, u32_at, u64_at},
     order::{Order, key},
 };
 
@@ -33,18 +34,6 @@ pub const MAX_PLY: usize = 40;
 const HEADER: usize = 16;
 const POSITION: usize = 20;
 const MOVE: usize = 6;
-
-fn u16_at(b: &[u8], i: usize) -> u16 {
-    u16::from_le_bytes([b[i], b[i + 1]])
-}
-
-fn u32_at(b: &[u8], i: usize) -> u32 {
-    u32::from_le_bytes(b[i..i + 4].try_into().expect("4 bytes"))
-}
-
-fn u64_at(b: &[u8], i: usize) -> u64 {
-    u64::from_le_bytes(b[i..i + 8].try_into().expect("8 bytes"))
-}
 
 /// Move counts of one position.
 #[derive(Clone, Copy, Debug)]

@@ -150,16 +150,10 @@ impl Weights {
     /// [`Error::InvalidData`] for a bad magic, version or size.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Weights, Error> {
         let [w, b, u, v] = Weights::sections(bytes)?;
-        let i32s = |b: &[u8]| -> Vec<i32> {
-            b.chunks_exact(4)
-                .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
-                .collect()
-        };
-        let i16s = |b: &[u8]| -> Vec<i16> {
-            b.chunks_exact(2)
-                .map(|c| i16::from_le_bytes(c.try_into().expect("2")))
-                .collect()
-        };
+        let i32s =
+            |b: &[u8]| -> Vec<i32> { b.chunks_exact(4).map(|c| crate::le::i32_at(c, 0)).collect() };
+        let i16s =
+            |b: &[u8]| -> Vec<i16> { b.chunks_exact(2).map(|c| crate::le::i16_at(c, 0)).collect() };
         let (b, u) = (i32s(b), i16s(u));
         let inputs = u.len() / b.len().max(1);
         Weights::with_inputs(i32s(w), b, u, i16s(v), inputs)
@@ -200,7 +194,7 @@ impl Weights {
         if bytes.len() < 20 || &bytes[..4] != MAGIC {
             return Err(bad("not a chesspack model".into()));
         }
-        let word = |i: usize| u32::from_le_bytes(bytes[i..i + 4].try_into().expect("4"));
+        let word = |i: usize| crate::le::u32_at(bytes, i);
         let v = word(4);
         if v != VERSION {
             return Err(bad(format!("version {v}, expected {VERSION}")));
@@ -663,17 +657,17 @@ pub(crate) fn read_weights_file(
     if bytes.len() < 12 || &bytes[..4] != magic {
         return Err(bad("not a chesspack model".into()));
     }
-    let v = u32::from_le_bytes(bytes[4..8].try_into().expect("4"));
+    let v = crate::le::u32_at(bytes, 4);
     if v != version {
         return Err(bad(format!("version {v}, expected {version}")));
     }
-    let count = u32::from_le_bytes(bytes[8..12].try_into().expect("4")) as usize;
+    let count = crate::le::u32_at(bytes, 8) as usize;
     if count != n || bytes.len() != 12 + 4 * n {
         return Err(bad(format!("{count} weights, expected {n}")));
     }
     Ok(bytes[12..]
         .chunks_exact(4)
-        .map(|c| i32::from_le_bytes(c.try_into().expect("4")))
+        .map(|c| crate::le::i32_at(c, 0))
         .collect())
 }
 

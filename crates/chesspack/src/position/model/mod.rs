@@ -215,7 +215,7 @@ impl PositionWeights {
         if bytes.len() < 8 || &bytes[..4] != MAGIC {
             return Err(bad("bad magic"));
         }
-        let version = u32::from_le_bytes(bytes[4..8].try_into().expect("4 bytes"));
+        let version = crate::le::u32_at(bytes, 4);
         if version != VERSION {
             return Err(bad(&format!("version {version}, expected {VERSION}")));
         }

@@ -1,0 +1,260 @@
+//! A block's games out of its payload: as text, as records (tags, moves,
+//! clocks) or as tags alone.
+
+use super::*;
+
+/// Decodes the games of `block` for which `want` is true, giving their text
+/// (canonical or verbatim) to `sink` with their index in the block. When
+/// every game is wanted, their text is checked against the block's text
+/// checksum (format 4) before the call returns.
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode, or decodes
+/// to text that does not match its checksum (a codec or model fault, or
+/// damage that the checksum of the stored bytes missed).
+pub fn decode_games(
+    codec: &dyn GameCodec,
+    block: &Block,
+    want: &dyn Fn(usize) -> bool,
+    sink: &mut dyn FnMut(usize, Vec<u8>),
+) -> Result<usize, ArchiveError> {
+    let damaged = |reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    };
+    let all = std::cell::Cell::new(true);
+    let want = |g| {
+        if want(g) {
+            block::Want::Text
+        } else {
+            all.set(false);
+            block::Want::Skip
+        }
+    };
+    let mut crc = crc32fast::Hasher::new();
+    let games = block::decode_block(codec, &block.payload, &want, &mut |g, d| {
+        if let block::Decoded::Text(t) = d {
+            crc.update(&t);
+            sink(g, t);
+        }
+    })
+    .map_err(damaged)?;
+    if let Some(expected) = block.text_crc
+        && all.get()
+        && crc.finalize() != expected
+    {
+        return Err(damaged(
+            "decoded text does not match its checksum (a codec or model fault, or damage)".into(),
+        ));
+    }
+    Ok(games)
+}
+
+/// A game's tags, for listing: `Ok(tags)` for a stored game, `Err(text)` for
+/// a verbatim one.
+pub type GameTags = Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>>;
+
+/// The tags of every game of a block, without checking the block's text.
+/// Moves are decoded only where the archive stores an `ECO` or `Opening`
+/// tag as the value the moves give (format 6): `codec` is the archive's
+/// ([`ArchiveReader::codec`]).
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+pub fn block_tags(codec: &dyn GameCodec, block: &Block) -> Result<Vec<GameTags>, ArchiveError> {
+    tags_of(codec, block, block::Want::Tags)
+}
+
+/// A game as data, decoded without writing its text and reading it back:
+/// its tags, its mainline's moves and the clock after each. What the Python
+/// package's rows and Arrow batches are made of.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GameRecord {
+    /// The tag pairs in their order (values unescaped, `ECO` and `Opening`
+    /// filled in where the moves give them).
+    pub tags: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Where the game starts: its `FEN` tag's position, or the standard one.
+    pub start: shakmaty::Chess,
+    /// The mainline's moves.
+    pub moves: Vec<shakmaty::Move>,
+    /// After each mainline move, the last `[%clk …]` reading in the
+    /// comments that follow it, in milliseconds ([`crate::pgn::clock_millis`]).
+    pub clocks: Vec<Option<u64>>,
+}
+
+impl GameRecord {
+    /// The record of a game from its parsed events.
+    pub(crate) fn of(
+        tags: Vec<(Vec<u8>, Vec<u8>)>,
+        start: shakmaty::Chess,
+        events: &[text::Event],
+    ) -> GameRecord {
+        let (mut moves, mut clocks) = (Vec::new(), Vec::new());
+        let mut depth = 0usize;
+        for e in events {
+            match e {
+                text::Event::Open => depth += 1,
+                text::Event::Close => depth = depth.saturating_sub(1),
+                text::Event::Move(m) if depth == 0 => {
+                    moves.push(*m);
+                    clocks.push(None);
+                }
+                text::Event::Comment(c) if depth == 0 => {
+                    if let (Some(ms), Some(last)) = (crate::pgn::clock_millis(c), clocks.last_mut())
+                    {
+                        *last = Some(ms);
+                    }
+                }
+                _ => {}
+            }
+        }
+        GameRecord {
+            tags,
+            start,
+            moves,
+            clocks,
+        }
+    }
+}
+
+/// A game's record: `Ok(record)` for a stored game, `Err(text)` for one
+/// stored verbatim (its exact text, for a lenient reader).
+pub type GameRow = Result<GameRecord, Vec<u8>>;
+
+/// The records of the games of a block for which `want` is true, with
+/// their index in the block, in order: tags, mainline moves and clocks
+/// decoded straight into data, no text written and read again. The games'
+/// moves decode on the current rayon pool. The block's text checksum is not
+/// checked (there is no text).
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+///
+/// ```
+/// use chesspack::archive::{self, ArchiveReader, Options};
+///
+/// let pgn = "[White \"a\"]\n\n1. e4 { [%clk 0:03:00] } e5 { [%clk 0:02:59] } *\n";
+/// let mut packed = Vec::new();
+/// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::Index, &Options::default()).unwrap();
+/// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+/// let block = r.read_block(0).unwrap();
+/// let mut rows = Vec::new();
+/// archive::decode_records(r.codec(), &block, &|_| true, &mut |_, row| rows.push(row)).unwrap();
+/// let game = rows[0].as_ref().unwrap();
+/// assert_eq!((game.moves.len(), game.clocks.clone()), (2, vec![Some(180_000), Some(179_000)]));
+/// ```
+pub fn decode_records(
+    codec: &dyn GameCodec,
+    block: &Block,
+    want: &dyn Fn(usize) -> bool,
+    sink: &mut dyn FnMut(usize, GameRow),
+) -> Result<usize, ArchiveError> {
+    let want = |g| {
+        if want(g) {
+            block::Want::Record
+        } else {
+            block::Want::Skip
+        }
+    };
+    block::decode_block(codec, &block.payload, &want, &mut |g, d| {
+        if let block::Decoded::Record(r) = d {
+            sink(g, r);
+        }
+    })
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    })
+}
+
+/// The tags of game `local` (0-based) of a block, as [`block_tags`] gives
+/// them: the moves of that game alone are decoded (its first plies, where
+/// the archive stores an `ECO` or `Opening` tag as the value the moves
+/// give), and the games after it are not read.
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode or has no
+/// such game.
+///
+/// ```
+/// use chesspack::archive::{self, ArchiveReader, Options};
+///
+/// let pgn = "[White \"a\"]\n\n1. e4 *\n\n[White \"b\"]\n\n1. d4 *\n";
+/// let mut packed = Vec::new();
+/// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::Index, &Options::default()).unwrap();
+/// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+/// let block = r.read_block(0).unwrap();
+/// let tags = archive::game_tags(r.codec(), &block, 1).unwrap().unwrap();
+/// assert!(tags.contains(&(b"White".to_vec(), b"b".to_vec())));
+/// ```
+pub fn game_tags(
+    codec: &dyn GameCodec,
+    block: &Block,
+    local: usize,
+) -> Result<GameTags, ArchiveError> {
+    decode_one(codec, block, local, block::Want::Tags, |d| match d {
+        block::Decoded::Tags(t) => Some(t),
+        _ => None,
+    })
+}
+
+/// Decodes game `local` of `block` as `want` asks, and `pick`s what it
+/// gives; the games after it are not read, those before it skipped.
+pub(super) fn decode_one<T>(
+    codec: &dyn GameCodec,
+    block: &Block,
+    local: usize,
+    want: block::Want,
+    pick: impl Fn(block::Decoded) -> Option<T>,
+) -> Result<T, ArchiveError> {
+    let damaged = |reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    };
+    let mut got = None;
+    let wants = |g| if g == local { want } else { block::Want::Skip };
+    block::decode_block_until(
+        codec,
+        &block.payload,
+        &wants,
+        &mut |_, d| got = pick(d),
+        local,
+    )
+    .map_err(damaged)?;
+    got.ok_or_else(|| damaged("game missing from its block".into()))
+}
+
+/// The tags of every game of a block without decoding moves: `ECO` and
+/// `Opening` tags that the archive stores as the value the moves give are
+/// left out (see [`block_tags`]).
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+pub fn block_tags_not_given(block: &Block) -> Result<Vec<GameTags>, ArchiveError> {
+    // No moves are decoded: any codec will do.
+    tags_of(&crate::game::Index, block, block::Want::TagsNotGiven)
+}
+
+pub(super) fn tags_of(
+    codec: &dyn GameCodec,
+    block: &Block,
+    want: block::Want,
+) -> Result<Vec<GameTags>, ArchiveError> {
+    let mut out = Vec::new();
+    block::decode_block(codec, &block.payload, &|_| want, &mut |_, d| {
+        if let block::Decoded::Tags(t) = d {
+            out.push(t);
+        }
+    })
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    })?;
+    Ok(out)
+}

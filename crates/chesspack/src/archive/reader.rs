@@ -1,0 +1,305 @@
+//! Reading an archive: the header, the index, blocks by number and games
+//! by number; and the text writer that gives decompressed games the ends
+//! of the file they came from.
+
+use super::*;
+
+/// Reads an archive: its header, index and blocks.
+pub struct ArchiveReader<R> {
+    pub(super) r: R,
+    pub(super) header: Header,
+    pub(super) codec: Box<dyn GameCodec>,
+    pub(super) entries: Vec<BlockEntry>,
+    /// The input's lead and tail (format 4 with its index).
+    pub(super) ends: Option<Ends>,
+    /// Why the index could not be used, if it could not (the entries then
+    /// come from a scan of the blocks).
+    pub(super) index_error: Option<String>,
+    /// Games before each block.
+    pub(super) first_game: Vec<u64>,
+}
+
+impl<R: Read + Seek> ArchiveReader<R> {
+    /// Opens an archive and reads its index. When the index is missing or
+    /// damaged (a truncated file), the blocks are found by scanning and
+    /// [`ArchiveReader::index_error`] says why.
+    ///
+    /// # Errors
+    ///
+    /// Not an archive, an unsupported version, a codec or model this library
+    /// does not have, a damaged header, an I/O error.
+    pub fn open(mut r: R) -> Result<ArchiveReader<R>, ArchiveError> {
+        r.seek(SeekFrom::Start(0))?;
+        let (header, header_len) = Header::read(&mut r)?;
+        let codec = header.codec()?;
+        let file_len = r.seek(SeekFrom::End(0))?;
+        let (entries, ends, index_error) =
+            match read_index(&mut r, header_len, file_len, header.version) {
+                Ok((entries, ends)) => (entries, ends, None),
+                Err(reason) => (
+                    scan_blocks(&mut r, header_len, file_len)?,
+                    None,
+                    Some(reason),
+                ),
+            };
+        let mut first_game = Vec::with_capacity(entries.len());
+        let mut total = 0u64;
+        for e in &entries {
+            first_game.push(total);
+            total += u64::from(e.games);
+        }
+        Ok(ArchiveReader {
+            r,
+            header,
+            codec,
+            entries,
+            ends,
+            index_error,
+            first_game,
+        })
+    }
+
+    /// A writer of this archive's games as the file they came from (see
+    /// [`TextWriter`]).
+    pub(crate) fn text_writer<W: Write>(&self, w: W) -> TextWriter<W> {
+        TextWriter::new(w, self.ends.clone())
+    }
+
+    /// The archive's header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The blocks, from the index (or a scan).
+    pub fn blocks(&self) -> &[BlockEntry] {
+        &self.entries
+    }
+
+    /// Why the index could not be used, if it could not.
+    pub fn index_error(&self) -> Option<&str> {
+        self.index_error.as_deref()
+    }
+
+    /// Games in the archive (in the blocks found, when the index is damaged).
+    pub fn games(&self) -> u64 {
+        self.first_game.last().copied().unwrap_or(0)
+            + self.entries.last().map_or(0, |e| u64::from(e.games))
+    }
+
+    /// The number of the first game of block `i` (0-based), 1-based.
+    pub fn first_game(&self, block: usize) -> u64 {
+        self.first_game[block] + 1
+    }
+
+    /// Block `i` (0-based), checked against the checksum of its stored
+    /// bytes; its text is checked when it is decoded ([`decode_games`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::Damaged`] naming the block (1-based), or an I/O error.
+    pub fn read_block(&mut self, i: usize) -> Result<Block, ArchiveError> {
+        let e = self.entries[i];
+        let damaged = |reason: &str| ArchiveError::Damaged {
+            block: i as u64 + 1,
+            reason: reason.into(),
+        };
+        self.r.seek(SeekFrom::Start(e.offset))?;
+        let mut frame = [0u8; BLOCK_HEADER_LEN as usize];
+        read_exact_or(&mut self.r, &mut frame, damaged("truncated"))?;
+        if &frame[..4] != BLOCK_MAGIC {
+            return Err(damaged("bad block marker"));
+        }
+        let len = crate::le::u32_at(&frame, 4);
+        let games = crate::le::u32_at(&frame, 8);
+        let crc = crate::le::u32_at(&frame, 12);
+        if len != e.len || games != e.games {
+            return Err(damaged("block frame does not match the index"));
+        }
+        let mut payload = vec![0u8; len as usize];
+        read_exact_or(&mut self.r, &mut payload, damaged("truncated"))?;
+        if crc32fast::hash(&payload) != crc {
+            return Err(damaged("checksum mismatch"));
+        }
+        let text_crc = if self.header.version >= CHECKED_VERSION {
+            let at = payload
+                .len()
+                .checked_sub(4)
+                .ok_or_else(|| damaged("no text checksum"))?;
+            let crc = crate::le::u32_at(&payload, at);
+            payload.truncate(at);
+            Some(crc)
+        } else {
+            None
+        };
+        Ok(Block {
+            index: i,
+            payload,
+            text_crc,
+        })
+    }
+
+    /// The move codec of the archive.
+    pub fn codec(&self) -> &dyn GameCodec {
+        self.codec.as_ref()
+    }
+
+    /// The text of game `number` (1-based): canonical, or verbatim. Reads
+    /// one block and decodes it up to that game: the text checksum, which
+    /// covers the whole block, is not checked (see
+    /// [`ArchiveReader::game_checked`]).
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::NoSuchGame`], or the block is damaged.
+    pub fn game(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
+        let (i, local) = self.locate(number)?;
+        let block = self.read_block(i)?;
+        decode_one(
+            self.codec.as_ref(),
+            &block,
+            local,
+            block::Want::Text,
+            |d| match d {
+                block::Decoded::Text(t) => Some(t),
+                _ => None,
+            },
+        )
+    }
+
+    /// [`ArchiveReader::game`] that decodes the game's whole block and checks
+    /// its text against the stored checksum (format 4): slower, by the
+    /// games after this one in its block.
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::NoSuchGame`], or the block is damaged.
+    pub fn game_checked(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
+        let (i, local) = self.locate(number)?;
+        let block = self.read_block(i)?;
+        let mut text = None;
+        decode_games(self.codec.as_ref(), &block, &|_| true, &mut |g, t| {
+            if g == local {
+                text = Some(t);
+            }
+        })?;
+        text.ok_or_else(|| ArchiveError::Damaged {
+            block: i as u64 + 1,
+            reason: "game missing from its block".into(),
+        })
+    }
+
+    /// The block (0-based) of game `number` and its place there.
+    fn locate(&self, number: u64) -> Result<(usize, usize), ArchiveError> {
+        let games = self.games();
+        if number == 0 || number > games {
+            return Err(ArchiveError::NoSuchGame { number, games });
+        }
+        let i = self.first_game.partition_point(|&f| f < number) - 1;
+        Ok((i, (number - 1 - self.first_game[i]) as usize))
+    }
+}
+
+/// A block read from an archive: its payload and the checksum of the text
+/// it decodes to.
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub(super) index: usize,
+    pub(super) payload: Vec<u8>,
+    pub(super) text_crc: Option<u32>,
+}
+
+impl Block {
+    /// Block `index` (0-based) with `payload` and no text checksum, as
+    /// formats 1 to 3 store it (for tests and fuzzing).
+    #[cfg(any(test, feature = "fuzzing"))]
+    pub(crate) fn unchecked(payload: Vec<u8>, index: usize) -> Block {
+        Block {
+            index,
+            payload,
+            text_crc: None,
+        }
+    }
+
+    /// The payload: the number of games and the columns.
+    pub(crate) fn payload(&self) -> &[u8] {
+        &self.payload
+    }
+}
+
+/// The bytes of the input that belong to no game, which format 4 keeps.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Ends {
+    /// A byte order mark and blank lines before the first game.
+    pub lead: Vec<u8>,
+    /// The whitespace after the last game.
+    pub tail: Vec<u8>,
+}
+
+/// Writes decompressed games as the file they came from: the lead first,
+/// then the games, with the whitespace that ends the last one replaced by
+/// the tail. Without [`Ends`] (formats 1 to 3, a lost index) the games are
+/// written as they are.
+pub(crate) struct TextWriter<W: Write> {
+    pub(super) w: W,
+    pub(super) ends: Option<Ends>,
+    /// Whitespace written last, held until more text follows.
+    pub(super) pending: Vec<u8>,
+    pub(super) started: bool,
+}
+
+impl<W: Write> TextWriter<W> {
+    /// A writer to `w` with the input's `ends`.
+    pub(crate) fn new(w: W, ends: Option<Ends>) -> TextWriter<W> {
+        TextWriter {
+            w,
+            ends,
+            pending: Vec::new(),
+            started: false,
+        }
+    }
+
+    fn start(&mut self) -> io::Result<()> {
+        if !self.started {
+            self.started = true;
+            if let Some(ends) = &self.ends {
+                self.w.write_all(&ends.lead)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the text of one or more games.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the output.
+    pub(crate) fn write_games(&mut self, text: &[u8]) -> io::Result<()> {
+        self.start()?;
+        if self.ends.is_none() {
+            return self.w.write_all(text);
+        }
+        let end = text.len() - trailing_whitespace(text);
+        if end > 0 {
+            self.w.write_all(&self.pending)?;
+            self.pending.clear();
+            self.w.write_all(&text[..end])?;
+        }
+        self.pending.extend_from_slice(&text[end..]);
+        Ok(())
+    }
+
+    /// Writes the tail (in place of the last whitespace) and flushes.
+    ///
+    /// # Errors
+    ///
+    /// An I/O error of the output.
+    pub(crate) fn finish(mut self) -> io::Result<W> {
+        self.start()?;
+        match &self.ends {
+            Some(ends) => self.w.write_all(&ends.tail)?,
+            None => self.w.write_all(&self.pending)?,
+        }
+        self.w.flush()?;
+        Ok(self.w)
+    }
+}

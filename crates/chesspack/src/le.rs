@@ -1,0 +1,55 @@
+//! Little-endian integers read out of byte slices: the one reader of every
+//! file format's fixed-width fields (archives, model, book and table files).
+//!
+//! Each reads at an offset that the caller has checked to be in range; a
+//! shorter slice is a bug in the caller and panics.
+
+/// The `u16` at `at`.
+pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
+    u16::from_le_bytes([b[at], b[at + 1]])
+}
+
+/// The `i16` at `at`.
+pub(crate) fn i16_at(b: &[u8], at: usize) -> i16 {
+    i16::from_le_bytes([b[at], b[at + 1]])
+}
+
+/// The `u32` at `at`.
+pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+}
+
+/// The `i32` at `at`.
+pub(crate) fn i32_at(b: &[u8], at: usize) -> i32 {
+    u32_at(b, at) as i32
+}
+
+/// The `u64` at `at`.
+pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
+    u64::from(u32_at(b, at)) | u64::from(u32_at(b, at + 4)) << 32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fields_read_as_the_formats_write_them() {
+        let b: Vec<u8> = (1..=12).collect();
+        assert_eq!(u16_at(&b, 1), u16::from_le_bytes([2, 3]));
+        assert_eq!(i16_at(&[0xff, 0xff], 0), -1);
+        assert_eq!(u32_at(&b, 2), u32::from_le_bytes([3, 4, 5, 6]));
+        assert_eq!(i32_at(&(-5i32).to_le_bytes(), 0), -5);
+        assert_eq!(
+            u64_at(&b, 4),
+            u64::from_le_bytes([5, 6, 7, 8, 9, 10, 11, 12])
+        );
+        assert_eq!(u64_at(&u64::MAX.to_le_bytes(), 0), u64::MAX);
+    }
+
+    #[test]
+    #[should_panic]
+    fn a_short_slice_is_a_bug() {
+        u32_at(&[1, 2, 3], 0);
+    }
+}
