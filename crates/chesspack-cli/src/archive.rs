@@ -380,14 +380,14 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
     if codecs::engine_coding(&args.codec).is_some()
-        && args.engine.depth > chesspack::game::engine::STREAM_DEPTH_LIMIT
+        && args.engine.depth > chesspack::game::engine_codec::STREAM_DEPTH_LIMIT
     {
         // Archives decode with the default codec, which refuses deeper
         // streams (see `EngineCodec`).
         anyhow::bail!(
             "--depth {} is deeper than archives decode (at most {})",
             args.engine.depth,
-            chesspack::game::engine::STREAM_DEPTH_LIMIT
+            chesspack::game::engine_codec::STREAM_DEPTH_LIMIT
         );
     }
     let output = compress_output(args)?;

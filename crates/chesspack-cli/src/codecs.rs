@@ -3,7 +3,7 @@
 use anyhow::Result;
 use chesspack::game::{
     self, EngineCodec, GameCodec,
-    engine::{Coding, DEFAULT_DEPTH, DEFAULT_K_TENTHS, EngineParams},
+    engine_codec::{Coding, DEFAULT_DEPTH, DEFAULT_K_TENTHS, EngineParams},
 };
 use clap::Args;
 

@@ -6,7 +6,7 @@ use anyhow::{Result, bail};
 use chesspack::{
     game::{
         EngineCodec, GameCodec,
-        engine::{self, EngineParams, ScoredPly},
+        engine_codec::{self as engine, EngineParams, ScoredPly},
     },
     holdout,
     pgn::{self, Game, GameReader},

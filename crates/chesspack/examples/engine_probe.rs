@@ -3,7 +3,7 @@
 use std::time::Instant;
 
 use chesspack::{
-    game::engine::{Coding, EngineParams, cost, score_game, tune_k},
+    game::engine_codec::{Coding, EngineParams, cost, score_game, tune_k},
     pgn::GameReader,
 };
 

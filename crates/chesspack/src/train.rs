@@ -17,7 +17,7 @@ pub use crate::model::{
 pub use crate::opening::{MIN_GAMES, Opening, OpeningTable, TableBuilder};
 pub use crate::position::{
     arith::ArithTables,
-    model::{PositionWeights, train::PositionTrainer},
+    model_codec::{PositionWeights, train::PositionTrainer},
 };
 
 /// The cost in bits of the move at `index` among moves of integer `scores`

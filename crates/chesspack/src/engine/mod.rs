@@ -47,7 +47,7 @@ pub(crate) const NODE_BUDGET: u64 = 20_000;
 /// Moves whose score falls this far (in centipawns) below the best one found
 /// so far are searched with a window that ends there: their score is then an
 /// upper bound. The engine codecs clamp score deficits at the same value
-/// ([`crate::game::engine::MAX_DEFICIT`]), so the bound costs nothing.
+/// ([`crate::game::engine_codec::MAX_DEFICIT`]), so the bound costs nothing.
 pub(crate) const MARGIN: i32 = 90;
 
 /// Every legal move of `pos` in [`Order::Thesis`] with its score in

@@ -5,9 +5,9 @@
 //! the caller keeps it (a PGN header does). Streams are decoded with their
 //! exact bit length known, as a [`Bits`] carries it.
 
-pub mod engine;
+pub mod engine_codec;
 mod index;
-mod model;
+mod model_codec;
 mod radix;
 mod squares;
 
@@ -26,9 +26,9 @@ mod boxed {
     }
 }
 
-pub use engine::EngineCodec;
+pub use engine_codec::EngineCodec;
 pub use index::Index;
-pub use model::ModelCodec;
+pub use model_codec::ModelCodec;
 pub use radix::Radix;
 pub use squares::Squares;
 
@@ -214,8 +214,8 @@ pub fn codecs() -> Vec<Box<dyn GameCodec>> {
         Box::new(Squares),
         Box::new(Index),
         Box::new(Radix),
-        Box::new(EngineCodec::new(engine::Coding::Huffman)),
-        Box::new(EngineCodec::new(engine::Coding::Arith)),
+        Box::new(EngineCodec::new(engine_codec::Coding::Huffman)),
+        Box::new(EngineCodec::new(engine_codec::Coding::Arith)),
         Box::new(ModelCodec::new()),
         Box::new(ModelCodec::fast()),
     ]

@@ -9,14 +9,14 @@
 
 pub(crate) mod arith;
 mod kingspawns;
-pub(crate) mod model;
+pub(crate) mod model_codec;
 mod packed;
 pub mod rank;
 mod usenet82;
 
 pub use arith::Arith;
 pub use kingspawns::KingsPawns;
-pub use model::PositionModel;
+pub use model_codec::PositionModel;
 pub use packed::Packed;
 pub use usenet82::Usenet82;
 

@@ -772,7 +772,7 @@ const GOLDEN_ARCHIVE_MODEL_WITH_CONTEXT: &str = concat!(
 /// parameters they were written with (each stream's header holds them).
 #[test]
 fn engine_archives_with_other_parameters_decode() {
-    use chesspack::game::engine::{Coding, EngineCodec, EngineParams};
+    use chesspack::game::engine_codec::{Coding, EngineCodec, EngineParams};
     let text = b"[White \"A\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. h4 h5 1-0\n\n";
     for params in [
         EngineParams {

@@ -4,7 +4,7 @@ use chesspack::{
     Error,
     game::{
         GameCodec,
-        engine::{Coding, EngineCodec, EngineParams},
+        engine_codec::{Coding, EngineCodec, EngineParams},
     },
     pgn::GameReader,
 };
@@ -185,7 +185,7 @@ fn bad_headers_are_errors() {
 /// decoder made with that depth reads them.
 #[test]
 fn regression_issue_3_deep_stream_headers_are_refused() {
-    use chesspack::game::engine::STREAM_DEPTH_LIMIT;
+    use chesspack::game::engine_codec::STREAM_DEPTH_LIMIT;
     let start = pos("8/8/8/4k3/8/8/8/4K2R w K - 0 1");
     let moves = moves_of(&start, &["Rh5+", "Kd4"]);
     let deep = EngineParams {

@@ -110,7 +110,7 @@ fn position_formats_are_pinned() {
 fn bookless_engine_formats_are_pinned() {
     use game::{
         GameCodec,
-        engine::{Coding, EngineCodec, EngineParams},
+        engine_codec::{Coding, EngineCodec, EngineParams},
     };
     let g = GameReader::new(GAME.as_bytes()).next().unwrap().unwrap();
     let bookless = EngineParams {

@@ -170,7 +170,7 @@ impl ScoredPly {
     /// most probable move. Ties go to the move first in canonical order.
     ///
     /// ```
-    /// use chesspack::game::engine::ScoredPly;
+    /// use chesspack::game::engine_codec::ScoredPly;
     ///
     /// let p = ScoredPly { deficits: vec![0, 30, 30], book: vec![], played: 2 };
     /// assert_eq!(p.rank(800), 2);
@@ -312,7 +312,7 @@ pub fn cost(plies: &[ScoredPly], coding: Coding, k_tenths: u16) -> f64 {
 /// one around the best.
 ///
 /// ```
-/// use chesspack::game::engine::{tune_k, Coding, ScoredPly};
+/// use chesspack::game::engine_codec::{tune_k, Coding, ScoredPly};
 ///
 /// // Players who always pick the engine's first choice: k grows large.
 /// let plies = vec![ScoredPly { deficits: vec![0, 50, 120], book: vec![], played: 0 }; 10];
@@ -360,7 +360,7 @@ pub(crate) fn header_bits(params: EngineParams) -> u32 {
 /// the tuned k does (with few plies a game, or a k close to the default).
 ///
 /// ```
-/// use chesspack::game::engine::{
+/// use chesspack::game::engine_codec::{
 ///     Coding, DEFAULT_K_TENTHS, EngineParams, ScoredPly, tune_k, tune_k_for_games,
 /// };
 ///
@@ -770,7 +770,7 @@ mod tests {
 mod examples {
     #[test]
     fn example_engine_header_bits() {
-        use crate::game::engine::{EngineParams, header_bits};
+        use crate::game::engine_codec::{EngineParams, header_bits};
 
         assert_eq!(header_bits(EngineParams::default()), 1);
         let deeper = EngineParams {
