@@ -413,7 +413,7 @@ pub fn tune_k_for_games(
 ///   about a bit a game (no end symbol, no count).
 ///
 /// ```
-/// use chesspack::game::{GameCodec, engine::{Coding, EngineCodec}};
+/// use chesspack::game::{GameCodec, engine_codec::{Coding, EngineCodec}};
 /// use shakmaty::{Chess, Position, san::San};
 ///
 /// let codec = EngineCodec::new(Coding::Arith);
