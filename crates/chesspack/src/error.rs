@@ -36,6 +36,17 @@ pub enum Error {
     /// A FEN or a decoded board is not a valid position.
     #[error("invalid position: {0}")]
     InvalidPosition(String),
+    /// A game's `Variant` tag names a variant the codecs do not play.
+    #[error("unsupported variant {0:?}")]
+    UnsupportedVariant(String),
+    /// A game's `FEN` tag is not a position of its variant.
+    #[error("invalid fen {fen:?}: {reason}")]
+    InvalidFen {
+        /// The tag's value (cut after 64 characters, see `cut`).
+        fen: String,
+        /// Why it is not a position.
+        reason: String,
+    },
     /// No codec has that name (cut after 64 characters, see `cut`).
     #[error("unknown codec {0:?}")]
     UnknownCodec(String),

@@ -67,15 +67,14 @@ pub(crate) fn start_of(tags: &[(Vec<u8>, Vec<u8>)]) -> Result<Chess, Unparsed> {
             .find(|(k, _)| k.eq_ignore_ascii_case(name.as_bytes()))
             .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
     };
-    start_position(get("Variant").as_deref(), get("FEN").as_deref()).map_err(|reason| {
-        let category = if reason.starts_with("unsupported variant") {
-            "unsupported variant"
-        } else {
-            "invalid fen"
+    start_position(get("Variant").as_deref(), get("FEN").as_deref()).map_err(|e| {
+        let category = match e {
+            crate::Error::UnsupportedVariant(_) => "unsupported variant",
+            _ => "invalid fen",
         };
         Unparsed {
             category,
-            detail: reason,
+            detail: e.to_string(),
         }
     })
 }

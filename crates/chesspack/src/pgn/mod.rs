@@ -243,19 +243,27 @@ type Output = Result<Game, SkippedGame>;
 ///
 /// # Errors
 ///
-/// A reason in lower case: an unsupported variant or an invalid FEN.
-pub fn start_position(variant: Option<&str>, fen: Option<&str>) -> Result<Chess, String> {
+/// [`Error::UnsupportedVariant`] or [`Error::InvalidFen`].
+pub fn start_position(variant: Option<&str>, fen: Option<&str>) -> Result<Chess, Error> {
     let chess960 = match variant.map(|v| v.trim().to_ascii_lowercase()) {
         None => false,
         Some(v) if v.is_empty() || v == "standard" || v == "chess" || v == "from position" => false,
         Some(v) if v == "chess960" || v == "fischerandom" || v == "chess 960" => true,
-        Some(_) => return Err(format!("unsupported variant {:?}", variant.unwrap_or(""))),
+        Some(_) => {
+            return Err(Error::UnsupportedVariant(crate::error::cut(
+                variant.unwrap_or(""),
+            )));
+        }
     };
     let Some(fen) = fen else {
         return Ok(Chess::default());
     };
+    let invalid = |reason: String| Error::InvalidFen {
+        fen: crate::error::cut(fen),
+        reason,
+    };
     let setup = Fen::from_ascii(fen.trim().as_bytes())
-        .map_err(|e| format!("invalid fen {fen:?}: {e}"))?
+        .map_err(|e| invalid(e.to_string()))?
         .into_setup();
     let modes = if chess960 {
         &[CastlingMode::Chess960][..]
@@ -268,11 +276,11 @@ pub fn start_position(variant: Option<&str>, fen: Option<&str>) -> Result<Chess,
             Ok(pos) => return Ok(pos),
             Err(e) => match e.ignore_too_much_material() {
                 Ok(pos) => return Ok(pos),
-                Err(e) => last = format!("invalid fen {fen:?}: {e}"),
+                Err(e) => last = e.to_string(),
             },
         }
     }
-    Err(last)
+    Err(invalid(last))
 }
 
 impl Visitor for GameVisitor {
@@ -312,11 +320,11 @@ impl Visitor for GameVisitor {
                     clocks: Vec::new(),
                 },
             }),
-            Err(reason) => {
+            Err(e) => {
                 self.in_game = false;
                 ControlFlow::Break(Err(SkippedGame {
                     number: self.number,
-                    reason,
+                    reason: e.to_string(),
                 }))
             }
         }

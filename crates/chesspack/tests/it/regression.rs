@@ -97,3 +97,22 @@ fn issue_2_forced_moves_cost_nothing_in_index() {
     let cost = Index.explain(&start, &[legal[0]]).unwrap();
     assert_eq!(cost[0].bits, 0.0);
 }
+
+/// Issue 41: a start position that cannot be played is a typed error, with
+/// the message the PGN reader and the archive give.
+#[test]
+fn regression_issue_41_start_position_errors_are_typed() {
+    use chesspack::{Error, pgn::start_position};
+    let err = start_position(Some("Atomic"), None).unwrap_err();
+    assert_eq!(err, Error::UnsupportedVariant("Atomic".into()));
+    assert_eq!(err.to_string(), "unsupported variant \"Atomic\"");
+    let err = start_position(None, Some("8/8/8 w - -")).unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidFen { fen, .. } if fen == "8/8/8 w - -"),
+        "{err}"
+    );
+    assert!(
+        err.to_string().starts_with("invalid fen \"8/8/8 w - -\": "),
+        "{err}"
+    );
+}
