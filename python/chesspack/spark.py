@@ -15,8 +15,11 @@ BlackTitle, ECO, Opening, TimeControl, Termination, Variant, FEN),
 ``other_tags`` (a map of every other tag), ``moves`` (SAN strings),
 ``clocks`` (milliseconds from ``%clk``, null when the game has none) and,
 with ``option("pgn", "true")``, ``pgn``: the game's text as
-``chesspack decompress`` writes it. Paths are local or on a file system
-every executor mounts (NFS, a FUSE-mounted bucket).
+``chesspack decompress`` writes it. ``option("columns", "White,WhiteElo")``
+reads ``file`` and those columns alone: columns of tags alone decode no
+moves (Spark's Python data sources cannot prune columns themselves, so a
+query that needs no moves says so here). Paths are local or on a file
+system every executor mounts (NFS, a FUSE-mounted bucket).
 
 Writing: :func:`compress_files` (a directory or glob of ``.pgn``/``.pgn.zst``
 files, one task and one shard a file) and :func:`compress_parquet` (the
@@ -59,10 +62,27 @@ __all__ = [
 ]
 
 
-def arrow_schema(pgn: bool = False) -> pa.Schema:
-    """The Arrow schema of the data source's rows."""
-    rows = _native.empty_rows(pgn).schema
-    return pa.schema([pa.field("file", pa.string(), False)] + list(rows))
+def arrow_schema(pgn: bool = False, columns: Sequence[str] | None = None) -> pa.Schema:
+    """The Arrow schema of the data source's rows: ``file``, then every
+    column (with ``pgn`` if asked) or ``columns`` in their order."""
+    rows = _native.empty_rows(pgn or "pgn" in (columns or [])).schema
+    fields = list(rows) if columns is None else [rows.field(c) for c in columns]
+    return pa.schema([pa.field("file", pa.string(), False)] + fields)
+
+
+def _columns(options: Mapping[str, str]) -> list[str] | None:
+    """The ``columns`` option as a list (``None``: every column)."""
+    spec = options.get("columns")
+    if spec is None:
+        return None
+    names = [c.strip() for c in str(spec).split(",") if c.strip()]
+    known = set(_native.empty_rows(True).schema.names)
+    unknown = [c for c in names if c not in known]
+    if unknown or not names:
+        raise ValueError(
+            f"chesspack data source: unknown columns {unknown or spec!r}; known: {sorted(known)}"
+        )
+    return names
 
 
 def _paths(spec: str) -> list[str]:
@@ -108,7 +128,7 @@ class ChesspackDataSource(DataSource):
     def schema(self) -> Any:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        return from_arrow_schema(arrow_schema(_flag(self.options.get("pgn"))))
+        return from_arrow_schema(arrow_schema(_flag(self.options.get("pgn")), _columns(self.options)))
 
     def reader(self, schema: Any) -> "ChesspackReader":
         return ChesspackReader(self.options, schema)
@@ -125,9 +145,10 @@ class ChesspackReader(DataSourceReader):
             raise ValueError('chesspack data source: give a path: spark.read.format("chesspack").load(PATH)')
         self.paths = _paths(spec)
         self.pgn = _flag(options.get("pgn"))
+        self.columns = _columns(options)
         self.per = max(1, int(options.get("blocksPerPartition", "1")))
         names = [f.name for f in schema.fields]
-        expected = arrow_schema(self.pgn).names
+        expected = arrow_schema(self.pgn, self.columns).names
         if names != expected:
             raise ValueError(f"chesspack data source: the schema is fixed: {expected}, not {names}")
 
@@ -143,9 +164,9 @@ class ChesspackReader(DataSourceReader):
         import chesspack as cp
 
         archive = cp.Archive(partition.path)
-        schema = arrow_schema(self.pgn)
+        schema = arrow_schema(self.pgn, self.columns)
         for b in range(partition.first, partition.first + partition.count):
-            batch = archive.read_block(b, self.pgn)
+            batch = archive.read_block(b, self.pgn, self.columns)
             file = pa.array([partition.path] * batch.num_rows, pa.string())
             yield pa.RecordBatch.from_arrays([file] + list(batch.columns), schema=schema)
 

@@ -61,6 +61,18 @@ def test_data_source_gives_the_decompressed_games(spark, archive_path, decompres
     assert dict(df.dtypes)["clocks"] == "array<bigint>"
 
 
+def test_issue_40_a_columns_option_reads_those_columns_alone(spark, archive_path):
+    df = spark.read.format("chesspack").option("columns", "game, White,WhiteElo,ECO").load(str(archive_path))
+    assert df.columns == ["file", "game", "White", "WhiteElo", "ECO"]
+    a = chesspack.Archive(archive_path)
+    rows = df.orderBy("game").collect()
+    assert [r["White"] for r in rows] == [a.tags(i).get("White") for i in range(len(a))]
+    assert [r["ECO"] for r in rows] == [a.tags(i).get("ECO") for i in range(len(a))]
+    assert dict(df.dtypes)["WhiteElo"] == "int"
+    with pytest.raises(Exception, match="unknown columns"):
+        spark.read.format("chesspack").option("columns", "White,Nope").load(str(archive_path)).collect()
+
+
 def test_directory_glob_and_blocks_per_partition(spark, archive_path, tmp_path):
     for name in ("a.chpk", "b.chpk"):
         shutil.copy(archive_path, tmp_path / name)
