@@ -115,6 +115,25 @@ def test_regression_issue_26_records_of_earlier_models_decode():
     assert chesspack.decode_game(bytes.fromhex("15da9061927ef5b5b7994c"), tags=tags) == moves
 
 
+def test_regression_issue_44_a_record_decodes_only_with_its_tags_and_start():
+    """The issue's repro: a record written with a game's tags, decoded
+    without them, gave another legal game. Now it is an error, and with the
+    tags the game comes back."""
+    sans = ["d4", "c6", "Nd2", "d5", "e4", "dxe4", "Nxe4", "Bf5", "Ng3", "Bg6"]
+    tags = {"WhiteElo": "2251", "BlackElo": "2190", "TimeControl": "180+0"}
+    r = chesspack.encode_game(sans, tags=tags)
+    assert chesspack.decode_game(r, tags=tags) == sans
+    for wrong in [None, {"WhiteElo": "1500", "BlackElo": "2190", "TimeControl": "180+0"}]:
+        with pytest.raises(chesspack.DecodeError, match="another start position or in another game context"):
+            chesspack.decode_game(r, tags=wrong)
+    with pytest.raises(chesspack.DecodeError, match="another start position"):
+        chesspack.decode_game(r, tags=tags, start="rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBN1 w Qkq - 0 1")
+    # The clocks are part of the context too.
+    r = chesspack.encode_game(sans, tags=tags, clocks=[180, 179, 178, 177, 175, 170, 169, 160, 150, 140])
+    with pytest.raises(chesspack.DecodeError):
+        chesspack.decode_game(r, tags=tags)
+
+
 def test_garbage_never_crashes():
     rng = random.Random(25)
     for _ in range(3000):

@@ -47,6 +47,13 @@ pub enum Error {
         /// Why it is not a position.
         reason: String,
     },
+    /// A game record was coded from another start position or in another
+    /// game context (ratings, time control, clocks) than the one it is
+    /// decoded in: decoding it would give another game.
+    #[error(
+        "game record was coded from another start position or in another game context (ratings, time control, clocks): decode it with the tags and start it was written with"
+    )]
+    OtherContext,
     /// No codec has that name (cut after 64 characters, see `cut`).
     #[error("unknown codec {0:?}")]
     UnknownCodec(String),

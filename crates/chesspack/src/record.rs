@@ -5,22 +5,29 @@
 //! of a table (Arrow, Parquet, a database) can hold one game or position a
 //! value and each decodes on its own.
 //!
-//! # Format (version 1)
+//! # Format (version 2)
 //!
-//! * byte 0, the tag: `0x10 + id` for a game record, `0x20 + id` for a
+//! * byte 0, the tag: `0x30 + id` for a game record, `0x20 + id` for a
 //!   position record, where `id` is the codec's number in `GAME_CODECS` or
-//!   `POSITION_CODECS` (a later format version takes other tags);
+//!   `POSITION_CODECS`;
 //! * byte 1, the model check: the low byte of the codec's model hash
 //!   ([`GameCodec::model_hash`], `PositionModel::model_hash`; 0 for codecs
 //!   without a model), so that a record written with another model is
 //!   refused (255 times in 256 for one record, surely for a column);
+//! * a game record only, byte 2, the context check: the low byte of a hash
+//!   of the game's start position and of the context its codec coded in
+//!   ([`GameCodec::context_hash`]: ratings, time control, clocks, for
+//!   `model`), so that a record decoded from another start or in another
+//!   context is refused ([`Error::OtherContext`]) rather than decoded to
+//!   another game (issue 44);
 //! * the stream's bits, then a 1 bit, then 0 bits up to the byte's end (the
 //!   stream's length is where the last 1 bit is).
 //!
-//! The start position of a game is not stored (as in the codecs): a caller
-//! that codes games from other starts keeps the FEN beside the record.
-//! A record of the `model` codec costs 2 bytes + about 2.7 bits a ply + 1 to
-//! 8 bits of end mark.
+//! Version 1 game records (tag `0x10 + id`, no context check) still decode.
+//! The start position and the context are not stored (as in the codecs): a
+//! caller keeps the tags (and the FEN of a game from another start) beside
+//! the record and decodes with them. A record of the `model` codec costs 3
+//! bytes + about 2.7 bits a ply + 1 to 8 bits of end mark.
 //!
 //! ```
 //! use chesspack::{game, pgn, record};
@@ -32,11 +39,16 @@
 //! let bytes = record::encode_game(codec.as_ref(), &start, &moves).unwrap();
 //! assert_eq!(record::game_codec_name(&bytes).unwrap(), "model");
 //! assert_eq!(record::decode_game(codec.as_ref(), &start, &bytes).unwrap(), moves);
-//! // Another codec refuses the record.
+//! // Another codec refuses the record, and so does another start.
 //! assert!(record::decode_game(&game::Index, &start, &bytes).is_err());
+//! let other = chesspack::position::parse_fen("4k3/8/8/8/8/8/4P3/4K3 w - - 0 1").unwrap();
+//! assert_eq!(
+//!     record::decode_game(codec.as_ref(), &other, &bytes),
+//!     Err(chesspack::Error::OtherContext)
+//! );
 //! ```
 
-use shakmaty::{Chess, Move};
+use shakmaty::{Chess, Move, Position};
 
 use crate::{
     Bits, Error,
@@ -66,7 +78,9 @@ pub(crate) const POSITION_CODECS: [&str; 5] = [
     "position-model",
 ];
 
-const GAME_TAG: u8 = 0x10;
+/// Game records of version 1 (no context check).
+const GAME_TAG_V1: u8 = 0x10;
+const GAME_TAG: u8 = 0x30;
 const POSITION_TAG: u8 = 0x20;
 
 /// Encodes `moves` played from `start` as a game record.
@@ -78,7 +92,14 @@ const POSITION_TAG: u8 = 0x20;
 pub fn encode_game(codec: &dyn GameCodec, start: &Chess, moves: &[Move]) -> Result<Vec<u8>, Error> {
     let tag = GAME_TAG + id_of(&GAME_CODECS, codec.name())?;
     let bits = codec.encode(start, moves)?;
-    Ok(seal(tag, check_byte(codec.model_hash()), &bits))
+    Ok(seal(
+        &[
+            tag,
+            check_byte(codec.model_hash()),
+            context_check(codec, start),
+        ],
+        &bits,
+    ))
 }
 
 /// The name of the game codec that wrote a record.
@@ -88,11 +109,17 @@ pub fn encode_game(codec: &dyn GameCodec, start: &Chess, moves: &[Move]) -> Resu
 /// [`Error::InvalidData`] when `data` is not a game record.
 ///
 /// ```
+/// assert_eq!(chesspack::record::game_codec_name(&[0x35, 0, 0, 0x80]).unwrap(), "model");
 /// assert_eq!(chesspack::record::game_codec_name(&[0x15, 0, 0x80]).unwrap(), "model");
 /// assert!(chesspack::record::game_codec_name(&[0x25, 0, 0x80]).is_err());
 /// ```
 pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
-    name_of(data, GAME_TAG, &GAME_CODECS, "game")
+    match data.first() {
+        Some(&tag) if (GAME_TAG_V1..POSITION_TAG).contains(&tag) => {
+            name_of(data, GAME_TAG_V1, &GAME_CODECS, "game")
+        }
+        _ => name_of(data, GAME_TAG, &GAME_CODECS, "game"),
+    }
 }
 
 /// Decodes a game record written by `codec` for a game from `start`. A
@@ -102,11 +129,15 @@ pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
 /// A record holds one byte of the model's hash; where kept weights share
 /// it, the newest decode.
 ///
+/// `codec` must be in the game's context ([`GameCodec::in_context`]) and
+/// `start` the game's start, as they were when the record was written.
+///
 /// # Errors
 ///
 /// [`Error::InvalidData`] when `data` is not a record of `codec` and its
 /// model (or of one of its earlier models), or its stream does not decode;
-/// any error of the codec's decoder.
+/// [`Error::OtherContext`] when it was written from another start or in
+/// another context (version 2); any error of the codec's decoder.
 pub fn decode_game(codec: &dyn GameCodec, start: &Chess, data: &[u8]) -> Result<Vec<Move>, Error> {
     // A record of earlier weights that the library keeps decodes with
     // them, in the same context; where two kept weights share a check
@@ -121,14 +152,22 @@ pub fn decode_game(codec: &dyn GameCodec, start: &Chess, data: &[u8]) -> Result<
         })
         .and_then(|h| codec.with_earlier_model(h));
     let codec = earlier.as_deref().unwrap_or(codec);
-    let bits = open(
-        data,
-        GAME_TAG,
-        &GAME_CODECS,
-        "game",
-        codec.name(),
-        check_byte(codec.model_hash()),
-    )?;
+    let v1 = data
+        .first()
+        .is_some_and(|t| (GAME_TAG_V1..POSITION_TAG).contains(t));
+    let bits = if v1 {
+        open(
+            data,
+            GAME_TAG_V1,
+            &GAME_CODECS,
+            "game",
+            codec.name(),
+            &[check_byte(codec.model_hash())],
+        )?
+    } else {
+        let checks = [check_byte(codec.model_hash()), context_check(codec, start)];
+        open(data, GAME_TAG, &GAME_CODECS, "game", codec.name(), &checks)?
+    };
     codec.decode(start, &bits)
 }
 
@@ -151,7 +190,7 @@ pub fn decode_game(codec: &dyn GameCodec, start: &Chess, data: &[u8]) -> Result<
 pub fn encode_position(codec: &dyn PositionCodec, pos: &Chess) -> Result<Vec<u8>, Error> {
     let tag = POSITION_TAG + id_of(&POSITION_CODECS, codec.name())?;
     let bits = codec.encode(pos)?;
-    Ok(seal(tag, position_check(codec.name()), &bits))
+    Ok(seal(&[tag, position_check(codec.name())], &bits))
 }
 
 /// The name of the position codec that wrote a record.
@@ -176,13 +215,24 @@ pub fn decode_position(codec: &dyn PositionCodec, data: &[u8]) -> Result<Chess, 
         &POSITION_CODECS,
         "position",
         codec.name(),
-        position_check(codec.name()),
+        &[position_check(codec.name())],
     )?;
     codec.decode(&bits)
 }
 
 fn check_byte(hash: u64) -> u8 {
     (hash & 0xff) as u8
+}
+
+/// The context check of a game record: the start position (its EPD and
+/// castling mode) and the codec's context.
+fn context_check(codec: &dyn GameCodec, start: &Chess) -> u8 {
+    let mut b = crate::position::to_epd(start).into_bytes();
+    b.push(u8::from(
+        start.castles().mode() == shakmaty::CastlingMode::Chess960,
+    ));
+    b.extend_from_slice(&codec.context_hash().to_le_bytes());
+    check_byte(crate::hash::fnv1a(&b))
 }
 
 fn position_check(name: &str) -> u8 {
@@ -216,10 +266,12 @@ fn name_of(
         .ok_or_else(|| Error::InvalidData(format!("not a {kind} record (tag byte {tag:#04x})")))
 }
 
-fn seal(tag: u8, check: u8, bits: &Bits) -> Vec<u8> {
+/// The record: `head` (the tag and the checks), the bits, the end mark.
+fn seal(head: &[u8], bits: &Bits) -> Vec<u8> {
     let mut w = BitWriter::new();
-    w.write(u64::from(tag), 8);
-    w.write(u64::from(check), 8);
+    for &b in head {
+        w.write(u64::from(b), 8);
+    }
     w.write_bits(bits);
     w.write_bit(true);
     let padded = w.len().next_multiple_of(8);
@@ -233,7 +285,7 @@ fn open(
     names: &[&'static str],
     kind: &str,
     want: &str,
-    check: u8,
+    checks: &[u8],
 ) -> Result<Bits, Error> {
     let name = name_of(data, base, names, kind)?;
     if name != want {
@@ -241,17 +293,21 @@ fn open(
             "{kind} record of codec {name:?}, not {want:?}"
         )));
     }
-    let (&last, body) = match data.get(2..) {
+    let (&last, body) = match data.get(1 + checks.len()..) {
         Some(rest) => rest
             .split_last()
             .ok_or_else(|| Error::InvalidData(format!("{kind} record has no end mark")))?,
         None => return Err(Error::Truncated),
     };
+    let check = checks[0];
     if data[1] != check {
         return Err(Error::InvalidData(format!(
             "{kind} record was written with another model of {name:?} (check byte {:#04x}, this model's {check:#04x})",
             data[1]
         )));
+    }
+    if checks.get(1).is_some_and(|&c| data[2] != c) {
+        return Err(Error::OtherContext);
     }
     if last == 0 {
         return Err(Error::InvalidData(format!("{kind} record has no end mark")));
@@ -303,14 +359,19 @@ mod tests {
 
     #[test]
     fn golden_index_record() {
-        // Tag 0x11 (index), check 0, then the index stream and its end mark.
+        // Version 2: tag 0x31 (index), model check 0, the context check
+        // (the start position's), then the index stream and its end mark.
         let (start, moves) = sample();
         let bits = game::Index.encode(&start, &moves).unwrap();
         let bytes = encode_game(&game::Index, &start, &moves).unwrap();
-        assert_eq!(&bytes[..2], &[0x11, 0x00]);
-        assert_eq!(bytes.len(), 2 + (bits.len() + 1).div_ceil(8));
+        assert_eq!(&bytes[..2], &[0x31, 0x00]);
+        assert_eq!(bytes.len(), 3 + (bits.len() + 1).div_ceil(8));
         let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-        assert_eq!(hex, "1100ad572b426e3e");
+        assert_eq!(hex, "3100b4ad572b426e3e");
+        // The same game's version 1 record still decodes.
+        let v1 = [0x11, 0x00, 0xad, 0x57, 0x2b, 0x42, 0x6e, 0x3e];
+        assert_eq!(game_codec_name(&v1).unwrap(), "index");
+        assert_eq!(decode_game(&game::Index, &start, &v1).unwrap(), moves);
     }
 
     #[test]
@@ -330,7 +391,7 @@ mod tests {
         let mut ended = bytes.clone();
         *ended.last_mut().unwrap() = 0;
         assert!(decode_game(codec.as_ref(), &start, &ended).is_err());
-        for n in 0..3 {
+        for n in 0..4 {
             assert!(decode_game(codec.as_ref(), &start, &bytes[..n]).is_err());
         }
         assert!(decode_game(&game::Index, &start, &bytes).is_err());
@@ -340,7 +401,7 @@ mod tests {
             let n = (crate::xorshift(&mut x) % 40) as usize;
             let mut data: Vec<u8> = (0..n).map(|_| crate::xorshift(&mut x) as u8).collect();
             if let Some(b) = data.first_mut() {
-                *b = 0x10 + (*b % 7);
+                *b = [0x10, 0x30][usize::from(*b & 1)] + (*b % 7);
             }
             if let Ok(name) = game_codec_name(&data) {
                 if name.starts_with("engine") {
@@ -353,6 +414,95 @@ mod tests {
                 let _ = decode_game(c.as_ref(), &start, &data);
             }
         }
+    }
+
+    /// Issue 44: a game record decoded from another start or in another
+    /// context (ratings, time control, clocks: the tags its writer had) is
+    /// refused, not decoded to another game; in its own it decodes. Over
+    /// random games and pairs of contexts, a wrong context gets through only
+    /// where the 8-bit check collides (1 in 256), and then no game comes
+    /// back that the test does not see.
+    #[test]
+    fn regression_issue_44_records_decode_only_in_their_context() {
+        use crate::model::{GameContext, TimeControl};
+        let mut x = 44u64;
+        let context = |x: &mut u64| {
+            let r = crate::xorshift(x);
+            let elo = |v: u64| (!v.is_multiple_of(3)).then_some(800 + (v % 1900) as u16);
+            let mut c = GameContext::new()
+                .with_ratings(elo(r), elo(r >> 16))
+                .with_time_control(match (r >> 32) % 3 {
+                    0 => None,
+                    1 => Some(TimeControl::Unlimited),
+                    _ => Some(TimeControl::Clock {
+                        base: 60 * ((r >> 40) % 30) as u32,
+                        increment: ((r >> 48) % 5) as u32,
+                    }),
+                });
+            if r >> 60 == 0 {
+                c = c.with_clocks(vec![Some(((r >> 8) % 600) as u32); 4]);
+            }
+            c
+        };
+        let starts = [
+            Chess::default(),
+            position::parse_fen("r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1").unwrap(),
+            position::parse_fen("4k3/1P4P1/8/3pP3/8/8/1p4p1/4K3 w - d6 0 1").unwrap(),
+        ];
+        let random_game = |start: &Chess, x: &mut u64| {
+            let mut pos = start.clone();
+            let mut moves = Vec::new();
+            for _ in 0..(crate::xorshift(x) % 40) {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                let m = legal[(crate::xorshift(x) % legal.len() as u64) as usize];
+                pos.play_unchecked(m);
+                moves.push(m);
+            }
+            moves
+        };
+        let model = game::codec("model").unwrap();
+        let (mut refused, mut collided, mut trials) = (0, 0, 0);
+        for i in 0..300 {
+            let start = &starts[i % starts.len()];
+            let moves = random_game(start, &mut x);
+            let (a, b) = (context(&mut x), context(&mut x));
+            let (in_a, in_b) = (model.in_context(&a), model.in_context(&b));
+            let bytes = encode_game(in_a.as_ref(), start, &moves).unwrap();
+            assert_eq!(decode_game(in_a.as_ref(), start, &bytes).unwrap(), moves);
+            // Another start: refused, whatever the codec.
+            let other = &starts[(i + 1) % starts.len()];
+            assert_eq!(
+                decode_game(in_a.as_ref(), other, &bytes),
+                Err(Error::OtherContext)
+            );
+            let index = encode_game(&game::Index, start, &moves).unwrap();
+            assert_eq!(
+                decode_game(&game::Index, other, &index),
+                Err(Error::OtherContext)
+            );
+            if a == b {
+                continue;
+            }
+            trials += 1;
+            match decode_game(in_b.as_ref(), start, &bytes) {
+                Err(Error::OtherContext) => refused += 1,
+                _ => {
+                    assert_eq!(
+                        context_check(in_a.as_ref(), start),
+                        context_check(in_b.as_ref(), start)
+                    );
+                    collided += 1;
+                }
+            }
+        }
+        assert!(
+            trials > 200 && refused + collided == trials,
+            "{refused} {collided} {trials}"
+        );
+        assert!(collided <= 4, "{collided} of {trials}");
     }
 
     /// Records of the weights that retrained models replaced (here

@@ -179,6 +179,12 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
         let _ = context;
         self.boxed()
     }
+    /// A hash of the game context this codec codes in, for codecs whose
+    /// model reads it ([`GameCodec::in_context`]); 0 for the others. Game
+    /// records check it, so that a record decodes only in its context.
+    fn context_hash(&self) -> u64 {
+        0
+    }
     /// This codec with the earlier model of hash `hash` that the library
     /// keeps so that data written with it still decodes
     /// (`crate::model::Weights::by_hash`), in this codec's context; `None`

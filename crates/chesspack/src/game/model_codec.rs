@@ -519,6 +519,14 @@ impl GameCodec for ModelCodec {
         Some(Box::new(codec))
     }
 
+    fn context_hash(&self) -> u64 {
+        if !self.fast && self.weights().reads_context() {
+            self.context.fingerprint()
+        } else {
+            0
+        }
+    }
+
     fn in_context(&self, context: &model::GameContext) -> Box<dyn GameCodec> {
         if !self.fast && self.weights().reads_context() {
             Box::new(self.clone().with_context(context.clone()))

@@ -130,6 +130,29 @@ impl GameContext {
         self.clocks.as_deref().unwrap_or(&[])
     }
 
+    /// A hash of everything in this context (FNV-1a over a fixed layout,
+    /// the same on every machine): what a game record checks its context
+    /// against.
+    pub(crate) fn fingerprint(&self) -> u64 {
+        let mut b = Vec::with_capacity(16 + 4 * self.clocks().len());
+        for elo in [self.white_elo, self.black_elo] {
+            b.extend_from_slice(&elo.map_or(0, |e| e + 1).to_le_bytes());
+        }
+        match self.time_control {
+            None => b.push(0),
+            Some(TimeControl::Unlimited) => b.push(1),
+            Some(TimeControl::Clock { base, increment }) => {
+                b.push(2);
+                b.extend_from_slice(&base.to_le_bytes());
+                b.extend_from_slice(&increment.to_le_bytes());
+            }
+        }
+        for c in self.clocks() {
+            b.extend_from_slice(&c.map_or(u32::MAX, |c| c.min(u32::MAX - 1)).to_le_bytes());
+        }
+        crate::hash::fnv1a(&b)
+    }
+
     /// This context without clock readings (for the moves of a variation).
     #[must_use]
     pub fn without_clocks(&self) -> GameContext {
