@@ -18,7 +18,10 @@ use chesspack::{
     game::GameCodec,
 };
 use pyo3::{
-    exceptions::{PyFileExistsError, PyIndexError, PyOSError},
+    exceptions::{
+        PyFileExistsError, PyFileNotFoundError, PyIndexError, PyOSError, PyPermissionError,
+        PyValueError,
+    },
     prelude::*,
     types::PyDict,
 };
@@ -101,8 +104,15 @@ fn archive_err(path: &str, e: ArchiveError) -> PyErr {
     }
 }
 
+/// `e` as Python's exception of its kind (`FileNotFoundError`,
+/// `PermissionError`, else `OSError`), naming `path`.
 fn io_err(path: &Path, e: io::Error) -> PyErr {
-    PyOSError::new_err(format!("{}: {e}", path.display()))
+    let msg = format!("{}: {e}", path.display());
+    match e.kind() {
+        io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
+        io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+        _ => PyOSError::new_err(msg),
+    }
 }
 
 type Reader = ArchiveReader<BufReader<File>>;
@@ -478,6 +488,20 @@ fn compress<'py>(
         )));
     }
     let codec = game_codec(codec)?;
+    // An archive compressed again only grows (issue 44).
+    let mut head = [0u8; 8];
+    let n = File::open(&src)
+        .and_then(|mut f| f.read(&mut head))
+        .map_err(|e| io_err(&src, e))?;
+    if matches!(
+        files::Kind::of(&src.to_string_lossy(), &head[..n]),
+        files::Kind::GameArchive | files::Kind::PositionArchive
+    ) {
+        return Err(PyValueError::new_err(format!(
+            "{} is already a chesspack archive (decompress reads it)",
+            src.display()
+        )));
+    }
     // The library's defaults, unless given.
     let mut options = archive::Options::default();
     options.level = level.unwrap_or(options.level);

@@ -217,6 +217,22 @@ def test_issue_41_every_compressed_input_the_command_line_reads(tmp_path):
     assert chesspack.compress(positions, tmp_path / "pg.chpk")["games"] == 201
 
 
+def test_regression_issue_44_a_missing_file_is_file_not_found(tmp_path):
+    for call in [
+        lambda: chesspack.Archive(tmp_path / "nosuch.chpk"),
+        lambda: chesspack.compress(tmp_path / "nosuch.pgn", tmp_path / "x.chpk"),
+        lambda: chesspack.decompress(tmp_path / "nosuch.chpk", tmp_path / "x.pgn"),
+    ]:
+        with pytest.raises(FileNotFoundError, match="nosuch"):
+            call()
+
+
+def test_regression_issue_44_an_archive_is_not_compressed_again(archive_path, tmp_path):
+    with pytest.raises(ValueError, match="already a chesspack archive"):
+        chesspack.compress(archive_path, tmp_path / "again.chpk")
+    assert not (tmp_path / "again.chpk").exists()
+
+
 def test_errors_are_exceptions_not_crashes(tmp_path):
     src = tmp_path / "x.pgn"
     src.write_bytes(b"\x00\xff garbage \n[Event \"x\"]\n\n1. e4 e5 *\n")

@@ -80,8 +80,11 @@ pub struct DecompressArgs {
     /// The archive (`-` for stdin).
     input: String,
     /// Output PGN (default: stdout).
-    #[arg(short, long)]
+    #[arg(short, long, conflicts_with = "stdout")]
     output: Option<String>,
+    /// Write to stdout (the default; for the habit of `xz -dc`).
+    #[arg(short = 'c', long)]
+    stdout: bool,
     /// Overwrite the output if it exists.
     #[arg(short, long)]
     force: bool,
@@ -171,6 +174,7 @@ fn plural(n: u64, word: &str) -> String {
 pub fn clean_up_on_signals() {
     let _ = ctrlc::set_handler(|| {
         files::remove_temporaries();
+        eprintln!("chesspack: interrupted");
         std::process::exit(130);
     });
 }
@@ -375,6 +379,23 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
 }
 
 fn compress_one(args: &CompressArgs) -> Result<()> {
+    // An archive compressed again only grows: refused unless forced, as xz
+    // refuses its own files (issue 44).
+    if args.input != "-" && !args.force {
+        let mut head = [0u8; 8];
+        let n = File::open(&args.input)
+            .and_then(|mut f| f.read(&mut head))
+            .with_context(|| format!("cannot open {}", args.input))?;
+        if matches!(
+            files::Kind::of(&args.input, &head[..n]),
+            files::Kind::GameArchive | files::Kind::PositionArchive
+        ) {
+            bail!(
+                "{} is already a chesspack archive (`chesspack decompress` reads it; -f compresses it anyway)",
+                args.input
+            );
+        }
+    }
     if args.positions || files::Kind::of(&args.input, b"") == files::Kind::Positions {
         return compress_positions(args);
     }
@@ -496,13 +517,15 @@ trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 pub fn decompress(args: &DecompressArgs) -> Result<()> {
+    // `-c`: stdout, which is also the default.
+    let output = args.output.as_deref().filter(|_| !args.stdout);
     if is_position_archive(&args.input)? {
-        if args.input != "-" && args.output.as_deref() == Some(args.input.as_str()) {
+        if args.input != "-" && output == Some(args.input.as_str()) {
             bail!("input and output are the same file");
         }
         let file =
             File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
-        let mut out = Output::create(args.output.as_deref(), args.force, false)?;
+        let mut out = Output::create(output, args.force, false)?;
         chesspack::archive::positions::decompress(io::BufReader::new(file), out.writer())
             .with_context(|| format!("cannot decompress {}", args.input))?;
         return out.commit();
@@ -525,10 +548,10 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
             reader.blocks().len()
         );
     }
-    if args.input != "-" && args.output.as_deref() == Some(args.input.as_str()) {
+    if args.input != "-" && output == Some(args.input.as_str()) {
         bail!("input and output are the same file");
     }
-    let mut out = Output::create(args.output.as_deref(), args.force, false)?;
+    let mut out = Output::create(output, args.force, false)?;
     let total_bytes: u64 = reader.blocks().iter().map(|b| u64::from(b.len)).sum();
     let pb = input::progress(Some(total_bytes), "decompressing");
     let report = pipeline(args.threads)
@@ -739,17 +762,17 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
         let lines = chesspack::archive::positions::decompress(io::BufReader::new(file), io::sink())
             .with_context(|| format!("{}: damaged", args.input))?;
-        println!(
+        outln!(
             "{}: position archive, {lines} {}",
             args.input,
             plural(lines, "line")
         );
-        println!("ok: every block passes its checksum and decodes");
+        outln!("ok: every block passes its checksum and decodes");
         return Ok(());
     }
     let mut reader = open_archive(&args.input)?;
     let header = reader.header().clone();
-    println!(
+    outln!(
         "{}: format {}, codec {} (model {:016x}), {} {}, {} {}",
         args.input,
         header.version,
@@ -770,7 +793,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     pb.finish_and_clear();
     let problems = report.problems;
     if problems.is_empty() {
-        println!(
+        outln!(
             "ok: every block passes its checksums and decodes{}",
             if header.version >= 4 {
                 " to the text it was made from"
@@ -781,9 +804,13 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         Ok(())
     } else {
         for p in &problems {
-            println!("damaged: {p}");
+            outln!("damaged: {p}");
         }
-        bail!("{}: {} problems found", args.input, problems.len())
+        bail!(
+            "{}: {} found",
+            args.input,
+            plural(problems.len() as u64, "problem")
+        )
     }
 }
 

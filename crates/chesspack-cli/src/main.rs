@@ -84,6 +84,10 @@ fn main() -> ExitCode {
     let mut argv: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if argv.get(1).is_some_and(|a| a == "-d") {
         argv[1] = "decompress".into();
+    } else if argv.get(1).is_some_and(|a| a == "-dc" || a == "-cd") {
+        // `chesspack -dc FILE`, as `xz -dc`.
+        argv[1] = "decompress".into();
+        argv.insert(2, "-c".into());
     }
     let cli = Cli::parse_from(argv);
     let result = match cli.command {
@@ -102,13 +106,13 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             // A reader that stopped early (`| head`): the output is not
-            // whole, which the status says as SIGPIPE's would.
+            // whole, which the status says as SIGPIPE's would, and quietly,
+            // as xz, zstd and grep end there (issue 44).
             let broken = |io: &std::io::Error| io.kind() == std::io::ErrorKind::BrokenPipe;
             if e.chain().any(|c| {
                 c.downcast_ref::<std::io::Error>().is_some_and(broken)
                     || matches!(c.downcast_ref(), Some(chesspack::archive::ArchiveError::Io(io)) if broken(io))
             }) {
-                eprintln!("chesspack: the output was closed before the end (broken pipe)");
                 return ExitCode::from(BROKEN_PIPE);
             }
             eprintln!("chesspack: {e:#}");

@@ -282,7 +282,7 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
     if held.is_empty() {
         return Ok(());
     }
-    println!(
+    outln!(
         "held-out games with both tags: file, games, both tags right, ECO right, name right, none named"
     );
     for (name_of_file, games_held) in &held {
@@ -302,7 +302,7 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
             }
         }
         let pct = |n: u64| 100.0 * n as f64 / games.max(1) as f64;
-        println!(
+        outln!(
             "{name_of_file}\t{games}\t{:.1}%\t{:.1}%\t{:.1}%\t{:.1}%",
             pct(both),
             pct(eco_ok),

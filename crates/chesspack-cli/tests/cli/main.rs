@@ -174,10 +174,62 @@ fn stats_positions_rounds_time_again_but_count_once() {
     assert!(!run("0").status.success(), "zero rounds refused");
 }
 
+/// Issue 44: a reader that closes the pipe early (`| head`) ends every
+/// command quietly: no message, no panic (`verify` panicked in `println!`),
+/// status 141 (or 0 when the command was done first).
+#[test]
+fn regression_issue_44_closed_pipes_end_quietly() {
+    use std::process::Stdio;
+    let chpk = compressed_sample("pipes", "s.chpk", &["--codec", "index"]);
+    let chpk = chpk.to_str().unwrap();
+    for args in [
+        vec!["verify", chpk],
+        vec!["list", chpk],
+        vec!["decompress", chpk],
+        vec!["get", chpk, "3"],
+        vec!["codecs"],
+        vec!["explain", "samples/lichess-sample.pgn"],
+        vec!["stats", "samples/lichess-sample.pgn", "--codec", "index"],
+    ] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+            .args(&args)
+            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            matches!(out.status.code(), Some(0 | 141)),
+            "{args:?}: {:?} {err}",
+            out.status
+        );
+        assert!(
+            !err.contains("panicked") && !err.contains("broken pipe"),
+            "{args:?}: {err}"
+        );
+    }
+}
+
+/// Issue 44: compressing an archive is refused unless forced (it only
+/// grows), as xz refuses its own files.
+#[test]
+fn regression_issue_44_an_archive_is_not_compressed_again() {
+    let chpk = compressed_sample("again", "s.chpk", &["--codec", "index"]);
+    let out = chesspack(&["compress", chpk.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("is already a chesspack archive"), "{err}");
+    assert!(!chpk.with_extension("chpk.chpk").exists());
+    ok(&chesspack(&["compress", "-f", chpk.to_str().unwrap()]));
+    assert!(chpk.with_extension("chpk.chpk").exists());
+}
+
 #[test]
 fn stats_limit_and_bad_games() {
-    let dir = std::env::temp_dir().join(format!("chesspack-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = scratch("bad-games");
     let file = dir.join("bad.pgn");
     std::fs::write(
         &file,
@@ -250,8 +302,11 @@ fn codecs_and_explain() {
 }
 
 /// A fresh directory for one test's files.
+/// A fresh directory for test `name`, under cargo's temporary directory for
+/// tests (`target/tmp`): each run replaces the last one's, and nothing
+/// piles up in the system's temporary directory (issue 44).
 fn scratch(name: &str) -> std::path::PathBuf {
-    let dir = std::env::temp_dir().join(format!("chesspack-cli-{}-{name}", std::process::id()));
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("cli-{name}"));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -371,7 +426,7 @@ fn archive_commands_round_trip_the_sample() {
     assert!(!bad.status.success());
     assert!(
         String::from_utf8_lossy(&bad.stderr)
-            .contains("game 38 is not in the archive (it holds 37 games)")
+            .contains("game 38 is not in the archive (it holds games 1 to 37)")
     );
 }
 
@@ -536,6 +591,11 @@ fn regression_issue_29_interrupted_runs_leave_no_temporary_file() {
         assert!(killed.success());
         let result = child.wait_with_output().unwrap();
         assert!(!result.status.success());
+        // Issue 44: it says why it stopped.
+        assert!(
+            String::from_utf8_lossy(&result.stderr).contains("interrupted"),
+            "{signal}"
+        );
         assert_eq!(temporaries(&dir), Vec::<String>::new(), "{signal}");
         assert!(!out.exists());
     }
@@ -722,6 +782,9 @@ fn regression_issue_29_xz_and_zstd_habits() {
         "index",
     ]));
     let expected = ok(&chesspack(&["decompress", reference]));
+    // Issue 44: `-dc` and `decompress -c`, as xz and zstd take them.
+    assert_eq!(ok(&chesspack(&["-dc", reference])), expected);
+    assert_eq!(ok(&chesspack(&["decompress", "-c", reference])), expected);
 
     // No input: stdin to stdout.
     let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))

@@ -148,7 +148,7 @@ fn output_is_never_the_input_and_interrupted_writes_leave_no_output() {
     child.wait().unwrap();
     assert!(!out_path.exists(), "a killed compress left its output");
 
-    // A reader that closes the pipe early: a message and status 141.
+    // A reader that closes the pipe early: status 141, quietly (issue 44).
     let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
         .args(["decompress", &chpk])
         .stdout(Stdio::piped())
@@ -158,7 +158,7 @@ fn output_is_never_the_input_and_interrupted_writes_leave_no_output() {
     drop(child.stdout.take());
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
-    assert!(stderr(&out).contains("broken pipe"));
+    assert_eq!(stderr(&out), "");
 }
 
 /// The lichess layout of a game of `plies` random legal moves (seeded).

@@ -216,7 +216,7 @@ pub enum ArchiveError {
     #[error("stopped")]
     Stopped,
     /// A game number outside the archive.
-    #[error("game {number} is not in the archive (it holds {games} games)")]
+    #[error("game {number} is not in the archive (it holds games 1 to {games})")]
     NoSuchGame {
         /// The game asked for.
         number: u64,
