@@ -1,7 +1,9 @@
 //! Cutting PGN text into the byte ranges of single games.
 //!
 //! A game is its tag lines, then its movetext lines up to a blank line or a
-//! tag line (outside a `{ }` comment), then the blank lines after it. The cut
+//! tag line (outside a `{ }` comment), then the blank lines after it. Tag
+//! lines after a blank line that ends tag lines with no movetext start the
+//! next game: a game may be tags alone (issue 44). The cut
 //! is made on raw bytes, before any parsing, so that a game that cannot be
 //! parsed can be stored exactly as it was.
 
@@ -143,6 +145,8 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
         let mut bytes = Vec::with_capacity((self.last_len + self.last_len / 4).min(1 << 16));
         let mut first_line = 0;
         let mut has_movetext = false;
+        // A blank line after tag lines, before any movetext.
+        let mut tags_ended = false;
         let mut ending = false;
         let mut in_comment = false;
         loop {
@@ -167,12 +171,16 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
             }
             if !bytes.is_empty() && !in_comment {
                 let blank = is_blank(line);
-                if (ending && !blank) || (has_movetext && is_tag_line(line)) {
+                let tag = is_tag_line(line);
+                if (ending && !blank) || ((has_movetext || tags_ended) && tag) {
                     self.pending = true;
                     break;
                 }
                 if blank && has_movetext {
                     ending = true;
+                }
+                if blank && !has_movetext {
+                    tags_ended = true;
                 }
             }
             if bytes.is_empty() {

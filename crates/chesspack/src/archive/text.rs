@@ -308,6 +308,11 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
     if !stack.is_empty() {
         return fail("syntax", "unclosed variation");
     }
+    if events.is_empty() && outcome.is_none() {
+        // Tags alone: kept as they are (the canonical layout would add a
+        // movetext line), a game of its own (issue 44).
+        return fail("tags only", "a game of tags and no movetext");
+    }
     Ok(ParsedGame {
         tags,
         start,

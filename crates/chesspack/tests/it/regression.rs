@@ -116,3 +116,30 @@ fn regression_issue_41_start_position_errors_are_typed() {
         "{err}"
     );
 }
+
+/// Issue 44: games of tags alone (a blank line, then the next game's tags)
+/// stay games of their own, and come back byte for byte.
+#[test]
+fn regression_issue_44_games_of_tags_alone_stay_apart() {
+    use std::io::Cursor;
+
+    use chesspack::archive::{self, ArchiveReader, ChunkReader, Options};
+    let text: &[u8] = b"[Event \"A\"]\n[White \"x\"]\n\n[Event \"B\"]\n[White \"y\"]\n\n[Event \"C\"]\n\n1. e4 *\n";
+    let chunks: Vec<_> = ChunkReader::new(text).collect::<Result<_, _>>().unwrap();
+    assert_eq!(chunks.len(), 3);
+    assert_eq!(chunks[1].bytes, b"[Event \"B\"]\n[White \"y\"]\n\n");
+    for codec in [
+        chesspack::game::codec("index").unwrap(),
+        chesspack::game::codec("model").unwrap(),
+    ] {
+        let mut packed = Vec::new();
+        let report =
+            archive::compress(text, &mut packed, codec.as_ref(), &Options::default()).unwrap();
+        assert_eq!(report.games, 3);
+        let mut back = Vec::new();
+        archive::decompress(Cursor::new(&packed), &mut back).unwrap();
+        assert_eq!(back, text);
+        let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+        assert_eq!(r.game(2).unwrap(), b"[Event \"B\"]\n[White \"y\"]\n\n");
+    }
+}
