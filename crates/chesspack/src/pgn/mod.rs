@@ -247,7 +247,16 @@ type Output = Result<Game, SkippedGame>;
 pub fn start_position(variant: Option<&str>, fen: Option<&str>) -> Result<Chess, Error> {
     let chess960 = match variant.map(|v| v.trim().to_ascii_lowercase()) {
         None => false,
-        Some(v) if v.is_empty() || v == "standard" || v == "chess" || v == "from position" => false,
+        // `normal`: TCEC's word for standard chess (issue 44).
+        Some(v)
+            if v.is_empty()
+                || v == "standard"
+                || v == "chess"
+                || v == "normal"
+                || v == "from position" =>
+        {
+            false
+        }
         Some(v) if v == "chess960" || v == "fischerandom" || v == "chess 960" => true,
         Some(_) => {
             return Err(Error::UnsupportedVariant(crate::error::cut(

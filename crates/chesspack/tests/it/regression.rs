@@ -103,6 +103,11 @@ fn issue_2_forced_moves_cost_nothing_in_index() {
 #[test]
 fn regression_issue_41_start_position_errors_are_typed() {
     use chesspack::{Error, pgn::start_position};
+    // TCEC's `normal` is standard chess (issue 44).
+    assert_eq!(
+        start_position(Some("normal"), None).unwrap(),
+        shakmaty::Chess::default()
+    );
     let err = start_position(Some("Atomic"), None).unwrap_err();
     assert_eq!(err, Error::UnsupportedVariant("Atomic".into()));
     assert_eq!(err.to_string(), "unsupported variant \"Atomic\"");
