@@ -260,8 +260,22 @@ def _arrow_input(values: Any) -> Any:
     import pyarrow as pa
 
     values = list(values)
-    if values and not isinstance(values[0], (str, bytes, type(None))):
-        values = [None if v is None else [_move_text(m) for m in v] for v in values]
+    text = (str, bytes, type(None))
+    if values and not isinstance(values[0], text):
+        out = []
+        for row, v in enumerate(values):
+            if v is None:
+                out.append(None)
+            elif isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
+                raise TypeError(
+                    f"row {row}: a game is a movetext string or a list of moves, not {type(v).__name__}"
+                )
+            else:
+                out.append([_move_text(m) for m in v])
+        return pa.array(out)
+    for row, v in enumerate(values):
+        if not isinstance(v, text):
+            raise TypeError(f"row {row}: a game is a movetext string or a list of moves, not {type(v).__name__}")
     return pa.array(values)
 
 

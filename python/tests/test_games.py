@@ -134,6 +134,12 @@ def test_regression_issue_44_a_record_decodes_only_with_its_tags_and_start():
         chesspack.decode_game(r, tags=tags)
 
 
+def test_regression_issue_44_a_bad_row_is_named():
+    for games, row in [([1, 2, 3], 0), (["1. e4", 7], 1), ([["e4"], "1. d4"], 1)]:
+        with pytest.raises(TypeError, match=f"row {row}: a game is a movetext string or a list of moves"):
+            chesspack.encode_games(games)
+
+
 def test_garbage_never_crashes():
     rng = random.Random(25)
     for _ in range(3000):
