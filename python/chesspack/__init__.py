@@ -260,22 +260,15 @@ def _arrow_input(values: Any) -> Any:
     import pyarrow as pa
 
     values = list(values)
-    text = (str, bytes, type(None))
-    if values and not isinstance(values[0], text):
-        out = []
-        for row, v in enumerate(values):
-            if v is None:
-                out.append(None)
-            elif isinstance(v, (str, bytes)) or not hasattr(v, "__iter__"):
-                raise TypeError(
-                    f"row {row}: a game is a movetext string or a list of moves, not {type(v).__name__}"
-                )
-            else:
-                out.append([_move_text(m) for m in v])
-        return pa.array(out)
+    # Texts, or lists of moves: the first game says which the column holds.
+    first = next((v for v in values if v is not None), None)
+    texts = first is None or isinstance(first, (str, bytes))
     for row, v in enumerate(values):
-        if not isinstance(v, text):
+        is_text = isinstance(v, (str, bytes))
+        if v is not None and (is_text != texts or not (is_text or hasattr(v, "__iter__"))):
             raise TypeError(f"row {row}: a game is a movetext string or a list of moves, not {type(v).__name__}")
+    if not texts:
+        values = [None if v is None else [_move_text(m) for m in v] for v in values]
     return pa.array(values)
 
 

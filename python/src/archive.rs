@@ -104,15 +104,25 @@ fn archive_err(path: &str, e: ArchiveError) -> PyErr {
     }
 }
 
-/// `e` as Python's exception of its kind (`FileNotFoundError`,
-/// `PermissionError`, else `OSError`), naming `path`.
-fn io_err(path: &Path, e: io::Error) -> PyErr {
-    let msg = format!("{}: {e}", path.display());
-    match e.kind() {
+/// Python's exception for an I/O error of `kind` (`FileNotFoundError`,
+/// `PermissionError`, `FileExistsError`, else `OSError`) with `msg`.
+fn os_error(kind: io::ErrorKind, msg: String) -> PyErr {
+    match kind {
         io::ErrorKind::NotFound => PyFileNotFoundError::new_err(msg),
         io::ErrorKind::PermissionDenied => PyPermissionError::new_err(msg),
+        io::ErrorKind::AlreadyExists => PyFileExistsError::new_err(msg),
         _ => PyOSError::new_err(msg),
     }
+}
+
+/// `e`, an error about `path`, as Python's exception of its kind.
+fn io_err(path: &Path, e: io::Error) -> PyErr {
+    os_error(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// An error of the library's file handling (`files`), which names the file.
+fn file_err(e: io::Error) -> PyErr {
+    os_error(e.kind(), e.to_string())
 }
 
 type Reader = ArchiveReader<BufReader<File>>;
@@ -415,24 +425,18 @@ fn open_input(path: &Path) -> PyResult<(Box<dyn BufRead + Send>, u64, Arc<Atomic
 /// its name only when complete, never over an existing file unless
 /// `overwrite`.
 fn create_output(dst: &Path, overwrite: bool) -> PyResult<files::Output> {
-    files::Output::create(dst, overwrite).map_err(|e| {
-        if e.kind() == io::ErrorKind::AlreadyExists {
-            PyFileExistsError::new_err(format!("{e} (overwrite=True replaces it)"))
-        } else {
-            PyOSError::new_err(e.to_string())
-        }
+    files::Output::create(dst, overwrite).map_err(|e| match e.kind() {
+        io::ErrorKind::AlreadyExists => file_err(io::Error::new(
+            e.kind(),
+            format!("{e} (overwrite=True replaces it)"),
+        )),
+        _ => file_err(e),
     })
 }
 
 /// Commits `out`, its errors as Python's.
 fn commit(out: files::Output) -> PyResult<()> {
-    out.commit().map_err(|e| {
-        if e.kind() == io::ErrorKind::AlreadyExists {
-            PyFileExistsError::new_err(e.to_string())
-        } else {
-            PyOSError::new_err(e.to_string())
-        }
-    })
+    out.commit().map_err(file_err)
 }
 
 /// The library's pipeline with `threads` workers (one a core when `None`).
@@ -488,13 +492,10 @@ fn compress<'py>(
         )));
     }
     let codec = game_codec(codec)?;
+    let kind = files::Kind::of_path(&src).map_err(file_err)?;
     // An archive compressed again only grows (issue 44).
-    let mut head = [0u8; 8];
-    let n = File::open(&src)
-        .and_then(|mut f| f.read(&mut head))
-        .map_err(|e| io_err(&src, e))?;
     if matches!(
-        files::Kind::of(&src.to_string_lossy(), &head[..n]),
+        kind,
         files::Kind::GameArchive | files::Kind::PositionArchive
     ) {
         return Err(PyValueError::new_err(format!(
@@ -510,7 +511,7 @@ fn compress<'py>(
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();
     let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
-        if files::Kind::of(&src.to_string_lossy(), b"") == files::Kind::Positions {
+        if kind == files::Kind::Positions {
             let report = archive::positions::compress(input, &mut out, level)
                 .map_err(|e| archive_err(&name, e))?;
             tick(progress.as_ref(), total, total)?;
@@ -574,13 +575,10 @@ fn decompress(
         )));
     }
     let name = src.display().to_string();
-    let mut magic = [0u8; 8];
-    let n = File::open(&src)
-        .and_then(|mut f| f.read(&mut magic))
-        .map_err(|e| io_err(&src, e))?;
+    let kind = files::Kind::of_path(&src).map_err(file_err)?;
     let mut out = create_output(&dst, overwrite)?;
     let games = py.detach(|| -> PyResult<u64> {
-        if files::Kind::of(&name, &magic[..n]) == files::Kind::PositionArchive {
+        if kind == files::Kind::PositionArchive {
             let file = File::open(&src).map_err(|e| io_err(&src, e))?;
             return archive::positions::decompress(BufReader::new(file), &mut out)
                 .map_err(|e| archive_err(&name, e));

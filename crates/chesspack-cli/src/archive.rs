@@ -379,24 +379,25 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
 }
 
 fn compress_one(args: &CompressArgs) -> Result<()> {
+    let kind = if args.input == "-" {
+        files::Kind::Games
+    } else {
+        files::Kind::of_path(Path::new(&args.input))?
+    };
     // An archive compressed again only grows: refused unless forced, as xz
     // refuses its own files (issue 44).
-    if args.input != "-" && !args.force {
-        let mut head = [0u8; 8];
-        let n = File::open(&args.input)
-            .and_then(|mut f| f.read(&mut head))
-            .with_context(|| format!("cannot open {}", args.input))?;
-        if matches!(
-            files::Kind::of(&args.input, &head[..n]),
+    if !args.force
+        && matches!(
+            kind,
             files::Kind::GameArchive | files::Kind::PositionArchive
-        ) {
-            bail!(
-                "{} is already a chesspack archive (`chesspack decompress` reads it; -f compresses it anyway)",
-                args.input
-            );
-        }
+        )
+    {
+        bail!(
+            "{} is already a chesspack archive (`chesspack decompress` reads it; -f compresses it anyway)",
+            args.input
+        );
     }
-    if args.positions || files::Kind::of(&args.input, b"") == files::Kind::Positions {
+    if args.positions || kind == files::Kind::Positions {
         return compress_positions(args);
     }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
@@ -597,11 +598,7 @@ fn is_position_archive(path: &str) -> Result<bool> {
     if path == "-" {
         return Ok(false);
     }
-    let mut magic = [0u8; 8];
-    let n = File::open(path)
-        .and_then(|mut f| f.read(&mut magic))
-        .with_context(|| format!("cannot open {path}"))?;
-    Ok(files::Kind::of(path, &magic[..n]) == files::Kind::PositionArchive)
+    Ok(files::Kind::of_path(Path::new(path))? == files::Kind::PositionArchive)
 }
 
 /// The text of a position archive (`None` for any other file).

@@ -59,6 +59,33 @@ impl Kind {
             Kind::Games
         }
     }
+
+    /// The kind of the file at `path`, by its first bytes and its name.
+    ///
+    /// # Errors
+    ///
+    /// An error opening or reading the file, naming it.
+    pub fn of_path(path: &Path) -> io::Result<Kind> {
+        let mut head = [0u8; 8];
+        let mut n = 0;
+        let mut file = File::open(path).map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot open {}: {e}", path.display()))
+        })?;
+        while n < head.len() {
+            match file.read(&mut head[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!("cannot read {}: {e}", path.display()),
+                    ));
+                }
+            }
+        }
+        Ok(Kind::of(&path.to_string_lossy(), &head[..n]))
+    }
 }
 
 /// The compressed formats an input may come in: their file name endings and
@@ -417,6 +444,19 @@ mod tests {
         for name in ["a.pgn", "a.pgn.zst", "-", "a.csv.7z", "csv"] {
             assert_eq!(Kind::of(name, b"[Event"), Kind::Games, "{name}");
         }
+        let dir = std::env::temp_dir().join(format!("chesspack-kind-{}", std::process::id()));
+        fs::create_dir_all(&dir).unwrap();
+        fs::write(dir.join("a.pgn"), crate::archive::positions::MAGIC).unwrap();
+        fs::write(dir.join("b.csv"), b"").unwrap();
+        assert_eq!(
+            Kind::of_path(&dir.join("a.pgn")).unwrap(),
+            Kind::PositionArchive
+        );
+        assert_eq!(Kind::of_path(&dir.join("b.csv")).unwrap(), Kind::Positions);
+        let err = Kind::of_path(&dir.join("none")).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+        assert!(err.to_string().contains("none"), "{err}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

@@ -12,6 +12,20 @@ fn chesspack(args: &[&str]) -> Output {
         .expect("runs")
 }
 
+/// Runs `chesspack args` with its stdout closed before it writes, as a
+/// reader that stopped early (`| head`) leaves it.
+fn with_stdout_closed(args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+        .args(args)
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("runs");
+    drop(child.stdout.take());
+    child.wait_with_output().expect("runs")
+}
+
 fn json_lines(out: &Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -179,7 +193,6 @@ fn stats_positions_rounds_time_again_but_count_once() {
 /// status 141 (or 0 when the command was done first).
 #[test]
 fn regression_issue_44_closed_pipes_end_quietly() {
-    use std::process::Stdio;
     let chpk = compressed_sample("pipes", "s.chpk", &["--codec", "index"]);
     let chpk = chpk.to_str().unwrap();
     for args in [
@@ -191,15 +204,7 @@ fn regression_issue_44_closed_pipes_end_quietly() {
         vec!["explain", "samples/lichess-sample.pgn"],
         vec!["stats", "samples/lichess-sample.pgn", "--codec", "index"],
     ] {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
-            .args(&args)
-            .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        drop(child.stdout.take());
-        let out = child.wait_with_output().unwrap();
+        let out = with_stdout_closed(&args);
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(
             matches!(out.status.code(), Some(0 | 141)),

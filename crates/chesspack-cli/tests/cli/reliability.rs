@@ -1,7 +1,7 @@
 //! Issue 27: no input loses data. Damaged archives, interrupted and failed
 //! writes, hostile PGN and bad positions, through the command line.
 
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use shakmaty::{Chess, Position, san::SanPlus};
 
@@ -149,14 +149,7 @@ fn output_is_never_the_input_and_interrupted_writes_leave_no_output() {
     assert!(!out_path.exists(), "a killed compress left its output");
 
     // A reader that closes the pipe early: status 141, quietly (issue 44).
-    let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
-        .args(["decompress", &chpk])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    drop(child.stdout.take());
-    let out = child.wait_with_output().unwrap();
+    let out = super::with_stdout_closed(&["decompress", &chpk]);
     assert_eq!(out.status.code(), Some(141), "{}", stderr(&out));
     assert_eq!(stderr(&out), "");
 }

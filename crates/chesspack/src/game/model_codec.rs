@@ -484,6 +484,12 @@ impl ModelCodec {
         }
         Ok(moves)
     }
+
+    /// Whether this codec's model reads the game context (`fast` and the
+    /// models from before it do not).
+    fn reads_context(&self) -> bool {
+        !self.fast && self.weights().reads_context()
+    }
 }
 
 impl GameCodec for ModelCodec {
@@ -520,7 +526,7 @@ impl GameCodec for ModelCodec {
     }
 
     fn context_hash(&self) -> u64 {
-        if !self.fast && self.weights().reads_context() {
+        if self.reads_context() {
             self.context.fingerprint()
         } else {
             0
@@ -528,7 +534,7 @@ impl GameCodec for ModelCodec {
     }
 
     fn in_context(&self, context: &model::GameContext) -> Box<dyn GameCodec> {
-        if !self.fast && self.weights().reads_context() {
+        if self.reads_context() {
             Box::new(self.clone().with_context(context.clone()))
         } else {
             Box::new(self.clone())
