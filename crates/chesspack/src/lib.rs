@@ -51,6 +51,7 @@
 #![warn(missing_docs)]
 
 pub mod archive;
+mod binpack;
 mod bits;
 mod coder;
 mod engine;

@@ -103,6 +103,7 @@ pub(crate) use block::on_this_thread;
 mod chunk;
 pub mod pipeline;
 pub mod positions;
+pub mod training;
 mod tags;
 mod text;
 

@@ -485,6 +485,50 @@ impl ModelCodec {
         Ok(moves)
     }
 
+    /// Codes `moves` from `start` into `enc`, a stream shared with other
+    /// games (their count is known to the decoder).
+    pub(crate) fn encode_into(
+        &self,
+        start: &Chess,
+        moves: &[Move],
+        enc: &mut Encoder,
+    ) -> Result<(), Error> {
+        for (left, freq) in self.intervals(start, moves, None)?.0 {
+            enc.encode_interval(left, freq)?;
+        }
+        Ok(())
+    }
+
+    /// Decodes `plies` moves from `start` out of `dec` into `out`, as
+    /// [`ModelCodec::encode_into`] coded them.
+    pub(crate) fn decode_from(
+        &self,
+        start: &Chess,
+        plies: usize,
+        dec: &mut Decoder<'_>,
+        out: &mut Vec<Move>,
+    ) -> Result<(), Error> {
+        let mut pos = start.clone();
+        let first = out.len();
+        let mut scratch = ScratchGuard::new();
+        for ply in 0..plies {
+            let legal = pos.legal_moves();
+            let m = match legal.len() {
+                0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
+                1 => legal[0],
+                _ => {
+                    self.frequencies_of(&pos, &out[first..], &legal, &mut scratch);
+                    *legal
+                        .get(scratch.decode(dec)?)
+                        .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
+                }
+            };
+            pos.play_unchecked(m);
+            out.push(m);
+        }
+        Ok(())
+    }
+
     /// Whether this codec's model reads the game context (`fast` and the
     /// models from before it do not).
     fn reads_context(&self) -> bool {

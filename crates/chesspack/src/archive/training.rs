@@ -1,0 +1,904 @@
+//! Archives of engine training data: Stockfish's `.binpack` files, stored
+//! as moves coded by a move model and scores coded by an adaptive model of
+//! the change from the previous score, given back byte for byte.
+//!
+//! Each binpack chunk is one block. Its chains (a stem position, then the
+//! plies played from it, each with the engine's score) are coded as
+//! - the stem's position by `position-model`, or its 24 packed bytes where
+//!   that would not give them back;
+//! - every move, the stem's first, by the archive's move codec (`fast`),
+//!   one range-coded stream a block;
+//! - every score by [`ScoreCoder`], one adaptive binary stream a block;
+//! - the ply, result, 50-move counter and ply count as LEB128 numbers in a
+//!   zstd-compressed column.
+//!
+//! Whatever chesspack cannot read or would not write back the same (a
+//! chain with an illegal move, a non-standard bit pattern, bytes that are
+//! not a chunk) is kept as it is, so decompressing gives the input back
+//! byte for byte, and the reference reader reads the same entries.
+//!
+//! Layout: the magic `CHPKTRN\n`, a format version byte, the move codec's
+//! name (length byte + bytes), its model hash (u64 LE), a CRC-32 of those;
+//! then blocks: `CPTB`, payload length, positions, CRC-32 of the payload
+//! (u32 LE each), payload; then the index (`CPTI`, block count u32, each
+//! block's offset and positions as u64 LE), the index's offset (u64 LE) and
+//! `CHPKTEND`. A payload is a kind byte (0: a chunk; 1: bytes that follow
+//! no chunk header), then the LEB128 lengths of its sections and the
+//! sections: the zstd-compressed column of numbers, the stem positions'
+//! bits, the moves' range-coded stream, the scores' binary stream, and the
+//! zstd-compressed bytes kept as they are.
+
+use std::io::{self, Read, Seek, SeekFrom, Write};
+
+use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
+
+use super::ArchiveError;
+use crate::{
+    Bits,
+    binpack::{self, Chain, Item},
+    coder::{BinaryDecoder, BinaryEncoder, BitModel, Decoder, Encoder},
+    game::{GameCodec, ModelCodec},
+    position::{PositionCodec, PositionModel},
+};
+
+/// The magic bytes of a training-data archive.
+pub(crate) const MAGIC: &[u8; 8] = b"CHPKTRN\n";
+/// The training-data archive format version this library writes and reads.
+const VERSION: u8 = 1;
+const END: &[u8; 8] = b"CHPKTEND";
+const BLOCK: &[u8; 4] = b"CPTB";
+const INDEX: &[u8; 4] = b"CPTI";
+const CODEC: &str = "fast";
+/// zstd level of the numbers and kept bytes.
+const LEVEL: i32 = 19;
+/// The most bytes a block's sections may claim when read back.
+const MAX_SECTION: usize = 1 << 31;
+
+/// What [`compress`] did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TrainingReport {
+    /// Bytes read.
+    pub bytes_in: u64,
+    /// Bytes written.
+    pub bytes_out: u64,
+    /// Blocks written (binpack chunks, and bytes after the last one).
+    pub blocks: u64,
+    /// Chains coded.
+    pub chains: u64,
+    /// Positions coded (each chain's stem and plies).
+    pub positions: u64,
+    /// Bytes kept as they are.
+    pub kept_bytes: u64,
+    /// Bits of the coded moves.
+    pub move_bits: u64,
+    /// Bits of the coded scores.
+    pub score_bits: u64,
+    /// Bytes of everything else: stems, numbers, headers, the index.
+    pub other_bytes: u64,
+}
+
+impl TrainingReport {
+    fn add(&mut self, other: &TrainingReport) {
+        self.blocks += other.blocks;
+        self.chains += other.chains;
+        self.positions += other.positions;
+        self.kept_bytes += other.kept_bytes;
+        self.move_bits += other.move_bits;
+        self.score_bits += other.score_bits;
+    }
+}
+
+fn header() -> Vec<u8> {
+    let mut h = MAGIC.to_vec();
+    h.push(VERSION);
+    h.push(CODEC.len() as u8);
+    h.extend_from_slice(CODEC.as_bytes());
+    h.extend_from_slice(&codec().model_hash().to_le_bytes());
+    let crc = crc32fast::hash(&h);
+    h.extend_from_slice(&crc.to_le_bytes());
+    h
+}
+
+fn codec() -> ModelCodec {
+    ModelCodec::fast()
+}
+
+/// Compresses a binpack, `threads` chunks at a time on the rayon pool.
+///
+/// # Errors
+///
+/// Reading or writing fails; a move the codec cannot code (a bug).
+pub fn compress(
+    mut input: impl Read,
+    mut output: impl Write,
+    threads: usize,
+) -> Result<TrainingReport, ArchiveError> {
+    let mut report = TrainingReport::default();
+    let h = header();
+    output.write_all(&h)?;
+    let mut at = h.len() as u64;
+    let mut index = Vec::new();
+    let mut done = false;
+    while !done {
+        let mut batch = Vec::new();
+        while batch.len() < threads.max(1) {
+            match next_piece(&mut input)? {
+                Some(piece) => {
+                    report.bytes_in += piece.bytes_in;
+                    batch.push(piece);
+                }
+                None => {
+                    done = true;
+                    break;
+                }
+            }
+        }
+        let encoded = encode_all(&batch)?;
+        for (bytes, r) in encoded {
+            index.push((at, r.positions));
+            output.write_all(&bytes)?;
+            at += bytes.len() as u64;
+            report.add(&r);
+        }
+    }
+    let mut tail = INDEX.to_vec();
+    tail.extend_from_slice(&(index.len() as u32).to_le_bytes());
+    for (offset, positions) in &index {
+        tail.extend_from_slice(&offset.to_le_bytes());
+        tail.extend_from_slice(&positions.to_le_bytes());
+    }
+    tail.extend_from_slice(&at.to_le_bytes());
+    tail.extend_from_slice(END);
+    output.write_all(&tail)?;
+    output.flush()?;
+    report.bytes_out = at + tail.len() as u64;
+    report.other_bytes = report.bytes_out
+        - (report.move_bits + report.score_bits).div_ceil(8)
+        - report.kept_bytes.min(report.bytes_out);
+    Ok(report)
+}
+
+#[cfg(feature = "parallel")]
+fn encode_all(batch: &[Piece]) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
+    use rayon::prelude::*;
+    batch.par_iter().map(encode_block).collect()
+}
+
+#[cfg(not(feature = "parallel"))]
+fn encode_all(batch: &[Piece]) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
+    batch.iter().map(encode_block).collect()
+}
+
+/// A chunk's body, or bytes that follow no chunk header.
+struct Piece {
+    chunk: bool,
+    bytes: Vec<u8>,
+    bytes_in: u64,
+}
+
+/// The next chunk of `input`, or what is left of it where no chunk starts.
+fn next_piece(input: &mut impl Read) -> io::Result<Option<Piece>> {
+    let mut head = Vec::with_capacity(8);
+    input.by_ref().take(8).read_to_end(&mut head)?;
+    if head.is_empty() {
+        return Ok(None);
+    }
+    if head.len() == 8 && &head[..4] == binpack::CHUNK_MAGIC {
+        let size = u64::from(crate::le::u32_at(&head, 4));
+        let mut body = Vec::new();
+        input.by_ref().take(size).read_to_end(&mut body)?;
+        if body.len() as u64 == size {
+            return Ok(Some(Piece {
+                chunk: true,
+                bytes_in: size + 8,
+                bytes: body,
+            }));
+        }
+        head.extend_from_slice(&body);
+    }
+    input.read_to_end(&mut head)?;
+    Ok(Some(Piece {
+        chunk: false,
+        bytes_in: head.len() as u64,
+        bytes: head,
+    }))
+}
+
+fn write_leb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+fn read_leb(data: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *data.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
+}
+
+/// Codes one block: its bytes (block header included) and what it holds.
+fn encode_block(piece: &Piece) -> Result<(Vec<u8>, TrainingReport), ArchiveError> {
+    let mut r = TrainingReport {
+        blocks: 1,
+        ..TrainingReport::default()
+    };
+    let mut numbers = Vec::new();
+    let mut stems = crate::bits::BitWriter::new();
+    let mut kept = Vec::new();
+    let mut moves = Encoder::new();
+    let mut scores = BinaryEncoder::new();
+    let mut coder = ScoreCoder::new();
+    let codec = codec();
+    if piece.chunk {
+        for item in binpack::parse_chunk(&piece.bytes) {
+            match item {
+                Item::Chain(chain, _) => {
+                    numbers.push(0);
+                    encode_chain(
+                        &chain,
+                        &codec,
+                        &mut numbers,
+                        &mut stems,
+                        &mut kept,
+                        &mut moves,
+                        &mut scores,
+                        &mut coder,
+                    )?;
+                    r.chains += 1;
+                    r.positions += chain.moves.len() as u64;
+                }
+                Item::Raw(bytes) => {
+                    numbers.push(1);
+                    write_leb(&mut numbers, bytes.len() as u64);
+                    kept.extend_from_slice(bytes);
+                    r.kept_bytes += bytes.len() as u64;
+                }
+            }
+        }
+    } else {
+        kept.extend_from_slice(&piece.bytes);
+        r.kept_bytes += piece.bytes.len() as u64;
+    }
+    let moves = moves.finish();
+    let scores = scores.finish();
+    r.move_bits = moves.len() as u64;
+    r.score_bits = scores.len() as u64 * 8;
+    let stems = stems.finish();
+    let numbers = zstd::bulk::compress(&numbers, LEVEL)?;
+    let kept_z = zstd::bulk::compress(&kept, LEVEL)?;
+    let mut payload = vec![u8::from(!piece.chunk)];
+    for len in [
+        numbers.len(),
+        stems.as_bytes().len(),
+        moves.as_bytes().len(),
+        scores.len(),
+        kept_z.len(),
+    ] {
+        write_leb(&mut payload, len as u64);
+    }
+    write_leb(&mut payload, stems.len() as u64);
+    write_leb(&mut payload, moves.len() as u64);
+    payload.extend_from_slice(&numbers);
+    payload.extend_from_slice(stems.as_bytes());
+    payload.extend_from_slice(moves.as_bytes());
+    payload.extend_from_slice(&scores);
+    payload.extend_from_slice(&kept_z);
+    let mut out = BLOCK.to_vec();
+    out.extend_from_slice(&(payload.len() as u32).to_le_bytes());
+    out.extend_from_slice(&(r.positions as u32).to_le_bytes());
+    out.extend_from_slice(&crc32fast::hash(&payload).to_le_bytes());
+    out.extend_from_slice(&payload);
+    Ok((out, r))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn encode_chain(
+    chain: &Chain,
+    codec: &ModelCodec,
+    numbers: &mut Vec<u8>,
+    stems: &mut crate::bits::BitWriter,
+    kept: &mut Vec<u8>,
+    moves: &mut Encoder,
+    scores: &mut BinaryEncoder,
+    coder: &mut ScoreCoder,
+) -> Result<(), ArchiveError> {
+    write_leb(numbers, chain.moves.len() as u64 - 1);
+    write_leb(numbers, u64::from(chain.ply));
+    numbers.push(chain.result);
+    write_leb(numbers, u64::from(chain.rule50));
+    match stem_bits(chain) {
+        Some(bits) => {
+            numbers.push(0);
+            write_leb(numbers, bits.len() as u64);
+            stems.write_bits(&bits);
+        }
+        None => {
+            numbers.push(1);
+            let mut packed = Vec::with_capacity(34);
+            chain.write(&mut packed);
+            kept.extend_from_slice(&packed[..24]);
+        }
+    }
+    codec
+        .encode_into(&chain.pos, &chain.moves, moves)
+        .map_err(|e| ArchiveError::Header(format!("move codec: {e}")))?;
+    let mut state = ScoreState::default();
+    for (&m, &s) in chain.moves.iter().zip(&chain.scores) {
+        coder.encode(scores, &mut state, s);
+        state.played(m, s);
+    }
+    Ok(())
+}
+
+/// The stem's position as `position-model` codes it, where that gives the
+/// same packed bytes back.
+fn stem_bits(chain: &Chain) -> Option<Bits> {
+    let bits = PositionModel.encode(&chain.pos).ok()?;
+    let back = stem_position(&bits, chain.ply, chain.rule50).ok()?;
+    (binpack::pack_position(&back) == binpack::pack_position(&chain.pos)
+        && back.ep_square(EnPassantMode::Always) == chain.pos.ep_square(EnPassantMode::Always))
+    .then_some(bits)
+}
+
+/// The stem position coded as `bits`, with the stem's clocks.
+fn stem_position(bits: &Bits, ply: u16, rule50: u16) -> Result<Chess, String> {
+    let pos = PositionModel.decode(bits).map_err(|e| e.to_string())?;
+    let mut setup = pos.to_setup(EnPassantMode::Always);
+    setup.halfmoves = u32::from(rule50);
+    setup.fullmoves = std::num::NonZeroU32::new(u32::from(ply / 2) + 1).expect("at least 1");
+    shakmaty::FromSetup::from_setup(setup, CastlingMode::Standard).map_err(|e| e.to_string())
+}
+
+/// The score model's state along one chain.
+#[derive(Default)]
+struct ScoreState {
+    /// The context of the next score.
+    context: usize,
+    /// The previous score (0 at a stem).
+    prev: i32,
+    /// Whether a score came before in this chain.
+    started: bool,
+}
+
+/// Score contexts: the size of the previous score (5) × whether the move
+/// since was a capture (2) × the size of the previous change (5), and one
+/// for stems.
+const SCORE_CONTEXTS: usize = 5 * 2 * 5 + 1;
+const STEM_CONTEXT: usize = SCORE_CONTEXTS - 1;
+
+impl ScoreState {
+    /// After the move `m` from `pos`, whose score was `score`.
+    fn played(&mut self, m: Move, score: i16) {
+        let s = i32::from(score);
+        let change = if self.started { s + self.prev } else { 0 };
+        let size = match s.unsigned_abs() {
+            0..30 => 0,
+            30..100 => 1,
+            100..300 => 2,
+            300..1000 => 3,
+            _ => 4,
+        };
+        let change = (32 - (change.unsigned_abs() + 1).leading_zeros() - 1).min(4) as usize;
+        let capture = usize::from(m.is_capture());
+        self.context = (size * 2 + capture) * 5 + change;
+        self.prev = s;
+        self.started = true;
+    }
+}
+
+/// Codes each score as its change from the negated previous score (the
+/// stem's from 0): the change's bit length by context, its sign, its first
+/// bit below the top one by length, and the rest as they are.
+struct ScoreCoder {
+    lengths: Vec<BitModel>,
+    signs: Vec<BitModel>,
+    first: Vec<BitModel>,
+}
+
+impl ScoreCoder {
+    fn new() -> ScoreCoder {
+        ScoreCoder {
+            lengths: vec![BitModel::warm(); SCORE_CONTEXTS * 32],
+            signs: vec![BitModel::warm(); SCORE_CONTEXTS],
+            first: vec![BitModel::warm(); 32],
+        }
+    }
+
+    fn context(state: &ScoreState) -> usize {
+        if state.started {
+            state.context
+        } else {
+            STEM_CONTEXT
+        }
+    }
+
+    fn encode(&mut self, enc: &mut BinaryEncoder, state: &mut ScoreState, score: i16) {
+        let ctx = Self::context(state);
+        let change = i32::from(score) + if state.started { state.prev } else { 0 };
+        let v = change.unsigned_abs();
+        let n = 32 - v.leading_zeros();
+        enc.encode_tree(&mut self.lengths[ctx * 32..(ctx + 1) * 32], 5, n);
+        if n > 0 {
+            enc.encode_bit(&mut self.signs[ctx], change < 0);
+            if n > 1 {
+                enc.encode_bit(&mut self.first[n as usize], v >> (n - 2) & 1 == 1);
+                if n > 2 {
+                    enc.encode_direct(v & ((1 << (n - 2)) - 1), n - 2);
+                }
+            }
+        }
+    }
+
+    fn decode(&mut self, dec: &mut BinaryDecoder<'_>, state: &ScoreState) -> Option<i16> {
+        let ctx = Self::context(state);
+        let n = dec.decode_tree(&mut self.lengths[ctx * 32..(ctx + 1) * 32], 5);
+        if n > 18 {
+            return None;
+        }
+        let mut v = 0u32;
+        let mut negative = false;
+        if n > 0 {
+            negative = dec.decode_bit(&mut self.signs[ctx]);
+            v = 1;
+            if n > 1 {
+                v = v << 1 | u32::from(dec.decode_bit(&mut self.first[n as usize]));
+                if n > 2 {
+                    v = v << (n - 2) | dec.decode_direct(n - 2);
+                }
+            }
+        }
+        let change = if negative { -(v as i32) } else { v as i32 };
+        let score = change - if state.started { state.prev } else { 0 };
+        i16::try_from(score).ok()
+    }
+}
+
+/// What a block decodes to: the binpack bytes it came from, and, when asked
+/// for, its positions as training rows.
+fn decode_block(
+    payload: &[u8],
+    block: u64,
+    mut chunk: Option<&mut Vec<u8>>,
+    mut rows: Option<&mut Rows>,
+) -> Result<u64, ArchiveError> {
+    let damaged = |reason: String| ArchiveError::Damaged { block, reason };
+    let kind = *payload.first().ok_or_else(|| damaged("empty block".into()))?;
+    let mut at = 1;
+    let mut lens = [0usize; 7];
+    for l in &mut lens {
+        *l = read_leb(payload, &mut at)
+            .filter(|&v| v < MAX_SECTION as u64)
+            .ok_or_else(|| damaged("section lengths are damaged".into()))? as usize;
+    }
+    let mut sections = Vec::new();
+    for &len in &lens[..5] {
+        let s = payload
+            .get(at..at + len)
+            .ok_or_else(|| damaged("a section is truncated".into()))?;
+        sections.push(s);
+        at += len;
+    }
+    let numbers = zstd::bulk::decompress(sections[0], MAX_SECTION)
+        .map_err(|e| damaged(format!("numbers: {e}")))?;
+    let kept = zstd::bulk::decompress(sections[4], MAX_SECTION)
+        .map_err(|e| damaged(format!("kept bytes: {e}")))?;
+    if kind == 1 {
+        if let Some(out) = chunk.as_deref_mut() {
+            out.extend_from_slice(&kept);
+        }
+        return Ok(0);
+    }
+    let stems = Bits::from_bytes(sections[1].to_vec(), lens[5])
+        .map_err(|e| damaged(format!("stems: {e}")))?;
+    let mut stems = stems.reader();
+    let move_bits = Bits::from_bytes(sections[2].to_vec(), lens[6])
+        .map_err(|e| damaged(format!("moves: {e}")))?;
+    let mut moves = Decoder::new(&move_bits);
+    let mut scores = BinaryDecoder::new(sections[3]);
+    let mut coder = ScoreCoder::new();
+    let codec = codec();
+    let mut body = Vec::new();
+    let (mut n, mut k) = (0usize, 0usize);
+    let mut positions = 0u64;
+    let mut chain_moves = Vec::new();
+    let mut chains = 0u64;
+    while n < numbers.len() {
+        let item = numbers[n];
+        n += 1;
+        let num = |n: &mut usize| read_leb(&numbers, n).ok_or_else(|| damaged("numbers are truncated".into()));
+        if item == 1 {
+            let len = num(&mut n)? as usize;
+            let bytes = kept
+                .get(k..k + len)
+                .ok_or_else(|| damaged("kept bytes are truncated".into()))?;
+            body.extend_from_slice(bytes);
+            k += len;
+            continue;
+        }
+        chains += 1;
+        let chain_error = |e: String| damaged(format!("chain {chains}: {e}"));
+        let plies = num(&mut n)? as usize + 1;
+        if plies > 1 << 16 {
+            return Err(chain_error("too many plies".into()));
+        }
+        let ply = u16::try_from(num(&mut n)?).map_err(|_| chain_error("bad ply".into()))?;
+        let result = *numbers.get(n).ok_or_else(|| chain_error("truncated".into()))?;
+        n += 1;
+        let rule50 = u16::try_from(num(&mut n)?).map_err(|_| chain_error("bad counter".into()))?;
+        let stem_kind = *numbers.get(n).ok_or_else(|| chain_error("truncated".into()))?;
+        n += 1;
+        let pos = if stem_kind == 0 {
+            let len = num(&mut n)? as usize;
+            let mut bits = crate::bits::BitWriter::new();
+            for _ in 0..len {
+                bits.write_bit(stems.read_bit().map_err(|e| chain_error(e.to_string()))?);
+            }
+            stem_position(&bits.finish(), ply, rule50).map_err(chain_error)?
+        } else {
+            let packed = kept
+                .get(k..k + 24)
+                .ok_or_else(|| chain_error("stem bytes are truncated".into()))?;
+            k += 24;
+            binpack::unpack_position(packed, ply, rule50).map_err(|e| chain_error(e.to_string()))?
+        };
+        chain_moves.clear();
+        codec
+            .decode_from(&pos, plies, &mut moves, &mut chain_moves)
+            .map_err(|e| chain_error(e.to_string()))?;
+        let mut chain_scores = Vec::with_capacity(plies);
+        let mut state = ScoreState::default();
+        for &m in &chain_moves {
+            let s = coder
+                .decode(&mut scores, &state)
+                .ok_or_else(|| chain_error("score out of range".into()))?;
+            chain_scores.push(s);
+            state.played(m, s);
+        }
+        if scores.overrun() {
+            return Err(chain_error("the scores are truncated".into()));
+        }
+        let chain = Chain {
+            pos,
+            ply,
+            result: result & 3,
+            rule50,
+            moves: std::mem::take(&mut chain_moves),
+            scores: chain_scores,
+        };
+        if chunk.is_some() {
+            chain.write(&mut body);
+        }
+        if let Some(rows) = rows.as_deref_mut() {
+            rows.push_chain(&chain);
+        }
+        positions += plies as u64;
+        chain_moves = chain.moves;
+    }
+    if let Some(out) = chunk {
+        binpack::write_chunk(&body, out).map_err(|e| damaged(e.to_string()))?;
+    }
+    Ok(positions)
+}
+
+/// Training rows: one entry per position, in the archive's order, as
+/// columns.
+///
+/// Squares are numbered a1 = 0 … h8 = 63. Pieces are 0 (empty), 1–6 white
+/// pawn, knight, bishop, rook, queen, king, 7–12 black ones.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Rows {
+    /// 64 pieces a position, square by square.
+    pub board: Vec<u8>,
+    /// 0 white to move, 1 black.
+    pub turn: Vec<u8>,
+    /// Castling rights: bit 0 white short, 1 white long, 2 black short,
+    /// 3 black long.
+    pub castling: Vec<u8>,
+    /// The en-passant square where a capture there is legal, else 64.
+    pub ep: Vec<u8>,
+    /// The 50-move counter.
+    pub rule50: Vec<u16>,
+    /// The game ply.
+    pub ply: Vec<u16>,
+    /// The engine's score in centipawns, from the side to move.
+    pub score: Vec<i16>,
+    /// The game's result from the side to move: 1 win, 0 draw, -1 loss.
+    pub result: Vec<i8>,
+    /// The move's origin square.
+    pub from: Vec<u8>,
+    /// The move's target square (the rook's for castling, as binpack).
+    pub to: Vec<u8>,
+    /// The promotion piece (2 knight … 5 queen), else 0.
+    pub promotion: Vec<u8>,
+}
+
+impl Rows {
+    /// The number of rows.
+    pub fn len(&self) -> usize {
+        self.turn.len()
+    }
+
+    /// Whether there are no rows.
+    pub fn is_empty(&self) -> bool {
+        self.turn.is_empty()
+    }
+
+    fn push_chain(&mut self, chain: &Chain) {
+        let mut pos = chain.pos.clone();
+        let mut result = unsigned_result(chain.result);
+        let n = chain.moves.len();
+        self.board.reserve(n * 64);
+        for (i, (&m, &s)) in chain.moves.iter().zip(&chain.scores).enumerate() {
+            let ep = if i == 0 {
+                pos.ep_square(EnPassantMode::Always)
+            } else {
+                pos.ep_square(EnPassantMode::Legal)
+            };
+            let mut squares = [0u8; 64];
+            let board = pos.board();
+            for (sq, piece) in board {
+                squares[usize::from(sq)] =
+                    piece.role as u8 + if piece.color.is_white() { 0 } else { 6 };
+            }
+            self.board.extend_from_slice(&squares);
+            self.turn.push(u8::from(pos.turn().is_black()));
+            let rights = pos.castles().castling_rights();
+            let mut c = 0;
+            for (bit, sq) in [
+                shakmaty::Square::H1,
+                shakmaty::Square::A1,
+                shakmaty::Square::H8,
+                shakmaty::Square::A8,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                if rights.contains(sq) {
+                    c |= 1 << bit;
+                }
+            }
+            self.castling.push(c);
+            self.ep.push(ep.map_or(64, u8::from));
+            self.rule50.push(pos.halfmoves() as u16);
+            self.ply.push(chain.ply.wrapping_add(i as u16));
+            self.score.push(s);
+            self.result.push(result as i8);
+            self.from.push(m.from().map_or(0, u8::from));
+            self.to.push(match m {
+                Move::Castle { rook, .. } => u8::from(rook),
+                _ => u8::from(m.to()),
+            });
+            self.promotion.push(m.promotion().map_or(0, |r| r as u8));
+            pos.play_unchecked(m);
+            result = -result;
+        }
+    }
+}
+
+fn unsigned_result(raw: u8) -> i16 {
+    match raw & 3 {
+        0 => 0,
+        1 => -1,
+        2 => 1,
+        _ => -2,
+    }
+}
+
+/// Random access to a training-data archive: its blocks, as binpack chunks
+/// or as [`Rows`].
+#[derive(Debug)]
+pub struct TrainingReader<R> {
+    input: R,
+    /// Each block's offset and positions.
+    index: Vec<(u64, u64)>,
+}
+
+impl<R: Read + Seek> TrainingReader<R> {
+    /// Opens an archive: checks its header and reads its index.
+    ///
+    /// # Errors
+    ///
+    /// [`ArchiveError::NotAnArchive`], [`ArchiveError::UnsupportedVersion`],
+    /// [`ArchiveError::CodecMismatch`], a damaged header or index.
+    pub fn open(mut input: R) -> Result<TrainingReader<R>, ArchiveError> {
+        let own = header();
+        let mut h = vec![0u8; 10];
+        let truncated = |_| ArchiveError::Header("truncated".into());
+        input.read_exact(&mut h[..8]).map_err(|_| ArchiveError::NotAnArchive)?;
+        if !h.starts_with(MAGIC) {
+            return Err(ArchiveError::NotAnArchive);
+        }
+        input.read_exact(&mut h[8..10]).map_err(truncated)?;
+        if h[8] != VERSION {
+            return Err(ArchiveError::UnsupportedVersion(h[8]));
+        }
+        let name_len = usize::from(h[9]);
+        h.resize(10 + name_len + 12, 0);
+        input.read_exact(&mut h[10..]).map_err(truncated)?;
+        let header_len = h.len();
+        if crc32fast::hash(&h[..header_len - 4]) != crate::le::u32_at(&h, header_len - 4) {
+            return Err(ArchiveError::Header("checksum mismatch".into()));
+        }
+        if h != own {
+            return Err(ArchiveError::CodecMismatch {
+                name: String::from_utf8_lossy(&h[10..10 + name_len]).into_owned(),
+                hash: crate::le::u64_at(&h, 10 + name_len),
+                have: format!(
+                    " (this chesspack has {CODEC} with model {:016x})",
+                    codec().model_hash()
+                ),
+            });
+        }
+        let end = input.seek(SeekFrom::End(0))?;
+        let index_error = |what: &str| ArchiveError::Index(what.into());
+        if end < own.len() as u64 + 16 {
+            return Err(index_error("no footer"));
+        }
+        input.seek(SeekFrom::End(-16))?;
+        let mut footer = [0u8; 16];
+        input.read_exact(&mut footer)?;
+        if &footer[8..] != END {
+            return Err(index_error("no end marker"));
+        }
+        let index_at = crate::le::u64_at(&footer, 0);
+        if index_at < own.len() as u64 || index_at + 8 > end - 16 {
+            return Err(index_error("bad index offset"));
+        }
+        input.seek(SeekFrom::Start(index_at))?;
+        let mut raw = vec![0u8; (end - 16 - index_at) as usize];
+        input.read_exact(&mut raw)?;
+        if &raw[..4] != INDEX {
+            return Err(index_error("no index marker"));
+        }
+        let count = crate::le::u32_at(&raw, 4) as usize;
+        if raw.len() != 8 + count * 16 {
+            return Err(index_error("index size"));
+        }
+        let index: Vec<(u64, u64)> = (0..count)
+            .map(|i| {
+                (
+                    crate::le::u64_at(&raw, 8 + i * 16),
+                    crate::le::u64_at(&raw, 16 + i * 16),
+                )
+            })
+            .collect();
+        if index
+            .iter()
+            .zip(index.iter().skip(1).map(|e| e.0).chain([index_at]))
+            .any(|(&(at, _), next)| at >= next || at < own.len() as u64)
+        {
+            return Err(index_error("block offsets out of order"));
+        }
+        Ok(TrainingReader { input, index })
+    }
+
+    /// The number of blocks.
+    pub fn blocks(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The number of positions in the archive.
+    pub fn positions(&self) -> u64 {
+        self.index.iter().map(|e| e.1).sum()
+    }
+
+    /// The number of positions in block `block` (from 0).
+    pub fn block_positions(&self, block: usize) -> Option<u64> {
+        self.index.get(block).map(|e| e.1)
+    }
+
+    fn payload(&mut self, block: usize) -> Result<Vec<u8>, ArchiveError> {
+        let number = block as u64 + 1;
+        let &(at, positions) = self
+            .index
+            .get(block)
+            .ok_or_else(|| ArchiveError::Index(format!("no block {number}")))?;
+        let next = self.index.get(block + 1).map(|e| e.0);
+        self.input.seek(SeekFrom::Start(at))?;
+        let mut head = [0u8; 16];
+        self.input.read_exact(&mut head)?;
+        let damaged = |reason: &str| ArchiveError::Damaged {
+            block: number,
+            reason: reason.into(),
+        };
+        if &head[..4] != BLOCK {
+            return Err(damaged("no block marker"));
+        }
+        let len = u64::from(crate::le::u32_at(&head, 4));
+        if next.is_some_and(|n| at + 16 + len != n)
+            || u64::from(crate::le::u32_at(&head, 8)) != positions
+        {
+            return Err(damaged("block header disagrees with the index"));
+        }
+        let mut payload = vec![0u8; len as usize];
+        self.input.read_exact(&mut payload)?;
+        if crc32fast::hash(&payload) != crate::le::u32_at(&head, 12) {
+            return Err(damaged("checksum mismatch"));
+        }
+        Ok(payload)
+    }
+
+    /// Block `block`'s (from 0) positions as training rows.
+    ///
+    /// # Errors
+    ///
+    /// A damaged block ([`ArchiveError::Damaged`], naming the block and
+    /// chain), or reading fails.
+    pub fn rows(&mut self, block: usize) -> Result<Rows, ArchiveError> {
+        let payload = self.payload(block)?;
+        let mut rows = Rows::default();
+        decode_block(&payload, block as u64 + 1, None, Some(&mut rows))?;
+        Ok(rows)
+    }
+
+    /// Block `block`'s (from 0) binpack bytes (a chunk, header included).
+    ///
+    /// # Errors
+    ///
+    /// As [`TrainingReader::rows`].
+    pub fn binpack(&mut self, block: usize) -> Result<Vec<u8>, ArchiveError> {
+        let payload = self.payload(block)?;
+        let mut out = Vec::new();
+        decode_block(&payload, block as u64 + 1, Some(&mut out), None)?;
+        Ok(out)
+    }
+}
+
+/// Decompresses a training-data archive to its binpack; returns the number
+/// of positions.
+///
+/// # Errors
+///
+/// As [`TrainingReader::open`] and [`TrainingReader::binpack`].
+pub fn decompress(input: impl Read + Seek, mut output: impl Write) -> Result<u64, ArchiveError> {
+    let mut reader = TrainingReader::open(input)?;
+    for block in 0..reader.blocks() {
+        output.write_all(&reader.binpack(block)?)?;
+    }
+    output.flush()?;
+    Ok(reader.positions())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn explore_shared() {
+        let Ok(data) = std::fs::read("/work/shared/data/train/selfplay-sf15-5000n.binpack") else {
+            return;
+        };
+        let t = std::time::Instant::now();
+        let mut out = Vec::new();
+        let r = compress(&data[..], &mut out, 2).unwrap();
+        eprintln!("{r:?} in {:?}; ratio {:.4}", t.elapsed(), out.len() as f64 / data.len() as f64);
+        eprintln!("bits/pos moves {:.3} scores {:.3} total {:.3}", r.move_bits as f64 / r.positions as f64, r.score_bits as f64 / r.positions as f64, out.len() as f64 * 8.0 / r.positions as f64);
+        let t = std::time::Instant::now();
+        let mut back = Vec::new();
+        decompress(std::io::Cursor::new(&out), &mut back).unwrap();
+        eprintln!("decompress {:?}", t.elapsed());
+        assert!(back == data);
+        let mut reader = TrainingReader::open(std::io::Cursor::new(&out)).unwrap();
+        let t = std::time::Instant::now();
+        let mut n = 0;
+        for b in 0..reader.blocks() {
+            n += reader.rows(b).unwrap().len();
+        }
+        eprintln!("rows {n} in {:?}", t.elapsed());
+    }
+}
