@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::compress_pgn(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::run("compress_pgn", data));

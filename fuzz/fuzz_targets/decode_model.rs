@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::decode_game("model", data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::run("decode_model", data));

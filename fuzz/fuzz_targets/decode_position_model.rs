@@ -1,6 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::decode_position(
-    "position-model",
-    data
-));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::run("decode_position_model", data));

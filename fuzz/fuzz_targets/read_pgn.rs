@@ -1,3 +1,3 @@
 #![no_main]
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::read_pgn(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| chesspack::fuzzing::run("read_pgn", data));

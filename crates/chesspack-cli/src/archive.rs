@@ -389,7 +389,7 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     if !args.force
         && matches!(
             kind,
-            files::Kind::GameArchive | files::Kind::PositionArchive
+            files::Kind::GameArchive | files::Kind::PositionArchive | files::Kind::TrainingArchive
         )
     {
         bail!(
@@ -399,6 +399,9 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     }
     if args.positions || kind == files::Kind::Positions {
         return compress_positions(args);
+    }
+    if kind == files::Kind::Binpack {
+        return compress_training(args);
     }
     let codec = codecs::game_codec(&args.codec, &args.engine)?;
     if codecs::engine_coding(&args.codec).is_some()
@@ -439,6 +442,51 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     out.commit()?;
     let secs = started.elapsed().as_secs_f64();
     report_compress(args, &total, written, secs, codec.name());
+    Ok(())
+}
+
+/// The number of worker threads `threads` asks for (all cores for none).
+fn thread_count(threads: Option<usize>) -> usize {
+    threads
+        .filter(|&t| t > 0)
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
+/// `compress` of a binpack: a training-data archive.
+fn compress_training(args: &CompressArgs) -> Result<()> {
+    let output = compress_output(args)?;
+    let pb = input::progress(None, "compressing");
+    let reader = input::open(&args.input, &pb)?;
+    let mut out = Output::create(output.as_deref(), args.force, true)?;
+    let started = Instant::now();
+    let r = archive::training::compress(reader, out.writer(), thread_count(args.threads))
+        .with_context(|| format!("cannot compress {}", args.input))?;
+    pb.finish_and_clear();
+    out.commit()?;
+    if !args.quiet {
+        let positions = r.positions.max(1) as f64;
+        eprintln!(
+            "chesspack: {} {} in {} {}, {} → {} bytes ({:.2}% of the input, {:.2} bits/position: moves {:.2}, scores {:.2}), {:.1} MB/s",
+            r.positions,
+            plural(r.positions, "position"),
+            r.chains,
+            plural(r.chains, "chain"),
+            r.bytes_in,
+            r.bytes_out,
+            100.0 * r.bytes_out as f64 / r.bytes_in.max(1) as f64,
+            8.0 * r.bytes_out as f64 / positions,
+            r.move_bits as f64 / positions,
+            r.score_bits as f64 / positions,
+            r.bytes_in as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-9),
+        );
+        if r.kept_bytes > 0 {
+            eprintln!(
+                "chesspack: {} {} kept as they are (chains chesspack does not write back the same; they come back byte for byte)",
+                r.kept_bytes,
+                plural(r.kept_bytes, "byte")
+            );
+        }
+    }
     Ok(())
 }
 
@@ -502,6 +550,11 @@ fn report_compress(args: &CompressArgs, total: &BlockReport, written: u64, secs:
 
 /// Opens an archive file (`-`: stdin, read into memory).
 fn open_archive(path: &str) -> Result<ArchiveReader<Box<dyn ReadSeek>>> {
+    if path != "-" && files::Kind::of_path(Path::new(path))? == files::Kind::TrainingArchive {
+        bail!(
+            "{path} is an archive of engine training data: `chesspack decompress` gives its binpack back, and the Python package reads its rows"
+        );
+    }
     let r: Box<dyn ReadSeek> = if path == "-" {
         let mut buf = Vec::new();
         io::stdin().read_to_end(&mut buf)?;
@@ -520,6 +573,23 @@ impl<T: Read + Seek + Send> ReadSeek for T {}
 pub fn decompress(args: &DecompressArgs) -> Result<()> {
     // `-c`: stdout, which is also the default.
     let output = args.output.as_deref().filter(|_| !args.stdout);
+    if args.input != "-"
+        && files::Kind::of_path(Path::new(&args.input))? == files::Kind::TrainingArchive
+    {
+        if output == Some(args.input.as_str()) {
+            bail!("input and output are the same file");
+        }
+        let file =
+            File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
+        let mut out = Output::create(output, args.force, false)?;
+        archive::training::decompress(
+            io::BufReader::new(file),
+            out.writer(),
+            thread_count(args.threads),
+        )
+        .with_context(|| format!("cannot decompress {}", args.input))?;
+        return out.commit();
+    }
     if is_position_archive(&args.input)? {
         if args.input != "-" && output == Some(args.input.as_str()) {
             bail!("input and output are the same file");

@@ -338,7 +338,11 @@ fn bad_move(packed: u16) -> Error {
 
 /// The number of bits that index one of `n` things (0 for one).
 fn used_bits(n: u32) -> u32 {
-    if n <= 1 { 0 } else { 32 - (n - 1).leading_zeros() }
+    if n <= 1 {
+        0
+    } else {
+        32 - (n - 1).leading_zeros()
+    }
 }
 
 /// The number of squares of `bb` below `sq`.
@@ -383,8 +387,9 @@ fn pawn_destinations(pos: &Chess, from: Square) -> Bitboard {
 
 /// The number of castling rights of the side to move.
 fn own_castles(pos: &Chess) -> u32 {
-    (pos.castles().castling_rights() & Bitboard::from_rank(pos.turn().fold_wb(Rank::First, Rank::Eighth)))
-        .count() as u32
+    (pos.castles().castling_rights()
+        & Bitboard::from_rank(pos.turn().fold_wb(Rank::First, Rank::Eighth)))
+    .count() as u32
 }
 
 fn read_move(pos: &Chess, bits: &mut BitReader<'_>) -> Result<Move, Error> {
@@ -400,7 +405,8 @@ fn read_move(pos: &Chess, bits: &mut BitReader<'_>) -> Result<Move, Error> {
             let n = dest.count() as u32;
             if from.rank() == turn.fold_wb(Rank::Seventh, Rank::Second) {
                 let id = bits.read(used_bits(n * 4))?;
-                let to = nth(dest, id / 4).ok_or_else(|| Error::InvalidData("no such square".into()))?;
+                let to =
+                    nth(dest, id / 4).ok_or_else(|| Error::InvalidData("no such square".into()))?;
                 Move::Normal {
                     role,
                     from,
@@ -410,7 +416,8 @@ fn read_move(pos: &Chess, bits: &mut BitReader<'_>) -> Result<Move, Error> {
                 }
             } else {
                 let id = bits.read(used_bits(n))?;
-                let to = nth(dest, id).ok_or_else(|| Error::InvalidData("no such square".into()))?;
+                let to =
+                    nth(dest, id).ok_or_else(|| Error::InvalidData("no such square".into()))?;
                 if Some(to) == ep_target(pos) {
                     Move::EnPassant { from, to }
                 } else {
@@ -464,7 +471,10 @@ fn read_move(pos: &Chess, bits: &mut BitReader<'_>) -> Result<Move, Error> {
     if pos.is_legal(m) {
         Ok(m)
     } else {
-        Err(Error::InvalidData(format!("{} is not legal", m.to_uci(CastlingMode::Standard))))
+        Err(Error::InvalidData(format!(
+            "{} is not legal",
+            m.to_uci(CastlingMode::Standard)
+        )))
     }
 }
 
@@ -597,86 +607,72 @@ mod tests {
     use super::*;
 
     #[test]
-    fn explore_shared() {
-        let Ok(data) = std::fs::read("/work/shared/data/train/selfplay-sf15-5000n.binpack") else {
-            return;
-        };
-        let chunks = chunks(&data).unwrap();
-        let (mut chains, mut raw, mut raw_bytes, mut positions, mut stems_cont) = (0, 0, 0, 0, 0);
-        let mut last_end: Option<Chess> = None;
-        let mut plies = Vec::new();
-        for c in &chunks {
-            for item in parse_chunk(c) {
-                match item {
-                    Item::Chain(ch, _) => {
-                        chains += 1;
-                        positions += ch.moves.len();
-                        plies.push(ch.moves.len());
-                        let mut end = ch.pos.clone();
-                        if last_end.as_ref().is_some_and(|e| e.board() == ch.pos.board()) {
-                            stems_cont += 1;
-                        }
-                        for &m in &ch.moves {
-                            end.play_unchecked(m);
-                        }
-                        last_end = Some(end);
-                    }
-                    Item::Raw(b) => {
-                        raw += 1;
-                        raw_bytes += b.len();
-                    }
-                }
-            }
+    fn signed_numbers_map_both_ways() {
+        for v in [0i16, 1, -1, 2, -2, 300, -300, i16::MAX, i16::MIN] {
+            assert_eq!(unsigned_to_signed(signed_to_unsigned(v)), v);
         }
-        let (mut move_bits, mut pos_bits) = (0usize, 0usize);
-        use crate::{game::{GameCodec, ModelCodec}, position::PositionCodec};
-        let codec = ModelCodec::fast();
-        let pm = crate::position::PositionModel::default();
-        let mut deltas = std::collections::BTreeMap::new();
-        for c in &chunks {
-            for item in parse_chunk(c) {
-                if let Item::Chain(ch, _) = item {
-                    move_bits += codec.encode_counted(&ch.pos, &ch.moves).unwrap().len();
-                    pos_bits += pm.encode(&ch.pos).map(|b| b.len()).unwrap_or(999);
-                    for w in ch.scores.windows(2) {
-                        let d = (w[1] as i32 + w[0] as i32).clamp(-64, 64);
-                        *deltas.entry(d).or_insert(0usize) += 1;
-                    }
-                }
-            }
-        }
-        let mut sub = (0usize, 0usize, 0usize, 0usize);
-        let full = ModelCodec::new();
-        let mut dump = String::new();
-        for item in parse_chunk(chunks[0]).into_iter().take(300) {
-            if let Item::Chain(ch, _) = item {
-                sub.0 += ch.moves.len();
-                sub.1 += full.encode_counted(&ch.pos, &ch.moves).unwrap().len();
-                sub.2 += codec.encode_counted(&ch.pos, &ch.moves).unwrap().len();
-                let eng = crate::game::codec("engine-arith").unwrap();
-                if sub.0 < 5000 { sub.3 += eng.encode_counted(&ch.pos, &ch.moves).unwrap().len(); }
-            }
-        }
-        for item in parse_chunk(chunks[0]) {
-            if let Item::Chain(ch, _) = item {
-                let mut p = ch.pos.clone();
-                for (m, s) in ch.moves.iter().zip(&ch.scores) {
-                    dump += &format!("{} {} {} {} ", s, u8::from(m.is_capture()), u8::from(p.is_check()), m.role() as u8);
-                    p.play_unchecked(*m);
-                }
-                dump += "\n";
-            }
-        }
-        std::fs::write("/tmp/scores.txt", dump).unwrap();
-        eprintln!("subset plies {} model {:.3} fast {:.3} engine(first ~5000) {}", sub.0, sub.1 as f64 / sub.0 as f64, sub.2 as f64 / sub.0 as f64, sub.3);
-        let total: usize = deltas.values().sum();
-        let h: f64 = deltas.values().map(|&n| { let p = n as f64 / total as f64; -p * p.log2() }).sum();
-        eprintln!("fast move bits/pos {:.3} stem pos bits {:.1} delta entropy (clamped) {h:.3}", move_bits as f64 / positions as f64, pos_bits as f64 / chains as f64);
-        eprintln!("{:?}", deltas.iter().filter(|(k, _)| k.abs() <= 8 || k.abs() == 64).collect::<Vec<_>>());
-        eprintln!(
-            "chunks {} chains {chains} positions {positions} raw {raw} ({raw_bytes} bytes) stems continuing {stems_cont} first lens {:?}",
-            chunks.len(),
-            &plies[..10]
+        // The sign in the lowest bit.
+        assert_eq!(signed_to_unsigned(1), 2);
+        assert_eq!(signed_to_unsigned(-1), 1);
+    }
+
+    #[test]
+    fn indexes_take_the_bits_of_their_range() {
+        assert_eq!(
+            [0, 1, 2, 3, 4, 5, 16, 17].map(used_bits),
+            [0, 0, 1, 2, 2, 3, 4, 5]
         );
+    }
+
+    #[test]
+    fn a_chain_writes_back_to_its_bytes() {
+        // 1. e4 e5 2. Nf3 from the start, scores 20, -25, 30.
+        let start = Chess::default();
+        let mut moves = Vec::new();
+        let mut pos = start.clone();
+        for uci in ["e2e4", "e7e5", "g1f3"] {
+            let m = uci
+                .parse::<shakmaty::uci::UciMove>()
+                .unwrap()
+                .to_move(&pos)
+                .unwrap();
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        let chain = Chain {
+            pos: start,
+            ply: 0,
+            result: 2,
+            rule50: 0,
+            moves,
+            scores: vec![20, -25, 30],
+        };
+        let mut bytes = Vec::new();
+        chain.write(&mut bytes);
+        let (back, len) = read_chain(&bytes).unwrap();
+        assert_eq!((back, len), (chain, bytes.len()));
+        let items = parse_chunk(&bytes);
+        assert!(matches!(items.as_slice(), [Item::Chain(_, b)] if *b == bytes.as_slice()));
+    }
+
+    #[test]
+    fn chunks_need_their_magic_and_size() {
+        let mut file = Vec::new();
+        write_chunk(b"abc", &mut file).unwrap();
+        assert_eq!(chunks(&file).unwrap(), [b"abc"]);
+        assert!(
+            chunks(&file[..10])
+                .unwrap_err()
+                .to_string()
+                .contains("chunk 0")
+        );
+        assert!(chunks(b"BINX\0\0\0\0").is_err());
+    }
+
+    #[test]
+    fn what_is_not_a_chain_is_kept() {
+        // A stem of zeros: no kings, not a position.
+        let items = parse_chunk(&[0; 40]);
+        assert_eq!(items, [Item::Raw(&[0; 40])]);
     }
 }

@@ -36,6 +36,11 @@ pub enum Kind {
     Positions,
     /// PGN text, or anything else: read as games.
     Games,
+    /// Stockfish's engine training data (`.binpack`, also compressed, or
+    /// a file that starts with a binpack chunk).
+    Binpack,
+    /// An archive of engine training data ([`crate::archive::training`]).
+    TrainingArchive,
 }
 
 impl Kind {
@@ -48,6 +53,12 @@ impl Kind {
         if head.starts_with(crate::archive::positions::MAGIC) {
             return Kind::PositionArchive;
         }
+        if head.starts_with(crate::archive::training::MAGIC) {
+            return Kind::TrainingArchive;
+        }
+        if head.starts_with(crate::binpack::CHUNK_MAGIC) {
+            return Kind::Binpack;
+        }
         let name = name.to_ascii_lowercase();
         let name = COMPRESSED
             .iter()
@@ -55,6 +66,8 @@ impl Kind {
             .unwrap_or(&name);
         if [".csv", ".epd", ".fen"].iter().any(|e| name.ends_with(e)) {
             Kind::Positions
+        } else if name.ends_with(".binpack") {
+            Kind::Binpack
         } else {
             Kind::Games
         }

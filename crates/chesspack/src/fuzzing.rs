@@ -5,6 +5,63 @@ use shakmaty::Chess;
 
 use crate::{Bits, game, position};
 
+/// Runs the fuzz target named `target` (as in fuzz/fuzz_targets/) on
+/// `data`: it must not panic. `decode_X` decodes a stream with the game or
+/// position codec `X` (`-` written `_`); what decodes must re-encode to the
+/// same moves or position.
+///
+/// # Panics
+///
+/// On an unknown target, and wherever a target finds a bug.
+pub fn run(target: &str, data: &[u8]) {
+    match target {
+        "read_pgn" => read_pgn(data),
+        "read_archive" => read_archive(data),
+        "compress_pgn" => compress_pgn(data),
+        "decode_record" => decode_record(data),
+        "read_training" => read_training(data),
+        "compress_binpack" => compress_binpack(data),
+        _ => {
+            let name = target
+                .strip_prefix("decode_")
+                .unwrap_or_else(|| panic!("unknown fuzz target {target}"))
+                .replace('_', "-");
+            if game::codec(&name).is_ok() {
+                decode_game(&name, data);
+            } else {
+                decode_position(&name, data);
+            }
+        }
+    }
+}
+
+/// A training-data block payload decoded as is (no checksum), then the
+/// bytes opened as an archive.
+fn read_training(data: &[u8]) {
+    use crate::archive::training;
+    let _ = training::decode_block(
+        data,
+        1,
+        Some(&mut Vec::new()),
+        Some(&mut Default::default()),
+    );
+    if let Ok(mut r) = training::TrainingReader::open(std::io::Cursor::new(data)) {
+        for b in 0..r.blocks() {
+            let _ = r.rows(b);
+        }
+    }
+}
+
+/// Any bytes compressed as a binpack come back byte for byte.
+fn compress_binpack(data: &[u8]) {
+    use crate::archive::training;
+    let mut packed = Vec::new();
+    training::compress(data, &mut packed, 1).expect("any bytes compress");
+    let mut back = Vec::new();
+    training::decompress(std::io::Cursor::new(&packed), &mut back, 1).expect("decompresses");
+    assert_eq!(back, data);
+}
+
 /// Splits fuzz input into a bit length and bits: the first two bytes give how
 /// many bits of the rest to use.
 fn bits_of(data: &[u8]) -> Bits {
@@ -16,7 +73,7 @@ fn bits_of(data: &[u8]) -> Bits {
 
 /// Decodes `data` with the game codec `name` from the start position; a
 /// successful decode must re-encode to the same moves.
-pub fn decode_game(name: &str, data: &[u8]) {
+fn decode_game(name: &str, data: &[u8]) {
     let codec = game::codec(name).expect("known codec");
     let start = Chess::default();
     if let Ok(moves) = codec.decode(&start, &bits_of(data)) {
@@ -34,7 +91,7 @@ pub fn decode_game(name: &str, data: &[u8]) {
 
 /// Decodes `data` with the position codec `name`; a successful decode must
 /// re-encode to a stream that decodes to the same position.
-pub fn decode_position(name: &str, data: &[u8]) {
+fn decode_position(name: &str, data: &[u8]) {
     let codec = position::codec(name).expect("known codec");
     if let Ok(pos) = codec.decode(&bits_of(data)) {
         let again = codec
@@ -46,7 +103,7 @@ pub fn decode_position(name: &str, data: &[u8]) {
 }
 
 /// Reads `data` as PGN and round-trips every game through every game codec.
-pub fn read_pgn(data: &[u8]) {
+fn read_pgn(data: &[u8]) {
     let _ = crate::pgn::clock_millis(data);
     for game in crate::pgn::GameReader::new(data).flatten() {
         for codec in game::codecs() {
@@ -63,7 +120,7 @@ pub fn read_pgn(data: &[u8]) {
 
 /// Reads `data` as an archive and as a block payload: decoding may fail,
 /// never panic, and every game that decodes is text.
-pub fn read_archive(data: &[u8]) {
+fn read_archive(data: &[u8]) {
     // On this thread alone: a fuzz target starts no threads.
     crate::archive::on_this_thread(|| read_archive_here(data));
 }
@@ -100,7 +157,7 @@ fn read_archive_here(data: &[u8]) {
 
 /// Compresses `data` as PGN into an archive and checks that it decompresses
 /// to the canonical text.
-pub fn compress_pgn(data: &[u8]) {
+fn compress_pgn(data: &[u8]) {
     use crate::archive;
     let options = archive::Options {
         block_games: 3,
@@ -117,7 +174,7 @@ pub fn compress_pgn(data: &[u8]) {
 /// Reads `data` as a game record and as a position record (the Python
 /// package's single values and Arrow columns): decoding may fail, never
 /// panic, and a record that decodes re-encodes to the same bytes.
-pub fn decode_record(data: &[u8]) {
+fn decode_record(data: &[u8]) {
     use crate::record;
     let start = Chess::default();
     if let Ok(name) = record::game_codec_name(data) {
@@ -195,6 +252,15 @@ mod tests {
         replay("read_pgn", super::read_pgn);
     }
 
+    #[test]
+    fn every_target_runs_by_name() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fuzz/fuzz_targets");
+        for entry in fs::read_dir(dir).unwrap() {
+            let name = entry.unwrap().file_name().into_string().unwrap();
+            super::run(name.strip_suffix(".rs").unwrap(), b"");
+        }
+    }
+
     /// Issue 5: fuzzing decode_model found a stream whose re-encoding the
     /// decoder refused as "too short" (the encoder trims trailing zero bits,
     /// so a stream's length does not bound what it holds); kept in the corpus
@@ -210,6 +276,12 @@ mod tests {
     fn archive_corpora() {
         replay("read_archive", super::read_archive);
         replay("compress_pgn", super::compress_pgn);
+    }
+
+    #[test]
+    fn training_corpora() {
+        replay("read_training", super::read_training);
+        replay("compress_binpack", super::compress_binpack);
     }
 
     #[test]
@@ -265,6 +337,8 @@ mod tests {
             super::read_pgn(&data);
             super::read_archive(&data);
             super::compress_pgn(&data);
+            super::read_training(&data);
+            super::compress_binpack(&data);
             if len % 20 == 0 && len % 60 < 8 {
                 // The engine decoders search every position, and garbage can
                 // decode to long games: a few short inputs only here (the fuzz

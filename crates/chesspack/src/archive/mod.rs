@@ -103,9 +103,9 @@ pub(crate) use block::on_this_thread;
 mod chunk;
 pub mod pipeline;
 pub mod positions;
-pub mod training;
 mod tags;
 mod text;
+pub mod training;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 

@@ -338,7 +338,7 @@ fn encode_chain(
         .map_err(|e| ArchiveError::Header(format!("move codec: {e}")))?;
     let mut state = ScoreState::default();
     for (&m, &s) in chain.moves.iter().zip(&chain.scores) {
-        coder.encode(scores, &mut state, s);
+        coder.encode(scores, &state, s);
         state.played(m, s);
     }
     Ok(())
@@ -366,38 +366,98 @@ fn stem_position(bits: &Bits, ply: u16, rule50: u16) -> Result<Chess, String> {
 /// The score model's state along one chain.
 #[derive(Default)]
 struct ScoreState {
-    /// The context of the next score.
-    context: usize,
     /// The previous score (0 at a stem).
     prev: i32,
-    /// Whether a score came before in this chain.
-    started: bool,
+    /// Scores seen in this chain.
+    seen: usize,
+    /// Whether the last move was a capture.
+    capture: bool,
+    /// The last changes (from the negated score before), newest at
+    /// `seen % 8`.
+    changes: [i32; 8],
 }
 
-/// Score contexts: the size of the previous score (5) × whether the move
-/// since was a capture (2) × the size of the previous change (5), and one
-/// for stems.
-const SCORE_CONTEXTS: usize = 5 * 2 * 5 + 1;
-const STEM_CONTEXT: usize = SCORE_CONTEXTS - 1;
+/// Score contexts of the change's bit length: the size of the previous
+/// score (5) × whether the move since was a capture (2) × the previous
+/// change's bit length (8) × the mean bit length of the last 8 changes (8)
+/// × the phase of the chain (4); one more for stems.
+const LENGTH_CONTEXTS: usize = 5 * 2 * 8 * 8 * 4 + 1;
+/// Sign contexts: the previous change's sign (3) × the change's length (19)
+/// × the size of the previous score (5).
+const SIGN_CONTEXTS: usize = 3 * 19 * 5;
+
+/// The bit length of `v`'s size, at most `max`.
+fn size_bucket(v: u32, max: usize) -> usize {
+    ((32 - v.leading_zeros()) as usize).min(max)
+}
 
 impl ScoreState {
-    /// After the move `m` from `pos`, whose score was `score`.
+    /// After the move `m`, whose position's score was `score`.
     fn played(&mut self, m: Move, score: i16) {
         let s = i32::from(score);
-        let change = if self.started { s + self.prev } else { 0 };
-        let size = match s.unsigned_abs() {
+        if self.seen > 0 {
+            self.changes[self.seen % 8] = s + self.prev;
+        }
+        self.prev = s;
+        self.seen += 1;
+        self.capture = m.is_capture();
+    }
+
+    fn last_change(&self) -> i32 {
+        if self.seen > 1 {
+            self.changes[(self.seen - 1) % 8]
+        } else {
+            0
+        }
+    }
+
+    fn score_size(&self) -> usize {
+        match self.prev.unsigned_abs() {
             0..30 => 0,
             30..100 => 1,
             100..300 => 2,
             300..1000 => 3,
             _ => 4,
-        };
-        let change = (32 - (change.unsigned_abs() + 1).leading_zeros() - 1).min(4) as usize;
-        let capture = usize::from(m.is_capture());
-        self.context = (size * 2 + capture) * 5 + change;
-        self.prev = s;
-        self.started = true;
+        }
     }
+
+    fn length_context(&self) -> usize {
+        if self.seen == 0 {
+            return LENGTH_CONTEXTS - 1;
+        }
+        let known = (self.seen - 1).min(8);
+        let mean = if known == 0 {
+            0
+        } else {
+            let sum: u32 = (0..known)
+                .map(|i| self.changes[(self.seen - 1 - i) % 8].unsigned_abs())
+                .sum();
+            sum / known as u32
+        };
+        let phase = (self.seen / 40).min(3);
+        ((((self.score_size() * 2 + usize::from(self.capture)) * 8
+            + size_bucket(self.last_change().unsigned_abs(), 7))
+            * 8
+            + size_bucket(mean, 7))
+            * 4)
+            + phase
+    }
+
+    fn sign_context(&self, n: u32) -> usize {
+        let sign = match self.last_change().signum() {
+            -1 => 0,
+            0 => 1,
+            _ => 2,
+        };
+        (sign * 19 + n as usize) * 5 + self.score_size()
+    }
+}
+
+/// The bits below the top one of an `n`-bit change: how many are coded
+/// by a tree of adaptive bits, how many as they are.
+fn mantissa(n: u32) -> (u32, u32) {
+    let below = n - 1;
+    (below.min(5), below.saturating_sub(5))
 }
 
 /// Codes each score as its change from the negated previous score (the
@@ -412,39 +472,34 @@ struct ScoreCoder {
 impl ScoreCoder {
     fn new() -> ScoreCoder {
         ScoreCoder {
-            lengths: vec![BitModel::warm(); SCORE_CONTEXTS * 32],
-            signs: vec![BitModel::warm(); SCORE_CONTEXTS],
-            first: vec![BitModel::warm(); 32],
+            lengths: vec![BitModel::warm(); LENGTH_CONTEXTS * 32],
+            signs: vec![BitModel::warm(); SIGN_CONTEXTS],
+            first: vec![BitModel::warm(); 32 * 8 * 64],
         }
     }
 
-    fn context(state: &ScoreState) -> usize {
-        if state.started {
-            state.context
-        } else {
-            STEM_CONTEXT
-        }
-    }
-
-    fn encode(&mut self, enc: &mut BinaryEncoder, state: &mut ScoreState, score: i16) {
-        let ctx = Self::context(state);
-        let change = i32::from(score) + if state.started { state.prev } else { 0 };
+    fn encode(&mut self, enc: &mut BinaryEncoder, state: &ScoreState, score: i16) {
+        let ctx = state.length_context();
+        let change = i32::from(score) + state.prev;
         let v = change.unsigned_abs();
         let n = 32 - v.leading_zeros();
         enc.encode_tree(&mut self.lengths[ctx * 32..(ctx + 1) * 32], 5, n);
         if n > 0 {
-            enc.encode_bit(&mut self.signs[ctx], change < 0);
+            enc.encode_bit(&mut self.signs[state.sign_context(n)], change < 0);
             if n > 1 {
-                enc.encode_bit(&mut self.first[n as usize], v >> (n - 2) & 1 == 1);
-                if n > 2 {
-                    enc.encode_direct(v & ((1 << (n - 2)) - 1), n - 2);
+                let (tree, low) = mantissa(n);
+                let f = (n as usize * 8 + size_bucket(state.last_change().unsigned_abs(), 7)) * 64;
+                let top = (v >> low) & ((1 << tree) - 1);
+                enc.encode_tree(&mut self.first[f..f + 64], tree, top);
+                if low > 0 {
+                    enc.encode_direct(v & ((1 << low) - 1), low);
                 }
             }
         }
     }
 
     fn decode(&mut self, dec: &mut BinaryDecoder<'_>, state: &ScoreState) -> Option<i16> {
-        let ctx = Self::context(state);
+        let ctx = state.length_context();
         let n = dec.decode_tree(&mut self.lengths[ctx * 32..(ctx + 1) * 32], 5);
         if n > 18 {
             return None;
@@ -452,31 +507,34 @@ impl ScoreCoder {
         let mut v = 0u32;
         let mut negative = false;
         if n > 0 {
-            negative = dec.decode_bit(&mut self.signs[ctx]);
+            negative = dec.decode_bit(&mut self.signs[state.sign_context(n)]);
             v = 1;
             if n > 1 {
-                v = v << 1 | u32::from(dec.decode_bit(&mut self.first[n as usize]));
-                if n > 2 {
-                    v = v << (n - 2) | dec.decode_direct(n - 2);
+                let (tree, low) = mantissa(n);
+                let f = (n as usize * 8 + size_bucket(state.last_change().unsigned_abs(), 7)) * 64;
+                v = v << tree | dec.decode_tree(&mut self.first[f..f + 64], tree);
+                if low > 0 {
+                    v = v << low | dec.decode_direct(low);
                 }
             }
         }
         let change = if negative { -(v as i32) } else { v as i32 };
-        let score = change - if state.started { state.prev } else { 0 };
-        i16::try_from(score).ok()
+        i16::try_from(change - state.prev).ok()
     }
 }
 
 /// What a block decodes to: the binpack bytes it came from, and, when asked
 /// for, its positions as training rows.
-fn decode_block(
+pub(crate) fn decode_block(
     payload: &[u8],
     block: u64,
     mut chunk: Option<&mut Vec<u8>>,
     mut rows: Option<&mut Rows>,
 ) -> Result<u64, ArchiveError> {
     let damaged = |reason: String| ArchiveError::Damaged { block, reason };
-    let kind = *payload.first().ok_or_else(|| damaged("empty block".into()))?;
+    let kind = *payload
+        .first()
+        .ok_or_else(|| damaged("empty block".into()))?;
     let mut at = 1;
     let mut lens = [0usize; 7];
     for l in &mut lens {
@@ -519,7 +577,9 @@ fn decode_block(
     while n < numbers.len() {
         let item = numbers[n];
         n += 1;
-        let num = |n: &mut usize| read_leb(&numbers, n).ok_or_else(|| damaged("numbers are truncated".into()));
+        let num = |n: &mut usize| {
+            read_leb(&numbers, n).ok_or_else(|| damaged("numbers are truncated".into()))
+        };
         if item == 1 {
             let len = num(&mut n)? as usize;
             let bytes = kept
@@ -536,10 +596,14 @@ fn decode_block(
             return Err(chain_error("too many plies".into()));
         }
         let ply = u16::try_from(num(&mut n)?).map_err(|_| chain_error("bad ply".into()))?;
-        let result = *numbers.get(n).ok_or_else(|| chain_error("truncated".into()))?;
+        let result = *numbers
+            .get(n)
+            .ok_or_else(|| chain_error("truncated".into()))?;
         n += 1;
         let rule50 = u16::try_from(num(&mut n)?).map_err(|_| chain_error("bad counter".into()))?;
-        let stem_kind = *numbers.get(n).ok_or_else(|| chain_error("truncated".into()))?;
+        let stem_kind = *numbers
+            .get(n)
+            .ok_or_else(|| chain_error("truncated".into()))?;
         n += 1;
         let pos = if stem_kind == 0 {
             let len = num(&mut n)? as usize;
@@ -628,16 +692,6 @@ pub struct Rows {
 }
 
 impl Rows {
-    /// The number of rows.
-    pub fn len(&self) -> usize {
-        self.turn.len()
-    }
-
-    /// Whether there are no rows.
-    pub fn is_empty(&self) -> bool {
-        self.turn.is_empty()
-    }
-
     fn push_chain(&mut self, chain: &Chain) {
         let mut pos = chain.pos.clone();
         let mut result = unsigned_result(chain.result);
@@ -719,7 +773,9 @@ impl<R: Read + Seek> TrainingReader<R> {
         let own = header();
         let mut h = vec![0u8; 10];
         let truncated = |_| ArchiveError::Header("truncated".into());
-        input.read_exact(&mut h[..8]).map_err(|_| ArchiveError::NotAnArchive)?;
+        input
+            .read_exact(&mut h[..8])
+            .map_err(|_| ArchiveError::NotAnArchive)?;
         if !h.starts_with(MAGIC) {
             return Err(ArchiveError::NotAnArchive);
         }
@@ -797,11 +853,6 @@ impl<R: Read + Seek> TrainingReader<R> {
         self.index.iter().map(|e| e.1).sum()
     }
 
-    /// The number of positions in block `block` (from 0).
-    pub fn block_positions(&self, block: usize) -> Option<u64> {
-        self.index.get(block).map(|e| e.1)
-    }
-
     fn payload(&mut self, block: usize) -> Result<Vec<u8>, ArchiveError> {
         let number = block as u64 + 1;
         let &(at, positions) = self
@@ -845,60 +896,90 @@ impl<R: Read + Seek> TrainingReader<R> {
         decode_block(&payload, block as u64 + 1, None, Some(&mut rows))?;
         Ok(rows)
     }
-
-    /// Block `block`'s (from 0) binpack bytes (a chunk, header included).
-    ///
-    /// # Errors
-    ///
-    /// As [`TrainingReader::rows`].
-    pub fn binpack(&mut self, block: usize) -> Result<Vec<u8>, ArchiveError> {
-        let payload = self.payload(block)?;
-        let mut out = Vec::new();
-        decode_block(&payload, block as u64 + 1, Some(&mut out), None)?;
-        Ok(out)
-    }
 }
 
-/// Decompresses a training-data archive to its binpack; returns the number
-/// of positions.
+/// Decompresses a training-data archive to its binpack, `threads` blocks
+/// at a time on the rayon pool; returns the number of positions.
 ///
 /// # Errors
 ///
 /// As [`TrainingReader::open`] and [`TrainingReader::binpack`].
-pub fn decompress(input: impl Read + Seek, mut output: impl Write) -> Result<u64, ArchiveError> {
+pub fn decompress(
+    input: impl Read + Seek,
+    mut output: impl Write,
+    threads: usize,
+) -> Result<u64, ArchiveError> {
     let mut reader = TrainingReader::open(input)?;
-    for block in 0..reader.blocks() {
-        output.write_all(&reader.binpack(block)?)?;
+    let blocks = reader.blocks();
+    let mut next = 0;
+    while next < blocks {
+        let end = (next + threads.max(1)).min(blocks);
+        let payloads = (next..end)
+            .map(|b| reader.payload(b).map(|p| (b, p)))
+            .collect::<Result<Vec<_>, _>>()?;
+        for chunk in decode_all(&payloads)? {
+            output.write_all(&chunk)?;
+        }
+        next = end;
     }
     output.flush()?;
     Ok(reader.positions())
 }
 
+fn decode_one((block, payload): &(usize, Vec<u8>)) -> Result<Vec<u8>, ArchiveError> {
+    let mut out = Vec::new();
+    decode_block(payload, *block as u64 + 1, Some(&mut out), None)?;
+    Ok(out)
+}
+
+#[cfg(feature = "parallel")]
+fn decode_all(payloads: &[(usize, Vec<u8>)]) -> Result<Vec<Vec<u8>>, ArchiveError> {
+    use rayon::prelude::*;
+    payloads.par_iter().map(decode_one).collect()
+}
+
+#[cfg(not(feature = "parallel"))]
+fn decode_all(payloads: &[(usize, Vec<u8>)]) -> Result<Vec<Vec<u8>>, ArchiveError> {
+    payloads.iter().map(decode_one).collect()
+}
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn explore_shared() {
-        let Ok(data) = std::fs::read("/work/shared/data/train/selfplay-sf15-5000n.binpack") else {
-            return;
-        };
-        let t = std::time::Instant::now();
-        let mut out = Vec::new();
-        let r = compress(&data[..], &mut out, 2).unwrap();
-        eprintln!("{r:?} in {:?}; ratio {:.4}", t.elapsed(), out.len() as f64 / data.len() as f64);
-        eprintln!("bits/pos moves {:.3} scores {:.3} total {:.3}", r.move_bits as f64 / r.positions as f64, r.score_bits as f64 / r.positions as f64, out.len() as f64 * 8.0 / r.positions as f64);
-        let t = std::time::Instant::now();
-        let mut back = Vec::new();
-        decompress(std::io::Cursor::new(&out), &mut back).unwrap();
-        eprintln!("decompress {:?}", t.elapsed());
-        assert!(back == data);
-        let mut reader = TrainingReader::open(std::io::Cursor::new(&out)).unwrap();
-        let t = std::time::Instant::now();
-        let mut n = 0;
-        for b in 0..reader.blocks() {
-            n += reader.rows(b).unwrap().len();
+    fn scores_come_back_from_their_changes() {
+        let scores = [0i16, 15, -20, 31_000, -31_999, i16::MAX, i16::MIN, 7, -7, 0];
+        let mut enc = BinaryEncoder::new();
+        let mut coder = ScoreCoder::new();
+        let mut state = ScoreState::default();
+        let moves = [Move::Put {
+            role: shakmaty::Role::Pawn,
+            to: shakmaty::Square::A1,
+        }; 10];
+        for (&s, &m) in scores.iter().zip(&moves) {
+            coder.encode(&mut enc, &state, s);
+            state.played(m, s);
         }
-        eprintln!("rows {n} in {:?}", t.elapsed());
+        let bytes = enc.finish();
+        let mut dec = BinaryDecoder::new(&bytes);
+        let mut coder = ScoreCoder::new();
+        let mut state = ScoreState::default();
+        for (&s, &m) in scores.iter().zip(&moves) {
+            assert_eq!(coder.decode(&mut dec, &state), Some(s));
+            state.played(m, s);
+        }
+    }
+
+    #[test]
+    fn numbers_round_trip_as_leb128() {
+        let mut out = Vec::new();
+        for v in [0, 127, 128, 1 << 40] {
+            write_leb(&mut out, v);
+        }
+        let mut at = 0;
+        for v in [0, 127, 128, 1 << 40] {
+            assert_eq!(read_leb(&out, &mut at), Some(v));
+        }
+        assert_eq!(read_leb(&out, &mut at), None);
     }
 }

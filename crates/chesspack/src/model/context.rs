@@ -115,7 +115,8 @@ impl GameContext {
     /// use chesspack::model::GameContext;
     ///
     /// let ctx = GameContext::new().with_clocks(vec![Some(60), Some(59), None]);
-    /// assert_eq!(ctx.clocks(), [Some(60), Some(59), None]);
+    /// assert_ne!(ctx, GameContext::new());
+    /// assert_eq!(ctx.without_clocks(), GameContext::new());
     /// assert_eq!(GameContext::new().with_clocks(vec![None]), GameContext::new());
     /// ```
     #[must_use]
@@ -126,7 +127,7 @@ impl GameContext {
 
     /// The clock readings of the mainline (see [`GameContext::with_clocks`];
     /// empty when there are none).
-    pub fn clocks(&self) -> &[Option<u32>] {
+    pub(crate) fn clocks(&self) -> &[Option<u32>] {
         self.clocks.as_deref().unwrap_or(&[])
     }
 

@@ -62,7 +62,9 @@ impl Game {
     /// let game = GameReader::new(pgn.as_bytes()).next().unwrap().unwrap();
     /// assert_eq!(game.context().white_elo, Some(1850));
     /// assert_eq!(game.context().black_elo, None);
-    /// assert_eq!(game.context().clocks(), [Some(60), None]);
+    /// // The clock after 1. e4; none after 1... e5.
+    /// let clocks = game.context().without_clocks().with_clocks(vec![Some(60), None]);
+    /// assert_eq!(game.context(), clocks);
     /// ```
     pub fn context(&self) -> crate::model::GameContext {
         let mut clocks = self.clocks.clone();

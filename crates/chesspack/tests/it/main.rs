@@ -9,3 +9,4 @@ mod layers;
 mod pgn;
 mod positions;
 mod regression;
+mod training;

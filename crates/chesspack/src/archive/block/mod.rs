@@ -187,7 +187,7 @@ pub struct BlockReport {
 
 impl BlockReport {
     /// Adds the counts of `other` to these.
-    pub fn add(&mut self, other: &BlockReport) {
+    pub(crate) fn add(&mut self, other: &BlockReport) {
         self.games += other.games;
         self.input_bytes += other.input_bytes;
         for i in 0..COLUMNS.len() {

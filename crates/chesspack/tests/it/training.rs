@@ -1,0 +1,187 @@
+//! Training-data archives (issue 42): binpacks back byte for byte, rows
+//! checked against the format's reference reader (the `sfbinpack` crate).
+
+use std::io::Cursor;
+
+use chesspack::archive::training::{self, Rows, TrainingReader};
+use sfbinpack::{CompressedTrainingDataEntryReader, TrainingDataEntry};
+
+const FIXTURE: &[u8] = include_bytes!("../fixtures/training/selfplay.binpack");
+const GOLDEN: &[u8] = include_bytes!("../fixtures/training/selfplay.train.chpk");
+
+fn compress(binpack: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    training::compress(binpack, &mut out, 2).expect("compresses");
+    out
+}
+
+fn decompress(archive: &[u8]) -> Result<Vec<u8>, chesspack::archive::ArchiveError> {
+    let mut out = Vec::new();
+    training::decompress(Cursor::new(archive), &mut out, 2)?;
+    Ok(out)
+}
+
+fn rows(archive: &[u8]) -> Rows {
+    let mut reader = TrainingReader::open(Cursor::new(archive)).expect("opens");
+    let mut all = Rows::default();
+    for b in 0..reader.blocks() {
+        let r = reader.rows(b).expect("decodes");
+        all.board.extend(r.board);
+        all.turn.extend(r.turn);
+        all.castling.extend(r.castling);
+        all.ep.extend(r.ep);
+        all.rule50.extend(r.rule50);
+        all.ply.extend(r.ply);
+        all.score.extend(r.score);
+        all.result.extend(r.result);
+        all.from.extend(r.from);
+        all.to.extend(r.to);
+        all.promotion.extend(r.promotion);
+    }
+    all
+}
+
+/// The reference reader's entries.
+fn reference(binpack: &[u8]) -> Vec<TrainingDataEntry> {
+    let mut reader =
+        CompressedTrainingDataEntryReader::new(Cursor::new(binpack.to_vec())).expect("a binpack");
+    let mut out = Vec::new();
+    while reader.has_next() {
+        out.push(reader.next());
+    }
+    out
+}
+
+/// The number of rows that differ from the reference reader's entries.
+fn differences(rows: &Rows, entries: &[TrainingDataEntry]) -> usize {
+    use sfbinpack::chess::{castling_rights::CastlingRights, coords::Square};
+    assert_eq!(rows.turn.len(), entries.len());
+    let mut wrong = 0;
+    for (i, e) in entries.iter().enumerate() {
+        let board: Vec<u8> = (0..64)
+            .map(|sq| {
+                let p = e.pos.piece_at(Square::new(sq));
+                match p.id() {
+                    12 => 0,
+                    id => (id >> 1) + 1 + 6 * (id & 1),
+                }
+            })
+            .collect();
+        let rights = e.pos.castling_rights();
+        let castling = [
+            CastlingRights::WHITE_KING_SIDE,
+            CastlingRights::WHITE_QUEEN_SIDE,
+            CastlingRights::BLACK_KING_SIDE,
+            CastlingRights::BLACK_QUEEN_SIDE,
+        ]
+        .iter()
+        .enumerate()
+        .map(|(bit, &r)| u8::from(rights.contains(r)) << bit)
+        .sum::<u8>();
+        let promotion = match e.mv.promoted_piece().id() {
+            12 => 0,
+            id => (id >> 1) + 1,
+        };
+        let same = rows.board[i * 64..(i + 1) * 64] == board[..]
+            && rows.turn[i] == e.pos.side_to_move() as u8
+            && rows.castling[i] == castling
+            && u32::from(rows.ep[i]) == e.pos.ep_square().index()
+            && rows.rule50[i] == e.pos.rule50_counter()
+            && rows.ply[i] == e.ply
+            && rows.score[i] == e.score
+            && i16::from(rows.result[i]) == e.result
+            && u32::from(rows.from[i]) == e.mv.from().index()
+            && u32::from(rows.to[i]) == e.mv.to().index()
+            && rows.promotion[i] == promotion;
+        if !same {
+            if wrong < 5 {
+                eprintln!("row {i} differs from {e}");
+            }
+            wrong += 1;
+        }
+    }
+    wrong
+}
+
+#[test]
+fn training_archives_give_the_binpack_back_byte_for_byte() {
+    let archive = compress(FIXTURE);
+    assert!(
+        archive.len() < FIXTURE.len() * 4 / 5,
+        "{} bytes",
+        archive.len()
+    );
+    assert_eq!(decompress(&archive).unwrap(), FIXTURE);
+}
+
+#[test]
+fn rows_match_the_reference_reader() {
+    let entries = reference(FIXTURE);
+    assert_eq!(entries.len(), 3000);
+    let rows = rows(&compress(FIXTURE));
+    assert_eq!(differences(&rows, &entries), 0);
+    // The fixture has castling and promotions.
+    assert!(rows.promotion.iter().any(|&p| p != 0));
+    assert!(rows.castling.iter().any(|&c| c != 0));
+}
+
+#[test]
+fn the_training_archive_format_is_pinned() {
+    assert_eq!(
+        compress(FIXTURE),
+        GOLDEN,
+        "the golden archive's bytes changed"
+    );
+    assert_eq!(decompress(GOLDEN).unwrap(), FIXTURE);
+}
+
+/// The self-play binpack of ../shared/data, where it is (not in CI).
+#[test]
+fn the_shared_self_play_binpack_reads_as_the_reference_reads_it() {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../../shared/data/train/selfplay-sf15-5000n.binpack");
+    let Ok(binpack) = std::fs::read(&path) else {
+        eprintln!("skipped: no {}", path.display());
+        return;
+    };
+    let archive = compress(&binpack);
+    assert_eq!(decompress(&archive).unwrap(), binpack);
+    assert_eq!(differences(&rows(&archive), &reference(&binpack)), 0);
+}
+
+#[test]
+fn bytes_that_are_not_chains_come_back_as_they_are() {
+    // A chain whose movetext padding is not zero, and bytes after the last
+    // chunk that are no chunk at all.
+    let mut odd = FIXTURE.to_vec();
+    let body_end = 8 + u32::from_le_bytes(odd[4..8].try_into().unwrap()) as usize;
+    assert_eq!(body_end, odd.len(), "one chunk");
+    odd[body_end - 1] |= 1;
+    odd.extend_from_slice(b"BINP\x10\x00\x00\x00not a chunk");
+    let archive = compress(&odd);
+    assert_eq!(decompress(&archive).unwrap(), odd);
+    assert!(archive.len() < odd.len());
+}
+
+#[test]
+fn damaged_training_archives_give_errors_naming_the_block() {
+    let archive = compress(FIXTURE);
+    // Truncated anywhere: an error, never a panic.
+    for len in (0..archive.len()).step_by(97) {
+        let e = decompress(&archive[..len]).unwrap_err().to_string();
+        assert!(!e.is_empty());
+    }
+    // A flipped byte in the block: its checksum names it.
+    let mut bad = archive.clone();
+    bad[200] ^= 0x40;
+    let e = decompress(&bad).unwrap_err().to_string();
+    assert!(e.contains("block 1"), "{e}");
+}
+
+#[test]
+fn an_empty_binpack_is_an_empty_archive() {
+    let archive = compress(b"");
+    assert_eq!(decompress(&archive).unwrap(), b"");
+    let reader = TrainingReader::open(Cursor::new(&archive)).unwrap();
+    assert_eq!((reader.blocks(), reader.positions()), (0, 0));
+}
