@@ -43,6 +43,7 @@ __all__ = [
     "DecodeError",
     "IllegalMove",
     "InvalidPosition",
+    "TrainingArchive",
     "UnknownCodec",
     "codecs",
     "compress",
@@ -615,3 +616,58 @@ def _text(b: bytes) -> str:
     # as surrogate escapes, so that .encode("utf-8", "surrogateescape")
     # gives the stored bytes back.
     return b.decode("utf-8", "surrogateescape")
+
+
+class TrainingArchive:
+    """An archive of engine training data, made by ``compress`` from a
+    Stockfish ``.binpack`` (``decompress`` gives the binpack back byte for
+    byte).
+
+    ``len(archive)`` positions in ``archive.blocks`` blocks (the binpack's
+    chunks); ``read_block(b)`` decodes one block to a ``pyarrow.RecordBatch``
+    of training rows, iteration reads them in order, and ``numpy(b)`` gives
+    the same columns as NumPy arrays (``board`` as an ``(n, 64)`` array).
+
+    Columns: ``board`` (64 pieces a position, squares a1 = 0 … h8 = 63;
+    0 empty, 1–6 white pawn, knight, bishop, rook, queen, king, 7–12 black),
+    ``turn`` (0 white, 1 black), ``castling`` (bits: white short, white
+    long, black short, black long), ``ep`` (the en-passant square, 64 for
+    none), ``rule50``, ``ply``, ``score`` (centipawns, side to move),
+    ``result`` (1, 0, -1, side to move), and the move played: ``from``,
+    ``to`` (the rook's square for castling, as binpack has it) and
+    ``promotion`` (2 knight … 5 queen, else 0).
+    """
+
+    def __init__(self, path: str | os.PathLike[str]) -> None:
+        self._a = _native.TrainingArchive(os.fspath(path))
+
+    def __len__(self) -> int:
+        return len(self._a)
+
+    @property
+    def blocks(self) -> int:
+        """The number of blocks."""
+        return self._a.blocks
+
+    def read_block(self, block: int) -> "pa.RecordBatch":
+        """The training rows of block ``block`` (from 0; negative from the
+        end), decoded with the GIL released."""
+        return self._a.read_block(block)
+
+    def __iter__(self) -> Iterator["pa.RecordBatch"]:
+        for b in range(self.blocks):
+            yield self.read_block(b)
+
+    def numpy(self, block: int) -> dict[str, Any]:
+        """The rows of block ``block`` as NumPy arrays, without copies."""
+        batch = self.read_block(block)
+        out = {}
+        for name, column in zip(batch.schema.names, batch.columns):
+            if name == "board":
+                out[name] = column.values.to_numpy().reshape(-1, 64)
+            else:
+                out[name] = column.to_numpy()
+        return out
+
+    def __repr__(self) -> str:
+        return repr(self._a)

@@ -97,7 +97,7 @@ fn empty_rows(py: Python<'_>, pgn: bool) -> PyResult<Bound<'_, PyAny>> {
 }
 
 /// The Python exception for an archive error, naming the file.
-fn archive_err(path: &str, e: ArchiveError) -> PyErr {
+pub(crate) fn archive_err(path: &str, e: ArchiveError) -> PyErr {
     match e {
         ArchiveError::Io(io) => PyOSError::new_err(format!("{path}: {io}")),
         e => DecodeError::new_err(format!("{path}: {e}")),
@@ -116,7 +116,7 @@ fn os_error(kind: io::ErrorKind, msg: String) -> PyErr {
 }
 
 /// `e`, an error about `path`, as Python's exception of its kind.
-fn io_err(path: &Path, e: io::Error) -> PyErr {
+pub(crate) fn io_err(path: &Path, e: io::Error) -> PyErr {
     os_error(e.kind(), format!("{}: {e}", path.display()))
 }
 
@@ -496,7 +496,7 @@ fn compress<'py>(
     // An archive compressed again only grows (issue 44).
     if matches!(
         kind,
-        files::Kind::GameArchive | files::Kind::PositionArchive
+        files::Kind::GameArchive | files::Kind::PositionArchive | files::Kind::TrainingArchive
     ) {
         return Err(PyValueError::new_err(format!(
             "{} is already a chesspack archive (decompress reads it)",
@@ -511,6 +511,20 @@ fn compress<'py>(
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();
     let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
+        if kind == files::Kind::Binpack {
+            let threads = threads
+                .filter(|&t| t > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let report = archive::training::compress(input, &mut out, threads)
+                .map_err(|e| archive_err(&name, e))?;
+            tick(progress.as_ref(), total, total)?;
+            let r = BlockReport {
+                games: report.positions,
+                input_bytes: count.load(Ordering::Relaxed),
+                ..BlockReport::default()
+            };
+            return Ok((r, 0));
+        }
         if kind == files::Kind::Positions {
             let report = archive::positions::compress(input, &mut out, level)
                 .map_err(|e| archive_err(&name, e))?;
@@ -578,6 +592,14 @@ fn decompress(
     let kind = files::Kind::of_path(&src).map_err(file_err)?;
     let mut out = create_output(&dst, overwrite)?;
     let games = py.detach(|| -> PyResult<u64> {
+        if kind == files::Kind::TrainingArchive {
+            let file = File::open(&src).map_err(|e| io_err(&src, e))?;
+            let threads = threads
+                .filter(|&t| t > 0)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            return archive::training::decompress(BufReader::new(file), &mut out, threads)
+                .map_err(|e| archive_err(&name, e));
+        }
         if kind == files::Kind::PositionArchive {
             let file = File::open(&src).map_err(|e| io_err(&src, e))?;
             return archive::positions::decompress(BufReader::new(file), &mut out)

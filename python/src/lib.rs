@@ -12,6 +12,7 @@ use shakmaty::{Chess, uci::UciMove};
 mod archive;
 mod batch;
 mod rows;
+mod training;
 
 create_exception!(
     chesspack,
@@ -269,5 +270,6 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(codecs, m)?)?;
     batch::register(m)?;
     archive::register(m)?;
+    training::register(m)?;
     Ok(())
 }

@@ -1,0 +1,84 @@
+"""Training-data archives (issue 42): a binpack in, back byte for byte, and
+its positions as Arrow / NumPy training rows."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import chesspack
+
+FIXTURE = os.path.join(
+    os.path.dirname(__file__), "..", "..", "crates", "chesspack", "tests", "fixtures", "training", "selfplay.binpack"
+)
+
+
+@pytest.fixture
+def archive(tmp_path):
+    src = tmp_path / "selfplay.binpack"
+    src.write_bytes(open(FIXTURE, "rb").read())
+    report = chesspack.compress(src)
+    assert report["games"] == 3000
+    return tmp_path / "selfplay.binpack.chpk"
+
+
+def test_a_binpack_comes_back_byte_for_byte(archive, tmp_path):
+    back = tmp_path / "back.binpack"
+    assert chesspack.decompress(archive, back) == 3000
+    assert back.read_bytes() == open(FIXTURE, "rb").read()
+
+
+def test_training_rows_as_arrow_and_numpy(archive):
+    import chess
+
+    t = chesspack.TrainingArchive(archive)
+    assert len(t) == 3000 and t.blocks == 1
+    batch = t.read_block(0)
+    assert batch.num_rows == 3000
+    assert batch.schema.names == [
+        "board", "turn", "castling", "ep", "rule50", "ply", "score", "result", "from", "to", "promotion",
+    ]
+    rows = t.numpy(0)
+    assert rows["board"].shape == (3000, 64)
+    # The first row is the first chain's stem; its move is legal there and
+    # the next row is the position after it.
+    pieces = " PNBRQKpnbrqk"
+    board = chess.Board(None)
+    for sq, p in enumerate(rows["board"][0]):
+        if p:
+            board.set_piece_at(sq, chess.Piece.from_symbol(pieces[p]))
+    board.turn = bool(rows["turn"][0] == 0)
+    board.castling_rights = 0
+    for bit, sq in enumerate([chess.H1, chess.A1, chess.H8, chess.A8]):
+        if rows["castling"][0] >> bit & 1:
+            board.castling_rights |= chess.BB_SQUARES[sq]
+    move = chess.Move(int(rows["from"][0]), int(rows["to"][0]))
+    if board.is_castling(move):
+        # binpack's castling goes to the rook's square.
+        move = board.find_move(move.from_square, chess.square(6 if move.to_square % 8 == 7 else 2, move.to_square // 8))
+    assert move in board.legal_moves
+    board.push(move)
+    after = [0] * 64
+    for sq, piece in board.piece_map().items():
+        after[sq] = pieces.index(piece.symbol())
+    assert list(rows["board"][1]) == after
+    assert rows["ply"][1] == rows["ply"][0] + 1
+    assert rows["result"][1] == -rows["result"][0]
+    assert sum(b.num_rows for b in t) == 3000
+
+
+def test_bad_training_archives_name_the_file(archive, tmp_path):
+    bad = tmp_path / "bad.chpk"
+    data = bytearray(archive.read_bytes())
+    data[200] ^= 0x40
+    bad.write_bytes(bytes(data))
+    t = chesspack.TrainingArchive(bad)
+    with pytest.raises(chesspack.DecodeError, match="bad.chpk: block 1"):
+        t.read_block(0)
+    with pytest.raises(IndexError):
+        t.read_block(5)
+    with pytest.raises(chesspack.DecodeError):
+        chesspack.TrainingArchive(FIXTURE)
+    with pytest.raises(ValueError, match="already a chesspack archive"):
+        chesspack.compress(archive, tmp_path / "again.chpk")
