@@ -991,3 +991,35 @@ fn regression_issue_29_messages_name_the_file_once_and_cut_long_arguments() {
         assert!(e.len() < 300 && e.contains("(5000 bytes)"), "{e}");
     }
 }
+
+/// Issue 42: a binpack (also zstd-compressed) becomes a training-data
+/// archive and comes back byte for byte; game commands name what it is.
+#[test]
+fn binpacks_compress_and_come_back() {
+    let dir = scratch("binpack");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../chesspack/tests/fixtures/training/selfplay.binpack"
+    );
+    let binpack = std::fs::read(fixture).unwrap();
+    let zst = dir.join("selfplay.binpack.zst");
+    std::fs::write(&zst, zstd::encode_all(&binpack[..], 3).unwrap()).unwrap();
+    let out = chesspack(&["compress", zst.to_str().unwrap()]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("3000 positions in 21 chains"), "{stderr}");
+    let archive = dir.join("selfplay.binpack.zst.chpk");
+    let back = dir.join("back.binpack");
+    ok(&chesspack(&[
+        "decompress",
+        archive.to_str().unwrap(),
+        "-o",
+        back.to_str().unwrap(),
+    ]));
+    assert_eq!(std::fs::read(&back).unwrap(), binpack);
+    let listed = chesspack(&["list", archive.to_str().unwrap()]);
+    assert!(!listed.status.success());
+    assert!(String::from_utf8_lossy(&listed.stderr).contains("engine training data"));
+    let again = chesspack(&["compress", archive.to_str().unwrap(), "-o", "/dev/null"]);
+    assert!(String::from_utf8_lossy(&again.stderr).contains("already a chesspack archive"));
+}
