@@ -8,7 +8,7 @@
 //!   that would not give them back;
 //! - every move, the stem's first, by the archive's move codec (`fast`),
 //!   one range-coded stream a block;
-//! - every score by [`ScoreCoder`], one adaptive binary stream a block;
+//! - every score by `ScoreCoder`, one adaptive binary stream a block;
 //! - the ply, result, 50-move counter and ply count as LEB128 numbers in a
 //!   zstd-compressed column.
 //!
@@ -903,7 +903,7 @@ impl<R: Read + Seek> TrainingReader<R> {
 ///
 /// # Errors
 ///
-/// As [`TrainingReader::open`] and [`TrainingReader::binpack`].
+/// As [`TrainingReader::open`] and [`TrainingReader::rows`].
 pub fn decompress(
     input: impl Read + Seek,
     mut output: impl Write,
