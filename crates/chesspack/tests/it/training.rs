@@ -7,7 +7,7 @@ use chesspack::archive::training::{self, Rows, TrainingReader};
 use sfbinpack::{CompressedTrainingDataEntryReader, TrainingDataEntry};
 
 const FIXTURE: &[u8] = include_bytes!("../fixtures/training/selfplay.binpack");
-const GOLDEN: &[u8] = include_bytes!("../fixtures/training/selfplay.train.chpk");
+const GOLDEN: &[u8] = include_bytes!("../fixtures/training/selfplay.train.golden");
 
 fn compress(binpack: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
