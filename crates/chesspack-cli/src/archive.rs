@@ -52,9 +52,10 @@ pub struct CompressArgs {
     /// Overwrite the output if it exists.
     #[arg(short, long)]
     force: bool,
-    /// Move codec (`chesspack codecs` lists them).
-    #[arg(long, default_value = DEFAULT_CODEC)]
-    codec: String,
+    /// Move codec (`chesspack codecs` lists them; default `model`, and
+    /// `fast` for a binpack, which also takes `model`).
+    #[arg(long)]
+    codec: Option<String>,
     #[command(flatten)]
     engine: codecs::EngineOpts,
     /// zstd level of the text columns (1-22).
@@ -403,8 +404,9 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     if kind == files::Kind::Binpack {
         return compress_training(args);
     }
-    let codec = codecs::game_codec(&args.codec, &args.engine)?;
-    if codecs::engine_coding(&args.codec).is_some()
+    let name = args.codec.as_deref().unwrap_or(DEFAULT_CODEC);
+    let codec = codecs::game_codec(name, &args.engine)?;
+    if codecs::engine_coding(name).is_some()
         && args.engine.depth > chesspack::game::engine_codec::STREAM_DEPTH_LIMIT
     {
         // Archives decode with the default codec, which refuses deeper
@@ -459,7 +461,12 @@ fn compress_training(args: &CompressArgs) -> Result<()> {
     let reader = input::open(&args.input, &pb)?;
     let mut out = Output::create(output.as_deref(), args.force, true)?;
     let started = Instant::now();
-    let r = archive::training::compress(reader, out.writer(), thread_count(args.threads))
+    let codec = match args.codec.as_deref().unwrap_or("fast") {
+        "fast" => chesspack::game::ModelCodec::fast(),
+        "model" => chesspack::game::ModelCodec::new(),
+        other => bail!("a binpack's moves are coded by `fast` or `model`, not {other:?}"),
+    };
+    let r = archive::training::compress(reader, out.writer(), &codec, thread_count(args.threads))
         .with_context(|| format!("cannot compress {}", args.input))?;
     pb.finish_and_clear();
     out.commit()?;

@@ -41,6 +41,7 @@ fn read_training(data: &[u8]) {
     use crate::archive::training;
     let _ = training::decode_block(
         data,
+        &crate::game::ModelCodec::fast(),
         1,
         Some(&mut Vec::new()),
         Some(&mut Default::default()),
@@ -56,7 +57,8 @@ fn read_training(data: &[u8]) {
 fn compress_binpack(data: &[u8]) {
     use crate::archive::training;
     let mut packed = Vec::new();
-    training::compress(data, &mut packed, 1).expect("any bytes compress");
+    training::compress(data, &mut packed, &crate::game::ModelCodec::fast(), 1)
+        .expect("any bytes compress");
     let mut back = Vec::new();
     training::decompress(std::io::Cursor::new(&packed), &mut back, 1).expect("decompresses");
     assert_eq!(back, data);

@@ -48,7 +48,6 @@ const VERSION: u8 = 1;
 const END: &[u8; 8] = b"CHPKTEND";
 const BLOCK: &[u8; 4] = b"CPTB";
 const INDEX: &[u8; 4] = b"CPTI";
-const CODEC: &str = "fast";
 /// zstd level of the numbers and kept bytes.
 const LEVEL: i32 = 19;
 /// The most bytes a block's sections may claim when read back.
@@ -89,22 +88,30 @@ impl TrainingReport {
     }
 }
 
-fn header() -> Vec<u8> {
+fn header(codec: &ModelCodec) -> Vec<u8> {
     let mut h = MAGIC.to_vec();
     h.push(VERSION);
-    h.push(CODEC.len() as u8);
-    h.extend_from_slice(CODEC.as_bytes());
-    h.extend_from_slice(&codec().model_hash().to_le_bytes());
+    let name = codec.name();
+    h.push(name.len() as u8);
+    h.extend_from_slice(name.as_bytes());
+    h.extend_from_slice(&codec.model_hash().to_le_bytes());
     let crc = crc32fast::hash(&h);
     h.extend_from_slice(&crc.to_le_bytes());
     h
 }
 
-fn codec() -> ModelCodec {
-    ModelCodec::fast()
+/// The codec a header names, where this library has its model.
+fn codec_named(name: &[u8], hash: u64) -> Option<ModelCodec> {
+    match name {
+        b"fast" => Some(ModelCodec::fast()).filter(|c| c.model_hash() == hash),
+        b"model" => ModelCodec::with_model_hash(hash),
+        _ => None,
+    }
 }
 
-/// Compresses a binpack, `threads` chunks at a time on the rayon pool.
+/// Compresses a binpack with the move codec `codec` (`fast`, the default
+/// of the command line, or `model`: smaller, slower), `threads` chunks at a
+/// time on the rayon pool.
 ///
 /// # Errors
 ///
@@ -112,10 +119,11 @@ fn codec() -> ModelCodec {
 pub fn compress(
     mut input: impl Read,
     mut output: impl Write,
+    codec: &ModelCodec,
     threads: usize,
 ) -> Result<TrainingReport, ArchiveError> {
     let mut report = TrainingReport::default();
-    let h = header();
+    let h = header(codec);
     output.write_all(&h)?;
     let mut at = h.len() as u64;
     let mut index = Vec::new();
@@ -134,7 +142,7 @@ pub fn compress(
                 }
             }
         }
-        let encoded = encode_all(&batch)?;
+        let encoded = encode_all(&batch, codec)?;
         for (bytes, r) in encoded {
             index.push((at, r.positions));
             output.write_all(&bytes)?;
@@ -160,14 +168,20 @@ pub fn compress(
 }
 
 #[cfg(feature = "parallel")]
-fn encode_all(batch: &[Piece]) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
+fn encode_all(
+    batch: &[Piece],
+    codec: &ModelCodec,
+) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
     use rayon::prelude::*;
-    batch.par_iter().map(encode_block).collect()
+    batch.par_iter().map(|p| encode_block(p, codec)).collect()
 }
 
 #[cfg(not(feature = "parallel"))]
-fn encode_all(batch: &[Piece]) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
-    batch.iter().map(encode_block).collect()
+fn encode_all(
+    batch: &[Piece],
+    codec: &ModelCodec,
+) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
+    batch.iter().map(|p| encode_block(p, codec)).collect()
 }
 
 /// A chunk's body, or bytes that follow no chunk header.
@@ -231,7 +245,10 @@ fn read_leb(data: &[u8], at: &mut usize) -> Option<u64> {
 }
 
 /// Codes one block: its bytes (block header included) and what it holds.
-fn encode_block(piece: &Piece) -> Result<(Vec<u8>, TrainingReport), ArchiveError> {
+fn encode_block(
+    piece: &Piece,
+    codec: &ModelCodec,
+) -> Result<(Vec<u8>, TrainingReport), ArchiveError> {
     let mut r = TrainingReport {
         blocks: 1,
         ..TrainingReport::default()
@@ -242,7 +259,6 @@ fn encode_block(piece: &Piece) -> Result<(Vec<u8>, TrainingReport), ArchiveError
     let mut moves = Encoder::new();
     let mut scores = BinaryEncoder::new();
     let mut coder = ScoreCoder::new();
-    let codec = codec();
     if piece.chunk {
         for item in binpack::parse_chunk(&piece.bytes) {
             match item {
@@ -250,7 +266,7 @@ fn encode_block(piece: &Piece) -> Result<(Vec<u8>, TrainingReport), ArchiveError
                     numbers.push(0);
                     encode_chain(
                         &chain,
-                        &codec,
+                        codec,
                         &mut numbers,
                         &mut stems,
                         &mut kept,
@@ -527,6 +543,7 @@ impl ScoreCoder {
 /// for, its positions as training rows.
 pub(crate) fn decode_block(
     payload: &[u8],
+    codec: &ModelCodec,
     block: u64,
     mut chunk: Option<&mut Vec<u8>>,
     mut rows: Option<&mut Rows>,
@@ -568,7 +585,6 @@ pub(crate) fn decode_block(
     let mut moves = Decoder::new(&move_bits);
     let mut scores = BinaryDecoder::new(sections[3]);
     let mut coder = ScoreCoder::new();
-    let codec = codec();
     let mut body = Vec::new();
     let (mut n, mut k) = (0usize, 0usize);
     let mut positions = 0u64;
@@ -758,6 +774,8 @@ fn unsigned_result(raw: u8) -> i16 {
 #[derive(Debug)]
 pub struct TrainingReader<R> {
     input: R,
+    /// The archive's move codec.
+    codec: ModelCodec,
     /// Each block's offset and positions.
     index: Vec<(u64, u64)>,
 }
@@ -770,7 +788,6 @@ impl<R: Read + Seek> TrainingReader<R> {
     /// [`ArchiveError::NotAnArchive`], [`ArchiveError::UnsupportedVersion`],
     /// [`ArchiveError::CodecMismatch`], a damaged header or index.
     pub fn open(mut input: R) -> Result<TrainingReader<R>, ArchiveError> {
-        let own = header();
         let mut h = vec![0u8; 10];
         let truncated = |_| ArchiveError::Header("truncated".into());
         input
@@ -790,19 +807,21 @@ impl<R: Read + Seek> TrainingReader<R> {
         if crc32fast::hash(&h[..header_len - 4]) != crate::le::u32_at(&h, header_len - 4) {
             return Err(ArchiveError::Header("checksum mismatch".into()));
         }
-        if h != own {
-            return Err(ArchiveError::CodecMismatch {
+        let hash = crate::le::u64_at(&h, 10 + name_len);
+        let codec = codec_named(&h[10..10 + name_len], hash).ok_or_else(|| {
+            ArchiveError::CodecMismatch {
                 name: String::from_utf8_lossy(&h[10..10 + name_len]).into_owned(),
-                hash: crate::le::u64_at(&h, 10 + name_len),
+                hash,
                 have: format!(
-                    " (this chesspack has {CODEC} with model {:016x})",
-                    codec().model_hash()
+                    " (this chesspack has fast with model {:016x} and model with {:016x})",
+                    ModelCodec::fast().model_hash(),
+                    ModelCodec::new().model_hash()
                 ),
-            });
-        }
+            }
+        })?;
         let end = input.seek(SeekFrom::End(0))?;
         let index_error = |what: &str| ArchiveError::Index(what.into());
-        if end < own.len() as u64 + 16 {
+        if end < header_len as u64 + 16 {
             return Err(index_error("no footer"));
         }
         input.seek(SeekFrom::End(-16))?;
@@ -812,7 +831,7 @@ impl<R: Read + Seek> TrainingReader<R> {
             return Err(index_error("no end marker"));
         }
         let index_at = crate::le::u64_at(&footer, 0);
-        if index_at < own.len() as u64 || index_at + 8 > end - 16 {
+        if index_at < header_len as u64 || index_at + 8 > end - 16 {
             return Err(index_error("bad index offset"));
         }
         input.seek(SeekFrom::Start(index_at))?;
@@ -836,11 +855,15 @@ impl<R: Read + Seek> TrainingReader<R> {
         if index
             .iter()
             .zip(index.iter().skip(1).map(|e| e.0).chain([index_at]))
-            .any(|(&(at, _), next)| at >= next || at < own.len() as u64)
+            .any(|(&(at, _), next)| at >= next || at < header_len as u64)
         {
             return Err(index_error("block offsets out of order"));
         }
-        Ok(TrainingReader { input, index })
+        Ok(TrainingReader {
+            input,
+            codec,
+            index,
+        })
     }
 
     /// The number of blocks.
@@ -893,7 +916,13 @@ impl<R: Read + Seek> TrainingReader<R> {
     pub fn rows(&mut self, block: usize) -> Result<Rows, ArchiveError> {
         let payload = self.payload(block)?;
         let mut rows = Rows::default();
-        decode_block(&payload, block as u64 + 1, None, Some(&mut rows))?;
+        decode_block(
+            &payload,
+            &self.codec,
+            block as u64 + 1,
+            None,
+            Some(&mut rows),
+        )?;
         Ok(rows)
     }
 }
@@ -917,7 +946,7 @@ pub fn decompress(
         let payloads = (next..end)
             .map(|b| reader.payload(b).map(|p| (b, p)))
             .collect::<Result<Vec<_>, _>>()?;
-        for chunk in decode_all(&payloads)? {
+        for chunk in decode_all(&payloads, &reader.codec)? {
             output.write_all(&chunk)?;
         }
         next = end;
@@ -926,21 +955,30 @@ pub fn decompress(
     Ok(reader.positions())
 }
 
-fn decode_one((block, payload): &(usize, Vec<u8>)) -> Result<Vec<u8>, ArchiveError> {
+fn decode_one(
+    (block, payload): &(usize, Vec<u8>),
+    codec: &ModelCodec,
+) -> Result<Vec<u8>, ArchiveError> {
     let mut out = Vec::new();
-    decode_block(payload, *block as u64 + 1, Some(&mut out), None)?;
+    decode_block(payload, codec, *block as u64 + 1, Some(&mut out), None)?;
     Ok(out)
 }
 
 #[cfg(feature = "parallel")]
-fn decode_all(payloads: &[(usize, Vec<u8>)]) -> Result<Vec<Vec<u8>>, ArchiveError> {
+fn decode_all(
+    payloads: &[(usize, Vec<u8>)],
+    codec: &ModelCodec,
+) -> Result<Vec<Vec<u8>>, ArchiveError> {
     use rayon::prelude::*;
-    payloads.par_iter().map(decode_one).collect()
+    payloads.par_iter().map(|p| decode_one(p, codec)).collect()
 }
 
 #[cfg(not(feature = "parallel"))]
-fn decode_all(payloads: &[(usize, Vec<u8>)]) -> Result<Vec<Vec<u8>>, ArchiveError> {
-    payloads.iter().map(decode_one).collect()
+fn decode_all(
+    payloads: &[(usize, Vec<u8>)],
+    codec: &ModelCodec,
+) -> Result<Vec<Vec<u8>>, ArchiveError> {
+    payloads.iter().map(|p| decode_one(p, codec)).collect()
 }
 #[cfg(test)]
 mod tests {

@@ -11,7 +11,8 @@ const GOLDEN: &[u8] = include_bytes!("../fixtures/training/selfplay.train.golden
 
 fn compress(binpack: &[u8]) -> Vec<u8> {
     let mut out = Vec::new();
-    training::compress(binpack, &mut out, 2).expect("compresses");
+    training::compress(binpack, &mut out, &chesspack::game::ModelCodec::fast(), 2)
+        .expect("compresses");
     out
 }
 
@@ -184,4 +185,13 @@ fn an_empty_binpack_is_an_empty_archive() {
     assert_eq!(decompress(&archive).unwrap(), b"");
     let reader = TrainingReader::open(Cursor::new(&archive)).unwrap();
     assert_eq!((reader.blocks(), reader.positions()), (0, 0));
+}
+
+#[test]
+fn the_model_codec_makes_smaller_training_archives() {
+    let mut small = Vec::new();
+    training::compress(FIXTURE, &mut small, &chesspack::game::ModelCodec::new(), 1).unwrap();
+    assert!(small.len() < compress(FIXTURE).len());
+    assert_eq!(decompress(&small).unwrap(), FIXTURE);
+    assert_eq!(differences(&rows(&small), &reference(FIXTURE)), 0);
 }
