@@ -515,8 +515,13 @@ fn compress<'py>(
             let threads = threads
                 .filter(|&t| t > 0)
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
-            let report = archive::training::compress(input, &mut out, &chesspack::game::ModelCodec::fast(), threads)
-                .map_err(|e| archive_err(&name, e))?;
+            let report = archive::training::compress(
+                input,
+                &mut out,
+                &chesspack::game::ModelCodec::fast(),
+                threads,
+            )
+            .map_err(|e| archive_err(&name, e))?;
             tick(progress.as_ref(), total, total)?;
             let r = BlockReport {
                 games: report.positions,

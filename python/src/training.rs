@@ -39,7 +39,8 @@ impl TrainingArchive {
     fn new(path: PathBuf) -> PyResult<TrainingArchive> {
         let file = File::open(&path).map_err(|e| io_err(&path, e))?;
         let name = path.display().to_string();
-        let reader = TrainingReader::open(BufReader::new(file)).map_err(|e| archive_err(&name, e))?;
+        let reader =
+            TrainingReader::open(BufReader::new(file)).map_err(|e| archive_err(&name, e))?;
         Ok(TrainingArchive {
             blocks: reader.blocks(),
             positions: reader.positions(),
@@ -76,7 +77,8 @@ impl TrainingArchive {
             reader.rows(b as usize)
         });
         let rows = rows.map_err(|e| archive_err(&self.path, e))?;
-        let batch = to_batch(rows).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+        let batch =
+            to_batch(rows).map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
         PyRecordBatch::new(batch).into_pyarrow(py)
     }
 
@@ -115,5 +117,8 @@ fn to_batch(rows: Rows) -> Result<RecordBatch, arrow_schema::ArrowError> {
             .map(|(name, a)| Field::new(*name, a.data_type().clone(), false))
             .collect::<Vec<_>>(),
     );
-    RecordBatch::try_new(Arc::new(schema), columns.into_iter().map(|(_, a)| a).collect())
+    RecordBatch::try_new(
+        Arc::new(schema),
+        columns.into_iter().map(|(_, a)| a).collect(),
+    )
 }
