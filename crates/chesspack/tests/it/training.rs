@@ -136,18 +136,36 @@ fn the_training_archive_format_is_pinned() {
     assert_eq!(decompress(GOLDEN).unwrap(), FIXTURE);
 }
 
-/// The self-play binpack of ../shared/data, where it is (not in CI).
+/// The self-play binpack of ../shared/data, where it is (not in CI), and
+/// the binpacks that `CHESSPACK_BINPACKS` names (paths separated by `:`).
 #[test]
 fn the_shared_self_play_binpack_reads_as_the_reference_reads_it() {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+    let shared = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../../shared/data/train/selfplay-sf15-5000n.binpack");
-    let Ok(binpack) = std::fs::read(&path) else {
-        eprintln!("skipped: no {}", path.display());
-        return;
-    };
-    let archive = compress(&binpack);
-    assert_eq!(decompress(&archive).unwrap(), binpack);
-    assert_eq!(differences(&rows(&archive), &reference(&binpack)), 0);
+    let mut paths = vec![shared];
+    if let Ok(more) = std::env::var("CHESSPACK_BINPACKS") {
+        paths.extend(more.split(':').map(std::path::PathBuf::from));
+    }
+    for path in paths {
+        let Ok(binpack) = std::fs::read(&path) else {
+            eprintln!("skipped: no {}", path.display());
+            continue;
+        };
+        let archive = compress(&binpack);
+        assert_eq!(decompress(&archive).unwrap(), binpack);
+        let entries = reference(&binpack);
+        assert_eq!(
+            differences(&rows(&archive), &entries),
+            0,
+            "{}",
+            path.display()
+        );
+        eprintln!(
+            "{}: {} entries, 0 differences",
+            path.display(),
+            entries.len()
+        );
+    }
 }
 
 #[test]
