@@ -55,6 +55,7 @@ __all__ = [
     "encode_games",
     "encode_position",
     "record_codec",
+    "to_parquet",
     "verify",
 ]
 
@@ -671,3 +672,12 @@ class TrainingArchive:
 
     def __repr__(self) -> str:
         return repr(self._a)
+
+
+def to_parquet(src: str | os.PathLike[str], out: str | os.PathLike[str], **options: Any) -> dict[str, Any]:
+    """Writes the games of an archive or PGN file as Parquet with chesspack
+    moves: :func:`chesspack.parquet.to_parquet`, where the layout, the
+    options and the SQL recipes are."""
+    from .parquet import to_parquet as write
+
+    return write(src, out, **options)
