@@ -21,7 +21,17 @@ moves (Spark's Python data sources cannot prune columns themselves, so a
 query that needs no moves says so here). Paths are local or on a file
 system every executor mounts (NFS, a FUSE-mounted bucket).
 
-Writing: :func:`compress_files` (a directory or glob of ``.pgn``/``.pgn.zst``
+Writing a DataFrame: ``df.write.format("chesspack").mode("overwrite").save(DIR)``
+writes one ``.chpk`` shard a partition (``part-NNNNN-JOB.chpk``), each under
+``DIR/_temporary`` until every task has succeeded, then moved into place (a
+failed job leaves no shard); ``mode("append")`` adds shards, ``overwrite``
+replaces the directory's shards. The DataFrame has the data source's
+columns (tags, ``other_tags``, ``moves``, ``clocks``; or ``pgn``, used as
+it is), or a ``movetext`` column and tag columns (the lichess Parquet
+layout). Options: ``codec`` (default ``model``), ``level`` (zstd, default
+15).
+
+Writing files: :func:`compress_files` (a directory or glob of ``.pgn``/``.pgn.zst``
 files, one task and one shard a file) and :func:`compress_parquet` (the
 lichess Parquet layout: a ``movetext`` column and tag columns, one shard a
 partition) write a directory of ``.chpk`` shards; from the shell::
@@ -46,7 +56,13 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import pyarrow as pa
 
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.datasource import (
+    DataSource,
+    DataSourceArrowWriter,
+    DataSourceReader,
+    InputPartition,
+    WriterCommitMessage,
+)
 
 import chesspack
 from chesspack import _native
@@ -133,6 +149,9 @@ class ChesspackDataSource(DataSource):
     def reader(self, schema: Any) -> "ChesspackReader":
         return ChesspackReader(self.options, schema)
 
+    def writer(self, schema: Any, overwrite: bool) -> "ChesspackWriter":
+        return ChesspackWriter(self.options, schema, overwrite)
+
 
 def _flag(v: Any) -> bool:
     return str(v).strip().lower() in ("1", "true", "yes") if v is not None else False
@@ -169,6 +188,132 @@ class ChesspackReader(DataSourceReader):
             batch = archive.read_block(b, self.pgn, self.columns)
             file = pa.array([partition.path] * batch.num_rows, pa.string())
             yield pa.RecordBatch.from_arrays([file] + list(batch.columns), schema=schema)
+
+
+class ShardMessage(WriterCommitMessage):
+    """What a write task made: its shard under ``_temporary`` (``None``
+    for an empty partition) and how many games it holds."""
+
+    def __init__(self, temp: str | None, games: int) -> None:
+        self.temp = temp
+        self.games = games
+
+
+_SEVEN = ["Event", "Site", "Date", "Round", "White", "Black", "Result"]
+# Columns of the data source that are not tags.
+_NOT_TAGS = {"file", "game", "other_tags", "moves", "clocks", "pgn", "movetext"}
+
+
+def _clock(ms: int) -> str:
+    """A ``[%clk]`` reading: ``h:mm:ss`` (and tenths or finer when there
+    are)."""
+    s, frac = divmod(ms, 1000)
+    text = f"{s // 3600}:{s // 60 % 60:02d}:{s % 60:02d}"
+    return text + (f".{frac:03d}".rstrip("0") if frac else "")
+
+
+def _pgn_of_game(row: dict[str, Any], names: list[str]) -> str:
+    """The PGN text of one row of the data source's columns."""
+    if row.get("pgn"):
+        return row["pgn"].rstrip("\n") + "\n\n"
+    tags = [(n, row[n]) for n in _SEVEN if n in names and row[n] is not None]
+    tags += [(n, row[n]) for n in names if n not in _NOT_TAGS and n not in _SEVEN and row[n] is not None]
+    other = row.get("other_tags") or []
+    tags += list(other.items()) if isinstance(other, dict) else list(other)
+    out = [f'[{n} "{str(v).replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]\n' for n, v in tags]
+    out.append("\n")
+    if "movetext" in names and "moves" not in names:
+        out.append((row["movetext"] or "*").strip())
+        return "".join(out) + "\n\n"
+    fen = row.get("FEN")
+    fields = fen.split() if fen else []
+    black = len(fields) > 1 and fields[1] == "b"
+    number = int(fields[5]) if len(fields) > 5 and fields[5].isdigit() else 1
+    clocks = row.get("clocks") or []
+    words, commented = [], True
+    for i, san in enumerate(row.get("moves") or []):
+        if not black:
+            words.append(f"{number}. {san}")
+        elif commented or i == 0:
+            words.append(f"{number}... {san}")
+        else:
+            words.append(san)
+        commented = i < len(clocks) and clocks[i] is not None
+        if commented:
+            words.append(f"{{ [%clk {_clock(clocks[i])}] }}")
+        if black:
+            number += 1
+        black = not black
+    words.append(row.get("Result") or "*")
+    return "".join(out) + " ".join(words) + "\n\n"
+
+
+class ChesspackWriter(DataSourceArrowWriter):
+    """``df.write.format("chesspack").save(DIR)``: a shard a partition,
+    committed when the job succeeds."""
+
+    def __init__(self, options: dict[str, str], schema: Any, overwrite: bool) -> None:
+        import uuid
+
+        path = options.get("path")
+        if not path:
+            raise ValueError('chesspack data source: give a path: df.write.format("chesspack").save(PATH)')
+        names = [f.name for f in schema.fields]
+        if "pgn" not in names and "moves" not in names and "movetext" not in names:
+            raise ValueError(f"chesspack data source: the DataFrame needs a moves, movetext or pgn column: {names}")
+        self.dst = os.path.abspath(path)
+        self.overwrite = overwrite
+        self.codec = options.get("codec", "model")
+        self.level = int(options.get("level", "15"))
+        self.job = uuid.uuid4().hex[:12]
+
+    def write(self, iterator: Iterator[pa.RecordBatch]) -> ShardMessage:
+        from pyspark import TaskContext
+
+        import chesspack as cp
+
+        ctx = TaskContext.get()
+        part = ctx.partitionId() if ctx else 0
+        attempt = ctx.attemptNumber() if ctx else 0
+        temp_dir = os.path.join(self.dst, "_temporary", self.job)
+        os.makedirs(temp_dir, exist_ok=True)
+        games = 0
+        with tempfile.NamedTemporaryFile("w", suffix=".pgn", delete=False, encoding="utf-8") as pgn:
+            for batch in iterator:
+                names = batch.schema.names
+                for row in batch.to_pylist():
+                    pgn.write(_pgn_of_game(row, names))
+                    games += 1
+        try:
+            if games == 0:
+                return ShardMessage(None, 0)
+            out = os.path.join(temp_dir, f"part-{part:05d}-{attempt}.chpk")
+            cp.compress(pgn.name, out, self.codec, threads=1, level=self.level, overwrite=True)
+        finally:
+            os.unlink(pgn.name)
+        return ShardMessage(out, games)
+
+    def commit(self, messages: list[ShardMessage | None]) -> None:
+        if self.overwrite:
+            for old in glob.glob(os.path.join(self.dst, "part-*.chpk")):
+                os.remove(old)
+        for m in messages:
+            if m is not None and m.temp is not None:
+                name = os.path.basename(m.temp).split("-")[1]
+                os.replace(m.temp, os.path.join(self.dst, f"part-{name}-{self.job}.chpk"))
+        shutil.rmtree(os.path.join(self.dst, "_temporary", self.job), ignore_errors=True)
+        _remove_if_empty(os.path.join(self.dst, "_temporary"))
+
+    def abort(self, messages: list[ShardMessage | None]) -> None:
+        shutil.rmtree(os.path.join(self.dst, "_temporary", self.job), ignore_errors=True)
+        _remove_if_empty(os.path.join(self.dst, "_temporary"))
+
+
+def _remove_if_empty(path: str) -> None:
+    try:
+        os.rmdir(path)
+    except OSError:
+        pass
 
 
 def register(spark: Any) -> None:

@@ -179,3 +179,58 @@ def test_issue_26_udfs_code_in_the_games_context(spark, archive_path):
         return [m.rstrip("+#") for m in moves]
 
     assert [bare(r["back"]) for r in got] == [bare(r["moves"]) for r in rows]
+
+
+def _games(df):
+    """A DataFrame's games as comparable tuples (no file or game number)."""
+    cols = [c for c in df.columns if c not in ("file", "game")]
+    out = []
+    for r in df.collect():
+        d = r.asDict()
+        d["other_tags"] = sorted((d.get("other_tags") or {}).items())
+        out.append(tuple((c, d[c]) for c in cols))
+    return sorted(out, key=repr)
+
+
+def test_issue_43_a_dataframe_writes_back_as_shards(spark, archive_path, tmp_path):
+    df = spark.read.format("chesspack").load(str(archive_path))
+    out = tmp_path / "written"
+    df.repartition(3).write.format("chesspack").mode("overwrite").save(str(out))
+    shards = sorted(out.glob("part-*.chpk"))
+    assert len(shards) == 3 and not (out / "_temporary").exists()
+    back = spark.read.format("chesspack").load(str(out))
+    assert back.count() == df.count()
+    assert _games(back) == _games(df)
+    # append adds shards; overwrite replaces them.
+    df.limit(5).write.format("chesspack").mode("append").save(str(out))
+    assert len(list(out.glob("part-*.chpk"))) > 3
+    assert spark.read.format("chesspack").load(str(out)).count() == df.count() + 5
+    df.limit(5).coalesce(1).write.format("chesspack").mode("overwrite").save(str(out))
+    assert len(list(out.glob("part-*.chpk"))) == 1
+    # Spark refuses the other modes for Python data sources, clearly.
+    with pytest.raises(Exception, match="ErrorIfExists"):
+        df.write.format("chesspack").mode("error").save(str(out))
+
+
+def test_issue_43_a_failed_write_leaves_no_shard(spark, archive_path, tmp_path):
+    from pyspark.sql import functions as F
+
+    df = spark.read.format("chesspack").load(str(archive_path))
+    bad = df.withColumn("White", F.when(F.col("game") == 3, F.raise_error("boom")).otherwise(F.col("White")))
+    out = tmp_path / "failed"
+    with pytest.raises(Exception):
+        bad.write.format("chesspack").mode("overwrite").save(str(out))
+    assert not list(out.glob("**/*.chpk"))
+
+
+def test_issue_43_the_lichess_parquet_layout_writes_too(spark, tmp_path):
+    rows = [
+        {"Event": "Rated Blitz game", "White": "a", "Black": "b", "Result": "1-0", "WhiteElo": 1500,
+         "movetext": "1. e4 { [%clk 0:03:00] } 1... e5 { [%clk 0:03:00] } 2. Qh5 1-0"},
+    ]
+    out = tmp_path / "pq"
+    spark.createDataFrame(rows).write.format("chesspack").mode("overwrite").save(str(out))
+    back = spark.read.format("chesspack").load(str(out)).collect()
+    assert len(back) == 1
+    assert back[0]["moves"] == ["e4", "e5", "Qh5"] and back[0]["clocks"] == [180000, 180000, None]
+    assert back[0]["WhiteElo"] == 1500
