@@ -75,6 +75,83 @@ def record_codec(data: bytes) -> str:
     return _native.record_codec(bytes(data))
 
 
+def _is_url(path: Any) -> bool:
+    """Whether ``path`` names a file by a scheme other than ``file://``
+    (``s3://``, ``gs://``, ``abfs://``, ``hdfs://``, ``https://``…)."""
+    import re
+
+    return isinstance(path, str) and bool(re.match(r"^[A-Za-z][A-Za-z0-9+.-]+://", path)) and not path.startswith(
+        "file://"
+    )
+
+
+def _remote(path: Any, storage_options: Mapping[str, Any] | None) -> tuple[str, Any]:
+    """A name and an open binary file object for a URL (through fsspec,
+    reading only the ranges asked for: the footer, the index, the blocks) or
+    a file object; a local path and ``None`` otherwise."""
+    if hasattr(path, "read") and hasattr(path, "seek"):
+        return str(getattr(path, "path", None) or getattr(path, "name", None) or "<file>"), path
+    if isinstance(path, str) and path.startswith("file://"):
+        path = path[len("file://"):]
+    if _is_url(path):
+        try:
+            import fsspec
+        except ImportError as e:  # pragma: no cover
+            raise ImportError(f"{path}: paths with a scheme need fsspec (pip install 'chesspack[cloud]')") from e
+        fs, _, (p,) = fsspec.get_fs_token_paths(path, storage_options=dict(storage_options or {}))
+        return path, fs.open(p, "rb", cache_type="none")
+    return os.fspath(path), None
+
+
+class _Local:
+    """A local path for a path or URL: a URL's object is downloaded to a
+    temporary file for reading (``output=False``), or written to one that is
+    uploaded under a temporary key and moved into place when complete
+    (``output=True``: an object appears whole or not at all)."""
+
+    def __init__(self, path: Any, storage_options: Mapping[str, Any] | None, output: bool, overwrite: bool = True):
+        self.url = os.fspath(path) if not isinstance(path, str) else path
+        self.remote = _is_url(self.url)
+        self.options = dict(storage_options or {})
+        self.output = output
+        self.overwrite = overwrite
+        self.tmp: str | None = None
+
+    def __enter__(self) -> str:
+        if not self.remote:
+            return self.url[len("file://"):] if self.url.startswith("file://") else self.url
+        import tempfile
+
+        import fsspec
+
+        self.fs, _, (self.path,) = fsspec.get_fs_token_paths(self.url, storage_options=self.options)
+        if self.output and not self.overwrite and self.fs.exists(self.path):
+            raise FileExistsError(f"{self.url}: exists (overwrite=True replaces it)")
+        self.dir = tempfile.mkdtemp(prefix="chesspack-")
+        self.tmp = os.path.join(self.dir, os.path.basename(self.path.rstrip("/")) or "object")
+        if not self.output:
+            self.fs.get(self.path, self.tmp)
+        return self.tmp
+
+    def __exit__(self, kind: Any, *rest: Any) -> None:
+        if not self.remote:
+            return
+        import shutil
+        import uuid
+
+        try:
+            if self.output and kind is None:
+                staging = f"{self.path}.{uuid.uuid4().hex}.tmp"
+                self.fs.put(self.tmp, staging)
+                try:
+                    self.fs.mv(staging, self.path)
+                finally:
+                    if self.fs.exists(staging):
+                        self.fs.rm(staging)
+        finally:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 def _fen(start: Any) -> str | None:
     """A FEN from ``None``, a FEN string or a ``chess.Board``."""
     if start is None or isinstance(start, str):
@@ -425,6 +502,7 @@ def compress(
     block_games: int | None = None,
     overwrite: bool = False,
     progress: Any = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Compresses a PGN file (``.pgn``, also ``.zst``, ``.gz``, ``.bz2`` or
     ``.xz``) into a ``.chpk`` archive (default name: ``src`` + ``.chpk``),
@@ -433,7 +511,10 @@ def compress(
     the library's defaults (15, 4096) unless given.
 
     The output is written under a temporary name and appears only when
-    complete; an existing file is kept unless ``overwrite``. ``progress``:
+    complete; an existing file is kept unless ``overwrite``. ``src`` and
+    ``dst`` may be URLs (``s3://…``, through fsspec; ``storage_options`` for
+    its file system): the input is downloaded, and the output uploaded under
+    a temporary key and moved into place when complete. ``progress``:
     ``True`` for a tqdm bar, a tqdm bar, or ``callable(done, total)`` over
     input bytes. Returns games, input and output bytes, and the games stored
     verbatim (number, category, detail).
@@ -442,9 +523,8 @@ def compress(
     dst = os.fspath(dst) if dst is not None else src + ".chpk"
     cb, close = _progress(progress, "compressing")
     try:
-        return _native.compress(
-            src, dst, codec, threads, level, block_games, overwrite, cb
-        )
+        with _Local(src, storage_options, False) as s, _Local(dst, storage_options, True, overwrite) as d:
+            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb)
     finally:
         close()
 
@@ -456,23 +536,29 @@ def decompress(
     threads: int | None = None,
     overwrite: bool = False,
     progress: Any = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> int:
     """Writes the PGN text (or position file) of an archive to ``dst``;
-    returns the number of games (or lines)."""
+    returns the number of games (or lines). URLs as in :func:`compress`."""
     cb, close = _progress(progress, "decompressing")
     try:
-        return _native.decompress(os.fspath(src), os.fspath(dst), threads, overwrite, cb)
+        with _Local(src, storage_options, False) as s, _Local(dst, storage_options, True, overwrite) as d:
+            return _native.decompress(s, d, threads, overwrite, cb)
     finally:
         close()
 
 
-def verify(src: str | os.PathLike[str], *, threads: int | None = None) -> dict[str, Any]:
-    """Checks every block of an archive (checksum, then a full decode).
+def verify(
+    src: str | os.PathLike[str], *, threads: int | None = None, storage_options: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
+    """Checks every block of an archive (checksum, then a full decode); a
+    URL's object is downloaded first.
 
     Returns ``{"ok", "version", "codec", "model_hash", "blocks", "games",
     "problems"}``; ``problems`` lists messages naming each damaged block.
     """
-    return _native.verify(os.fspath(src), threads)
+    with _Local(os.fspath(src), storage_options, False) as s:
+        return _native.verify(s, threads)
 
 
 class Archive(Sequence):
@@ -498,8 +584,15 @@ class Archive(Sequence):
     <BLANKLINE>
     """
 
-    def __init__(self, path: str | os.PathLike[str], recover: bool = False) -> None:
-        self._a = _native.Archive(os.fspath(path), recover)
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | Any,
+        recover: bool = False,
+        storage_options: Mapping[str, Any] | None = None,
+    ) -> None:
+        name, file = _remote(path, storage_options)
+        self._file = file
+        self._a = _native.Archive(name, recover, file)
 
     @property
     def path(self) -> str:

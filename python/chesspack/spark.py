@@ -19,7 +19,12 @@ with ``option("pgn", "true")``, ``pgn``: the game's text as
 reads ``file`` and those columns alone: columns of tags alone decode no
 moves (Spark's Python data sources cannot prune columns themselves, so a
 query that needs no moves says so here). Paths are local or on a file
-system every executor mounts (NFS, a FUSE-mounted bucket).
+system every executor mounts (NFS, a FUSE-mounted bucket), or URLs that
+fsspec opens (``s3://bucket/prefix/``, ``gs://``, ``abfs://``, ``hdfs://``,
+``https://``), read a range at a time, with credentials taken the standard
+way (``AWS_ENDPOINT_URL``, ``AWS_ACCESS_KEY_ID``… in the executors'
+environment) or given as options: ``option("storage.endpoint_url", URL)``,
+``option("storage.key", …)``, or ``option("storage_options", JSON)``.
 
 Writing a DataFrame: ``df.write.format("chesspack").mode("overwrite").save(DIR)``
 writes one ``.chpk`` shard a partition (``part-NNNNN-JOB.chpk``), each under
@@ -101,7 +106,19 @@ def _columns(options: Mapping[str, str]) -> list[str] | None:
     return names
 
 
-def _paths(spec: str) -> list[str]:
+def _storage_options(options: Mapping[str, str]) -> dict[str, Any]:
+    """The fsspec options of a URL path: ``option("storage_options", JSON)``
+    and every ``option("storage.NAME", value)``."""
+    import json
+
+    out: dict[str, Any] = json.loads(options.get("storage_options") or "{}")
+    for k, v in options.items():
+        if k.lower().startswith("storage."):
+            out[k[len("storage.") :]] = v
+    return out
+
+
+def _paths(spec: str, storage_options: Mapping[str, Any] | None = None) -> list[str]:
     """Archives named by a path, a directory (its ``*.chpk`` files) or a
     glob; several separated by commas."""
     out: list[str] = []
@@ -110,6 +127,9 @@ def _paths(spec: str) -> list[str]:
             continue
         if part.startswith("file://"):
             part = part[len("file://") :]
+        if chesspack._is_url(part):
+            out.extend(_remote_paths(part, storage_options))
+            continue
         if os.path.isdir(part):
             found = sorted(glob.glob(os.path.join(part, "*.chpk")))
         elif any(c in part for c in "*?["):
@@ -120,6 +140,23 @@ def _paths(spec: str) -> list[str]:
             raise FileNotFoundError(f"no chesspack archive matches {part!r}")
         out.extend(found)
     return out
+
+
+def _remote_paths(url: str, storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    """The archives a URL names (``s3://bucket/prefix/``: its ``*.chpk``
+    objects; a glob; one object), through fsspec, with their scheme."""
+    import fsspec
+
+    fs, _, (path,) = fsspec.get_fs_token_paths(url, storage_options=dict(storage_options or {}))
+    if any(c in path for c in "*?["):
+        found = fs.glob(path)
+    elif url.endswith("/") or fs.isdir(path):
+        found = fs.glob(path.rstrip("/") + "/*.chpk")
+    else:
+        found = [path]
+    if not found:
+        raise FileNotFoundError(f"no chesspack archive matches {url!r}")
+    return sorted(fs.unstrip_protocol(p) for p in found)
 
 
 class BlockPartition(InputPartition):
@@ -162,7 +199,8 @@ class ChesspackReader(DataSourceReader):
         spec = options.get("path") or options.get("paths")
         if not spec:
             raise ValueError('chesspack data source: give a path: spark.read.format("chesspack").load(PATH)')
-        self.paths = _paths(spec)
+        self.storage = _storage_options(options)
+        self.paths = _paths(spec, self.storage)
         self.pgn = _flag(options.get("pgn"))
         self.columns = _columns(options)
         self.per = max(1, int(options.get("blocksPerPartition", "1")))
@@ -174,7 +212,7 @@ class ChesspackReader(DataSourceReader):
     def partitions(self) -> list[BlockPartition]:
         parts = []
         for p in self.paths:
-            n = len(chesspack.Archive(p).blocks())
+            n = len(chesspack.Archive(p, storage_options=self.storage).blocks())
             for first in range(0, n, self.per):
                 parts.append(BlockPartition(p, first, min(self.per, n - first)))
         return parts
@@ -182,7 +220,7 @@ class ChesspackReader(DataSourceReader):
     def read(self, partition: BlockPartition) -> Iterator[pa.RecordBatch]:
         import chesspack as cp
 
-        archive = cp.Archive(partition.path)
+        archive = cp.Archive(partition.path, storage_options=self.storage)
         schema = arrow_schema(self.pgn, self.columns)
         for b in range(partition.first, partition.first + partition.count):
             batch = archive.read_block(b, self.pgn, self.columns)

@@ -125,7 +125,49 @@ fn file_err(e: io::Error) -> PyErr {
     os_error(e.kind(), e.to_string())
 }
 
-type Reader = ArchiveReader<BufReader<File>>;
+/// Where an archive's bytes come from: a local file, or a Python file
+/// object (fsspec's, for `s3://` and the like), read a range at a time.
+pub(crate) trait Source: Read + io::Seek + Send {}
+impl<T: Read + io::Seek + Send> Source for T {}
+
+type Reader = ArchiveReader<BufReader<Box<dyn Source>>>;
+
+/// A Python binary file object as `Read + Seek`: each read is one `read(n)`
+/// call (with the GIL taken for it), each seek one `seek(offset, whence)`.
+pub(crate) struct PyFile(pub(crate) Py<PyAny>);
+
+impl Read for PyFile {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        Python::attach(|py| {
+            let data = self
+                .0
+                .call_method1(py, "read", (buf.len(),))
+                .map_err(|e| io::Error::other(e.to_string()))?;
+            let bytes: &[u8] = data
+                .extract(py)
+                .map_err(|e| io::Error::other(format!("read() gave no bytes: {e}")))?;
+            let n = bytes.len().min(buf.len());
+            buf[..n].copy_from_slice(&bytes[..n]);
+            Ok(n)
+        })
+    }
+}
+
+impl io::Seek for PyFile {
+    fn seek(&mut self, pos: io::SeekFrom) -> io::Result<u64> {
+        let (offset, whence) = match pos {
+            io::SeekFrom::Start(n) => (n as i64, 0),
+            io::SeekFrom::Current(n) => (n, 1),
+            io::SeekFrom::End(n) => (n, 2),
+        };
+        Python::attach(|py| {
+            self.0
+                .call_method1(py, "seek", (offset, whence))
+                .and_then(|r| r.extract::<u64>(py))
+                .map_err(|e| io::Error::other(e.to_string()))
+        })
+    }
+}
 
 /// A `.chpk` archive opened for reading: games by number (0-based here),
 /// their tags, and whole blocks as Arrow record batches.
@@ -189,12 +231,16 @@ impl Archive {
     /// DecodeError unless `recover` is true: then the blocks found by
     /// scanning are read and `index_error` says why.
     #[new]
-    #[pyo3(signature = (path, recover = false))]
-    fn new(path: PathBuf, recover: bool) -> PyResult<Archive> {
+    #[pyo3(signature = (path, recover = false, file = None))]
+    fn new(path: PathBuf, recover: bool, file: Option<Py<PyAny>>) -> PyResult<Archive> {
         let name = path.display().to_string();
-        let file = File::open(&path).map_err(|e| io_err(&path, e))?;
+        let source: Box<dyn Source> = match file {
+            // A file object opened by the Python side (fsspec): `path` names it.
+            Some(f) => Box::new(PyFile(f)),
+            None => Box::new(File::open(&path).map_err(|e| io_err(&path, e))?),
+        };
         let reader =
-            ArchiveReader::open(BufReader::new(file)).map_err(|e| archive_err(&name, e))?;
+            ArchiveReader::open(BufReader::new(source)).map_err(|e| archive_err(&name, e))?;
         if let (Some(why), false) = (reader.index_error(), recover) {
             return Err(DecodeError::new_err(format!(
                 "{name}: archive index is missing or damaged ({why}); the file may be truncated (recover=True reads the {} blocks found)",

@@ -234,3 +234,27 @@ def test_issue_43_the_lichess_parquet_layout_writes_too(spark, tmp_path):
     assert len(back) == 1
     assert back[0]["moves"] == ["e4", "e5", "Qh5"] and back[0]["clocks"] == [180000, 180000, None]
     assert back[0]["WhiteElo"] == 1500
+
+
+def test_issue_43_spark_reads_an_s3_prefix(spark, s3):
+    pytest.importorskip("s3fs", reason="s3fs is not installed (pip install ./python[test])")
+    # The executors' Python workers started before the server: its address
+    # and credentials go as options.
+    remote = (
+        spark.read.format("chesspack")
+        .option("columns", "White,WhiteElo")
+        .option("storage.endpoint_url", s3["endpoint"])
+        .option("storage.key", "testing")
+        .option("storage.secret", "testing")
+        .load("s3://games/month/")
+    )
+    local = spark.read.format("chesspack").option("columns", "White,WhiteElo").load(
+        f"{s3['local']},{s3['big']}"
+    )
+    games = lambda df: sorted((r["White"] or "", r["WhiteElo"] or 0) for r in df.collect())  # noqa: E731
+    assert games(remote) == games(local)
+    assert remote.count() == 37 * 41
+    assert {r["file"] for r in remote.select("file").distinct().collect()} == {
+        "s3://games/month/big.chpk",
+        "s3://games/month/sample.chpk",
+    }
