@@ -362,7 +362,18 @@ def register(spark: Any) -> None:
 # --- writing -------------------------------------------------------------
 
 
-def _inputs(spec: str) -> list[str]:
+def _inputs(spec: str, storage_options: Mapping[str, Any] | None = None) -> list[str]:
+    if chesspack._is_url(spec):
+        import fsspec
+
+        fs, _, (path,) = fsspec.get_fs_token_paths(spec, storage_options=dict(storage_options or {}))
+        if any(c in path for c in "*?["):
+            remote = fs.glob(path)
+        else:
+            remote = [p for p in fs.ls(path, detail=False) if p.endswith((".pgn", ".pgn.zst"))] if fs.isdir(path) else [path]
+        if not remote:
+            raise FileNotFoundError(f"no .pgn or .pgn.zst object matches {spec!r}")
+        return sorted(fs.unstrip_protocol(p) for p in remote)
     if os.path.isdir(spec):
         found = [
             os.path.join(spec, f)
@@ -392,17 +403,27 @@ def compress_files(
     level: int = 15,
     overwrite: bool = False,
     split_games: int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Compresses every ``.pgn``/``.pgn.zst`` file of a directory (or a
     glob) into a ``.chpk`` shard of the same name in ``dst``, one Spark task
-    a file. With ``split_games``, the driver first cuts each file into
+    a file. ``src`` and ``dst`` may be URLs (``s3://bucket/prefix/``): each
+    task downloads its file and uploads its shard under a temporary key,
+    moved into place when complete (``storage_options`` for fsspec). With ``split_games``, the driver first cuts each file into
     parts of that many games (``dst/_parts``, removed afterwards: a
     ``.zst`` stream cannot be split by byte ranges) and each part becomes a
     task and a shard (``NAME-NNNNN.chpk``). Returns a report a shard: file,
     shard, games, input and output bytes, games stored verbatim."""
-    files = _inputs(src)
-    dst = os.path.abspath(dst)
-    os.makedirs(dst, exist_ok=True)
+    files = _inputs(src, storage_options)
+    remote = chesspack._is_url(dst)
+    if remote:
+        if split_games:
+            raise ValueError("split_games needs a local dst (its parts are cut on the driver)")
+        dst = dst.rstrip("/")
+    else:
+        dst = os.path.abspath(dst)
+        os.makedirs(dst, exist_ok=True)
+    options = dict(storage_options or {})
     parts_dir = None
     if split_games:
         parts_dir = os.path.join(dst, "_parts")
@@ -415,8 +436,8 @@ def compress_files(
     def one(path: str) -> dict[str, Any]:
         import chesspack as cp
 
-        out = os.path.join(dst, _shard_name(path))
-        r = cp.compress(path, out, codec, threads=1, level=level, overwrite=overwrite)
+        out = f"{dst}/{_shard_name(path)}" if remote else os.path.join(dst, _shard_name(path))
+        r = cp.compress(path, out, codec, threads=1, level=level, overwrite=overwrite, storage_options=options)
         return {
             "file": path,
             "shard": out,

@@ -258,3 +258,17 @@ def test_issue_43_spark_reads_an_s3_prefix(spark, s3):
         "s3://games/month/big.chpk",
         "s3://games/month/sample.chpk",
     }
+
+
+def test_issue_43_the_shard_job_runs_on_s3(spark, s3):
+    import boto3
+
+    boto3.client("s3").upload_file(str(SAMPLE), "games", "pgn/lichess-sample.pgn")
+    options = {"endpoint_url": s3["endpoint"], "key": "testing", "secret": "testing"}
+    report = cs.compress_files(spark, "s3://games/pgn/", "s3://games/shards", storage_options=options)
+    assert [r["shard"] for r in report] == ["s3://games/shards/lichess-sample.chpk"]
+    assert report[0]["games"] == 37
+    keys = [o["Key"] for o in boto3.client("s3").list_objects_v2(Bucket="games", Prefix="shards/")["Contents"]]
+    assert keys == ["shards/lichess-sample.chpk"]
+    a = chesspack.Archive("s3://games/shards/lichess-sample.chpk", storage_options=options)
+    assert a[0] == chesspack.Archive(s3["local"])[0]
