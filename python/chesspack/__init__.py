@@ -752,6 +752,10 @@ class TrainingArchive:
         for b in range(self.blocks):
             yield self.read_block(b)
 
+    def plain(self, block: int) -> str:
+        """The positions of block ``block`` as nnue-pytorch ``.plain`` text."""
+        return self._a.plain(block)
+
     def numpy(self, block: int) -> dict[str, Any]:
         """The rows of block ``block`` as NumPy arrays, without copies."""
         batch = self.read_block(block)

@@ -557,7 +557,7 @@ fn compress<'py>(
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();
     let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
-        if kind == files::Kind::Binpack {
+        if kind == files::Kind::Binpack || kind == files::Kind::Plain {
             let threads = threads
                 .filter(|&t| t > 0)
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));

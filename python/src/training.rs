@@ -82,6 +82,23 @@ impl TrainingArchive {
         PyRecordBatch::new(batch).into_pyarrow(py)
     }
 
+    /// plain(block) -> str
+    ///
+    /// Block `block`'s positions as nnue-pytorch `.plain` text.
+    fn plain(&self, py: Python<'_>, block: usize) -> PyResult<String> {
+        if block >= self.blocks {
+            return Err(PyIndexError::new_err(format!(
+                "block {block} is not in the archive ({} blocks)",
+                self.blocks
+            )));
+        }
+        py.detach(|| {
+            let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+            reader.rows(block).map(|r| r.to_plain())
+        })
+        .map_err(|e| archive_err(&self.path, e))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "TrainingArchive({:?}: {} positions in {} blocks)",

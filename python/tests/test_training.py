@@ -82,3 +82,15 @@ def test_bad_training_archives_name_the_file(archive, tmp_path):
         chesspack.TrainingArchive(FIXTURE)
     with pytest.raises(ValueError, match="already a chesspack archive"):
         chesspack.compress(archive, tmp_path / "again.chpk")
+
+
+def test_plain_text_in_and_out(tmp_path):
+    import zstandard
+
+    z = open(FIXTURE.replace("selfplay.binpack", "selfplay.plain.zst"), "rb").read()
+    text = zstandard.ZstdDecompressor().decompressobj().decompress(z).decode()
+    src = tmp_path / "sp.plain"
+    src.write_text(text)
+    assert chesspack.compress(src)["games"] == 3000
+    t = chesspack.TrainingArchive(str(src) + ".chpk")
+    assert t.plain(0) == text

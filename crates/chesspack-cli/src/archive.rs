@@ -95,6 +95,10 @@ pub struct DecompressArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'T', long)]
     threads: Option<usize>,
+    /// Of an archive of engine training data: write nnue-pytorch's `.plain`
+    /// text instead of the binpack.
+    #[arg(long)]
+    plain: bool,
 }
 
 /// Options of `chesspack get`.
@@ -401,7 +405,7 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     if args.positions || kind == files::Kind::Positions {
         return compress_positions(args);
     }
-    if kind == files::Kind::Binpack {
+    if kind == files::Kind::Binpack || kind == files::Kind::Plain {
         return compress_training(args);
     }
     let name = args.codec.as_deref().unwrap_or(DEFAULT_CODEC);
@@ -454,7 +458,8 @@ fn thread_count(threads: Option<usize>) -> usize {
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `compress` of a binpack: a training-data archive.
+/// `compress` of a binpack (or of `.plain` text, which the library writes
+/// as a binpack first): a training-data archive.
 fn compress_training(args: &CompressArgs) -> Result<()> {
     let output = compress_output(args)?;
     let pb = input::progress(None, "compressing");
@@ -589,6 +594,17 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         let file =
             File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
         let mut out = Output::create(output, args.force, false)?;
+        if args.plain {
+            let mut reader = archive::training::TrainingReader::open(io::BufReader::new(file))
+                .with_context(|| format!("cannot read {}", args.input))?;
+            for b in 0..reader.blocks() {
+                let rows = reader
+                    .rows(b)
+                    .with_context(|| format!("cannot decompress {}", args.input))?;
+                out.writer().write_all(rows.to_plain().as_bytes())?;
+            }
+            return out.commit();
+        }
         archive::training::decompress(
             io::BufReader::new(file),
             out.writer(),
@@ -596,6 +612,9 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         )
         .with_context(|| format!("cannot decompress {}", args.input))?;
         return out.commit();
+    }
+    if args.plain {
+        bail!("--plain is for archives of engine training data");
     }
     if is_position_archive(&args.input)? {
         if args.input != "-" && output == Some(args.input.as_str()) {

@@ -187,6 +187,133 @@ impl Chain {
     }
 }
 
+/// One position of nnue-pytorch's `.plain` text.
+#[derive(Clone, Debug)]
+pub(crate) struct PlainEntry {
+    pub(crate) pos: Chess,
+    pub(crate) mv: Move,
+    pub(crate) score: i16,
+    pub(crate) ply: u16,
+    pub(crate) result: i16,
+}
+
+/// The entries of a `.plain` text (`fen`, `move`, `score`, `ply`, `result`
+/// lines, each entry ended by `e`); errors name the line.
+pub(crate) fn parse_plain(text: &str) -> Result<Vec<PlainEntry>, Error> {
+    let mut out = Vec::new();
+    let (mut fen, mut mv, mut score, mut ply, mut result) = (None, None, None, None, None);
+    for (i, line) in text.lines().enumerate() {
+        let bad = |why: &str| Error::InvalidData(format!("line {}: {why}: {line:?}", i + 1));
+        let line = line.trim_end_matches('\r');
+        if line.trim().is_empty() {
+            continue;
+        }
+        let (key, value) = line.split_once(' ').unwrap_or((line, ""));
+        match key {
+            "fen" => {
+                let pos = crate::position::parse_fen(value).map_err(|e| bad(&e.to_string()))?;
+                fen = Some(pos);
+            }
+            "move" => mv = Some((value.trim().to_owned(), i + 1)),
+            "score" => score = Some(value.trim().parse::<i16>().map_err(|_| bad("bad score"))?),
+            "ply" => ply = Some(value.trim().parse::<u16>().map_err(|_| bad("bad ply"))?),
+            "result" => result = Some(value.trim().parse::<i16>().map_err(|_| bad("bad result"))?),
+            "e" => {
+                let (Some(pos), Some((uci, at)), Some(score), Some(ply), Some(result)) = (
+                    fen.take(),
+                    mv.take(),
+                    score.take(),
+                    ply.take(),
+                    result.take(),
+                ) else {
+                    return Err(bad(
+                        "an entry without all of fen, move, score, ply and result",
+                    ));
+                };
+                if ply >= 1 << 14 || !(-2..=1).contains(&result) {
+                    return Err(bad("ply or result out of the binpack's range"));
+                }
+                let m = uci
+                    .parse::<shakmaty::uci::UciMove>()
+                    .ok()
+                    .and_then(|u| u.to_move(&pos).ok())
+                    .ok_or_else(|| {
+                        Error::InvalidData(format!("line {at}: not a legal move: {uci:?}"))
+                    })?;
+                out.push(PlainEntry {
+                    pos,
+                    mv: m,
+                    score,
+                    ply,
+                    result,
+                });
+            }
+            _ => return Err(bad("unknown line")),
+        }
+    }
+    if fen.is_some() || mv.is_some() {
+        return Err(Error::InvalidData("the last entry has no `e` line".into()));
+    }
+    Ok(out)
+}
+
+/// The binpack of `entries`, as the reference writer cuts it: an entry
+/// that continues the previous one (the position after its move, the next
+/// ply, the result negated) extends its chain; a chunk ends before the
+/// first stem after 1 MiB.
+pub(crate) fn binpack_of(entries: &[PlainEntry]) -> Vec<u8> {
+    const CHUNK: usize = 1 << 20;
+    let fen = |p: &Chess| shakmaty::fen::Fen::from_position(p, EnPassantMode::Legal).to_string();
+    let mut out = Vec::new();
+    let mut body = Vec::new();
+    let mut chain: Option<Chain> = None;
+    let mut last: Option<(&PlainEntry, String)> = None;
+    for e in entries {
+        let continues = last.as_ref().is_some_and(|(prev, after)| {
+            prev.result == -e.result && prev.ply.wrapping_add(1) == e.ply && *after == fen(&e.pos)
+        });
+        if continues {
+            let c = chain.as_mut().expect("a chain");
+            c.moves.push(e.mv);
+            c.scores.push(e.score);
+        } else {
+            if let Some(c) = chain.take() {
+                c.write(&mut body);
+            }
+            if body.len() >= CHUNK {
+                write_chunk(&body, &mut out).expect("a chunk under 4 GiB");
+                body.clear();
+            }
+            let mut pos = e.pos.clone();
+            // The stem's clocks: its ply and 50-move counter.
+            let mut setup = pos.to_setup(EnPassantMode::Legal);
+            setup.fullmoves =
+                std::num::NonZeroU32::new(u32::from(e.ply / 2) + 1).expect("at least 1");
+            if let Ok(p) = Chess::from_setup(setup, CastlingMode::Standard) {
+                pos = p;
+            }
+            chain = Some(Chain {
+                rule50: pos.halfmoves().min(u32::from(u16::MAX)) as u16,
+                pos,
+                ply: e.ply,
+                result: (signed_to_unsigned(e.result) & 3) as u8,
+                moves: vec![e.mv],
+                scores: vec![e.score],
+            });
+        }
+        let mut after = e.pos.clone();
+        after.play_unchecked(e.mv);
+        last = Some((e, fen(&after)));
+    }
+    if let Some(c) = chain.take() {
+        c.write(&mut body);
+    }
+    if !body.is_empty() {
+        write_chunk(&body, &mut out).expect("a chunk under 4 GiB");
+    }
+    out
+}
+
 /// The stem's position and move.
 fn unpack_stem(stem: &[u8]) -> Result<(Chess, Move), Error> {
     let pr = u16::from_be_bytes([stem[28], stem[29]]);

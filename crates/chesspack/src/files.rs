@@ -41,6 +41,8 @@ pub enum Kind {
     Binpack,
     /// An archive of engine training data ([`crate::archive::training`]).
     TrainingArchive,
+    /// nnue-pytorch's `.plain` training data (also compressed).
+    Plain,
 }
 
 impl Kind {
@@ -68,6 +70,8 @@ impl Kind {
             Kind::Positions
         } else if name.ends_with(".binpack") {
             Kind::Binpack
+        } else if name.ends_with(".plain") {
+            Kind::Plain
         } else {
             Kind::Games
         }

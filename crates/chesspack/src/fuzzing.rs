@@ -53,15 +53,24 @@ fn read_training(data: &[u8]) {
     }
 }
 
-/// Any bytes compressed as a binpack come back byte for byte.
+/// Any bytes compressed as a binpack come back byte for byte; `.plain`
+/// text (bytes that start with `fen `) compresses or gives an error, and
+/// what compresses decompresses.
 fn compress_binpack(data: &[u8]) {
     use crate::archive::training;
+    let codec = crate::game::ModelCodec::fast();
     let mut packed = Vec::new();
-    training::compress(data, &mut packed, &crate::game::ModelCodec::fast(), 1)
-        .expect("any bytes compress");
+    let plain = data.starts_with(b"fen ");
+    match training::compress(data, &mut packed, &codec, 1) {
+        Ok(_) => {}
+        Err(_) if plain => return,
+        Err(e) => panic!("bytes that are not .plain text compress: {e}"),
+    }
     let mut back = Vec::new();
     training::decompress(std::io::Cursor::new(&packed), &mut back, 1).expect("decompresses");
-    assert_eq!(back, data);
+    if !plain {
+        assert_eq!(back, data);
+    }
 }
 
 /// Splits fuzz input into a bit length and bits: the first two bytes give how

@@ -1023,3 +1023,44 @@ fn binpacks_compress_and_come_back() {
     let again = chesspack(&["compress", archive.to_str().unwrap(), "-o", "/dev/null"]);
     assert!(String::from_utf8_lossy(&again.stderr).contains("already a chesspack archive"));
 }
+
+/// Issue 42: nnue-pytorch `.plain` text in (also compressed), the same
+/// text out with `decompress --plain`.
+#[test]
+fn plain_training_text_compresses_and_comes_back() {
+    let dir = scratch("plain");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../chesspack/tests/fixtures/training/selfplay.plain.zst"
+    );
+    let input = dir.join("selfplay.plain.zst");
+    std::fs::copy(fixture, &input).unwrap();
+    ok(&chesspack(&["compress", input.to_str().unwrap()]));
+    let archive = dir.join("selfplay.plain.zst.chpk");
+    let back = dir.join("back.plain");
+    ok(&chesspack(&[
+        "decompress",
+        "--plain",
+        archive.to_str().unwrap(),
+        "-o",
+        back.to_str().unwrap(),
+    ]));
+    let text = zstd::decode_all(&std::fs::read(fixture).unwrap()[..]).unwrap();
+    assert_eq!(std::fs::read(&back).unwrap(), text);
+    // The binpack it holds is the one Stockfish's writer makes.
+    let binpack = dir.join("back.binpack");
+    ok(&chesspack(&[
+        "decompress",
+        archive.to_str().unwrap(),
+        "-o",
+        binpack.to_str().unwrap(),
+    ]));
+    let reference = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../chesspack/tests/fixtures/training/selfplay.binpack"
+    );
+    assert_eq!(
+        std::fs::read(binpack).unwrap(),
+        std::fs::read(reference).unwrap()
+    );
+}

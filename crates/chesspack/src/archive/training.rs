@@ -113,15 +113,37 @@ fn codec_named(name: &[u8], hash: u64) -> Option<ModelCodec> {
 /// of the command line, or `model`: smaller, slower), `threads` chunks at a
 /// time on the rayon pool.
 ///
+/// Input that starts with `fen ` is nnue-pytorch's `.plain` text (`fen`,
+/// `move`, `score`, `ply`, `result`, `e` lines): it is written as a binpack
+/// first, cut into chains and chunks as Stockfish's writer cuts them (a
+/// position that follows from the previous one's move, at the next ply,
+/// with the result negated, continues its chain), and the archive holds
+/// that binpack.
+///
 /// # Errors
 ///
-/// Reading or writing fails; a move the codec cannot code (a bug).
+/// Reading or writing fails (`.plain` text that does not read is an
+/// [`io::ErrorKind::InvalidData`] error naming the line); a move the codec
+/// cannot code (a bug).
 pub fn compress(
     mut input: impl Read,
     mut output: impl Write,
     codec: &ModelCodec,
     threads: usize,
 ) -> Result<TrainingReport, ArchiveError> {
+    let mut head = Vec::with_capacity(4);
+    (&mut input).take(4).read_to_end(&mut head)?;
+    let mut input: Box<dyn Read + '_> = if head == b"fen " {
+        let mut text = String::from_utf8(head).expect("ascii");
+        input.read_to_string(&mut text)?;
+        let binpack = binpack::binpack_of(
+            &binpack::parse_plain(&text)
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?,
+        );
+        Box::new(io::Cursor::new(binpack))
+    } else {
+        Box::new(io::Cursor::new(head).chain(input))
+    };
     let mut report = TrainingReport::default();
     let h = header(codec);
     output.write_all(&h)?;
@@ -708,6 +730,90 @@ pub struct Rows {
 }
 
 impl Rows {
+    /// The rows as nnue-pytorch's `.plain` text: for each, `fen` (the FEN,
+    /// its move number from the ply), `move` (UCI, castling as the king's
+    /// two-square move), `score`, `ply`, `result` and `e` lines.
+    ///
+    /// ```
+    /// use chesspack::archive::training::{self, Rows};
+    ///
+    /// let plain = "fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\nmove e2e4\nscore 20\nply 0\nresult 0\ne\n";
+    /// let mut archive = Vec::new();
+    /// training::compress(plain.as_bytes(), &mut archive, &chesspack::game::ModelCodec::fast(), 1).unwrap();
+    /// let mut reader = training::TrainingReader::open(std::io::Cursor::new(archive)).unwrap();
+    /// assert_eq!(reader.rows(0).unwrap().to_plain(), plain);
+    /// ```
+    pub fn to_plain(&self) -> String {
+        const PIECES: &[u8; 13] = b" PNBRQKpnbrqk";
+        let mut out = String::with_capacity(self.turn.len() * 100);
+        for i in 0..self.turn.len() {
+            let board = &self.board[i * 64..(i + 1) * 64];
+            out.push_str("fen ");
+            for rank in (0..8).rev() {
+                let mut empty = 0;
+                for file in 0..8 {
+                    match board[rank * 8 + file] {
+                        0 => empty += 1,
+                        p => {
+                            if empty > 0 {
+                                out.push(char::from(b'0' + empty));
+                                empty = 0;
+                            }
+                            out.push(char::from(PIECES[usize::from(p.min(12))]));
+                        }
+                    }
+                }
+                if empty > 0 {
+                    out.push(char::from(b'0' + empty));
+                }
+                if rank > 0 {
+                    out.push('/');
+                }
+            }
+            out.push_str(if self.turn[i] == 0 { " w " } else { " b " });
+            let c = self.castling[i];
+            if c == 0 {
+                out.push('-');
+            }
+            for (bit, ch) in ['K', 'Q', 'k', 'q'].into_iter().enumerate() {
+                if c >> bit & 1 == 1 {
+                    out.push(ch);
+                }
+            }
+            out.push(' ');
+            match self.ep[i] {
+                64.. => out.push('-'),
+                sq => out.push_str(&square_name(sq)),
+            }
+            let (from, mut to) = (self.from[i], self.to[i]);
+            let mover = board[usize::from(from)];
+            let king = mover == 6 || mover == 12;
+            let rook = board[usize::from(to)];
+            if king && (rook == 4 || rook == 10) && (rook > 6) == (mover > 6) {
+                // binpack's castling: the king onto its rook.
+                to = (to & !7) | if to > from { 6 } else { 2 };
+            }
+            let promo = match self.promotion[i] {
+                2 => "n",
+                3 => "b",
+                4 => "r",
+                5 => "q",
+                _ => "",
+            };
+            out.push_str(&format!(
+                " {} {}\nmove {}{}{promo}\nscore {}\nply {}\nresult {}\ne\n",
+                self.rule50[i],
+                self.ply[i] / 2 + 1,
+                square_name(from),
+                square_name(to),
+                self.score[i],
+                self.ply[i],
+                self.result[i],
+            ));
+        }
+        out
+    }
+
     fn push_chain(&mut self, chain: &Chain) {
         let mut pos = chain.pos.clone();
         let mut result = unsigned_result(chain.result);
@@ -758,6 +864,10 @@ impl Rows {
             result = -result;
         }
     }
+}
+
+fn square_name(sq: u8) -> String {
+    format!("{}{}", char::from(b'a' + sq % 8), char::from(b'1' + sq / 8))
 }
 
 fn unsigned_result(raw: u8) -> i16 {

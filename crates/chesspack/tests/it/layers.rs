@@ -190,13 +190,14 @@ fn public_items() -> usize {
 /// Issue 41: 415 public items at cb37d56 (455 by this count just before the
 /// issue's second part); at least 40% fewer: at most 249. A new public item
 /// past the bound means making another one crate-private, or raising the
-/// bound on purpose. Issue 42 raised it to 252: the training-data archive
-/// (`archive::training`: its reader, rows, report, compress, decompress; 10
-/// items) against 7 made crate-private (the fuzz targets' entry points are
-/// one `fuzzing::run`, `BlockReport::add`, `GameContext::clocks`).
+/// bound on purpose. Issue 42 raised it to 253: the training-data archive
+/// (`archive::training`: its reader, rows and their `.plain` text, report,
+/// compress, decompress; 11 items) against 7 made crate-private (the fuzz
+/// targets' entry points are one `fuzzing::run`, `BlockReport::add`,
+/// `GameContext::clocks`).
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
-    assert!(n <= 252, "{n} public items (issue 41, 42: at most 252)");
+    assert!(n <= 253, "{n} public items (issue 41, 42: at most 253)");
 }

@@ -213,3 +213,38 @@ fn the_model_codec_makes_smaller_training_archives() {
     assert_eq!(decompress(&small).unwrap(), FIXTURE);
     assert_eq!(differences(&rows(&small), &reference(FIXTURE)), 0);
 }
+
+/// The fixture's positions as nnue-pytorch `.plain` text (what
+/// `scripts/selfplay.py` wrote and `sfbinpack` turned into the fixture).
+fn fixture_plain() -> String {
+    let z = include_bytes!("../fixtures/training/selfplay.plain.zst");
+    String::from_utf8(zstd::decode_all(&z[..]).unwrap()).unwrap()
+}
+
+#[test]
+fn plain_text_becomes_the_binpack_the_reference_writer_makes() {
+    let plain = fixture_plain();
+    let archive = compress(plain.as_bytes());
+    assert_eq!(decompress(&archive).unwrap(), FIXTURE);
+    assert_eq!(rows(&archive).to_plain(), plain);
+}
+
+#[test]
+fn bad_plain_text_names_the_line() {
+    let plain = fixture_plain();
+    let mut lines: Vec<&str> = plain.lines().collect();
+    lines[7] = "move e2e5";
+    let codec = chesspack::game::ModelCodec::fast();
+    let e = training::compress(lines.join("\n").as_bytes(), Vec::new(), &codec, 1)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("line 8"), "{e}");
+    let e = training::compress(
+        &b"fen 8/8/8/8/8/8/8/8 w - - 0 1\ne\n"[..],
+        Vec::new(),
+        &codec,
+        1,
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("line 1"), "{e}");
+}
