@@ -328,6 +328,9 @@ fn unpack_stem(stem: &[u8]) -> Result<(Chess, Move), Error> {
 pub(crate) fn unpack_position(packed: &[u8], ply: u16, rule50: u16) -> Result<Chess, Error> {
     let stem = packed.get(..24).ok_or(Error::Truncated)?;
     let occupied = Bitboard(u64::from_be_bytes(stem[..8].try_into().expect("8 bytes")));
+    if occupied.count() > 32 {
+        return Err(Error::InvalidPosition("more than 32 pieces".into()));
+    }
     let mut board = Board::empty();
     let mut castles = Bitboard::EMPTY;
     let mut ep = None;
@@ -801,5 +804,10 @@ mod tests {
         // A stem of zeros: no kings, not a position.
         let items = parse_chunk(&[0; 40]);
         assert_eq!(items, [Item::Raw(&[0; 40])]);
+        // 64 occupied squares: more pieces than a stem holds (fuzzing,
+        // issue 42).
+        let mut stem = [0u8; 40];
+        stem[..8].fill(0xff);
+        assert_eq!(parse_chunk(&stem), [Item::Raw(&stem)]);
     }
 }

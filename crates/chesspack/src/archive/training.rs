@@ -48,8 +48,9 @@ const VERSION: u8 = 1;
 const END: &[u8; 8] = b"CHPKTEND";
 const BLOCK: &[u8; 4] = b"CPTB";
 const INDEX: &[u8; 4] = b"CPTI";
-/// zstd level of the numbers and kept bytes.
-const LEVEL: i32 = 19;
+/// zstd level of the numbers and kept bytes (the game archives' default:
+/// 19 gained nothing on these small columns).
+const LEVEL: i32 = 15;
 /// The most bytes a block's sections may claim when read back.
 const MAX_SECTION: usize = 1 << 31;
 
@@ -183,9 +184,11 @@ pub fn compress(
     output.write_all(&tail)?;
     output.flush()?;
     report.bytes_out = at + tail.len() as u64;
-    report.other_bytes = report.bytes_out
-        - (report.move_bits + report.score_bits).div_ceil(8)
-        - report.kept_bytes.min(report.bytes_out);
+    // Kept bytes are stored compressed: the rest is at least 0.
+    report.other_bytes = report
+        .bytes_out
+        .saturating_sub((report.move_bits + report.score_bits).div_ceil(8))
+        .saturating_sub(report.kept_bytes);
     Ok(report)
 }
 
@@ -589,10 +592,8 @@ pub(crate) fn decode_block(
         sections.push(s);
         at += len;
     }
-    let numbers = zstd::bulk::decompress(sections[0], MAX_SECTION)
-        .map_err(|e| damaged(format!("numbers: {e}")))?;
-    let kept = zstd::bulk::decompress(sections[4], MAX_SECTION)
-        .map_err(|e| damaged(format!("kept bytes: {e}")))?;
+    let numbers = unzstd(sections[0]).map_err(|e| damaged(format!("numbers: {e}")))?;
+    let kept = unzstd(sections[4]).map_err(|e| damaged(format!("kept bytes: {e}")))?;
     if kind == 1 {
         if let Some(out) = chunk.as_deref_mut() {
             out.extend_from_slice(&kept);
@@ -694,6 +695,22 @@ pub(crate) fn decode_block(
         binpack::write_chunk(&body, out).map_err(|e| damaged(e.to_string()))?;
     }
     Ok(positions)
+}
+
+/// A zstd frame's bytes, growing the buffer as they come (a damaged size
+/// field allocates nothing), at most [`MAX_SECTION`].
+fn unzstd(frame: &[u8]) -> io::Result<Vec<u8>> {
+    let mut out = Vec::new();
+    zstd::stream::read::Decoder::new(frame)?
+        .take(MAX_SECTION as u64 + 1)
+        .read_to_end(&mut out)?;
+    if out.len() > MAX_SECTION {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidData,
+            "section too large",
+        ));
+    }
+    Ok(out)
 }
 
 /// Training rows: one entry per position, in the archive's order, as
@@ -941,7 +958,7 @@ impl<R: Read + Seek> TrainingReader<R> {
             return Err(index_error("no end marker"));
         }
         let index_at = crate::le::u64_at(&footer, 0);
-        if index_at < header_len as u64 || index_at + 8 > end - 16 {
+        if index_at < header_len as u64 || index_at.checked_add(8).is_none_or(|i| i > end - 16) {
             return Err(index_error("bad index offset"));
         }
         input.seek(SeekFrom::Start(index_at))?;
@@ -1009,8 +1026,12 @@ impl<R: Read + Seek> TrainingReader<R> {
         {
             return Err(damaged("block header disagrees with the index"));
         }
-        let mut payload = vec![0u8; len as usize];
-        self.input.read_exact(&mut payload)?;
+        // Read as it comes: a damaged length allocates nothing.
+        let mut payload = Vec::new();
+        (&mut self.input).take(len).read_to_end(&mut payload)?;
+        if payload.len() as u64 != len {
+            return Err(damaged("the block is truncated"));
+        }
         if crc32fast::hash(&payload) != crate::le::u32_at(&head, 12) {
             return Err(damaged("checksum mismatch"));
         }
