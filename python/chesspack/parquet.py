@@ -51,55 +51,41 @@ _TEXT = [
 _PLAYED = {None, "Standard", "standard", "normal", "Chess960", "chess960", "From Position", "fromPosition"}
 
 
-def _date(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """PGN dates (``2024.01.31``) as date32, and the texts that are not a
-    whole date (``????.??.??``, ``2024.??.??``: null date), else null."""
-    days, rest = [], []
-    for v in values.to_pylist():
-        d = None
-        if v is not None:
-            try:
-                y, m, dd = (int(x) for x in v.split("."))
-                d = datetime.date(y, m, dd)
-            except ValueError:
-                d = None
-        days.append(d)
-        rest.append(v if d is None and v is not None else None)
-    return pa.array(days, pa.date32()), pa.array(rest, pa.string())
-
-
-def _time(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """PGN times (``13:24:36``) as time32[s], and the texts that are not."""
-    secs, rest = [], []
-    for v in values.to_pylist():
-        t = None
-        if v is not None:
-            try:
-                h, m, s = (int(x) for x in v.split(":"))
-                t = datetime.time(h, m, s)
-            except ValueError:
-                t = None
-        secs.append(t)
-        rest.append(v if t is None and v is not None else None)
-    return pa.array(secs, pa.time32("s")), pa.array(rest, pa.string())
-
-
-def _diff(values: pa.Array) -> tuple[pa.Array, pa.Array]:
-    """Rating changes (``+7``, ``-12``) as int16, and the texts that are not
-    exactly such a number."""
+def _typed(values: pa.Array, parse: Any, type: pa.DataType) -> tuple[pa.Array, pa.Array]:
+    """``values`` (strings) parsed into ``type`` by ``parse`` (a value, or
+    ``None``/``ValueError`` for a text it does not hold), and the texts that
+    did not parse (else null): they go back into ``other_tags``."""
     out, rest = [], []
     for v in values.to_pylist():
-        n = None
+        x = None
         if v is not None:
             try:
-                n = int(v)
-                if f"{n:+d}" != v and not (n == 0 and v in ("0", "+0", "-0")) or not -32768 <= n < 32768:
-                    n = None
+                x = parse(v)
             except ValueError:
-                n = None
-        out.append(n)
-        rest.append(v if n is None and v is not None else None)
-    return pa.array(out, pa.int16()), pa.array(rest, pa.string())
+                x = None
+        out.append(x)
+        rest.append(v if x is None and v is not None else None)
+    return pa.array(out, type), pa.array(rest, pa.string())
+
+
+def _date(v: str) -> datetime.date:
+    """A PGN date (``2024.01.31``; ``????.??.??`` is not one)."""
+    y, m, d = (int(x) for x in v.split("."))
+    return datetime.date(y, m, d)
+
+
+def _time(v: str) -> datetime.time:
+    """A PGN time (``13:24:36``)."""
+    h, m, s = (int(x) for x in v.split(":"))
+    return datetime.time(h, m, s)
+
+
+def _diff(v: str) -> int | None:
+    """A rating change (``+7``, ``-12``) that int16 holds and writes back
+    as the same text."""
+    n = int(v)
+    same = f"{n:+d}" == v or (n == 0 and v in ("0", "+0", "-0"))
+    return n if same and -32768 <= n < 32768 else None
 
 
 def _table(batch: pa.RecordBatch, codec: str) -> pa.Table:
@@ -107,16 +93,16 @@ def _table(batch: pa.RecordBatch, codec: str) -> pa.Table:
     cols: dict[str, pa.Array] = {"game": batch["game"]}
     kept: list[tuple[str, pa.Array]] = []
     for name in ["Date", "UTCDate"]:
-        cols[name], rest = _date(batch[name])
+        cols[name], rest = _typed(batch[name], _date, pa.date32())
         kept.append((name, rest))
-    cols["UTCTime"], rest = _time(batch["UTCTime"])
+    cols["UTCTime"], rest = _typed(batch["UTCTime"], _time, pa.time32("s"))
     kept.append(("UTCTime", rest))
     for name in ["WhiteElo", "BlackElo"]:
         elo = batch[name]
         fits = pc.and_(pc.greater_equal(elo, -32768), pc.less(elo, 32768))
         cols[name] = pc.if_else(fits, elo, None).cast(pa.int16())
     for name in ["WhiteRatingDiff", "BlackRatingDiff"]:
-        cols[name], rest = _diff(batch[name])
+        cols[name], rest = _typed(batch[name], _diff, pa.int16())
         kept.append((name, rest))
     for name in _TEXT:
         cols[name] = batch[name]

@@ -558,9 +558,7 @@ fn compress<'py>(
     let name = src.display().to_string();
     let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
         if kind == files::Kind::Binpack || kind == files::Kind::Plain {
-            let threads = threads
-                .filter(|&t| t > 0)
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let threads = threads.unwrap_or(0);
             let report = archive::training::compress(
                 input,
                 &mut out,
@@ -645,9 +643,7 @@ fn decompress(
     let games = py.detach(|| -> PyResult<u64> {
         if kind == files::Kind::TrainingArchive {
             let file = File::open(&src).map_err(|e| io_err(&src, e))?;
-            let threads = threads
-                .filter(|&t| t > 0)
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let threads = threads.unwrap_or(0);
             return archive::training::decompress(BufReader::new(file), &mut out, threads)
                 .map_err(|e| archive_err(&name, e));
         }

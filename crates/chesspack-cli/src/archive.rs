@@ -451,13 +451,6 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     Ok(())
 }
 
-/// The number of worker threads `threads` asks for (all cores for none).
-fn thread_count(threads: Option<usize>) -> usize {
-    threads
-        .filter(|&t| t > 0)
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
-}
-
 /// `compress` of a binpack (or of `.plain` text, which the library writes
 /// as a binpack first): a training-data archive.
 fn compress_training(args: &CompressArgs) -> Result<()> {
@@ -471,7 +464,7 @@ fn compress_training(args: &CompressArgs) -> Result<()> {
         "model" => chesspack::game::ModelCodec::new(),
         other => bail!("a binpack's moves are coded by `fast` or `model`, not {other:?}"),
     };
-    let r = archive::training::compress(reader, out.writer(), &codec, thread_count(args.threads))
+    let r = archive::training::compress(reader, out.writer(), &codec, args.threads.unwrap_or(0))
         .with_context(|| format!("cannot compress {}", args.input))?;
     pb.finish_and_clear();
     out.commit()?;
@@ -608,7 +601,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         archive::training::decompress(
             io::BufReader::new(file),
             out.writer(),
-            thread_count(args.threads),
+            args.threads.unwrap_or(0),
         )
         .with_context(|| format!("cannot decompress {}", args.input))?;
         return out.commit();

@@ -339,7 +339,7 @@ pub(crate) fn unpack_position(packed: &[u8], ply: u16, rule50: u16) -> Result<Ch
         let byte = stem[8 + i / 2];
         let nibble = if i % 2 == 0 { byte & 15 } else { byte >> 4 };
         let piece = match nibble {
-            0..=11 => ROLES[usize::from(nibble >> 1)].of(Color::from_white(nibble & 1 == 0)),
+            0..=11 => Role::ALL[usize::from(nibble >> 1)].of(Color::from_white(nibble & 1 == 0)),
             12 => {
                 if sq.rank() == Rank::Fourth {
                     ep = sq.offset(-8);
@@ -378,15 +378,6 @@ pub(crate) fn unpack_position(packed: &[u8], ply: u16, rule50: u16) -> Result<Ch
     Chess::from_setup(setup, CastlingMode::Standard)
         .map_err(|e| Error::InvalidPosition(format!("stem: {e}")))
 }
-
-const ROLES: [Role; 6] = [
-    Role::Pawn,
-    Role::Knight,
-    Role::Bishop,
-    Role::Rook,
-    Role::Queen,
-    Role::King,
-];
 
 /// The 24 bytes of a packed position.
 pub(crate) fn pack_position(pos: &Chess) -> [u8; 24] {
@@ -447,7 +438,7 @@ fn unpack_move(pos: &Chess, packed: u16) -> Result<Move, Error> {
             from,
             capture: pos.board().role_at(to),
             to,
-            promotion: (packed >> 14 == 1).then(|| ROLES[usize::from(packed & 3) + 1]),
+            promotion: (packed >> 14 == 1).then(|| Role::ALL[usize::from(packed & 3) + 1]),
         },
         2 => Move::Castle {
             king: from,
@@ -529,35 +520,29 @@ fn read_move(pos: &Chess, bits: &mut BitReader<'_>) -> Result<Move, Error> {
     let id = bits.read(used_bits(ours.count() as u32))?;
     let from = nth(ours, id).ok_or_else(|| Error::InvalidData("no such piece".into()))?;
     let role = board.role_at(from).expect("our piece");
+    let normal = |to: Square, promotion: Option<Role>| Move::Normal {
+        role,
+        from,
+        capture: board.role_at(to),
+        to,
+        promotion,
+    };
+    let no_square = || Error::InvalidData("no such square".into());
     let m = match role {
         Role::Pawn => {
             let dest = pawn_destinations(pos, from);
             let n = dest.count() as u32;
             if from.rank() == turn.fold_wb(Rank::Seventh, Rank::Second) {
                 let id = bits.read(used_bits(n * 4))?;
-                let to =
-                    nth(dest, id / 4).ok_or_else(|| Error::InvalidData("no such square".into()))?;
-                Move::Normal {
-                    role,
-                    from,
-                    capture: board.role_at(to),
-                    to,
-                    promotion: Some(ROLES[(id % 4) as usize + 1]),
-                }
+                let to = nth(dest, id / 4).ok_or_else(no_square)?;
+                normal(to, Some(Role::ALL[(id % 4) as usize + 1]))
             } else {
                 let id = bits.read(used_bits(n))?;
-                let to =
-                    nth(dest, id).ok_or_else(|| Error::InvalidData("no such square".into()))?;
+                let to = nth(dest, id).ok_or_else(no_square)?;
                 if Some(to) == ep_target(pos) {
                     Move::EnPassant { from, to }
                 } else {
-                    Move::Normal {
-                        role,
-                        from,
-                        capture: board.role_at(to),
-                        to,
-                        promotion: None,
-                    }
+                    normal(to, None)
                 }
             }
         }
@@ -575,27 +560,13 @@ fn read_move(pos: &Chess, bits: &mut BitReader<'_>) -> Result<Move, Error> {
                 };
                 Move::Castle { king: from, rook }
             } else {
-                let to = nth(dest, id).expect("id < n");
-                Move::Normal {
-                    role,
-                    from,
-                    capture: board.role_at(to),
-                    to,
-                    promotion: None,
-                }
+                normal(nth(dest, id).expect("id < n"), None)
             }
         }
         _ => {
             let dest = attacks::attacks(from, role.of(turn), board.occupied()) & !ours;
             let id = bits.read(used_bits(dest.count() as u32))?;
-            let to = nth(dest, id).ok_or_else(|| Error::InvalidData("no such square".into()))?;
-            Move::Normal {
-                role,
-                from,
-                capture: board.role_at(to),
-                to,
-                promotion: None,
-            }
+            normal(nth(dest, id).ok_or_else(no_square)?, None)
         }
     };
     if pos.is_legal(m) {

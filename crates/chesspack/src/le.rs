@@ -1,5 +1,6 @@
 //! Little-endian integers read out of byte slices: the one reader of every
-//! file format's fixed-width fields (archives, model, book and table files).
+//! file format's fixed-width fields (archives, model, book and table files),
+//! and LEB128 numbers, written and read.
 //!
 //! Each reads at an offset that the caller has checked to be in range; a
 //! shorter slice is a bug in the caller and panics.
@@ -27,6 +28,35 @@ pub(crate) fn i32_at(b: &[u8], at: usize) -> i32 {
 /// The `u64` at `at`.
 pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from(u32_at(b, at)) | u64::from(u32_at(b, at + 4)) << 32
+}
+
+/// Appends `v` as LEB128 (7 bits a byte, low first): the position and
+/// training archives' numbers.
+pub(crate) fn write_leb(out: &mut Vec<u8>, mut v: u64) {
+    loop {
+        let b = (v & 0x7f) as u8;
+        v >>= 7;
+        if v == 0 {
+            out.push(b);
+            return;
+        }
+        out.push(b | 0x80);
+    }
+}
+
+/// The LEB128 number at `*at`, moving `at` past it; `None` when the bytes
+/// end first or it runs past 64 bits.
+pub(crate) fn read_leb(data: &[u8], at: &mut usize) -> Option<u64> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let b = *data.get(*at)?;
+        *at += 1;
+        v |= u64::from(b & 0x7f) << shift;
+        if b & 0x80 == 0 {
+            return Some(v);
+        }
+    }
+    None
 }
 
 #[cfg(test)]

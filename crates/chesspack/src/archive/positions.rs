@@ -18,6 +18,7 @@
 use std::io::{self, BufRead, Read, Write};
 
 use super::ArchiveError;
+use crate::le::{read_leb, write_leb};
 use crate::{
     Bits,
     position::{PositionCodec, PositionModel, parse_fen, to_epd},
@@ -104,31 +105,6 @@ fn code_fen(fen: &str) -> Option<Bits> {
     (to_epd(&pos) == fen)
         .then(|| PositionModel.encode(&pos).ok())
         .flatten()
-}
-
-fn write_leb(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-fn read_leb(data: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *data.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
 }
 
 fn header() -> Vec<u8> {

@@ -33,6 +33,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
 use super::ArchiveError;
+use crate::le::{read_leb, write_leb};
 use crate::{
     Bits,
     binpack::{self, Chain, Item},
@@ -112,7 +113,7 @@ fn codec_named(name: &[u8], hash: u64) -> Option<ModelCodec> {
 
 /// Compresses a binpack with the move codec `codec` (`fast`, the default
 /// of the command line, or `model`: smaller, slower), `threads` chunks at a
-/// time on the rayon pool.
+/// time on the rayon pool (0: one a core).
 ///
 /// Input that starts with `fen ` is nnue-pytorch's `.plain` text (`fen`,
 /// `move`, `score`, `ply`, `result`, `e` lines): it is written as a binpack
@@ -132,6 +133,9 @@ pub fn compress(
     codec: &ModelCodec,
     threads: usize,
 ) -> Result<TrainingReport, ArchiveError> {
+    let threads = super::pipeline::Pipeline::new()
+        .threads(threads)
+        .worker_threads();
     let mut head = Vec::with_capacity(4);
     (&mut input).take(4).read_to_end(&mut head)?;
     let mut input: Box<dyn Read + '_> = if head == b"fen " {
@@ -153,7 +157,7 @@ pub fn compress(
     let mut done = false;
     while !done {
         let mut batch = Vec::new();
-        while batch.len() < threads.max(1) {
+        while batch.len() < threads {
             match next_piece(&mut input)? {
                 Some(piece) => {
                     report.bytes_in += piece.bytes_in;
@@ -242,31 +246,6 @@ fn next_piece(input: &mut impl Read) -> io::Result<Option<Piece>> {
         bytes_in: head.len() as u64,
         bytes: head,
     }))
-}
-
-fn write_leb(out: &mut Vec<u8>, mut v: u64) {
-    loop {
-        let b = (v & 0x7f) as u8;
-        v >>= 7;
-        if v == 0 {
-            out.push(b);
-            return;
-        }
-        out.push(b | 0x80);
-    }
-}
-
-fn read_leb(data: &[u8], at: &mut usize) -> Option<u64> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let b = *data.get(*at)?;
-        *at += 1;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Some(v);
-        }
-    }
-    None
 }
 
 /// Codes one block: its bytes (block header included) and what it holds.
@@ -1059,7 +1038,8 @@ impl<R: Read + Seek> TrainingReader<R> {
 }
 
 /// Decompresses a training-data archive to its binpack, `threads` blocks
-/// at a time on the rayon pool; returns the number of positions.
+/// at a time on the rayon pool (0: one a core); returns the number of
+/// positions.
 ///
 /// # Errors
 ///
@@ -1069,11 +1049,14 @@ pub fn decompress(
     mut output: impl Write,
     threads: usize,
 ) -> Result<u64, ArchiveError> {
+    let threads = super::pipeline::Pipeline::new()
+        .threads(threads)
+        .worker_threads();
     let mut reader = TrainingReader::open(input)?;
     let blocks = reader.blocks();
     let mut next = 0;
     while next < blocks {
-        let end = (next + threads.max(1)).min(blocks);
+        let end = (next + threads).min(blocks);
         let payloads = (next..end)
             .map(|b| reader.payload(b).map(|p| (b, p)))
             .collect::<Result<Vec<_>, _>>()?;
