@@ -220,10 +220,23 @@ const openGame = guarded((text, number) => {
   renderPlot(a);
   renderSummary(a);
   $('game').hidden = false;
+  $('game').classList.remove('empty');
   document.querySelectorAll('#games tbody tr').forEach((tr) => tr.classList.toggle('open', Number(tr.dataset.number) === number));
   message('');
   showPly(a.plies.length);
 });
+
+const START = 'rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1';
+
+// No game shown: the start position and what to do, none of a game's
+// headings.
+function showEmpty(hint = 'No game yet: paste a PGN game above, open a file, or load the sample games.') {
+  state.analysis = null;
+  $('game').hidden = false;
+  $('game').classList.add('empty');
+  $('players').textContent = hint;
+  drawBoard(START, null);
+}
 
 // ---- lists of games -----------------------------------------------------
 
@@ -258,15 +271,21 @@ const show = guarded(() => {
   const list = JSON.parse(cp.games(text));
   const readable = list.games.filter((g) => !g.error && (g.plies > 0 || g.tags > 0));
   if (readable.length === 0) {
-    $('game').hidden = true;
+    showEmpty('No game to show.');
     $('list').hidden = true;
     const bad = list.games.find((g) => g.error);
     const why = bad ? `: ${bad.error}` : ': it holds neither tags nor moves';
     message(`No game could be read from this text${why}.`);
     return;
   }
-  renderList(list, `${list.games.length} games in the text`, (n) => openGame(text, n));
-  openGame(text, readable[0].number);
+  const total = `${list.games.length}${list.more ? '+' : ''}`;
+  renderList(list, `${total} games in the text`, (n) => openGame(text, n));
+  const withMoves = readable.find((g) => g.plies > 0);
+  openGame(text, (withMoves || readable[0]).number);
+  if (!withMoves) {
+    const all = readable.length === 1 ? 'its one game is' : `all ${total} of its games are`;
+    message(`No moves in this text: ${all} tags alone.`, 'info');
+  }
 });
 
 const openArchive = guarded((bytes, name) => {
@@ -340,6 +359,19 @@ async function main() {
     $('codec').append(o);
   }
   $('show').addEventListener('click', show);
+  // A paste replaces the text at once and shows it: the browser's own
+  // insertion into a text box takes seconds for a few hundred kilobytes
+  // (about 6 s for 50 KB in headless Chromium).
+  $('pgn').addEventListener('paste', (e) => {
+    const text = e.clipboardData && e.clipboardData.getData('text/plain');
+    if (!text) return;
+    e.preventDefault();
+    const box = $('pgn');
+    const [a, b] = [box.selectionStart, box.selectionEnd];
+    box.value = box.value.slice(0, a) + text + box.value.slice(b);
+    box.selectionStart = box.selectionEnd = a + text.length;
+    show();
+  });
   $('codec').addEventListener('change', () => {
     if (state.analysis) {
       const ply = state.ply;
@@ -375,6 +407,7 @@ async function main() {
   $('fen-go').addEventListener('click', measureFen);
   $('fen').addEventListener('keydown', (e) => e.key === 'Enter' && measureFen());
   measureFen();
+  showEmpty();
   document.body.dataset.ready = 'yes';
 }
 

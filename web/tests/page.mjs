@@ -17,6 +17,7 @@ const web = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const root = resolve(web, '..');
 const cli = process.env.CHESSPACK || join(root, 'target/release/chesspack');
 const sample = join(root, 'samples/lichess-sample.pgn');
+const tagsOnly = join(root, 'crates/chesspack/tests/fixtures/archive/dialects/tags-only.pgn');
 const shotArg = process.argv.indexOf('--screenshot');
 const screenshot = shotArg > 0 ? resolve(process.argv[shotArg + 1]) : join(web, 'tests/out/page.png');
 
@@ -69,6 +70,38 @@ try {
   const loadMs = Date.now() - t0;
   console.log(`     loaded and started in ${loadMs} ms`);
   check(loadMs < 10000, 'the page starts (a guard against a hang; the speed is reported, not tested)');
+
+  // Issue 44, item 10: before any game, the start position and a hint,
+  // none of a game's headings.
+  check((await page.$$('#board text.piece')).length === 32, 'with no game loaded, the board shows the start position');
+  check(/No game yet/.test(await page.textContent('#players')), `with no game loaded, a hint: ${await page.textContent('#players')}`);
+  check(!(await page.isVisible('#moves')) && !(await page.isVisible('#summary')) && !(await page.isVisible('#top3')),
+    "with no game loaded, no game's headings or empty tables");
+
+  // Issue 44, item 10: a text of games of tags alone (FWWRC.pgn's first
+  // 20) lists them and says there are no moves.
+  await page.fill('#pgn', readFileSync(tagsOnly, 'utf8'));
+  await page.click('#show');
+  await page.waitForSelector('#message:not([hidden])');
+  const tagsMessage = await page.textContent('#message');
+  check(/no moves/i.test(tagsMessage) && (await page.$$('#games tbody tr')).length === 20,
+    `games of tags alone are listed, with a message: ${tagsMessage}`);
+
+  // Issue 44, item 10: pasting a few hundred kilobytes does not hang the
+  // page (the browser's own insertion into the text box took seconds).
+  const big = text.repeat(Math.ceil(340000 / text.length));
+  const tPaste = Date.now();
+  await page.$eval('#pgn', (box, pgn) => {
+    box.value = '';
+    const data = new DataTransfer();
+    data.setData('text/plain', pgn);
+    box.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  }, big);
+  await page.waitForSelector('#list:not([hidden])');
+  const pasteMs = Date.now() - tPaste;
+  console.log(`     pasted ${big.length} bytes and showed its games in ${pasteMs} ms`);
+  check((await page.inputValue('#pgn')).length === big.length && pasteMs < 10000,
+    `a ${Math.round(big.length / 1000)} KB paste is in the text box and shown (a guard against a hang)`);
 
   // The sample's first game, pasted.
   await page.fill('#pgn', firstGame);

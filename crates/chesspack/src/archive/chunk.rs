@@ -3,7 +3,10 @@
 //! A game is its tag lines, then its movetext lines up to a blank line or a
 //! tag line (outside a `{ }` comment), then the blank lines after it. Tag
 //! lines after a blank line that ends tag lines with no movetext start the
-//! next game: a game may be tags alone (issue 44). The cut
+//! next game: a game may be tags alone (issue 44). A blank line inside
+//! movetext that has no result yet, followed by more movetext that is not
+//! a new game's first move (`1.` after moves), does not end the game:
+//! Crafty writes its analysis so (issue 44). The cut
 //! is made on raw bytes, before any parsing, so that a game that cannot be
 //! parsed can be stored exactly as it was.
 
@@ -111,6 +114,21 @@ impl<R: BufRead> ChunkReader<R> {
     }
 }
 
+/// Whether a movetext line starts with a game's first move number (`1.`).
+fn starts_a_game(line: &[u8]) -> bool {
+    line.trim_ascii_start().starts_with(b"1.")
+}
+
+/// Whether the last token of a line is a result.
+fn ends_with_result(line: &[u8]) -> bool {
+    let last = line
+        .trim_ascii_end()
+        .rsplit(|b| b.is_ascii_whitespace())
+        .next()
+        .unwrap_or_default();
+    super::text::OUTCOMES.iter().any(|o| o.as_bytes() == last)
+}
+
 fn is_blank(line: &[u8]) -> bool {
     line.iter().all(u8::is_ascii_whitespace)
 }
@@ -149,6 +167,10 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
         let mut tags_ended = false;
         let mut ending = false;
         let mut in_comment = false;
+        // Whether the last movetext line ended with a result token, and
+        // whether a movetext line began with something other than a
+        // comment (moves, most likely).
+        let (mut result_seen, mut has_moves) = (false, false);
         loop {
             match self.read_line() {
                 Ok(true) => {}
@@ -172,7 +194,11 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
             if !bytes.is_empty() && !in_comment {
                 let blank = is_blank(line);
                 let tag = is_tag_line(line);
-                if (ending && !blank) || ((has_movetext || tags_ended) && tag) {
+                let new_game = result_seen || (has_moves && starts_a_game(line));
+                if ending && !blank && !tag && !new_game {
+                    // Movetext goes on after a blank line.
+                    ending = false;
+                } else if (ending && !blank) || ((has_movetext || tags_ended) && tag) {
                     self.pending = true;
                     break;
                 }
@@ -198,12 +224,17 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
                     lead: std::mem::take(&mut self.lead),
                 }));
             }
-            if !in_comment && !is_blank(line) && !is_tag_line(line) {
-                has_movetext = true;
-            }
+            let movetext = !in_comment && !is_blank(line) && !is_tag_line(line);
+            has_movetext |= movetext;
             // Tag lines may hold braces in their values.
             if in_comment || !is_tag_line(line) {
                 in_comment = scan_comment(line, in_comment);
+            }
+            if movetext {
+                has_moves |= !line.trim_ascii_start().starts_with(b"{");
+            }
+            if movetext && !in_comment {
+                result_seen = ends_with_result(line);
             }
             bytes.extend_from_slice(line);
         }
@@ -306,10 +337,27 @@ mod tests {
 
     #[test]
     fn tag_like_line_inside_comment() {
-        let text = b"1. e4 {\n[%clk 0:01:00] } e5\n\n2. Nf3 *\n";
+        let text = b"1. e4 {\n[%clk 0:01:00] } e5\n\n1. d4 *\n";
         assert_eq!(
             cut(text),
-            [&b"1. e4 {\n[%clk 0:01:00] } e5\n\n"[..], b"2. Nf3 *\n"]
+            [&b"1. e4 {\n[%clk 0:01:00] } e5\n\n"[..], b"1. d4 *\n"]
+        );
+    }
+
+    #[test]
+    fn movetext_goes_on_after_a_blank_line_without_a_result() {
+        // Crafty's analysis: blank lines inside the movetext. A result, a
+        // tag line or a new game's first move ends the game there.
+        let text = b"{comment}\n\n1. e4 e5\n\n2. Nf3 *\n\n1. d4 d5\n\n1. c4 1-0\n\n2. Nf3 *\n\n[A \"b\"]\n";
+        assert_eq!(
+            cut(text),
+            [
+                &b"{comment}\n\n1. e4 e5\n\n2. Nf3 *\n\n"[..],
+                b"1. d4 d5\n\n",
+                b"1. c4 1-0\n\n",
+                b"2. Nf3 *\n\n",
+                b"[A \"b\"]\n"
+            ]
         );
     }
 

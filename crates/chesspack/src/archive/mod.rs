@@ -11,10 +11,15 @@
 //!   line (the lichess export layout, without line wrapping);
 //! * moves in SAN with `+`/`#` as the position gives them; `N.` before every
 //!   white move, `N...` before a black move that starts a line or follows a
-//!   comment, glyph or variation;
+//!   comment, glyph or variation (`N. ...` in a game that wrote a black
+//!   move's number so, as Crafty does; no numbers in a game that had none);
+//!   a game whose moves were all in UCI (`e2e4`, `e7e8q`) has them in UCI;
+//!   null moves as `--` (`0000` in UCI);
 //! * comments as `{` + their exact bytes + `}`; glyphs as `$n` (`!`, `?`, `!!`,
 //!   `??`, `!?`, `?!` become `$1`..`$6`); variations as `(...)`; the result
-//!   token where the game had one;
+//!   token where the game had one, spelled as it was (`1-0`, `0-1`,
+//!   `1/2-1/2`, `*`, or with an en dash or `½`: `1–0`, `0–1`, `½-½`,
+//!   `½–½`);
 //! * a result token that started a line of its own after other movetext
 //!   still does (`{ comment }\n*`); any other result follows a space;
 //! * a game whose lines all end with CR LF is written with CR LF.
@@ -30,7 +35,7 @@
 //! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
 //! expected output of a PGN text without a codec.
 //!
-//! # Format (version 8; versions 1 to 7 still decode)
+//! # Format (version 9; versions 1 to 8 still decode)
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
 //!   name (length byte and bytes), its model hash (u64), from version 6 the
@@ -74,6 +79,12 @@
 //! with its ply count in the `move-lengths` stream (a new event code, which
 //! earlier blocks do not hold), and a lichess game's `Site` URL is a mark
 //! and its id a number (a column method bit).
+//!
+//! From version 9 a game's kind byte holds its layout bits (moves in UCI,
+//! `N. ...` numbers, no numbers) above the CR LF bit, a null move is an
+//! event that ends its line's moves (the line goes on as a new stream from
+//! the position after it), and the other tools' result spellings have
+//! event codes of their own.
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, Options};
@@ -152,8 +163,11 @@ pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// version 7 codes clocks and evaluations with richer contexts and times,
 /// Elos and rating changes as steps; version 8 stores a game of moves each
 /// followed by one lichess clock or evaluation comment as one event, its
-/// ply count beside its moves' length, and a lichess game's URL as a number.
-pub const FORMAT_VERSION: u8 = 8;
+/// ply count beside its moves' length, and a lichess game's URL as a number;
+/// version 9 reads other tools' PGN: null moves (`--`), moves in UCI,
+/// `5. ...` and unnumbered movetext (layout bits in a game's kind), and
+/// results spelled with an en dash or `½`.
+pub const FORMAT_VERSION: u8 = 9;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
 /// The first version with text checksums, file ends and a checked footer.

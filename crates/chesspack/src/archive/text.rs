@@ -18,6 +18,9 @@ use crate::{pgn::start_position, slide};
 pub(crate) enum Event {
     /// The next move of the current line.
     Move(Move),
+    /// A null move (`--`, or `0000` in UCI movetext): the other side to
+    /// move, nothing moved (format 9).
+    Null,
     /// A numeric annotation glyph (`$n`, or `!`, `?` and their pairs).
     Nag(u8),
     /// A `{ }` comment: the bytes between the braces.
@@ -28,8 +31,33 @@ pub(crate) enum Event {
     Close,
 }
 
-/// The result token that ends a movetext.
-pub(crate) const OUTCOMES: [&str; 4] = ["1-0", "0-1", "1/2-1/2", "*"];
+/// The result token that ends a movetext: PGN's four, then (format 9)
+/// the spellings of other tools, with an en dash or a `½`.
+pub(crate) const OUTCOMES: [&str; 9] = [
+    "1-0",
+    "0-1",
+    "1/2-1/2",
+    "*",
+    "1\u{2013}0",
+    "0\u{2013}1",
+    "\u{bd}-\u{bd}",
+    "\u{bd}\u{2013}\u{bd}",
+    "1/2\u{2013}1/2",
+];
+
+/// [`ParsedGame::layout`] bit: the moves are written in UCI (`e2e4`,
+/// `e7e8q`, `0000`), not SAN.
+pub(crate) const LAYOUT_UCI: u8 = 1;
+/// [`ParsedGame::layout`] bit: a black move's number is written `5. ...`
+/// (Crafty), not `5...`.
+pub(crate) const LAYOUT_SPACED_DOTS: u8 = 2;
+/// [`ParsedGame::layout`] bit: the movetext has no move numbers.
+pub(crate) const LAYOUT_UNNUMBERED: u8 = 4;
+/// [`ParsedGame::layout`] bit: a game of tags alone, with no movetext
+/// (not even a result).
+pub(crate) const LAYOUT_NO_MOVETEXT: u8 = 8;
+/// The [`ParsedGame::layout`] bits there are.
+pub(crate) const LAYOUTS: u8 = 15;
 
 /// A game as the archive stores it.
 #[derive(Clone, Debug)]
@@ -44,6 +72,38 @@ pub(crate) struct ParsedGame {
     /// comment or other token): canonical output then puts a line feed
     /// before it instead of a space (format 4).
     pub result_on_new_line: bool,
+    /// How the movetext spells moves and their numbers (format 9):
+    /// [`LAYOUT_UCI`], [`LAYOUT_SPACED_DOTS`] and [`LAYOUT_UNNUMBERED`]
+    /// bits, 0 for the canonical SAN with numbers.
+    pub layout: u8,
+}
+
+/// The position after a null move in `pos`: the other side to move, no
+/// en passant square, the half-move clock and (after Black) the move
+/// number counted on, as a move would. `None` where the side to move is in
+/// check (its king could be taken).
+pub(crate) fn after_null(pos: &Chess) -> Option<Chess> {
+    let mode = pos.castles().mode();
+    let mut setup = pos.to_setup(shakmaty::EnPassantMode::Legal);
+    if setup.turn == Color::Black {
+        setup.fullmoves = setup.fullmoves.saturating_add(1);
+    }
+    setup.halfmoves = setup.halfmoves.saturating_add(1);
+    setup.swap_turn();
+    shakmaty::FromSetup::from_setup(setup, mode).ok()
+}
+
+/// Whether `token` has the shape of a UCI move: from and to squares and
+/// perhaps a promotion letter, or `0000`.
+fn uci_shaped(token: &[u8]) -> bool {
+    let square = |f: u8, r: u8| (b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r);
+    match token {
+        b"0000" => true,
+        [f1, r1, f2, r2, rest @ ..] => {
+            square(*f1, *r1) && square(*f2, *r2) && matches!(rest, [] | [b'q' | b'r' | b'b' | b'n'])
+        }
+        _ => false,
+    }
 }
 
 /// Why a game's text is stored verbatim: a category and a detail.
@@ -167,6 +227,9 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
     };
     let mut stack: Vec<Line> = Vec::new();
     let mut ply = 0usize;
+    // What the layout bits are told from: move numbers, `5. ...`
+    // numbers, and moves in UCI among all moves.
+    let (mut numbers, mut spaced_dots, mut uci) = (0usize, false, 0usize);
     // The position before the last move is kept only where a variation
     // may start from it (a `(` anywhere in the movetext).
     let variations = text[i.min(n)..].contains(&b'(');
@@ -257,12 +320,14 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                             .any(|&b| b == b'\n');
                     continue;
                 }
-                // A move number, possibly glued to the move.
+                // A move number, possibly glued to the move (not UCI's
+                // null move `0000`).
                 let digits = token.iter().take_while(|b| b.is_ascii_digit()).count();
                 let castle_with_zeros = token.starts_with(b"0-0");
-                if digits > 0 && !castle_with_zeros {
+                if digits > 0 && !castle_with_zeros && token != b"0000" {
                     let dots = token[digits..].iter().take_while(|&&b| b == b'.').count();
                     if digits + dots == token.len() {
+                        numbers += 1;
                         continue;
                     }
                     if dots == 0 {
@@ -271,7 +336,43 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                             format!("unknown token {:?}", String::from_utf8_lossy(token)),
                         );
                     }
+                    numbers += 1;
                     token = &token[digits + dots..];
+                }
+                // Dots apart from their number: Crafty's `5. ... Qd6`, or
+                // glued to the move (`5. ...Qd6`).
+                let dots = token.iter().take_while(|&&b| b == b'.').count();
+                if dots == token.len() {
+                    spaced_dots = true;
+                    continue;
+                }
+                token = &token[dots..];
+                // A move in UCI (`g1f3`, `e7e8q`, `0000`): a fully
+                // disambiguated pawn move in SAN (`e2e4`) is the same move.
+                if uci_shaped(token)
+                    && let Ok(u) = shakmaty::uci::UciMove::from_ascii(token)
+                {
+                    let played = match u {
+                        shakmaty::uci::UciMove::Null => after_null(&line.pos).map(|p| (p, None)),
+                        _ => u.to_move(&line.pos).ok().map(|m| {
+                            let mut p = line.pos.clone();
+                            p.play_unchecked(m);
+                            (p, Some(m))
+                        }),
+                    };
+                    if let Some((after, m)) = played {
+                        uci += 1;
+                        if variations {
+                            line.before_last = Some(line.pos.clone());
+                        }
+                        line.pos = after;
+                        events.push(m.map_or(Event::Null, Event::Move));
+                        ply += 1;
+                        if ply as u64 > crate::game::MAX_PLIES {
+                            return fail("too long", "more plies than a decoder accepts");
+                        }
+                        continue;
+                    }
                 }
                 let owned;
                 if token.starts_with(b"0-0") {
@@ -287,6 +388,21 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                         format!("unknown token {:?}", String::from_utf8_lossy(token)),
                     );
                 };
+                if san.san == San::Null {
+                    let Some(after) = after_null(&line.pos) else {
+                        return fail(
+                            "illegal move",
+                            format!("null move in check at ply {}", ply + 1),
+                        );
+                    };
+                    if variations {
+                        line.before_last = Some(line.pos.clone());
+                    }
+                    line.pos = after;
+                    events.push(Event::Null);
+                    ply += 1;
+                    continue;
+                }
                 let Ok(m) = san_to_move(san.san, &line.pos) else {
                     return fail(
                         "illegal move",
@@ -308,10 +424,23 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
     if !stack.is_empty() {
         return fail("syntax", "unclosed variation");
     }
+    let mut layout = 0;
     if events.is_empty() && outcome.is_none() {
-        // Tags alone: kept as they are (the canonical layout would add a
-        // movetext line), a game of its own (issue 44).
-        return fail("tags only", "a game of tags and no movetext");
+        // Tags alone: a game of its own (issue 44), written without a
+        // movetext line.
+        if tags.is_empty() {
+            return fail("syntax", "no tags and no movetext");
+        }
+        layout |= LAYOUT_NO_MOVETEXT;
+    }
+    if ply > 0 && uci == ply {
+        layout |= LAYOUT_UCI;
+    }
+    if spaced_dots {
+        layout |= LAYOUT_SPACED_DOTS;
+    }
+    if ply > 0 && numbers == 0 {
+        layout |= LAYOUT_UNNUMBERED;
     }
     Ok(ParsedGame {
         tags,
@@ -319,6 +448,7 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         events,
         outcome,
         result_on_new_line,
+        layout,
     })
 }
 
@@ -351,8 +481,12 @@ pub(crate) fn write(game: &ParsedGame, out: &mut Vec<u8>) {
     if !game.tags.is_empty() {
         out.push(b'\n');
     }
+    if game.layout & LAYOUT_NO_MOVETEXT != 0 {
+        return;
+    }
     let variations = game.events.iter().any(|e| matches!(e, Event::Open));
     let mut w = MovetextWriter::new(&game.start, out, variations);
+    w.layout = game.layout;
     for event in &game.events {
         w.event(event);
     }
@@ -377,6 +511,8 @@ pub(crate) struct MovetextWriter<'a> {
     /// Whether variations may follow, so that each line keeps the position
     /// before its last move (where a variation starts).
     variations: bool,
+    /// [`ParsedGame::layout`]'s bits.
+    layout: u8,
 }
 
 impl<'a> MovetextWriter<'a> {
@@ -390,6 +526,25 @@ impl<'a> MovetextWriter<'a> {
             first: true,
             after_open: false,
             variations,
+            layout: 0,
+        }
+    }
+
+    /// A move's number where it is written, before the move or null move
+    /// played in `pos`.
+    fn number(out: &mut Vec<u8>, pos: &Chess, need_number: bool, layout: u8) {
+        let number = u64::from(pos.fullmoves().get());
+        if layout & LAYOUT_UNNUMBERED != 0 {
+        } else if pos.turn() == Color::White {
+            push_digits(out, number, 1);
+            out.extend_from_slice(b". ");
+        } else if need_number {
+            push_digits(out, number, 1);
+            out.extend_from_slice(if layout & LAYOUT_SPACED_DOTS != 0 {
+                b". ... "
+            } else {
+                b"... "
+            });
         }
     }
 
@@ -417,18 +572,37 @@ impl<'a> MovetextWriter<'a> {
             Event::Move(m) => {
                 self.space();
                 let (pos, before) = self.lines.last_mut().expect("a line");
-                let number = pos.fullmoves();
-                if pos.turn() == Color::White {
-                    push_digits(self.out, u64::from(number.get()), 1);
-                    self.out.extend_from_slice(b". ");
-                } else if self.need_number {
-                    push_digits(self.out, u64::from(number.get()), 1);
-                    self.out.extend_from_slice(b"... ");
-                }
+                Self::number(self.out, pos, self.need_number, self.layout);
                 if self.variations {
                     *before = Some(pos.clone());
                 }
-                push_san(self.out, san_and_play(pos, *m));
+                if self.layout & LAYOUT_UCI != 0 {
+                    let uci = m.to_uci(pos.castles().mode());
+                    let _ = write!(self.out, "{uci}");
+                    pos.play_unchecked(*m);
+                } else {
+                    push_san(self.out, san_and_play(pos, *m));
+                }
+                self.need_number = false;
+            }
+            Event::Null => {
+                self.space();
+                let (pos, before) = self.lines.last_mut().expect("a line");
+                Self::number(self.out, pos, self.need_number, self.layout);
+                self.out
+                    .extend_from_slice(if self.layout & LAYOUT_UCI != 0 {
+                        b"0000"
+                    } else {
+                        b"--"
+                    });
+                // Read null moves are legal; a position left as it was
+                // otherwise.
+                if let Some(after) = after_null(pos) {
+                    if self.variations {
+                        *before = Some(pos.clone());
+                    }
+                    *pos = after;
+                }
                 self.need_number = false;
             }
             Event::Nag(nag) => {

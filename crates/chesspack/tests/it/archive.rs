@@ -476,9 +476,21 @@ const GOLDEN_TEXT_V8: &[u8] =
 [TimeControl \"60+0\"]\n\n1. e4 { [%eval 0.17] [%clk 0:01:00] } 1... e5 { [%clk 0:01:00] } \
 2. Nf3 { [%eval 0.2] [%clk 0:00:59] } *\n\n";
 
+/// Format 9 reads other tools' PGN (issue 44): Crafty's `2. ... Nc6`, moves
+/// in UCI with numbers and without, a null move in UCI, in SAN in the
+/// mainline and in a variation, and results with an en dash or `½`.
+const GOLDEN_TEXT_V9: &[u8] =
+    "[Event \"Crafty\"]\n[Result \"1-0\"]\n\n1. e4 e5 2. Nf3 {good} 2. ... Nc6 1-0\n\n\
+[Event \"UCI\"]\n\n1. e2e4 e7e5 2. g1f3 0000 3. f3e5 *\n\n\
+e2e4 d7d5 e4d5 d8d5 b1c3 *\n\n\
+[Event \"Null\"]\n\n1. e4 e5 2. Nf3 (2. -- Nc6) 2... Nc6 3. -- d5 *\n\n\
+[Result \"0\u{2013}1\"]\n\n1. f3 e5 2. g4 Qh4# 0\u{2013}1\n\n\
+[Result \"1/2-1/2\"]\n\n1. e4 e5 \u{bd}-\u{bd}\n\n"
+        .as_bytes();
+
 #[test]
 fn golden_bytes_pin_the_format() {
-    let text = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8].concat();
+    let text = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8, GOLDEN_TEXT_V9].concat();
     let packed = compress_with(&text, &Index, 10);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
@@ -486,6 +498,33 @@ fn golden_bytes_pin_the_format() {
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0905696e6465780000000000000000d5c8a4980da7899916496d0643504b423e",
+    "0200000a000000d540416f0a000a0a00000000000000000804000000018d016d28b52ffd208d2503",
+    "0012461310807d00dd76de0711d10da58cc818d4c1efb6445f067968a575d8bc09e3ed959b5959b3",
+    "4b4f6fdef686f7a480566e762e1d978e2a93db4c84a47e53aeddf9d91805efb68cebdd66e2b7757d",
+    "0407005a05986900cf816a8e91d41846e568eb3e0101432c28b52ffd20431d01000202060710987a",
+    "4c6f37b575efdead929b88127bce143244b815700200ba0c0b662a013f9502df0128b52ffd601500",
+    "ad0600a2cd2c1f00b7ab011588ca3fcc0986003db8d4442fd7768b36476b4180a228b08082a423ae",
+    "724a4c8a3e96892cc90be531b13c28978c56b4ca9669a12d6b64349489a1e623d284e2d4d417b411",
+    "19966c458e129ed09b0c785608e0ebd1bb1d11d49117f4307f16144194a9af067d2e66b73558b0b5",
+    "45b830c7d11ab8d31c5b7568f4f0b5e26b8acd27463957d59aef54f566bb61eaae32b8c9a875d625",
+    "90cca6b16345c8d4d769f4be2f683d72bcdf477a48ce1ded250e2860ccd20300cd76237f6b9cb7dc",
+    "3b3232f9f6cb09a96bf1d4d467d548180024241003091004091000090e0d0e0d0e0d0e0d01040103",
+    "01040901010102010901010111010d001616ad4b29d98e942635d6a5d6a5960aeb55eb55cb5aaf90",
+    "021212000b155e880133ef3bc37fba0b373b510e00000505676f6f647d020b0b000024d98950581b",
+    "4b1a0002141400042820244cb764f7134c3ce62f5d2c17000000000000001d1d001740bc79f1bfbb",
+    "eb3f9cdb6d6d64adae01d6a10eb62926a71305fa0062f4ff5a43504b428a00000004000000c6b237",
+    "d30400040414000000000000000d0d4576656e740a526573756c740a000707000100020002003e13",
+    "134e756c6c0030e280933100312f322d312f32000011110e0d010101071101080111010d0e090e14",
+    "000c0cad0f70eb55cb96ab1506d6a0020c0c0012c4ac1772a9d33714d00000000002050500000000",
+    "000205050000000000000000000000e5d720bd43504b490200000023000000000000003e0200000a",
+    "00000071020000000000008a0000000400000000000000020000000a0acc812ab40b030000000000",
+    "000e000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V7`] and [`GOLDEN_TEXT_V8`] in format version 8, written
+/// by chesspack 11c0192.
+const GOLDEN_ARCHIVE_V8: &str = concat!(
     "4348504b0d0a1a0a0805696e6465780000000000000000d5c8a4980da78999c2a31e9d43504b4218",
     "0200000800000030f95de5080008080000000000000000000000018d016d28b52ffd208d25030012",
     "461310807d00dd76de0711d10da58cc818d4c1efb6445f067968a575d8bc09e3ed959b5959b34b4f",
@@ -555,8 +594,10 @@ const GOLDEN_ARCHIVE_V6_LICHESS: &str = concat!(
 );
 
 #[test]
-fn archives_of_format_6_and_7_still_decode() {
+fn archives_of_format_6_to_8_still_decode() {
+    let v8 = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8].concat();
     for (hex, text, version) in [
+        (GOLDEN_ARCHIVE_V8, &v8[..], 8),
         (GOLDEN_ARCHIVE_V6, GOLDEN_TEXT_V6, 6),
         (GOLDEN_ARCHIVE_V6_LICHESS, GOLDEN_LICHESS_V6, 6),
         (GOLDEN_ARCHIVE_V7, GOLDEN_TEXT_V7, 7),

@@ -148,3 +148,102 @@ fn regression_issue_44_games_of_tags_alone_stay_apart() {
         assert_eq!(r.game(2).unwrap(), b"[Event \"B\"]\n[White \"y\"]\n\n");
     }
 }
+
+/// Compresses `text` with `index` and `model`: every game parsed (none
+/// stored verbatim), and the text that comes back.
+fn round_trip_parsed(text: &[u8]) -> Vec<u8> {
+    use std::io::Cursor;
+
+    use chesspack::archive::{self, Options};
+    let mut outs = Vec::new();
+    for codec in ["index", "model"] {
+        let codec = chesspack::game::codec(codec).unwrap();
+        let mut packed = Vec::new();
+        let report =
+            archive::compress(text, &mut packed, codec.as_ref(), &Options::default()).unwrap();
+        assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
+        let mut back = Vec::new();
+        archive::decompress(Cursor::new(&packed), &mut back).unwrap();
+        outs.push(back);
+    }
+    assert_eq!(outs[0], outs[1]);
+    outs.pop().unwrap()
+}
+
+/// Issue 44, item 2: other tools' PGN is compressed (no game stored
+/// verbatim) and comes back byte for byte: Crafty's `5. ... Qd6`, moves in
+/// UCI with and without numbers, null moves (`--`, UCI's `0000`) in the
+/// mainline and in variations, results with an en dash or `½`, and games
+/// of tags alone.
+#[test]
+fn regression_issue_44_dialects_are_compressed_and_come_back() {
+    for text in [
+        "[Event \"Crafty\"]\n\n1. e4 e5 2. Nf3 {book} 2. ... Nc6 3. Bb5 a6 1-0\n\n",
+        "[Event \"UCI\"]\n\n1. e2e4 e7e5 2. g1f3 b8c6 3. f1c4 g8f6 4. e1g1 f8c5 5. d2d4 c5d4 *\n\n",
+        "e2e4 d7d5 e4d5 d8d5 b1c3 0000 d2d4 *\n\n",
+        "[Event \"Null\"]\n\n1. e4 e5 2. Nf3 (2. -- Nc6 3. Nf3) 2... Nc6 3. -- d5 4. exd5 *\n\n",
+        "[Result \"1\u{2013}0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1\u{2013}0\n\n",
+        "1. f3 e5 2. g4 Qh4# 0\u{2013}1\n\n",
+        "[Result \"1/2-1/2\"]\n\n1. e4 e5 \u{bd}-\u{bd}\n\n1. d4 d5 \u{bd}\u{2013}\u{bd}\n\n1. c4 c5 1/2\u{2013}1/2\n\n",
+        "[Event \"A\"]\n[White \"x\"]\n\n[Event \"B\"]\n\n1. e4 *\n\n",
+    ] {
+        assert_eq!(
+            String::from_utf8(round_trip_parsed(text.as_bytes())).unwrap(),
+            text
+        );
+    }
+    // The files of other projects (fixtures/archive/dialects/README.md).
+    let dir = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/fixtures/archive/dialects"
+    );
+    for (name, byte_for_byte) in [
+        ("uci-moves.pgn", true),
+        ("en-dash-draw.pgn", true),
+        ("tags-only.pgn", true),
+        // Crafty's columns and the blank lines in its movetext are
+        // layout: one game, its moves, comments and variations kept.
+        ("crafty.pgn", false),
+    ] {
+        let text = std::fs::read(format!("{dir}/{name}")).unwrap();
+        let back = round_trip_parsed(&text);
+        if byte_for_byte {
+            assert_eq!(back, text, "{name}");
+        } else {
+            assert_eq!(
+                back,
+                chesspack::archive::canonical(&text[..]).unwrap(),
+                "{name}"
+            );
+            let games = chesspack::archive::ChunkReader::new(&text[..]).count();
+            assert_eq!(games, 1, "{name}");
+        }
+    }
+}
+
+/// Issue 44, item 2: what is not a legal null move or UCI move is still
+/// stored verbatim, byte for byte: a null move in check, a UCI move that
+/// is not legal.
+#[test]
+fn regression_issue_44_illegal_dialect_moves_are_kept_verbatim() {
+    use std::io::Cursor;
+
+    use chesspack::archive::{self, Options};
+    for text in [
+        "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7+ -- *\n",
+        "1. e2e4 e7e5 2. g1g3 *\n",
+    ] {
+        let mut packed = Vec::new();
+        let report = archive::compress(
+            text.as_bytes(),
+            &mut packed,
+            &chesspack::game::Index,
+            &Options::default(),
+        )
+        .unwrap();
+        assert_eq!(report.verbatim.len(), 1, "{text}");
+        let mut back = Vec::new();
+        archive::decompress(Cursor::new(&packed), &mut back).unwrap();
+        assert_eq!(back, text.as_bytes());
+    }
+}

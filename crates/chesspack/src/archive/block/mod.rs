@@ -144,6 +144,14 @@ const E_RESULT_LINE: u8 = 15;
 /// out: a move and the comment kind, as many times as the plies.
 const E_ANNOTATED: u8 = 16;
 
+/// A null move (format 9): the line's moves so far end, and its moves
+/// after it are a line of their own, from the position after it (in the
+/// order of the game's `(` and null moves).
+const E_NULL: u8 = 17;
+/// `E_OUTCOME_SPELLED + i`: outcome `text::OUTCOMES[4 + i]` (another tool's
+/// spelling, format 9), then the game ends.
+const E_OUTCOME_SPELLED: u8 = 18;
+
 /// The pattern byte of [`E_ANNOTATED`] for comments of kind `every` after
 /// every move but the last and of kind `last` after the last.
 fn annotated_pattern(every: u8, last: u8) -> u8 {
@@ -167,7 +175,30 @@ fn spell_annotated(pattern: u8, plies: usize) -> Result<Vec<u8>, String> {
 
 /// Whether event code `b` (not a glyph's number) ends a game.
 fn ends_game(b: u8) -> bool {
-    b == E_END || (E_RESULT_AS_TAG..E_OUTCOME + 4).contains(&b)
+    b == E_END
+        || (E_RESULT_AS_TAG..E_OUTCOME + 4).contains(&b)
+        || (E_OUTCOME_SPELLED..E_OUTCOME_SPELLED + 5).contains(&b)
+}
+
+/// The event code of outcome `text::OUTCOMES[o]`.
+fn outcome_code(o: u8) -> u8 {
+    if o < 4 {
+        E_OUTCOME + o
+    } else {
+        E_OUTCOME_SPELLED + o - 4
+    }
+}
+
+/// The outcome (index in `text::OUTCOMES`) that event `code` ends a game
+/// with.
+fn outcome_of(code: u8) -> Option<u8> {
+    match code {
+        c if (E_OUTCOME..E_OUTCOME + 4).contains(&c) => Some(c - E_OUTCOME),
+        c if (E_OUTCOME_SPELLED..E_OUTCOME_SPELLED + 5).contains(&c) => {
+            Some(c - E_OUTCOME_SPELLED + 4)
+        }
+        _ => None,
+    }
 }
 
 /// Sizes and verbatim games of one encoded block.
@@ -264,6 +295,14 @@ impl Lines {
         *before = Some(pos.clone());
         pos.play_unchecked(m);
     }
+    /// Plays a null move; `None` (and nothing played) where the side to
+    /// move is in check.
+    fn null(&mut self) -> Option<Chess> {
+        let (pos, before) = self.top();
+        let after = crate::archive::text::after_null(pos)?;
+        *before = Some(std::mem::replace(pos, after.clone()));
+        Some(after)
+    }
     fn open(&mut self) -> Chess {
         let (pos, before) = &self.stack[self.stack.len() - 1];
         let start = before.clone().unwrap_or_else(|| pos.clone());
@@ -278,8 +317,13 @@ impl Lines {
 }
 
 /// `kind` of a parsed game whose lines all end with CR LF (format 4): its
-/// canonical text is written with CR LF line ends ([`to_crlf`]).
+/// canonical text is written with CR LF line ends ([`to_crlf`]). A parsed
+/// game's kind is this bit, or 0, plus its layout bits
+/// ([`ParsedGame::layout`](crate::archive::text::ParsedGame::layout))
+/// times [`KIND_LAYOUT`] (format 9); a verbatim game's kind is 1.
 const KIND_CRLF: u8 = 2;
+/// The unit of a parsed game's layout bits in its `kind` (format 9).
+const KIND_LAYOUT: u8 = 4;
 
 /// Whether every line of `bytes` ends with CR LF (and one does).
 pub(crate) fn is_crlf(bytes: &[u8]) -> bool {

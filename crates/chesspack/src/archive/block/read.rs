@@ -5,16 +5,16 @@ use shakmaty::{Chess, Move};
 
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK,
-    E_LINE, E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
-    EVENTS, KIND, KIND_CRLF, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS,
-    METHOD_ID_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
-    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
+    EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS,
+    METHOD_CODED_LENGTHS, METHOD_ID_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
+    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
     ends_game, get_varint,
     lengths::{LengthCoder, Lengths},
-    spell_annotated, to_crlf,
+    outcome_of, spell_annotated, to_crlf,
 };
 use crate::{
     Bits,
@@ -253,7 +253,7 @@ pub(crate) fn decode_block_until(
             }
             let w = want(g);
             let game_kind = *kind.next().ok_or("kind column ends early")?;
-            if game_kind > KIND_CRLF {
+            if game_kind != 1 && (game_kind & 1 != 0 || game_kind / KIND_LAYOUT > text::LAYOUTS) {
                 return Err(format!("unknown game kind {game_kind}"));
             }
             if game_kind == 1 {
@@ -502,8 +502,13 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         let opening = OpeningTable::builtin().predict(&start, segs[0].as_slice());
         fill_openings(&mut tags, &predicted, opening)?;
     }
-    // Positions are followed only where a variation needs its start.
-    let variations = events.contains(&E_OPEN);
+    // Positions are followed only where a variation needs its start or a
+    // line goes on after a null move.
+    let variations = events.contains(&E_OPEN) || events.contains(&E_NULL);
+    // A record's mainline is moves from the start: a game with a null
+    // move in its mainline gives its text instead, as a game stored
+    // verbatim does.
+    let mut null_in_mainline = false;
     let mut board = Lines::new(&start);
     let mut out_events = Vec::with_capacity(events.len());
     let mut outcome = None;
@@ -557,6 +562,15 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                 format_annotation(eval, clock, &mut annotation);
                 out_events.push(Event::Comment(annotation.clone()));
             }
+            E_NULL => {
+                if segs.pop().is_none_or(|mut s| s.next().is_some()) {
+                    return Err("more moves than the events say".into());
+                }
+                null_in_mainline |= segs.is_empty();
+                let after = board.null().ok_or("a null move in check")?;
+                segs.push(read_segment(&after)?);
+                out_events.push(Event::Null);
+            }
             E_OPEN => {
                 let start = board.open();
                 segs.push(read_segment(&start)?);
@@ -588,14 +602,16 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                         .ok_or("result tag is not a result")? as u8,
                 );
             }
-            c if (E_OUTCOME..E_OUTCOME + 4).contains(&c) => outcome = Some(c - E_OUTCOME),
-            c => return Err(format!("unknown event {c}")),
+            c => match outcome_of(c) {
+                Some(o) => outcome = Some(o),
+                None => return Err(format!("unknown event {c}")),
+            },
         }
     }
     if segs.len() != 1 || segs.pop().is_some_and(|mut s| s.next().is_some()) {
         return Err("moves and events disagree".into());
     }
-    if want == Want::Record {
+    if want == Want::Record && !null_in_mainline {
         return Ok(Decoded::Record(Ok(GameRecord::of(
             tags,
             start,
@@ -608,11 +624,15 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         events: out_events,
         outcome,
         result_on_new_line,
+        layout: kind / KIND_LAYOUT,
     };
     let mut out = Vec::new();
     text::write(&game, &mut out);
-    if kind == KIND_CRLF {
+    if kind & KIND_CRLF != 0 {
         out = to_crlf(&out);
+    }
+    if want == Want::Record {
+        return Ok(Decoded::Record(Err(out)));
     }
     Ok(Decoded::Text(out))
 }
@@ -630,7 +650,7 @@ fn game_comments<'a>(
     while i < events.len() {
         match events[i] {
             E_NAG => i += 1,
-            E_OPEN => segments += 1,
+            E_OPEN | E_NULL => segments += 1,
             E_COMMENT => {
                 let c = take_until(comments, b'}', "comment")?;
                 if keep {
@@ -817,6 +837,7 @@ fn read_annotations(
                 model.on_move();
                 ply += usize::from(depth == 0);
             }
+            E_NULL => model.on_move(),
             E_OPEN => {
                 model.on_open();
                 depth += 1;
@@ -890,6 +911,10 @@ fn segment_plies(events: &[u8]) -> Result<Vec<usize>, String> {
         match events[i] {
             E_NAG => i += 1,
             E_MOVE => plies[*open.last().ok_or("unmatched variation end")?] += 1,
+            E_NULL => {
+                plies.push(0);
+                *open.last_mut().ok_or("unmatched variation end")? = plies.len() - 1;
+            }
             E_OPEN => {
                 plies.push(0);
                 open.push(plies.len() - 1);

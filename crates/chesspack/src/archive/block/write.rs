@@ -4,8 +4,8 @@ use shakmaty::{Chess, Move};
 
 use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL,
-    E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_OPEN, E_OUTCOME, E_RESULT_AS_TAG, E_RESULT_LINE,
-    EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, Lines, METHOD_ANNOTATION_CONTEXTS,
+    E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT,
+    EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS,
     METHOD_CODED_LENGTHS, METHOD_ID_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
     METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES,
     VERBATIM, annotated_pattern,
@@ -14,7 +14,7 @@ use super::{
     },
     ends_game, is_crlf,
     lengths::LengthCoder,
-    put_varint, to_crlf, trailing_whitespace,
+    outcome_code, put_varint, to_crlf, trailing_whitespace,
 };
 use crate::{
     archive::{
@@ -89,13 +89,18 @@ impl Columns {
     ) -> Result<(), Unparsed> {
         // Moves first, as they alone can fail. Segments: the mainline, then
         // each variation in the order its `(` appears, each from the
-        // position where it starts.
+        // position where it starts; a null move ends its line's segment,
+        // and the line goes on in a new one (format 9).
         let mut segments: Vec<(Chess, Vec<Move>)> =
             vec![(game.start.clone(), Vec::with_capacity(game.events.len()))];
         let mut open: Vec<usize> = vec![0];
         let mut lines = Lines::new(&game.start);
-        // Positions are followed only to start variations.
-        let variations = game.events.iter().any(|e| matches!(e, Event::Open));
+        // Positions are followed only to start variations and go on after
+        // null moves.
+        let variations = game
+            .events
+            .iter()
+            .any(|e| matches!(e, Event::Open | Event::Null));
         for event in &game.events {
             match event {
                 Event::Move(m) => {
@@ -103,6 +108,14 @@ impl Columns {
                     if variations {
                         lines.play(*m);
                     }
+                }
+                Event::Null => {
+                    let after = lines.null().ok_or_else(|| Unparsed {
+                        category: "illegal move",
+                        detail: "null move in check".into(),
+                    })?;
+                    segments.push((after, Vec::new()));
+                    *open.last_mut().expect("a line is open") = segments.len() - 1;
                 }
                 Event::Open => {
                     let start = lines.open();
@@ -156,6 +169,10 @@ impl Columns {
                 Event::Move(_) => {
                     clocks.on_move();
                     events.push(E_MOVE);
+                }
+                Event::Null => {
+                    clocks.on_move();
+                    events.push(E_NULL);
                 }
                 Event::Nag(n) => {
                     events.push(E_NAG);
@@ -211,7 +228,7 @@ impl Columns {
             Some(o) if result_tag == Some(text::OUTCOMES[usize::from(o)].as_bytes()) => {
                 events.push(E_RESULT_AS_TAG);
             }
-            Some(o) => events.push(E_OUTCOME + o),
+            Some(o) => events.push(outcome_code(o)),
         }
         // ECO and Opening tags that the mainline's moves give (format 6).
         let opening = game
@@ -259,7 +276,7 @@ impl Columns {
             }
             None => self.data[EVENTS].extend_from_slice(&events),
         }
-        self.data[KIND].push(0);
+        self.data[KIND].push(game.layout * KIND_LAYOUT);
         Ok(())
     }
 }
@@ -345,7 +362,7 @@ pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) 
             canonical.clear();
             text::write(&game, &mut canonical);
             if is_crlf(&chunk.bytes) {
-                *cols.data[KIND].last_mut().expect("a game was added") = KIND_CRLF;
+                *cols.data[KIND].last_mut().expect("a game was added") |= KIND_CRLF;
                 canonical = to_crlf(&canonical);
             }
             text_crc.update(&canonical);
@@ -447,7 +464,7 @@ mod tests {
                     m,
                     E_CLK,
                     E_RESULT_LINE,
-                    E_OUTCOME,
+                    outcome_code(0),
                 ],
                 Some((3, pattern(E_EVAL_CLK, E_CLK))),
             ),
