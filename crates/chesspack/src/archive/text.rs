@@ -349,71 +349,67 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                 token = &token[dots..];
                 // A move in UCI (`g1f3`, `e7e8q`, `0000`): a fully
                 // disambiguated pawn move in SAN (`e2e4`) is the same move.
-                if uci_shaped(token)
+                let uci_event = if uci_shaped(token)
                     && let Ok(u) = shakmaty::uci::UciMove::from_ascii(token)
                 {
-                    let played = match u {
-                        shakmaty::uci::UciMove::Null => after_null(&line.pos).map(|p| (p, None)),
-                        _ => u.to_move(&line.pos).ok().map(|m| {
-                            let mut p = line.pos.clone();
-                            p.play_unchecked(m);
-                            (p, Some(m))
-                        }),
-                    };
-                    if let Some((after, m)) = played {
-                        uci += 1;
-                        if variations {
-                            line.before_last = Some(line.pos.clone());
+                    match u {
+                        shakmaty::uci::UciMove::Null => {
+                            after_null(&line.pos).is_some().then_some(Event::Null)
                         }
-                        line.pos = after;
-                        events.push(m.map_or(Event::Null, Event::Move));
-                        ply += 1;
-                        if ply as u64 > crate::game::MAX_PLIES {
-                            return fail("too long", "more plies than a decoder accepts");
-                        }
-                        continue;
+                        _ => u.to_move(&line.pos).ok().map(Event::Move),
                     }
-                }
-                let owned;
-                if token.starts_with(b"0-0") {
-                    owned = token
-                        .iter()
-                        .map(|&b| if b == b'0' { b'O' } else { b })
-                        .collect::<Vec<u8>>();
-                    token = &owned;
-                }
-                let Ok(san) = SanPlus::from_ascii(token) else {
-                    return fail(
-                        "syntax",
-                        format!("unknown token {:?}", String::from_utf8_lossy(token)),
-                    );
+                } else {
+                    None
                 };
-                if san.san == San::Null {
-                    let Some(after) = after_null(&line.pos) else {
+                let event = if let Some(event) = uci_event {
+                    uci += 1;
+                    event
+                } else {
+                    let owned;
+                    if token.starts_with(b"0-0") {
+                        owned = token
+                            .iter()
+                            .map(|&b| if b == b'0' { b'O' } else { b })
+                            .collect::<Vec<u8>>();
+                        token = &owned;
+                    }
+                    let Ok(san) = SanPlus::from_ascii(token) else {
                         return fail(
-                            "illegal move",
-                            format!("null move in check at ply {}", ply + 1),
+                            "syntax",
+                            format!("unknown token {:?}", String::from_utf8_lossy(token)),
                         );
                     };
-                    if variations {
-                        line.before_last = Some(line.pos.clone());
+                    if san.san == San::Null {
+                        if after_null(&line.pos).is_none() {
+                            return fail(
+                                "illegal move",
+                                format!("null move in check at ply {}", ply + 1),
+                            );
+                        }
+                        Event::Null
+                    } else {
+                        let Ok(m) = san_to_move(san.san, &line.pos) else {
+                            return fail(
+                                "illegal move",
+                                format!("illegal move {san} at ply {}", ply + 1),
+                            );
+                        };
+                        Event::Move(m)
                     }
-                    line.pos = after;
-                    events.push(Event::Null);
-                    ply += 1;
-                    continue;
-                }
-                let Ok(m) = san_to_move(san.san, &line.pos) else {
-                    return fail(
-                        "illegal move",
-                        format!("illegal move {san} at ply {}", ply + 1),
-                    );
                 };
+                // The move (or null move, found legal above) played.
                 if variations {
                     line.before_last = Some(line.pos.clone());
                 }
-                line.pos.play_unchecked(m);
-                events.push(Event::Move(m));
+                match event {
+                    Event::Move(m) => line.pos.play_unchecked(m),
+                    _ => {
+                        if let Some(after) = after_null(&line.pos) {
+                            line.pos = after;
+                        }
+                    }
+                }
+                events.push(event);
                 ply += 1;
                 if ply as u64 > crate::game::MAX_PLIES {
                     return fail("too long", "more plies than a decoder accepts");
