@@ -211,13 +211,28 @@ impl Archive {
         Ok(j as u64)
     }
 
-    /// The texts of the games of a block, decoded with the GIL released.
+    /// The texts of the games of a block, decoded with the GIL released: a
+    /// game longer than 8 MiB whole, with its pieces in the blocks after.
     fn texts(&self, py: Python<'_>, payload: &archive::Block) -> PyResult<Vec<Vec<u8>>> {
         let codec = self.codec.as_ref();
-        py.detach(|| {
-            let mut texts = Vec::new();
-            archive::decode_games(codec, payload, &|_| true, &mut |_, t| texts.push(t))
-                .map(|_| texts)
+        py.detach(|| -> Result<_, ArchiveError> {
+            let mut texts: Vec<Vec<u8>> = Vec::new();
+            archive::decode_games(
+                codec,
+                payload,
+                &|_| true,
+                &mut |g, t| match texts.get_mut(g) {
+                    Some(text) => text.extend_from_slice(&t),
+                    // The block's first pieces go on with a game of the block before.
+                    None if g == archive::CONTINUED => {}
+                    None => texts.push(t),
+                },
+            )?;
+            if let Some(last) = texts.last_mut() {
+                self.lock()
+                    .rest_of_game(payload, &mut |t| last.extend_from_slice(&t))?;
+            }
+            Ok(texts)
         })
         .map_err(|e| archive_err(&self.path, e))
     }
@@ -404,6 +419,11 @@ impl Archive {
                 } else if wants("moves") || wants("clocks") {
                     let mut rows = Vec::new();
                     archive::decode_records(codec, &payload, &|_| true, &mut |_, r| rows.push(r))?;
+                    // A verbatim game longer than 8 MiB goes on in the next blocks.
+                    if let Some(Err(text)) = rows.last_mut() {
+                        self.lock()
+                            .rest_of_game(&payload, &mut |t| text.extend_from_slice(&t))?;
+                    }
                     rows.into_par_iter().map(rows::Row::of).collect()
                 } else {
                     let tags = if wants("ECO") || wants("Opening") {

@@ -31,7 +31,7 @@ def split_games(text: str) -> list[str]:
 def test_random_access_matches_decompress(archive_path, decompressed):
     a = chesspack.Archive(archive_path)
     assert len(a) == 37
-    assert a.codec == "model" and a.version == 9 and a.model_hash != 0
+    assert a.codec == "model" and a.version == 10 and a.model_hash != 0
     # The last game (King of the Hill) is kept verbatim, with the file's one
     # final line feed.
     assert decompressed.endswith("0-1\n") and a[36].endswith("0-1\n")
@@ -243,3 +243,28 @@ def test_errors_are_exceptions_not_crashes(tmp_path):
     with pytest.raises(chesspack.UnknownCodec):
         chesspack.compress(src, tmp_path / "z.chpk", codec="nope")
     assert text
+
+
+def test_regression_issue_44_a_game_longer_than_8_mib_is_one_game(tmp_path):
+    """A 300 MB game on one line was 37 games of 8 MiB; a game text longer
+    than 8 MiB is now one game in pieces across blocks, whole in every
+    read: its text, its row, its tags, the iteration."""
+    moves = "".join(f"{n}. Nf3 Nf6 {n + 1}. Ng1 Ng8 " for n in range(1, 1_200_000, 2))
+    big = '[Event "Marathon"]\n[White "A"]\n\n' + moves + "*\n\n"
+    small = '[Event "Small"]\n\n1. e4 e5 *\n\n'
+    src = tmp_path / "big.pgn"
+    src.write_text(small + big + small)
+    assert src.stat().st_size > 16 << 20
+    chesspack.compress(src, tmp_path / "big.chpk", codec="index")
+    a = chesspack.Archive(tmp_path / "big.chpk")
+    assert len(a) == 3 and len(a.blocks()) >= 3
+    assert a[1] == big and a[2] == small
+    assert a.tags(1)["Event"] == "Marathon"
+    assert list(a) == [small, big, small]
+    rows = [r for b in range(len(a.blocks())) for r in a.read_block(b, pgn=True).to_pylist()]
+    assert [r["game"] for r in rows] == [0, 1, 2]
+    assert rows[1]["pgn"] == big and rows[1]["Event"] == "Marathon"
+    events = [r["Event"] for b in range(len(a.blocks())) for r in a.read_block(b, columns=["Event"]).to_pylist()]
+    assert events == ["Small", "Marathon", "Small"]
+    straight = [r for b in range(len(a.blocks())) for r in a.read_block(b).to_pylist()]
+    assert [(r["game"], r["Event"]) for r in straight] == [(0, "Small"), (1, "Marathon"), (2, "Small")]

@@ -40,9 +40,12 @@ pub fn codec_list() -> Value {
     json!({"games": games, "positions": positions})
 }
 
-/// The games of a PGN text, a chunk each (the archive's cut into games).
+/// The games of a PGN text, a chunk each (the archive's cut into games; a
+/// game longer than 8 MiB by its first piece alone).
 fn chunks(pgn: &[u8]) -> impl Iterator<Item = Result<archive::Chunk, String>> + '_ {
-    ChunkReader::new(pgn).map(|c| c.map_err(|e| e.to_string()))
+    ChunkReader::new(pgn)
+        .filter(|c| !c.as_ref().is_ok_and(|c| c.continues))
+        .map(|c| c.map_err(|e| e.to_string()))
 }
 
 /// The game in `chunk`, parsed.

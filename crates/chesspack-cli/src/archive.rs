@@ -764,13 +764,10 @@ pub fn get(args: &GetArgs) -> Result<()> {
     let mut lock = io::stdout().lock();
     let mut stdout = Named::stdout(&mut lock);
     for &n in &args.numbers {
-        let text = if args.check {
-            reader.game_checked(n)
-        } else {
-            reader.game(n)
-        }
-        .with_context(|| format!("cannot get game {n} from {}", args.input))?;
-        stdout.write_all(&text)?;
+        // A piece at a time: a game longer than 8 MiB is never whole in memory.
+        reader
+            .write_game(n, args.check, &mut stdout)
+            .with_context(|| format!("cannot get game {n} from {}", args.input))?;
     }
     stdout.flush()?;
     recovered(recovering, &args.input)
@@ -787,14 +784,41 @@ fn recovered(recovering: bool, input: &str) -> Result<()> {
     Ok(())
 }
 
-/// The value of `name` in a verbatim game's text, read leniently.
+/// The value of `name` in a verbatim game's text, read leniently: tag pairs
+/// at the start of its lines, several to a line too (a game on one line).
+/// Tags come first: only the text's first MiB is read (a game text may be
+/// hundreds of megabytes).
 fn verbatim_tag(text: &[u8], name: &str) -> Option<String> {
-    let text = String::from_utf8_lossy(text);
-    text.lines().map(str::trim).find_map(|l| {
-        let rest = l.strip_prefix('[')?.strip_prefix(name)?.trim_start();
-        let rest = rest.strip_prefix('"')?;
-        Some(rest[..rest.rfind('"')?].to_owned())
-    })
+    let head = &text[..text.len().min(1 << 20)];
+    for line in head.split(|&b| b == b'\n') {
+        let mut rest = line.trim_ascii();
+        while let Some(tag) = rest.strip_prefix(b"[") {
+            let tag = tag.trim_ascii_start();
+            let name_end = tag
+                .iter()
+                .position(|b| b.is_ascii_whitespace() || *b == b'"')
+                .unwrap_or(tag.len());
+            let (key, after) = tag.split_at(name_end);
+            let Some(quoted) = after.trim_ascii_start().strip_prefix(b"\"") else {
+                break;
+            };
+            // The value runs to the closing quote; a backslash escapes.
+            let (mut value, mut i) = (Vec::new(), 0);
+            while i < quoted.len() && quoted[i] != b'"' {
+                if quoted[i] == b'\\' && i + 1 < quoted.len() {
+                    i += 1;
+                }
+                value.push(quoted[i]);
+                i += 1;
+            }
+            if key == name.as_bytes() {
+                return Some(String::from_utf8_lossy(&value).into_owned());
+            }
+            let after = quoted.get(i + 1..).unwrap_or_default().trim_ascii_start();
+            rest = after.strip_prefix(b"]").unwrap_or(after).trim_ascii_start();
+        }
+    }
+    None
 }
 
 pub fn list(args: &ListArgs) -> Result<()> {
@@ -909,5 +933,10 @@ mod tests {
         let text = b"[White \"Tal, M\"]\n[Black \"x\"]\n\n1. e4 ; comment\n";
         assert_eq!(verbatim_tag(text, "White").as_deref(), Some("Tal, M"));
         assert_eq!(verbatim_tag(text, "Result"), None);
+        // A game on one line (issue 44), an escaped quote.
+        let line = b"[Event \"A \\\"b\\\"\"] [White \"x\"][Black \"y\"] 1. e4 *";
+        assert_eq!(verbatim_tag(line, "Event").as_deref(), Some("A \"b\""));
+        assert_eq!(verbatim_tag(line, "Black").as_deref(), Some("y"));
+        assert_eq!(verbatim_tag(line, "Whi"), None);
     }
 }

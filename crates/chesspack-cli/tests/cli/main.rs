@@ -218,6 +218,36 @@ fn regression_issue_44_closed_pipes_end_quietly() {
     }
 }
 
+/// Issue 44, item 8: a game on one line longer than 8 MiB was listed as
+/// one empty row per 8 MiB piece. It is one game: counted once, one row
+/// with its tags (read from its line), and `get` gives its whole text.
+#[test]
+fn regression_issue_44_a_long_game_on_one_line_is_one_row() {
+    let dir = scratch("long-game");
+    let pgn = dir.join("long.pgn");
+    let mut big = b"[Event \"Marathon\"] [White \"A\"] [Black \"B\"] ".to_vec();
+    let mut n = 1;
+    while big.len() < 17 << 20 {
+        big.extend_from_slice(format!("{n}. Nf3 Nf6 {}. Ng1 Ng8 ", n + 1).as_bytes());
+        n += 2;
+    }
+    big.extend_from_slice(b"*\n\n");
+    let small = b"[Event \"Small\"]\n\n1. e4 e5 *\n";
+    std::fs::write(&pgn, [&big[..], small].concat()).unwrap();
+    let chpk = dir.join("long.chpk");
+    let (pgn, chpk) = (pgn.to_str().unwrap(), chpk.to_str().unwrap());
+    let err = chesspack(&["compress", pgn, "-o", chpk, "--codec", "index"]);
+    assert!(String::from_utf8_lossy(&err.stderr).contains("chesspack: 2 games,"));
+    let list = ok(&chesspack(&["list", chpk, "--tags", "Event,White,Black"]));
+    assert_eq!(
+        list,
+        "game\tEvent\tWhite\tBlack\n1\tMarathon\tA\tB\n2\tSmall\t\t\n"
+    );
+    let got = chesspack(&["get", chpk, "1"]);
+    assert!(got.status.success() && got.stdout == big);
+    assert!(ok(&chesspack(&["verify", chpk])).contains(", 2 games"));
+}
+
 /// Issue 44: compressing an archive is refused unless forced (it only
 /// grows), as xz refuses its own files.
 #[test]

@@ -28,6 +28,11 @@ pub struct Chunk {
     pub bytes: Vec<u8>,
     /// Whether the chunk is a piece of an over-long text (stored verbatim).
     pub cut: bool,
+    /// Whether the chunk is a piece that goes on with the game of the chunk
+    /// before it (which has the same [`Chunk::number`]).
+    pub continues: bool,
+    /// Whether the game's text goes on in the next chunk.
+    pub more: bool,
     /// The bytes before the first game that belong to no game: a byte order
     /// mark and blank lines at the start of the input (at most
     /// `MAX_CHUNK` of them are kept). Empty for every other chunk.
@@ -214,13 +219,17 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
             }
             if bytes.len() + line.len() > MAX_CHUNK {
                 self.pending = true;
-                self.games += 1;
-                self.cutting = true;
+                let continues = std::mem::replace(&mut self.cutting, true);
+                if !continues {
+                    self.games += 1;
+                }
                 return Some(Ok(Chunk {
                     number: self.games,
                     line: first_line,
                     bytes,
                     cut: true,
+                    continues,
+                    more: true,
                     lead: std::mem::take(&mut self.lead),
                 }));
             }
@@ -245,12 +254,17 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
         // held up to twice its text in memory.
         bytes.shrink_to_fit();
         self.last_len = bytes.len();
-        self.games += 1;
+        let continues = std::mem::take(&mut self.cutting);
+        if !continues {
+            self.games += 1;
+        }
         Some(Ok(Chunk {
             number: self.games,
             line: first_line,
             bytes,
-            cut: std::mem::take(&mut self.cutting),
+            cut: continues,
+            continues,
+            more: false,
             lead: std::mem::take(&mut self.lead),
         }))
     }
@@ -368,6 +382,10 @@ mod tests {
         assert_eq!(chunks.len(), 2);
         assert!(chunks[0].cut && chunks[1].cut);
         assert_eq!(chunks[0].bytes.len() + chunks[1].bytes.len(), text.len());
+        // One game in two pieces (issue 44).
+        assert_eq!((chunks[0].number, chunks[1].number), (1, 1));
+        assert_eq!((chunks[0].continues, chunks[0].more), (false, true));
+        assert_eq!((chunks[1].continues, chunks[1].more), (true, false));
     }
 }
 

@@ -3,10 +3,26 @@
 
 use super::*;
 
+/// The index in its block that the pieces opening a block come with: they
+/// go on with the text of the last game of the block before.
+///
+/// A game text longer than 8 MiB (a file with no blank lines, a game of
+/// millions of moves) is stored verbatim in pieces, which may span blocks
+/// (format 10). Blocks count and number the games that start in them; a
+/// block's first pieces belong to the game that its predecessor ends with
+/// ([`ArchiveReader::rest_of_game`] gives the rest of it).
+pub const CONTINUED: usize = usize::MAX;
+
 /// Decodes the games of `block` for which `want` is true, giving their text
 /// (canonical or verbatim) to `sink` with their index in the block. When
 /// every game is wanted, their text is checked against the block's text
 /// checksum (format 4) before the call returns.
+///
+/// A game stored in pieces (longer than 8 MiB) comes in several calls with
+/// the same index, which together give its text; the pieces that open the
+/// block come with the index [`CONTINUED`] (when `want(CONTINUED)`). So the
+/// texts given for every index are the block's text, in order. Returns the
+/// number of games that start in the block.
 ///
 /// # Errors
 ///
@@ -34,7 +50,7 @@ pub fn decode_games(
     };
     let mut crc = crc32fast::Hasher::new();
     let games = block::decode_block(codec, &block.payload, &want, &mut |g, d| {
-        if let block::Decoded::Text(t) = d {
+        if let block::Decoded::Text(t) | block::Decoded::Piece(t) = d {
             crc.update(&t);
             sink(g, t);
         }
@@ -121,7 +137,9 @@ impl GameRecord {
 }
 
 /// A game's record: `Ok(record)` for a stored game, `Err(text)` for one
-/// stored verbatim (its exact text, for a lenient reader).
+/// stored verbatim (its exact text, for a lenient reader; for a game that
+/// goes on in the next block, the text in this block: see
+/// [`ArchiveReader::rest_of_game`]).
 pub type GameRow = Result<GameRecord, Vec<u8>>;
 
 /// The records of the games of a block for which `want` is true, with
@@ -160,12 +178,27 @@ pub fn decode_records(
             block::Want::Skip
         }
     };
-    block::decode_block(codec, &block.payload, &want, &mut |g, d| {
-        if let block::Decoded::Record(r) = d {
-            sink(g, r);
+    // A verbatim game's row waits for the pieces that go on with it.
+    let mut last: Option<(usize, GameRow)> = None;
+    let decoded = block::decode_block(codec, &block.payload, &want, &mut |g, d| match d {
+        block::Decoded::Record(r) => {
+            if let Some((g, r)) = last.replace((g, r)) {
+                sink(g, r);
+            }
         }
-    })
-    .map_err(|reason| ArchiveError::Damaged {
+        block::Decoded::Piece(t) => {
+            if let Some((owner, Err(text))) = &mut last
+                && *owner == g
+            {
+                text.extend_from_slice(&t);
+            }
+        }
+        _ => {}
+    });
+    if let Some((g, r)) = last {
+        sink(g, r);
+    }
+    decoded.map_err(|reason| ArchiveError::Damaged {
         block: block.index as u64 + 1,
         reason,
     })
@@ -222,7 +255,11 @@ pub(super) fn decode_one<T>(
         codec,
         &block.payload,
         &wants,
-        &mut |_, d| got = pick(d),
+        &mut |_, d| {
+            if got.is_none() {
+                got = pick(d);
+            }
+        },
         local,
     )
     .map_err(damaged)?;

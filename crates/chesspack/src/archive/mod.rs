@@ -128,19 +128,18 @@ pub use chunk::{Chunk, ChunkReader};
 
 use crate::game::GameCodec;
 
-use self::{
-    games::decode_one,
-    header::read_exact_or,
-    index::{read_index, scan_blocks},
-};
 pub use self::{
     games::{
-        GameRecord, GameRow, GameTags, block_tags, block_tags_not_given, decode_games,
+        CONTINUED, GameRecord, GameRow, GameTags, block_tags, block_tags_not_given, decode_games,
         decode_records, game_tags,
     },
     header::Header,
     index::BlockEntry,
     reader::{ArchiveReader, Block},
+};
+use self::{
+    header::read_exact_or,
+    index::{read_index, scan_blocks},
 };
 pub(crate) use self::{
     reader::{Ends, TextWriter},
@@ -166,8 +165,11 @@ pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// ply count beside its moves' length, and a lichess game's URL as a number;
 /// version 9 reads other tools' PGN: null moves (`--`), moves in UCI,
 /// `5. ...` and unnumbered movetext (layout bits in a game's kind), and
-/// results spelled with an en dash or `½`.
-pub const FORMAT_VERSION: u8 = 9;
+/// results spelled with an en dash or `½`; version 10 stores a game text
+/// longer than 8 MiB as one game in pieces that may span blocks (piece
+/// kinds, a method bit on a block whose last game goes on, and blocks that
+/// count only the games starting in them; see [`CONTINUED`]).
+pub const FORMAT_VERSION: u8 = 10;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
 /// The first version with text checksums, file ends and a checked footer.

@@ -146,46 +146,155 @@ impl<R: Read + Seek> ArchiveReader<R> {
     /// The text of game `number` (1-based): canonical, or verbatim. Reads
     /// one block and decodes it up to that game: the text checksum, which
     /// covers the whole block, is not checked (see
-    /// [`ArchiveReader::game_checked`]).
+    /// [`ArchiveReader::write_game`]). A game longer than 8 MiB that goes
+    /// on in the next blocks is read from them too.
     ///
     /// # Errors
     ///
     /// [`ArchiveError::NoSuchGame`], or the block is damaged.
     pub fn game(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
-        let (i, local) = self.locate(number)?;
-        let block = self.read_block(i)?;
-        decode_one(
-            self.codec.as_ref(),
-            &block,
-            local,
-            block::Want::Text,
-            |d| match d {
-                block::Decoded::Text(t) => Some(t),
-                _ => None,
-            },
-        )
+        let mut text = Vec::new();
+        self.write_game(number, false, &mut text)?;
+        Ok(text)
     }
 
-    /// [`ArchiveReader::game`] that decodes the game's whole block and checks
-    /// its text against the stored checksum (format 4): slower, by the
-    /// games after this one in its block.
+    /// Writes the text of game `number` (1-based) to `out`, as
+    /// [`ArchiveReader::game`] gives it, a piece at a time: a game longer
+    /// than 8 MiB is never whole in memory. With `check`, the game's whole
+    /// block is decoded and its text checked against the stored checksum
+    /// (format 4) before any of it is written: slower, by the games after
+    /// this one in its block.
     ///
     /// # Errors
     ///
-    /// [`ArchiveError::NoSuchGame`], or the block is damaged.
-    pub fn game_checked(&mut self, number: u64) -> Result<Vec<u8>, ArchiveError> {
+    /// [`ArchiveError::NoSuchGame`], a damaged block, or an I/O error of
+    /// `out`.
+    ///
+    /// ```
+    /// use chesspack::archive::{self, ArchiveReader, Options};
+    ///
+    /// let pgn = "1. e4 *\n\n1. d4 *\n";
+    /// let mut packed = Vec::new();
+    /// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::Index, &Options::default()).unwrap();
+    /// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+    /// let mut out = Vec::new();
+    /// r.write_game(2, true, &mut out).unwrap();
+    /// assert_eq!(out, b"1. d4 *\n\n");
+    /// ```
+    pub fn write_game(
+        &mut self,
+        number: u64,
+        check: bool,
+        out: &mut dyn Write,
+    ) -> Result<(), ArchiveError> {
         let (i, local) = self.locate(number)?;
         let block = self.read_block(i)?;
-        let mut text = None;
-        decode_games(self.codec.as_ref(), &block, &|_| true, &mut |g, t| {
-            if g == local {
-                text = Some(t);
+        if check {
+            let mut text = Vec::new();
+            decode_games(self.codec.as_ref(), &block, &|_| true, &mut |g, t| {
+                if g == local {
+                    text.extend_from_slice(&t);
+                }
+            })?;
+            out.write_all(&text)?;
+        } else {
+            let mut written = Ok(());
+            let wants = |g| {
+                if g == local {
+                    block::Want::Text
+                } else {
+                    block::Want::Skip
+                }
+            };
+            block::decode_block_until(
+                self.codec.as_ref(),
+                &block.payload,
+                &wants,
+                &mut |g, d| {
+                    if let (true, block::Decoded::Text(t) | block::Decoded::Piece(t)) =
+                        (g == local && written.is_ok(), d)
+                    {
+                        written = out.write_all(&t);
+                    }
+                },
+                local,
+            )
+            .map_err(|reason| ArchiveError::Damaged {
+                block: i as u64 + 1,
+                reason,
+            })?;
+            written?;
+        }
+        if local + 1 == self.entries[i].games as usize {
+            let mut written = Ok(());
+            self.rest_of_game(&block, &mut |t| {
+                if written.is_ok() {
+                    written = out.write_all(&t);
+                }
+            })?;
+            written?;
+        }
+        Ok(())
+    }
+
+    /// Gives `sink` the rest of the text of `block`'s last game, from the
+    /// pieces at the start of the blocks after it, when that game is longer
+    /// than 8 MiB and goes on there (a method bit of the block, format
+    /// 10); nothing otherwise. Each block read is checked as
+    /// [`ArchiveReader::read_block`] checks it.
+    ///
+    /// # Errors
+    ///
+    /// A block is damaged, or the archive ends before the game does.
+    pub fn rest_of_game(
+        &mut self,
+        block: &Block,
+        sink: &mut dyn FnMut(Vec<u8>),
+    ) -> Result<(), ArchiveError> {
+        let mut continues = block.last_game_continues();
+        let mut i = block.index;
+        while continues {
+            i += 1;
+            let damaged = |reason: &str| ArchiveError::Damaged {
+                block: i as u64 + 1,
+                reason: reason.into(),
+            };
+            if i >= self.entries.len() {
+                return Err(damaged(
+                    "the game that the block before goes on with is missing",
+                ));
             }
-        })?;
-        text.ok_or_else(|| ArchiveError::Damaged {
-            block: i as u64 + 1,
-            reason: "game missing from its block".into(),
-        })
+            let next = self.read_block(i)?;
+            let wants = |g| {
+                if g == CONTINUED {
+                    block::Want::Text
+                } else {
+                    block::Want::Skip
+                }
+            };
+            let mut pieces = 0;
+            block::decode_block_until(
+                self.codec.as_ref(),
+                &next.payload,
+                &wants,
+                &mut |g, d| {
+                    if let (CONTINUED, block::Decoded::Piece(t)) = (g, d) {
+                        pieces += 1;
+                        sink(t);
+                    }
+                },
+                0,
+            )
+            .map_err(|reason| damaged(&reason))?;
+            if pieces == 0 {
+                return Err(damaged(
+                    "the game that the block before goes on with is missing",
+                ));
+            }
+            // A block of pieces alone may go on again.
+            continues = self.entries[i].games == 0 && next.last_game_continues();
+        }
+        Ok(())
     }
 
     /// The block (0-based) of game `number` and its place there.
@@ -223,6 +332,13 @@ impl Block {
     /// The payload: the number of games and the columns.
     pub(crate) fn payload(&self) -> &[u8] {
         &self.payload
+    }
+
+    /// Whether the block's last game is a text longer than 8 MiB that goes
+    /// on at the start of the next block (format 10; see
+    /// [`ArchiveReader::rest_of_game`] and [`CONTINUED`]).
+    pub(crate) fn last_game_continues(&self) -> bool {
+        block::last_game_continues(&self.payload)
     }
 }
 

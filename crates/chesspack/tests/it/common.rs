@@ -130,3 +130,14 @@ pub fn arb_position() -> impl Strategy<Value = Chess> {
         chesspack::position::parse_fen(&chesspack::position::to_fen(&pos)).ok()
     })
 }
+
+/// Game `number` of `r` with its block's text checked
+/// ([`ArchiveReader::write_game`](chesspack::archive::ArchiveReader::write_game) with `check`).
+pub fn game_checked<R: std::io::Read + std::io::Seek>(
+    r: &mut chesspack::archive::ArchiveReader<R>,
+    number: u64,
+) -> Result<Vec<u8>, chesspack::archive::ArchiveError> {
+    let mut text = Vec::new();
+    r.write_game(number, true, &mut text)?;
+    Ok(text)
+}

@@ -194,10 +194,13 @@ fn public_items() -> usize {
 /// (`archive::training`: its reader, rows and their `.plain` text, report,
 /// compress, decompress; 11 items) against 7 made crate-private (the fuzz
 /// targets' entry points are one `fuzzing::run`, `BlockReport::add`,
-/// `GameContext::clocks`).
+/// `GameContext::clocks`). Issue 44 raised it to 255: a game text longer
+/// than 8 MiB is one game in pieces across blocks, whose readers outside
+/// the library (Python's rows) need `archive::CONTINUED` and
+/// `ArchiveReader::rest_of_game`.
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
-    assert!(n <= 253, "{n} public items (issue 41, 42: at most 253)");
+    assert!(n <= 255, "{n} public items (issue 41, 42, 44: at most 255)");
 }

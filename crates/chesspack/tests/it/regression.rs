@@ -247,3 +247,99 @@ fn regression_issue_44_illegal_dialect_moves_are_kept_verbatim() {
         assert_eq!(back, text.as_bytes());
     }
 }
+
+/// A game whose text is `lines` lines of moves, each about `line_len`
+/// bytes (the knights go out and back: legal, and no draw is claimed).
+fn marathon(tags: &str, lines: usize, line_len: usize) -> Vec<u8> {
+    let mut text = tags.as_bytes().to_vec();
+    let mut n = 1;
+    for _ in 0..lines {
+        let start = text.len();
+        while text.len() - start < line_len {
+            text.extend_from_slice(format!("{n}. Nf3 Nf6 {}. Ng1 Ng8 ", n + 1).as_bytes());
+            n += 2;
+        }
+        text.push(b'\n');
+    }
+    text.extend_from_slice(b"*\n\n");
+    text
+}
+
+/// Issue 44, item 8: a game text longer than 8 MiB (a 300 MB game on one
+/// line became 37 games of 8 MiB, listed as 37 empty rows) is one game in
+/// pieces that span blocks: counted once, its tags listed, and `game`,
+/// `write_game`, records and the whole file give its text back byte for
+/// byte, as on one line as on many.
+#[test]
+fn regression_issue_44_a_game_longer_than_8_mib_is_one_game() {
+    use std::io::Cursor;
+
+    use chesspack::archive::{self, ArchiveReader, Options};
+    for big in [
+        marathon("[Event \"Marathon\"]\n[White \"A\"]\n\n", 1, 20 << 20),
+        marathon("[Event \"Marathon\"] [White \"A\"] ", 1, 20 << 20),
+        marathon("[Event \"Marathon\"]\n[White \"A\"]\n\n", 5000, 4000),
+    ] {
+        let small = |w: &str| format!("[White \"{w}\"]\n\n1. e4 e5 *\n\n").into_bytes();
+        let text = [small("before"), big.clone(), small("after"), small("last")].concat();
+        let mut packed = Vec::new();
+        let report = archive::compress(
+            &text[..],
+            &mut packed,
+            &chesspack::game::Index,
+            &Options::default(),
+        )
+        .unwrap();
+        assert_eq!(report.games, 4);
+        assert_eq!(report.verbatim.len(), 1);
+        assert_eq!(report.verbatim[0].0, 2);
+        let mut back = Vec::new();
+        archive::decompress(Cursor::new(&packed), &mut back).unwrap();
+        assert!(back == text);
+
+        let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+        assert_eq!(r.games(), 4);
+        assert!(r.blocks().len() >= 3, "the game spans blocks");
+        assert!(r.game(2).unwrap() == big);
+        assert!(crate::common::game_checked(&mut r, 2).unwrap() == big);
+        assert_eq!(r.game(1).unwrap(), small("before"));
+        assert_eq!(r.game(3).unwrap(), small("after"));
+        assert_eq!(r.game(4).unwrap(), small("last"));
+
+        // A row per game: its tags, and its whole text as a record.
+        let (mut tags, mut rows) = (Vec::new(), Vec::new());
+        for b in 0..r.blocks().len() {
+            let block = r.read_block(b).unwrap();
+            tags.extend(archive::block_tags(r.codec(), &block).unwrap());
+            let mut block_rows = Vec::new();
+            archive::decode_records(r.codec(), &block, &|_| true, &mut |_, row| {
+                block_rows.push(row)
+            })
+            .unwrap();
+            if let Some(Err(text)) = block_rows.last_mut() {
+                r.rest_of_game(&block, &mut |t| text.extend_from_slice(&t))
+                    .unwrap();
+            }
+            rows.extend(block_rows);
+        }
+        assert_eq!((tags.len(), rows.len()), (4, 4));
+        assert!(
+            tags[1]
+                .as_ref()
+                .is_err_and(|t| t.starts_with(b"[Event \"Marathon\"]"))
+        );
+        assert!(rows[1].as_ref().is_err_and(|t| *t == big));
+        assert!(rows[2].as_ref().is_ok_and(|g| g.moves.len() == 2));
+
+        // Every piece of every block, in order, is the file's text.
+        let mut pieces = Vec::new();
+        for b in 0..r.blocks().len() {
+            let block = r.read_block(b).unwrap();
+            archive::decode_games(r.codec(), &block, &|_| true, &mut |_, t| {
+                pieces.extend_from_slice(&t)
+            })
+            .unwrap();
+        }
+        assert!(pieces == text);
+    }
+}

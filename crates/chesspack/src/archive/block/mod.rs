@@ -23,6 +23,9 @@
 //!   its id a number in `tag-numbers`;
 //! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
 //!   coded with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder)), not as varints.
+//! * `verbatim` + 2 (format 10): the block's last game is a piece of a
+//!   game text longer than 8 MiB, which goes on at the start of the next
+//!   block (as games of kind [`KIND_PIECE`]).
 //!
 //! Format 3 also stores a game whose movetext is moves alone as one event
 //! (`E_LINE`) with the codec's self-ending stream, instead of an event per
@@ -39,7 +42,7 @@ mod write;
 
 #[cfg(any(test, feature = "parallel", feature = "fuzzing"))]
 pub(crate) use read::on_this_thread;
-pub(crate) use read::{Decoded, Want, decode_block, decode_block_until};
+pub(crate) use read::{Decoded, Want, decode_block, decode_block_until, last_game_continues};
 pub(crate) use write::encode_block;
 
 /// The columns of a block, in storage order.
@@ -108,6 +111,10 @@ const METHOD_CODED_LENGTHS: u8 = 2;
 /// [`Coding::Contexts`](annotations::Coding::Contexts) (format 7), not
 /// [`Coding::Plain`](annotations::Coding::Plain).
 const METHOD_ANNOTATION_CONTEXTS: u8 = 2;
+
+/// Column method bit of `verbatim`: the block's last game goes on in the
+/// next block, whose first games are pieces of it (format 10).
+const METHOD_CONTINUES: u8 = 2;
 
 /// The largest raw column a decoder accepts (a block holds at most a few
 /// megabytes of games and one over-long chunk).
@@ -324,6 +331,11 @@ impl Lines {
 const KIND_CRLF: u8 = 2;
 /// The unit of a parsed game's layout bits in its `kind` (format 9).
 const KIND_LAYOUT: u8 = 4;
+/// `kind` of a verbatim piece that goes on with the text of the game
+/// before it (in this block, or the last of the block before): a game
+/// text longer than 8 MiB is stored in pieces (format 10). It is no game
+/// of its own: blocks count the games that start in them.
+const KIND_PIECE: u8 = 3;
 
 /// Whether every line of `bytes` ends with CR LF (and one does).
 pub(crate) fn is_crlf(bytes: &[u8]) -> bool {

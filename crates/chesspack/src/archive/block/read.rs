@@ -6,9 +6,10 @@ use shakmaty::{Chess, Move};
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK,
     E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
-    EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS,
-    METHOD_CODED_LENGTHS, METHOD_ID_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
-    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines, MAX_COLUMN,
+    METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ID_MARKS,
+    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
+    MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
@@ -83,6 +84,10 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
                 codings[usize::from(i == EVALS)] = Coding::Contexts;
             }
             method & !METHOD_ANNOTATION_CONTEXTS
+        } else if i == VERBATIM {
+            // Whether the last game goes on in the next block: see
+            // [`last_game_continues`].
+            method & !METHOD_CONTINUES
         } else {
             method
         };
@@ -120,6 +125,26 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     })
 }
 
+/// Whether the last game of the block with `payload` goes on in the next
+/// block (format 10: a game text longer than 8 MiB, stored in pieces). Only
+/// the first two columns' headers are read; a payload too short to tell
+/// gives `false`, and decoding it gives the error.
+pub(crate) fn last_game_continues(mut payload: &[u8]) -> bool {
+    let mut verbatim_method = || -> Result<u8, String> {
+        get_varint(&mut payload)?;
+        let (_, rest) = payload.split_first().ok_or("missing columns")?;
+        payload = rest;
+        get_varint(&mut payload)?;
+        let stored = get_varint(&mut payload)?;
+        let rest = usize::try_from(stored)
+            .ok()
+            .and_then(|s| payload.get(s..))
+            .ok_or("bad length")?;
+        Ok(*rest.first().ok_or("missing columns")?)
+    };
+    verbatim_method().is_ok_and(|m| m & METHOD_CONTINUES != 0)
+}
+
 /// Cursor over a column of terminated items.
 fn take_until<'a>(data: &mut &'a [u8], end: u8, what: &str) -> Result<&'a [u8], String> {
     let i = data
@@ -155,10 +180,18 @@ pub(crate) enum Decoded {
     Tags(GameTags),
     /// The game as data (its text for a verbatim game).
     Record(GameRow),
+    /// A piece of a verbatim text longer than 8 MiB, which goes on with the
+    /// text given last for the same game (format 10). Given for any `want`
+    /// but [`Want::Skip`]; the pieces that open a block go on with the last
+    /// game of the block before, and come with the game index
+    /// [`CONTINUED`](crate::archive::CONTINUED).
+    Piece(Vec<u8>),
 }
 
 /// Decodes the games of a block that `want` asks for, in order, calling
-/// `sink(index in block, game)`.
+/// `sink(index in block, game)`; returns the number of games. Games are
+/// numbered from 0 in the block, the pieces of a long game
+/// ([`Decoded::Piece`]) having their game's number.
 pub(crate) fn decode_block(
     codec: &dyn GameCodec,
     payload: &[u8],
@@ -243,16 +276,35 @@ pub(crate) fn decode_block_until(
         eval_text: d[EVAL_TEXT].as_slice(),
     };
 
-    let mut queue = Queue::new(codec_of_block, sink, stored.games);
+    // Pieces of a game are no games of their own.
+    let games = d[KIND].iter().filter(|&&k| k != KIND_PIECE).count();
+    let mut queue = Queue::new(codec_of_block, sink, games);
     // Games read so far are decoded and given to the sink before an error
     // in a later one is returned, as when each is decoded in turn.
     let read = (|| -> Result<(), String> {
-        for g in 0..stored.games {
+        // Games started so far.
+        let mut started = 0usize;
+        for _ in 0..stored.games {
+            let game_kind = *kind.next().ok_or("kind column ends early")?;
+            if game_kind == KIND_PIECE {
+                let len = get_varint(&mut verbatim)? as usize;
+                if len > verbatim.len() {
+                    return Err("verbatim column ends early".into());
+                }
+                let (text, rest) = verbatim.split_at(len);
+                verbatim = rest;
+                let owner = started.checked_sub(1).unwrap_or(crate::archive::CONTINUED);
+                if want(owner) != Want::Skip {
+                    queue.ready(owner, Decoded::Piece(text.to_vec()));
+                }
+                continue;
+            }
+            let g = started;
             if g > last {
                 return Ok(());
             }
+            started += 1;
             let w = want(g);
-            let game_kind = *kind.next().ok_or("kind column ends early")?;
             if game_kind != 1 && (game_kind & 1 != 0 || game_kind / KIND_LAYOUT > text::LAYOUTS) {
                 return Err(format!("unknown game kind {game_kind}"));
             }
@@ -410,7 +462,7 @@ pub(crate) fn decode_block_until(
         Ok(())
     })();
     queue.flush()?;
-    read.map(|()| stored.games)
+    read.map(|()| games)
 }
 
 /// A game whose columns are read and whose moves are still to decode:

@@ -5,10 +5,10 @@ use shakmaty::{Chess, Move};
 use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL,
     E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT,
-    EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS,
-    METHOD_CODED_LENGTHS, METHOD_ID_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
-    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES,
-    VERBATIM, annotated_pattern,
+    EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines,
+    METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ID_MARKS,
+    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
+    MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM, annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -75,8 +75,8 @@ impl Columns {
         self.tag_names.len() - 1
     }
 
-    fn add_verbatim(&mut self, bytes: &[u8]) {
-        self.data[KIND].push(1);
+    fn add_verbatim(&mut self, bytes: &[u8], kind: u8) {
+        self.data[KIND].push(kind);
         put_varint(&mut self.data[VERBATIM], bytes.len() as u64);
         self.data[VERBATIM].extend_from_slice(bytes);
     }
@@ -329,18 +329,45 @@ pub(super) fn mainline_clocks(events: &[Event], plies: usize) -> Vec<Option<u32>
     clocks
 }
 
+/// A column compressed with zstd at `level`. A column of more than 1 MiB
+/// (the pieces of a game text longer than 8 MiB, long comments) is
+/// compressed with a window and match tables of at most 1 MiB: zstd's
+/// tables at levels 10 and up reach 60 MB for an 8 MiB column, on each
+/// thread, which the bound on memory does not allow.
+fn compress_column(data: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+    const LARGE_LOG: u32 = 20;
+    if data.len() <= 1 << LARGE_LOG {
+        return zstd::bulk::compress(data, level);
+    }
+    let mut c = zstd::bulk::Compressor::new(level)?;
+    for p in [
+        zstd::stream::raw::CParameter::WindowLog(LARGE_LOG),
+        zstd::stream::raw::CParameter::HashLog(LARGE_LOG),
+        zstd::stream::raw::CParameter::ChainLog(LARGE_LOG),
+    ] {
+        c.set_parameter(p)?;
+    }
+    c.compress(data)
+}
+
 /// Encodes the games of `chunks` into one block; zstd at `level` for the
 /// text columns.
 pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> EncodedBlock {
     let mut cols = Columns::new();
+    // Pieces that go on with a game are no games of their own.
     let mut report = BlockReport {
-        games: chunks.len() as u64,
+        games: chunks.iter().filter(|c| !c.continues).count() as u64,
         ..BlockReport::default()
     };
     let mut text_crc = crc32fast::Hasher::new();
     let mut canonical = Vec::new();
     for chunk in chunks {
         report.input_bytes += chunk.bytes.len() as u64;
+        if chunk.continues {
+            cols.add_verbatim(&chunk.bytes, KIND_PIECE);
+            text_crc.update(&chunk.bytes);
+            continue;
+        }
         let parsed = if chunk.cut {
             Err(Unparsed {
                 category: "too long",
@@ -370,7 +397,7 @@ pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) 
         });
         if let Err(u) = result {
             report.verbatim.push((chunk.number, u.category, u.detail));
-            cols.add_verbatim(&chunk.bytes);
+            cols.add_verbatim(&chunk.bytes, 1);
             text_crc.update(&chunk.bytes);
         }
     }
@@ -398,7 +425,7 @@ pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) 
         {
             None
         } else {
-            zstd::bulk::compress(data, level)
+            compress_column(data, level)
                 .ok()
                 .filter(|c| c.len() < data.len())
         };
@@ -417,6 +444,7 @@ pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) 
             }
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
+            VERBATIM if chunks.last().is_some_and(|c| c.more) => method | METHOD_CONTINUES,
             _ => method,
         });
         put_varint(&mut payload, data.len() as u64);
