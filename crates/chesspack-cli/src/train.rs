@@ -279,6 +279,31 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
         bytes.len(),
         table.hash()
     );
+    // The listed positions themselves, which readers of the shipped table
+    // use to stop decoding a game's moves early (issue 40): from the games
+    // again.
+    if tsv == 0 {
+        let positions = std::path::Path::new(output).with_file_name(
+            std::path::Path::new(output)
+                .file_stem()
+                .map_or("openings".into(), |s| s.to_string_lossy().into_owned())
+                + "-positions.txt",
+        );
+        let mut games = Vec::new();
+        for path in files {
+            let pb = input::progress(None, path);
+            games.extend(
+                GameReader::new(input::open(path, &pb)?)
+                    .flatten()
+                    .map(|g| (g.start, g.moves)),
+            );
+            pb.finish_and_clear();
+        }
+        let text = table.positions_in(games)?;
+        std::fs::write(&positions, text)
+            .with_context(|| format!("cannot write {}", positions.display()))?;
+        eprintln!("wrote {}", positions.display());
+    }
     if held.is_empty() {
         return Ok(());
     }

@@ -28,7 +28,7 @@ use std::sync::OnceLock;
 
 #[cfg(any(test, feature = "train"))]
 use shakmaty::san::San;
-use shakmaty::{Chess, Move, Position};
+use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square};
 
 use crate::{Error, hash::fnv1a, model::book::position_hash};
 
@@ -47,6 +47,10 @@ pub(crate) const MAX_PLY: usize = 40;
 pub const MIN_GAMES: u32 = 2;
 
 static BUILTIN: &[u8] = include_bytes!("openings.bin");
+/// The positions the shipped table lists, one EPD line each in its order
+/// (ascending hash), which [`Walk`] reads to stop early; written by
+/// `chesspack train openings` beside the table.
+static BUILTIN_POSITIONS: &str = include_str!("openings-positions.txt");
 
 /// An opening: its ECO code and name, as lichess's tags give them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -118,9 +122,72 @@ impl OpeningTable {
         found
     }
 
-    /// The plies of a game that [`OpeningTable::predict`] looks at.
-    pub(crate) fn max_ply(&self) -> usize {
-        self.max_ply
+    /// A walk along a game from `start` that finds what
+    /// [`OpeningTable::predict`] finds and says when no later move can
+    /// change it (see [`Walk`]).
+    pub(crate) fn walk(&self, start: &Chess) -> Walk<'_> {
+        let standard = position_hash(start) == position_hash(&Chess::default());
+        // The shipped table's positions, to stop early; another table's
+        // walk looks at every one of the first `max_ply` plies.
+        let reach = std::ptr::eq(self, OpeningTable::builtin())
+            .then(Reach::builtin)
+            .flatten();
+        Walk {
+            table: self,
+            pos: start.clone(),
+            plies: if standard { 0 } else { self.max_ply },
+            found: None,
+            reach,
+            candidates: reach.map_or_else(Vec::new, |r| (0..r.positions.len() as u32).collect()),
+        }
+    }
+
+    #[cfg(feature = "train")]
+    /// The positions the table lists, one EPD line each in the table's
+    /// order, as found in `games` (start, moves): the file that the shipped
+    /// table has beside it (`openings-positions.txt`), which lets a reader
+    /// stop decoding a game's moves once no listed position is reachable.
+    ///
+    /// # Errors
+    ///
+    /// [`Error::InvalidData`] saying how many listed positions no game
+    /// reaches (then the file cannot be made from these games).
+    pub fn positions_in(
+        &self,
+        games: impl IntoIterator<Item = (Chess, Vec<Move>)>,
+    ) -> Result<String, Error> {
+        let mut found: HashMap<u64, String> = HashMap::new();
+        for (start, moves) in games {
+            let mut pos = start;
+            if position_hash(&pos) != position_hash(&Chess::default()) {
+                continue;
+            }
+            for &m in moves.iter().take(self.max_ply) {
+                if !pos.is_legal(m) {
+                    break;
+                }
+                pos.play_unchecked(m);
+                let h = position_hash(&pos);
+                if !found.contains_key(&h) && self.entries.binary_search_by_key(&h, |e| e.0).is_ok()
+                {
+                    let epd =
+                        shakmaty::fen::Epd::from_position(&pos, shakmaty::EnPassantMode::Legal);
+                    found.insert(h, epd.to_string());
+                }
+            }
+        }
+        let missing = self.entries.len() - found.len();
+        if missing > 0 {
+            return Err(Error::InvalidData(format!(
+                "{missing} of the table's {} positions are in none of the games",
+                self.entries.len()
+            )));
+        }
+        Ok(self
+            .entries
+            .iter()
+            .map(|(h, _)| found[h].clone() + "\n")
+            .collect())
     }
 
     #[cfg(feature = "train")]
@@ -272,7 +339,193 @@ impl OpeningTable {
     }
 }
 
-/// What the builder knows of a position.
+/// What a position can still become, as far as the opening table is
+/// concerned: what no move takes back. A listed position is out of reach
+/// when it has castling rights the game has lost, more of a side's pieces
+/// of some kind than the game has (pawns aside, a promotion can make any),
+/// more pawns, or a pawn on a square that none of the game's pawns of its
+/// side can reach (a pawn only goes forward, and a file aside a rank).
+#[derive(Clone, Copy)]
+struct Signature {
+    /// Each side's pawns.
+    pawns: [Bitboard; 2],
+    /// Each side's pawns, knights, bishops, rooks and queens.
+    counts: [[u8; 5]; 2],
+    castles: Bitboard,
+}
+
+impl Signature {
+    fn of(pos: &Chess) -> Signature {
+        let board = pos.board();
+        let mut counts = [[0u8; 5]; 2];
+        for (side, c) in [Color::White, Color::Black].into_iter().enumerate() {
+            for (r, role) in [
+                Role::Pawn,
+                Role::Knight,
+                Role::Bishop,
+                Role::Rook,
+                Role::Queen,
+            ]
+            .into_iter()
+            .enumerate()
+            {
+                counts[side][r] = (board.by_color(c) & board.by_role(role)).count() as u8;
+            }
+        }
+        Signature {
+            pawns: [board.pawns() & board.white(), board.pawns() & board.black()],
+            counts,
+            castles: pos.castles().castling_rights(),
+        }
+    }
+
+    /// Whether a game at `self` may still reach `listed` (never false
+    /// when it can).
+    fn may_reach(&self, listed: &Signature, cones: &[[Bitboard; 64]; 2]) -> bool {
+        if (listed.castles & !self.castles).any() {
+            return false;
+        }
+        for (((have, want), (pawns, listed_pawns)), cones) in self
+            .counts
+            .iter()
+            .zip(&listed.counts)
+            .zip(self.pawns.iter().zip(&listed.pawns))
+            .zip(cones)
+        {
+            if want[0] > have[0] {
+                return false;
+            }
+            // Pawns to spare for promotions.
+            let spare = i32::from(have[0] - want[0]);
+            let missing: i32 = have[1..]
+                .iter()
+                .zip(&want[1..])
+                .map(|(&h, &w)| (i32::from(w) - i32::from(h)).max(0))
+                .sum();
+            if missing > spare {
+                return false;
+            }
+            let mut reachable = Bitboard::EMPTY;
+            for sq in *pawns {
+                reachable |= cones[usize::from(sq)];
+            }
+            if (*listed_pawns & !reachable).any() {
+                return false;
+            }
+        }
+        true
+    }
+}
+
+/// The signatures of the shipped table's positions.
+struct Reach {
+    positions: Vec<Signature>,
+    /// For each side and square, the squares a pawn there can reach.
+    cones: [[Bitboard; 64]; 2],
+}
+
+impl Reach {
+    /// The shipped table's, or `None` when its positions file does not
+    /// match it position for position (then no walk stops early).
+    fn builtin() -> Option<&'static Reach> {
+        static REACH: OnceLock<Option<Reach>> = OnceLock::new();
+        REACH
+            .get_or_init(|| Reach::new(OpeningTable::builtin(), BUILTIN_POSITIONS))
+            .as_ref()
+    }
+
+    fn new(table: &OpeningTable, epds: &str) -> Option<Reach> {
+        let lines: Vec<&str> = epds.lines().collect();
+        if lines.len() != table.entries.len() {
+            return None;
+        }
+        let mut positions = Vec::with_capacity(lines.len());
+        for (line, &(hash, _)) in lines.iter().zip(&table.entries) {
+            let pos: Chess = shakmaty::fen::Epd::from_ascii(line.as_bytes())
+                .ok()?
+                .into_position(shakmaty::CastlingMode::Standard)
+                .ok()?;
+            if position_hash(&pos) != hash {
+                return None;
+            }
+            positions.push(Signature::of(&pos));
+        }
+        let mut cones = [[Bitboard::EMPTY; 64]; 2];
+        for from in Square::ALL {
+            for to in Square::ALL {
+                let ahead = i32::from(u8::from(to.rank())) - i32::from(u8::from(from.rank()));
+                let aside =
+                    (i32::from(u8::from(to.file())) - i32::from(u8::from(from.file()))).abs();
+                if ahead >= aside {
+                    cones[0][usize::from(from)].add(to);
+                }
+                if -ahead >= aside {
+                    cones[1][usize::from(from)].add(to);
+                }
+            }
+        }
+        Some(Reach { positions, cones })
+    }
+}
+
+/// A game's walk through the table: [`OpeningTable::predict`] a move at a
+/// time, which knows when no later move can change its answer, so that a
+/// reader decodes only the plies the answer needs (issue 40). With the
+/// shipped table, a listed position leaves the walk's candidates once the
+/// game cannot reach it ([`Signature`]: castling rights, material and
+/// pawns, which no move takes back), and the walk is over when none is
+/// left; it is over too after the table's first plies, and at once for a
+/// game that does not start from the standard position.
+pub(crate) struct Walk<'t> {
+    table: &'t OpeningTable,
+    pos: Chess,
+    /// Plies played (the table's `max_ply` for a game it does not name).
+    plies: usize,
+    found: Option<Opening<'t>>,
+    reach: Option<&'static Reach>,
+    /// Listed positions the game may still reach (with `reach`).
+    candidates: Vec<u32>,
+}
+
+impl<'t> Walk<'t> {
+    /// Whether a later move may change the opening.
+    pub(crate) fn goes_on(&self) -> bool {
+        self.plies < self.table.max_ply && (self.reach.is_none() || !self.candidates.is_empty())
+    }
+
+    /// Plays `m`, the game's next move; an illegal one ends the walk, as it
+    /// ends [`OpeningTable::predict`].
+    pub(crate) fn play(&mut self, m: Move) {
+        if !self.goes_on() {
+            return;
+        }
+        if !self.pos.is_legal(m) {
+            self.plies = self.table.max_ply;
+            return;
+        }
+        let castles = self.pos.castles().castling_rights();
+        self.pos.play_unchecked(m);
+        self.plies += 1;
+        if let Some(o) = self.table.get(&self.pos) {
+            self.found = Some(o);
+        }
+        if let Some(reach) = self.reach
+            && (m.is_capture()
+                || m.role() == Role::Pawn
+                || self.pos.castles().castling_rights() != castles)
+        {
+            let now = Signature::of(&self.pos);
+            self.candidates
+                .retain(|&i| now.may_reach(&reach.positions[i as usize], &reach.cones));
+        }
+    }
+
+    /// The opening so far: the game's, once [`Walk::goes_on`] is false.
+    pub(crate) fn opening(&self) -> Option<Opening<'t>> {
+        self.found
+    }
+}
+
 /// Builds an [`OpeningTable`] from games that carry `ECO` and `Opening`
 /// tags.
 ///
@@ -478,5 +731,92 @@ mod examples {
             "C20"
         );
         assert!(table.predict(&Chess::default(), &moves[..1]).is_none());
+    }
+}
+
+/// Issue 40: the walk that lets a reader stop decoding early.
+#[cfg(test)]
+mod walk_tests {
+    use super::*;
+
+    /// The positions file matches the shipped table position for position
+    /// (or no walk would stop early).
+    #[test]
+    fn the_shipped_positions_are_the_tables() {
+        let reach = Reach::builtin().expect("openings-positions.txt matches openings.bin");
+        assert_eq!(reach.positions.len(), OpeningTable::builtin().entries.len());
+        // A file for another table is refused.
+        let other = OpeningTable::from_tsv("eco\tname\tpgn\nA00\tPolish Opening\t1. b4\n").unwrap();
+        assert!(Reach::new(&other, BUILTIN_POSITIONS).is_none());
+        assert!(
+            Reach::new(
+                &other,
+                "rnbqkbnr/pppppppp/8/8/1P6/8/P1PPPPPP/RNBQKBNR w KQkq -\n"
+            )
+            .is_none()
+        );
+    }
+
+    /// The walk finds what `predict` finds, on every game (random games
+    /// that go from listed position to listed position most of the time,
+    /// so that a position dropped while still reachable would show), and
+    /// stops before the table's 40 plies on most of them.
+    #[test]
+    fn the_walk_finds_what_predict_finds() {
+        let table = OpeningTable::builtin();
+        // xorshift64: a fixed, seeded sequence.
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = |n: usize| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state % n as u64) as usize
+        };
+        let (mut stopped_early, mut games) = (0, 0);
+        for g in 0..3000 {
+            // Random games, biased to the moves of listed positions: each
+            // ply picks, half the time, a move to a listed position.
+            let mut pos = Chess::default();
+            let mut moves = Vec::new();
+            for _ in 0..60 {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                let listed: Vec<Move> = legal
+                    .iter()
+                    .copied()
+                    .filter(|&m| {
+                        let mut p = pos.clone();
+                        p.play_unchecked(m);
+                        table.get(&p).is_some()
+                    })
+                    .collect();
+                let m = if !listed.is_empty() && (g % 3 == 0 || next(10) < 7) {
+                    listed[next(listed.len())]
+                } else {
+                    legal[next(legal.len())]
+                };
+                pos.play_unchecked(m);
+                moves.push(m);
+            }
+            let mut walk = table.walk(&Chess::default());
+            let mut played = 0;
+            for &m in &moves {
+                if !walk.goes_on() {
+                    break;
+                }
+                walk.play(m);
+                played += 1;
+            }
+            assert_eq!(
+                walk.opening(),
+                table.predict(&Chess::default(), &moves),
+                "game {g}"
+            );
+            games += 1;
+            stopped_early += usize::from(played < MAX_PLY);
+        }
+        assert!(stopped_early > games / 2, "{stopped_early} of {games}");
     }
 }

@@ -122,10 +122,13 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
         }
         Ok(moves)
     }
-    /// The first `plies` moves (all when the game is shorter) of a stream
-    /// that [`GameCodec::decode`] reads (`counted` is `None`), or that
-    /// [`GameCodec::decode_counted`] reads with `counted` moves. By default
-    /// the whole stream is decoded and cut; `model` stops early.
+    /// The first moves of a stream that [`GameCodec::decode`] reads
+    /// (`counted` is `None`), or that [`GameCodec::decode_counted`] reads
+    /// with `counted` moves: before each move, `more` is asked with the
+    /// moves so far whether to go on, and the moves end where it says no
+    /// (or where the game does). By default the whole stream is decoded and
+    /// cut; `model` stops early, which is what it is for: the opening
+    /// table's walk stops as soon as no later move can change the opening.
     ///
     /// # Errors
     ///
@@ -136,13 +139,16 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
         start: &Chess,
         bits: &Bits,
         counted: Option<usize>,
-        plies: usize,
+        more: &mut dyn FnMut(&[Move]) -> bool,
     ) -> Result<Vec<Move>, Error> {
         let mut moves = match counted {
             None => self.decode(start, bits)?,
             Some(n) => self.decode_counted(start, bits, n)?,
         };
-        moves.truncate(plies);
+        let end = (0..=moves.len())
+            .find(|&k| k == moves.len() || !more(&moves[..k]))
+            .unwrap_or(moves.len());
+        moves.truncate(end);
         Ok(moves)
     }
     /// A hash of everything besides the name that decides the codec's bits

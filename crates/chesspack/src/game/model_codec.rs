@@ -425,13 +425,19 @@ impl ModelCodec {
         Ok(enc.finish_at_end())
     }
 
-    /// [`GameCodec::decode`], stopping after `limit` moves.
-    fn decode_to(&self, start: &Chess, bits: &Bits, limit: usize) -> Result<Vec<Move>, Error> {
+    /// [`GameCodec::decode`], stopping before a move where `more` (asked
+    /// with the moves so far) says no.
+    fn decode_to(
+        &self,
+        start: &Chess,
+        bits: &Bits,
+        more: &mut dyn FnMut(&[Move]) -> bool,
+    ) -> Result<Vec<Move>, Error> {
         let mut dec = Decoder::with_ends(bits);
         let mut pos = start.clone();
         let mut moves = Vec::new();
         let mut scratch = ScratchGuard::new();
-        while moves.len() < limit {
+        while more(&moves) {
             let legal = pos.legal_moves();
             // A game ends where no move is legal, or where the stream does.
             if legal.is_empty() || dec.at_end() {
@@ -454,20 +460,23 @@ impl ModelCodec {
         Ok(moves)
     }
 
-    /// [`GameCodec::decode_counted`] of `plies` moves, stopping after
-    /// `limit`.
+    /// [`GameCodec::decode_counted`] of `plies` moves, stopping before a
+    /// move where `more` (asked with the moves so far) says no.
     fn decode_counted_to(
         &self,
         start: &Chess,
         bits: &Bits,
         plies: usize,
-        limit: usize,
+        more: &mut dyn FnMut(&[Move]) -> bool,
     ) -> Result<Vec<Move>, Error> {
         let mut dec = Decoder::new(bits);
         let mut pos = start.clone();
-        let mut moves = Vec::with_capacity(plies.min(limit));
+        let mut moves = Vec::with_capacity(plies);
         let mut scratch = ScratchGuard::new();
-        for ply in 0..plies.min(limit) {
+        for ply in 0..plies {
+            if !more(&moves) {
+                break;
+            }
             let legal = pos.legal_moves();
             let m = match legal.len() {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
@@ -590,7 +599,7 @@ impl GameCodec for ModelCodec {
     }
 
     fn decode(&self, start: &Chess, bits: &Bits) -> Result<Vec<Move>, Error> {
-        self.decode_to(start, bits, usize::MAX)
+        self.decode_to(start, bits, &mut |_| true)
     }
 
     fn decode_prefix(
@@ -598,11 +607,11 @@ impl GameCodec for ModelCodec {
         start: &Chess,
         bits: &Bits,
         counted: Option<usize>,
-        plies: usize,
+        more: &mut dyn FnMut(&[Move]) -> bool,
     ) -> Result<Vec<Move>, Error> {
         match counted {
-            None => self.decode_to(start, bits, plies),
-            Some(n) => self.decode_counted_to(start, bits, n, plies),
+            None => self.decode_to(start, bits, more),
+            Some(n) => self.decode_counted_to(start, bits, n, more),
         }
     }
 
@@ -615,7 +624,7 @@ impl GameCodec for ModelCodec {
     }
 
     fn decode_counted(&self, start: &Chess, bits: &Bits, plies: usize) -> Result<Vec<Move>, Error> {
-        self.decode_counted_to(start, bits, plies, plies)
+        self.decode_counted_to(start, bits, plies, &mut |_| true)
     }
 
     fn explain(&self, start: &Chess, moves: &[Move]) -> Result<Vec<PlyCost>, Error> {

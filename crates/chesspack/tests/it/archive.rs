@@ -1505,3 +1505,51 @@ fn regression_issue_40_records_hold_what_the_text_holds() {
         "{compared} {with_clocks}"
     );
 }
+
+/// Issue 40: listing `ECO` and `Opening` decodes a game's moves only as
+/// far as a move may still change its opening (`opening::Walk`), and gives
+/// the tags of the game's text, with `model` (which stops early) and
+/// `index` (which decodes whole streams), games from a FEN included.
+#[test]
+fn regression_issue_40_opening_tags_decode_only_the_plies_they_need() {
+    let text = sample();
+    for codec in [
+        chesspack::game::codec("model").unwrap(),
+        chesspack::game::codec("index").unwrap(),
+    ] {
+        let packed = compress_with(&text, codec.as_ref(), 10);
+        let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+        // Each game's `ECO` and `Opening` pairs.
+        let openings = |tags: Vec<(String, String)>| -> Vec<(String, String)> {
+            tags.into_iter()
+                .filter(|(k, _)| k == "ECO" || k == "Opening")
+                .collect()
+        };
+        let of_text = |t: &[u8]| match chesspack::pgn::GameReader::new(t).next() {
+            Some(Ok(g)) => openings(g.tags),
+            _ => Vec::new(),
+        };
+        let (mut listed, mut written) = (Vec::new(), Vec::new());
+        for b in 0..r.blocks().len() {
+            let block = r.read_block(b).unwrap();
+            for tags in archive::block_tags(r.codec(), &block).unwrap() {
+                listed.push(match tags {
+                    Ok(tags) => openings(
+                        tags.into_iter()
+                            .map(|(k, v)| {
+                                (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap())
+                            })
+                            .collect(),
+                    ),
+                    Err(text) => of_text(&text),
+                });
+            }
+            archive::decode_games(r.codec(), &block, &|_| true, &mut |_, t| {
+                written.push(of_text(&t))
+            })
+            .unwrap();
+        }
+        assert!(listed.iter().filter(|t| !t.is_empty()).count() > 20);
+        assert_eq!(listed, written, "{}", codec.name());
+    }
+}

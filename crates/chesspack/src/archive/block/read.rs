@@ -512,11 +512,23 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         let in_context = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
         let codec = in_context.as_ref();
         let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
-        let table = OpeningTable::builtin();
+        // Only as far as a move may still change the opening.
+        let mut walk = OpeningTable::builtin().walk(&start);
+        let mut played = 0;
         let prefix = codec
-            .decode_prefix(&start, &bits, counted, table.max_ply())
+            .decode_prefix(&start, &bits, counted, &mut |moves| {
+                for &m in &moves[played..] {
+                    walk.play(m);
+                }
+                played = moves.len();
+                walk.goes_on()
+            })
             .map_err(|e| e.to_string())?;
-        fill_openings(&mut tags, &predicted, table.predict(&start, &prefix))?;
+        // The moves after the last question (the game's last ones).
+        for &m in &prefix[played..] {
+            walk.play(m);
+        }
+        fill_openings(&mut tags, &predicted, walk.opening())?;
         return Ok(Decoded::Tags(Ok(tags)));
     }
     let start = text::start_of(&tags).map_err(|u| u.detail)?;
