@@ -70,6 +70,27 @@ pub struct Book {
     bytes: Cow<'static, [u8]>,
     positions: usize,
     moves: usize,
+    /// For each value of a hash's top [`INDEX_BITS`] bits, the first
+    /// position whose hash has that value or more (and the count last): a
+    /// look-up searches a handful of positions, not the whole list, whose
+    /// probes missed the caches (issue 40).
+    index: Box<[u32]>,
+}
+
+/// The hash bits [`Book::index`] goes by: 2^16 + 1 entries, 256 KB.
+const INDEX_BITS: u32 = 16;
+
+/// [`Book::index`] of `positions` sorted hashes read by `hash_of`.
+fn index_of(positions: usize, hash_of: impl Fn(usize) -> u64) -> Box<[u32]> {
+    let mut index = vec![0u32; (1 << INDEX_BITS) + 1];
+    let mut next = 0;
+    for (bucket, first) in index.iter_mut().enumerate() {
+        while next < positions && (hash_of(next) >> (64 - INDEX_BITS)) < bucket as u64 {
+            next += 1;
+        }
+        *first = next as u32;
+    }
+    index.into_boxed_slice()
 }
 
 impl Default for Book {
@@ -83,6 +104,7 @@ impl Default for Book {
             bytes: bytes.into(),
             positions: 0,
             moves: 0,
+            index: index_of(0, |_| 0),
         }
     }
 }
@@ -100,9 +122,14 @@ pub(crate) fn move_key(m: Move) -> u16 {
 impl Book {
     /// The entry of `pos`, if the book has it.
     pub(crate) fn get(&self, pos: &Chess) -> Option<Entry<'_>> {
-        let hash = position_hash(pos);
+        self.get_hash(position_hash(pos))
+    }
+
+    /// The entry of the position with `hash`, if the book has it.
+    fn get_hash(&self, hash: u64) -> Option<Entry<'_>> {
         let b = &self.bytes;
-        let (mut lo, mut hi) = (0, self.positions);
+        let bucket = (hash >> (64 - INDEX_BITS)) as usize;
+        let (mut lo, mut hi) = (self.index[bucket] as usize, self.index[bucket + 1] as usize);
         while lo < hi {
             let mid = (lo + hi) / 2;
             let at = HEADER + mid * POSITION;
@@ -166,10 +193,12 @@ impl Book {
             }
             prev = Some(h);
         }
+        let index = index_of(positions, |i| u64_at(&bytes, HEADER + i * POSITION));
         Ok(Book {
             bytes,
             positions,
             moves,
+            index,
         })
     }
 
@@ -232,6 +261,32 @@ impl BookBuilder {
         bytes.extend_from_slice(&positions);
         bytes.extend_from_slice(&moves);
         Book::from_bytes(bytes).expect("a well-formed book")
+    }
+}
+
+#[cfg(test)]
+mod index_tests {
+    use super::*;
+
+    /// Issue 40: the index finds every position of the shipped book, and
+    /// no hash that it does not hold, as the search over all did.
+    #[test]
+    fn the_index_finds_every_position_and_no_other() {
+        let book = crate::model::embedded_book();
+        assert!(book.len() > 80_000);
+        let hashes: Vec<u64> = (0..book.len())
+            .map(|i| u64_at(&book.bytes, HEADER + i * POSITION))
+            .collect();
+        for (i, &hash) in hashes.iter().enumerate() {
+            assert!(book.get_hash(hash).is_some(), "position {i}");
+            for other in [hash.wrapping_add(1), hash.wrapping_sub(1), hash ^ (1 << 63)] {
+                if hashes.binary_search(&other).is_err() {
+                    assert!(book.get_hash(other).is_none());
+                }
+            }
+        }
+        assert!(Book::default().get_hash(0).is_none());
+        assert!(book.get(&Chess::default()).is_some());
     }
 }
 
