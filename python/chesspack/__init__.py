@@ -752,6 +752,27 @@ class TrainingArchive:
         for b in range(self.blocks):
             yield self.read_block(b)
 
+    def shuffled(
+        self, seed: int | None = None, window: int = 8, batch_size: int = 8192
+    ) -> Iterator["pa.RecordBatch"]:
+        """Every row once, in a random order, as batches of ``batch_size``
+        rows: the blocks in a random order, ``window`` blocks at a time
+        decoded and their rows shuffled together (a trainer's shuffle
+        buffer: rows of one chain, which follow each other in the archive,
+        are spread over ``window`` blocks' worth of rows). The same
+        ``seed`` gives the same order."""
+        import numpy as np
+        import pyarrow as pa
+
+        if window < 1 or batch_size < 1:
+            raise ValueError("window and batch_size must be at least 1")
+        rng = np.random.default_rng(seed)
+        order = rng.permutation(self.blocks)
+        for at in range(0, len(order), window):
+            table = pa.Table.from_batches([self.read_block(int(b)) for b in order[at : at + window]])
+            table = table.take(pa.array(rng.permutation(table.num_rows)))
+            yield from table.combine_chunks().to_batches(max_chunksize=batch_size)
+
     def plain(self, block: int) -> str:
         """The positions of block ``block`` as nnue-pytorch ``.plain`` text."""
         return self._a.plain(block)

@@ -68,6 +68,23 @@ def test_training_rows_as_arrow_and_numpy(archive):
     assert sum(b.num_rows for b in t) == 3000
 
 
+def test_issue_42_shuffled_rows_are_every_row_once(archive):
+    t = chesspack.TrainingArchive(archive)
+    rows = [r for b in t for r in b.to_pylist()]
+    key = lambda r: (tuple(r["board"]), r["ply"], r["score"], r["from"], r["to"])  # noqa: E731
+    shuffled = [r for b in t.shuffled(seed=1, batch_size=1000) for r in b.to_pylist()]
+    assert sorted(map(key, shuffled)) == sorted(map(key, rows))
+    assert [key(r) for r in shuffled] != [key(r) for r in rows]
+    batches = list(t.shuffled(seed=1, batch_size=1000))
+    assert [b.num_rows for b in batches] == [1000, 1000, 1000]
+    again = [r for b in t.shuffled(seed=1, batch_size=1000) for r in b.to_pylist()]
+    assert again == shuffled
+    other = [r for b in t.shuffled(seed=2, batch_size=1000) for r in b.to_pylist()]
+    assert other != shuffled
+    with pytest.raises(ValueError):
+        next(t.shuffled(window=0))
+
+
 def test_bad_training_archives_name_the_file(archive, tmp_path):
     bad = tmp_path / "bad.chpk"
     data = bytearray(archive.read_bytes())
