@@ -343,8 +343,8 @@ impl OpeningTable {
 /// concerned: what no move takes back. A listed position is out of reach
 /// when it has castling rights the game has lost, more of a side's pieces
 /// of some kind than the game has (pawns aside, a promotion can make any),
-/// more pawns, or a pawn on a square that none of the game's pawns of its
-/// side can reach (a pawn only goes forward, and a file aside a rank).
+/// more pawns, or pawns that the game's pawns of their side cannot reach
+/// one each (a pawn only goes forward, and a file aside a rank).
 #[derive(Clone, Copy)]
 struct Signature {
     /// Each side's pawns.
@@ -381,7 +381,9 @@ impl Signature {
 
     /// Whether a game at `self` may still reach `listed` (never false
     /// when it can).
-    fn may_reach(&self, listed: &Signature, cones: &[[Bitboard; 64]; 2]) -> bool {
+    /// With `exact`, the pawns are matched one to one ([`pawns_match`]);
+    /// without, only each listed pawn's square is checked.
+    fn may_reach(&self, listed: &Signature, cones: &[[Bitboard; 64]; 2], exact: bool) -> bool {
         if (listed.castles & !self.castles).any() {
             return false;
         }
@@ -409,13 +411,58 @@ impl Signature {
             for sq in *pawns {
                 reachable |= cones[usize::from(sq)];
             }
-            if (*listed_pawns & !reachable).any() {
+            if (*listed_pawns & !reachable).any()
+                || (exact && !pawns_match(*pawns, *listed_pawns, cones))
+            {
                 return false;
             }
         }
         true
     }
 }
+
+/// Whether each pawn of `want` can come from a pawn of `have` of its own
+/// (a pawn of one side, where `cones` are that side's): a matching of the
+/// two sets of at most 8 squares, found by augmenting paths.
+fn pawns_match(have: Bitboard, want: Bitboard, cones: &[Bitboard; 64]) -> bool {
+    if (want & !have).is_empty() {
+        // Each pawn is where one stands.
+        return true;
+    }
+    let mut ours = [Square::A1; 8];
+    let mut n = 0;
+    for sq in have.into_iter().take(8) {
+        ours[n] = sq;
+        n += 1;
+    }
+    let ours = &ours[..n];
+    /// Gives listed pawn `t` a pawn of ours, moving others along.
+    fn augment(
+        t: Square,
+        ours: &[Square],
+        cones: &[Bitboard; 64],
+        seen: &mut u8,
+        owner: &mut [Option<Square>; 8],
+    ) -> bool {
+        for (o, &sq) in ours.iter().enumerate() {
+            if *seen & (1 << o) == 0 && cones[usize::from(sq)].contains(t) {
+                *seen |= 1 << o;
+                if owner[o].is_none_or(|other| augment(other, ours, cones, seen, owner)) {
+                    owner[o] = Some(t);
+                    return true;
+                }
+            }
+        }
+        false
+    }
+    let mut owner = [None; 8];
+    want.into_iter()
+        .all(|t| augment(t, ours, cones, &mut 0, &mut owner))
+}
+
+/// [`Walk`] matches pawns one to one ([`pawns_match`]) when at most this
+/// many candidates are left.
+const EXACT_BELOW: usize = 16;
 
 /// The signatures of the shipped table's positions.
 struct Reach {
@@ -515,8 +562,12 @@ impl<'t> Walk<'t> {
                 || self.pos.castles().castling_rights() != castles)
         {
             let now = Signature::of(&self.pos);
+            // Matching the pawns one to one costs more than the rest: it
+            // is kept for the last few candidates, whose dropping ends
+            // the walk.
+            let exact = self.candidates.len() <= EXACT_BELOW;
             self.candidates
-                .retain(|&i| now.may_reach(&reach.positions[i as usize], &reach.cones));
+                .retain(|&i| now.may_reach(&reach.positions[i as usize], &reach.cones, exact));
         }
     }
 
@@ -755,6 +806,33 @@ mod walk_tests {
             )
             .is_none()
         );
+    }
+
+    /// A listed position's pawns each need a pawn of the game's own that
+    /// can reach its square: distinct pawns, found by augmenting paths.
+    #[test]
+    fn pawns_are_matched_one_to_one() {
+        use Square::*;
+        let cones = Reach::builtin().expect("the shipped reach").cones;
+        let bb = |squares: &[Square]| squares.iter().fold(Bitboard::EMPTY, |b, &s| b.with(s));
+        let white = |have: &[Square], want: &[Square]| pawns_match(bb(have), bb(want), &cones[0]);
+        assert!(white(&[D2, E2], &[D4, E4]));
+        assert!(
+            !white(&[E4], &[D4]),
+            "no pawn goes aside without going forward"
+        );
+        assert!(!white(&[D2], &[D4, E4]), "one pawn cannot be two");
+        // d2 to d4 and e2 takes on d3: the first pawn tried for d3 (d2)
+        // must give way.
+        assert!(white(&[D2, E2], &[D3, D4]));
+        assert!(white(&[C2, D2], &[D3, D4]));
+        assert!(
+            !white(&[D2, E3], &[D3, E2]),
+            "e3 cannot go back to e2, nor d2 aside"
+        );
+        let black = |have: &[Square], want: &[Square]| pawns_match(bb(have), bb(want), &cones[1]);
+        assert!(black(&[D7, E7], &[D5, E6]));
+        assert!(!black(&[D5], &[D6]));
     }
 
     /// The walk finds what `predict` finds, on every game (random games
