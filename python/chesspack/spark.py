@@ -29,7 +29,8 @@ environment) or given as options: ``option("storage.endpoint_url", URL)``,
 Writing a DataFrame: ``df.write.format("chesspack").mode("overwrite").save(DIR)``
 writes one ``.chpk`` shard a partition (``part-NNNNN-JOB.chpk``), each under
 ``DIR/_temporary`` until every task has succeeded, then moved into place (a
-failed job leaves no shard); ``mode("append")`` adds shards, ``overwrite``
+failed job leaves no shard); ``DIR`` may be a URL (``s3://bucket/prefix``,
+with the same ``storage.*`` options as reading); ``mode("append")`` adds shards, ``overwrite``
 replaces the directory's shards. The DataFrame has the data source's
 columns (tags, ``other_tags``, ``moves``, ``clocks``; or ``pgn``, used as
 it is), or a ``movetext`` column and tag columns (the lichess Parquet
@@ -299,7 +300,11 @@ class ChesspackWriter(DataSourceArrowWriter):
         names = [f.name for f in schema.fields]
         if "pgn" not in names and "moves" not in names and "movetext" not in names:
             raise ValueError(f"chesspack data source: the DataFrame needs a moves, movetext or pgn column: {names}")
-        self.dst = os.path.abspath(path)
+        # A URL (s3://bucket/prefix/): shards are uploaded under
+        # `_temporary` keys and moved into place on commit.
+        self.remote = chesspack._is_url(path)
+        self.dst = path.rstrip("/") if self.remote else os.path.abspath(path)
+        self.storage_options = _storage_options(options)
         self.overwrite = overwrite
         self.codec = options.get("codec", "model")
         self.level = int(options.get("level", "15"))
@@ -313,8 +318,12 @@ class ChesspackWriter(DataSourceArrowWriter):
         ctx = TaskContext.get()
         part = ctx.partitionId() if ctx else 0
         attempt = ctx.attemptNumber() if ctx else 0
-        temp_dir = os.path.join(self.dst, "_temporary", self.job)
-        os.makedirs(temp_dir, exist_ok=True)
+        name = f"part-{part:05d}-{attempt}.chpk"
+        if self.remote:
+            temp_dir = tempfile.mkdtemp(prefix="chesspack-")
+        else:
+            temp_dir = os.path.join(self.dst, "_temporary", self.job)
+            os.makedirs(temp_dir, exist_ok=True)
         games = 0
         with tempfile.NamedTemporaryFile("w", suffix=".pgn", delete=False, encoding="utf-8") as pgn:
             for batch in iterator:
@@ -325,13 +334,43 @@ class ChesspackWriter(DataSourceArrowWriter):
         try:
             if games == 0:
                 return ShardMessage(None, 0)
-            out = os.path.join(temp_dir, f"part-{part:05d}-{attempt}.chpk")
+            out = os.path.join(temp_dir, name)
             cp.compress(pgn.name, out, self.codec, threads=1, level=self.level, overwrite=True)
+            if self.remote:
+                key = f"{self._fs_path()}/_temporary/{self.job}/{name}"
+                self._fs().put(out, key)
+                out = key
         finally:
             os.unlink(pgn.name)
+            if self.remote:
+                shutil.rmtree(temp_dir, ignore_errors=True)
         return ShardMessage(out, games)
 
+    def _fs(self) -> Any:
+        import fsspec
+
+        fs, _, _ = fsspec.get_fs_token_paths(self.dst, storage_options=self.storage_options)
+        return fs
+
+    def _fs_path(self) -> str:
+        """The destination as the file system names it (no scheme)."""
+        import fsspec
+
+        _, _, (path,) = fsspec.get_fs_token_paths(self.dst, storage_options=self.storage_options)
+        return path.rstrip("/")
+
     def commit(self, messages: list[ShardMessage | None]) -> None:
+        if self.remote:
+            fs, dst = self._fs(), self._fs_path()
+            if self.overwrite:
+                for old in fs.glob(f"{dst}/part-*.chpk"):
+                    fs.rm(old)
+            for m in messages:
+                if m is not None and m.temp is not None:
+                    part = m.temp.rsplit("/", 1)[1].split("-")[1]
+                    fs.mv(m.temp, f"{dst}/part-{part}-{self.job}.chpk")
+            self._remove_remote_temporary(fs, dst)
+            return
         if self.overwrite:
             for old in glob.glob(os.path.join(self.dst, "part-*.chpk")):
                 os.remove(old)
@@ -343,8 +382,15 @@ class ChesspackWriter(DataSourceArrowWriter):
         _remove_if_empty(os.path.join(self.dst, "_temporary"))
 
     def abort(self, messages: list[ShardMessage | None]) -> None:
+        if self.remote:
+            self._remove_remote_temporary(self._fs(), self._fs_path())
+            return
         shutil.rmtree(os.path.join(self.dst, "_temporary", self.job), ignore_errors=True)
         _remove_if_empty(os.path.join(self.dst, "_temporary"))
+
+    def _remove_remote_temporary(self, fs: Any, dst: str) -> None:
+        for key in fs.glob(f"{dst}/_temporary/{self.job}/*"):
+            fs.rm(key)
 
 
 def _remove_if_empty(path: str) -> None:
@@ -484,17 +530,26 @@ def compress_parquet(
     level: int = 15,
     movetext: str = "movetext",
     partitions: int | None = None,
+    storage_options: Mapping[str, Any] | None = None,
 ) -> list[dict[str, Any]]:
     """Compresses Parquet files in the lichess layout (a ``movetext``
     column, the other columns tags) into ``.chpk`` shards, one a Spark
-    partition (``part-NNNNN.chpk`` in ``dst``). Returns a report a shard."""
+    partition (``part-NNNNN.chpk`` in ``dst``). ``dst`` may be a URL
+    (``s3://bucket/prefix``): each shard is uploaded under a temporary key
+    and moved into place when complete (``storage_options`` for fsspec).
+    Returns a report a shard."""
     df = spark.read.parquet(src)
     if movetext not in df.columns:
         raise ValueError(f"{src}: no {movetext!r} column (columns: {df.columns})")
     if partitions:
         df = df.repartition(partitions)
-    dst = os.path.abspath(dst)
-    os.makedirs(dst, exist_ok=True)
+    remote = chesspack._is_url(dst)
+    if remote:
+        dst = dst.rstrip("/")
+    else:
+        dst = os.path.abspath(dst)
+        os.makedirs(dst, exist_ok=True)
+    options = dict(storage_options or {})
     report_schema = (
         "shard string, games long, input_bytes long, output_bytes long, verbatim long"
     )
@@ -505,7 +560,7 @@ def compress_parquet(
         import chesspack as cp
 
         index = TaskContext.get().partitionId()
-        out = os.path.join(dst, f"part-{index:05d}.chpk")
+        out = f"{dst}/part-{index:05d}.chpk" if remote else os.path.join(dst, f"part-{index:05d}.chpk")
         with tempfile.NamedTemporaryFile(suffix=".pgn", delete=False) as tmp:
             n = 0
             for batch in batches:
@@ -514,7 +569,7 @@ def compress_parquet(
         try:
             if n == 0:
                 return
-            r = cp.compress(tmp.name, out, codec, threads=1, level=level, overwrite=True)
+            r = cp.compress(tmp.name, out, codec, threads=1, level=level, overwrite=True, storage_options=options)
         finally:
             os.unlink(tmp.name)
         yield pa.RecordBatch.from_pylist(

@@ -272,3 +272,46 @@ def test_issue_43_the_shard_job_runs_on_s3(spark, s3):
     assert keys == ["shards/lichess-sample.chpk"]
     a = chesspack.Archive("s3://games/shards/lichess-sample.chpk", storage_options=options)
     assert a[0] == chesspack.Archive(s3["local"])[0]
+
+
+def test_issue_43_a_dataframe_writes_to_s3(spark, archive_path, s3, tmp_path):
+    import boto3
+
+    opts = {"storage.endpoint_url": s3["endpoint"], "storage.key": "testing", "storage.secret": "testing"}
+
+    def with_options(x):
+        for k, v in opts.items():
+            x = x.option(k, v)
+        return x
+
+    def keys(prefix):
+        listing = boto3.client("s3").list_objects_v2(Bucket="games", Prefix=prefix)
+        return sorted(o["Key"] for o in listing.get("Contents", []))
+
+    df = spark.read.format("chesspack").load(str(archive_path))
+    with_options(df.repartition(2).write.format("chesspack").mode("overwrite")).save("s3://games/written/")
+    written = keys("written/")
+    assert len(written) == 2, written
+    assert all(k.startswith("written/part-") and k.endswith(".chpk") for k in written)
+    back = with_options(spark.read.format("chesspack")).load("s3://games/written/")
+    assert _games(back) == _games(df)
+    # append adds shards; overwrite replaces them; a failed job leaves none.
+    with_options(df.limit(5).write.format("chesspack").mode("append")).save("s3://games/written")
+    assert len(keys("written/")) == 3
+    with_options(df.limit(5).coalesce(1).write.format("chesspack").mode("overwrite")).save("s3://games/written")
+    assert len(keys("written/")) == 1
+    from pyspark.sql import functions as F
+
+    bad = df.withColumn("White", F.when(F.col("game") == 3, F.raise_error("boom")).otherwise(F.col("White")))
+    with pytest.raises(Exception):
+        with_options(bad.write.format("chesspack").mode("append")).save("s3://games/failed")
+    assert keys("failed/") == []
+
+    # The Parquet job writes its shards to S3 too.
+    pq.write_table(pa.Table.from_pylist([{"White": "a", "Black": "b", "movetext": "1. e4 e5 2. Nf3 *"}]), tmp_path / "one.parquet")
+    options = {"endpoint_url": s3["endpoint"], "key": "testing", "secret": "testing"}
+    report = cs.compress_parquet(spark, str(tmp_path / "one.parquet"), "s3://games/pq", storage_options=options)
+    assert [r["shard"] for r in report] == ["s3://games/pq/part-00000.chpk"]
+    assert keys("pq/") == ["pq/part-00000.chpk"]
+    a = chesspack.Archive("s3://games/pq/part-00000.chpk", storage_options=options)
+    assert a[0].startswith('[White "a"]') and "1. e4 e5 2. Nf3 *" in a[0]
