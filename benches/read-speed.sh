@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Read speed of two builds side by side, in one run (issue 40): the move
-# model's plies a second on one core (`stats --holdout --threads 1`) and
-# `decompress` on one and two threads, each best of ROUNDS runs, the
+# model's plies a second on one core (`stats --holdout --threads 1`),
+# `decompress` on one and two threads and a listing of the tags that the
+# moves give (`ECO`, `Opening`), each best of ROUNDS runs, the
 # builds alternating so that a noisy machine slows both alike.
 #
 #   bash benches/read-speed.sh BASE_BINARY NEW_BINARY [DATA_DIR] [ROUNDS]
@@ -44,6 +45,19 @@ for f in lichess masters; do
                 f, t, (t > 1 ? "s" : ""), mb / 1e6 / b, mb / 1e6 / n, b / n }'
     done
 done
+# Listing the tags that the moves give (`ECO`, `Opening`) on one thread.
+games=$(grep -c '^\[Event ' "$work/lichess.pgn")
+declare -A l=()
+for _ in $(seq "$rounds"); do
+    for b in base new; do
+        bin=${!b}
+        l[$b]+="$(secs env RAYON_NUM_THREADS=1 "$bin" list "$work/lichess.chpk" --tags WhiteElo,ECO,Opening) "
+    done
+done
+lb=$(tr ' ' '\n' <<<"${l[base]}" | grep . | best)
+ln=$(tr ' ' '\n' <<<"${l[new]}" | grep . | best)
+awk -v g="$games" -v b="$lb" -v n="$ln" 'BEGIN {
+    printf "| list --tags WhiteElo,ECO,Opening, one thread, games/s | %d | %d | %.2f |\n", g / b, g / n, b / n }'
 # The move model on the held-out games among the lichess file's first 20,000.
 declare -A enc=() dec=()
 for _ in $(seq "$rounds"); do
