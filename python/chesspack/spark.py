@@ -457,26 +457,37 @@ def compress_files(
     task downloads its file and uploads its shard under a temporary key,
     moved into place when complete (``storage_options`` for fsspec). With ``split_games``, the driver first cuts each file into
     parts of that many games (``dst/_parts``, removed afterwards: a
-    ``.zst`` stream cannot be split by byte ranges) and each part becomes a
+    ``.zst`` stream cannot be split by byte ranges; with a URL ``dst``,
+    cut from a local copy and uploaded there) and each part becomes a
     task and a shard (``NAME-NNNNN.chpk``). Returns a report a shard: file,
     shard, games, input and output bytes, games stored verbatim."""
     files = _inputs(src, storage_options)
     remote = chesspack._is_url(dst)
     if remote:
-        if split_games:
-            raise ValueError("split_games needs a local dst (its parts are cut on the driver)")
         dst = dst.rstrip("/")
     else:
         dst = os.path.abspath(dst)
         os.makedirs(dst, exist_ok=True)
     options = dict(storage_options or {})
     parts_dir = None
+    # A URL destination: the parts go under `dst/_parts/` keys, which the
+    # tasks read, and are deleted afterwards.
+    parts_url = f"{dst}/_parts" if remote else None
     if split_games:
-        parts_dir = os.path.join(dst, "_parts")
+        parts_dir = tempfile.mkdtemp(prefix="chesspack-parts-") if remote else os.path.join(dst, "_parts")
         parts = []
         for f in files:
             name = _shard_name(f)[: -len(".chpk")]
-            parts.extend(_native.split_pgn(f, parts_dir, split_games, name))
+            # A file on object storage is cut from a local copy.
+            with chesspack._Local(f, options, output=False) as local:
+                parts.extend(_native.split_pgn(local, parts_dir, split_games, name))
+        if parts_url is not None:
+            import fsspec
+
+            fs, _, (root,) = fsspec.get_fs_token_paths(parts_url, storage_options=options)
+            for p in parts:
+                fs.put(p, f"{root.rstrip('/')}/{os.path.basename(p)}")
+            parts = [f"{parts_url}/{os.path.basename(p)}" for p in parts]
         files = parts
 
     def one(path: str) -> dict[str, Any]:
@@ -499,6 +510,12 @@ def compress_files(
     finally:
         if parts_dir:
             shutil.rmtree(parts_dir, ignore_errors=True)
+            if split_games and parts_url is not None:
+                import fsspec
+
+                fs, _, (root,) = fsspec.get_fs_token_paths(parts_url, storage_options=options)
+                for key in fs.glob(f"{root.rstrip('/')}/*"):
+                    fs.rm(key)
 
 
 def _pgn_of_rows(batch: pa.RecordBatch, movetext: str) -> bytes:

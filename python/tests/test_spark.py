@@ -315,3 +315,20 @@ def test_issue_43_a_dataframe_writes_to_s3(spark, archive_path, s3, tmp_path):
     assert keys("pq/") == ["pq/part-00000.chpk"]
     a = chesspack.Archive("s3://games/pq/part-00000.chpk", storage_options=options)
     assert a[0].startswith('[White "a"]') and "1. e4 e5 2. Nf3 *" in a[0]
+
+
+def test_issue_43_the_split_shard_job_runs_on_s3(spark, s3):
+    import boto3
+
+    boto3.client("s3").upload_file(str(SAMPLE), "games", "pgn-split/all.pgn")
+    options = {"endpoint_url": s3["endpoint"], "key": "testing", "secret": "testing"}
+    report = cs.compress_files(
+        spark, "s3://games/pgn-split/", "s3://games/split", codec="index", split_games=10, storage_options=options
+    )
+    assert sorted((r["shard"], r["games"]) for r in report) == [
+        (f"s3://games/split/all-{i:05d}.chpk", n) for i, n in enumerate([10, 10, 10, 7])
+    ]
+    listing = boto3.client("s3").list_objects_v2(Bucket="games", Prefix="split/")
+    assert sorted(o["Key"] for o in listing["Contents"]) == [f"split/all-{i:05d}.chpk" for i in range(4)]
+    games = [g for i in range(4) for g in chesspack.Archive(f"s3://games/split/all-{i:05d}.chpk", storage_options=options)]
+    assert games == list(chesspack.Archive(s3["local"]))
