@@ -337,8 +337,9 @@ class ChesspackWriter(DataSourceArrowWriter):
             out = os.path.join(temp_dir, name)
             cp.compress(pgn.name, out, self.codec, threads=1, level=self.level, overwrite=True)
             if self.remote:
-                key = f"{self._fs_path()}/_temporary/{self.job}/{name}"
-                self._fs().put(out, key)
+                fs, dst = _fs_path(self.dst, self.storage_options)
+                key = f"{dst}/_temporary/{self.job}/{name}"
+                fs.put(out, key)
                 out = key
         finally:
             os.unlink(pgn.name)
@@ -346,22 +347,9 @@ class ChesspackWriter(DataSourceArrowWriter):
                 shutil.rmtree(temp_dir, ignore_errors=True)
         return ShardMessage(out, games)
 
-    def _fs(self) -> Any:
-        import fsspec
-
-        fs, _, _ = fsspec.get_fs_token_paths(self.dst, storage_options=self.storage_options)
-        return fs
-
-    def _fs_path(self) -> str:
-        """The destination as the file system names it (no scheme)."""
-        import fsspec
-
-        _, _, (path,) = fsspec.get_fs_token_paths(self.dst, storage_options=self.storage_options)
-        return path.rstrip("/")
-
     def commit(self, messages: list[ShardMessage | None]) -> None:
         if self.remote:
-            fs, dst = self._fs(), self._fs_path()
+            fs, dst = _fs_path(self.dst, self.storage_options)
             if self.overwrite:
                 for old in fs.glob(f"{dst}/part-*.chpk"):
                     fs.rm(old)
@@ -383,7 +371,7 @@ class ChesspackWriter(DataSourceArrowWriter):
 
     def abort(self, messages: list[ShardMessage | None]) -> None:
         if self.remote:
-            self._remove_remote_temporary(self._fs(), self._fs_path())
+            self._remove_remote_temporary(*_fs_path(self.dst, self.storage_options))
             return
         shutil.rmtree(os.path.join(self.dst, "_temporary", self.job), ignore_errors=True)
         _remove_if_empty(os.path.join(self.dst, "_temporary"))
@@ -441,6 +429,25 @@ def _shard_name(src: str) -> str:
     return base + ".chpk"
 
 
+def _destination(dst: str) -> tuple[str, bool]:
+    """A jobs' output directory and whether it is a URL: a local one is made
+    (absolute); a URL is kept, without a trailing slash."""
+    if chesspack._is_url(dst):
+        return dst.rstrip("/"), True
+    dst = os.path.abspath(dst)
+    os.makedirs(dst, exist_ok=True)
+    return dst, False
+
+
+def _fs_path(url: str, storage_options: Mapping[str, Any] | None) -> tuple[Any, str]:
+    """fsspec's file system of a URL and the URL's path on it (no scheme, no
+    trailing slash)."""
+    import fsspec
+
+    fs, _, (path,) = fsspec.get_fs_token_paths(url, storage_options=dict(storage_options or {}))
+    return fs, path.rstrip("/")
+
+
 def compress_files(
     spark: Any,
     src: str,
@@ -462,12 +469,7 @@ def compress_files(
     task and a shard (``NAME-NNNNN.chpk``). Returns a report a shard: file,
     shard, games, input and output bytes, games stored verbatim."""
     files = _inputs(src, storage_options)
-    remote = chesspack._is_url(dst)
-    if remote:
-        dst = dst.rstrip("/")
-    else:
-        dst = os.path.abspath(dst)
-        os.makedirs(dst, exist_ok=True)
+    dst, remote = _destination(dst)
     options = dict(storage_options or {})
     parts_dir = None
     # A URL destination: the parts go under `dst/_parts/` keys, which the
@@ -482,11 +484,9 @@ def compress_files(
             with chesspack._Local(f, options, output=False) as local:
                 parts.extend(_native.split_pgn(local, parts_dir, split_games, name))
         if parts_url is not None:
-            import fsspec
-
-            fs, _, (root,) = fsspec.get_fs_token_paths(parts_url, storage_options=options)
+            fs, root = _fs_path(parts_url, options)
             for p in parts:
-                fs.put(p, f"{root.rstrip('/')}/{os.path.basename(p)}")
+                fs.put(p, f"{root}/{os.path.basename(p)}")
             parts = [f"{parts_url}/{os.path.basename(p)}" for p in parts]
         files = parts
 
@@ -510,11 +510,9 @@ def compress_files(
     finally:
         if parts_dir:
             shutil.rmtree(parts_dir, ignore_errors=True)
-            if split_games and parts_url is not None:
-                import fsspec
-
-                fs, _, (root,) = fsspec.get_fs_token_paths(parts_url, storage_options=options)
-                for key in fs.glob(f"{root.rstrip('/')}/*"):
+            if parts_url is not None:
+                fs, root = _fs_path(parts_url, options)
+                for key in fs.glob(f"{root}/*"):
                     fs.rm(key)
 
 
@@ -560,12 +558,7 @@ def compress_parquet(
         raise ValueError(f"{src}: no {movetext!r} column (columns: {df.columns})")
     if partitions:
         df = df.repartition(partitions)
-    remote = chesspack._is_url(dst)
-    if remote:
-        dst = dst.rstrip("/")
-    else:
-        dst = os.path.abspath(dst)
-        os.makedirs(dst, exist_ok=True)
+    dst, remote = _destination(dst)
     options = dict(storage_options or {})
     report_schema = (
         "shard string, games long, input_bytes long, output_bytes long, verbatim long"

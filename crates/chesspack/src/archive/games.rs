@@ -230,40 +230,45 @@ pub fn game_tags(
     block: &Block,
     local: usize,
 ) -> Result<GameTags, ArchiveError> {
-    decode_one(codec, block, local, block::Want::Tags, |d| match d {
-        block::Decoded::Tags(t) => Some(t),
-        _ => None,
+    let mut tags = None;
+    decode_one(codec, block, local, block::Want::Tags, &mut |d| {
+        if let (None, block::Decoded::Tags(t)) = (&tags, d) {
+            tags = Some(t);
+        }
+    })?;
+    tags.ok_or_else(|| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason: "game missing from its block".into(),
     })
 }
 
-/// Decodes game `local` of `block` as `want` asks, and `pick`s what it
-/// gives; the games after it are not read, those before it skipped.
-pub(super) fn decode_one<T>(
+/// Decodes game `local` of `block` as `want` asks, giving `sink` what it
+/// decodes to (and the pieces that go on with it); the games after it are
+/// not read, those before it skipped.
+pub(super) fn decode_one(
     codec: &dyn GameCodec,
     block: &Block,
     local: usize,
     want: block::Want,
-    pick: impl Fn(block::Decoded) -> Option<T>,
-) -> Result<T, ArchiveError> {
-    let damaged = |reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    };
-    let mut got = None;
+    sink: &mut dyn FnMut(block::Decoded),
+) -> Result<(), ArchiveError> {
     let wants = |g| if g == local { want } else { block::Want::Skip };
     block::decode_block_until(
         codec,
         &block.payload,
         &wants,
-        &mut |_, d| {
-            if got.is_none() {
-                got = pick(d);
+        &mut |g, d| {
+            if g == local {
+                sink(d);
             }
         },
         local,
     )
-    .map_err(damaged)?;
-    got.ok_or_else(|| damaged("game missing from its block".into()))
+    .map(|_| ())
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    })
 }
 
 /// The tags of every game of a block without decoding moves: `ECO` and

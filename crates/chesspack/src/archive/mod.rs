@@ -128,6 +128,11 @@ pub use chunk::{Chunk, ChunkReader};
 
 use crate::game::GameCodec;
 
+use self::{
+    games::decode_one,
+    header::read_exact_or,
+    index::{read_index, scan_blocks},
+};
 pub use self::{
     games::{
         CONTINUED, GameRecord, GameRow, GameTags, block_tags, block_tags_not_given, decode_games,
@@ -136,10 +141,6 @@ pub use self::{
     header::Header,
     index::BlockEntry,
     reader::{ArchiveReader, Block},
-};
-use self::{
-    header::read_exact_or,
-    index::{read_index, scan_blocks},
 };
 pub(crate) use self::{
     reader::{Ends, TextWriter},

@@ -189,41 +189,39 @@ impl<R: Read + Seek> ArchiveReader<R> {
     ) -> Result<(), ArchiveError> {
         let (i, local) = self.locate(number)?;
         let block = self.read_block(i)?;
+        let mut found = false;
         if check {
             let mut text = Vec::new();
             decode_games(self.codec.as_ref(), &block, &|_| true, &mut |g, t| {
                 if g == local {
+                    found = true;
                     text.extend_from_slice(&t);
                 }
             })?;
             out.write_all(&text)?;
         } else {
             let mut written = Ok(());
-            let wants = |g| {
-                if g == local {
-                    block::Want::Text
-                } else {
-                    block::Want::Skip
-                }
-            };
-            block::decode_block_until(
+            decode_one(
                 self.codec.as_ref(),
-                &block.payload,
-                &wants,
-                &mut |g, d| {
+                &block,
+                local,
+                block::Want::Text,
+                &mut |d| {
                     if let (true, block::Decoded::Text(t) | block::Decoded::Piece(t)) =
-                        (g == local && written.is_ok(), d)
+                        (written.is_ok(), d)
                     {
+                        found = true;
                         written = out.write_all(&t);
                     }
                 },
-                local,
-            )
-            .map_err(|reason| ArchiveError::Damaged {
-                block: i as u64 + 1,
-                reason,
-            })?;
+            )?;
             written?;
+        }
+        if !found {
+            return Err(ArchiveError::Damaged {
+                block: i as u64 + 1,
+                reason: "game missing from its block".into(),
+            });
         }
         if local + 1 == self.entries[i].games as usize {
             let mut written = Ok(());
