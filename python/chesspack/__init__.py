@@ -777,6 +777,16 @@ class TrainingArchive:
         """The positions of block ``block`` as nnue-pytorch ``.plain`` text."""
         return self._a.plain(block)
 
+    def viriformat(self, block: int) -> bytes:
+        """The chains of block ``block`` as viriformat games (the viridithas
+        engine's training data: White's scores and results); the bytes they
+        were made from for an archive of viriformat."""
+        return self._a.viriformat(block)
+
+    def marlinformat(self, block: int) -> bytes:
+        """The positions of block ``block`` as 32-byte marlinformat records."""
+        return self._a.marlinformat(block)
+
     def numpy(self, block: int) -> dict[str, Any]:
         """The rows of block ``block`` as NumPy arrays, without copies."""
         batch = self.read_block(block)

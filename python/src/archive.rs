@@ -577,14 +577,17 @@ fn compress<'py>(
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();
     let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
-        if kind == files::Kind::Binpack || kind == files::Kind::Plain {
+        if matches!(
+            kind,
+            files::Kind::Binpack | files::Kind::Plain | files::Kind::Viriformat
+        ) {
             let threads = threads.unwrap_or(0);
-            let report = archive::training::compress(
-                input,
-                &mut out,
-                &chesspack::game::ModelCodec::fast(),
-                threads,
-            )
+            let codec = chesspack::game::ModelCodec::fast();
+            let report = if kind == files::Kind::Viriformat {
+                archive::training::compress_viriformat(input, &mut out, &codec, threads)
+            } else {
+                archive::training::compress(input, &mut out, &codec, threads)
+            }
             .map_err(|e| archive_err(&name, e))?;
             tick(progress.as_ref(), total, total)?;
             let r = BlockReport {

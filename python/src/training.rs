@@ -7,8 +7,11 @@ use arrow_array::{
     ArrayRef, FixedSizeListArray, Int8Array, Int16Array, RecordBatch, UInt8Array, UInt16Array,
 };
 use arrow_schema::{DataType, Field, Schema};
-use chesspack::archive::training::{Rows, TrainingReader};
-use pyo3::{exceptions::PyIndexError, prelude::*};
+use chesspack::archive::{
+    ArchiveError,
+    training::{Rows, TrainingReader},
+};
+use pyo3::{exceptions::PyIndexError, prelude::*, types::PyBytes};
 use pyo3_arrow::PyRecordBatch;
 
 use crate::archive::{archive_err, io_err};
@@ -21,7 +24,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
 /// TrainingArchive(path)
 ///
 /// An archive of engine training data (made by `compress` from a
-/// `.binpack`): its blocks of positions as Arrow record batches of training
+/// `.binpack`, `.plain` text or viriformat games): its blocks of positions as Arrow record batches of training
 /// rows (`board`: 64 pieces a position, 0 empty, 1–6 white pawn to king,
 /// 7–12 black; `turn`; `castling`; `ep` (64: none); `rule50`; `ply`;
 /// `score`; `result`; `from`, `to`, `promotion` of the move played).
@@ -99,11 +102,47 @@ impl TrainingArchive {
         .map_err(|e| archive_err(&self.path, e))
     }
 
+    /// viriformat(block) -> bytes
+    ///
+    /// Block `block`'s chains as viriformat games (White's scores).
+    fn viriformat<'py>(&self, py: Python<'py>, block: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.bytes(py, block, |r, b| r.viriformat(b))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
+    /// marlinformat(block) -> bytes
+    ///
+    /// Block `block`'s positions as 32-byte marlinformat records.
+    fn marlinformat<'py>(&self, py: Python<'py>, block: usize) -> PyResult<Bound<'py, PyBytes>> {
+        let bytes = self.bytes(py, block, |r, b| r.marlinformat(b))?;
+        Ok(PyBytes::new(py, &bytes))
+    }
+
     fn __repr__(&self) -> String {
         format!(
             "TrainingArchive({:?}: {} positions in {} blocks)",
             self.path, self.positions, self.blocks
         )
+    }
+}
+
+/// A way to write a block of a training archive's reader as bytes.
+type BlockWriter = fn(&mut TrainingReader<BufReader<File>>, usize) -> Result<Vec<u8>, ArchiveError>;
+
+impl TrainingArchive {
+    /// Block `block`'s bytes in another format, by `write`.
+    fn bytes(&self, py: Python<'_>, block: usize, write: BlockWriter) -> PyResult<Vec<u8>> {
+        if block >= self.blocks {
+            return Err(PyIndexError::new_err(format!(
+                "block {block} is not in the archive ({} blocks)",
+                self.blocks
+            )));
+        }
+        py.detach(|| {
+            let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
+            write(&mut reader, block)
+        })
+        .map_err(|e| archive_err(&self.path, e))
     }
 }
 

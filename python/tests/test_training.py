@@ -111,3 +111,25 @@ def test_plain_text_in_and_out(tmp_path):
     assert chesspack.compress(src)["games"] == 3000
     t = chesspack.TrainingArchive(str(src) + ".chpk")
     assert t.plain(0) == text
+
+
+def test_viriformat_in_and_out(tmp_path):
+    # The fixture's chains as viriformat games, written by the `viriformat`
+    # crate (examples/binpack_to_viriformat.rs).
+    vf = open(FIXTURE.replace("selfplay.binpack", "selfplay.vf"), "rb").read()
+    src = tmp_path / "sp.vf"
+    src.write_bytes(vf)
+    assert chesspack.compress(src)["games"] == 2996
+    t = chesspack.TrainingArchive(str(src) + ".chpk")
+    assert b"".join(t.viriformat(b) for b in range(t.blocks)) == vf
+    marlin = b"".join(t.marlinformat(b) for b in range(t.blocks))
+    assert len(marlin) == 32 * 2996
+    rows = t.numpy(0)
+    # White's scores in the games, the side to move's in the rows: the
+    # first game's first two plies (scores at bytes 34 and 38; this game
+    # starts with Black to move).
+    first, second = (int.from_bytes(vf[at : at + 2], "little", signed=True) for at in (34, 38))
+    assert list(rows["turn"][:2]) == [1, 0]
+    assert (rows["score"][0], rows["score"][1]) == (-first, second)
+    # The records' scores are White's again (bytes 28-29 of each).
+    assert int.from_bytes(marlin[28:30], "little", signed=True) == first

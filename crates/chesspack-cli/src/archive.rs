@@ -97,8 +97,16 @@ pub struct DecompressArgs {
     threads: Option<usize>,
     /// Of an archive of engine training data: write nnue-pytorch's `.plain`
     /// text instead of the binpack.
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["viriformat", "marlinformat"])]
     plain: bool,
+    /// Of an archive of engine training data: write viriformat games (a
+    /// chain each; the input's bytes for an archive of viriformat).
+    #[arg(long, conflicts_with = "marlinformat")]
+    viriformat: bool,
+    /// Of an archive of engine training data: write marlinformat
+    /// positions (32 bytes each).
+    #[arg(long)]
+    marlinformat: bool,
 }
 
 /// Options of `chesspack get`.
@@ -406,7 +414,10 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
         return compress_positions(args);
     }
     if kind == files::Kind::Binpack || kind == files::Kind::Plain {
-        return compress_training(args);
+        return compress_training(args, false);
+    }
+    if kind == files::Kind::Viriformat {
+        return compress_training(args, true);
     }
     let name = args.codec.as_deref().unwrap_or(DEFAULT_CODEC);
     let codec = codecs::game_codec(name, &args.engine)?;
@@ -451,9 +462,9 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     Ok(())
 }
 
-/// `compress` of a binpack (or of `.plain` text, which the library writes
-/// as a binpack first): a training-data archive.
-fn compress_training(args: &CompressArgs) -> Result<()> {
+/// `compress` of a binpack (or of `.plain` text or viriformat games, which
+/// the library writes as a binpack first): a training-data archive.
+fn compress_training(args: &CompressArgs, viriformat: bool) -> Result<()> {
     let output = compress_output(args)?;
     let pb = input::progress(None, "compressing");
     let reader = input::open(&args.input, &pb)?;
@@ -464,8 +475,13 @@ fn compress_training(args: &CompressArgs) -> Result<()> {
         "model" => chesspack::game::ModelCodec::new(),
         other => bail!("a binpack's moves are coded by `fast` or `model`, not {other:?}"),
     };
-    let r = archive::training::compress(reader, out.writer(), &codec, args.threads.unwrap_or(0))
-        .with_context(|| format!("cannot compress {}", args.input))?;
+    let threads = args.threads.unwrap_or(0);
+    let r = if viriformat {
+        archive::training::compress_viriformat(reader, out.writer(), &codec, threads)
+    } else {
+        archive::training::compress(reader, out.writer(), &codec, threads)
+    }
+    .with_context(|| format!("cannot compress {}", args.input))?;
     pb.finish_and_clear();
     out.commit()?;
     if !args.quiet {
@@ -587,14 +603,19 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         let file =
             File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
         let mut out = Output::create(output, args.force, false)?;
-        if args.plain {
+        if args.plain || args.viriformat || args.marlinformat {
             let mut reader = archive::training::TrainingReader::open(io::BufReader::new(file))
                 .with_context(|| format!("cannot read {}", args.input))?;
             for b in 0..reader.blocks() {
-                let rows = reader
-                    .rows(b)
-                    .with_context(|| format!("cannot decompress {}", args.input))?;
-                out.writer().write_all(rows.to_plain().as_bytes())?;
+                let bytes = if args.plain {
+                    reader.rows(b).map(|rows| rows.to_plain().into_bytes())
+                } else if args.viriformat {
+                    reader.viriformat(b)
+                } else {
+                    reader.marlinformat(b)
+                }
+                .with_context(|| format!("cannot decompress {}", args.input))?;
+                out.writer().write_all(&bytes)?;
             }
             return out.commit();
         }
@@ -606,8 +627,8 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         .with_context(|| format!("cannot decompress {}", args.input))?;
         return out.commit();
     }
-    if args.plain {
-        bail!("--plain is for archives of engine training data");
+    if args.plain || args.viriformat || args.marlinformat {
+        bail!("--plain, --viriformat and --marlinformat are for archives of engine training data");
     }
     if is_position_archive(&args.input)? {
         if args.input != "-" && output == Some(args.input.as_str()) {

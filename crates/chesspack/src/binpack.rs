@@ -195,6 +195,9 @@ pub(crate) struct PlainEntry {
     pub(crate) score: i16,
     pub(crate) ply: u16,
     pub(crate) result: i16,
+    /// Whether the entry starts a chain whatever came before (a game of
+    /// viriformat; `.plain` entries follow on where they can).
+    pub(crate) new_chain: bool,
 }
 
 /// The entries of a `.plain` text (`fen`, `move`, `score`, `ply`, `result`
@@ -246,6 +249,7 @@ pub(crate) fn parse_plain(text: &str) -> Result<Vec<PlainEntry>, Error> {
                     score,
                     ply,
                     result,
+                    new_chain: false,
                 });
             }
             _ => return Err(bad("unknown line")),
@@ -269,9 +273,12 @@ pub(crate) fn binpack_of(entries: &[PlainEntry]) -> Vec<u8> {
     let mut chain: Option<Chain> = None;
     let mut last: Option<(&PlainEntry, String)> = None;
     for e in entries {
-        let continues = last.as_ref().is_some_and(|(prev, after)| {
-            prev.result == -e.result && prev.ply.wrapping_add(1) == e.ply && *after == fen(&e.pos)
-        });
+        let continues = !e.new_chain
+            && last.as_ref().is_some_and(|(prev, after)| {
+                prev.result == -e.result
+                    && prev.ply.wrapping_add(1) == e.ply
+                    && *after == fen(&e.pos)
+            });
         if continues {
             let c = chain.as_mut().expect("a chain");
             c.moves.push(e.mv);

@@ -43,6 +43,9 @@ pub enum Kind {
     TrainingArchive,
     /// nnue-pytorch's `.plain` training data (also compressed).
     Plain,
+    /// viriformat games, the viridithas engine's training data (`.vf`,
+    /// `.viri`, `.viriformat`, also compressed).
+    Viriformat,
 }
 
 impl Kind {
@@ -72,6 +75,11 @@ impl Kind {
             Kind::Binpack
         } else if name.ends_with(".plain") {
             Kind::Plain
+        } else if [".vf", ".viri", ".viriformat"]
+            .iter()
+            .any(|e| name.ends_with(e))
+        {
+            Kind::Viriformat
         } else {
             Kind::Games
         }

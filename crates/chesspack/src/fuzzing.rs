@@ -21,6 +21,7 @@ pub fn run(target: &str, data: &[u8]) {
         "decode_record" => decode_record(data),
         "read_training" => read_training(data),
         "compress_binpack" => compress_binpack(data),
+        "compress_viriformat" => compress_viriformat(data),
         _ => {
             let name = target
                 .strip_prefix("decode_")
@@ -44,13 +45,33 @@ fn read_training(data: &[u8]) {
         &crate::game::ModelCodec::fast(),
         1,
         Some(&mut Vec::new()),
-        Some(&mut Default::default()),
+        Some(&mut |_| {}),
     );
     if let Ok(mut r) = training::TrainingReader::open(std::io::Cursor::new(data)) {
         for b in 0..r.blocks() {
             let _ = r.rows(b);
+            let _ = r.viriformat(b);
+            let _ = r.marlinformat(b);
         }
     }
+}
+
+/// Any bytes read as viriformat games: an error, or an archive whose games
+/// come back byte for byte.
+fn compress_viriformat(data: &[u8]) {
+    use crate::archive::training;
+    let mut packed = Vec::new();
+    if training::compress_viriformat(data, &mut packed, &crate::game::ModelCodec::fast(), 1)
+        .is_err()
+    {
+        return;
+    }
+    let mut r = training::TrainingReader::open(std::io::Cursor::new(&packed)).expect("opens");
+    let mut back = Vec::new();
+    for b in 0..r.blocks() {
+        back.extend(r.viriformat(b).expect("decodes"));
+    }
+    assert_eq!(back, data);
 }
 
 /// Any bytes compressed as a binpack come back byte for byte; `.plain`
@@ -293,6 +314,7 @@ mod tests {
     fn training_corpora() {
         replay("read_training", super::read_training);
         replay("compress_binpack", super::compress_binpack);
+        replay("compress_viriformat", super::compress_viriformat);
     }
 
     #[test]

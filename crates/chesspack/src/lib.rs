@@ -73,6 +73,7 @@ mod simd;
 mod slide;
 #[cfg(feature = "train")]
 pub mod train;
+mod viriformat;
 
 // The everyday types and calls, at the root.
 pub use crate::{

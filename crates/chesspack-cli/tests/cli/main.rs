@@ -1054,6 +1054,48 @@ fn binpacks_compress_and_come_back() {
     assert!(String::from_utf8_lossy(&again.stderr).contains("already a chesspack archive"));
 }
 
+/// Issue 42: viriformat games in, the same bytes out with `decompress
+/// --viriformat`; marlinformat records of any training archive; a bad game
+/// named.
+#[test]
+fn viriformat_compresses_and_comes_back() {
+    let dir = scratch("viriformat");
+    let fixture = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../chesspack/tests/fixtures/training/selfplay.vf"
+    );
+    let vf = std::fs::read(fixture).unwrap();
+    let input = dir.join("selfplay.vf");
+    std::fs::write(&input, &vf).unwrap();
+    let out = chesspack(&["compress", input.to_str().unwrap()]);
+    ok(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("2996 positions in 23 chains"), "{stderr}");
+    let archive = dir.join("selfplay.vf.chpk");
+    let back = dir.join("back.vf");
+    ok(&chesspack(&[
+        "decompress",
+        "--viriformat",
+        archive.to_str().unwrap(),
+        "-o",
+        back.to_str().unwrap(),
+    ]));
+    assert_eq!(std::fs::read(&back).unwrap(), vf);
+    let marlin = chesspack(&["decompress", "--marlinformat", archive.to_str().unwrap()]);
+    ok(&marlin);
+    assert_eq!(marlin.stdout.len(), 32 * 2996);
+    let mut bad = vf.clone();
+    bad[40] ^= 0x3f; // the first game's second move
+    std::fs::write(&input, &bad).unwrap();
+    let out = chesspack(&["compress", "-f", input.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("viriformat game 1 (byte 0): ply 3"),
+        "{stderr}"
+    );
+}
+
 /// Issue 42: nnue-pytorch `.plain` text in (also compressed), the same
 /// text out with `decompress --plain`.
 #[test]

@@ -40,6 +40,7 @@ use crate::{
     coder::{BinaryDecoder, BinaryEncoder, BitModel, Decoder, Encoder},
     game::{GameCodec, ModelCodec},
     position::{PositionCodec, PositionModel},
+    viriformat,
 };
 
 /// The magic bytes of a training-data archive.
@@ -129,6 +130,76 @@ fn codec_named(name: &[u8], hash: u64) -> Option<ModelCodec> {
 /// cannot code (a bug).
 pub fn compress(
     mut input: impl Read,
+    output: impl Write,
+    codec: &ModelCodec,
+    threads: usize,
+) -> Result<TrainingReport, ArchiveError> {
+    let mut head = Vec::with_capacity(4);
+    (&mut input).take(4).read_to_end(&mut head)?;
+    if head == b"fen " {
+        let mut text = String::from_utf8(head).expect("ascii");
+        input.read_to_string(&mut text)?;
+        let binpack = binpack::binpack_of(&binpack::parse_plain(&text).map_err(invalid)?);
+        compress_binpack(&mut io::Cursor::new(binpack), output, codec, threads)
+    } else {
+        compress_binpack(
+            &mut io::Cursor::new(head).chain(input),
+            output,
+            codec,
+            threads,
+        )
+    }
+}
+
+/// An error of the input's data as an I/O error of kind `InvalidData`.
+fn invalid(e: crate::Error) -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidData, e.to_string())
+}
+
+/// Compresses viriformat games (the viridithas engine's training data) as
+/// [`compress`] does a binpack: each game becomes a binpack chain, its
+/// scores and result the side to move's ([`TrainingReader::viriformat`]
+/// writes the games back byte for byte).
+///
+/// ```
+/// use chesspack::archive::training;
+///
+/// // 1. e4 (+10 for White) e5 (+20), a draw.
+/// let mut vf = vec![0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0x16, 0x42, 0x25, 0x61, 0, 0, 0, 0];
+/// vf.extend([0x88, 0x88, 0x88, 0x88, 0x9e, 0xca, 0xad, 0xe9, 0x40, 0, 1, 0, 0, 0, 1, 0]);
+/// vf.extend([0x0c, 0x07, 10, 0, 0x34, 0x09, 20, 0, 0, 0, 0, 0]);
+/// let mut archive = Vec::new();
+/// let r = training::compress_viriformat(&vf[..], &mut archive, &chesspack::game::ModelCodec::fast(), 1).unwrap();
+/// assert_eq!((r.chains, r.positions), (1, 2));
+/// let mut reader = training::TrainingReader::open(std::io::Cursor::new(archive)).unwrap();
+/// assert_eq!(reader.viriformat(0).unwrap(), vf);
+/// assert_eq!(reader.rows(0).unwrap().score, [10, -20]);
+/// ```
+///
+/// # Errors
+///
+/// Games chesspack cannot keep byte for byte are an
+/// [`io::ErrorKind::InvalidData`] error naming the game and its byte
+/// offset (a truncated game, an illegal move, a start position with a
+/// score, Chess960 castling); reading or writing fails.
+pub fn compress_viriformat(
+    mut input: impl Read,
+    output: impl Write,
+    codec: &ModelCodec,
+    threads: usize,
+) -> Result<TrainingReport, ArchiveError> {
+    let mut data = Vec::new();
+    input.read_to_end(&mut data)?;
+    let games = viriformat::read_games(&data).map_err(invalid)?;
+    let binpack = binpack::binpack_of(&viriformat::entries_of(&games).map_err(invalid)?);
+    let mut report = compress_binpack(&mut io::Cursor::new(binpack), output, codec, threads)?;
+    report.bytes_in = data.len() as u64;
+    Ok(report)
+}
+
+/// [`compress`] of a binpack.
+fn compress_binpack(
+    input: &mut dyn Read,
     mut output: impl Write,
     codec: &ModelCodec,
     threads: usize,
@@ -136,19 +207,7 @@ pub fn compress(
     let threads = super::pipeline::Pipeline::new()
         .threads(threads)
         .worker_threads();
-    let mut head = Vec::with_capacity(4);
-    (&mut input).take(4).read_to_end(&mut head)?;
-    let mut input: Box<dyn Read + '_> = if head == b"fen " {
-        let mut text = String::from_utf8(head).expect("ascii");
-        input.read_to_string(&mut text)?;
-        let binpack = binpack::binpack_of(
-            &binpack::parse_plain(&text)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.to_string()))?,
-        );
-        Box::new(io::Cursor::new(binpack))
-    } else {
-        Box::new(io::Cursor::new(head).chain(input))
-    };
+    let mut input = input;
     let mut report = TrainingReport::default();
     let h = header(codec);
     output.write_all(&h)?;
@@ -543,14 +602,22 @@ impl ScoreCoder {
     }
 }
 
+/// A piece of a decoded block, as [`decode_block`] hands it on.
+pub(crate) enum Part<'a> {
+    /// A chain.
+    Chain(&'a Chain),
+    /// This many bytes kept as they are (no chain).
+    Kept(usize),
+}
+
 /// What a block decodes to: the binpack bytes it came from, and, when asked
-/// for, its positions as training rows.
+/// for, each of its chains and kept pieces in order, to `each`.
 pub(crate) fn decode_block(
     payload: &[u8],
     codec: &ModelCodec,
     block: u64,
     mut chunk: Option<&mut Vec<u8>>,
-    mut rows: Option<&mut Rows>,
+    mut each: Option<&mut dyn FnMut(Part<'_>)>,
 ) -> Result<u64, ArchiveError> {
     let damaged = |reason: String| ArchiveError::Damaged { block, reason };
     let kind = *payload
@@ -576,6 +643,9 @@ pub(crate) fn decode_block(
     if kind == 1 {
         if let Some(out) = chunk.as_deref_mut() {
             out.extend_from_slice(&kept);
+        }
+        if let Some(each) = each.as_deref_mut() {
+            each(Part::Kept(kept.len()));
         }
         return Ok(0);
     }
@@ -605,6 +675,9 @@ pub(crate) fn decode_block(
                 .ok_or_else(|| damaged("kept bytes are truncated".into()))?;
             body.extend_from_slice(bytes);
             k += len;
+            if let Some(each) = each.as_deref_mut() {
+                each(Part::Kept(len));
+            }
             continue;
         }
         chains += 1;
@@ -664,8 +737,8 @@ pub(crate) fn decode_block(
         if chunk.is_some() {
             chain.write(&mut body);
         }
-        if let Some(rows) = rows.as_deref_mut() {
-            rows.push_chain(&chain);
+        if let Some(each) = each.as_deref_mut() {
+            each(Part::Chain(&chain));
         }
         positions += plies as u64;
         chain_moves = chain.moves;
@@ -1031,9 +1104,81 @@ impl<R: Read + Seek> TrainingReader<R> {
             &self.codec,
             block as u64 + 1,
             None,
-            Some(&mut rows),
+            Some(&mut |part| {
+                if let Part::Chain(c) = part {
+                    rows.push_chain(c);
+                }
+            }),
         )?;
         Ok(rows)
+    }
+
+    /// Block `block`'s (from 0) chains as viriformat games, one a chain,
+    /// scores and results turned to White's: the bytes of the games an
+    /// archive made by [`compress_viriformat`] was made from.
+    ///
+    /// # Errors
+    ///
+    /// As [`TrainingReader::rows`]; and an [`io::ErrorKind::InvalidData`]
+    /// error naming the block and chain where the block holds what
+    /// viriformat cannot: bytes kept as they are, or a result of -2.
+    pub fn viriformat(&mut self, block: usize) -> Result<Vec<u8>, ArchiveError> {
+        self.games_as(block, viriformat::write_game)
+    }
+
+    /// Block `block`'s (from 0) positions as marlinformat records (32
+    /// bytes each: the board, White's score, the result from White's
+    /// side), as viriformat's own tools cut its games into positions.
+    ///
+    /// # Errors
+    ///
+    /// As [`TrainingReader::viriformat`].
+    pub fn marlinformat(&mut self, block: usize) -> Result<Vec<u8>, ArchiveError> {
+        self.games_as(block, viriformat::write_positions)
+    }
+
+    /// Each chain of block `block` as a viriformat game, written by `write`.
+    fn games_as(
+        &mut self,
+        block: usize,
+        write: fn(&viriformat::Game, &mut Vec<u8>),
+    ) -> Result<Vec<u8>, ArchiveError> {
+        let payload = self.payload(block)?;
+        let mut out = Vec::new();
+        let mut problem = None;
+        let mut chains = 0;
+        decode_block(
+            &payload,
+            &self.codec,
+            block as u64 + 1,
+            None,
+            Some(&mut |part| {
+                if problem.is_some() {
+                    return;
+                }
+                match part {
+                    Part::Chain(c) => {
+                        chains += 1;
+                        match viriformat::game_of(c) {
+                            Ok(g) => write(&g, &mut out),
+                            Err(e) => problem = Some(format!("chain {chains}: {e}")),
+                        }
+                    }
+                    Part::Kept(n) => {
+                        problem = Some(format!(
+                            "{n} bytes after chain {chains} are kept as they are, not as chains"
+                        ));
+                    }
+                }
+            }),
+        )?;
+        match problem {
+            Some(why) => Err(ArchiveError::Io(io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!("block {}: {why}: no viriformat for it", block + 1),
+            ))),
+            None => Ok(out),
+        }
     }
 }
 

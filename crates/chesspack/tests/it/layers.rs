@@ -199,13 +199,16 @@ fn public_items() -> usize {
 /// the library (Python's rows) need `archive::CONTINUED` and
 /// `ArchiveReader::rest_of_game`. Issue 40 raised it to 256:
 /// `OpeningTable::positions_in` (training) writes the listed positions
-/// that let a reader stop decoding a game's moves early.
+/// that let a reader stop decoding a game's moves early. Issue 42 raised
+/// it to 259: viriformat games in and out of training archives
+/// (`training::compress_viriformat`, `TrainingReader::viriformat` and
+/// `marlinformat`).
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
     assert!(
-        n <= 256,
-        "{n} public items (issue 40, 41, 42, 44: at most 256)"
+        n <= 259,
+        "{n} public items (issue 40, 41, 42, 44: at most 259)"
     );
 }

@@ -248,3 +248,102 @@ fn bad_plain_text_names_the_line() {
     .unwrap_err();
     assert!(e.to_string().contains("line 1"), "{e}");
 }
+
+/// The fixture's chains as viriformat games, written by the `viriformat`
+/// crate (viridithas's own writer) by `examples/binpack_to_viriformat`.
+const FIXTURE_VF: &[u8] = include_bytes!("../fixtures/training/selfplay.vf");
+
+fn fixture_viriformat() -> Vec<u8> {
+    FIXTURE_VF.to_vec()
+}
+
+#[test]
+fn viriformat_comes_back_byte_for_byte_as_the_reference_writes_it() {
+    use viriformat::dataformat::{Filter, Game};
+    let vf = fixture_viriformat();
+    let mut archive = Vec::new();
+    let report = training::compress_viriformat(
+        &vf[..],
+        &mut archive,
+        &chesspack::game::ModelCodec::fast(),
+        2,
+    )
+    .unwrap();
+    let positions = report.positions;
+    assert!(positions > 2_900, "{positions}");
+    assert!(
+        archive.len() * 2 < vf.len(),
+        "{} bytes of archive for {} of viriformat",
+        archive.len(),
+        vf.len()
+    );
+    let mut reader = TrainingReader::open(Cursor::new(&archive)).unwrap();
+    let (mut back, mut marlin) = (Vec::new(), Vec::new());
+    for b in 0..reader.blocks() {
+        back.extend(reader.viriformat(b).unwrap());
+        marlin.extend(reader.marlinformat(b).unwrap());
+    }
+    assert!(back == vf, "the viriformat bytes differ");
+    // The positions as the crate cuts its games into marlinformat records.
+    let mut input = std::io::BufReader::new(&vf[..]);
+    let mut expected = Vec::new();
+    let mut games = 0;
+    while !input.buffer().is_empty() || std::io::BufRead::fill_buf(&mut input).unwrap() != b"" {
+        let g = Game::deserialise_from(&mut input, Vec::new()).unwrap();
+        g.splat_to_marlinformat(
+            |p| {
+                expected.extend_from_slice(&p.as_bytes());
+                Ok(())
+            },
+            &Filter::UNRESTRICTED,
+        )
+        .unwrap();
+        games += 1;
+    }
+    assert_eq!(report.chains, games);
+    assert_eq!(marlin.len() as u64, 32 * positions);
+    assert!(marlin == expected, "the marlinformat records differ");
+    // The rows are the binpack's: the scores and results the side to move's.
+    let kept: Vec<_> = reference(FIXTURE)
+        .into_iter()
+        .filter(|e| e.pos.rule50_counter() < 100)
+        .collect();
+    assert_eq!(differences(&rows(&archive), &kept), 0);
+}
+
+#[test]
+fn viriformat_that_would_not_come_back_names_the_game() {
+    let mut vf = fixture_viriformat();
+    let games = |vf: &[u8]| {
+        let mut out = Vec::new();
+        training::compress_viriformat(vf, &mut out, &chesspack::game::ModelCodec::fast(), 1)
+            .map(|_| out)
+    };
+    // A score in the second game's start position (the spare fields
+    // chesspack writes as 0).
+    let second = {
+        let mut at = 32;
+        while vf[at..at + 4] != [0; 4] {
+            at += 4;
+        }
+        at + 4
+    };
+    vf[second + 28] = 1;
+    let e = games(&vf).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("viriformat game 2 (byte {second})")),
+        "{e}"
+    );
+    let e = games(&vf[..second + 10]).unwrap_err().to_string();
+    assert!(e.contains("game 2") && e.contains("truncated"), "{e}");
+    // A binpack's chains that are not all viriformat: kept bytes.
+    let mut binpack = FIXTURE.to_vec();
+    binpack.extend_from_slice(b"not a chunk");
+    let mut reader = TrainingReader::open(Cursor::new(compress(&binpack))).unwrap();
+    let last = reader.blocks() - 1;
+    let e = reader.viriformat(last).unwrap_err().to_string();
+    assert!(
+        e.contains(&format!("block {}", last + 1)) && e.contains("kept"),
+        "{e}"
+    );
+}
