@@ -120,6 +120,18 @@ pub enum TrainCommand {
         #[arg(required = true)]
         files: Vec<String>,
     },
+    /// Count how often each opening of the shipped table is a game's, in
+    /// PGN files (leaving out the held-out 5%): the prior that archives
+    /// code each game's opening with.
+    OpeningPrior {
+        /// Where to write the counts
+        /// (crates/chesspack/src/openings-prior.txt to ship them).
+        #[arg(short, long)]
+        output: String,
+        /// PGN files (`.zst` too).
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
     /// Fit the `fast` codec's model (piece × origin × target and capture
     /// weights) on PGN files, leaving out the held-out 5% of games.
     Fast {
@@ -170,6 +182,7 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             min_games,
             files,
         } => openings(&output, min_games, &files),
+        TrainCommand::OpeningPrior { output, files } => opening_prior(&output, &files),
         TrainCommand::Position {
             output,
             per_game,
@@ -224,6 +237,26 @@ fn engine(output: &str, limit: u64, files: &[String]) -> Result<()> {
     std::fs::write(output, fit.to_rust(&provenance))
         .with_context(|| format!("cannot write {output}"))?;
     eprintln!("{provenance}\nwrote {output}");
+    Ok(())
+}
+
+fn opening_prior(output: &str, files: &[String]) -> Result<()> {
+    let mut games = Vec::new();
+    let mut held = 0u64;
+    for path in files {
+        let pb = input::progress(None, path);
+        for g in GameReader::new(input::open(path, &pb)?).flatten() {
+            if holdout::is_held_out(&holdout::game_key(&g)) {
+                held += 1;
+            } else {
+                games.push((g.start, g.moves));
+            }
+        }
+        pb.finish_and_clear();
+    }
+    let (text, counted) = chesspack::train::opening_prior(games);
+    std::fs::write(output, text).with_context(|| format!("cannot write {output}"))?;
+    eprintln!("wrote {output}: the openings of {counted} training games ({held} held out)");
     Ok(())
 }
 

@@ -95,16 +95,25 @@ impl OpeningTable {
 
     /// The opening that position `pos` names, if the table lists it.
     pub(crate) fn get(&self, pos: &Chess) -> Option<Opening<'_>> {
+        self.label_at(pos).and_then(|l| self.label(l))
+    }
+
+    /// The label (opening) that position `pos` names, if the table lists
+    /// it.
+    fn label_at(&self, pos: &Chess) -> Option<u32> {
         let hash = position_hash(pos);
         let i = self.entries.binary_search_by_key(&hash, |e| e.0).ok()?;
-        let (eco, name) = &self.labels[self.entries[i].1 as usize];
+        Some(self.entries[i].1)
+    }
+
+    /// The opening of label `label`, if the table has one.
+    pub(crate) fn label(&self, label: u32) -> Option<Opening<'_>> {
+        let (eco, name) = self.labels.get(label as usize)?;
         Some(Opening { eco, name })
     }
 
-    /// The opening of a game from the standard start: the opening of the
-    /// deepest of its first `MAX_PLY` positions that the table lists.
-    /// `None` when it lists none, or the game starts elsewhere.
-    pub fn predict(&self, start: &Chess, moves: &[Move]) -> Option<Opening<'_>> {
+    /// The label of the opening [`OpeningTable::predict`] finds.
+    pub(crate) fn predict_label(&self, start: &Chess, moves: &[Move]) -> Option<u32> {
         if position_hash(start) != position_hash(&Chess::default()) {
             return None;
         }
@@ -115,11 +124,18 @@ impl OpeningTable {
                 break;
             }
             pos.play_unchecked(m);
-            if let Some(o) = self.get(&pos) {
-                found = Some(o);
+            if let Some(l) = self.label_at(&pos) {
+                found = Some(l);
             }
         }
         found
+    }
+
+    /// The opening of a game from the standard start: the opening of the
+    /// deepest of its first `MAX_PLY` positions that the table lists.
+    /// `None` when it lists none, or the game starts elsewhere.
+    pub fn predict(&self, start: &Chess, moves: &[Move]) -> Option<Opening<'_>> {
+        self.predict_label(start, moves).and_then(|l| self.label(l))
     }
 
     /// A walk along a game from `start` that finds what
@@ -211,6 +227,11 @@ impl OpeningTable {
     /// The FNV-1a hash of the table's file, which archives record.
     pub fn hash(&self) -> u64 {
         self.hash
+    }
+
+    /// The table's hash as bytes, to hash with what goes with it.
+    fn to_bytes_for_hash(&self) -> Vec<u8> {
+        self.hash.to_le_bytes().to_vec()
     }
 
     #[cfg(any(test, feature = "train"))]
@@ -467,8 +488,31 @@ const EXACT_BELOW: usize = 16;
 /// The signatures of the shipped table's positions.
 struct Reach {
     positions: Vec<Signature>,
+    /// Each position's pieces, one bitboard a colour and role.
+    boards: Vec<[Bitboard; 12]>,
+    /// Each position's hash (the table's order).
+    hashes: Vec<u64>,
+    /// The positions of each label.
+    by_label: Vec<Vec<u32>>,
     /// For each side and square, the squares a pawn there can reach.
     cones: [[Bitboard; 64]; 2],
+}
+
+/// A board's pieces, one bitboard a colour and role.
+fn pieces(board: &shakmaty::Board) -> [Bitboard; 12] {
+    let mut out = [Bitboard::EMPTY; 12];
+    for (i, c) in [Color::White, Color::Black].into_iter().enumerate() {
+        for (r, role) in Role::ALL.into_iter().enumerate() {
+            out[i * 6 + r] = board.by_color(c) & board.by_role(role);
+        }
+    }
+    out
+}
+
+/// How far apart two boards are: the pieces of each colour and role that
+/// stand on one and not the other, counted on both.
+fn distance(a: &[Bitboard; 12], b: &[Bitboard; 12]) -> u32 {
+    a.iter().zip(b).map(|(x, y)| (*x ^ *y).count() as u32).sum()
 }
 
 impl Reach {
@@ -487,7 +531,9 @@ impl Reach {
             return None;
         }
         let mut positions = Vec::with_capacity(lines.len());
-        for (line, &(hash, _)) in lines.iter().zip(&table.entries) {
+        let mut boards = Vec::with_capacity(lines.len());
+        let mut by_label = vec![Vec::new(); table.labels.len()];
+        for (i, (line, &(hash, label))) in lines.iter().zip(&table.entries).enumerate() {
             let pos: Chess = shakmaty::fen::Epd::from_ascii(line.as_bytes())
                 .ok()?
                 .into_position(shakmaty::CastlingMode::Standard)
@@ -496,7 +542,10 @@ impl Reach {
                 return None;
             }
             positions.push(Signature::of(&pos));
+            boards.push(pieces(pos.board()));
+            by_label[label as usize].push(i as u32);
         }
+        let hashes = table.entries.iter().map(|e| e.0).collect();
         let mut cones = [[Bitboard::EMPTY; 64]; 2];
         for from in Square::ALL {
             for to in Square::ALL {
@@ -511,7 +560,13 @@ impl Reach {
                 }
             }
         }
-        Some(Reach { positions, cones })
+        Some(Reach {
+            positions,
+            boards,
+            hashes,
+            by_label,
+            cones,
+        })
     }
 }
 
@@ -575,6 +630,220 @@ impl<'t> Walk<'t> {
     pub(crate) fn opening(&self) -> Option<Opening<'t>> {
         self.found
     }
+}
+
+/// The score (in the move models' 1/1024 nats) that [`Aim`] adds to a
+/// move that brings the game nearer a position of its opening: ln 32.
+const AIM_BONUS: i32 = 3549;
+/// The score [`Aim`] takes from a move after which no position of the
+/// opening can be reached: enough for the least frequency.
+const AIM_PENALTY: i32 = 1 << 16;
+
+/// A game's way to its opening (archive format 11): the archive stores the
+/// opening's label before the moves, so the mainline's moves are coded
+/// knowing that the game reaches a listed position of that label. Until it
+/// has, a move that may no longer reach any ([`Signature`]) is all but
+/// ruled out, and one that brings the board nearer one (fewer pieces out
+/// of place) is made 32 times likelier. Only with the shipped table.
+#[derive(Clone, Debug)]
+pub(crate) struct Aim {
+    /// The label's positions (indices in the shipped table's order).
+    targets: &'static [u32],
+    reach: &'static Reach,
+    /// Whether the game has reached one of them: then moves are left as
+    /// the model scores them.
+    reached: bool,
+}
+
+impl std::fmt::Debug for Reach {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Reach({} positions)", self.positions.len())
+    }
+}
+
+impl Aim {
+    /// The way to the shipped table's label `label`; `None` for a label it
+    /// does not have (or when its positions file does not match it).
+    pub(crate) fn new(label: u32) -> Option<Aim> {
+        let reach = Reach::builtin()?;
+        let targets = reach.by_label.get(label as usize)?;
+        (!targets.is_empty()).then_some(Aim {
+            targets,
+            reach,
+            reached: false,
+        })
+    }
+
+    /// Sees `pos`, the mainline's next position (each of them, from the
+    /// start, in order, by encoder and decoder alike); returns whether the
+    /// moves from it are to be [adjusted](Aim::adjust): not once the game
+    /// has reached a position of the opening.
+    pub(crate) fn visit(&mut self, pos: &Chess) -> bool {
+        if !self.reached {
+            let hash = position_hash(pos);
+            self.reached = self
+                .targets
+                .iter()
+                .any(|&t| self.reach.hashes[t as usize] == hash);
+        }
+        !self.reached
+    }
+
+    /// Changes `scores`, the model's scores of the `legal` moves of `pos`,
+    /// as the aim has it (see [`Aim`]), where [`Aim::visit`] says so.
+    pub(crate) fn adjust(&self, pos: &Chess, legal: &[Move], scores: &mut [i32]) {
+        let r = self.reach;
+        let nearest = |board: &shakmaty::Board| {
+            let b = pieces(board);
+            self.targets
+                .iter()
+                .map(|&t| distance(&b, &r.boards[t as usize]))
+                .min()
+                .unwrap_or(0)
+        };
+        let now = nearest(pos.board());
+        for (&m, score) in legal.iter().zip(scores.iter_mut()) {
+            let mut after = pos.clone();
+            after.play_unchecked(m);
+            let sig = Signature::of(&after);
+            let open = self
+                .targets
+                .iter()
+                .any(|&t| sig.may_reach(&r.positions[t as usize], &r.cones, true));
+            if !open {
+                *score = score.saturating_sub(AIM_PENALTY);
+            } else if nearest(after.board()) < now {
+                *score = score.saturating_add(AIM_BONUS);
+            }
+        }
+    }
+}
+
+/// How likely each label (opening) is as a game's: a binary tree over the
+/// labels with a fixed chance at each node, from counts of training games
+/// (`openings-prior.txt`, one count a label in the table's order, written
+/// by `chesspack train opening-prior`), each count plus one. Archive
+/// format 11 codes each game's label with it.
+pub(crate) struct LabelPrior {
+    /// The tree's depth: labels are numbers of this many bits.
+    depth: u32,
+    /// The chance of a 0 bit at each node (heap order from 1), in 2048ths.
+    p0: Vec<u16>,
+    labels: u32,
+    hash: u64,
+}
+
+static BUILTIN_PRIOR: &str = include_str!("openings-prior.txt");
+
+impl LabelPrior {
+    /// The shipped prior, or `None` when its file does not match the
+    /// shipped table (then format 11's labels are not written).
+    pub(crate) fn builtin() -> Option<&'static LabelPrior> {
+        static PRIOR: OnceLock<Option<LabelPrior>> = OnceLock::new();
+        PRIOR
+            .get_or_init(|| LabelPrior::new(OpeningTable::builtin(), BUILTIN_PRIOR))
+            .as_ref()
+    }
+
+    fn new(table: &OpeningTable, text: &str) -> Option<LabelPrior> {
+        let counts: Vec<u64> = text
+            .lines()
+            .map(|l| l.trim().parse::<u64>().ok())
+            .collect::<Option<_>>()?;
+        if counts.len() != table.labels.len() || counts.is_empty() {
+            return None;
+        }
+        let labels = counts.len() as u32;
+        let depth = (labels - 1).max(1).ilog2() + 1;
+        let leaves = 1usize << depth;
+        // Subtree sums, heap order: node i has children 2i and 2i + 1.
+        let mut sums = vec![0u64; 2 * leaves];
+        for (i, &c) in counts.iter().enumerate() {
+            sums[leaves + i] = c + 1;
+        }
+        for i in (1..leaves).rev() {
+            sums[i] = sums[2 * i] + sums[2 * i + 1];
+        }
+        let p0 = (0..leaves)
+            .map(|i| {
+                if i == 0 || sums[i] == 0 {
+                    return 1024;
+                }
+                (sums[2 * i] * 2048).div_ceil(sums[i]).clamp(1, 2047) as u16
+            })
+            .collect();
+        let mut bytes = table.to_bytes_for_hash();
+        bytes.extend_from_slice(text.as_bytes());
+        Some(LabelPrior {
+            depth,
+            p0,
+            labels,
+            hash: fnv1a(&bytes),
+        })
+    }
+
+    /// The hash of the table and the prior together, which archives of
+    /// format 11 record.
+    pub(crate) fn hash(&self) -> u64 {
+        self.hash
+    }
+
+    /// Codes `label` into `out`.
+    pub(crate) fn encode(&self, label: u32, out: &mut crate::coder::BinaryEncoder) {
+        let mut node = 1usize;
+        for i in (0..self.depth).rev() {
+            let bit = label >> i & 1 == 1;
+            out.encode_bit(
+                &mut crate::coder::BitModel::fixed(u32::from(self.p0[node])),
+                bit,
+            );
+            node = 2 * node + usize::from(bit);
+        }
+    }
+
+    /// Decodes a label from `input`; `None` for a number past the labels
+    /// (damaged data).
+    pub(crate) fn decode(&self, input: &mut crate::coder::BinaryDecoder<'_>) -> Option<u32> {
+        let mut node = 1usize;
+        let mut label = 0u32;
+        for _ in 0..self.depth {
+            let bit =
+                input.decode_bit(&mut crate::coder::BitModel::fixed(u32::from(self.p0[node])));
+            label = label << 1 | u32::from(bit);
+            node = 2 * node + usize::from(bit);
+        }
+        (label < self.labels).then_some(label)
+    }
+}
+
+/// How often each opening of the shipped table is the opening
+/// ([`OpeningTable::predict`]) of the games `games` (start, moves): the
+/// file of the prior that archives of format 11 code each game's opening
+/// with (`openings-prior.txt`, one count a line in the table's order of
+/// openings), and the number of games counted (those the table names an
+/// opening of).
+///
+/// ```
+/// use chesspack::train::opening_prior;
+/// use chesspack::pgn::GameReader;
+///
+/// let pgn = b"1. e4 e5 2. Nf3 Nc6 *\n\n1. d4 d5 *\n\n[FEN \"4k3/8/8/8/8/8/8/4K3 w - - 0 1\"]\n\n*\n";
+/// let games = GameReader::new(&pgn[..]).map(|g| g.unwrap()).map(|g| (g.start, g.moves));
+/// let (text, counted) = opening_prior(games);
+/// assert_eq!(counted, 2);
+/// assert_eq!(text.lines().map(|l| l.parse::<u64>().unwrap()).sum::<u64>(), 2);
+/// ```
+#[cfg(feature = "train")]
+pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (String, u64) {
+    let table = OpeningTable::builtin();
+    let mut counts = vec![0u64; table.labels.len()];
+    for (start, moves) in games {
+        if let Some(l) = table.predict_label(&start, &moves) {
+            counts[l as usize] += 1;
+        }
+    }
+    let text = counts.iter().map(|c| format!("{c}\n")).collect();
+    (text, counts.iter().sum())
 }
 
 /// Builds an [`OpeningTable`] from games that carry `ECO` and `Opening`
@@ -723,6 +992,78 @@ impl TableBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_label_codes_and_decodes_and_common_ones_cost_less() {
+        let prior = LabelPrior::builtin().expect("the shipped prior matches the table");
+        let table = OpeningTable::builtin();
+        let mut enc = crate::coder::BinaryEncoder::new();
+        for l in 0..table.labels.len() as u32 {
+            prior.encode(l, &mut enc);
+        }
+        let all = enc.finish();
+        let mut dec = crate::coder::BinaryDecoder::new(&all);
+        for l in 0..table.labels.len() as u32 {
+            assert_eq!(prior.decode(&mut dec), Some(l));
+        }
+        // The commonest opening in a few bits, the rarest in many more.
+        let counts: Vec<u64> = BUILTIN_PRIOR.lines().map(|l| l.parse().unwrap()).collect();
+        let most = counts.iter().enumerate().max_by_key(|c| c.1).unwrap().0 as u32;
+        let least = counts.iter().enumerate().min_by_key(|c| c.1).unwrap().0 as u32;
+        let size = |l: u32| {
+            let mut enc = crate::coder::BinaryEncoder::new();
+            for _ in 0..100 {
+                prior.encode(l, &mut enc);
+            }
+            enc.finish().len()
+        };
+        assert!(
+            size(most) * 2 < size(least),
+            "{} {}",
+            size(most),
+            size(least)
+        );
+        assert_ne!(prior.hash(), table.hash());
+    }
+
+    #[test]
+    fn an_aim_never_rules_out_the_moves_to_the_opening_and_they_cost_less() {
+        use crate::game::{GameCodec, ModelCodec};
+        let table = OpeningTable::builtin();
+        let pgn = "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be2 e5 *\n\n\
+                   1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. e3 O-O 5. Bd3 d5 *\n\n\
+                   1. Nf3 d5 2. g3 Nf6 3. Bg2 c6 4. O-O Bg4 *\n";
+        let (mut plain, mut aimed) = (0, 0);
+        for game in crate::pgn::GameReader::new(pgn.as_bytes()) {
+            let g = game.unwrap();
+            let label = table.predict_label(&g.start, &g.moves).unwrap();
+            // Before the game reaches its opening, its moves keep it in reach.
+            let mut aim = Aim::new(label).unwrap();
+            let mut pos = g.start.clone();
+            for &m in &g.moves {
+                if aim.visit(&pos) {
+                    let legal = pos.legal_moves();
+                    let mut scores = vec![0; legal.len()];
+                    aim.adjust(&pos, &legal, &mut scores);
+                    let i = legal.iter().position(|&x| x == m).unwrap();
+                    assert!(scores[i] >= 0, "{m:?} ruled out");
+                }
+                pos.play_unchecked(m);
+            }
+            for codec in [ModelCodec::fast(), ModelCodec::new()] {
+                let to = codec.aimed_at(label).unwrap();
+                let bits = to.encode_counted(&g.start, &g.moves).unwrap();
+                assert_eq!(
+                    to.decode_counted(&g.start, &bits, g.moves.len()).unwrap(),
+                    g.moves
+                );
+                plain += codec.encode_counted(&g.start, &g.moves).unwrap().len();
+                aimed += bits.len();
+            }
+        }
+        assert!(aimed + 12 < plain, "{aimed} bits aimed, {plain} not");
+        assert!(Aim::new(u32::MAX).is_none());
+    }
 
     #[test]
     fn bytes_round_trip_and_damage_is_an_error() {

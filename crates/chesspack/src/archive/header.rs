@@ -13,7 +13,8 @@ pub struct Header {
     /// The hash of the codec's model (tables, parameters).
     pub model_hash: u64,
     /// The hash of the opening table that gives `ECO` and `Opening` tags
-    /// (format 6; 0 before).
+    /// (format 6; 0 before; from format 11 that of the table and the prior
+    /// that codes each game's opening).
     pub openings_hash: u64,
 }
 
@@ -80,7 +81,7 @@ impl Header {
     ///
     /// [`ArchiveError::CodecMismatch`] naming what is missing.
     pub fn codec(&self) -> Result<Box<dyn GameCodec>, ArchiveError> {
-        let have = crate::opening::OpeningTable::builtin().hash();
+        let have = openings_hash(self.version);
         if self.version >= OPENINGS_VERSION && self.openings_hash != have {
             return Err(ArchiveError::OpeningTableMismatch {
                 hash: self.openings_hash,

@@ -169,10 +169,28 @@ pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// results spelled with an en dash or `½`; version 10 stores a game text
 /// longer than 8 MiB as one game in pieces that may span blocks (piece
 /// kinds, a method bit on a block whose last game goes on, and blocks that
-/// count only the games starting in them; see [`CONTINUED`]).
-pub const FORMAT_VERSION: u8 = 10;
+/// count only the games starting in them; see [`CONTINUED`]); version 11
+/// stores the opening a game's moves give (its label in the opening table,
+/// coded with a prior of how often each is played) with its tags, and
+/// codes the moves knowing it, so that `ECO` and `Opening` need no moves
+/// (the header's opening hash covers the table and the prior).
+pub const FORMAT_VERSION: u8 = 11;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
+/// The first version whose header's opening hash is that of the table and
+/// the label prior together.
+const LABELS_VERSION: u8 = 11;
+
+/// The opening hash a header of format `version` holds for this library's
+/// opening table (and, from [`LABELS_VERSION`], its label prior).
+fn openings_hash(version: u8) -> u64 {
+    let table = crate::opening::OpeningTable::builtin().hash();
+    if version >= LABELS_VERSION {
+        crate::opening::LabelPrior::builtin().map_or(table, |p| p.hash())
+    } else {
+        table
+    }
+}
 /// The first version with text checksums, file ends and a checked footer.
 const CHECKED_VERSION: u8 = 4;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";

@@ -134,6 +134,9 @@ const DATE_AS_GAME: u8 = 15;
 const RECENT_VALUE: u8 = 16;
 /// `LICHESS_ID`: a lichess game's URL, its id a number.
 const LICHESS_ID: u8 = 17;
+/// The opening's value that the game's label gives (format 11): the first
+/// such mark of a game comes with its label in the `tag-numbers` column.
+const LABELLED: u8 = 18;
 
 /// What a lichess game's URL begins with ([`LICHESS_ID`]).
 const LICHESS_URL: &[u8] = b"https://lichess.org/";
@@ -211,6 +214,11 @@ pub(crate) enum Marks {
     Times,
     /// Those and [`LICHESS_ID`] (format 8).
     Ids,
+    /// Those and [`LABELLED`], with the opening's label coded in the
+    /// `tag-numbers` column at a game's first such mark (format 11): the
+    /// tags of the opening need no moves, and the moves are coded knowing
+    /// it.
+    Labels,
 }
 
 /// What a tag name's values are, for the marks.
@@ -594,6 +602,55 @@ impl TagState {
         out.push(PREDICTED);
     }
 
+    /// Whether the tags may carry the opening's label ([`Marks::Labels`]).
+    pub(crate) fn codes_labels(&self) -> bool {
+        self.marks >= Marks::Labels
+    }
+
+    /// Appends the mark of the value the game's label gives, for a tag
+    /// that [`predicts`](TagState::predicts) in a block that
+    /// [`codes_labels`](TagState::codes_labels) (no state changes).
+    pub(crate) fn encode_labelled(&self, out: &mut Vec<u8>) {
+        out.push(LABELLED);
+    }
+
+    /// `Some(0)` (`ECO`) or `Some(1)` (`Opening`) when tag `id` is stored
+    /// as the value the game's label gives; the state does not change.
+    ///
+    /// # Errors
+    ///
+    /// The mark on another tag.
+    pub(crate) fn labelled(&self, id: usize, stored: &[u8]) -> Result<Option<usize>, String> {
+        if self.marks < Marks::Labels || stored != [LABELLED] {
+            return Ok(None);
+        }
+        match self.roles.get(id) {
+            Some(&Role::Opening(k)) => Ok(Some(k)),
+            _ => Err("an opening label mark on another tag".into()),
+        }
+    }
+
+    /// Codes the opening's `label` into `numbers` (the `tag-numbers`
+    /// column), with a game's first [`LABELLED`] mark.
+    pub(crate) fn encode_label(&mut self, label: u32, numbers: &mut BinaryEncoder) {
+        crate::opening::LabelPrior::builtin()
+            .expect("a block that codes labels has the prior")
+            .encode(label, numbers);
+        self.coded = true;
+    }
+
+    /// Decodes an opening's label from `numbers`, as
+    /// [`encode_label`](TagState::encode_label) coded it.
+    ///
+    /// # Errors
+    ///
+    /// A label the table does not have (damaged data).
+    pub(crate) fn decode_label(&self, numbers: &mut BinaryDecoder<'_>) -> Result<u32, String> {
+        crate::opening::LabelPrior::builtin()
+            .and_then(|p| p.decode(numbers))
+            .ok_or_else(|| "a bad opening label".into())
+    }
+
     /// `Some(0)` (`ECO`) or `Some(1)` (`Opening`) when tag `id` is stored
     /// as the value the moves give, which the caller fills in; the state
     /// does not change.
@@ -788,6 +845,7 @@ impl TagState {
             Marks::Openings => (REPEAT..=PREDICTED).contains(&b),
             Marks::Times => (REPEAT..=RECENT_VALUE).contains(&b),
             Marks::Ids => (REPEAT..=LICHESS_ID).contains(&b),
+            Marks::Labels => (REPEAT..=LABELLED).contains(&b),
         }
     }
 

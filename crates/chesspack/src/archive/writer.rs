@@ -25,7 +25,7 @@ impl<W: Write> ArchiveWriter<W> {
             version: FORMAT_VERSION,
             codec: codec.name().to_owned(),
             model_hash: codec.model_hash(),
-            openings_hash: crate::opening::OpeningTable::builtin().hash(),
+            openings_hash: openings_hash(FORMAT_VERSION),
         }
         .to_bytes();
         w.write_all(&header)?;

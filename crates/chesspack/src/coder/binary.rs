@@ -22,6 +22,13 @@ impl BitModel {
         BitModel(1 << 10 | WARM_STEPS << WARM_SHIFT)
     }
 
+    /// A model whose chance of a 0 bit is `p` 2048ths (clamped to
+    /// 1..=2047), for a bit of fixed probability: code with a copy, which
+    /// the update changes, not the original.
+    pub(crate) fn fixed(p: u32) -> BitModel {
+        BitModel(p.clamp(1, (1 << BIT_MODEL_BITS) - 1) as u16)
+    }
+
     /// The chance of a 0 bit, in 1/2048ths.
     fn p(self) -> u32 {
         u32::from(self.0 & P_MASK)

@@ -7,6 +7,7 @@ use crate::{
     Bits, Error,
     coder::{Decoder, Encoder, PRECISION, fast_scale, scaled},
     model::{self, Weights},
+    opening::Aim,
     order::Order,
 };
 
@@ -42,6 +43,9 @@ pub struct ModelCodec {
     weights: Option<(&'static Weights, u64)>,
     /// The game's ratings and time control, which `model` reads.
     context: model::GameContext,
+    /// The label of the opening the mainline reaches, where the archive
+    /// stores it before the moves (format 11: [`crate::opening::Aim`]).
+    aim: Option<u32>,
 }
 
 /// Each coded move's (left cumulative, frequency) and whether each ply was
@@ -282,6 +286,7 @@ impl ModelCodec {
             fast: false,
             weights: None,
             context: model::GameContext::new(),
+            aim: None,
         }
     }
 
@@ -292,6 +297,7 @@ impl ModelCodec {
             fast: true,
             weights: None,
             context: model::GameContext::new(),
+            aim: None,
         }
     }
 
@@ -303,6 +309,7 @@ impl ModelCodec {
             fast: false,
             weights: Some((w, hash)),
             context: model::GameContext::new(),
+            aim: None,
         })
     }
 
@@ -344,12 +351,14 @@ impl ModelCodec {
         let mut forced = Vec::with_capacity(moves.len());
         let mut pos = start.clone();
         let mut scratch = ScratchGuard::new();
+        let mut aim = self.aim();
         for (ply, &m) in moves.iter().enumerate() {
             let legal = pos.legal_moves();
             forced.push(legal.len() == 1);
+            let aimed = visit(&mut aim, &pos);
             let mut r = 0;
             if legal.len() > 1 {
-                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch);
+                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch, aimed);
                 // Found by key (unique among legal moves), then checked.
                 let key = crate::order::key(m, Order::Thesis);
                 let Some(i) = scratch.keys[..legal.len()]
@@ -376,7 +385,14 @@ impl ModelCodec {
 
     /// The model of `legal`, the legal moves of `pos` in any order (at
     /// most [`MAX_MOVES`]), into `s`.
-    fn frequencies_of(&self, pos: &Chess, history: &[Move], legal: &[Move], s: &mut Scratch) {
+    fn frequencies_of(
+        &self,
+        pos: &Chess,
+        history: &[Move],
+        legal: &[Move],
+        s: &mut Scratch,
+        aim: Option<&Aim>,
+    ) {
         let n = legal.len();
         s.n = n;
         let best_score = if self.fast {
@@ -402,7 +418,20 @@ impl ModelCodec {
             }
             s.scores[..n].iter().copied().max().unwrap_or(0)
         };
+        let best_score = match aim {
+            Some(aim) => {
+                aim.adjust(pos, legal, &mut s.scores[..n]);
+                s.scores[..n].iter().copied().max().unwrap_or(0)
+            }
+            None => best_score,
+        };
         s.weigh(best_score);
+    }
+
+    /// The way to the opening the mainline reaches, where the codec knows
+    /// it ([`ModelCodec::aimed_at`]).
+    fn aim(&self) -> Option<Aim> {
+        self.aim.and_then(Aim::new)
     }
 
     fn encode_with_ranks(
@@ -437,6 +466,7 @@ impl ModelCodec {
         let mut pos = start.clone();
         let mut moves = Vec::new();
         let mut scratch = ScratchGuard::new();
+        let mut aim = self.aim();
         while more(&moves) {
             let legal = pos.legal_moves();
             // A game ends where no move is legal, or where the stream does.
@@ -446,10 +476,11 @@ impl ModelCodec {
             if moves.len() as u64 > super::MAX_PLIES {
                 return Err(Error::InvalidData("game too long".into()));
             }
+            let aimed = visit(&mut aim, &pos);
             let m = if legal.len() == 1 {
                 legal[0]
             } else {
-                self.frequencies_of(&pos, &moves, &legal, &mut scratch);
+                self.frequencies_of(&pos, &moves, &legal, &mut scratch, aimed);
                 *legal
                     .get(scratch.decode(&mut dec)?)
                     .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
@@ -473,16 +504,18 @@ impl ModelCodec {
         let mut pos = start.clone();
         let mut moves = Vec::with_capacity(plies);
         let mut scratch = ScratchGuard::new();
+        let mut aim = self.aim();
         for ply in 0..plies {
             if !more(&moves) {
                 break;
             }
             let legal = pos.legal_moves();
+            let aimed = visit(&mut aim, &pos);
             let m = match legal.len() {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => legal[0],
                 _ => {
-                    self.frequencies_of(&pos, &moves, &legal, &mut scratch);
+                    self.frequencies_of(&pos, &moves, &legal, &mut scratch, aimed);
                     *legal
                         .get(scratch.decode(&mut dec)?)
                         .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
@@ -526,7 +559,7 @@ impl ModelCodec {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => legal[0],
                 _ => {
-                    self.frequencies_of(&pos, &out[first..], &legal, &mut scratch);
+                    self.frequencies_of(&pos, &out[first..], &legal, &mut scratch, None);
                     *legal
                         .get(scratch.decode(dec)?)
                         .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
@@ -543,6 +576,13 @@ impl ModelCodec {
     fn reads_context(&self) -> bool {
         !self.fast && self.weights().reads_context()
     }
+}
+
+/// The aim for the moves from `pos`, the mainline's next position, where
+/// there is one and it is still aiming ([`Aim::visit`]).
+fn visit<'a>(aim: &'a mut Option<Aim>, pos: &Chess) -> Option<&'a Aim> {
+    let a = aim.as_mut()?;
+    if a.visit(pos) { Some(a) } else { None }
 }
 
 impl GameCodec for ModelCodec {
@@ -584,6 +624,14 @@ impl GameCodec for ModelCodec {
         } else {
             0
         }
+    }
+
+    fn aimed_at(&self, label: u32) -> Option<Box<dyn GameCodec>> {
+        Aim::new(label)?;
+        Some(Box::new(ModelCodec {
+            aim: Some(label),
+            ..self.clone()
+        }))
     }
 
     fn in_context(&self, context: &model::GameContext) -> Box<dyn GameCodec> {
@@ -631,14 +679,16 @@ impl GameCodec for ModelCodec {
         let mut out = Vec::with_capacity(moves.len());
         let mut pos = start.clone();
         let mut scratch = ScratchGuard::new();
+        let mut aim = self.aim();
         for (ply, &m) in moves.iter().enumerate() {
             let legal = pos.legal_moves();
+            let aimed = visit(&mut aim, &pos);
             let i = legal
                 .iter()
                 .position(|&x| x == m)
                 .ok_or_else(|| illegal(ply, m, &pos))?;
             let (bits, rank) = if legal.len() > 1 {
-                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch);
+                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch, aimed);
                 let (_, freq) = scratch.interval(i);
                 (
                     f64::from(PRECISION) - f64::from(freq).log2(),

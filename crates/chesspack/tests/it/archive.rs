@@ -522,6 +522,103 @@ fn golden_bytes_pin_the_format() {
 }
 
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0b05696e64657800000000000000003dc392ff6b443aa7ca9998fb43504b423e",
+    "0200000a000000d540416f0a000a0a00000000000000000804000000018d016d28b52ffd208d2503",
+    "0012461310807d00dd76de0711d10da58cc818d4c1efb6445f067968a575d8bc09e3ed959b5959b3",
+    "4b4f6fdef686f7a480566e762e1d978e2a93db4c84a47e53aeddf9d91805efb68cebdd66e2b7757d",
+    "0407005a05986900cf816a8e91d41846e568eb3e0101432c28b52ffd20431d01000202060710987a",
+    "4c6f37b575efdead929b88127bce143244b815700200ba0c0b662a013f9502df0128b52ffd601500",
+    "ad0600a2cd2c1f00b7ab011588ca3fcc0986003db8d4442fd7768b36476b4180a228b08082a423ae",
+    "724a4c8a3e96892cc90be531b13c28978c56b4ca9669a12d6b64349489a1e623d284e2d4d417b411",
+    "19966c458e129ed09b0c785608e0ebd1bb1d11d49117f4307f16144194a9af067d2e66b73558b0b5",
+    "45b830c7d11ab8d31c5b7568f4f0b5e26b8acd27463957d59aef54f566bb61eaae32b8c9a875d625",
+    "90cca6b16345c8d4d769f4be2f683d72bcdf477a48ce1ded250e2860ccd20300cd76237f6b9cb7dc",
+    "3b3232f9f6cb09a96bf1d4d467d548180024241003091004091000090e0d0e0d0e0d0e0d01040103",
+    "01040901010102010901010111010d001616ad4b29d98e942635d6a5d6a5960aeb55eb55cb5aaf90",
+    "021212000b155e880133ef3bc37fba0b373b510e00000505676f6f647d020b0b000024d98950581b",
+    "4b1a0002141400042820244cb764f7134c3ce62f5d2c17000000000000001d1d001740bc79f1bfbb",
+    "eb3f9cdb6d6d64adae01d6a10eb62926a71305fa0062f4ff5a43504b42ad010000050000009bf506",
+    "b305000505140000000103848080049e0228b52ffd80500400800074000030808080047b780100f7",
+    "ff392802020010780200107802001078020010780200107802001078020010780200107802001078",
+    "02001078020010780200107802001078020010780200107802001078020010780200107802001078",
+    "02001078020010780200107802001078020010780200107802001078020010780200107802001078",
+    "02001078020010780200107802001078020010780200107802001078020010780200107802001078",
+    "02001078020010780200107802001078020010780200107802001078020010780200107802001078",
+    "02001078020010780200107802001078020010780200107802001078020010780200107802001078",
+    "0200107802001078020010780200107821000078787878000d0d4576656e740a526573756c740a00",
+    "0707000100020002003e13134e756c6c0030e280933100312f322d312f32000011110e0d01010107",
+    "1101080111010d0e090e14000c0cad0f70eb55cb96ab1506d6a0020c0c0012c4ac1772a9d33714d0",
+    "00000000020505000000000002050500000000000000000000009884033243504b42830000000100",
+    "00000777589f020002020300018880404028b52ffd80500800100064000020858040780100f9ff39",
+    "2002020010780200107802001078020010780200107802001078020010784100007878787d202a0a",
+    "0a000000000101003e00000002020e0d000101ac020505000afffc00000000020505000000000002",
+    "050500000000000000000000000e3aefdf43504b490300000023000000000000003e0200000a0000",
+    "007102000000000000ad010000050000002e04000000000000830000000100000000000000010000",
+    "000a7f701806c10400000000000010000000000000004348504b454e440a",
+);
+
+/// Issue 40 (format 11): an archive whose codec aims (`fast`, `model`)
+/// stores the opening that a game's moves give as its label in the opening
+/// table, with the tags, and codes the moves knowing it: `ECO` and
+/// `Opening` come back without the moves, and the same games come back.
+#[test]
+fn regression_issue_40_openings_are_stored_and_need_no_moves() {
+    let packed = compress_with(GOLDEN_TEXT_V6, &chesspack::game::ModelCodec::fast(), 10);
+    let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
+    if std::env::var_os("CHESSPACK_PRINT_GOLDEN").is_some() {
+        println!("{hex}");
+    }
+    assert_eq!(
+        hex, GOLDEN_ARCHIVE_V11_LABELS,
+        "format changed: bump FORMAT_VERSION"
+    );
+    assert_eq!(decompress(&packed), GOLDEN_TEXT_V6);
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    let block = r.read_block(0).unwrap();
+    let tags = archive::block_tags(r.codec(), &block).unwrap();
+    let openings: Vec<Vec<String>> = tags
+        .iter()
+        .map(|t| {
+            t.as_ref()
+                .unwrap()
+                .iter()
+                .filter(|(k, _)| k == b"ECO" || k == b"Opening")
+                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                .collect()
+        })
+        .collect();
+    let expected: Vec<Vec<String>> = chesspack::pgn::GameReader::new(GOLDEN_TEXT_V6)
+        .map(|g| {
+            let g = g.unwrap();
+            ["ECO", "Opening"]
+                .iter()
+                .filter_map(|t| g.tag(t).map(str::to_owned))
+                .collect()
+        })
+        .collect();
+    assert_eq!(openings, expected);
+    // The same games in format 10's way (the index codec cannot aim: its
+    // blocks take the openings from the moves).
+    let index = compress_with(GOLDEN_TEXT_V6, &Index, 10);
+    assert_eq!(decompress(&index), GOLDEN_TEXT_V6);
+}
+
+/// [`GOLDEN_TEXT_V6`] coded by `fast` in format 11: each game's opening a
+/// label in the `tag-numbers` column, its moves aimed at it.
+const GOLDEN_ARCHIVE_V11_LABELS: &str = concat!(
+    "4348504b0d0a1a0a0b04666173741d26dcfff80f67f33dc392ff6b443aa7b712aa1943504b42cf00",
+    "000004000000f310dd0e040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
+    "000d0d010200010200010200030102007e5e5e1200070007004332300012004b696e672773205061",
+    "776e2047616d650001000100726e62716b626e722f70707070317070702f382f3470332f3450332f",
+    "382f50505050315050502f524e42514b424e522077204b516b71202d20302032000008080e0d0e0d",
+    "0e0d0e0d0004047487c0a402090900081218525b89d4800000000205050000000000020505000000",
+    "000000000000050500eefd4e03fc0637ef43504b49010000002200000000000000cf000000040000",
+    "0000000000020000000a0ae4585ea7010100000000000004000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V9`] (after V7 and V8) and [`golden_text_v10`] in
+/// format 10.
+const GOLDEN_ARCHIVE_V10: &str = concat!(
     "4348504b0d0a1a0a0a05696e6465780000000000000000d5c8a4980da789992b70887043504b423e",
     "0200000a000000d540416f0a000a0a00000000000000000804000000018d016d28b52ffd208d2503",
     "0012461310807d00dd76de0711d10da58cc818d4c1efb6445f067968a575d8bc09e3ed959b5959b3",
@@ -655,10 +752,12 @@ const GOLDEN_ARCHIVE_V6_LICHESS: &str = concat!(
 );
 
 #[test]
-fn archives_of_format_6_to_9_still_decode() {
+fn archives_of_format_6_to_10_still_decode() {
     let v8 = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8].concat();
     let v9 = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8, GOLDEN_TEXT_V9].concat();
+    let v10 = [&v9[..], &golden_text_v10()].concat();
     for (hex, text, version) in [
+        (GOLDEN_ARCHIVE_V10, &v10[..], 10),
         (GOLDEN_ARCHIVE_V9, &v9[..], 9),
         (GOLDEN_ARCHIVE_V8, &v8[..], 8),
         (GOLDEN_ARCHIVE_V6, GOLDEN_TEXT_V6, 6),
@@ -1206,8 +1305,9 @@ fn regression_issue_26_opening_tags_come_from_the_moves() {
     let packed = compress_with(GOLDEN_TEXT_V6, &Index, 10);
     assert_eq!(decompress(&packed), GOLDEN_TEXT_V6);
     let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
-    // The built-in opening table's hash (src/openings.bin).
-    assert_eq!(r.header().openings_hash, 11_063_557_636_449_683_669);
+    // The hash of the built-in opening table (src/openings.bin) and, from
+    // format 11, its label prior (src/openings-prior.txt) together.
+    assert_eq!(r.header().openings_hash, 12_050_018_983_623_181_117);
     let block = r.read_block(0).unwrap();
     let names = |tags: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
         tags.iter()

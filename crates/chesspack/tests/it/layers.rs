@@ -202,13 +202,15 @@ fn public_items() -> usize {
 /// that let a reader stop decoding a game's moves early. Issue 42 raised
 /// it to 259: viriformat games in and out of training archives
 /// (`training::compress_viriformat`, `TrainingReader::viriformat` and
-/// `marlinformat`).
+/// `marlinformat`). Issue 40 raised it to 260: `train::opening_prior`,
+/// which counts the openings that archives of format 11 code each game's
+/// with.
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
     assert!(
-        n <= 259,
-        "{n} public items (issue 40, 41, 42, 44: at most 259)"
+        n <= 260,
+        "{n} public items (issue 40, 41, 42, 44: at most 260)"
     );
 }

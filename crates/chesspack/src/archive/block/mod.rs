@@ -103,6 +103,12 @@ const METHOD_TIME_MARKS: u8 = 16;
 /// format 8), whose ids are in the `tag-numbers` column.
 const METHOD_ID_MARKS: u8 = 32;
 
+/// Column method bit, with the five above: a game's first `ECO` or
+/// `Opening` tag that the moves give comes with the opening's label in the
+/// `tag-numbers` column, and the mainline's moves are coded knowing it
+/// ([`Marks::Labels`](super::tags::Marks::Labels), format 11).
+const METHOD_LABEL_MARKS: u8 = 64;
+
 /// Column method bit of `move-lengths`: the lengths are coded with
 /// [`LengthCoder`](lengths::LengthCoder) (format 3), not written as varints.
 const METHOD_CODED_LENGTHS: u8 = 2;

@@ -8,8 +8,8 @@ use super::{
     E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
     EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines, MAX_COLUMN,
     METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ID_MARKS,
-    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
-    MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
+    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
@@ -65,14 +65,16 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
             let players = METHOD_MARKS | METHOD_PLAYER_MARKS;
             let openings = players | METHOD_OPENING_MARKS;
             let times = openings | METHOD_TIME_MARKS;
-            let bits = times | METHOD_ID_MARKS;
+            let ids = times | METHOD_ID_MARKS;
+            let bits = ids | METHOD_LABEL_MARKS;
             tag_marks = match method & bits {
                 0 => Marks::None,
                 METHOD_MARKS => Marks::Repeat,
                 b if b == players => Marks::Players,
                 b if b == openings => Marks::Openings,
                 b if b == times => Marks::Times,
-                b if b == bits => Marks::Ids,
+                b if b == ids => Marks::Ids,
+                b if b == bits => Marks::Labels,
                 _ => return Err(format!("column {name}: unknown method {method}")),
             };
             method & !bits
@@ -334,6 +336,8 @@ pub(crate) fn decode_block_until(
             let mut tc: Option<Vec<u8>> = None;
             // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
             let mut predicted = Vec::new();
+            // The opening's label, where the block codes it (format 11).
+            let mut label = None;
             tag_state.start_game();
             loop {
                 let id = get_varint(&mut seq)?;
@@ -342,6 +346,22 @@ pub(crate) fn decode_block_until(
                 }
                 let i = id as usize - 1;
                 let stored_value = values[i].next().ok_or("tag values end early")?;
+                if let Some(k) = tag_state.labelled(i, stored_value)? {
+                    if label.is_none() {
+                        if d[TAG_NUMBERS].is_empty() {
+                            return Err("an opening label without a tag-numbers column".into());
+                        }
+                        label = Some(tag_state.decode_label(&mut tag_numbers)?);
+                    }
+                    if matches!(w, Want::Tags | Want::Text | Want::Record) {
+                        let o = label
+                            .and_then(|l| OpeningTable::builtin().label(l))
+                            .ok_or("a bad opening label")?;
+                        let value = if k == 0 { o.eco } else { o.name };
+                        tags.push((names[i].to_vec(), value.as_bytes().to_vec()));
+                    }
+                    continue;
+                }
                 if let Some(k) = tag_state.predicted(i, stored_value)? {
                     if matches!(w, Want::Tags | Want::Text | Want::Record) {
                         predicted.push((tags.len(), k));
@@ -436,6 +456,7 @@ pub(crate) fn decode_block_until(
                         kind: game_kind,
                         tags,
                         predicted,
+                        label,
                         events: game_events,
                         plies,
                         mainline_clocks: main_clocks,
@@ -475,6 +496,9 @@ struct PendingGame<'a> {
     tags: Vec<(Vec<u8>, Vec<u8>)>,
     /// Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
     predicted: Vec<(usize, usize)>,
+    /// The opening's label that the mainline's moves are coded knowing
+    /// (format 11).
+    label: Option<u32>,
     events: std::borrow::Cow<'a, [u8]>,
     /// The number of moves of each line.
     plies: Vec<usize>,
@@ -494,6 +518,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         kind,
         mut tags,
         predicted,
+        label,
         events,
         plies,
         mainline_clocks,
@@ -537,7 +562,12 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     // models that do not read it, for which it changes nothing.
     let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
     let variation_codec = codec_of_block.in_context(&context);
-    let mainline_codec = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
+    let mut mainline_codec = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
+    if let Some(l) = label {
+        mainline_codec = mainline_codec
+            .aimed_at(l)
+            .ok_or("an opening label for a codec that cannot aim at it")?;
+    }
     let line = events.first() == Some(&E_LINE);
     let mut next_segment = 0;
     let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {

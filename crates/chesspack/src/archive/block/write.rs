@@ -7,8 +7,9 @@ use super::{
     E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT,
     EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines,
     METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ID_MARKS,
-    METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS,
-    MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM, annotated_pattern,
+    METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
+    MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -26,7 +27,7 @@ use crate::{
     coder::BinaryEncoder,
     game::GameCodec,
     model::GameContext,
-    opening::OpeningTable,
+    opening::{LabelPrior, OpeningTable},
 };
 
 struct Columns {
@@ -48,7 +49,8 @@ struct Columns {
 }
 
 impl Columns {
-    fn new() -> Columns {
+    /// Columns of a block whose tags mark `marks`.
+    fn new(marks: Marks) -> Columns {
         Columns {
             data: Default::default(),
             moves: BitWriter::new(),
@@ -60,7 +62,7 @@ impl Columns {
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
-            tag_state: TagState::new(Marks::Ids),
+            tag_state: TagState::new(marks),
             tag_numbers: BinaryEncoder::new(),
         }
     }
@@ -137,8 +139,40 @@ impl Columns {
         // clocks, which it decodes before the moves (format 6).
         let context = GameContext::from_tags(game.tags.iter().map(|(k, v)| (k, v)));
         let variation_codec = codec_of_block.in_context(&context);
-        let mainline_codec = codec_of_block
+        let mut mainline_codec = codec_of_block
             .in_context(&context.with_clocks(mainline_clocks(&game.events, segments[0].1.len())));
+        // ECO and Opening tags that the mainline's moves give (format 6),
+        // and the opening's label, which the decoder reads before the
+        // moves and codes them knowing (format 11).
+        let table = OpeningTable::builtin();
+        let label = game
+            .tags
+            .iter()
+            .any(|(k, _)| k == b"ECO" || k == b"Opening")
+            .then(|| table.predict_label(&segments[0].0, &segments[0].1))
+            .flatten();
+        let opening = label.and_then(|l| table.label(l));
+        let given = |name: &[u8], value: &[u8]| {
+            opening.is_some_and(|o| {
+                (name == b"ECO" && o.eco.as_bytes() == value)
+                    || (name == b"Opening" && o.name.as_bytes() == value)
+            })
+        };
+        // A label where the game's `Opening` tag is the one it gives (a
+        // lichess export): a game with an `ECO` tag alone (which the label
+        // would tell more than) keeps the mark of what the moves give.
+        let label = label.filter(|_| {
+            self.tag_state.codes_labels()
+                && game
+                    .tags
+                    .iter()
+                    .any(|(k, v)| k == b"Opening" && given(k, v))
+        });
+        if let Some(l) = label {
+            mainline_codec = mainline_codec
+                .aimed_at(l)
+                .expect("a block that codes labels has a codec that aims");
+        }
         let mut encoded = Vec::with_capacity(segments.len());
         for (i, (start, moves)) in segments.iter().enumerate() {
             let codec = if i == 0 {
@@ -230,25 +264,22 @@ impl Columns {
             }
             Some(o) => events.push(outcome_code(o)),
         }
-        // ECO and Opening tags that the mainline's moves give (format 6).
-        let opening = game
-            .tags
-            .iter()
-            .any(|(k, _)| k == b"ECO" || k == b"Opening")
-            .then(|| OpeningTable::builtin().predict(&segments[0].0, &segments[0].1))
-            .flatten();
         self.tag_state.start_game();
+        let mut unsent = label;
         for (name, value) in &game.tags {
             let id = self.tag_id(name);
             put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
             let column = &mut self.tag_values[id];
-            let given = match (self.tag_state.predicts(id), opening) {
-                (Some(0), Some(o)) => o.eco.as_bytes() == value.as_slice(),
-                (Some(_), Some(o)) => o.name.as_bytes() == value.as_slice(),
-                _ => false,
-            };
-            if given {
-                self.tag_state.encode_predicted(column);
+            if self.tag_state.predicts(id).is_some() && given(name, value) {
+                if label.is_some() {
+                    self.tag_state.encode_labelled(column);
+                } else {
+                    self.tag_state.encode_predicted(column);
+                }
+                // The label with the game's first such mark.
+                if let Some(l) = unsent.take() {
+                    self.tag_state.encode_label(l, &mut self.tag_numbers);
+                }
             } else {
                 self.tag_state
                     .encode(id, value, column, &mut self.tag_numbers);
@@ -278,6 +309,17 @@ impl Columns {
         }
         self.data[KIND].push(game.layout * KIND_LAYOUT);
         Ok(())
+    }
+}
+
+/// The marks a block coded by `codec` uses: the opening's label too
+/// (format 11) where the codec aims at it ([`GameCodec::aimed_at`]) and
+/// the library has the label prior.
+pub(crate) fn block_marks(codec: &dyn GameCodec) -> Marks {
+    if LabelPrior::builtin().is_some() && codec.aimed_at(0).is_some() {
+        Marks::Labels
+    } else {
+        Marks::Ids
     }
 }
 
@@ -353,7 +395,7 @@ fn compress_column(data: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
 /// Encodes the games of `chunks` into one block; zstd at `level` for the
 /// text columns.
 pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> EncodedBlock {
-    let mut cols = Columns::new();
+    let mut cols = Columns::new(block_marks(codec));
     // Pieces that go on with a game are no games of their own.
     let mut report = BlockReport {
         games: chunks.iter().filter(|c| !c.continues).count() as u64,
@@ -401,6 +443,7 @@ pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) 
             text_crc.update(&chunk.bytes);
         }
     }
+    let labels = cols.tag_state.codes_labels();
     let mut names = Vec::new();
     for n in &cols.tag_names {
         names.extend_from_slice(n);
@@ -441,6 +484,7 @@ pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) 
                     | METHOD_OPENING_MARKS
                     | METHOD_TIME_MARKS
                     | METHOD_ID_MARKS
+                    | if labels { METHOD_LABEL_MARKS } else { 0 }
             }
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
