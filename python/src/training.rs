@@ -89,24 +89,14 @@ impl TrainingArchive {
     ///
     /// Block `block`'s positions as nnue-pytorch `.plain` text.
     fn plain(&self, py: Python<'_>, block: usize) -> PyResult<String> {
-        if block >= self.blocks {
-            return Err(PyIndexError::new_err(format!(
-                "block {block} is not in the archive ({} blocks)",
-                self.blocks
-            )));
-        }
-        py.detach(|| {
-            let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-            reader.rows(block).map(|r| r.to_plain())
-        })
-        .map_err(|e| archive_err(&self.path, e))
+        self.with_block(py, block, |r, b| r.rows(b).map(|rows| rows.to_plain()))
     }
 
     /// viriformat(block) -> bytes
     ///
     /// Block `block`'s chains as viriformat games (White's scores).
     fn viriformat<'py>(&self, py: Python<'py>, block: usize) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.bytes(py, block, |r, b| r.viriformat(b))?;
+        let bytes = self.with_block(py, block, |r, b| r.viriformat(b))?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -114,7 +104,7 @@ impl TrainingArchive {
     ///
     /// Block `block`'s positions as 32-byte marlinformat records.
     fn marlinformat<'py>(&self, py: Python<'py>, block: usize) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = self.bytes(py, block, |r, b| r.marlinformat(b))?;
+        let bytes = self.with_block(py, block, |r, b| r.marlinformat(b))?;
         Ok(PyBytes::new(py, &bytes))
     }
 
@@ -126,12 +116,15 @@ impl TrainingArchive {
     }
 }
 
-/// A way to write a block of a training archive's reader as bytes.
-type BlockWriter = fn(&mut TrainingReader<BufReader<File>>, usize) -> Result<Vec<u8>, ArchiveError>;
-
 impl TrainingArchive {
-    /// Block `block`'s bytes in another format, by `write`.
-    fn bytes(&self, py: Python<'_>, block: usize, write: BlockWriter) -> PyResult<Vec<u8>> {
+    /// What `read` makes of block `block` (checked to be in the archive),
+    /// with the GIL released.
+    fn with_block<T: Send>(
+        &self,
+        py: Python<'_>,
+        block: usize,
+        read: impl FnOnce(&mut TrainingReader<BufReader<File>>, usize) -> Result<T, ArchiveError> + Send,
+    ) -> PyResult<T> {
         if block >= self.blocks {
             return Err(PyIndexError::new_err(format!(
                 "block {block} is not in the archive ({} blocks)",
@@ -140,7 +133,7 @@ impl TrainingArchive {
         }
         py.detach(|| {
             let mut reader = self.reader.lock().unwrap_or_else(|e| e.into_inner());
-            write(&mut reader, block)
+            read(&mut reader, block)
         })
         .map_err(|e| archive_err(&self.path, e))
     }

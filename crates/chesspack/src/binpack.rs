@@ -412,25 +412,47 @@ pub(crate) fn pack_position(pos: &Chess) -> [u8; 24] {
     out
 }
 
-/// A move as the stem packs it: type (2 bits), from, to (6 bits each),
-/// promotion (2 bits from the knight).
-fn pack_move(m: Move) -> u16 {
-    let (kind, from, to, promo) = match m {
+/// What the training formats' packed moves hold of a move.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum MoveKind {
+    Normal,
+    Promotion,
+    Castle,
+    EnPassant,
+}
+
+/// A move's kind, origin, target (a castling king's rook) and promotion
+/// piece counted from the knight (0 when none), as binpack and viriformat
+/// pack them.
+pub(crate) fn move_fields(m: Move) -> (MoveKind, Square, Square, u16) {
+    match m {
         Move::Normal {
             from,
             to,
             promotion: None,
             ..
-        } => (0, from, to, 0),
+        } => (MoveKind::Normal, from, to, 0),
         Move::Normal {
             from,
             to,
             promotion: Some(p),
             ..
-        } => (1, from, to, p as u16 - 2),
-        Move::Castle { king, rook } => (2, king, rook, 0),
-        Move::EnPassant { from, to } => (3, from, to, 0),
+        } => (MoveKind::Promotion, from, to, p as u16 - 2),
+        Move::Castle { king, rook } => (MoveKind::Castle, king, rook, 0),
+        Move::EnPassant { from, to } => (MoveKind::EnPassant, from, to, 0),
         Move::Put { .. } => unreachable!("no drops in standard chess"),
+    }
+}
+
+/// A move as the stem packs it: type (2 bits), from, to (6 bits each),
+/// promotion (2 bits from the knight).
+fn pack_move(m: Move) -> u16 {
+    let (kind, from, to, promo) = move_fields(m);
+    let kind = match kind {
+        MoveKind::Normal => 0,
+        MoveKind::Promotion => 1,
+        MoveKind::Castle => 2,
+        MoveKind::EnPassant => 3,
     };
     kind << 14 | u16::from(from) << 8 | u16::from(to) << 2 | promo
 }

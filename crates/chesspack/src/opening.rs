@@ -229,11 +229,6 @@ impl OpeningTable {
         self.hash
     }
 
-    /// The table's hash as bytes, to hash with what goes with it.
-    fn to_bytes_for_hash(&self) -> Vec<u8> {
-        self.hash.to_le_bytes().to_vec()
-    }
-
     #[cfg(any(test, feature = "train"))]
     /// The table from lichess's opening TSV files (`eco`, `name`, `pgn`
     /// columns with a header line; the files may be concatenated): each
@@ -772,7 +767,7 @@ impl LabelPrior {
                 (sums[2 * i] * 2048).div_ceil(sums[i]).clamp(1, 2047) as u16
             })
             .collect();
-        let mut bytes = table.to_bytes_for_hash();
+        let mut bytes = table.hash().to_le_bytes().to_vec();
         bytes.extend_from_slice(text.as_bytes());
         Some(LabelPrior {
             depth,

@@ -28,7 +28,10 @@ use shakmaty::{
     Setup, Square,
 };
 
-use crate::{Error, binpack::PlainEntry};
+use crate::{
+    Error,
+    binpack::{MoveKind, PlainEntry, move_fields},
+};
 
 /// Bytes of a marlinformat position.
 pub(crate) const BOARD: usize = 32;
@@ -135,22 +138,12 @@ pub(crate) fn unpack_board(b: &[u8; BOARD]) -> Result<(Chess, i16, u8, u8), Erro
 
 /// A move as viriformat packs it.
 pub(crate) fn pack_move(m: Move) -> u16 {
-    let (kind, from, to, promo) = match m {
-        Move::Normal {
-            from,
-            to,
-            promotion: None,
-            ..
-        } => (0, from, to, 0),
-        Move::Normal {
-            from,
-            to,
-            promotion: Some(p),
-            ..
-        } => (3, from, to, p as u16 - 2),
-        Move::EnPassant { from, to } => (1, from, to, 0),
-        Move::Castle { king, rook } => (2, king, rook, 0),
-        Move::Put { to, .. } => (0, to, to, 0),
+    let (kind, from, to, promo) = move_fields(m);
+    let kind = match kind {
+        MoveKind::Normal => 0,
+        MoveKind::EnPassant => 1,
+        MoveKind::Castle => 2,
+        MoveKind::Promotion => 3,
     };
     u16::from(from) | u16::from(to) << 6 | promo << 12 | kind << 14
 }

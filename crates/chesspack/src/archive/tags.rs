@@ -621,13 +621,8 @@ impl TagState {
     ///
     /// The mark on another tag.
     pub(crate) fn labelled(&self, id: usize, stored: &[u8]) -> Result<Option<usize>, String> {
-        if self.marks < Marks::Labels || stored != [LABELLED] {
-            return Ok(None);
-        }
-        match self.roles.get(id) {
-            Some(&Role::Opening(k)) => Ok(Some(k)),
-            _ => Err("an opening label mark on another tag".into()),
-        }
+        self.opening_mark(id, stored, LABELLED, Marks::Labels)
+            .map_err(|()| "an opening label mark on another tag".into())
     }
 
     /// Codes the opening's `label` into `numbers` (the `tag-numbers`
@@ -659,12 +654,26 @@ impl TagState {
     ///
     /// The mark on another tag.
     pub(crate) fn predicted(&self, id: usize, stored: &[u8]) -> Result<Option<usize>, String> {
-        if self.marks < Marks::Openings || stored != [PREDICTED] {
+        self.opening_mark(id, stored, PREDICTED, Marks::Openings)
+            .map_err(|()| "an opening mark on another tag".into())
+    }
+
+    /// `Some(k)` for tag `id`, an opening tag (`k`: 0 `ECO`, 1 `Opening`),
+    /// stored as `mark` in a block with the marks `since` or later; `Err`
+    /// for the mark on another tag.
+    fn opening_mark(
+        &self,
+        id: usize,
+        stored: &[u8],
+        mark: u8,
+        since: Marks,
+    ) -> Result<Option<usize>, ()> {
+        if self.marks < since || stored != [mark] {
             return Ok(None);
         }
         match self.roles.get(id) {
             Some(&Role::Opening(k)) => Ok(Some(k)),
-            _ => Err("an opening mark on another tag".into()),
+            _ => Err(()),
         }
     }
 

@@ -1097,20 +1097,25 @@ impl<R: Read + Seek> TrainingReader<R> {
     /// A damaged block ([`ArchiveError::Damaged`], naming the block and
     /// chain), or reading fails.
     pub fn rows(&mut self, block: usize) -> Result<Rows, ArchiveError> {
-        let payload = self.payload(block)?;
         let mut rows = Rows::default();
-        decode_block(
-            &payload,
-            &self.codec,
-            block as u64 + 1,
-            None,
-            Some(&mut |part| {
-                if let Part::Chain(c) = part {
-                    rows.push_chain(c);
-                }
-            }),
-        )?;
+        self.decode_parts(block, &mut |part| {
+            if let Part::Chain(c) = part {
+                rows.push_chain(c);
+            }
+        })?;
         Ok(rows)
+    }
+
+    /// Decodes block `block` (from 0), handing each chain and kept piece
+    /// to `each`.
+    fn decode_parts(
+        &mut self,
+        block: usize,
+        each: &mut dyn FnMut(Part<'_>),
+    ) -> Result<(), ArchiveError> {
+        let payload = self.payload(block)?;
+        decode_block(&payload, &self.codec, block as u64 + 1, None, Some(each))?;
+        Ok(())
     }
 
     /// Block `block`'s (from 0) chains as viriformat games, one a chain,
@@ -1143,35 +1148,28 @@ impl<R: Read + Seek> TrainingReader<R> {
         block: usize,
         write: fn(&viriformat::Game, &mut Vec<u8>),
     ) -> Result<Vec<u8>, ArchiveError> {
-        let payload = self.payload(block)?;
         let mut out = Vec::new();
         let mut problem = None;
         let mut chains = 0;
-        decode_block(
-            &payload,
-            &self.codec,
-            block as u64 + 1,
-            None,
-            Some(&mut |part| {
-                if problem.is_some() {
-                    return;
-                }
-                match part {
-                    Part::Chain(c) => {
-                        chains += 1;
-                        match viriformat::game_of(c) {
-                            Ok(g) => write(&g, &mut out),
-                            Err(e) => problem = Some(format!("chain {chains}: {e}")),
-                        }
-                    }
-                    Part::Kept(n) => {
-                        problem = Some(format!(
-                            "{n} bytes after chain {chains} are kept as they are, not as chains"
-                        ));
+        self.decode_parts(block, &mut |part| {
+            if problem.is_some() {
+                return;
+            }
+            match part {
+                Part::Chain(c) => {
+                    chains += 1;
+                    match viriformat::game_of(c) {
+                        Ok(g) => write(&g, &mut out),
+                        Err(e) => problem = Some(format!("chain {chains}: {e}")),
                     }
                 }
-            }),
-        )?;
+                Part::Kept(n) => {
+                    problem = Some(format!(
+                        "{n} bytes after chain {chains} are kept as they are, not as chains"
+                    ));
+                }
+            }
+        })?;
         match problem {
             Some(why) => Err(ArchiveError::Io(io::Error::new(
                 io::ErrorKind::InvalidData,
