@@ -85,6 +85,83 @@ pub(crate) fn dot(width: Width, a: &[i16], b: &[i16]) -> i32 {
     }
 }
 
+/// [`dot`] of `a` with each of the rows of `table` (`a.len()` wide) that
+/// `rows` names, handed to `each` with the row's number, in order. Rows are
+/// asked for a few ahead of their products (the table is large and read
+/// at random). With AVX-512 and 256-wide rows (the shipped model's), `a`
+/// stays in registers for every row.
+#[inline(always)]
+pub(crate) fn dots(
+    width: Width,
+    a: &[i16],
+    table: &[i16],
+    rows: &[u16],
+    mut each: impl FnMut(u16, i32),
+) {
+    let k = a.len();
+    let row = |i: u16| &table[usize::from(i) * k..][..k];
+    #[cfg(target_arch = "x86_64")]
+    if width.0 == Level::Avx512 && k == 256 {
+        let a: &[i16; 256] = a.try_into().expect("256 wide");
+        // SAFETY: a `Width` of AVX-512 exists only where the processor has it.
+        #[allow(unsafe_code)]
+        unsafe {
+            dots_256_avx512(a, table, rows, each)
+        };
+        return;
+    }
+    for (j, &i) in rows.iter().enumerate() {
+        if let Some(&next) = rows.get(j + PREFETCH_AHEAD) {
+            prefetch(row(next));
+        }
+        each(i, dot(width, a, row(i)));
+    }
+}
+
+/// How many rows ahead of its product [`dots`] asks for a row.
+const PREFETCH_AHEAD: usize = 8;
+
+/// [`dots`] of 256-wide rows in AVX-512: `a` in eight registers, two
+/// sums a row.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+#[allow(unsafe_code)]
+#[inline]
+unsafe fn dots_256_avx512(
+    a: &[i16; 256],
+    table: &[i16],
+    rows: &[u16],
+    mut each: impl FnMut(u16, i32),
+) {
+    use std::arch::x86_64::{
+        __m512i, _mm512_add_epi32, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_reduce_add_epi32,
+    };
+    let (chunks, _) = a.as_chunks::<32>();
+    // SAFETY: 32 `i16`s are 64 bytes, an unaligned load.
+    let h: [__m512i; 8] =
+        std::array::from_fn(|c| unsafe { _mm512_loadu_si512(chunks[c].as_ptr().cast()) });
+    let row = |i: u16| -> &[i16; 256] {
+        table[usize::from(i) * 256..][..256]
+            .try_into()
+            .expect("256 wide")
+    };
+    for (j, &i) in rows.iter().enumerate() {
+        if let Some(&next) = rows.get(j + PREFETCH_AHEAD) {
+            prefetch(row(next));
+        }
+        let (v, _) = row(i).as_chunks::<32>();
+        // SAFETY: as above, loads of 64 bytes inside the row.
+        let load = |c: usize| unsafe { _mm512_loadu_si512(v[c].as_ptr().cast()) };
+        let mut even = _mm512_madd_epi16(h[0], load(0));
+        let mut odd = _mm512_madd_epi16(h[1], load(1));
+        for c in (2..8).step_by(2) {
+            even = _mm512_add_epi32(even, _mm512_madd_epi16(h[c], load(c)));
+            odd = _mm512_add_epi32(odd, _mm512_madd_epi16(h[c + 1], load(c + 1)));
+        }
+        each(i, _mm512_reduce_add_epi32(_mm512_add_epi32(even, odd)));
+    }
+}
+
 /// Asks for `data` to be brought into the nearest cache (a hint, for data
 /// read soon after; nothing elsewhere than x86-64).
 #[inline(always)]

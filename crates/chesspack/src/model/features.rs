@@ -105,8 +105,11 @@ pub(crate) struct Context<'a> {
     ours_once: Bitboard,
     ours_twice: Bitboard,
     their_king: Square,
-    /// Their pieces by value: what a threat can hit.
+    /// Their pieces but the king: what a threat can hit.
     their_pieces: Bitboard,
+    /// Their pieces worth more than each of our roles, or undefended: a
+    /// piece of that role attacking one threatens it.
+    threatened_by: [Bitboard; 6],
     /// Where our last move came from.
     our_last_from: Option<Square>,
     /// Our castling rooks' squares (rights still held).
@@ -116,6 +119,10 @@ pub(crate) struct Context<'a> {
     our_last: Option<Square>,
     checkers: Bitboard,
     their_pawns: Bitboard,
+    /// The squares a move of ours must leave to uncover a check: the first
+    /// piece on each line from their king (every square if one of our
+    /// sliders already reaches it, which no legal position has).
+    uncovers: Bitboard,
 }
 
 fn value(r: Role) -> u32 {
@@ -128,15 +135,69 @@ fn value(r: Role) -> u32 {
     }
 }
 
+/// What every piece of a position attacks, worked out once for both the
+/// move features ([`Context`]) and the hidden layer's inputs ([`Inputs`]).
+pub(crate) struct Attacks {
+    /// The squares the side to move's pieces (0) and the opponent's (1)
+    /// attack, by role.
+    by_role: [[Bitboard; 6]; 2],
+    /// The squares at least two of the side to move's pieces attack.
+    ours_twice: Bitboard,
+}
+
+impl Attacks {
+    /// The attacks of the pieces of `pos`.
+    pub(crate) fn of(pos: &Chess) -> Attacks {
+        let board = pos.board();
+        let us = pos.turn();
+        let occ = board.occupied();
+        let mut by_role = [[Bitboard::EMPTY; 6]; 2];
+        let (mut once, mut twice) = (Bitboard::EMPTY, Bitboard::EMPTY);
+        for sq in occ {
+            let piece = board.piece_at(sq).expect("occupied");
+            let a = attacks::attacks(sq, piece, occ);
+            let side = usize::from(piece.color != us);
+            by_role[side][role_index(piece.role)] |= a;
+            if side == 0 {
+                twice |= once & a;
+                once |= a;
+            }
+        }
+        Attacks {
+            by_role,
+            ours_twice: twice,
+        }
+    }
+
+    /// Every square the pieces of `side` (0: the side to move) attack.
+    fn all(&self, side: usize) -> Bitboard {
+        self.by_role[side]
+            .iter()
+            .fold(Bitboard::EMPTY, |a, &b| a | b)
+    }
+}
+
 impl<'a> Context<'a> {
     /// The context of `pos`, reached by `history` (oldest first), with the
     /// book's entry for `pos`. `exclude` leaves one count of that move out
     /// of the entry (training on a game the book was counted from).
+    #[cfg(any(test, feature = "train"))]
     pub(crate) fn new(
         pos: &Chess,
         history: &[Move],
         book: Option<Entry<'a>>,
         exclude: Option<Move>,
+    ) -> Context<'a> {
+        Context::with_attacks(pos, history, book, exclude, &Attacks::of(pos))
+    }
+
+    /// [`Context::new`] with the position's [`Attacks`].
+    pub(crate) fn with_attacks(
+        pos: &Chess,
+        history: &[Move],
+        book: Option<Entry<'a>>,
+        exclude: Option<Move>,
+        attacked: &Attacks,
     ) -> Context<'a> {
         let exclude = exclude.map(move_key);
         let book = book.and_then(|e| {
@@ -147,14 +208,8 @@ impl<'a> Context<'a> {
         let us = pos.turn();
         let them = !us;
         let occ = board.occupied();
-        let mut their_attacks = Bitboard::EMPTY;
-        let mut by_role = [Bitboard::EMPTY; 6];
-        for sq in board.by_color(them) {
-            let piece = board.piece_at(sq).expect("occupied");
-            let a = attacks::attacks(sq, piece, occ);
-            by_role[role_index(piece.role)] |= a;
-            their_attacks |= a;
-        }
+        let by_role = attacked.by_role[1];
+        let their_attacks = attacked.all(1);
         let mut their_lesser = [Bitboard::EMPTY; 6];
         for r in Role::ALL {
             let mut b = Bitboard::EMPTY;
@@ -165,13 +220,7 @@ impl<'a> Context<'a> {
             }
             their_lesser[role_index(r)] = b;
         }
-        let (mut once, mut twice) = (Bitboard::EMPTY, Bitboard::EMPTY);
-        for sq in board.by_color(us) {
-            let piece = board.piece_at(sq).expect("occupied");
-            let a = attacks::attacks(sq, piece, occ);
-            twice |= once & a;
-            once |= a;
-        }
+        let (once, twice) = (attacked.all(0), attacked.ours_twice);
         let material: u32 = [Role::Knight, Role::Bishop, Role::Rook, Role::Queen]
             .iter()
             .map(|&r| {
@@ -189,6 +238,28 @@ impl<'a> Context<'a> {
             _ => 2,
         };
         let n = history.len();
+        let their_king = board.king_of(them).unwrap_or(Square::E1);
+        let threatened_by = Role::ALL.map(|r| {
+            let mut b = board.by_color(them) & !their_attacks;
+            for other in Role::ALL {
+                if value(other) > value(r) {
+                    b |= board.by_color(them) & board.by_role(other);
+                }
+            }
+            b
+        });
+        let lines = (
+            attacks::bishop_attacks(their_king, occ),
+            attacks::rook_attacks(their_king, occ),
+        );
+        let ours = board.by_color(us);
+        let uncovers = if (lines.0 & (board.bishops() | board.queens()) & ours).any()
+            || (lines.1 & (board.rooks() | board.queens()) & ours).any()
+        {
+            Bitboard::FULL
+        } else {
+            lines.0 | lines.1
+        };
         Context {
             book,
             exclude,
@@ -199,8 +270,9 @@ impl<'a> Context<'a> {
             their_lesser,
             ours_once: once,
             ours_twice: twice,
-            their_king: board.king_of(them).unwrap_or(Square::E1),
-            their_pieces: board.by_color(them),
+            their_king,
+            their_pieces: board.by_color(them).without(their_king),
+            threatened_by,
             our_last_from: n.checked_sub(2).and_then(|i| history[i].from()),
             our_castling: pos.castles().castling_rights() & board.by_color(us),
             their_last: n.checked_sub(1).map(|i| target(history[i])),
@@ -210,6 +282,7 @@ impl<'a> Context<'a> {
                 color: them,
                 role: Role::Pawn,
             }),
+            uncovers,
         }
     }
 
@@ -256,7 +329,7 @@ impl<'a> Context<'a> {
             f.push(FROM_TO + self.relative(from) * 64 + self.relative(to));
         }
         if let Some(last) = self.their_last {
-            f.push(NEAR_LAST + r * 8 + to.distance(last) as usize);
+            f.push(NEAR_LAST + r * 8 + distance(to, last));
         }
         if let Move::Castle { king, rook } = m {
             f.push(CASTLE + usize::from(rook.file() > king.file()));
@@ -278,7 +351,19 @@ impl<'a> Context<'a> {
             _ => 4,
         };
         f.push(SEE + usize::from(capture.is_some()) * 5 + bucket);
-        if self.gives_check(pos, m) {
+        // What the moved piece attacks from its target (a pawn's attacks
+        // do not depend on the board, so en passant's second empty square
+        // does not matter).
+        let occ = pos.board().occupied().without(from).with(to);
+        let after = attacks::attacks(
+            to,
+            Piece {
+                color: self.us,
+                role: m.promotion().unwrap_or(role),
+            },
+            occ,
+        );
+        if self.gives_check(pos, m, after) {
             f.push(CHECK + r);
         }
         if capture.is_some() && self.their_last == Some(to) {
@@ -334,31 +419,15 @@ impl<'a> Context<'a> {
         if let Some(p) = m.promotion() {
             f.push(PROMOTION + role_index(p));
         }
-        f.push(KING_DISTANCE + r * 8 + to.distance(self.their_king) as usize);
-        let occ = pos.board().occupied().without(from).with(to);
-        let after = attacks::attacks(
-            to,
-            Piece {
-                color: self.us,
-                role: m.promotion().unwrap_or(role),
-            },
-            occ,
-        );
+        f.push(KING_DISTANCE + r * 8 + distance(to, self.their_king));
         if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
             let reach = (after & !pos.board().by_color(self.us)).count();
             f.push(MOBILITY + r * 8 + (reach / 2).min(7));
         }
         // Threats: enemy pieces the moved piece attacks that are worth more
         // than it or undefended (the king excluded).
-        let targets = after & self.their_pieces.without(self.their_king).without(to);
-        let mut threats = 0;
-        for sq in targets {
-            let victim = pos.board().role_at(sq).unwrap_or(Role::Pawn);
-            if value(victim) > value(role) || !self.their_attacks.contains(sq) {
-                threats += 1;
-            }
-        }
-        f.push(THREATS + r * 3 + threats.min(2));
+        let targets = after & self.their_pieces.without(to) & self.threatened_by[r];
+        f.push(THREATS + r * 3 + (targets.count()).min(2));
         if self.our_last_from == Some(to) {
             f.push(UNDO + r);
         }
@@ -467,7 +536,18 @@ impl Inputs {
     /// [`Inputs::new`] in a game's context: the rating band of the side to
     /// move, of its opponent, and the time-control class, each one input
     /// (band 0: unknown).
+    #[cfg(any(test, feature = "train"))]
     pub(crate) fn in_context(pos: &Chess, history: &[Move], game: &GameContext) -> Inputs {
+        Inputs::with_attacks(pos, history, game, &Attacks::of(pos))
+    }
+
+    /// [`Inputs::in_context`] with the position's [`Attacks`].
+    pub(crate) fn with_attacks(
+        pos: &Chess,
+        history: &[Move],
+        game: &GameContext,
+        attacked: &Attacks,
+    ) -> Inputs {
         let mut out = Inputs {
             active: [0; MAX_INPUTS],
             len: 0,
@@ -503,13 +583,7 @@ impl Inputs {
         }
         // Pieces en prise: attacked and undefended, or attacked by a
         // lesser piece; ours, then theirs.
-        let occ = board.occupied();
-        let mut attacks_by = [[Bitboard::EMPTY; 6]; 2];
-        for sq in occ {
-            let piece = board.piece_at(sq).expect("occupied");
-            attacks_by[usize::from(piece.color != us)][role_index(piece.role)] |=
-                attacks::attacks(sq, piece, occ);
-        }
+        let attacks_by = &attacked.by_role;
         for side in 0..2 {
             let enemy = attacks_by[1 - side];
             let all_enemy = enemy.iter().fold(Bitboard::EMPTY, |a, &b| a | b);
@@ -556,23 +630,25 @@ impl Inputs {
 impl Context<'_> {
     /// Whether `m` (not castling) checks the enemy king, directly or by
     /// discovery.
-    fn gives_check(&self, pos: &Chess, m: Move) -> bool {
+    /// `after`: what the moved piece attacks from its target.
+    #[inline]
+    fn gives_check(&self, pos: &Chess, m: Move, after: Bitboard) -> bool {
         let board = pos.board();
         let (Some(from), to) = (m.from(), m.to()) else {
             return false;
         };
+        let king = self.their_king;
+        if after.contains(king) {
+            return true;
+        }
+        // A line to the king opens only where the move empties its first
+        // square (en passant empties two).
+        if !self.uncovers.contains(from) && !m.is_en_passant() {
+            return false;
+        }
         let mut occ = board.occupied().without(from).with(to);
         if m.is_en_passant() {
             occ = occ.without(Square::from_coords(to.file(), from.rank()));
-        }
-        let king = self.their_king;
-        let role = m.promotion().unwrap_or(m.role());
-        let piece = Piece {
-            color: self.us,
-            role,
-        };
-        if attacks::attacks(to, piece, occ).contains(king) {
-            return true;
         }
         let ours = board.by_color(self.us).without(from);
         let diagonal = (board.bishops() | board.queens()) & ours;
@@ -580,6 +656,14 @@ impl Context<'_> {
         (attacks::bishop_attacks(king, occ) & diagonal).any()
             || (attacks::rook_attacks(king, occ) & straight).any()
     }
+}
+
+/// The king's distance between two squares: the larger of their file and
+/// rank distances.
+#[inline]
+fn distance(a: Square, b: Square) -> usize {
+    let (a, b) = (usize::from(a), usize::from(b));
+    (a & 7).abs_diff(b & 7).max((a >> 3).abs_diff(b >> 3))
 }
 
 /// The destination of a move (the rook's square for castling).
@@ -666,6 +750,77 @@ mod tests {
         f.active()
             .iter()
             .any(|&i| (group..group + size).contains(&usize::from(i)))
+    }
+
+    /// The check feature is whether the move checks, by shakmaty's rules:
+    /// every move but castling of the positions of random games, and of
+    /// positions with discovered checks, en passant and promotions.
+    #[test]
+    fn gives_check_agrees_with_the_rules() {
+        let mut positions = Vec::new();
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..60 {
+            let mut pos = Chess::default();
+            for _ in 0..160 {
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                positions.push(pos.clone());
+                seed ^= seed << 13;
+                seed ^= seed >> 7;
+                seed ^= seed << 17;
+                pos.play_unchecked(moves[(seed % moves.len() as u64) as usize]);
+            }
+        }
+        for fen in [
+            // En passant uncovering a rook's check, and a bishop's.
+            "8/8/8/k2pP2R/8/8/8/4K3 w - d6 0 1",
+            "8/8/8/3pP3/8/8/1k6/4K2B w - d6 0 1",
+            "7k/8/8/3pP3/8/8/8/B3K3 w - d6 0 1",
+            // Promotions that check, and a pawn leaving a bishop's line.
+            "3k4/1P6/8/8/8/8/8/4K3 w - - 0 1",
+            "k7/8/8/8/8/5P2/8/4K2B w - - 0 1",
+            "4k3/8/8/8/4N3/8/8/4RK2 w - - 0 1",
+        ] {
+            positions.push(
+                fen.parse::<Fen>()
+                    .unwrap()
+                    .into_position(CastlingMode::Standard)
+                    .unwrap(),
+            );
+        }
+        let (mut checks, mut moves) = (0, 0);
+        for pos in &positions {
+            let ctx = Context::new(pos, &[], None, None);
+            for m in pos.legal_moves() {
+                if m.is_castle() {
+                    continue;
+                }
+                let (from, to) = (m.from().unwrap(), m.to());
+                let piece = Piece {
+                    color: pos.turn(),
+                    role: m.promotion().unwrap_or(m.role()),
+                };
+                let after =
+                    attacks::attacks(to, piece, pos.board().occupied().without(from).with(to));
+                let mut next = pos.clone();
+                next.play_unchecked(m);
+                let want = next.is_check();
+                assert_eq!(
+                    ctx.gives_check(pos, m, after),
+                    want,
+                    "{m:?} in {:?}",
+                    pos.board()
+                );
+                moves += 1;
+                checks += usize::from(want);
+            }
+        }
+        assert!(
+            checks > 500 && moves > 50_000,
+            "{checks} checks of {moves} moves"
+        );
     }
 
     #[test]

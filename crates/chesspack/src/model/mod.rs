@@ -42,7 +42,8 @@ pub(crate) mod train;
 
 pub use context::{GameContext, TimeControl};
 pub(crate) use features::{
-    CONTEXT_INPUTS, Context, Features, Inputs, N_FEATURES, N_INPUTS, POSITION_INPUTS,
+    Attacks, CONTEXT_INPUTS, Context, Features, Inputs, MAX_ACTIVE, N_FEATURES, N_INPUTS,
+    POSITION_INPUTS,
 };
 
 use std::borrow::Cow;
@@ -400,9 +401,10 @@ impl Weights {
         game: &GameContext,
         out: &mut Vec<i32>,
     ) {
-        let ctx = Context::new(pos, history, book.get(pos), None);
+        let attacked = Attacks::of(pos);
+        let ctx = Context::with_attacks(pos, history, book.get(pos), None, &attacked);
         let hd = &self.hidden;
-        let inputs = (hd.size > 0).then(|| Inputs::in_context(pos, history, game));
+        let inputs = (hd.size > 0).then(|| Inputs::with_attacks(pos, history, game, &attacked));
         let side = usize::from(shakmaty::Position::turn(pos) == shakmaty::Color::Black);
         ACCUMULATORS.with_borrow_mut(|acc| {
             CACHE.with_borrow_mut(|cache| {
@@ -451,30 +453,31 @@ impl Weights {
         } = cache;
         // Every move's features first, and the distinct features among
         // them: moves share many.
+        // Branch-free: whether a feature is new is unpredictable. Each
+        // feature is written past the distinct ones so far and kept (the
+        // count moves on) only if its stamp was not this position's.
+        distinct.resize(moves.len() * MAX_ACTIVE, 0);
+        let mut n_distinct = 0;
         for &m in moves {
             ctx.features(pos, m, &mut f);
             for &i in f.active() {
                 let s = &mut stamp[usize::from(i)];
-                if *s != *now {
-                    *s = *now;
-                    distinct.push(i);
-                }
+                distinct[n_distinct] = i;
+                n_distinct += usize::from(*s != *now);
+                *s = *now;
             }
             active.extend_from_slice(f.active());
             ends.push(active.len());
         }
+        distinct.truncate(n_distinct);
         // A feature's weight in this position, once each. Rows of `v`
         // (the layer's largest table, mostly in far caches) are asked for a
         // few rows ahead of their dot products: 5% more plies a second.
         // Sorting them by address first cost more than it saved.
-        let row = |i: u16| &hd.v[usize::from(i) * k..][..k];
-        for (j, &i) in distinct.iter().enumerate() {
-            if let Some(&next) = distinct.get(j + PREFETCH_AHEAD) {
-                crate::simd::prefetch(row(next));
-            }
-            value[usize::from(i)] =
-                self.w[usize::from(i)] + crate::simd::dot(width, h, row(i)) / H_ONE;
-        }
+        let _ = k;
+        crate::simd::dots(width, h, &hd.v, distinct, |i, dot| {
+            value[usize::from(i)] = self.w[usize::from(i)] + dot / H_ONE;
+        });
         let mut start = 0;
         for &end in ends.iter() {
             out.push(
@@ -487,10 +490,6 @@ impl Weights {
         }
     }
 }
-
-/// How many rows ahead of its dot product a feature's row of `v` is
-/// fetched.
-const PREFETCH_AHEAD: usize = 4;
 
 /// The earlier weights, by hash, read on first use.
 fn legacy() -> &'static [(u64, Weights)] {
@@ -557,14 +556,12 @@ impl WeightCache {
 struct Accumulators {
     /// The [`Hidden::id`] of the weights the sums are of.
     model: u64,
-    /// Per side to move: the inputs read (sorted) and their sums.
-    sides: [(Vec<u16>, Vec<i32>); 2],
-    /// The new position's inputs, sorted.
-    scratch: Vec<u16>,
-    /// The inputs that come off the sums and those that go on.
-    off: Vec<u16>,
-    on: Vec<u16>,
+    /// Per side to move: the inputs read (a bit each) and their sums.
+    sides: [(InputSet, Vec<i32>); 2],
 }
+
+/// A set of inputs, a bit each (a position has each input at most once).
+type InputSet = [u64; N_INPUTS.div_ceil(64)];
 
 impl Accumulators {
     /// The activations of `hidden` for `inputs` (of a position whose side
@@ -578,52 +575,49 @@ impl Accumulators {
         }
         // A model from before the game context reads the position's
         // inputs only.
-        self.scratch.clear();
-        self.scratch.extend(
-            inputs
-                .active()
-                .iter()
-                .filter(|&&p| usize::from(p) < hidden.inputs),
-        );
-        self.scratch.sort_unstable();
-        let (last, acc) = &mut self.sides[side];
-        // One walk of both sorted lists: an input only in the last one
-        // comes off, one only in the new one goes on.
-        let (off, on) = (&mut self.off, &mut self.on);
-        off.clear();
-        on.clear();
-        let (mut i, mut j) = (0, 0);
-        while i < last.len() && j < self.scratch.len() {
-            match last[i].cmp(&self.scratch[j]) {
-                std::cmp::Ordering::Equal => (i, j) = (i + 1, j + 1),
-                std::cmp::Ordering::Less => {
-                    off.push(last[i]);
-                    i += 1;
-                }
-                std::cmp::Ordering::Greater => {
-                    on.push(self.scratch[j]);
-                    j += 1;
-                }
+        let mut now: InputSet = [0; N_INPUTS.div_ceil(64)];
+        let mut count = 0;
+        for &p in inputs.active() {
+            let p = usize::from(p);
+            if p < hidden.inputs {
+                debug_assert_eq!(now[p / 64] >> (p % 64) & 1, 0, "input {p} twice");
+                now[p / 64] |= 1 << (p % 64);
+                count += 1;
             }
         }
-        off.extend_from_slice(&last[i..]);
-        on.extend_from_slice(&self.scratch[j..]);
-        let row = |p: u16| &hidden.u[usize::from(p) * k..][..k];
-        if acc.len() != k || off.len() + on.len() > self.scratch.len() {
+        let (last, acc) = &mut self.sides[side];
+        // An input only in the last set comes off, one only in the new
+        // set goes on.
+        let changed: u32 = last
+            .iter()
+            .zip(&now)
+            .map(|(a, b)| (a ^ b).count_ones())
+            .sum();
+        let row = |p: usize| &hidden.u[p * k..][..k];
+        if acc.len() != k || changed as usize > count {
             acc.clear();
             acc.extend_from_slice(&hidden.b);
-            for &p in &self.scratch {
-                add(acc, row(p));
+            for (w, &bits) in now.iter().enumerate() {
+                let mut bits = bits;
+                while bits != 0 {
+                    add(acc, row(w * 64 + bits.trailing_zeros() as usize));
+                    bits &= bits - 1;
+                }
             }
         } else {
-            for &p in off.iter() {
-                sub(acc, row(p));
-            }
-            for &p in on.iter() {
-                add(acc, row(p));
+            for (w, (&old, &new)) in last.iter().zip(&now).enumerate() {
+                let (mut off, mut on) = (old & !new, new & !old);
+                while off != 0 {
+                    sub(acc, row(w * 64 + off.trailing_zeros() as usize));
+                    off &= off - 1;
+                }
+                while on != 0 {
+                    add(acc, row(w * 64 + on.trailing_zeros() as usize));
+                    on &= on - 1;
+                }
             }
         }
-        std::mem::swap(last, &mut self.scratch);
+        *last = now;
         for (h, &a) in h.iter_mut().zip(acc.iter()) {
             *h = (a.clamp(0, SCALE) / (SCALE / H_ONE)) as i16;
         }
