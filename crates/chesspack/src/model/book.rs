@@ -46,6 +46,12 @@ pub(crate) struct Entry<'a> {
 
 impl Entry<'_> {
     /// The count of the move with key `k`.
+    /// Asks for the entry's move counts to be brought into the cache.
+    #[inline]
+    pub(crate) fn prefetch(&self) {
+        crate::simd::prefetch(self.moves);
+    }
+
     pub(crate) fn count(&self, k: u16) -> u32 {
         let (mut lo, mut hi) = (0, self.moves.len() / MOVE);
         while lo < hi {
@@ -125,8 +131,30 @@ impl Book {
         self.get_hash(position_hash(pos))
     }
 
+    /// Asks for what [`Book::get_hash`] reads first for `hash`, its
+    /// index entry, to be brought into the cache: the book's look-ups
+    /// miss the caches, so a caller that knows the hash early asks ahead.
+    #[inline]
+    pub(crate) fn prefetch_index(&self, hash: u64) {
+        let bucket = (hash >> (64 - INDEX_BITS)) as usize;
+        crate::simd::prefetch(&self.index[bucket..=bucket + 1]);
+    }
+
+    /// Asks for the position that [`Book::get_hash`] probes first for
+    /// `hash` (reading its index entry, best asked for with
+    /// [`Book::prefetch_index`] a little before).
+    #[inline]
+    pub(crate) fn prefetch_position(&self, hash: u64) {
+        let bucket = (hash >> (64 - INDEX_BITS)) as usize;
+        let (lo, hi) = (self.index[bucket] as usize, self.index[bucket + 1] as usize);
+        if lo < hi {
+            let at = HEADER + (lo + hi) / 2 * POSITION;
+            crate::simd::prefetch(&self.bytes[at..at + POSITION]);
+        }
+    }
+
     /// The entry of the position with `hash`, if the book has it.
-    fn get_hash(&self, hash: u64) -> Option<Entry<'_>> {
+    pub(crate) fn get_hash(&self, hash: u64) -> Option<Entry<'_>> {
         let b = &self.bytes;
         let bucket = (hash >> (64 - INDEX_BITS)) as usize;
         let (mut lo, mut hi) = (self.index[bucket] as usize, self.index[bucket + 1] as usize);

@@ -401,10 +401,20 @@ impl Weights {
         game: &GameContext,
         out: &mut Vec<i32>,
     ) {
+        // The book's look-up misses the caches: its index and its first
+        // probe are asked for while the position's attacks and inputs are
+        // worked out, and the entry's moves before the activations.
+        let hash = book::position_hash(pos);
+        book.prefetch_index(hash);
         let attacked = Attacks::of(pos);
-        let ctx = Context::with_attacks(pos, history, book.get(pos), None, &attacked);
+        book.prefetch_position(hash);
         let hd = &self.hidden;
         let inputs = (hd.size > 0).then(|| Inputs::with_attacks(pos, history, game, &attacked));
+        let entry = book.get_hash(hash);
+        if let Some(e) = &entry {
+            e.prefetch();
+        }
+        let ctx = Context::with_attacks(pos, history, entry, None, &attacked);
         let side = usize::from(shakmaty::Position::turn(pos) == shakmaty::Color::Black);
         ACCUMULATORS.with_borrow_mut(|acc| {
             CACHE.with_borrow_mut(|cache| {
