@@ -449,7 +449,7 @@ impl Weights {
         cache: &mut WeightCache,
         out: &mut Vec<i32>,
     ) {
-        let (hd, k) = (&self.hidden, h.len());
+        let hd = &self.hidden;
         let mut f = Features::default();
         out.clear();
         cache.next_position();
@@ -480,11 +480,9 @@ impl Weights {
             ends.push(active.len());
         }
         distinct.truncate(n_distinct);
-        // A feature's weight in this position, once each. Rows of `v`
-        // (the layer's largest table, mostly in far caches) are asked for a
-        // few rows ahead of their dot products: 5% more plies a second.
-        // Sorting them by address first cost more than it saved.
-        let _ = k;
+        // A feature's weight in this position, once each (`simd::dots`
+        // asks for the rows of `v`, mostly in far caches, ahead of their
+        // products; sorting them by address first cost more than it saved).
         crate::simd::dots(width, h, &hd.v, distinct, |i, dot| {
             value[usize::from(i)] = self.w[usize::from(i)] + dot / H_ONE;
         });
