@@ -29,7 +29,8 @@ environment) or given as options: ``option("storage.endpoint_url", URL)``,
 Writing a DataFrame: ``df.write.format("chesspack").mode("overwrite").save(DIR)``
 writes one ``.chpk`` shard a partition (``part-NNNNN-JOB.chpk``), each under
 ``DIR/_temporary`` until every task has succeeded, then moved into place (a
-failed job leaves no shard); ``DIR`` may be a URL (``s3://bucket/prefix``,
+failed job leaves no shard, only a mark ``_temporary/JOB/_aborted`` that
+its cancelled tasks look for and the next successful job removes); ``DIR`` may be a URL (``s3://bucket/prefix``,
 with the same ``storage.*`` options as reading); ``mode("append")`` adds shards, ``overwrite``
 replaces the directory's shards. The DataFrame has the data source's
 columns (tags, ``other_tags``, ``moves``, ``clocks``; or ``pgn``, used as
@@ -334,18 +335,36 @@ class ChesspackWriter(DataSourceArrowWriter):
         try:
             if games == 0:
                 return ShardMessage(None, 0)
-            out = os.path.join(temp_dir, name)
+            # Written under a name no reader or clean-up takes for a shard,
+            # then published under `_temporary` unless the job was aborted
+            # meanwhile.
+            out = os.path.join(temp_dir, name + ".partial")
             cp.compress(pgn.name, out, self.codec, threads=1, level=self.level, overwrite=True)
+            if self._aborted():
+                os.unlink(out)
+                return ShardMessage(None, games)
             if self.remote:
                 fs, dst = _fs_path(self.dst, self.storage_options)
-                key = f"{dst}/_temporary/{self.job}/{name}"
-                fs.put(out, key)
-                out = key
+                published = f"{dst}/_temporary/{self.job}/{name}"
+                fs.put(out, published)
+            else:
+                published = os.path.join(temp_dir, name)
+                os.replace(out, published)
+            # A task that outlived its failed job (Spark does not wait for
+            # the tasks it cancels) may publish after the job's abort has
+            # cleaned up: the abort marks the job first, so such a task
+            # sees the mark here and takes its shard back.
+            if self._aborted():
+                if self.remote:
+                    fs.rm(published)
+                else:
+                    os.unlink(published)
+                return ShardMessage(None, games)
         finally:
             os.unlink(pgn.name)
             if self.remote:
                 shutil.rmtree(temp_dir, ignore_errors=True)
-        return ShardMessage(out, games)
+        return ShardMessage(published, games)
 
     def commit(self, messages: list[ShardMessage | None]) -> None:
         if self.remote:
@@ -357,28 +376,80 @@ class ChesspackWriter(DataSourceArrowWriter):
                 if m is not None and m.temp is not None:
                     part = m.temp.rsplit("/", 1)[1].split("-")[1]
                     fs.mv(m.temp, f"{dst}/part-{part}-{self.job}.chpk")
-            self._remove_remote_temporary(fs, dst)
-            return
-        if self.overwrite:
-            for old in glob.glob(os.path.join(self.dst, "part-*.chpk")):
-                os.remove(old)
-        for m in messages:
-            if m is not None and m.temp is not None:
-                name = os.path.basename(m.temp).split("-")[1]
-                os.replace(m.temp, os.path.join(self.dst, f"part-{name}-{self.job}.chpk"))
-        shutil.rmtree(os.path.join(self.dst, "_temporary", self.job), ignore_errors=True)
-        _remove_if_empty(os.path.join(self.dst, "_temporary"))
+        else:
+            if self.overwrite:
+                for old in glob.glob(os.path.join(self.dst, "part-*.chpk")):
+                    os.remove(old)
+            for m in messages:
+                if m is not None and m.temp is not None:
+                    name = os.path.basename(m.temp).split("-")[1]
+                    os.replace(m.temp, os.path.join(self.dst, f"part-{name}-{self.job}.chpk"))
+        self._remove_temporary(self.job)
+        # What earlier aborted jobs left (their marks, and any shard of a
+        # task killed between publishing and looking for the mark) goes too.
+        for job in self._aborted_jobs():
+            self._remove_temporary(job)
 
     def abort(self, messages: list[ShardMessage | None]) -> None:
+        # Mark first, then clean: a task that publishes after the clean-up
+        # finds the mark and removes its own shard.
         if self.remote:
-            self._remove_remote_temporary(*_fs_path(self.dst, self.storage_options))
+            fs, dst = _fs_path(self.dst, self.storage_options)
+            fs.pipe(self._mark(), b"")
+            fs.invalidate_cache(f"{dst}/_temporary/{self.job}")
+            for key in fs.glob(f"{dst}/_temporary/{self.job}/*"):
+                if not key.endswith("/" + _ABORTED):
+                    fs.rm(key)
             return
-        shutil.rmtree(os.path.join(self.dst, "_temporary", self.job), ignore_errors=True)
+        temp_dir = os.path.join(self.dst, "_temporary", self.job)
+        os.makedirs(temp_dir, exist_ok=True)
+        open(self._mark(), "wb").close()
+        for entry in os.listdir(temp_dir):
+            if entry != _ABORTED:
+                try:
+                    os.unlink(os.path.join(temp_dir, entry))
+                except OSError:
+                    pass
+
+    def _mark(self) -> str:
+        """Where an aborted job leaves its mark."""
+        if self.remote:
+            _, dst = _fs_path(self.dst, self.storage_options)
+            return f"{dst}/_temporary/{self.job}/{_ABORTED}"
+        return os.path.join(self.dst, "_temporary", self.job, _ABORTED)
+
+    def _aborted(self) -> bool:
+        """Whether the job has been aborted (asked of the storage, not of a
+        cached listing)."""
+        if not self.remote:
+            return os.path.exists(self._mark())
+        fs, dst = _fs_path(self.dst, self.storage_options)
+        fs.invalidate_cache(f"{dst}/_temporary/{self.job}")
+        return bool(fs.exists(self._mark()))
+
+    def _aborted_jobs(self) -> list[str]:
+        """The jobs under ``_temporary`` that were aborted."""
+        if self.remote:
+            fs, dst = _fs_path(self.dst, self.storage_options)
+            fs.invalidate_cache(f"{dst}/_temporary")
+            marks = fs.glob(f"{dst}/_temporary/*/{_ABORTED}")
+        else:
+            marks = glob.glob(os.path.join(self.dst, "_temporary", "*", _ABORTED))
+        return [m.replace("\\", "/").rsplit("/", 2)[1] for m in marks]
+
+    def _remove_temporary(self, job: str) -> None:
+        if self.remote:
+            fs, dst = _fs_path(self.dst, self.storage_options)
+            fs.invalidate_cache(f"{dst}/_temporary/{job}")
+            for key in fs.glob(f"{dst}/_temporary/{job}/*"):
+                fs.rm(key)
+            return
+        shutil.rmtree(os.path.join(self.dst, "_temporary", job), ignore_errors=True)
         _remove_if_empty(os.path.join(self.dst, "_temporary"))
 
-    def _remove_remote_temporary(self, fs: Any, dst: str) -> None:
-        for key in fs.glob(f"{dst}/_temporary/{self.job}/*"):
-            fs.rm(key)
+
+# The mark an aborted write job leaves under ``_temporary/JOB/``.
+_ABORTED = "_aborted"
 
 
 def _remove_if_empty(path: str) -> None:
