@@ -395,12 +395,35 @@ impl Signature {
         }
     }
 
+    /// The squares each side's pawns can reach: [`Signature::may_reach`]'s
+    /// `reachable`, the same for every listed position.
+    fn reachable(&self, cones: &[[Bitboard; 64]; 2]) -> [Bitboard; 2] {
+        let mut out = [Bitboard::EMPTY; 2];
+        for ((out, pawns), cones) in out.iter_mut().zip(&self.pawns).zip(cones) {
+            for sq in *pawns {
+                *out |= cones[usize::from(sq)];
+            }
+        }
+        out
+    }
+
     /// Whether a game at `self` may still reach `listed` (never false
-    /// when it can).
+    /// when it can); `reachable` is [`Signature::reachable`] of `self`.
     /// With `exact`, the pawns are matched one to one ([`pawns_match`]);
     /// without, only each listed pawn's square is checked.
-    fn may_reach(&self, listed: &Signature, cones: &[[Bitboard; 64]; 2], exact: bool) -> bool {
-        if (listed.castles & !self.castles).any() {
+    fn may_reach(
+        &self,
+        listed: &Signature,
+        reachable: &[Bitboard; 2],
+        cones: &[[Bitboard; 64]; 2],
+        exact: bool,
+    ) -> bool {
+        // The cheapest tests that rule out most positions first: castling
+        // rights, then pawns on squares that no pawn of the game reaches.
+        if (listed.castles & !self.castles).any()
+            || (listed.pawns[0] & !reachable[0]).any()
+            || (listed.pawns[1] & !reachable[1]).any()
+        {
             return false;
         }
         for (((have, want), (pawns, listed_pawns)), cones) in self
@@ -423,13 +446,7 @@ impl Signature {
             if missing > spare {
                 return false;
             }
-            let mut reachable = Bitboard::EMPTY;
-            for sq in *pawns {
-                reachable |= cones[usize::from(sq)];
-            }
-            if (*listed_pawns & !reachable).any()
-                || (exact && !pawns_match(*pawns, *listed_pawns, cones))
-            {
+            if exact && !pawns_match(*pawns, *listed_pawns, cones) {
                 return false;
             }
         }
@@ -616,8 +633,15 @@ impl<'t> Walk<'t> {
             // is kept for the last few candidates, whose dropping ends
             // the walk.
             let exact = self.candidates.len() <= EXACT_BELOW;
-            self.candidates
-                .retain(|&i| now.may_reach(&reach.positions[i as usize], &reach.cones, exact));
+            let reachable = now.reachable(&reach.cones);
+            self.candidates.retain(|&i| {
+                now.may_reach(
+                    &reach.positions[i as usize],
+                    &reachable,
+                    &reach.cones,
+                    exact,
+                )
+            });
         }
     }
 
@@ -701,10 +725,11 @@ impl Aim {
             let mut after = pos.clone();
             after.play_unchecked(m);
             let sig = Signature::of(&after);
+            let reachable = sig.reachable(&r.cones);
             let open = self
                 .targets
                 .iter()
-                .any(|&t| sig.may_reach(&r.positions[t as usize], &r.cones, true));
+                .any(|&t| sig.may_reach(&r.positions[t as usize], &reachable, &r.cones, true));
             if !open {
                 *score = score.saturating_sub(AIM_PENALTY);
             } else if nearest(after.board()) < now {

@@ -91,6 +91,18 @@ pub(crate) const THESIS_TO: [u32; 64] = {
     t
 };
 
+/// The thesis key of a move without promotion by `from · 64 + to`: the
+/// sum of [`THESIS_FROM`] and [`THESIS_TO`] in one look.
+pub(crate) static THESIS_KEY: [u32; 4096] = {
+    let mut t = [0; 4096];
+    let mut i = 0;
+    while i < 4096 {
+        t[i] = THESIS_FROM[i >> 6] | THESIS_TO[i & 63];
+        i += 1;
+    }
+    t
+};
+
 /// The legal moves of `pos` sorted by `order`.
 ///
 /// ```

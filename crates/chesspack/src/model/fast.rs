@@ -5,9 +5,11 @@
 //! File format (`fast.bin`): magic `CPKF`, version (u32), count (u32),
 //! little-endian `i32` weights in 1/1024 nats.
 
+#[cfg(test)]
+use shakmaty::Role;
 #[cfg(any(test, feature = "train"))]
 use shakmaty::Square;
-use shakmaty::{Chess, Color, Move, Position, Role};
+use shakmaty::{Chess, Color, Move, Position};
 
 #[cfg(any(test, feature = "train"))]
 use super::Features;
@@ -61,46 +63,59 @@ impl FastContext {
     /// with one look at the move.
     #[inline]
     fn score_and_key(&self, t: &Tables, m: Move) -> (i32, u32) {
-        use crate::order::{THESIS_FROM, THESIS_TO, promotion_key};
-        // The origin for the features and for the key (64 for a drop,
-        // which the features place on its target).
-        let (r, from, key_from, to, capture, promotion) = match m {
+        use crate::order::{THESIS_FROM, THESIS_KEY, THESIS_TO, promotion_key};
+        match m {
+            // Nearly every move: its own arm, straight-line.
             Move::Normal {
                 role,
                 from,
                 capture,
                 to,
                 promotion,
-            } => (
-                role as usize - 1,
-                from,
-                usize::from(from),
-                to,
-                capture,
-                promotion,
-            ),
+            } => {
+                let r = role as usize - 1;
+                let (from, to) = (usize::from(from), usize::from(to));
+                let from_to = (from << 6) | to;
+                // (r · 64 + relative(from)) · 64 + relative(to), masked so
+                // that no bounds check is needed (the table is padded to 8
+                // roles); the key of an origin and target in one look.
+                let mut s = t.from_to[((r << 12) | (from_to ^ self.flip)) & 0x7fff];
+                let mut key = THESIS_KEY[from_to & 0xfff];
+                if let Some(victim) = capture {
+                    s += t.capture[((victim as usize - 1) * 6 + r) & 63];
+                    if self.their_last == to {
+                        s += t.recapture[r & 7];
+                    }
+                }
+                if let Some(p) = promotion {
+                    s += t.promotion[(p as usize - 1) & 7];
+                    key |= promotion_key(promotion);
+                }
+                (s, key)
+            }
             Move::EnPassant { from, to } => {
-                (0, from, usize::from(from), to, Some(Role::Pawn), None)
+                let (from, to) = (usize::from(from), usize::from(to));
+                let from_to = (from << 6) | to;
+                let mut s = t.from_to[from_to ^ self.flip];
+                s += t.capture[0];
+                if self.their_last == to {
+                    s += t.recapture[0];
+                }
+                (s, THESIS_KEY[from_to & 0xfff])
             }
-            Move::Castle { king, rook } => (5, king, usize::from(king), rook, None, None),
-            Move::Put { role, to } => (role as usize - 1, to, 64, to, None, None),
-        };
-        let (from, to) = (usize::from(from), usize::from(to));
-        let key = THESIS_FROM[key_from.min(64)] | THESIS_TO[to & 63];
-        // (r · 64 + relative(from)) · 64 + relative(to), masked so that no
-        // bounds check is needed (the table is padded to 8 roles).
-        let mut s = t.from_to[((r << 12) | (((from << 6) | to) ^ self.flip)) & 0x7fff];
-        if let Some(victim) = capture {
-            s += t.capture[((victim as usize - 1) * 6 + r) & 63];
-            if self.their_last == to {
-                s += t.recapture[r & 7];
+            Move::Castle { king, rook } => {
+                let from_to = (usize::from(king) << 6) | usize::from(rook);
+                let s = t.from_to[((5 << 12) | (from_to ^ self.flip)) & 0x7fff];
+                (s, THESIS_KEY[from_to & 0xfff])
+            }
+            // A drop: the features place its origin on its target; its key's
+            // origin is 64.
+            Move::Put { role, to } => {
+                let (r, to) = (role as usize - 1, usize::from(to));
+                let s = t.from_to[((r << 12) | (((to << 6) | to) ^ self.flip)) & 0x7fff];
+                (s, THESIS_FROM[64] | THESIS_TO[to & 63])
             }
         }
-        if let Some(p) = promotion {
-            s += t.promotion[(p as usize - 1) & 7];
-            return (s, key | promotion_key(promotion));
-        }
-        (s, key)
     }
 
     #[cfg(any(test, feature = "train"))]
