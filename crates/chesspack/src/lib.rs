@@ -95,6 +95,31 @@ pub(crate) fn xorshift(x: &mut u64) -> u64 {
     *x
 }
 
+/// The positions of `games` random games of at most `plies` plies each,
+/// every position before a move, from the xorshift `seed` (tests).
+#[cfg(test)]
+pub(crate) fn random_game_positions(
+    mut seed: u64,
+    games: usize,
+    plies: usize,
+) -> Vec<shakmaty::Chess> {
+    use shakmaty::Position;
+    let mut positions = Vec::new();
+    for _ in 0..games {
+        let mut pos = shakmaty::Chess::default();
+        for _ in 0..plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            positions.push(pos.clone());
+            let i = xorshift(&mut seed) % moves.len() as u64;
+            pos.play_unchecked(moves[i as usize]);
+        }
+    }
+    positions
+}
+
 /// The README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -676,31 +676,12 @@ mod tests {
 
     use super::*;
 
-    /// The positions of `games` random games of at most `plies` plies
-    /// each, every position before a move, from the xorshift `seed`.
-    fn random_game_positions(mut seed: u64, games: usize, plies: usize) -> Vec<Chess> {
-        let mut positions = Vec::new();
-        for _ in 0..games {
-            let mut pos = Chess::default();
-            for _ in 0..plies {
-                let moves = pos.legal_moves();
-                if moves.is_empty() {
-                    break;
-                }
-                positions.push(pos.clone());
-                let i = crate::xorshift(&mut seed) % moves.len() as u64;
-                pos.play_unchecked(moves[i as usize]);
-            }
-        }
-        positions
-    }
-
     /// Where the shortcut gives a move's static exchange value, the
     /// evaluation gives the same: every move of the positions of random
     /// games, and of positions with lines through the mover.
     #[test]
     fn unanswered_moves_exchange_what_they_take() {
-        let mut positions = random_game_positions(0x2545_f491_4f6c_dd1d, 40, 120);
+        let mut positions = crate::random_game_positions(0x2545_f491_4f6c_dd1d, 40, 120);
         for fen in [
             // A rook on a file behind our rook; a bishop's diagonal through a knight.
             "r3k3/8/8/8/R7/8/8/4K3 w - - 0 1",
@@ -759,7 +740,7 @@ mod tests {
     /// positions with discovered checks, en passant and promotions.
     #[test]
     fn gives_check_agrees_with_the_rules() {
-        let mut positions = random_game_positions(0x9e37_79b9_7f4a_7c15, 60, 160);
+        let mut positions = crate::random_game_positions(0x9e37_79b9_7f4a_7c15, 60, 160);
         for fen in [
             // En passant uncovering a rook's check, and a bishop's.
             "8/8/8/k2pP2R/8/8/8/4K3 w - d6 0 1",
