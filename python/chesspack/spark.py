@@ -394,22 +394,12 @@ class ChesspackWriter(DataSourceArrowWriter):
         # Mark first, then clean: a task that publishes after the clean-up
         # finds the mark and removes its own shard.
         if self.remote:
-            fs, dst = _fs_path(self.dst, self.storage_options)
+            fs, _ = _fs_path(self.dst, self.storage_options)
             fs.pipe(self._mark(), b"")
-            fs.invalidate_cache(f"{dst}/_temporary/{self.job}")
-            for key in fs.glob(f"{dst}/_temporary/{self.job}/*"):
-                if not key.endswith("/" + _ABORTED):
-                    fs.rm(key)
-            return
-        temp_dir = os.path.join(self.dst, "_temporary", self.job)
-        os.makedirs(temp_dir, exist_ok=True)
-        open(self._mark(), "wb").close()
-        for entry in os.listdir(temp_dir):
-            if entry != _ABORTED:
-                try:
-                    os.unlink(os.path.join(temp_dir, entry))
-                except OSError:
-                    pass
+        else:
+            os.makedirs(os.path.dirname(self._mark()), exist_ok=True)
+            open(self._mark(), "wb").close()
+        self._remove_temporary(self.job, keep_mark=True)
 
     def _mark(self) -> str:
         """Where an aborted job leaves its mark."""
@@ -437,15 +427,27 @@ class ChesspackWriter(DataSourceArrowWriter):
             marks = glob.glob(os.path.join(self.dst, "_temporary", "*", _ABORTED))
         return [m.replace("\\", "/").rsplit("/", 2)[1] for m in marks]
 
-    def _remove_temporary(self, job: str) -> None:
+    def _remove_temporary(self, job: str, keep_mark: bool = False) -> None:
+        """Removes what job ``job`` left under ``_temporary``: everything,
+        or all but its abort mark (``keep_mark``)."""
         if self.remote:
             fs, dst = _fs_path(self.dst, self.storage_options)
             fs.invalidate_cache(f"{dst}/_temporary/{job}")
             for key in fs.glob(f"{dst}/_temporary/{job}/*"):
-                fs.rm(key)
+                if not (keep_mark and key.endswith("/" + _ABORTED)):
+                    fs.rm(key)
             return
-        shutil.rmtree(os.path.join(self.dst, "_temporary", job), ignore_errors=True)
-        _remove_if_empty(os.path.join(self.dst, "_temporary"))
+        temp_dir = os.path.join(self.dst, "_temporary", job)
+        if not keep_mark:
+            shutil.rmtree(temp_dir, ignore_errors=True)
+            _remove_if_empty(os.path.join(self.dst, "_temporary"))
+            return
+        for entry in os.listdir(temp_dir):
+            if entry != _ABORTED:
+                try:
+                    os.unlink(os.path.join(temp_dir, entry))
+                except OSError:
+                    pass
 
 
 # The mark an aborted write job leaves under ``_temporary/JOB/``.

@@ -120,6 +120,19 @@ pub(crate) fn random_game_positions(
     positions
 }
 
+/// The positions of FENs with standard castling (tests).
+#[cfg(test)]
+pub(crate) fn fen_positions(fens: &[&str]) -> Vec<shakmaty::Chess> {
+    fens.iter()
+        .map(|fen| {
+            fen.parse::<shakmaty::fen::Fen>()
+                .expect("a FEN")
+                .into_position(shakmaty::CastlingMode::Standard)
+                .expect("a legal position")
+        })
+        .collect()
+}
+
 /// The README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]
 #[doc = include_str!("../../../README.md")]

@@ -17,48 +17,12 @@ fn least_valuable(pos: &Chess, attackers: Bitboard) -> Option<(Square, Role)> {
     None
 }
 
-/// The static exchange value of `m` for the side playing it, in centipawns:
-/// what it captures minus what it loses if the opponent recaptures on the
-/// target square, and so on, each side stopping when going on would cost it.
-pub(crate) fn see(pos: &Chess, m: Move) -> i32 {
-    see_from(pos, m, exchange_attackers(pos, m))
-}
-
-/// The squares a move leaves empty: its origin, and the captured pawn's
-/// square of an en passant capture.
-#[inline]
-fn occupied_after(pos: &Chess, m: Move, from: Square) -> Bitboard {
-    let occupied = pos.board().occupied().without(from);
+/// What `m` brings to its exchange: its origin and target, the value of
+/// the piece that stands on the target after it, and what it gains at once
+/// (its capture, and a promotion's gain over the pawn). `None` for
+/// castling and drops, whose exchange is 0.
+fn opening(m: Move) -> Option<(Square, Square, i32, i32)> {
     match m {
-        // The captured pawn stands beside the target square.
-        Move::EnPassant { to, .. } => occupied.without(Square::from_coords(to.file(), from.rank())),
-        _ => occupied,
-    }
-}
-
-/// Where [`see`] starts: both sides' pieces that attack `m`'s target once
-/// its piece has left its origin (empty for castling and drops, which
-/// [`see`] values at 0). Two look-ups in shakmaty's attack tables.
-#[inline]
-fn exchange_attackers(pos: &Chess, m: Move) -> Bitboard {
-    let (from, to) = match m {
-        Move::Normal { from, to, .. } | Move::EnPassant { from, to } => (from, to),
-        _ => return Bitboard::EMPTY,
-    };
-    let board = pos.board();
-    let occupied = occupied_after(pos, m, from);
-    ((attacks::rook_attacks(to, occupied) & board.rooks_and_queens())
-        | (attacks::bishop_attacks(to, occupied) & board.bishops_and_queens())
-        | (attacks::knight_attacks(to) & board.knights())
-        | (attacks::king_attacks(to) & board.kings())
-        | (attacks::pawn_attacks(Color::White, to) & board.pawns() & board.black())
-        | (attacks::pawn_attacks(Color::Black, to) & board.pawns() & board.white()))
-        & occupied
-}
-
-/// [`see`] of `m` given its [`exchange_attackers`].
-fn see_from(pos: &Chess, m: Move, mut attackers: Bitboard) -> i32 {
-    let (from, to, mut piece_value, first_gain) = match m {
         Move::Normal {
             role,
             from,
@@ -71,18 +35,58 @@ fn see_from(pos: &Chess, m: Move, mut attackers: Bitboard) -> i32 {
                 Some(p) => (see_value(p), see_value(p) - see_value(Role::Pawn)),
                 None => (see_value(role), 0),
             };
-            (from, to, value, captured + bonus)
+            Some((from, to, value, captured + bonus))
         }
-        Move::EnPassant { from, to } => (from, to, see_value(Role::Pawn), see_value(Role::Pawn)),
-        _ => return 0,
+        Move::EnPassant { from, to } => {
+            Some((from, to, see_value(Role::Pawn), see_value(Role::Pawn)))
+        }
+        _ => None,
+    }
+}
+
+/// The squares a move leaves empty: its origin, and the captured pawn's
+/// square of an en passant capture.
+fn occupied_after(pos: &Chess, m: Move, from: Square) -> Bitboard {
+    let occupied = pos.board().occupied().without(from);
+    match m {
+        // The captured pawn stands beside the target square.
+        Move::EnPassant { to, .. } => occupied.without(Square::from_coords(to.file(), from.rank())),
+        _ => occupied,
+    }
+}
+
+/// The exchange's value from the gains of its first `depth + 1`
+/// captures, each side stopping where going on would cost it.
+fn settle(gains: &mut [i32], mut depth: usize) -> i32 {
+    while depth > 0 {
+        gains[depth - 1] = -(-gains[depth - 1]).max(gains[depth]);
+        depth -= 1;
+    }
+    gains[0]
+}
+
+/// The static exchange value of `m` for the side playing it, in centipawns:
+/// what it captures minus what it loses if the opponent recaptures on the
+/// target square, and so on, each side stopping when going on would cost it.
+pub(crate) fn see(pos: &Chess, m: Move) -> i32 {
+    let Some((from, to, mut piece_value, first_gain)) = opening(m) else {
+        return 0;
     };
     let board = pos.board();
     let mut occupied = occupied_after(pos, m, from);
-    // The attackers are kept from one capture to the next: a capture can
-    // only open a line through the square it leaves, so only the sliders
-    // behind it are looked up again (the same attackers as
-    // `board.attacks_to(to, color, occupied) & occupied` at every step).
+    // Both sides' attackers of the target, looked up once and kept from one
+    // capture to the next: a capture can only open a line through the
+    // square it leaves, so only the sliders behind it are looked up again
+    // (the same attackers as `board.attacks_to(to, color, occupied) &
+    // occupied` at every step).
     let (diagonal, straight) = (board.bishops_and_queens(), board.rooks_and_queens());
+    let mut attackers = ((attacks::rook_attacks(to, occupied) & straight)
+        | (attacks::bishop_attacks(to, occupied) & diagonal)
+        | (attacks::knight_attacks(to) & board.knights())
+        | (attacks::king_attacks(to) & board.kings())
+        | (attacks::pawn_attacks(Color::White, to) & board.pawns() & board.black())
+        | (attacks::pawn_attacks(Color::Black, to) & board.pawns() & board.white()))
+        & occupied;
     let mut gains = [0i32; 40];
     gains[0] = first_gain;
     let mut depth = 0;
@@ -112,11 +116,7 @@ fn see_from(pos: &Chess, m: Move, mut attackers: Bitboard) -> i32 {
         attackers &= occupied;
         color = !color;
     }
-    while depth > 0 {
-        gains[depth - 1] = -(-gains[depth - 1]).max(gains[depth]);
-        depth -= 1;
-    }
-    gains[0]
+    settle(&mut gains, depth)
 }
 
 /// [`see`] of a move that nothing can answer, without working out the
@@ -165,31 +165,11 @@ mod tests {
     /// The exchange as it was worked out before (issue 40): every side's
     /// attackers looked up again after each capture.
     fn see_by_attacks_to(pos: &Chess, m: Move) -> i32 {
-        let (from, to, mut piece_value, first_gain) = match m {
-            Move::Normal {
-                role,
-                from,
-                capture,
-                to,
-                promotion,
-            } => {
-                let captured = capture.map_or(0, see_value);
-                let (value, bonus) = match promotion {
-                    Some(p) => (see_value(p), see_value(p) - see_value(Role::Pawn)),
-                    None => (see_value(role), 0),
-                };
-                (from, to, value, captured + bonus)
-            }
-            Move::EnPassant { from, to } => {
-                (from, to, see_value(Role::Pawn), see_value(Role::Pawn))
-            }
-            _ => return 0,
+        let Some((from, to, mut piece_value, first_gain)) = opening(m) else {
+            return 0;
         };
         let board = pos.board();
-        let mut occupied = board.occupied().without(from);
-        if let Move::EnPassant { to, .. } = m {
-            occupied = occupied.without(Square::from_coords(to.file(), from.rank()));
-        }
+        let mut occupied = occupied_after(pos, m, from);
         let mut gains = [0i32; 40];
         gains[0] = first_gain;
         let mut depth = 0;
@@ -211,11 +191,7 @@ mod tests {
             occupied = occupied.without(sq);
             color = !color;
         }
-        while depth > 0 {
-            gains[depth - 1] = -(-gains[depth - 1]).max(gains[depth]);
-            depth -= 1;
-        }
-        gains[0]
+        settle(&mut gains, depth)
     }
 
     /// The attackers kept across captures give every exchange the value
@@ -225,16 +201,13 @@ mod tests {
     #[test]
     fn regression_issue_40_kept_attackers_agree_with_looking_them_up() {
         let mut positions = crate::random_game_positions(0x5851_f42d_4c95_7f2d, 200, 200);
-        for fen in [
+        positions.extend(crate::fen_positions(&[
             "3rk3/3q4/8/3p4/8/3Q4/3R4/3RK3 w - - 0 1",
             "4k3/8/2b5/3p4/4B3/5Q2/8/4K3 w - - 0 1",
             "1k6/8/8/3r4/8/3K4/3R4/3r4 w - - 0 1",
             "r3k2r/pPp2ppp/8/3pP3/2B5/1Q6/P1P2PpP/R3K2R w KQkq d6 0 1",
             "4k3/8/8/2pP4/1B6/8/8/4K3 w - c6 0 1",
-        ] {
-            let fen: Fen = fen.parse().unwrap();
-            positions.push(fen.into_position(CastlingMode::Standard).unwrap());
-        }
+        ]));
         let mut moves = 0;
         for pos in &positions {
             for m in pos.legal_moves() {

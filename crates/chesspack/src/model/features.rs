@@ -682,7 +682,7 @@ mod tests {
     #[test]
     fn unanswered_moves_exchange_what_they_take() {
         let mut positions = crate::random_game_positions(0x2545_f491_4f6c_dd1d, 40, 120);
-        for fen in [
+        positions.extend(crate::fen_positions(&[
             // A rook on a file behind our rook; a bishop's diagonal through a knight.
             "r3k3/8/8/8/R7/8/8/4K3 w - - 0 1",
             "4k3/8/8/1b6/8/3N4/8/4K3 w - - 0 1",
@@ -690,14 +690,7 @@ mod tests {
             // Captures and promotions nothing answers, and one a line opens onto.
             "1n2k3/P7/8/3p4/4P3/8/8/4K3 w - - 0 1",
             "r3k3/8/8/8/p7/8/R7/4K3 w - - 0 1",
-        ] {
-            positions.push(
-                fen.parse::<Fen>()
-                    .unwrap()
-                    .into_position(CastlingMode::Standard)
-                    .unwrap(),
-            );
-        }
+        ]));
         let (mut shortcuts, mut moves) = (0, 0);
         for pos in &positions {
             let ctx = Context::new(pos, &[], None, None);
@@ -741,7 +734,7 @@ mod tests {
     #[test]
     fn gives_check_agrees_with_the_rules() {
         let mut positions = crate::random_game_positions(0x9e37_79b9_7f4a_7c15, 60, 160);
-        for fen in [
+        positions.extend(crate::fen_positions(&[
             // En passant uncovering a rook's check, and a bishop's.
             "8/8/8/k2pP2R/8/8/8/4K3 w - d6 0 1",
             "8/8/8/3pP3/8/8/1k6/4K2B w - d6 0 1",
@@ -750,14 +743,7 @@ mod tests {
             "3k4/1P6/8/8/8/8/8/4K3 w - - 0 1",
             "k7/8/8/8/8/5P2/8/4K2B w - - 0 1",
             "4k3/8/8/8/4N3/8/8/4RK2 w - - 0 1",
-        ] {
-            positions.push(
-                fen.parse::<Fen>()
-                    .unwrap()
-                    .into_position(CastlingMode::Standard)
-                    .unwrap(),
-            );
-        }
+        ]));
         let (mut checks, mut moves) = (0, 0);
         for pos in &positions {
             let ctx = Context::new(pos, &[], None, None);
