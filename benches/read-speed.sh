@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Read speed of two builds side by side, in one run (issue 40): the move
 # model's plies a second on one core (`stats --holdout --threads 1`),
-# `decompress` on one and two threads and a listing of the tags that the
+# `decompress` on one and two threads and listings of the tags that the
 # moves give (`ECO`, `Opening`), each best of ROUNDS runs, the
 # builds alternating so that a noisy machine slows both alike.
 #
@@ -66,6 +66,20 @@ lb=$(tr ' ' '\n' <<<"${l[base]}" | grep . | best)
 ln=$(tr ' ' '\n' <<<"${l[new]}" | grep . | best)
 awk -v g="$games" -v b="$lb" -v n="$ln" 'BEGIN {
     printf "| list --tags WhiteElo,ECO,Opening, one thread, games/s | %d | %d | %.2f |\n", g / b, g / n, b / n }'
+# The same listing of master games, which carry an `ECO` tag alone: each
+# game's first plies are decoded (BASE's archive for both).
+games=$(grep -c '^\[Event ' "$work/masters.pgn")
+declare -A m=()
+for _ in $(seq "$rounds"); do
+    for b in base new; do
+        bin=${!b}
+        m[$b]+="$(secs env RAYON_NUM_THREADS=1 "$bin" list "$work/masters.chpk" --tags WhiteElo,ECO,Opening) "
+    done
+done
+mb=$(tr ' ' '\n' <<<"${m[base]}" | grep . | best)
+mn=$(tr ' ' '\n' <<<"${m[new]}" | grep . | best)
+awk -v g="$games" -v b="$mb" -v n="$mn" 'BEGIN {
+    printf "| list --tags WhiteElo,ECO,Opening, masters, one thread, games/s | %d | %d | %.2f |\n", g / b, g / n, b / n }'
 # The move model on the held-out games among the lichess file's first 20,000.
 declare -A enc=() dec=()
 for _ in $(seq "$rounds"); do

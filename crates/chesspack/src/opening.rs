@@ -22,9 +22,8 @@
 //! order, each its hash (u64) and its label's index (u32). All integers
 //! little-endian.
 
-#[cfg(any(test, feature = "train"))]
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 #[cfg(any(test, feature = "train"))]
 use shakmaty::san::San;
@@ -154,7 +153,9 @@ impl OpeningTable {
             plies: if standard { 0 } else { self.max_ply },
             found: None,
             reach,
-            candidates: reach.map_or_else(Vec::new, |r| (0..r.positions.len() as u32).collect()),
+            candidates: reach.map_or_else(Candidates::none, |r| {
+                FILTERINGS.with_borrow_mut(|f| f.all(r.positions.len()))
+            }),
         }
     }
 
@@ -361,7 +362,7 @@ impl OpeningTable {
 /// of some kind than the game has (pawns aside, a promotion can make any),
 /// more pawns, or pawns that the game's pawns of their side cannot reach
 /// one each (a pawn only goes forward, and a file aside a rank).
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
 struct Signature {
     /// Each side's pawns.
     pawns: [Bitboard; 2],
@@ -598,13 +599,128 @@ pub(crate) struct Walk<'t> {
     found: Option<Opening<'t>>,
     reach: Option<&'static Reach>,
     /// Listed positions the game may still reach (with `reach`).
-    candidates: Vec<u32>,
+    candidates: Candidates,
+}
+
+/// A set of listed positions a game may still reach, shared by the walks
+/// of the games that came to it, with its number in the thread's
+/// [`Filterings`] of that generation.
+#[derive(Clone)]
+struct Candidates {
+    positions: Arc<[u32]>,
+    id: u32,
+    generation: u64,
+}
+
+impl Candidates {
+    fn none() -> Candidates {
+        Candidates {
+            positions: Arc::new([]),
+            id: u32::MAX,
+            generation: u64::MAX,
+        }
+    }
+}
+
+/// The walks' filterings, kept for the thread's next games (issue 40):
+/// the listed positions a game may still reach after a move depend only
+/// on those it could reach before and on its new [`Signature`], and games
+/// share their first moves. A filtering met before is a look-up. When
+/// the sets kept hold more than [`Filterings::LIMIT`] positions in all,
+/// everything is dropped and a new generation starts (a walk of an
+/// earlier generation filters for itself).
+#[derive(Default)]
+struct Filterings {
+    generation: u64,
+    /// The sets met, by number, and the numbers by set.
+    sets: Vec<Arc<[u32]>>,
+    ids: HashMap<Arc<[u32]>, u32>,
+    /// The set after a filtering: by the set before and the signature
+    /// (whether pawns are matched one to one depends on the set's size).
+    next: HashMap<(u32, Signature), u32>,
+    /// The positions of every set kept.
+    size: usize,
+}
+
+thread_local! {
+    static FILTERINGS: std::cell::RefCell<Filterings> = std::cell::RefCell::new(Filterings::default());
+}
+
+impl Filterings {
+    /// Positions kept at most (4 bytes each).
+    const LIMIT: usize = 1 << 20;
+
+    /// The set of all `n` listed positions.
+    fn all(&mut self, n: usize) -> Candidates {
+        if self.size > Filterings::LIMIT {
+            *self = Filterings {
+                generation: self.generation + 1,
+                ..Filterings::default()
+            };
+        }
+        self.intern((0..n as u32).collect())
+    }
+
+    fn intern(&mut self, positions: Vec<u32>) -> Candidates {
+        let positions: Arc<[u32]> = positions.into();
+        let id = match self.ids.get(&positions) {
+            Some(&id) => id,
+            None => {
+                let id = self.sets.len() as u32;
+                self.size += positions.len();
+                self.sets.push(positions.clone());
+                self.ids.insert(positions.clone(), id);
+                id
+            }
+        };
+        Candidates {
+            positions: self.sets[id as usize].clone(),
+            id,
+            generation: self.generation,
+        }
+    }
+
+    /// The positions of `from` that `keep` keeps, where `keep` depends
+    /// only on `signature` and on `from`'s size.
+    fn filter(
+        &mut self,
+        from: &Candidates,
+        signature: Signature,
+        keep: impl Fn(u32) -> bool,
+    ) -> Candidates {
+        let kept = || {
+            from.positions
+                .iter()
+                .copied()
+                .filter(|&i| keep(i))
+                .collect()
+        };
+        if from.generation != self.generation {
+            let positions: Vec<u32> = kept();
+            return Candidates {
+                positions: positions.into(),
+                ..Candidates::none()
+            };
+        }
+        let key = (from.id, signature);
+        if let Some(&id) = self.next.get(&key) {
+            return Candidates {
+                positions: self.sets[id as usize].clone(),
+                id,
+                generation: self.generation,
+            };
+        }
+        let to = self.intern(kept());
+        self.next.insert(key, to.id);
+        to
+    }
 }
 
 impl<'t> Walk<'t> {
     /// Whether a later move may change the opening.
     pub(crate) fn goes_on(&self) -> bool {
-        self.plies < self.table.max_ply && (self.reach.is_none() || !self.candidates.is_empty())
+        self.plies < self.table.max_ply
+            && (self.reach.is_none() || !self.candidates.positions.is_empty())
     }
 
     /// Plays `m`, the game's next move; an illegal one ends the walk, as it
@@ -632,15 +748,17 @@ impl<'t> Walk<'t> {
             // Matching the pawns one to one costs more than the rest: it
             // is kept for the last few candidates, whose dropping ends
             // the walk.
-            let exact = self.candidates.len() <= EXACT_BELOW;
+            let exact = self.candidates.positions.len() <= EXACT_BELOW;
             let reachable = now.reachable(&reach.cones);
-            self.candidates.retain(|&i| {
-                now.may_reach(
-                    &reach.positions[i as usize],
-                    &reachable,
-                    &reach.cones,
-                    exact,
-                )
+            self.candidates = FILTERINGS.with_borrow_mut(|f| {
+                f.filter(&self.candidates, now, |i| {
+                    now.may_reach(
+                        &reach.positions[i as usize],
+                        &reachable,
+                        &reach.cones,
+                        exact,
+                    )
+                })
             });
         }
     }
@@ -1200,8 +1318,9 @@ mod walk_tests {
     /// that go from listed position to listed position most of the time,
     /// so that a position dropped while still reachable would show), and
     /// stops before the table's 40 plies on most of them.
-    #[test]
-    fn the_walk_finds_what_predict_finds() {
+    /// Random games, biased to the moves of listed positions: each ply
+    /// picks, half the time, a move to a listed position.
+    fn biased_games(n: usize) -> Vec<Vec<Move>> {
         let table = OpeningTable::builtin();
         // xorshift64: a fixed, seeded sequence.
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
@@ -1211,34 +1330,89 @@ mod walk_tests {
             state ^= state << 17;
             (state % n as u64) as usize
         };
-        let (mut stopped_early, mut games) = (0, 0);
-        for g in 0..3000 {
-            // Random games, biased to the moves of listed positions: each
-            // ply picks, half the time, a move to a listed position.
-            let mut pos = Chess::default();
-            let mut moves = Vec::new();
-            for _ in 0..60 {
-                let legal = pos.legal_moves();
-                if legal.is_empty() {
+        (0..n)
+            .map(|g| {
+                let mut pos = Chess::default();
+                let mut moves = Vec::new();
+                for _ in 0..60 {
+                    let legal = pos.legal_moves();
+                    if legal.is_empty() {
+                        break;
+                    }
+                    let listed: Vec<Move> = legal
+                        .iter()
+                        .copied()
+                        .filter(|&m| {
+                            let mut p = pos.clone();
+                            p.play_unchecked(m);
+                            table.get(&p).is_some()
+                        })
+                        .collect();
+                    let m = if !listed.is_empty() && (g % 3 == 0 || next(10) < 7) {
+                        listed[next(listed.len())]
+                    } else {
+                        legal[next(legal.len())]
+                    };
+                    pos.play_unchecked(m);
+                    moves.push(m);
+                }
+                moves
+            })
+            .collect()
+    }
+
+    /// A walk's filterings are the same kept or worked out: walks of a
+    /// generation of filterings that has gone filter for themselves, and
+    /// give, move by move, the candidates of a walk that finds the
+    /// filterings kept (its second time) or keeps them (its first).
+    #[test]
+    fn regression_issue_40_kept_filterings_are_the_filterings() {
+        let table = OpeningTable::builtin();
+        let new_generation = || {
+            FILTERINGS.with_borrow_mut(|f| {
+                *f = Filterings {
+                    generation: f.generation + 1,
+                    ..Filterings::default()
+                }
+            })
+        };
+        let (mut kept, mut steps) = (0, 0);
+        for moves in biased_games(2000) {
+            // `alone` filters for itself: its generation goes.
+            let mut alone = table.walk(&Chess::default());
+            new_generation();
+            let mut first = table.walk(&Chess::default());
+            let mut again = table.walk(&Chess::default());
+            for &m in &moves {
+                if !alone.goes_on() {
                     break;
                 }
-                let listed: Vec<Move> = legal
-                    .iter()
-                    .copied()
-                    .filter(|&m| {
-                        let mut p = pos.clone();
-                        p.play_unchecked(m);
-                        table.get(&p).is_some()
-                    })
-                    .collect();
-                let m = if !listed.is_empty() && (g % 3 == 0 || next(10) < 7) {
-                    listed[next(listed.len())]
-                } else {
-                    legal[next(legal.len())]
-                };
-                pos.play_unchecked(m);
-                moves.push(m);
+                for w in [&mut alone, &mut first] {
+                    w.play(m);
+                }
+                let before = FILTERINGS.with_borrow(|f| f.sets.len());
+                again.play(m);
+                kept += usize::from(FILTERINGS.with_borrow(|f| f.sets.len()) == before);
+                steps += 1;
+                assert_eq!(alone.candidates.positions, first.candidates.positions);
+                assert_eq!(alone.candidates.positions, again.candidates.positions);
+                assert_eq!(alone.goes_on(), again.goes_on());
+                assert_ne!(
+                    alone.candidates.generation,
+                    FILTERINGS.with_borrow(|f| f.generation)
+                );
+                assert_eq!(again.candidates.id, first.candidates.id);
             }
+            assert_eq!(alone.opening(), table.predict(&Chess::default(), &moves));
+        }
+        assert_eq!(kept, steps);
+    }
+
+    #[test]
+    fn the_walk_finds_what_predict_finds() {
+        let table = OpeningTable::builtin();
+        let (mut stopped_early, mut games) = (0, 0);
+        for (g, moves) in biased_games(3000).into_iter().enumerate() {
             let mut walk = table.walk(&Chess::default());
             let mut played = 0;
             for &m in &moves {

@@ -6,7 +6,7 @@ use super::{GameCodec, PlyCost, illegal, san};
 use crate::{
     Bits, Error,
     coder::{Decoder, Encoder, PRECISION, fast_scale, scaled},
-    model::{self, Weights},
+    model::{self, Memo, Weights},
     opening::Aim,
     order::Order,
 };
@@ -358,7 +358,14 @@ impl ModelCodec {
             let aimed = visit(&mut aim, &pos);
             let mut r = 0;
             if legal.len() > 1 {
-                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch, aimed);
+                self.frequencies_of(
+                    &pos,
+                    &moves[..ply],
+                    &legal,
+                    &mut scratch,
+                    aimed,
+                    Memo::Encoder,
+                );
                 // Found by key (unique among legal moves), then checked.
                 let key = crate::order::key(m, Order::Thesis);
                 let Some(i) = scratch.keys[..legal.len()]
@@ -392,6 +399,7 @@ impl ModelCodec {
         legal: &[Move],
         s: &mut Scratch,
         aim: Option<&Aim>,
+        memo: Memo,
     ) {
         let n = legal.len();
         s.n = n;
@@ -410,6 +418,7 @@ impl ModelCodec {
                 legal,
                 model::embedded_book(),
                 &self.context,
+                Some(memo),
                 &mut s.model_scores,
             );
             s.scores[..n].copy_from_slice(&s.model_scores);
@@ -480,7 +489,7 @@ impl ModelCodec {
             let m = if legal.len() == 1 {
                 legal[0]
             } else {
-                self.frequencies_of(&pos, &moves, &legal, &mut scratch, aimed);
+                self.frequencies_of(&pos, &moves, &legal, &mut scratch, aimed, Memo::Decoder);
                 *legal
                     .get(scratch.decode(&mut dec)?)
                     .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
@@ -515,7 +524,7 @@ impl ModelCodec {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => legal[0],
                 _ => {
-                    self.frequencies_of(&pos, &moves, &legal, &mut scratch, aimed);
+                    self.frequencies_of(&pos, &moves, &legal, &mut scratch, aimed, Memo::Decoder);
                     *legal
                         .get(scratch.decode(&mut dec)?)
                         .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
@@ -559,7 +568,14 @@ impl ModelCodec {
                 0 => return Err(Error::InvalidData(format!("no legal move at ply {ply}"))),
                 1 => legal[0],
                 _ => {
-                    self.frequencies_of(&pos, &out[first..], &legal, &mut scratch, None);
+                    self.frequencies_of(
+                        &pos,
+                        &out[first..],
+                        &legal,
+                        &mut scratch,
+                        None,
+                        Memo::Decoder,
+                    );
                     *legal
                         .get(scratch.decode(dec)?)
                         .ok_or_else(|| Error::InvalidData("move index out of range".into()))?
@@ -688,7 +704,14 @@ impl GameCodec for ModelCodec {
                 .position(|&x| x == m)
                 .ok_or_else(|| illegal(ply, m, &pos))?;
             let (bits, rank) = if legal.len() > 1 {
-                self.frequencies_of(&pos, &moves[..ply], &legal, &mut scratch, aimed);
+                self.frequencies_of(
+                    &pos,
+                    &moves[..ply],
+                    &legal,
+                    &mut scratch,
+                    aimed,
+                    Memo::Encoder,
+                );
                 let (_, freq) = scratch.interval(i);
                 (
                     f64::from(PRECISION) - f64::from(freq).log2(),

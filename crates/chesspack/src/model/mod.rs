@@ -37,6 +37,7 @@ pub(crate) mod book;
 mod context;
 pub(crate) mod fast;
 mod features;
+mod memo;
 #[cfg(feature = "train")]
 pub(crate) mod train;
 
@@ -45,6 +46,7 @@ pub(crate) use features::{
     Attacks, CONTEXT_INPUTS, Context, Features, Inputs, MAX_ACTIVE, N_FEATURES, N_INPUTS,
     POSITION_INPUTS,
 };
+pub(crate) use memo::Memo;
 
 use std::borrow::Cow;
 
@@ -372,7 +374,7 @@ impl Weights {
     ) -> (shakmaty::MoveList, Vec<i32>) {
         let legal = order::sorted_moves(pos, order::Order::Thesis);
         let mut scores = Vec::with_capacity(legal.len());
-        self.scores_into(pos, history, &legal, book, game, &mut scores);
+        self.scores_into(pos, history, &legal, book, game, None, &mut scores);
         (legal, scores)
     }
 
@@ -387,11 +389,22 @@ impl Weights {
         book: &book::Book,
     ) -> Vec<i32> {
         let mut out = Vec::with_capacity(moves.len());
-        self.scores_into(pos, history, moves, book, &GameContext::new(), &mut out);
+        self.scores_into(
+            pos,
+            history,
+            moves,
+            book,
+            &GameContext::new(),
+            None,
+            &mut out,
+        );
         out
     }
 
-    /// [`Weights::scores_of`] in a game's context, into a buffer.
+    /// [`Weights::scores_of`] in a game's context, into a buffer; with a
+    /// [`Memo`], the scores of the book's positions in a game's first
+    /// plies are kept there and found again (the same integers).
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn scores_into(
         &self,
         pos: &Chess,
@@ -399,6 +412,7 @@ impl Weights {
         moves: &[Move],
         book: &book::Book,
         game: &GameContext,
+        memo: Option<Memo>,
         out: &mut Vec<i32>,
     ) {
         // The book's look-up misses the caches: its index and its first
@@ -406,11 +420,23 @@ impl Weights {
         // worked out, and the entry's moves before the activations.
         let hash = book::position_hash(pos);
         book.prefetch_index(hash);
+        // A position of the book's in a game's first plies: its scores
+        // may be kept from an earlier game (`memo`).
+        let early = (memo.is_some() && history.len() < memo::PLIES).then(|| book.get_hash(hash));
+        let situation = early
+            .flatten()
+            .and_then(|_| memo::Situation::of(self.hidden.id, hash, pos, history, game))
+            .zip(memo);
+        if let Some((situation, memo)) = &situation
+            && memo::get(*memo, situation, moves, out)
+        {
+            return;
+        }
         let attacked = Attacks::of(pos);
         book.prefetch_position(hash);
         let hd = &self.hidden;
         let inputs = (hd.size > 0).then(|| Inputs::with_attacks(pos, history, game, &attacked));
-        let entry = book.get_hash(hash);
+        let entry = early.unwrap_or_else(|| book.get_hash(hash));
         if let Some(e) = &entry {
             e.prefetch();
         }
@@ -433,6 +459,9 @@ impl Weights {
                 )
             })
         });
+        if let Some((situation, memo)) = &situation {
+            memo::put(*memo, situation, moves, out);
+        }
     }
 
     /// The scores of `moves` in `pos` (whose context is `ctx`), with the
