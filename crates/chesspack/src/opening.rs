@@ -1314,10 +1314,6 @@ mod walk_tests {
         assert!(!black(&[D5], &[D6]));
     }
 
-    /// The walk finds what `predict` finds, on every game (random games
-    /// that go from listed position to listed position most of the time,
-    /// so that a position dropped while still reachable would show), and
-    /// stops before the table's 40 plies on most of them.
     /// Random games, biased to the moves of listed positions: each ply
     /// picks, half the time, a move to a listed position.
     fn biased_games(n: usize) -> Vec<Vec<Move>> {
@@ -1408,6 +1404,10 @@ mod walk_tests {
         assert_eq!(kept, steps);
     }
 
+    /// The walk finds what `predict` finds, on every game (random games
+    /// that go from listed position to listed position most of the time,
+    /// so that a position dropped while still reachable would show), and
+    /// stops before the table's 40 plies on most of them.
     #[test]
     fn the_walk_finds_what_predict_finds() {
         let table = OpeningTable::builtin();

@@ -13,9 +13,9 @@
 //! finds the openings another thread scored), one every thread's encoders
 //! (so that `stats`, which decodes each game just after encoding it,
 //! measures a decoder that found only other games' positions): each a
-//! fixed number of slots, direct-mapped by the position's hash, in shards
-//! that each have a lock. Only positions
-//! of the opening book are kept (positions seen at least ten times in the
+//! fixed number of slots, direct-mapped by the position's hash mixed with
+//! the rest of the key, in shards that each have a lock. Only positions of
+//! the opening book are kept (positions seen at least ten times in the
 //! training games; positions met once would push them out), and only
 //! looked for in the first [`PLIES`] plies of a game.
 
@@ -50,7 +50,8 @@ const _: () = assert!(RATING_CLASSES <= 16 && SPEED_CLASSES <= 8 && CLOCK_CLASSE
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(super) struct Situation {
     key: [u64; 5],
-    /// Where to look for it (from the position's Zobrist hash).
+    /// Where to look for it: the position's Zobrist hash mixed with the
+    /// rest of the key.
     slot: usize,
 }
 
