@@ -680,25 +680,18 @@ impl Filterings {
         }
     }
 
-    /// The positions of `from` that `keep` keeps, where `keep` depends
-    /// only on `signature` and on `from`'s size.
+    /// What `kept` keeps of `from`'s positions, where that depends only
+    /// on `signature` and on `from`'s size: looked up where this filtering
+    /// was met before.
     fn filter(
         &mut self,
         from: &Candidates,
         signature: Signature,
-        keep: impl Fn(u32) -> bool,
+        kept: impl FnOnce(&[u32]) -> Vec<u32>,
     ) -> Candidates {
-        let kept = || {
-            from.positions
-                .iter()
-                .copied()
-                .filter(|&i| keep(i))
-                .collect()
-        };
         if from.generation != self.generation {
-            let positions: Vec<u32> = kept();
             return Candidates {
-                positions: positions.into(),
+                positions: kept(&from.positions).into(),
                 ..Candidates::none()
             };
         }
@@ -710,7 +703,7 @@ impl Filterings {
                 generation: self.generation,
             };
         }
-        let to = self.intern(kept());
+        let to = self.intern(kept(&from.positions));
         self.next.insert(key, to.id);
         to
     }
@@ -749,15 +742,20 @@ impl<'t> Walk<'t> {
             // is kept for the last few candidates, whose dropping ends
             // the walk.
             let exact = self.candidates.positions.len() <= EXACT_BELOW;
-            let reachable = now.reachable(&reach.cones);
             self.candidates = FILTERINGS.with_borrow_mut(|f| {
-                f.filter(&self.candidates, now, |i| {
-                    now.may_reach(
-                        &reach.positions[i as usize],
-                        &reachable,
-                        &reach.cones,
-                        exact,
-                    )
+                f.filter(&self.candidates, now, |from| {
+                    let reachable = now.reachable(&reach.cones);
+                    from.iter()
+                        .copied()
+                        .filter(|&i| {
+                            now.may_reach(
+                                &reach.positions[i as usize],
+                                &reachable,
+                                &reach.cones,
+                                exact,
+                            )
+                        })
+                        .collect()
                 })
             });
         }
@@ -1318,43 +1316,13 @@ mod walk_tests {
     /// picks, half the time, a move to a listed position.
     fn biased_games(n: usize) -> Vec<Vec<Move>> {
         let table = OpeningTable::builtin();
-        // xorshift64: a fixed, seeded sequence.
-        let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state % n as u64) as usize
-        };
-        (0..n)
-            .map(|g| {
-                let mut pos = Chess::default();
-                let mut moves = Vec::new();
-                for _ in 0..60 {
-                    let legal = pos.legal_moves();
-                    if legal.is_empty() {
-                        break;
-                    }
-                    let listed: Vec<Move> = legal
-                        .iter()
-                        .copied()
-                        .filter(|&m| {
-                            let mut p = pos.clone();
-                            p.play_unchecked(m);
-                            table.get(&p).is_some()
-                        })
-                        .collect();
-                    let m = if !listed.is_empty() && (g % 3 == 0 || next(10) < 7) {
-                        listed[next(listed.len())]
-                    } else {
-                        legal[next(legal.len())]
-                    };
-                    pos.play_unchecked(m);
-                    moves.push(m);
-                }
-                moves
-            })
-            .collect()
+        crate::games_toward(
+            0x9e37_79b9_7f4a_7c15,
+            n,
+            60,
+            |p| table.get(p).is_some(),
+            |g, state| g % 3 == 0 || crate::xorshift(state) % 10 < 7,
+        )
     }
 
     /// A walk's filterings are the same kept or worked out: walks of a

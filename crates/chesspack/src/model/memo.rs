@@ -246,38 +246,15 @@ mod tests {
 
     /// Games that stay in the book as long as they can: at each ply a
     /// random move among those that lead to a position of the book's.
-    fn book_games(mut seed: u64, games: usize) -> Vec<Vec<Move>> {
+    fn book_games(seed: u64, games: usize) -> Vec<Vec<Move>> {
         let book = embedded_book();
-        (0..games)
-            .map(|_| {
-                let mut pos = Chess::default();
-                let mut moves = Vec::new();
-                for _ in 0..PLIES + 4 {
-                    let legal = pos.legal_moves();
-                    if legal.is_empty() {
-                        break;
-                    }
-                    let in_book: Vec<Move> = legal
-                        .iter()
-                        .copied()
-                        .filter(|&m| {
-                            let mut after = pos.clone();
-                            after.play_unchecked(m);
-                            book.get(&after).is_some()
-                        })
-                        .collect();
-                    let from = if in_book.is_empty() {
-                        &legal[..]
-                    } else {
-                        &in_book[..]
-                    };
-                    let m = from[(crate::xorshift(&mut seed) % from.len() as u64) as usize];
-                    pos.play_unchecked(m);
-                    moves.push(m);
-                }
-                moves
-            })
-            .collect()
+        crate::games_toward(
+            seed,
+            games,
+            PLIES + 4,
+            |p| book.get(p).is_some(),
+            |_, _| true,
+        )
     }
 
     fn san_line(sans: &[&str]) -> Vec<Move> {
