@@ -503,6 +503,7 @@ def compress(
     overwrite: bool = False,
     progress: Any = None,
     storage_options: Mapping[str, Any] | None = None,
+    derive_eco: bool = False,
 ) -> dict[str, Any]:
     """Compresses a PGN file (``.pgn``, also ``.zst``, ``.gz``, ``.bz2`` or
     ``.xz``) into a ``.chpk`` archive (default name: ``src`` + ``.chpk``),
@@ -516,7 +517,11 @@ def compress(
     its file system): the input is downloaded, and the output uploaded under
     a temporary key and moved into place when complete. ``progress``:
     ``True`` for a tqdm bar, a tqdm bar, or ``callable(done, total)`` over
-    input bytes. Returns games, input and output bytes, and the games stored
+    input bytes. A game whose ``ECO`` tag alone (master games) is the one
+    its moves give keeps its opening in the archive, so that reading its
+    ``ECO`` decodes no moves; ``derive_eco=True`` works it out from the
+    game's first moves when read instead (archives of master games ~1%
+    smaller). Returns games, input and output bytes, and the games stored
     verbatim (number, category, detail).
     """
     src = os.fspath(src)
@@ -524,7 +529,7 @@ def compress(
     cb, close = _progress(progress, "compressing")
     try:
         with _Local(src, storage_options, False) as s, _Local(dst, storage_options, True, overwrite) as d:
-            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb)
+            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb, derive_eco)
     finally:
         close()
 
@@ -675,7 +680,9 @@ class Archive(Sequence):
         from ``%clk``; null without clocks) and ``pgn`` when asked; or only
         ``columns``, in that order. Moves and clocks are decoded straight
         into columns; columns of tags alone decode no moves (but the first
-        plies of a game whose ``ECO``/``Opening`` the moves give)."""
+        plies of a game whose ``ECO``/``Opening`` the moves give in an
+        archive that left them to the moves: ``compress(derive_eco=True)``,
+        or written before issue 40's sixth round)."""
         return self._a.read_block(block, pgn, columns)
 
     def to_arrow(self, pgn: bool = False, columns: list[str] | None = None) -> "pa.Table":

@@ -58,6 +58,7 @@ def compress(
     block_games: Optional[int] = None,
     overwrite: bool = False,
     progress: Optional[Callable[[int, int], None]] = None,
+    derive_eco: bool = False,
 ) -> dict[str, Any]: ...
 def decompress(
     src: str,

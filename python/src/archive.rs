@@ -530,15 +530,17 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
     Ok(())
 }
 
-/// compress(src, dst, codec="model", threads=None, level=None, block_games=None, overwrite=False, progress=None) -> dict
+/// compress(src, dst, codec="model", threads=None, level=None, block_games=None, overwrite=False, progress=None, derive_eco=False) -> dict
 ///
 /// Compresses a PGN file (`.pgn` or `.pgn.zst`) into an archive, or a
 /// position file (`.csv`, `.epd`, `.fen`, also `.zst`) into a position
 /// archive. `progress(done, total)` is called with input bytes as blocks
-/// are written. Returns what was done: games, input and output bytes, and
-/// the games stored verbatim (number, category, detail).
+/// are written. `derive_eco`: a game's `ECO` tag alone is worked out from
+/// its first moves when read (`archive::Openings::Named`). Returns what was
+/// done: games, input and output bytes, and the games stored verbatim
+/// (number, category, detail).
 #[pyfunction]
-#[pyo3(signature = (src, dst, codec = "model", threads = None, level = None, block_games = None, overwrite = false, progress = None))]
+#[pyo3(signature = (src, dst, codec = "model", threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false))]
 #[allow(clippy::too_many_arguments)]
 fn compress<'py>(
     py: Python<'py>,
@@ -550,6 +552,7 @@ fn compress<'py>(
     block_games: Option<usize>,
     overwrite: bool,
     progress: Option<Py<PyAny>>,
+    derive_eco: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     if src == dst {
         return Err(PyOSError::new_err(format!(
@@ -572,6 +575,9 @@ fn compress<'py>(
     // The library's defaults, unless given.
     let mut options = archive::Options::default();
     options.level = level.unwrap_or(options.level);
+    if derive_eco {
+        options.openings = archive::Openings::Named;
+    }
     let level = options.level;
     let (input, total, count) = open_input(&src)?;
     let mut out = create_output(&dst, overwrite)?;

@@ -185,6 +185,22 @@ def test_compress_options_progress_and_overwrite(tmp_path):
     assert out.read_text() == "".join(chesspack.Archive(str(src) + ".chpk"))
 
 
+def test_regression_issue_40_eco_tags_alone_keep_their_opening(tmp_path):
+    # The sample's games with an `ECO` tag alone, as master games have.
+    src = tmp_path / "eco.pgn"
+    src.write_text("".join(l for l in SAMPLE.read_text().splitlines(keepends=True) if not l.startswith("[Opening ")))
+    kept, derived = tmp_path / "kept.chpk", tmp_path / "derived.chpk"
+    chesspack.compress(src, kept, threads=1)
+    chesspack.compress(src, derived, threads=1, derive_eco=True)
+    assert kept.read_bytes() != derived.read_bytes()
+    rows = [chesspack.Archive(p).read_block(0, columns=["ECO"]).column("ECO").to_pylist() for p in (kept, derived)]
+    assert rows[0] == rows[1] and sum(1 for v in rows[0] if v) > 20
+    texts = [tmp_path / "k.pgn", tmp_path / "d.pgn"]
+    for p, t in zip((kept, derived), texts):
+        chesspack.decompress(p, t)
+    assert texts[0].read_bytes() == texts[1].read_bytes()
+
+
 def test_zst_input_and_positions(tmp_path):
     zstd = pytest.importorskip("zstandard")
     src = tmp_path / "s.pgn.zst"

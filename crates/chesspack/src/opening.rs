@@ -362,7 +362,7 @@ impl OpeningTable {
 /// of some kind than the game has (pawns aside, a promotion can make any),
 /// more pawns, or pawns that the game's pawns of their side cannot reach
 /// one each (a pawn only goes forward, and a file aside a rank).
-#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Default, PartialEq, Eq, Hash)]
 struct Signature {
     /// Each side's pawns.
     pawns: [Bitboard; 2],
@@ -837,15 +837,30 @@ impl Aim {
                 .unwrap_or(0)
         };
         let now = nearest(pos.board());
+        // Whether a signature may still reach a target, for the signatures
+        // met so far: moves share them (a piece moved without a capture
+        // leaves the position's own; captures of one kind of piece by
+        // pieces give one), and the test matches pawns one to one.
+        let mut met = [(Signature::default(), false); 16];
+        let mut n_met = 0;
         for (&m, score) in legal.iter().zip(scores.iter_mut()) {
             let mut after = pos.clone();
             after.play_unchecked(m);
             let sig = Signature::of(&after);
-            let reachable = sig.reachable(&r.cones);
-            let open = self
-                .targets
-                .iter()
-                .any(|&t| sig.may_reach(&r.positions[t as usize], &reachable, &r.cones, true));
+            let open = match met[..n_met].iter().find(|(s, _)| *s == sig) {
+                Some(&(_, open)) => open,
+                None => {
+                    let reachable = sig.reachable(&r.cones);
+                    let open = self.targets.iter().any(|&t| {
+                        sig.may_reach(&r.positions[t as usize], &reachable, &r.cones, true)
+                    });
+                    if n_met < met.len() {
+                        met[n_met] = (sig, open);
+                        n_met += 1;
+                    }
+                    open
+                }
+            };
             if !open {
                 *score = score.saturating_sub(AIM_PENALTY);
             } else if nearest(after.board()) < now {

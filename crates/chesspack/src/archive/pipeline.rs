@@ -168,7 +168,7 @@ impl Pipeline {
         .map(|b| b.map_err(ArchiveError::Io));
         self.ordered(
             blocks,
-            |b| encode_block(codec, &b, options.level),
+            |b| encode_block(codec, &b, options.level, options.openings),
             |block| {
                 writer.write_block(&block)?;
                 total.add(&block.report);

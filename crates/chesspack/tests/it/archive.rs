@@ -5,7 +5,7 @@ use std::io::Cursor;
 
 use chesspack::{
     Bits,
-    archive::{self, ArchiveError, ArchiveReader, FORMAT_VERSION, Options, canonical},
+    archive::{self, ArchiveError, ArchiveReader, FORMAT_VERSION, Openings, Options, canonical},
     game::{GameCodec, Index, Radix},
 };
 use proptest::prelude::*;
@@ -35,8 +35,19 @@ fn sample() -> Vec<u8> {
 }
 
 fn compress_with(text: &[u8], codec: &dyn GameCodec, block_games: usize) -> Vec<u8> {
+    compress_keeping(text, codec, block_games, Openings::default())
+}
+
+/// [`compress_with`], keeping the openings that `openings` says.
+fn compress_keeping(
+    text: &[u8],
+    codec: &dyn GameCodec,
+    block_games: usize,
+    openings: Openings,
+) -> Vec<u8> {
     let mut options = Options::default();
     options.block_games = block_games;
+    options.openings = openings;
     let mut out = Vec::new();
     archive::compress(text, &mut out, codec, &options).unwrap();
     out
@@ -561,9 +572,16 @@ const GOLDEN_ARCHIVE: &str = concat!(
 /// stores the opening that a game's moves give as its label in the opening
 /// table, with the tags, and codes the moves knowing it: `ECO` and
 /// `Opening` come back without the moves, and the same games come back.
+/// Here with [`Openings::Named`]: only where the `Opening` tag is the one
+/// the moves give (the bytes that format 11 first wrote).
 #[test]
 fn regression_issue_40_openings_are_stored_and_need_no_moves() {
-    let packed = compress_with(GOLDEN_TEXT_V6, &chesspack::game::ModelCodec::fast(), 10);
+    let packed = compress_keeping(
+        GOLDEN_TEXT_V6,
+        &chesspack::game::ModelCodec::fast(),
+        10,
+        Openings::Named,
+    );
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     if std::env::var_os("CHESSPACK_PRINT_GOLDEN").is_some() {
         println!("{hex}");
@@ -602,6 +620,101 @@ fn regression_issue_40_openings_are_stored_and_need_no_moves() {
     let index = compress_with(GOLDEN_TEXT_V6, &Index, 10);
     assert_eq!(decompress(&index), GOLDEN_TEXT_V6);
 }
+
+/// The `ECO` and `Opening` tags of each game of every block of `packed`,
+/// listed with the `index` codec, which cannot decode `model` or `fast`
+/// moves: right only where no moves are decoded.
+fn openings_listed_without_moves(packed: &[u8]) -> Option<Vec<Vec<String>>> {
+    let mut r = ArchiveReader::open(Cursor::new(packed)).unwrap();
+    let mut out = Vec::new();
+    for b in 0..r.blocks().len() {
+        let block = r.read_block(b).unwrap();
+        for tags in archive::block_tags(&Index, &block).ok()? {
+            out.push(match tags {
+                Ok(tags) => tags
+                    .iter()
+                    .filter(|(k, _)| k == b"ECO" || k == b"Opening")
+                    .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
+                    .collect(),
+                // A game stored verbatim.
+                Err(text) => openings_of_text(&text).concat(),
+            });
+        }
+    }
+    Some(out)
+}
+
+/// The `ECO` and `Opening` tags of each game of a PGN text (none for a
+/// game the reader skips: archives store those verbatim).
+fn openings_of_text(text: &[u8]) -> Vec<Vec<String>> {
+    chesspack::pgn::GameReader::new(text)
+        .map(|g| match g {
+            Ok(g) => ["ECO", "Opening"]
+                .iter()
+                .filter_map(|t| g.tag(t).map(str::to_owned))
+                .collect(),
+            Err(_) => Vec::new(),
+        })
+        .collect()
+}
+
+/// Issue 40: by default ([`Openings::Every`]) a game whose `ECO` tag alone
+/// is the one its moves give (master games) keeps its opening too, so that
+/// listing it decodes no moves; [`Openings::Named`] leaves it to the
+/// moves. Lichess games with their `Opening` tags removed (an `ECO` tag
+/// alone) and [`GOLDEN_TEXT_V6`], whose `Opening` tags are not all the
+/// ones the moves give, both ways.
+#[test]
+fn regression_issue_40_an_eco_tag_alone_keeps_its_opening_too() {
+    let packed = compress_with(GOLDEN_TEXT_V6, &chesspack::game::ModelCodec::fast(), 10);
+    let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
+    if std::env::var_os("CHESSPACK_PRINT_GOLDEN").is_some() {
+        println!("{hex}");
+    }
+    assert_eq!(
+        hex, GOLDEN_ARCHIVE_V11_EVERY_LABEL,
+        "format changed: bump FORMAT_VERSION"
+    );
+    assert_eq!(decompress(&packed), GOLDEN_TEXT_V6);
+    assert_eq!(
+        openings_listed_without_moves(&packed),
+        Some(openings_of_text(GOLDEN_TEXT_V6))
+    );
+    let text: Vec<u8> = String::from_utf8(sample())
+        .unwrap()
+        .lines()
+        .filter(|l| !l.starts_with("[Opening "))
+        .flat_map(|l| l.bytes().chain([b'\n']))
+        .collect();
+    let expected = openings_of_text(&text);
+    assert!(expected.iter().filter(|t| t.len() == 1).count() > 20);
+    let codec = chesspack::game::ModelCodec::new();
+    let every = compress_with(&text, &codec, 10);
+    let named = compress_keeping(&text, &codec, 10, Openings::Named);
+    for packed in [&every, &named] {
+        assert_eq!(decompress(packed), text);
+    }
+    assert_eq!(
+        openings_listed_without_moves(&every),
+        Some(expected.clone())
+    );
+    // Left to the moves, the same listing decodes them with the wrong codec.
+    assert_ne!(openings_listed_without_moves(&named), Some(expected));
+}
+
+/// [`GOLDEN_TEXT_V6`] coded by `fast` in format 11 with the default
+/// [`Openings::Every`]: the second and third games' `ECO` tags (their
+/// `Opening` tags are not what the moves give) come with labels too.
+const GOLDEN_ARCHIVE_V11_EVERY_LABEL: &str = concat!(
+    "4348504b0d0a1a0a0b04666173741d26dcfff80f67f33dc392ff6b443aa7b712aa1943504b42cf00",
+    "0000040000003a755f54040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
+    "000d0d010200010200010200030102007e5e5e1200120012004332300012004b696e672773205061",
+    "776e2047616d650001000100726e62716b626e722f70707070317070702f382f3470332f3450332f",
+    "382f50505050315050502f524e42514b424e522077204b516b71202d20302032000008080e0d0e0d",
+    "0e0d0e0d00020267d202080800080c6ae95c662c0000000205050000000000020505000000000000",
+    "000000080800f0691194747b00fc0637ef43504b49010000002200000000000000cf000000040000",
+    "0000000000020000000a0ae4585ea7010100000000000004000000000000004348504b454e440a",
+);
 
 /// [`GOLDEN_TEXT_V6`] coded by `fast` in format 11: each game's opening a
 /// label in the `tag-numbers` column, its moves aimed at it.

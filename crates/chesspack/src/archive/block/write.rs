@@ -19,6 +19,7 @@ use super::{
 };
 use crate::{
     archive::{
+        Openings,
         chunk::Chunk,
         tags::{Marks, TagState},
         text::{self, Event, ParsedGame, Unparsed},
@@ -46,11 +47,14 @@ struct Columns {
     tag_state: TagState,
     /// The numbers of the marks.
     tag_numbers: BinaryEncoder,
+    /// Which games' openings are kept (where `tag_state` codes labels).
+    openings: Openings,
 }
 
 impl Columns {
-    /// Columns of a block whose tags mark `marks`.
-    fn new(marks: Marks) -> Columns {
+    /// Columns of a block whose tags mark `marks`, keeping the openings
+    /// that `openings` says.
+    fn new(marks: Marks, openings: Openings) -> Columns {
         Columns {
             data: Default::default(),
             moves: BitWriter::new(),
@@ -64,6 +68,7 @@ impl Columns {
             tag_values: Vec::new(),
             tag_state: TagState::new(marks),
             tag_numbers: BinaryEncoder::new(),
+            openings,
         }
     }
 
@@ -159,14 +164,13 @@ impl Columns {
             })
         };
         // A label where the game's `Opening` tag is the one it gives (a
-        // lichess export): a game with an `ECO` tag alone (which the label
-        // would tell more than) keeps the mark of what the moves give.
+        // lichess export), and with `Openings::Every` where its `ECO` tag
+        // is; otherwise the tags keep the mark of what the moves give.
         let label = label.filter(|_| {
             self.tag_state.codes_labels()
-                && game
-                    .tags
-                    .iter()
-                    .any(|(k, v)| k == b"Opening" && given(k, v))
+                && game.tags.iter().any(|(k, v)| {
+                    (k == b"Opening" || self.openings == Openings::Every) && given(k, v)
+                })
         });
         if let Some(l) = label {
             mainline_codec = mainline_codec
@@ -393,9 +397,14 @@ fn compress_column(data: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
 }
 
 /// Encodes the games of `chunks` into one block; zstd at `level` for the
-/// text columns.
-pub(crate) fn encode_block(codec: &dyn GameCodec, chunks: &[Chunk], level: i32) -> EncodedBlock {
-    let mut cols = Columns::new(block_marks(codec));
+/// text columns; the openings of the games that `openings` says.
+pub(crate) fn encode_block(
+    codec: &dyn GameCodec,
+    chunks: &[Chunk],
+    level: i32,
+    openings: Openings,
+) -> EncodedBlock {
+    let mut cols = Columns::new(block_marks(codec), openings);
     // Pieces that go on with a game are no games of their own.
     let mut report = BlockReport {
         games: chunks.iter().filter(|c| !c.continues).count() as u64,
