@@ -125,9 +125,15 @@ pub enum TrainCommand {
     /// code each game's opening with.
     OpeningPrior {
         /// Where to write the counts
-        /// (crates/chesspack/src/openings-prior.txt to ship them).
+        /// (crates/chesspack/src/openings-prior.txt to ship them, or
+        /// openings-prior-bands.txt with `--bands`).
         #[arg(short, long)]
         output: String,
+        /// Count by the players' rating band (the mean Elo below 1400,
+        /// 1400-1799, 1800-2199, 2200 and up, none), one line a label and a
+        /// column a band: the priors of archive format 12.
+        #[arg(long)]
+        bands: bool,
         /// PGN files (`.zst` too).
         #[arg(required = true)]
         files: Vec<String>,
@@ -182,7 +188,11 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             min_games,
             files,
         } => openings(&output, min_games, &files),
-        TrainCommand::OpeningPrior { output, files } => opening_prior(&output, &files),
+        TrainCommand::OpeningPrior {
+            output,
+            bands,
+            files,
+        } => opening_prior(&output, bands, &files),
         TrainCommand::Position {
             output,
             per_game,
@@ -240,7 +250,7 @@ fn engine(output: &str, limit: u64, files: &[String]) -> Result<()> {
     Ok(())
 }
 
-fn opening_prior(output: &str, files: &[String]) -> Result<()> {
+fn opening_prior(output: &str, bands: bool, files: &[String]) -> Result<()> {
     let mut games = Vec::new();
     let mut held = 0u64;
     for path in files {
@@ -249,12 +259,17 @@ fn opening_prior(output: &str, files: &[String]) -> Result<()> {
             if holdout::is_held_out(&holdout::game_key(&g)) {
                 held += 1;
             } else {
-                games.push((g.start, g.moves));
+                let elo = |t: &str| g.tag(t).and_then(|v| v.parse::<i64>().ok());
+                games.push(([elo("WhiteElo"), elo("BlackElo")], g.start, g.moves));
             }
         }
         pb.finish_and_clear();
     }
-    let (text, counted) = chesspack::train::opening_prior(games);
+    let (text, counted) = if bands {
+        chesspack::train::opening_prior_bands(games)
+    } else {
+        chesspack::train::opening_prior(games.into_iter().map(|(_, start, moves)| (start, moves)))
+    };
     std::fs::write(output, text).with_context(|| format!("cannot write {output}"))?;
     eprintln!("wrote {output}: the openings of {counted} training games ({held} held out)");
     Ok(())

@@ -888,7 +888,8 @@ static BUILTIN_PRIOR: &str = include_str!("openings-prior.txt");
 
 impl LabelPrior {
     /// The shipped prior, or `None` when its file does not match the
-    /// shipped table (then format 11's labels are not written).
+    /// shipped table (then archives of format 11 with labels do not
+    /// decode).
     pub(crate) fn builtin() -> Option<&'static LabelPrior> {
         static PRIOR: OnceLock<Option<LabelPrior>> = OnceLock::new();
         PRIOR
@@ -901,6 +902,12 @@ impl LabelPrior {
             .lines()
             .map(|l| l.trim().parse::<u64>().ok())
             .collect::<Option<_>>()?;
+        LabelPrior::of_counts(table, &counts, text)
+    }
+
+    /// The prior of `counts` (one a label of `table`, each plus one), whose
+    /// hash is that of `table` and `text` (the file it comes from).
+    fn of_counts(table: &OpeningTable, counts: &[u64], text: &str) -> Option<LabelPrior> {
         if counts.len() != table.labels.len() || counts.is_empty() {
             return None;
         }
@@ -967,6 +974,81 @@ impl LabelPrior {
     }
 }
 
+/// The number of rating bands ([`rating_band`]) that archives of format 12
+/// have a label prior each for.
+pub(crate) const RATING_BANDS: usize = 5;
+
+/// A game's rating band from its players' Elos (the mean of both, or the
+/// one given): below 1400, 1400–1799, 1800–2199, 2200 and up, or 4 for
+/// neither.
+pub(crate) fn rating_band(elos: [Option<i64>; 2]) -> usize {
+    let elo = match elos {
+        [Some(w), Some(b)] => (w + b) / 2,
+        [Some(e), None] | [None, Some(e)] => e,
+        [None, None] => return 4,
+    };
+    match elo {
+        ..1400 => 0,
+        1400..1800 => 1,
+        1800..2200 => 2,
+        _ => 3,
+    }
+}
+
+/// A label prior for each rating band ([`rating_band`]): archive format 12
+/// codes a game's label with that of the band its `WhiteElo` and
+/// `BlackElo` tags before the label give (`openings-prior-bands.txt`: a
+/// line a label in the table's order, a count a band on each, written by
+/// `chesspack train opening-prior --bands`).
+pub(crate) struct BandPriors {
+    bands: Vec<LabelPrior>,
+    hash: u64,
+}
+
+static BUILTIN_BAND_PRIORS: &str = include_str!("openings-prior-bands.txt");
+
+impl BandPriors {
+    /// The shipped priors, or `None` when their file does not match the
+    /// shipped table (then format 12's labels are not written).
+    pub(crate) fn builtin() -> Option<&'static BandPriors> {
+        static PRIORS: OnceLock<Option<BandPriors>> = OnceLock::new();
+        PRIORS
+            .get_or_init(|| BandPriors::new(OpeningTable::builtin(), BUILTIN_BAND_PRIORS))
+            .as_ref()
+    }
+
+    fn new(table: &OpeningTable, text: &str) -> Option<BandPriors> {
+        let rows: Vec<Vec<u64>> = text
+            .lines()
+            .map(|l| {
+                l.split_whitespace()
+                    .map(|c| c.parse::<u64>().ok())
+                    .collect::<Option<Vec<u64>>>()
+                    .filter(|r| r.len() == RATING_BANDS)
+            })
+            .collect::<Option<_>>()?;
+        let bands = (0..RATING_BANDS)
+            .map(|b| {
+                let counts: Vec<u64> = rows.iter().map(|r| r[b]).collect();
+                LabelPrior::of_counts(table, &counts, text)
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let hash = bands.first()?.hash;
+        Some(BandPriors { bands, hash })
+    }
+
+    /// The prior of rating band `band` ([`rating_band`]).
+    pub(crate) fn band(&self, band: usize) -> &LabelPrior {
+        &self.bands[band.min(RATING_BANDS - 1)]
+    }
+
+    /// The hash of the table and the priors' file together, which archives
+    /// of format 12 record.
+    pub(crate) fn hash(&self) -> u64 {
+        self.hash
+    }
+}
+
 /// How often each opening of the shipped table is the opening
 /// ([`OpeningTable::predict`]) of the games `games` (start, moves): the
 /// file of the prior that archives of format 11 code each game's opening
@@ -995,6 +1077,55 @@ pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (St
     }
     let text = counts.iter().map(|c| format!("{c}\n")).collect();
     (text, counts.iter().sum())
+}
+
+/// [`opening_prior`] by rating band: how often each opening of the shipped
+/// table is the opening of the games `games` (their players' Elos, start,
+/// moves) of each band (below 1400, 1400–1799, 1800–2199, 2200 and up, no
+/// Elo: the mean of both, or the one given), one line a label with a count
+/// a band (`openings-prior-bands.txt`, which archives of format 12 code
+/// each game's opening with), and the number of games counted.
+///
+/// ```
+/// use chesspack::train::opening_prior_bands;
+/// use chesspack::pgn::GameReader;
+///
+/// let pgn = b"[WhiteElo \"2500\"]\n[BlackElo \"2400\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n1. d4 d5 *\n";
+/// let games = GameReader::new(&pgn[..]).map(|g| g.unwrap()).map(|g| {
+///     let elo = |t: &str| g.tag(t).and_then(|v| v.parse().ok());
+///     ([elo("WhiteElo"), elo("BlackElo")], g.start.clone(), g.moves.clone())
+/// });
+/// let (text, counted) = opening_prior_bands(games);
+/// assert_eq!(counted, 2);
+/// let sums = text.lines().fold([0u64; 5], |mut s, l| {
+///     for (s, c) in s.iter_mut().zip(l.split(' ')) {
+///         *s += c.parse::<u64>().unwrap();
+///     }
+///     s
+/// });
+/// assert_eq!(sums, [0, 0, 0, 1, 1]);
+/// ```
+#[cfg(feature = "train")]
+pub fn opening_prior_bands(
+    games: impl IntoIterator<Item = ([Option<i64>; 2], Chess, Vec<Move>)>,
+) -> (String, u64) {
+    let table = OpeningTable::builtin();
+    let mut counts = vec![[0u64; RATING_BANDS]; table.labels.len()];
+    let mut counted = 0;
+    for (elos, start, moves) in games {
+        if let Some(l) = table.predict_label(&start, &moves) {
+            counts[l as usize][rating_band(elos)] += 1;
+            counted += 1;
+        }
+    }
+    let text = counts
+        .iter()
+        .map(|c| {
+            let c: Vec<String> = c.iter().map(u64::to_string).collect();
+            c.join(" ") + "\n"
+        })
+        .collect();
+    (text, counted)
 }
 
 /// Builds an [`OpeningTable`] from games that carry `ECO` and `Opening`
@@ -1143,6 +1274,35 @@ impl TableBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn rating_bands_split_at_1400_1800_and_2200() {
+        for (elos, band) in [
+            ([Some(1399), None], 0),
+            ([None, Some(1400)], 1),
+            ([Some(1500), Some(2099)], 1),
+            ([Some(1500), Some(2100)], 2),
+            ([Some(2199), Some(2200)], 2),
+            ([Some(2200), Some(2201)], 3),
+            ([Some(2850), Some(2850)], 3),
+            ([None, None], 4),
+        ] {
+            assert_eq!(rating_band(elos), band, "{elos:?}");
+        }
+        // Each band's prior codes every label back.
+        let priors = BandPriors::builtin().expect("the shipped priors match the table");
+        for band in 0..RATING_BANDS {
+            let mut enc = crate::coder::BinaryEncoder::new();
+            for l in 0..OpeningTable::builtin().labels.len() as u32 {
+                priors.band(band).encode(l, &mut enc);
+            }
+            let all = enc.finish();
+            let mut dec = crate::coder::BinaryDecoder::new(&all);
+            for l in 0..OpeningTable::builtin().labels.len() as u32 {
+                assert_eq!(priors.band(band).decode(&mut dec), Some(l));
+            }
+        }
+    }
 
     #[test]
     fn every_label_codes_and_decodes_and_common_ones_cost_less() {

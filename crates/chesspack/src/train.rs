@@ -14,7 +14,9 @@ pub use crate::model::{
     fast::{FastWeights, N_FAST_FEATURES},
     train::Trainer,
 };
-pub use crate::opening::{MIN_GAMES, Opening, OpeningTable, TableBuilder, opening_prior};
+pub use crate::opening::{
+    MIN_GAMES, Opening, OpeningTable, TableBuilder, opening_prior, opening_prior_bands,
+};
 pub use crate::position::{
     arith::ArithTables,
     model_codec::{PositionWeights, train::PositionTrainer},

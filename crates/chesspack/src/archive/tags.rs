@@ -219,6 +219,10 @@ pub(crate) enum Marks {
     /// tags of the opening need no moves, and the moves are coded knowing
     /// it.
     Labels,
+    /// Those, each label coded with the prior of the game's rating band
+    /// (`opening::rating_band` of the `WhiteElo` and `BlackElo` values
+    /// before it in the game; format 12).
+    BandLabels,
 }
 
 /// What a tag name's values are, for the marks.
@@ -607,6 +611,12 @@ impl TagState {
         self.marks >= Marks::Labels
     }
 
+    /// Whether labels are coded with their game's rating band's prior
+    /// ([`Marks::BandLabels`]).
+    pub(crate) fn codes_band_labels(&self) -> bool {
+        self.marks >= Marks::BandLabels
+    }
+
     /// Appends the mark of the value the game's label gives, for a tag
     /// that [`predicts`](TagState::predicts) in a block that
     /// [`codes_labels`](TagState::codes_labels) (no state changes).
@@ -628,10 +638,21 @@ impl TagState {
     /// Codes the opening's `label` into `numbers` (the `tag-numbers`
     /// column), with a game's first [`LABELLED`] mark.
     pub(crate) fn encode_label(&mut self, label: u32, numbers: &mut BinaryEncoder) {
-        crate::opening::LabelPrior::builtin()
+        self.label_prior()
             .expect("a block that codes labels has the prior")
             .encode(label, numbers);
         self.coded = true;
+    }
+
+    /// The prior that this game's label is coded with: format 11's one, or
+    /// format 12's of the game's rating band so far.
+    fn label_prior(&self) -> Option<&'static crate::opening::LabelPrior> {
+        if self.marks == Marks::BandLabels {
+            crate::opening::BandPriors::builtin()
+                .map(|p| p.band(crate::opening::rating_band(self.elos)))
+        } else {
+            crate::opening::LabelPrior::builtin()
+        }
     }
 
     /// Decodes an opening's label from `numbers`, as
@@ -641,7 +662,7 @@ impl TagState {
     ///
     /// A label the table does not have (damaged data).
     pub(crate) fn decode_label(&self, numbers: &mut BinaryDecoder<'_>) -> Result<u32, String> {
-        crate::opening::LabelPrior::builtin()
+        self.label_prior()
             .and_then(|p| p.decode(numbers))
             .ok_or_else(|| "a bad opening label".into())
     }
@@ -854,7 +875,7 @@ impl TagState {
             Marks::Openings => (REPEAT..=PREDICTED).contains(&b),
             Marks::Times => (REPEAT..=RECENT_VALUE).contains(&b),
             Marks::Ids => (REPEAT..=LICHESS_ID).contains(&b),
-            Marks::Labels => (REPEAT..=LABELLED).contains(&b),
+            Marks::Labels | Marks::BandLabels => (REPEAT..=LABELLED).contains(&b),
         }
     }
 
@@ -1266,6 +1287,104 @@ mod tests {
         assert!(
             players < repeat && repeat < full + 2,
             "{players} {repeat} {full}"
+        );
+    }
+
+    /// Issue 40 (format 12): a game's label is coded with the prior of the
+    /// rating band that its `WhiteElo` and `BlackElo` values before the
+    /// label give, the same when encoding and decoding: the commonest
+    /// opening of the 2200+ band costs less after master Elos (or one Elo
+    /// of 2300) than after a beginner's, and Elos after the label do not
+    /// count.
+    #[test]
+    fn regression_issue_40_labels_are_coded_with_their_rating_bands_prior() {
+        let priors = crate::opening::BandPriors::builtin().expect("the shipped priors");
+        let repeated = |band: usize, l: u32| {
+            let mut enc = BinaryEncoder::new();
+            for _ in 0..64 {
+                priors.band(band).encode(l, &mut enc);
+            }
+            enc.finish().len()
+        };
+        let label = (0..1139).min_by_key(|&l| repeated(3, l)).unwrap();
+        assert!(repeated(3, label) < repeated(0, label));
+        type Tags<'a> = &'a [(&'a str, &'a str)];
+        // Each game: its tags before the label, then after it.
+        let games: [(Tags, Tags); 5] = [
+            (&[("WhiteElo", "2650"), ("BlackElo", "2700")], &[]),
+            (&[("WhiteElo", "1000"), ("BlackElo", "1100")], &[]),
+            (&[("BlackElo", "2300")], &[]),
+            (&[], &[]),
+            (&[], &[("WhiteElo", "2650"), ("BlackElo", "2700")]),
+        ];
+        let names = ["WhiteElo", "BlackElo"];
+        let id = |name: &str| names.iter().position(|&n| n == name).unwrap();
+        // The tag-numbers column and the stored values of `games`, with
+        // their labels or without.
+        let code = |games: &[(Tags, Tags)], labels: bool| {
+            let mut enc = TagState::new(Marks::BandLabels);
+            for n in names {
+                enc.add_name(n.as_bytes());
+            }
+            let mut numbers = BinaryEncoder::new();
+            let mut stored = Vec::new();
+            for (before, after) in games {
+                enc.start_game();
+                for &(n, v) in *before {
+                    let mut out = Vec::new();
+                    enc.encode(id(n), v.as_bytes(), &mut out, &mut numbers);
+                    stored.push(out);
+                }
+                if labels {
+                    enc.encode_label(label, &mut numbers);
+                }
+                for &(n, v) in *after {
+                    let mut out = Vec::new();
+                    enc.encode(id(n), v.as_bytes(), &mut out, &mut numbers);
+                    stored.push(out);
+                }
+            }
+            (numbers.finish(), stored)
+        };
+        let (numbers, stored) = code(&games, true);
+        let mut dec = TagState::new(Marks::BandLabels);
+        for n in names {
+            dec.add_name(n.as_bytes());
+        }
+        let mut input = BinaryDecoder::new(&numbers);
+        let mut stored = stored.iter();
+        for (before, after) in &games {
+            dec.start_game();
+            for &(n, v) in *before {
+                let s = stored.next().unwrap();
+                assert_eq!(dec.decode(id(n), s, &mut input).unwrap(), v.as_bytes());
+            }
+            assert_eq!(dec.decode_label(&mut input).unwrap(), label);
+            for &(n, v) in *after {
+                let s = stored.next().unwrap();
+                assert_eq!(dec.decode(id(n), s, &mut input).unwrap(), v.as_bytes());
+            }
+        }
+        // What 200 labels cost in each game's context.
+        let cost = |g: usize| {
+            let many = vec![games[g]; 200];
+            code(&many, true).0.len() - code(&many, false).0.len()
+        };
+        let near = |a: usize, b: usize| a.abs_diff(b) <= 2;
+        let (masters, beginners, one, none, late) = (cost(0), cost(1), cost(2), cost(3), cost(4));
+        // (Games without Elos are mostly old master games: their prior is
+        // much like the 2200+ band's.)
+        assert!(
+            masters + 20 < beginners && none + 20 < beginners,
+            "{masters} {beginners} {none}"
+        );
+        assert!(
+            near(one, masters),
+            "{one} {masters}: one Elo of 2300 is 2200+"
+        );
+        assert!(
+            near(late, none),
+            "{late} {none}: Elos after the label do not count"
         );
     }
 

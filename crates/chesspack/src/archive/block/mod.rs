@@ -109,6 +109,11 @@ const METHOD_ID_MARKS: u8 = 32;
 /// ([`Marks::Labels`](super::tags::Marks::Labels), format 11).
 const METHOD_LABEL_MARKS: u8 = 64;
 
+/// Column method bit, with the six above: each label is coded with the
+/// prior of the game's rating band
+/// ([`Marks::BandLabels`](super::tags::Marks::BandLabels), format 12).
+const METHOD_BAND_LABEL_MARKS: u8 = 128;
+
 /// Column method bit of `move-lengths`: the lengths are coded with
 /// [`LengthCoder`](lengths::LengthCoder) (format 3), not written as varints.
 const METHOD_CODED_LENGTHS: u8 = 2;

@@ -7,9 +7,9 @@ use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK,
     E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
     EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines, MAX_COLUMN,
-    METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ID_MARKS,
-    METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
-    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
+    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
+    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
@@ -66,7 +66,8 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
             let openings = players | METHOD_OPENING_MARKS;
             let times = openings | METHOD_TIME_MARKS;
             let ids = times | METHOD_ID_MARKS;
-            let bits = ids | METHOD_LABEL_MARKS;
+            let labels = ids | METHOD_LABEL_MARKS;
+            let bits = labels | METHOD_BAND_LABEL_MARKS;
             tag_marks = match method & bits {
                 0 => Marks::None,
                 METHOD_MARKS => Marks::Repeat,
@@ -74,7 +75,8 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
                 b if b == openings => Marks::Openings,
                 b if b == times => Marks::Times,
                 b if b == ids => Marks::Ids,
-                b if b == bits => Marks::Labels,
+                b if b == labels => Marks::Labels,
+                b if b == bits => Marks::BandLabels,
                 _ => return Err(format!("column {name}: unknown method {method}")),
             };
             method & !bits

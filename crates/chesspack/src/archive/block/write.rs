@@ -6,10 +6,10 @@ use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL,
     E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT,
     EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines,
-    METHOD_ANNOTATION_CONTEXTS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ID_MARKS,
-    METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
-    MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
-    annotated_pattern,
+    METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
+    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
+    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES,
+    VERBATIM, annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -28,7 +28,7 @@ use crate::{
     coder::BinaryEncoder,
     game::GameCodec,
     model::GameContext,
-    opening::{LabelPrior, OpeningTable},
+    opening::{BandPriors, OpeningTable},
 };
 
 struct Columns {
@@ -316,12 +316,13 @@ impl Columns {
     }
 }
 
-/// The marks a block coded by `codec` uses: the opening's label too
-/// (format 11) where the codec aims at it ([`GameCodec::aimed_at`]) and
-/// the library has the label prior.
+/// The marks a block coded by `codec` uses: the opening's label too,
+/// coded with the prior of the game's rating band (format 12), where the
+/// codec aims at it ([`GameCodec::aimed_at`]) and the library has the
+/// priors.
 pub(crate) fn block_marks(codec: &dyn GameCodec) -> Marks {
-    if LabelPrior::builtin().is_some() && codec.aimed_at(0).is_some() {
-        Marks::Labels
+    if BandPriors::builtin().is_some() && codec.aimed_at(0).is_some() {
+        Marks::BandLabels
     } else {
         Marks::Ids
     }
@@ -453,6 +454,7 @@ pub(crate) fn encode_block(
         }
     }
     let labels = cols.tag_state.codes_labels();
+    let band_labels = cols.tag_state.codes_band_labels();
     let mut names = Vec::new();
     for n in &cols.tag_names {
         names.extend_from_slice(n);
@@ -494,6 +496,11 @@ pub(crate) fn encode_block(
                     | METHOD_TIME_MARKS
                     | METHOD_ID_MARKS
                     | if labels { METHOD_LABEL_MARKS } else { 0 }
+                    | if band_labels {
+                        METHOD_BAND_LABEL_MARKS
+                    } else {
+                        0
+                    }
             }
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
