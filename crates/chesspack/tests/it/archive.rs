@@ -610,7 +610,7 @@ const GOLDEN_ARCHIVE_V11: &str = concat!(
 /// table, with the tags, and codes the moves knowing it: `ECO` and
 /// `Opening` come back without the moves, and the same games come back.
 /// Here with [`Openings::Named`]: only where the `Opening` tag is the one
-/// the moves give (the bytes that format 11 first wrote).
+/// the moves give (format 11's first writer's choice, in format 12).
 #[test]
 fn regression_issue_40_openings_are_stored_and_need_no_moves() {
     let packed = compress_keeping(
@@ -771,9 +771,10 @@ const GOLDEN_ARCHIVE_V12_NAMED: &str = concat!(
     "000000000000020000000a0ac6cdccab020100000000000004000000000000004348504b454e440a",
 );
 
-/// [`GOLDEN_TEXT_V6`] coded by `fast` in format 11 with the default
-/// [`Openings::Every`]: the second and third games' `ECO` tags (their
-/// `Opening` tags are not what the moves give) come with labels too.
+/// [`GOLDEN_TEXT_V6`] coded by `fast` in format 11 with
+/// [`Openings::Every`] (the build before format 12): the second and third
+/// games' `ECO` tags (their `Opening` tags are not what the moves give)
+/// come with labels too.
 const GOLDEN_ARCHIVE_V11_EVERY_LABEL: &str = concat!(
     "4348504b0d0a1a0a0b04666173741d26dcfff80f67f33dc392ff6b443aa7b712aa1943504b42cf00",
     "0000040000003a755f54040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
