@@ -902,12 +902,12 @@ impl LabelPrior {
             .lines()
             .map(|l| l.trim().parse::<u64>().ok())
             .collect::<Option<_>>()?;
-        LabelPrior::of_counts(table, &counts, text)
+        LabelPrior::of_counts(table, &counts, prior_hash(table, text))
     }
 
-    /// The prior of `counts` (one a label of `table`, each plus one), whose
-    /// hash is that of `table` and `text` (the file it comes from).
-    fn of_counts(table: &OpeningTable, counts: &[u64], text: &str) -> Option<LabelPrior> {
+    /// The prior of `counts` (one a label of `table`, each plus one), with
+    /// `hash` ([`prior_hash`] of the file it comes from).
+    fn of_counts(table: &OpeningTable, counts: &[u64], hash: u64) -> Option<LabelPrior> {
         if counts.len() != table.labels.len() || counts.is_empty() {
             return None;
         }
@@ -930,13 +930,11 @@ impl LabelPrior {
                 (sums[2 * i] * 2048).div_ceil(sums[i]).clamp(1, 2047) as u16
             })
             .collect();
-        let mut bytes = table.hash().to_le_bytes().to_vec();
-        bytes.extend_from_slice(text.as_bytes());
         Some(LabelPrior {
             depth,
             p0,
             labels,
-            hash: fnv1a(&bytes),
+            hash,
         })
     }
 
@@ -972,6 +970,14 @@ impl LabelPrior {
         }
         (label < self.labels).then_some(label)
     }
+}
+
+/// The hash that archives record of `table` and a prior's file `text`
+/// together: FNV-1a of the table's hash (8 bytes LE) and the file.
+fn prior_hash(table: &OpeningTable, text: &str) -> u64 {
+    let mut bytes = table.hash().to_le_bytes().to_vec();
+    bytes.extend_from_slice(text.as_bytes());
+    fnv1a(&bytes)
 }
 
 /// The number of rating bands ([`rating_band`]) that archives of format 12
@@ -1027,13 +1033,13 @@ impl BandPriors {
                     .filter(|r| r.len() == RATING_BANDS)
             })
             .collect::<Option<_>>()?;
+        let hash = prior_hash(table, text);
         let bands = (0..RATING_BANDS)
             .map(|b| {
                 let counts: Vec<u64> = rows.iter().map(|r| r[b]).collect();
-                LabelPrior::of_counts(table, &counts, text)
+                LabelPrior::of_counts(table, &counts, hash)
             })
             .collect::<Option<Vec<_>>>()?;
-        let hash = bands.first()?.hash;
         Some(BandPriors { bands, hash })
     }
 
