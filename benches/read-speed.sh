@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Read speed of two builds side by side, in one run (issue 40): the move
 # model's plies a second on one core (`stats --holdout --threads 1`),
-# `decompress` on one and two threads and listings of the tags that the
+# `decompress` on one and two threads (of archives written with the
+# default codec and with `fast`) and listings of the tags that the
 # moves give (`ECO`, `Opening`), each best of ROUNDS runs, the
 # builds alternating so that a noisy machine slows both alike.
 #
@@ -29,9 +30,14 @@ secs() { /usr/bin/time -f %e "$@" 2>&1 >/dev/null | tail -1; }
 
 echo "| what | base | new | new / base |"
 echo "|---|---|---|---|"
-for f in lichess masters; do
-    "$base" compress -q -f "$work/$f.pgn" -o "$work/$f.chpk"
-    mb=$(stat -c %s "$work/$f.pgn")
+# Each file's archive with the default codec (`model`), and with `fast`
+# (larger, for archives read far more often than written).
+for f in lichess masters lichess.fast masters.fast; do
+    pgn=$work/${f%.fast}.pgn
+    codec=model
+    [[ $f == *.fast ]] && codec=fast
+    "$base" compress -q -f --codec "$codec" "$pgn" -o "$work/$f.chpk"
+    mb=$(stat -c %s "$pgn")
     for t in 1 2; do
         declare -A s=()
         for _ in $(seq "$rounds"); do
@@ -42,9 +48,9 @@ for f in lichess masters; do
         done
         sb=$(tr ' ' '\n' <<<"${s[base]}" | grep . | best)
         sn=$(tr ' ' '\n' <<<"${s[new]}" | grep . | best)
-        awk -v f="$f" -v t="$t" -v mb="$mb" -v b="$sb" -v n="$sn" 'BEGIN {
-            printf "| decompress %s, %d thread%s, MB/s of PGN | %.1f | %.1f | %.2f |\n",
-                f, t, (t > 1 ? "s" : ""), mb / 1e6 / b, mb / 1e6 / n, b / n }'
+        awk -v f="${f%.fast}" -v c="$codec" -v t="$t" -v mb="$mb" -v b="$sb" -v n="$sn" 'BEGIN {
+            printf "| decompress %s%s, %d thread%s, MB/s of PGN | %.1f | %.1f | %.2f |\n",
+                f, (c == "fast" ? " (`fast` archive)" : ""), t, (t > 1 ? "s" : ""), mb / 1e6 / b, mb / 1e6 / n, b / n }'
     done
 done
 # Listing the tags that the moves give (`ECO`, `Opening`) on one thread,

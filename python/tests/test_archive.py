@@ -115,6 +115,24 @@ def test_issue_40_the_archive_is_an_arrow_stream(archive_path):
     assert reader.read_all().to_pylist() == table.select(["game", "White", "ECO"]).to_pylist()
 
 
+def test_issue_40_a_fast_archive_reads_the_same_rows(tmp_path):
+    """An archive written with `fast` (larger, read faster: the issue's
+    reading targets) gives every row and the text that a `model` archive
+    of the same games gives, and its header names its codec."""
+    model, fast = tmp_path / "model.chpk", tmp_path / "fast.chpk"
+    chesspack.compress(SAMPLE, model, threads=1, block_games=8)
+    chesspack.compress(SAMPLE, fast, "fast", threads=1, block_games=8)
+    a, f = chesspack.Archive(model), chesspack.Archive(fast)
+    assert (a.codec, f.codec) == ("model", "fast")
+    assert os.path.getsize(fast) > os.path.getsize(model)
+    rows = f.to_arrow().to_pylist()
+    assert rows == a.to_arrow().to_pylist() and sum(len(r["moves"]) for r in rows) > 1000
+    texts = [tmp_path / "m.pgn", tmp_path / "f.pgn"]
+    for p, t in zip((model, fast), texts):
+        chesspack.decompress(p, t)
+    assert texts[0].read_bytes() == texts[1].read_bytes() == SAMPLE.read_bytes()
+
+
 def test_python_chess_games(archive_path):
     a = chesspack.Archive(archive_path)
     g = a.game(0)
