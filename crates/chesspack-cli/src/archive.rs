@@ -54,7 +54,7 @@ pub struct CompressArgs {
     force: bool,
     /// Move codec (`chesspack codecs` lists them; default `model`, and
     /// `fast` for a binpack, which also takes `model`). `fast` archives of
-    /// games are 12–34% larger and decompress about six times faster: for
+    /// games are 12–34% larger and decompress five to six times faster: for
     /// archives read far more often than written.
     #[arg(long)]
     codec: Option<String>,
