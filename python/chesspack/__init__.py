@@ -682,7 +682,7 @@ class Archive(Sequence):
         into columns; columns of tags alone decode no moves (but the first
         plies of a game whose ``ECO``/``Opening`` the moves give in an
         archive that left them to the moves: ``compress(derive_eco=True)``,
-        or written before issue 40's sixth round)."""
+        or a version before archive format 12)."""
         return self._a.read_block(block, pgn, columns)
 
     def to_arrow(self, pgn: bool = False, columns: list[str] | None = None) -> "pa.Table":

@@ -72,7 +72,10 @@ pub struct CompressArgs {
     /// The most PGN text in one block, in KiB.
     #[arg(long, default_value_t = archive::Options::default().block_bytes >> 10)]
     block_kib: usize,
-    /// Keep the opening of a game with an `ECO` tag alone (master games) out of the archive: it is worked out from the game's first moves when read. Archives of master games ~0.7% smaller; listing their `ECO` ~10 times slower
+    /// Keep the opening of a game with an `ECO` tag alone (master games)
+    /// out of the archive: it is worked out from the game's first moves
+    /// when read. Archives of master games ~0.7% smaller; listing their
+    /// `ECO` ~10 times slower.
     #[arg(long)]
     derive_eco: bool,
     /// Print the bytes of each column.

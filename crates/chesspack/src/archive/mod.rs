@@ -338,7 +338,7 @@ impl Default for Options {
             block_games: 4096,
             block_bytes: 4 << 20,
             level: 15,
-            openings: Openings::Every,
+            openings: Openings::default(),
         }
     }
 }
