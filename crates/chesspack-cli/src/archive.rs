@@ -653,6 +653,15 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         return out.commit();
     }
     let mut reader = open_archive(&args.input)?;
+    if let Some(why) = reader.header_error() {
+        let msg = format!("{}: {why}", args.input);
+        if !args.skip_damaged {
+            bail!(
+                "{msg} (--skip-damaged reads the archive with the copy of its header in the index)"
+            );
+        }
+        eprintln!("chesspack: {msg}; reading the copy of the header in the index");
+    }
     let reader_index_error = reader.index_error().is_some();
     if let Some(why) = reader.index_error() {
         let msg = format!(
@@ -937,10 +946,13 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
     if problems.is_empty() {
         outln!(
             "ok: every block passes its checksums and decodes{}",
-            if header.version >= 4 {
-                " to the text it was made from"
-            } else {
-                " (format 3 and older keep no checksum of the text)"
+            match header.version {
+                13.. => " to the input's bytes (each block's checksum is of its games' text as it was read)".to_string(),
+                4.. => format!(
+                    " to the same games (format {} checks the games' canonical text, not the input's bytes)",
+                    header.version
+                ),
+                _ => " (format 3 and older keep no checksum of the text)".to_string(),
             }
         );
         Ok(())

@@ -76,6 +76,10 @@ pub(super) fn read_index(
         };
         let lead = take_end()?;
         let tail = take_end()?;
+        if version >= HEADER_COPY_VERSION {
+            // The header's copy, read by [`header_from_index`].
+            take_end()?;
+        }
         if !rest.is_empty() {
             return Err("bad index length".into());
         }
@@ -106,6 +110,52 @@ pub(super) fn read_index(
         return Err("footer game count does not match the index".into());
     }
     Ok((entries, ends))
+}
+
+/// The header from the copy in the index (format 13), for an archive whose
+/// header is damaged: the header and its length, or `None` where the
+/// footer, the index or the copy is missing or damaged.
+pub(super) fn header_from_index(
+    r: &mut (impl Read + Seek),
+    file_len: u64,
+) -> Option<(Header, u64)> {
+    if file_len < FOOTER_LEN + 12 {
+        return None;
+    }
+    r.seek(SeekFrom::Start(file_len - FOOTER_LEN)).ok()?;
+    let mut footer = [0u8; FOOTER_LEN as usize];
+    r.read_exact(&mut footer).ok()?;
+    if &footer[16..] != FOOTER_MAGIC {
+        return None;
+    }
+    let index_offset = crate::le::u64_at(&footer, 0);
+    let index_end = file_len - FOOTER_LEN;
+    if index_offset.saturating_add(12) > index_end {
+        return None;
+    }
+    let mut index = vec![0u8; (index_end - index_offset) as usize];
+    r.seek(SeekFrom::Start(index_offset)).ok()?;
+    r.read_exact(&mut index).ok()?;
+    let (body, crc) = index.split_at(index.len() - 4);
+    let mut hasher = crc32fast::Hasher::new();
+    hasher.update(body);
+    hasher.update(&footer[..16]);
+    if hasher.finalize() != crate::le::u32_at(crc, 0) || &body[..4] != INDEX_MAGIC {
+        return None;
+    }
+    let n = crate::le::u32_at(body, 4) as usize;
+    let mut rest = body.get(n.checked_mul(16)?.checked_add(8)?..)?;
+    let mut ends = Vec::with_capacity(3);
+    for _ in 0..3 {
+        let (len, after) = rest.split_at_checked(4)?;
+        let len = crate::le::u32_at(len, 0) as usize;
+        let (bytes, after) = after.split_at_checked(len)?;
+        ends.push(bytes);
+        rest = after;
+    }
+    let mut copy = ends[2];
+    let (header, len) = Header::read(&mut copy).ok()?;
+    (header.version >= HEADER_COPY_VERSION && copy.is_empty()).then_some((header, len))
 }
 
 /// Finds blocks by walking their frames from the header on, stopping at the

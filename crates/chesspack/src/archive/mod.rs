@@ -131,7 +131,7 @@ use crate::game::GameCodec;
 use self::{
     games::decode_one,
     header::read_exact_or,
-    index::{read_index, scan_blocks},
+    index::{header_from_index, read_index, scan_blocks},
 };
 pub use self::{
     games::{
@@ -177,7 +177,7 @@ pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// codes each label with the prior of the game's rating band (the
 /// `WhiteElo` and `BlackElo` tags before it), and the header's opening
 /// hash covers those priors.
-pub const FORMAT_VERSION: u8 = 12;
+pub const FORMAT_VERSION: u8 = 13;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
 /// The first version whose header's opening hash is that of the table and
@@ -202,6 +202,8 @@ fn openings_hash(version: u8) -> u64 {
 }
 /// The first version with text checksums, file ends and a checked footer.
 const CHECKED_VERSION: u8 = 4;
+/// The first version with a copy of the header in the index.
+const HEADER_COPY_VERSION: u8 = 13;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";
 const INDEX_MAGIC: &[u8; 4] = b"CPKI";
 const FOOTER_MAGIC: &[u8; 8] = b"CHPKEND\n";

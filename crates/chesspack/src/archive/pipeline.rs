@@ -265,6 +265,11 @@ impl Pipeline {
         progress: OnProgress<'_>,
     ) -> Result<VerifyReport, ArchiveError> {
         let mut report = VerifyReport::default();
+        if let Some(why) = reader.header_error() {
+            report
+                .problems
+                .push(format!("header: {why} (its copy in the index was read)"));
+        }
         if let Some(why) = reader.index_error() {
             report
                 .problems

@@ -15,6 +15,9 @@ pub struct ArchiveReader<R> {
     /// Why the index could not be used, if it could not (the entries then
     /// come from a scan of the blocks).
     pub(super) index_error: Option<String>,
+    /// Why the header could not be read, where its copy in the index was
+    /// read instead.
+    pub(super) header_error: Option<String>,
     /// Games before each block.
     pub(super) first_game: Vec<u64>,
 }
@@ -30,9 +33,23 @@ impl<R: Read + Seek> ArchiveReader<R> {
     /// does not have, a damaged header, an I/O error.
     pub fn open(mut r: R) -> Result<ArchiveReader<R>, ArchiveError> {
         r.seek(SeekFrom::Start(0))?;
-        let (header, header_len) = Header::read(&mut r)?;
-        let codec = header.codec()?;
+        let read = Header::read(&mut r);
         let file_len = r.seek(SeekFrom::End(0))?;
+        // A damaged header is read from its copy in the index (format 13).
+        let (header, header_len, header_error) = match read {
+            Ok((header, len)) => (header, len, None),
+            Err(
+                e @ (ArchiveError::Io(_)
+                | ArchiveError::Header(_)
+                | ArchiveError::NotAnArchive
+                | ArchiveError::UnsupportedVersion(_)),
+            ) => match header_from_index(&mut r, file_len) {
+                Some((header, len)) => (header, len, Some(e.to_string())),
+                None => return Err(e),
+            },
+            Err(e) => return Err(e),
+        };
+        let codec = header.codec()?;
         let (entries, ends, index_error) =
             match read_index(&mut r, header_len, file_len, header.version) {
                 Ok((entries, ends)) => (entries, ends, None),
@@ -55,8 +72,15 @@ impl<R: Read + Seek> ArchiveReader<R> {
             entries,
             ends,
             index_error,
+            header_error,
             first_game,
         })
+    }
+
+    /// Why the header could not be read, where it was read from its copy
+    /// in the index instead (format 13).
+    pub fn header_error(&self) -> Option<&str> {
+        self.header_error.as_deref()
     }
 
     /// A writer of this archive's games as the file they came from (see

@@ -12,6 +12,8 @@ pub(crate) struct ArchiveWriter<W: Write> {
     /// The first block's lead and the last block's tail.
     pub(super) lead: Vec<u8>,
     pub(super) tail: Vec<u8>,
+    /// The header's bytes, copied into the index (format 13).
+    pub(super) header: Vec<u8>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -36,6 +38,7 @@ impl<W: Write> ArchiveWriter<W> {
             games: 0,
             lead: Vec::new(),
             tail: Vec::new(),
+            header,
         })
     }
 
@@ -89,7 +92,9 @@ impl<W: Write> ArchiveWriter<W> {
             index.extend_from_slice(&e.len.to_le_bytes());
             index.extend_from_slice(&e.games.to_le_bytes());
         }
-        for end in [&self.lead, &self.tail] {
+        // From format 13 a copy of the header, which a reader uses when
+        // the header is damaged.
+        for end in [&self.lead, &self.tail, &self.header] {
             index.extend_from_slice(&(end.len() as u32).to_le_bytes());
             index.extend_from_slice(end);
         }

@@ -207,13 +207,14 @@ fn public_items() -> usize {
 /// with. Issue 40 raised it to 262: `archive::Openings`, which games'
 /// openings an archive keeps (master games' too, or not), and
 /// `train::opening_prior_bands`, the label priors by rating band of format
-/// 12.
+/// 12. Issue 56 raised it to 263: `ArchiveReader::header_error`, which
+/// says that a damaged header was read from its copy in the index.
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
     assert!(
-        n <= 262,
-        "{n} public items (issue 40, 41, 42, 44: at most 262)"
+        n <= 263,
+        "{n} public items (issue 40, 41, 42, 44: at most 263)"
     );
 }

@@ -26,6 +26,9 @@
 //! * `verbatim` + 2 (format 10): the block's last game is a piece of a
 //!   game text longer than 8 MiB, which goes on at the start of the next
 //!   block (as games of kind [`KIND_PIECE`]).
+//! * `kind` + 2 (format 13): a 14th column, `layout`, follows
+//!   `tag-numbers`: each parsed game's layout, which turns its canonical
+//!   text into the input's bytes (see the `layout` module).
 //!
 //! Format 3 also stores a game whose movetext is moves alone as one event
 //! (`E_LINE`) with the codec's self-ending stream, instead of an event per
@@ -34,6 +37,7 @@
 use shakmaty::{Chess, Move, Position};
 
 mod annotations;
+mod layout;
 mod lengths;
 
 pub(super) use lengths::{decode_low, encode_low};
@@ -60,9 +64,10 @@ pub const COLUMNS: [&str; N_COLUMNS] = [
     "evals",
     "eval-text",
     "tag-numbers",
+    "layout",
 ];
 
-const N_COLUMNS: usize = 13;
+const N_COLUMNS: usize = 14;
 
 const KIND: usize = 0;
 const VERBATIM: usize = 1;
@@ -78,6 +83,13 @@ const EVALS: usize = 10;
 const EVAL_TEXT: usize = 11;
 /// Format 7: the numbers of the tag values' marks, range-coded.
 const TAG_NUMBERS: usize = 12;
+/// Format 13: each parsed game's layout ([`layout::Layout`]), which
+/// gives the input's bytes back from the canonical text.
+const LAYOUT: usize = 13;
+
+/// Column method bit of `kind`: the block has a `layout` column (format
+/// 13), after `tag-numbers`; blocks without it give canonical text.
+const METHOD_LAYOUT: u8 = 2;
 
 /// Column method bit: the `tag-values` column marks repeated values
 /// ([`Marks::Repeat`](super::tags::Marks::Repeat)); the low bit says raw (0) or zstd (1). Archives

@@ -6,14 +6,16 @@ use shakmaty::{Chess, Move};
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK,
     E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
-    EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines, MAX_COLUMN,
+    EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, LAYOUT, Lines, MAX_COLUMN,
     METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
-    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
-    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS,
+    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
+    TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
     ends_game, get_varint,
+    layout::Layout,
     lengths::{LengthCoder, Lengths},
     outcome_of, spell_annotated, to_crlf,
 };
@@ -42,6 +44,8 @@ struct Stored {
     /// How the `clocks` and the `evals` streams are coded.
     clock_coding: Coding,
     eval_coding: Coding,
+    /// Whether the block has a `layout` column (format 13).
+    layouts: bool,
 }
 
 fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
@@ -53,9 +57,10 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut tag_marks = Marks::None;
     let mut coded_lengths = false;
     let mut codings = [Coding::Plain; 2];
+    let mut layouts = false;
     for (i, name) in COLUMNS.iter().enumerate() {
-        if i == TAG_NUMBERS && tag_marks < Marks::Times {
-            // Blocks before format 7 have no such column.
+        if (i == TAG_NUMBERS && tag_marks < Marks::Times) || (i == LAYOUT && !layouts) {
+            // Blocks before format 7 (13) have no such column.
             data.push(Vec::new());
             continue;
         }
@@ -88,6 +93,9 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
                 codings[usize::from(i == EVALS)] = Coding::Contexts;
             }
             method & !METHOD_ANNOTATION_CONTEXTS
+        } else if i == KIND {
+            layouts = method & METHOD_LAYOUT != 0;
+            method & !METHOD_LAYOUT
         } else if i == VERBATIM {
             // Whether the last game goes on in the next block: see
             // [`last_game_continues`].
@@ -126,6 +134,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         coded_lengths,
         clock_coding: codings[0],
         eval_coding: codings[1],
+        layouts,
     })
 }
 
@@ -272,6 +281,7 @@ pub(crate) fn decode_block_until(
         Lengths::Varints(&d[MOVE_LENGTHS])
     };
     let mut comments = d[COMMENTS].as_slice();
+    let mut layouts = d[LAYOUT].as_slice();
     let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
     let mut evals = BinaryDecoder::new(&d[EVALS]);
     let mut annotation_coders = AnnotationCoders {
@@ -329,6 +339,13 @@ pub(crate) fn decode_block_until(
                 }
                 continue;
             }
+            // The layout of its text (format 13).
+            let layout = if stored.layouts {
+                let l = Layout::decode(&mut layouts)?;
+                matches!(w, Want::Text | Want::Record).then_some(l)
+            } else {
+                None
+            };
             // Tags (for a skipped game only its time control, which the clock
             // stream needs).
             let mut tags = Vec::new();
@@ -456,6 +473,7 @@ pub(crate) fn decode_block_until(
                     PendingGame {
                         want: w,
                         kind: game_kind,
+                        layout,
                         tags,
                         predicted,
                         label,
@@ -479,7 +497,12 @@ pub(crate) fn decode_block_until(
         if move_lengths.overrun() {
             return Err("move-lengths column does not match the games".into());
         }
-        if kind.next().is_some() || !verbatim.is_empty() || !seq.is_empty() || !events.is_empty() {
+        if kind.next().is_some()
+            || !verbatim.is_empty()
+            || !seq.is_empty()
+            || !events.is_empty()
+            || !layouts.is_empty()
+        {
             return Err("columns hold more than the game count".into());
         }
         Ok(())
@@ -495,6 +518,8 @@ struct PendingGame<'a> {
     /// [`Want::Text`], [`Want::Record`] or [`Want::Tags`].
     want: Want,
     kind: u8,
+    /// The layout of its text, for its text (format 13).
+    layout: Option<Layout>,
     tags: Vec<(Vec<u8>, Vec<u8>)>,
     /// Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
     predicted: Vec<(usize, usize)>,
@@ -518,6 +543,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     let PendingGame {
         want,
         kind,
+        layout,
         mut tags,
         predicted,
         label,
@@ -724,7 +750,9 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     };
     let mut out = Vec::new();
     text::write(&game, &mut out);
-    if kind & KIND_CRLF != 0 {
+    if let Some(layout) = layout {
+        out = layout.apply(&out, kind & KIND_CRLF != 0)?;
+    } else if kind & KIND_CRLF != 0 {
         out = to_crlf(&out);
     }
     if want == Want::Record {

@@ -5,17 +5,18 @@ use shakmaty::{Chess, Move};
 use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL,
     E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT,
-    EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, Lines,
+    EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, LAYOUT, Lines,
     METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
-    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS,
-    METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES,
-    VERBATIM, annotated_pattern,
+    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS,
+    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS,
+    TAG_SEQ, TAG_VALUES, VERBATIM, annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
     ends_game, is_crlf,
+    layout::{self, Style},
     lengths::LengthCoder,
-    outcome_code, put_varint, to_crlf, trailing_whitespace,
+    outcome_code, put_varint, trailing_whitespace,
 };
 use crate::{
     archive::{
@@ -413,6 +414,8 @@ pub(crate) fn encode_block(
     };
     let mut text_crc = crc32fast::Hasher::new();
     let mut canonical = Vec::new();
+    // The style of the last game with one, which the next tries first.
+    let mut style = Style::default();
     for chunk in chunks {
         report.input_bytes += chunk.bytes.len() as u64;
         if chunk.continues {
@@ -437,14 +440,27 @@ pub(crate) fn encode_block(
                     detail: "nul byte in a tag value".into(),
                 });
             }
-            cols.add_game(&game, codec)?;
+            // The layout that gives the input's bytes back (format 13),
+            // checked before the game is added.
             canonical.clear();
             text::write(&game, &mut canonical);
-            if is_crlf(&chunk.bytes) {
-                *cols.data[KIND].last_mut().expect("a game was added") |= KIND_CRLF;
-                canonical = to_crlf(&canonical);
+            let crlf = is_crlf(&chunk.bytes);
+            let layout = layout::find(&canonical, &chunk.bytes, crlf, &style);
+            if layout.apply(&canonical, crlf).as_deref() != Ok(&chunk.bytes[..]) {
+                return Err(Unparsed {
+                    category: "layout",
+                    detail: "the layout does not give the text back".into(),
+                });
             }
-            text_crc.update(&canonical);
+            cols.add_game(&game, codec)?;
+            if crlf {
+                *cols.data[KIND].last_mut().expect("a game was added") |= KIND_CRLF;
+            }
+            if layout.style != Style::default() {
+                style.clone_from(&layout.style);
+            }
+            layout.encode(&mut cols.data[LAYOUT]);
+            text_crc.update(&chunk.bytes);
             Ok(())
         });
         if let Err(u) = result {
@@ -505,6 +521,7 @@ pub(crate) fn encode_block(
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
             VERBATIM if chunks.last().is_some_and(|c| c.more) => method | METHOD_CONTINUES,
+            KIND => method | METHOD_LAYOUT,
             _ => method,
         });
         put_varint(&mut payload, data.len() as u64);
