@@ -540,7 +540,7 @@ fn compress_reads_stdin_and_writes_stdout() {
     let back = child.wait_with_output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&back.stdout),
-        "1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n"
+        "1.e4 e5 2.Qh5 Nc6 3.Bc4 Nf6 4.Qxf7# 1-0\n"
     );
 }
 

@@ -203,7 +203,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
     /// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
     /// let mut out = Vec::new();
     /// r.write_game(2, true, &mut out).unwrap();
-    /// assert_eq!(out, b"1. d4 *\n\n");
+    /// assert_eq!(out, b"1. d4 *\n");
     /// ```
     pub fn write_game(
         &mut self,

@@ -469,6 +469,11 @@ pub(crate) fn encode_block(
             text_crc.update(&chunk.bytes);
         }
     }
+    // A block whose games are all canonical needs no layout column.
+    let layouts = cols.data[LAYOUT].iter().any(|&b| b != 0);
+    if !layouts {
+        cols.data[LAYOUT].clear();
+    }
     let labels = cols.tag_state.codes_labels();
     let band_labels = cols.tag_state.codes_band_labels();
     let mut names = Vec::new();
@@ -489,6 +494,9 @@ pub(crate) fn encode_block(
     let mut payload = Vec::new();
     put_varint(&mut payload, chunks.len() as u64);
     for (i, data) in cols.data.iter().enumerate() {
+        if i == LAYOUT && !layouts {
+            continue;
+        }
         report.raw[i] = data.len() as u64;
         let compressed = if matches!(i, MOVES | MOVE_LENGTHS | CLOCKS | EVALS | TAG_NUMBERS)
             || data.is_empty()
@@ -521,7 +529,7 @@ pub(crate) fn encode_block(
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
             VERBATIM if chunks.last().is_some_and(|c| c.more) => method | METHOD_CONTINUES,
-            KIND => method | METHOD_LAYOUT,
+            KIND if layouts => method | METHOD_LAYOUT,
             _ => method,
         });
         put_varint(&mut payload, data.len() as u64);
