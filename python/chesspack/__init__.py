@@ -640,6 +640,11 @@ class Archive(Sequence):
     def __repr__(self) -> str:
         return f"Archive({self.path!r}: {len(self)} games, codec {self.codec})"
 
+    def raw(self, i: int) -> bytes:
+        """Game ``i``'s text as the input had it, byte for byte (``a[i]``
+        is the same as text: UTF-8, or Latin-1 where it is not UTF-8)."""
+        return self._a.game_bytes(i)
+
     def game(self, i: int) -> "chess.pgn.Game":
         """Game ``i`` as a ``chess.pgn.Game`` (python-chess)."""
         import chess.pgn
@@ -713,10 +718,14 @@ class Archive(Sequence):
 
 
 def _text(b: bytes) -> str:
-    # PGN is text; a verbatim game with bytes that are not UTF-8 keeps them
-    # as surrogate escapes, so that .encode("utf-8", "surrogateescape")
-    # gives the stored bytes back.
-    return b.decode("utf-8", "surrogateescape")
+    # One rule everywhere (chesspack.pgn::text, issue 56): UTF-8 where the
+    # bytes are UTF-8, else Latin-1, a character a byte; the same as tags(),
+    # the Arrow columns and `chesspack list` show. Archive.raw(i) gives
+    # the game's bytes.
+    try:
+        return b.decode("utf-8")
+    except UnicodeDecodeError:
+        return b.decode("latin-1")
 
 
 class TrainingArchive:

@@ -179,6 +179,10 @@ pub struct Archive {
     /// 0-based number of each block's first game.
     first: Vec<u64>,
     games: u64,
+    /// The tags of every game of the block whose tags were asked for
+    /// last: a loop over `tags(i)` decodes each block's tags once
+    /// (issue 56), not a block's start again for each game.
+    tags_of_block: Mutex<Option<(usize, Arc<Vec<archive::GameTags>>)>>,
 }
 
 impl Archive {
@@ -272,6 +276,7 @@ impl Archive {
             codec,
             first,
             reader: Mutex::new(reader),
+            tags_of_block: Mutex::new(None),
         })
     }
 
@@ -335,32 +340,50 @@ impl Archive {
     /// tags(i) -> list[tuple[str, str]]
     ///
     /// The tag pairs of game `i` in their order, without decoding moves
-    /// (but that game's first plies, where the archive stores its `ECO` or
-    /// `Opening` tag as what the moves give); the games after it are not
-    /// read.
+    /// (but the first plies of a game whose `ECO` or `Opening` tag the
+    /// archive stores as what the moves give). The first call for a block
+    /// reads the tags of all its games, which the next calls for that block
+    /// take: a loop over `tags(i)` costs the same for every `i`.
     fn tags(&self, py: Python<'_>, i: i64) -> PyResult<Vec<(String, String)>> {
         let j = self.index(i)?;
         let block = self.first.partition_point(|&f| f <= j) - 1;
-        let payload = self.payload(block)?;
-        let codec = self.codec.as_ref();
         let local = (j - self.first[block]) as usize;
-        // That game's tags alone: the games after it are not read, and no
-        // other game's moves are decoded.
-        let tags = py
-            .detach(|| archive::game_tags(codec, &payload, local))
-            .map_err(|e| archive_err(&self.path, e))?;
+        let cached = self
+            .tags_of_block
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .filter(|(b, _)| *b == block)
+            .map(|(_, t)| Arc::clone(t));
+        let all = match cached {
+            Some(t) => t,
+            None => {
+                let payload = self.payload(block)?;
+                let codec = self.codec.as_ref();
+                let t = Arc::new(
+                    py.detach(|| archive::block_tags(codec, &payload))
+                        .map_err(|e| archive_err(&self.path, e))?,
+                );
+                *self.tags_of_block.lock().unwrap_or_else(|p| p.into_inner()) =
+                    Some((block, Arc::clone(&t)));
+                t
+            }
+        };
+        let tags = all
+            .get(local)
+            .ok_or_else(|| PyIndexError::new_err(format!("game {i}: not in its block's tags")))?;
         match tags {
             Ok(t) => Ok(t
-                .into_iter()
+                .iter()
                 .map(|(k, v)| {
                     (
-                        String::from_utf8_lossy(&k).into_owned(),
-                        String::from_utf8_lossy(&v).into_owned(),
+                        chesspack::pgn::text(k).into_owned(),
+                        chesspack::pgn::text(v).into_owned(),
                     )
                 })
                 .collect()),
             // A verbatim game: its tags as the PGN reader finds them.
-            Err(text) => Ok(rows::read(&text).tags),
+            Err(text) => Ok(rows::read(text).tags),
         }
     }
 

@@ -58,7 +58,7 @@ pub struct Row {
 impl Row {
     /// The row of a game's tags alone.
     pub fn of_tags(tags: Vec<(Vec<u8>, Vec<u8>)>) -> Row {
-        let text = |b: &[u8]| String::from_utf8_lossy(b).into_owned();
+        let text = |b: &[u8]| chesspack::pgn::text(b).into_owned();
         Row {
             tags: tags.iter().map(|(k, v)| (text(k), text(v))).collect(),
             ..Row::default()
@@ -114,8 +114,8 @@ impl Visitor for RowVisitor {
 
     fn tag(&mut self, tags: &mut Self::Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<Row> {
         tags.push((
-            String::from_utf8_lossy(name).into_owned(),
-            value.decode_utf8_lossy().into_owned(),
+            chesspack::pgn::text(name).into_owned(),
+            chesspack::pgn::text(&value.decode()).into_owned(),
         ));
         ControlFlow::Continue(())
     }
@@ -259,7 +259,7 @@ pub fn batch(
     if let Some(texts) = texts {
         let mut b = StringBuilder::new();
         for t in texts {
-            b.append_value(String::from_utf8_lossy(t));
+            b.append_value(chesspack::pgn::text(t));
         }
         columns.push(Arc::new(b.finish()));
     }

@@ -302,3 +302,41 @@ def test_regression_issue_44_a_game_longer_than_8_mib_is_one_game(tmp_path):
     assert events == ["Small", "Marathon", "Small"]
     straight = [r for b in range(len(a.blocks())) for r in a.read_block(b).to_pylist()]
     assert [(r["game"], r["Event"]) for r in straight] == [(0, "Small"), (1, "Marathon"), (2, "Small")]
+
+
+def test_issue_56_bytes_that_are_not_utf8_show_alike_everywhere(tmp_path):
+    """A name in Latin-1 (an older database's) reads the same in a[i],
+    game(i), tags(i) and the Arrow columns: UTF-8 where the bytes are UTF-8,
+    else Latin-1; raw(i) and decompress give the input's bytes back."""
+    src = tmp_path / "latin1.pgn"
+    data = (
+        b'[White "M\xfcller"]\n[Black "Bj\xc3\xb6rk"]\n[Result "1-0"]\n\n1.e4 e5 2.Qh5?! Nc6 3.Bc4 Nf6\n4.Qxf7# 1-0\n\n'
+        b'[White "\xe9t\xe9"]\n[Black "b"]\n[Result "*"]\n\n1. d4 { caf\xe9 } *\n'
+    )
+    src.write_bytes(data)
+    packed = tmp_path / "latin1.chpk"
+    chesspack.compress(src, packed, threads=1)
+    a = chesspack.Archive(packed)
+    assert a.raw(0) + a.raw(1) == data
+    assert a.tags(0)["White"] == "Müller" and a.tags(0)["Black"] == "Björk"
+    assert a.tags(1)["White"] == "été"
+    assert 'White "Müller"' in a[0] and "café" in a[1]
+    assert a.game(0).headers["White"] == "Müller"
+    rows = a.to_arrow(pgn=True).to_pylist()
+    assert [r["White"] for r in rows] == ["Müller", "été"]
+    assert rows[1]["pgn"] == a[1]
+    out = tmp_path / "back.pgn"
+    chesspack.decompress(packed, out)
+    assert out.read_bytes() == data
+
+
+def test_issue_56_a_loop_over_tags_reads_each_block_once(archive_path):
+    """tags(i) in a loop gives each game's tags, the same as the Arrow
+    columns, from any block in any order."""
+    a = chesspack.Archive(archive_path)
+    table = a.to_arrow(columns=["game", "White", "Black", "Result"]).to_pylist()
+    order = list(range(len(a)))[::-1] + list(range(len(a)))
+    for i in order:
+        t = a.tags(i)
+        row = table[i]
+        assert (t.get("White"), t.get("Black"), t.get("Result")) == (row["White"], row["Black"], row["Result"])

@@ -853,7 +853,7 @@ fn verbatim_tag(text: &[u8], name: &str) -> Option<String> {
                 i += 1;
             }
             if key == name.as_bytes() {
-                return Some(String::from_utf8_lossy(&value).into_owned());
+                return Some(chesspack::pgn::text(&value).into_owned());
             }
             let after = quoted.get(i + 1..).unwrap_or_default().trim_ascii_start();
             rest = after.strip_prefix(b"]").unwrap_or(after).trim_ascii_start();
@@ -894,7 +894,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
                     Ok(tags) => tags
                         .iter()
                         .find(|(k, _)| k == name.as_bytes())
-                        .map(|(_, v)| String::from_utf8_lossy(v).into_owned()),
+                        .map(|(_, v)| chesspack::pgn::text(v).into_owned()),
                     Err(text) => verbatim_tag(text, name),
                 };
                 line.push('\t');

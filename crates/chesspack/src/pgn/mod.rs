@@ -233,6 +233,29 @@ struct Movetext {
 
 type Output = Result<Game, SkippedGame>;
 
+/// PGN bytes as text, the one rule chesspack shows them by (issue 56): bytes
+/// that are UTF-8 are read as UTF-8; a value that is not (a name in
+/// Latin-1 from an older database) is read as Latin-1 (ISO 8859-1), each
+/// byte one character, so that no byte is lost or replaced. `list`, the
+/// Python package's tags, texts and Arrow columns all use it.
+///
+/// ```
+/// use chesspack::pgn::text;
+///
+/// assert_eq!(text("Müller".as_bytes()), "Müller");
+/// assert_eq!(text(b"M\xfcller"), "Müller");
+/// ```
+pub fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
+    match std::str::from_utf8(bytes) {
+        Ok(s) => s.into(),
+        Err(_) => bytes
+            .iter()
+            .map(|&b| char::from(b))
+            .collect::<String>()
+            .into(),
+    }
+}
+
 /// The start position described by a game's `Variant` and `FEN` tags.
 ///
 /// ```

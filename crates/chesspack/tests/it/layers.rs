@@ -208,13 +208,14 @@ fn public_items() -> usize {
 /// openings an archive keeps (master games' too, or not), and
 /// `train::opening_prior_bands`, the label priors by rating band of format
 /// 12. Issue 56 raised it to 263: `ArchiveReader::header_error`, which
-/// says that a damaged header was read from its copy in the index.
+/// says that a damaged header was read from its copy in the index, and 264:
+/// `pgn::text`, the one rule that shows PGN bytes as text everywhere.
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
     assert!(
-        n <= 263,
-        "{n} public items (issue 40, 41, 42, 44: at most 263)"
+        n <= 264,
+        "{n} public items (issue 40, 41, 42, 44, 56: at most 264)"
     );
 }
