@@ -586,7 +586,6 @@ class Archive(Sequence):
     [White "Tal"]
     <BLANKLINE>
     1. e4 e5 2. Nf3 1-0
-    <BLANKLINE>
     """
 
     def __init__(
