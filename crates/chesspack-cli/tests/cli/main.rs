@@ -1136,3 +1136,72 @@ fn plain_training_text_compresses_and_comes_back() {
         std::fs::read(reference).unwrap()
     );
 }
+
+/// Three lichess games (`ECO`, `Opening` and moves) written by `fast` in
+/// format 12 (the library's golden archive `GOLDEN_ARCHIVE_V12`), which
+/// gave the canonical layout back.
+const ARCHIVE_V12: &str = concat!(
+    "4348504b0d0a1a0a0c04666173741d26dcfff80f67f37462f12c3db5bd9336e65ee443504b42d100",
+    "000004000000f25d9352040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
+    "000d0d01020001020001020003010200fe5e5e1200120012004332300012004b696e672773205061",
+    "776e2047616d650001000100726e62716b626e722f70707070317070702f382f3470332f3450332f",
+    "382f50505050315050502f524e42514b424e522077204b516b71202d20302032000008080e0d0e0d",
+    "0e0d0e0d00020267d202080800080c6ae95c662c0000000205050000000000020505000000000000",
+    "0000000a0a00b7e497f811b5dde100fc0637ef43504b49010000002200000000000000d100000004",
+    "00000000000000020000000a0a610d2621030100000000000004000000000000004348504b454e44",
+    "0a",
+);
+
+/// Issue 56: `verify` says what it checked: the input's bytes for an
+/// archive of format 13, the same games for an older one; a wrapped,
+/// compact file comes back byte for byte; a flipped header byte needs
+/// `--skip-damaged` and then loses nothing.
+#[test]
+fn regression_issue_56_verify_says_what_it_checked() {
+    let dir = scratch("issue-56");
+    let pgn = dir.join("wrapped.pgn");
+    let text = "[White \"a\"]\n[Result \"1-0\"]\n\n1.e4 e5 2.Nf3 Nc6 3.Bb5 a6\n4.Ba4 Nf6 5.O-O Be7  1-0\n\n";
+    std::fs::write(&pgn, text).unwrap();
+    let chpk = dir.join("wrapped.chpk");
+    ok(&chesspack(&[
+        "compress",
+        "-f",
+        pgn.to_str().unwrap(),
+        "-o",
+        chpk.to_str().unwrap(),
+    ]));
+    let out = ok(&chesspack(&["verify", chpk.to_str().unwrap()]));
+    assert!(
+        out.contains("format 13") && out.contains("decodes to the input's bytes"),
+        "{out}"
+    );
+    assert_eq!(
+        ok(&chesspack(&["decompress", chpk.to_str().unwrap()])),
+        text
+    );
+
+    let old = dir.join("v12.chpk");
+    let hex = ARCHIVE_V12;
+    let bytes: Vec<u8> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).unwrap())
+        .collect();
+    std::fs::write(&old, &bytes).unwrap();
+    let out = ok(&chesspack(&["verify", old.to_str().unwrap()]));
+    assert!(
+        out.contains("decodes to the same games (format 12 checks the games' canonical text"),
+        "{out}"
+    );
+
+    let mut damaged = std::fs::read(&chpk).unwrap();
+    damaged[9] ^= 0x20;
+    let bad = dir.join("bad-header.chpk");
+    std::fs::write(&bad, &damaged).unwrap();
+    let out = chesspack(&["decompress", bad.to_str().unwrap()]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--skip-damaged"));
+    let out = chesspack(&["verify", bad.to_str().unwrap()]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("damaged: header"));
+    let out = chesspack(&["decompress", "--skip-damaged", bad.to_str().unwrap()]);
+    assert_eq!(ok(&out), text);
+}

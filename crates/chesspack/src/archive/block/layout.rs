@@ -149,25 +149,44 @@ fn is_number(token: &[u8]) -> bool {
 }
 
 /// The symbol of a canonical glyph token (`$6`, or `$6)` before a
-/// variation's end), with what follows it.
-fn symbol(token: &[u8]) -> Option<Vec<u8>> {
+/// variation's end); what follows it is `token[2..]`.
+fn symbol(token: &[u8]) -> Option<&'static [u8]> {
     let [b'$', d @ b'1'..=b'6', rest @ ..] = token else {
         return None;
     };
-    if !rest.iter().all(|&b| b == b')') {
-        return None;
-    }
-    let mut out = SYMBOLS[usize::from(d - b'0')].to_vec();
-    out.extend_from_slice(rest);
-    Some(out)
+    rest.iter()
+        .all(|&b| b == b')')
+        .then_some(SYMBOLS[usize::from(d - b'0')])
 }
 
-/// The tokens of a canonical movetext: each with the separator before it
-/// (`None` for the first), a comment and what is glued to it one token.
-fn tokens(movetext: &[u8]) -> Vec<(Option<&[u8]>, &[u8])> {
-    let mut out = Vec::with_capacity(movetext.len() / 4);
-    let mut i = 0;
+/// The separator before a unit of movetext.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Sep<'a> {
+    /// A space where the line may break.
+    Break,
+    /// Given whitespace (a line feed, the result's separator, nothing
+    /// before the first unit).
+    Given(&'a [u8]),
+}
+
+/// Whether a unit begins with a move number (after any `(`).
+fn numbered(unit: &[u8]) -> bool {
+    let t = &unit[unit.iter().take_while(|&&b| b == b'(').count()..];
+    let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
+    digits > 0 && t.get(digits) == Some(&b'.')
+}
+
+/// Calls `f` with each unit of a canonical movetext in `style` (tokens
+/// that no line break parts) and the separator before it. A comment is one
+/// token; tokens are separated by the canonical text's single spaces and
+/// line feeds. One buffer holds the unit being made.
+fn for_units<'a>(movetext: &'a [u8], style: &'a Style, f: &mut dyn FnMut(Sep<'a>, &[u8])) {
     let n = movetext.len();
+    let mut unit: Vec<u8> = Vec::with_capacity(64);
+    let mut sep = Sep::Given(b"");
+    // What the token before was: a move number, a comment.
+    let (mut after_number, mut after_comment, mut first) = (false, false, true);
+    let mut i = 0;
     while i < n {
         let sep_start = i;
         while i < n && matches!(movetext[i], b' ' | b'\n') {
@@ -186,58 +205,14 @@ fn tokens(movetext: &[u8]) -> Vec<(Option<&[u8]>, &[u8])> {
             }
             i += 1;
         }
-        let sep = (sep_start > 0 || !out.is_empty()).then(|| &movetext[sep_start..start]);
-        out.push((sep, &movetext[start..i]));
-    }
-    out
-}
-
-/// The separator before a unit of movetext.
-#[derive(Clone, Debug, PartialEq, Eq)]
-enum Sep {
-    /// A space where the line may break.
-    Break,
-    /// Given whitespace (a line feed, the result's separator, nothing
-    /// before the first unit).
-    Given(Vec<u8>),
-}
-
-/// Whether a unit begins with a move number (after any `(`).
-fn numbered(unit: &[u8]) -> bool {
-    let t = &unit[unit.iter().take_while(|&&b| b == b'(').count()..];
-    let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
-    digits > 0 && t.get(digits) == Some(&b'.')
-}
-
-/// The units of a canonical movetext in `style`: tokens that no line
-/// break parts, each with the separator before it.
-fn units(movetext: &[u8], style: &Style) -> Vec<(Sep, Vec<u8>)> {
-    let toks = tokens(movetext);
-    let mut units: Vec<(Sep, Vec<u8>)> = Vec::with_capacity(toks.len());
-    let last = toks.len().saturating_sub(1);
-    // What the token before was: a move number, a comment.
-    let (mut after_number, mut after_comment) = (false, false);
-    for (k, (sep, token)) in toks.into_iter().enumerate() {
+        let token = &movetext[start..i];
         let number = is_number(token);
         if style.no_black_numbers && after_comment && number && token.ends_with(b"...") {
             after_comment = false;
             continue;
         }
-        let glyph = style.glyphs.then(|| symbol(token)).flatten();
-        let result = k == last && k > 0 && OUTCOMES.iter().any(|o| o.as_bytes() == token);
+        let glyph = if style.glyphs { symbol(token) } else { None };
         let comment = token.starts_with(b"{");
-        let check: Vec<u8>;
-        let token = match glyph.as_deref() {
-            Some(g) => g,
-            None if style.mate_as_check && !comment && token.contains(&b'#') => {
-                check = token
-                    .iter()
-                    .map(|&b| if b == b'#' { b'+' } else { b })
-                    .collect();
-                &check
-            }
-            None => token,
-        };
         let glue: Option<&[u8]> = if glyph.is_some() || (after_number && style.compact) {
             Some(b"")
         } else if (after_number && style.number_kept) || (comment && style.comment_kept) {
@@ -245,30 +220,50 @@ fn units(movetext: &[u8], style: &Style) -> Vec<(Sep, Vec<u8>)> {
         } else {
             None
         };
-        match (sep, units.last_mut(), glue) {
-            (Some(_), Some(unit), Some(g)) => {
-                unit.1.extend_from_slice(g);
-                unit.1.extend_from_slice(token);
-            }
-            (Some(s), _, _) => {
-                let given = if result {
-                    style.result_sep.clone()
-                } else {
-                    None
+        match glue {
+            Some(g) if !first => unit.extend_from_slice(g),
+            _ => {
+                if !first {
+                    f(sep, &unit);
+                }
+                unit.clear();
+                let s = &movetext[sep_start..start];
+                let result = !first && i == n && OUTCOMES.iter().any(|o| o.as_bytes() == token);
+                sep = match &style.result_sep {
+                    _ if first => Sep::Given(b""),
+                    Some(given) if result => Sep::Given(given),
+                    _ if s == b" " => Sep::Break,
+                    _ => Sep::Given(s),
                 };
-                let sep = match given {
-                    Some(g) => Sep::Given(g),
-                    None if s == b" " => Sep::Break,
-                    None => Sep::Given(s.to_vec()),
-                };
-                units.push((sep, token.to_vec()));
             }
-            (None, _, _) => units.push((Sep::Given(Vec::new()), token.to_vec())),
         }
+        match glyph {
+            Some(g) => {
+                unit.extend_from_slice(g);
+                unit.extend_from_slice(&token[2..]);
+            }
+            None if style.mate_as_check && !comment && token.contains(&b'#') => {
+                unit.extend(token.iter().map(|&b| if b == b'#' { b'+' } else { b }));
+            }
+            None => unit.extend_from_slice(token),
+        }
+        first = false;
         after_number = number;
         after_comment = comment;
     }
-    units
+    if !first {
+        f(sep, &unit);
+    }
+}
+
+/// The units of a canonical movetext in `style`, each with the separator
+/// before it (see [`for_units`]).
+fn units<'a>(movetext: &'a [u8], style: &'a Style) -> Vec<(Sep<'a>, Vec<u8>)> {
+    let mut out = Vec::new();
+    for_units(movetext, style, &mut |sep, unit| {
+        out.push((sep, unit.to_vec()))
+    });
+    out
 }
 
 /// The column after `bytes` written at column `col`.
@@ -289,32 +284,41 @@ fn breaks(wrap: Wrap, col: usize, sep: usize, unit: &[u8]) -> bool {
     }
 }
 
-/// Writes `units` cut into lines by `wrap`.
-fn render(units: &[(Sep, Vec<u8>)], wrap: Wrap, out: &mut Vec<u8>) {
-    let mut col = 0usize;
-    for (sep, unit) in units {
+/// Writes units, cut into lines by `wrap`.
+struct Render<'o> {
+    out: &'o mut Vec<u8>,
+    wrap: Wrap,
+    col: usize,
+}
+
+impl Render<'_> {
+    /// Writes `unit` after the separator `sep`.
+    fn unit(&mut self, sep: Sep<'_>, unit: &[u8]) {
         match sep {
             Sep::Break => {
-                if breaks(wrap, col, 1, unit) {
-                    out.push(b'\n');
-                    col = 0;
+                if breaks(self.wrap, self.col, 1, unit) {
+                    self.out.push(b'\n');
+                    self.col = 0;
                 } else {
-                    out.push(b' ');
-                    col += 1;
+                    self.out.push(b' ');
+                    self.col += 1;
                 }
             }
             Sep::Given(s) => {
-                if !s.is_empty() && !s.contains(&b'\n') && breaks(wrap, col, s.len(), unit) {
-                    out.push(b'\n');
-                    col = 0;
+                if !s.is_empty()
+                    && !s.contains(&b'\n')
+                    && breaks(self.wrap, self.col, s.len(), unit)
+                {
+                    self.out.push(b'\n');
+                    self.col = 0;
                 } else {
-                    out.extend_from_slice(s);
-                    col = column_after(col, s);
+                    self.out.extend_from_slice(s);
+                    self.col = column_after(self.col, s);
                 }
             }
         }
-        out.extend_from_slice(unit);
-        col = column_after(col, unit);
+        self.out.extend_from_slice(unit);
+        self.col = column_after(self.col, unit);
     }
 }
 
@@ -328,7 +332,14 @@ pub(crate) fn styled(canonical: &[u8], style: &Style) -> Vec<u8> {
         out.extend_from_slice(&canonical[..end]);
     } else {
         out.extend_from_slice(&canonical[..start]);
-        render(&units(&canonical[start..end], style), style.wrap, &mut out);
+        let mut render = Render {
+            out: &mut out,
+            wrap: style.wrap,
+            col: 0,
+        };
+        for_units(&canonical[start..end], style, &mut |sep, unit| {
+            render.unit(sep, unit)
+        });
     }
     match &style.trailer {
         Some(t) => out.extend_from_slice(t),
@@ -343,7 +354,7 @@ pub(crate) fn styled(canonical: &[u8], style: &Style) -> Vec<u8> {
 /// with some spaces made line breaks.
 #[allow(clippy::type_complexity)]
 fn widths(
-    units: &[(Sep, Vec<u8>)],
+    units: &[(Sep<'_>, Vec<u8>)],
     original: &[u8],
 ) -> Option<(Option<(usize, usize)>, Option<(usize, usize)>)> {
     let (mut fit, mut fill) = ((1usize, usize::MAX), (1usize, usize::MAX));
@@ -505,9 +516,9 @@ impl Patch {
     }
 
     /// `text` patched; an error where the patch does not fit it.
-    fn apply(&self, text: &[u8]) -> Result<Vec<u8>, String> {
+    fn apply(&self, text: Vec<u8>) -> Result<Vec<u8>, String> {
         if self.hunks.is_empty() {
-            return Ok(text.to_vec());
+            return Ok(text);
         }
         let mut out = Vec::with_capacity(text.len() + 64);
         let mut at = 0usize;
@@ -684,7 +695,7 @@ impl Layout {
         } else {
             styled(canonical, &self.style)
         };
-        self.patch.apply(&line_ends(text, crlf))
+        self.patch.apply(line_ends(text, crlf))
     }
 
     /// Appends the layout's record to `out`.
