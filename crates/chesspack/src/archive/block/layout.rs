@@ -546,6 +546,16 @@ impl Patch {
 /// the block's game before, tried first.
 pub(crate) fn find(canonical: &[u8], original: &[u8], crlf: bool, previous: &Style) -> Layout {
     if line_ends(canonical.to_vec(), crlf) == original {
+        // The previous game's style where it gives the same text: a file's
+        // records stay the same bytes (a short game that no wrap breaks,
+        // a game without numbers to glue).
+        if *previous != Style::default() && line_ends(styled(canonical, previous), crlf) == original
+        {
+            return Layout {
+                style: previous.clone(),
+                patch: Patch::default(),
+            };
+        }
         return Layout::default();
     }
     let lf: std::borrow::Cow<'_, [u8]> = if crlf {
@@ -574,8 +584,14 @@ pub(crate) fn find(canonical: &[u8], original: &[u8], crlf: bool, previous: &Sty
         let c_before = canonical_body.strip_suffix(o)?;
         let sep = &before[before.len() - super::trailing_whitespace(before)..];
         let c_sep = &c_before[c_before.len() - super::trailing_whitespace(c_before)..];
-        (sep != c_sep && !sep.is_empty() && before.len() > sep.len() && !c_sep.is_empty())
-            .then(|| sep.to_vec())
+        // A line feed where the canonical text has a space is a wrap's.
+        let wrapped = sep == b"\n" && c_sep == b" ";
+        (sep != c_sep
+            && !wrapped
+            && !sep.is_empty()
+            && before.len() > sep.len()
+            && !c_sep.is_empty())
+        .then(|| sep.to_vec())
     });
     let check = |style: &Style| line_ends(styled(canonical, style), crlf) == original;
     // The previous game's style first: files keep one.
@@ -794,6 +810,16 @@ impl Layout {
     }
 
     /// Whether the game's text is its canonical text.
+    /// Whether the style wraps the movetext.
+    pub(crate) fn wraps(&self) -> bool {
+        self.style.wrap != Wrap::None
+    }
+
+    /// Whether a patch follows the style.
+    pub(crate) fn patched(&self) -> bool {
+        !self.patch.hunks.is_empty()
+    }
+
     #[cfg(test)]
     pub(crate) fn is_canonical(&self) -> bool {
         *self == Layout::default()
@@ -834,7 +860,13 @@ mod tests {
         assert!(compact.style.compact && compact.patch.hunks.is_empty());
         let glyphs = round_trip(c, "[A \"b\"]\n\n1. e4 e5 2. Nf3?! Nc6 3. Bb5 a6 1-0\n\n");
         assert!(glyphs.style.glyphs && glyphs.patch.hunks.is_empty());
-        let wrapped = round_trip(c, "[A \"b\"]\n\n1. e4 e5 2. Nf3 $6\nNc6 3. Bb5 a6\n1-0\n\n");
+        // (The result on a line of its own is the canonical text's, as the
+        // reader finds it.)
+        let on_its_line = "[A \"b\"]\n\n1. e4 e5 2. Nf3 $6 Nc6 3. Bb5 a6\n1-0\n\n";
+        let wrapped = round_trip(
+            on_its_line,
+            "[A \"b\"]\n\n1. e4 e5 2. Nf3 $6\nNc6 3. Bb5 a6\n1-0\n\n",
+        );
         assert_eq!(wrapped.style.wrap, Wrap::Fit(18));
         assert!(wrapped.patch.hunks.is_empty());
         let sep = round_trip(c, "[A \"b\"]\n\n1.e4 e5 2.Nf3 $6 Nc6 3.Bb5 a6  1-0\n\n\n");

@@ -433,7 +433,7 @@ pub(crate) fn encode_block(
         };
         // A game whose parts do not fit its columns (a codec error, a NUL in
         // a tag value) is stored verbatim too.
-        let result = parsed.and_then(|game| {
+        let result = parsed.and_then(|mut game| {
             if game.tags.iter().any(|(_, v)| v.contains(&0)) {
                 return Err(Unparsed {
                     category: "syntax",
@@ -445,7 +445,21 @@ pub(crate) fn encode_block(
             canonical.clear();
             text::write(&game, &mut canonical);
             let crlf = is_crlf(&chunk.bytes);
-            let layout = layout::find(&canonical, &chunk.bytes, crlf, &style);
+            let mut layout = layout::find(&canonical, &chunk.bytes, crlf, &style);
+            // A result that a wrap put on a line of its own: the wrap says
+            // so, and the events need not (one code less in a game of a
+            // wrapped file, where a result starts a line by chance).
+            if game.result_on_new_line && layout.wraps() {
+                let mut alt = Vec::with_capacity(canonical.len());
+                game.result_on_new_line = false;
+                text::write(&game, &mut alt);
+                let l = layout::find(&alt, &chunk.bytes, crlf, &style);
+                if l.wraps() && !l.patched() {
+                    (canonical, layout) = (alt, l);
+                } else {
+                    game.result_on_new_line = true;
+                }
+            }
             if layout.apply(&canonical, crlf).as_deref() != Ok(&chunk.bytes[..]) {
                 return Err(Unparsed {
                     category: "layout",
