@@ -629,12 +629,11 @@ class Archive(Sequence):
     def __getitem__(self, i: Any) -> Any:
         if isinstance(i, slice):
             return [self[j] for j in range(*i.indices(len(self)))]
-        return _text(self._a.game_bytes(i))
+        return self._a.game_text(i)
 
     def __iter__(self) -> Iterator[str]:
         for b in range(len(self._a.blocks())):
-            for t in self._a.block_games(b):
-                yield _text(t)
+            yield from self._a.block_games(b)
 
     def __repr__(self) -> str:
         return f"Archive({self.path!r}: {len(self)} games, codec {self.codec})"
@@ -673,7 +672,7 @@ class Archive(Sequence):
 
     def block_games(self, block: int) -> list[str]:
         """The PGN texts of the games of one block."""
-        return [_text(t) for t in self._a.block_games(block)]
+        return self._a.block_games(block)
 
     def read_block(
         self, block: int, pgn: bool = False, columns: list[str] | None = None
@@ -714,17 +713,6 @@ class Archive(Sequence):
         Polars iterates an archive as its texts: ``pl.from_arrow(
         archive.to_reader())``)."""
         return self.to_reader().__arrow_c_stream__(requested_schema)
-
-
-def _text(b: bytes) -> str:
-    # One rule everywhere (chesspack.pgn::text, issue 56): UTF-8 where the
-    # bytes are UTF-8, else Latin-1, a character a byte; the same as tags(),
-    # the Arrow columns and `chesspack list` show. Archive.raw(i) gives
-    # the game's bytes.
-    try:
-        return b.decode("utf-8")
-    except UnicodeDecodeError:
-        return b.decode("latin-1")
 
 
 class TrainingArchive:

@@ -387,12 +387,25 @@ impl Archive {
         }
     }
 
-    /// block_games(block) -> list[bytes]
+    /// game_text(i) -> str
     ///
-    /// The PGN texts of every game of a block (0-based).
-    fn block_games(&self, py: Python<'_>, block: usize) -> PyResult<Vec<Vec<u8>>> {
+    /// [`game_bytes`](Self::game_bytes) as text, by the library's one rule
+    /// (`chesspack::pgn::text`: UTF-8, else Latin-1).
+    fn game_text(&self, py: Python<'_>, i: i64) -> PyResult<String> {
+        Ok(chesspack::pgn::text(&self.game_bytes(py, i)?).into_owned())
+    }
+
+    /// block_games(block) -> list[str]
+    ///
+    /// The PGN texts of every game of a block (0-based), by the library's
+    /// one rule (`chesspack::pgn::text`).
+    fn block_games(&self, py: Python<'_>, block: usize) -> PyResult<Vec<String>> {
         let payload = self.payload(block)?;
-        self.texts(py, &payload)
+        Ok(self
+            .texts(py, &payload)?
+            .iter()
+            .map(|t| chesspack::pgn::text(t).into_owned())
+            .collect())
     }
 
     /// read_block(block, pgn=False, columns=None) -> pyarrow.RecordBatch

@@ -15,14 +15,18 @@ pub struct BlockEntry {
     pub games: u32,
 }
 
-pub(super) fn read_index(
+/// The footer and the index's bytes (without their CRC), checked: the
+/// footer's marker, an index offset from `min_offset` on, the CRC (of the
+/// footer's offset and game count too where `checked`, version 4 on) and
+/// the index marker.
+fn index_bytes(
     r: &mut (impl Read + Seek),
-    header_len: u64,
+    min_offset: u64,
     file_len: u64,
-    version: u8,
-) -> Result<(Vec<BlockEntry>, Option<Ends>), String> {
+    checked: bool,
+) -> Result<([u8; FOOTER_LEN as usize], Vec<u8>), String> {
     let io = |e: io::Error| e.to_string();
-    if file_len < header_len + FOOTER_LEN {
+    if file_len < min_offset + FOOTER_LEN {
         return Err("no footer".into());
     }
     r.seek(SeekFrom::Start(file_len - FOOTER_LEN)).map_err(io)?;
@@ -33,52 +37,68 @@ pub(super) fn read_index(
     }
     let index_offset = crate::le::u64_at(&footer, 0);
     let index_end = file_len - FOOTER_LEN;
-    if index_offset < header_len || index_offset.saturating_add(12) > index_end {
+    if index_offset < min_offset || index_offset.saturating_add(12) > index_end {
         return Err("bad index offset".into());
     }
     let mut index = vec![0u8; (index_end - index_offset) as usize];
     r.seek(SeekFrom::Start(index_offset)).map_err(io)?;
     r.read_exact(&mut index).map_err(io)?;
-    let (body, crc) = index.split_at(index.len() - 4);
-    let checked = version >= CHECKED_VERSION;
+    let crc = index.split_off(index.len() - 4);
     let mut hasher = crc32fast::Hasher::new();
-    hasher.update(body);
+    hasher.update(&index);
     if checked {
         // The footer's index offset and game count.
         hasher.update(&footer[..16]);
     }
-    if hasher.finalize() != crate::le::u32_at(crc, 0) {
+    if hasher.finalize() != crate::le::u32_at(&crc, 0) {
         return Err("index checksum mismatch".into());
     }
-    if &body[..4] != INDEX_MAGIC {
+    if &index[..4] != INDEX_MAGIC {
         return Err("bad index marker".into());
     }
+    Ok((footer, index))
+}
+
+/// The index's block entries (at `body[8..]`, as many as `body[4..8]` says)
+/// and the rest of the index after them.
+fn entries_and_rest(body: &[u8]) -> Result<(&[u8], &[u8]), String> {
     let n = crate::le::u32_at(body, 4) as usize;
     let entries_end = n.saturating_mul(16).saturating_add(8);
-    let (entry_bytes, mut rest) = if checked {
-        if body.len() < entries_end {
-            return Err("bad index length".into());
-        }
-        (&body[8..entries_end], &body[entries_end..])
-    } else {
-        if body.len() != entries_end {
-            return Err("bad index length".into());
-        }
-        (&body[8..], &[][..])
-    };
+    if body.len() < entries_end {
+        return Err("bad index length".into());
+    }
+    Ok((&body[8..entries_end], &body[entries_end..]))
+}
+
+/// One of the index's ends (a `u32` length and the bytes) from the front
+/// of `rest`.
+fn take_end<'a>(rest: &mut &'a [u8]) -> Result<&'a [u8], String> {
+    let (len, after) = rest.split_at_checked(4).ok_or("bad index length")?;
+    let len = crate::le::u32_at(len, 0) as usize;
+    let (bytes, after) = after.split_at_checked(len).ok_or("bad index length")?;
+    *rest = after;
+    Ok(bytes)
+}
+
+pub(super) fn read_index(
+    r: &mut (impl Read + Seek),
+    header_len: u64,
+    file_len: u64,
+    version: u8,
+) -> Result<(Vec<BlockEntry>, Option<Ends>), String> {
+    let checked = version >= CHECKED_VERSION;
+    let (footer, body) = index_bytes(r, header_len, file_len, checked)?;
+    let index_offset = crate::le::u64_at(&footer, 0);
+    let (entry_bytes, mut rest) = entries_and_rest(&body)?;
+    if !checked && !rest.is_empty() {
+        return Err("bad index length".into());
+    }
     let ends = if checked {
-        let mut take_end = || -> Result<Vec<u8>, String> {
-            let (len, after) = rest.split_at_checked(4).ok_or("bad index length")?;
-            let len = crate::le::u32_at(len, 0) as usize;
-            let (bytes, after) = after.split_at_checked(len).ok_or("bad index length")?;
-            rest = after;
-            Ok(bytes.to_vec())
-        };
-        let lead = take_end()?;
-        let tail = take_end()?;
+        let lead = take_end(&mut rest)?.to_vec();
+        let tail = take_end(&mut rest)?.to_vec();
         if version >= HEADER_COPY_VERSION {
             // The header's copy, read by [`header_from_index`].
-            take_end()?;
+            take_end(&mut rest)?;
         }
         if !rest.is_empty() {
             return Err("bad index length".into());
@@ -114,46 +134,18 @@ pub(super) fn read_index(
 
 /// The header from the copy in the index (format 13), for an archive whose
 /// header is damaged: the header and its length, or `None` where the
-/// footer, the index or the copy is missing or damaged.
+/// footer, the index or the copy is missing or damaged. [`read_index`]
+/// then checks the index against the blocks.
 pub(super) fn header_from_index(
     r: &mut (impl Read + Seek),
     file_len: u64,
 ) -> Option<(Header, u64)> {
-    if file_len < FOOTER_LEN + 12 {
-        return None;
-    }
-    r.seek(SeekFrom::Start(file_len - FOOTER_LEN)).ok()?;
-    let mut footer = [0u8; FOOTER_LEN as usize];
-    r.read_exact(&mut footer).ok()?;
-    if &footer[16..] != FOOTER_MAGIC {
-        return None;
-    }
-    let index_offset = crate::le::u64_at(&footer, 0);
-    let index_end = file_len - FOOTER_LEN;
-    if index_offset.saturating_add(12) > index_end {
-        return None;
-    }
-    let mut index = vec![0u8; (index_end - index_offset) as usize];
-    r.seek(SeekFrom::Start(index_offset)).ok()?;
-    r.read_exact(&mut index).ok()?;
-    let (body, crc) = index.split_at(index.len() - 4);
-    let mut hasher = crc32fast::Hasher::new();
-    hasher.update(body);
-    hasher.update(&footer[..16]);
-    if hasher.finalize() != crate::le::u32_at(crc, 0) || &body[..4] != INDEX_MAGIC {
-        return None;
-    }
-    let n = crate::le::u32_at(body, 4) as usize;
-    let mut rest = body.get(n.checked_mul(16)?.checked_add(8)?..)?;
-    let mut ends = Vec::with_capacity(3);
-    for _ in 0..3 {
-        let (len, after) = rest.split_at_checked(4)?;
-        let len = crate::le::u32_at(len, 0) as usize;
-        let (bytes, after) = after.split_at_checked(len)?;
-        ends.push(bytes);
-        rest = after;
-    }
-    let mut copy = ends[2];
+    let (_, body) = index_bytes(r, 0, file_len, true).ok()?;
+    let (_, mut rest) = entries_and_rest(&body).ok()?;
+    // The lead, the tail, then the copy.
+    take_end(&mut rest).ok()?;
+    take_end(&mut rest).ok()?;
+    let mut copy = take_end(&mut rest).ok()?;
     let (header, len) = Header::read(&mut copy).ok()?;
     (header.version >= HEADER_COPY_VERSION && copy.is_empty()).then_some((header, len))
 }

@@ -359,6 +359,18 @@ fn packed_with(text: &[u8], codec: &str) -> (Vec<u8>, Vec<String>) {
     (packed, verbatim)
 }
 
+/// `text` with CR LF line ends.
+fn crlf_text(text: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(text.len() + text.len() / 16);
+    for &b in text {
+        if b == b'\n' {
+            out.push(b'\r');
+        }
+        out.push(b);
+    }
+    out
+}
+
 /// Issue 56: every layout comes back byte for byte, with the game parsed
 /// (not stored verbatim): glyphs as written, move numbers and spacing,
 /// line breaks anywhere, spaces, tabs, CR LF, spacing in comments, blank
@@ -427,16 +439,7 @@ fn regression_issue_56_every_layout_comes_back_byte_for_byte() {
             .unwrap();
         bytes.splice(at..at + 2, [0xfc]);
         if crlf {
-            bytes = bytes
-                .iter()
-                .flat_map(|&b| {
-                    if b == b'\n' {
-                        vec![b'\r', b'\n']
-                    } else {
-                        vec![b]
-                    }
-                })
-                .collect();
+            bytes = crlf_text(&bytes);
         }
         wrapped.extend_from_slice(&bytes);
     }
@@ -508,19 +511,7 @@ fn regression_issue_56_layouts_cost_little() {
     for (name, text) in [
         ("wrapped", rewrite(&|m| wrap(m))),
         ("compact", rewrite(&|m| compact(m))),
-        (
-            "crlf",
-            one_line
-                .iter()
-                .flat_map(|&b| {
-                    if b == b'\n' {
-                        vec![b'\r', b'\n']
-                    } else {
-                        vec![b]
-                    }
-                })
-                .collect(),
-        ),
+        ("crlf", crlf_text(&one_line)),
     ] {
         assert_ne!(text, one_line, "{name}");
         let (packed, verbatim) = packed_with(&text, "model");

@@ -543,20 +543,32 @@ impl Patch {
 /// The layout that gives `original` back from `canonical` (the game's
 /// canonical text with line feeds alone, as [`crate::archive::text::write`]
 /// gives it), with CR LF line ends where `crlf`; `previous` is the style of
-/// the block's game before, tried first.
-pub(crate) fn find(canonical: &[u8], original: &[u8], crlf: bool, previous: &Style) -> Layout {
-    if line_ends(canonical.to_vec(), crlf) == original {
+/// the block's game before, tried first. Every layout it gives is checked
+/// to give `original` back; `None` where the patch does not (a fault in the
+/// diff), and the writer then stores the game verbatim.
+pub(crate) fn find(
+    canonical: &[u8],
+    original: &[u8],
+    crlf: bool,
+    previous: &Style,
+) -> Option<Layout> {
+    let canonical_is_original = if crlf {
+        super::to_crlf(canonical) == original
+    } else {
+        canonical == original
+    };
+    if canonical_is_original {
         // The previous game's style where it gives the same text: a file's
         // records stay the same bytes (a short game that no wrap breaks,
         // a game without numbers to glue).
         if *previous != Style::default() && line_ends(styled(canonical, previous), crlf) == original
         {
-            return Layout {
+            return Some(Layout {
                 style: previous.clone(),
                 patch: Patch::default(),
-            };
+            });
         }
-        return Layout::default();
+        return Some(Layout::default());
     }
     let lf: std::borrow::Cow<'_, [u8]> = if crlf {
         original
@@ -601,10 +613,10 @@ pub(crate) fn find(canonical: &[u8], original: &[u8], crlf: bool, previous: &Sty
         ..previous.clone()
     };
     if check(&style) {
-        return Layout {
+        return Some(Layout {
             style,
             patch: Patch::default(),
-        };
+        });
     }
     // The movetext outside comments tells numbers and glyphs.
     let start = movetext_start(canonical);
@@ -689,17 +701,17 @@ pub(crate) fn find(canonical: &[u8], original: &[u8], crlf: bool, previous: &Sty
                     ..candidate.clone()
                 };
                 if check(&c) {
-                    return Layout {
+                    return Some(Layout {
                         style: c,
                         patch: Patch::default(),
-                    };
+                    });
                 }
             }
         }
     }
     let best = line_ends(styled(canonical, &style), crlf);
     let patch = Patch::between(&best, original);
-    Layout { style, patch }
+    (patch.apply(best).as_deref() == Ok(original)).then_some(Layout { style, patch })
 }
 
 impl Layout {
@@ -837,7 +849,8 @@ mod tests {
             original.as_bytes(),
             crlf,
             &Style::default(),
-        );
+        )
+        .unwrap();
         let mut record = Vec::new();
         layout.encode(&mut record);
         let mut r = record.as_slice();
@@ -910,7 +923,7 @@ mod tests {
 
     #[test]
     fn damaged_records_are_errors() {
-        let layout = find(b"1. e4 *\n\n", b"1.e4  *\n", false, &Style::default());
+        let layout = find(b"1. e4 *\n\n", b"1.e4  *\n", false, &Style::default()).unwrap();
         let mut record = Vec::new();
         layout.encode(&mut record);
         for cut in 0..record.len() {

@@ -445,26 +445,22 @@ pub(crate) fn encode_block(
             canonical.clear();
             text::write(&game, &mut canonical);
             let crlf = is_crlf(&chunk.bytes);
-            let mut layout = layout::find(&canonical, &chunk.bytes, crlf, &style);
+            let mut layout =
+                layout::find(&canonical, &chunk.bytes, crlf, &style).ok_or_else(|| Unparsed {
+                    category: "layout",
+                    detail: "the layout does not give the text back".into(),
+                })?;
             // A result that a wrap put on a line of its own: the wrap says
             // so, and the events need not (one code less in a game of a
             // wrapped file, where a result starts a line by chance).
             if game.result_on_new_line && layout.wraps() {
-                let mut alt = Vec::with_capacity(canonical.len());
+                canonical.clear();
                 game.result_on_new_line = false;
-                text::write(&game, &mut alt);
-                let l = layout::find(&alt, &chunk.bytes, crlf, &style);
-                if l.wraps() && !l.patched() {
-                    (canonical, layout) = (alt, l);
-                } else {
-                    game.result_on_new_line = true;
+                text::write(&game, &mut canonical);
+                match layout::find(&canonical, &chunk.bytes, crlf, &style) {
+                    Some(l) if l.wraps() && !l.patched() => layout = l,
+                    _ => game.result_on_new_line = true,
                 }
-            }
-            if layout.apply(&canonical, crlf).as_deref() != Ok(&chunk.bytes[..]) {
-                return Err(Unparsed {
-                    category: "layout",
-                    detail: "the layout does not give the text back".into(),
-                });
             }
             cols.add_game(&game, codec)?;
             if crlf {
