@@ -120,6 +120,22 @@ pub enum TrainCommand {
         #[arg(required = true)]
         files: Vec<String>,
     },
+    /// Build the prior of archives' engine-comment fields (TCEC's `d=, mt=,
+    /// pv=`, cutechess-cli's `+0.35/20 1.2s`): the models that coding the
+    /// engine comments of PGN games in turn leaves (leaving out the
+    /// held-out 5%), which each archived game's fields start from.
+    EngineComments {
+        /// Where to write the prior
+        /// (crates/chesspack/src/archive/block/fields.bin to ship it).
+        #[arg(short, long)]
+        output: String,
+        /// Keep the models of a number's place used at least this often.
+        #[arg(long, default_value_t = 2000)]
+        min_uses: u32,
+        /// PGN files (`.zst` too).
+        #[arg(required = true)]
+        files: Vec<String>,
+    },
     /// Count how often each opening of the shipped table is a game's, in
     /// PGN files (leaving out the held-out 5%): the prior that archives
     /// code each game's opening with.
@@ -193,6 +209,11 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             bands,
             files,
         } => opening_prior(&output, bands, &files),
+        TrainCommand::EngineComments {
+            output,
+            min_uses,
+            files,
+        } => engine_comments(&output, min_uses, &files),
         TrainCommand::Position {
             output,
             per_game,
@@ -247,6 +268,25 @@ fn engine(output: &str, limit: u64, files: &[String]) -> Result<()> {
     std::fs::write(output, fit.to_rust(&provenance))
         .with_context(|| format!("cannot write {output}"))?;
     eprintln!("{provenance}\nwrote {output}");
+    Ok(())
+}
+
+fn engine_comments(output: &str, min_uses: u32, files: &[String]) -> Result<()> {
+    let mut input = Vec::new();
+    for path in files {
+        let pb = input::progress(None, path);
+        std::io::Read::read_to_end(&mut input::open(path, &pb)?, &mut input)
+            .with_context(|| format!("cannot read {path}"))?;
+        pb.finish_and_clear();
+        input.push(b'\n');
+    }
+    let (file, used, held) = chesspack::train::engine_comment_prior(&input[..], min_uses)
+        .context("cannot read the games")?;
+    std::fs::write(output, &file).with_context(|| format!("cannot write {output}"))?;
+    eprintln!(
+        "wrote {output} ({} bytes): the engine comments of {used} games ({held} held out)",
+        file.len()
+    );
     Ok(())
 }
 

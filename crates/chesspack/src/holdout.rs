@@ -19,10 +19,15 @@ pub fn is_held_out(key: &[u8]) -> bool {
 
 /// The key of a game: its start FEN and moves in UCI.
 pub fn game_key(game: &crate::pgn::Game) -> Vec<u8> {
+    line_key(&game.start, &game.moves)
+}
+
+/// The key of a game from `start` whose mainline is `moves`.
+pub(crate) fn line_key(start: &shakmaty::Chess, moves: &[shakmaty::Move]) -> Vec<u8> {
     use shakmaty::{EnPassantMode, Position, fen::Fen, uci::UciMove};
-    let mut key = Fen::from_position(&game.start, EnPassantMode::Legal).to_string();
-    let mode = game.start.castles().mode();
-    for m in &game.moves {
+    let mut key = Fen::from_position(start, EnPassantMode::Legal).to_string();
+    let mode = start.castles().mode();
+    for m in moves {
         key.push(' ');
         key.push_str(&UciMove::from_move(*m, mode).to_string());
     }

@@ -22,6 +22,28 @@ pub use crate::position::{
     model_codec::{PositionWeights, train::PositionTrainer},
 };
 
+/// The prior of archives' engine-comment fields (the library's
+/// `fields.bin`, format 14) from the PGN games of `input`, leaving out the
+/// held-out ones: the models that coding their engine comments in turn
+/// leaves, keeping each number's place used at least `min_uses` times.
+/// Returns the file and the numbers of games used and held out.
+///
+/// # Errors
+///
+/// An error reading `input`.
+///
+/// ```
+/// let pgn = b"1. e4 {d=20, mt=100, pv=e4 e5 Nf3} e5 {d=19, mt=90, pv=e5 Nf3} *\n";
+/// let (file, used, _) = chesspack::train::engine_comment_prior(&pgn[..], 1).unwrap();
+/// assert_eq!((&file[..4], used), (&b"CPKC"[..], 1));
+/// ```
+pub fn engine_comment_prior<R: std::io::BufRead>(
+    input: R,
+    min_uses: u32,
+) -> std::io::Result<(Vec<u8>, u64, u64)> {
+    crate::archive::engine_comment_prior(input, min_uses)
+}
+
 /// The cost in bits of the move at `index` among moves of integer `scores`
 /// (1/1024 nats), as the `model` and `fast` codecs quantise them (no end
 /// symbol); `freqs` is a buffer.

@@ -128,6 +128,8 @@ pub mod training;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
+#[cfg(feature = "train")]
+pub(crate) use block::engine_comment_prior;
 use block::trailing_whitespace;
 pub use block::{BlockReport, COLUMNS};
 pub(crate) use block::{EncodedBlock, encode_block};
@@ -184,8 +186,13 @@ pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// (the header's opening hash covers the table and the prior); version 12
 /// codes each label with the prior of the game's rating band (the
 /// `WhiteElo` and `BlackElo` tags before it), and the header's opening
-/// hash covers those priors.
-pub const FORMAT_VERSION: u8 = 13;
+/// hash covers those priors; version 13 gives every input back byte for
+/// byte (a layout per game, checksums of the input's bytes, a copy of the
+/// header in the index); version 14 codes engine comments as templates and
+/// fields (numbers as steps, lines of moves as moves ranked by the `fast`
+/// model, whose weights the header's table hash covers too) and may store
+/// a column with xz where that is smaller than zstd.
+pub const FORMAT_VERSION: u8 = 14;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
 /// The first version whose header's opening hash is that of the table and
@@ -194,13 +201,22 @@ const LABELS_VERSION: u8 = 11;
 /// The first version whose header's opening hash is that of the table and
 /// the label priors by rating band together.
 const BAND_LABELS_VERSION: u8 = 12;
+/// The first version with engine comments' fields, whose lines' moves are
+/// ranked by the `fast` model: the header's table hash covers its weights.
+const ENGINE_FIELDS_VERSION: u8 = 14;
 
 /// The opening hash a header of format `version` holds for this library's
 /// opening table (and, from [`LABELS_VERSION`], its label prior; from
 /// [`BAND_LABELS_VERSION`], its priors by rating band).
 fn openings_hash(version: u8) -> u64 {
     let table = crate::opening::OpeningTable::builtin().hash();
-    if version >= BAND_LABELS_VERSION {
+    if version >= ENGINE_FIELDS_VERSION {
+        let tables = openings_hash(BAND_LABELS_VERSION);
+        let fast = crate::model::fast::FastWeights::embedded().hash();
+        let prior = block::fields_prior_hash();
+        let h = crate::hash::fnv1a_from(tables, &fast.to_le_bytes());
+        crate::hash::fnv1a_from(h, &prior.to_le_bytes())
+    } else if version >= BAND_LABELS_VERSION {
         crate::opening::BandPriors::builtin().map_or(table, |p| p.hash())
     } else if version >= LABELS_VERSION {
         crate::opening::LabelPrior::builtin().map_or(table, |p| p.hash())

@@ -29,6 +29,21 @@ impl BitModel {
         BitModel(p.clamp(1, (1 << BIT_MODEL_BITS) - 1) as u16)
     }
 
+    /// The model's state as stored in a file (its chance and the faster
+    /// steps it has left).
+    #[cfg(any(test, feature = "train"))]
+    pub(crate) fn to_raw(self) -> u16 {
+        self.0
+    }
+
+    /// A model from [`BitModel::to_raw`]; `None` for a state that no model
+    /// has (a chance of 0 or 2048, more steps than a warm model).
+    pub(crate) fn from_raw(raw: u16) -> Option<BitModel> {
+        let p = raw & P_MASK;
+        let steps = raw >> WARM_SHIFT;
+        (p > 0 && steps <= WARM_STEPS && raw & (1 << BIT_MODEL_BITS) == 0).then_some(BitModel(raw))
+    }
+
     /// The chance of a 0 bit, in 1/2048ths.
     fn p(self) -> u32 {
         u32::from(self.0 & P_MASK)

@@ -532,6 +532,16 @@ const GOLDEN_TEXT_V13: &[u8] = b"[Event \"Layout\"]\r\n[Result \"1-0\"]\r\n\r\n\
 1.e4 e5 2.Nf3?! Nc6\r\n3.Bb5 a6  1-0\r\n\r\n\
 [Event \"Patched\"]\n\n  1. e4\t{ a }  e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# *\n\n\n";
 
+/// Format 14 codes engine comments as templates and fields (issue 60):
+/// TCEC's comments, with a line from before the move (`pv=`) and from two
+/// moves before (`pd=`), cutechess-cli's, and a comment that stays text.
+const GOLDEN_TEXT_V14: &[u8] = b"[Event \"Engines\"]\n[Result \"*\"]\n\n\
+1. e4 {d=20, sd=30, mt=1000, tl=59000, s=100000, n=100000, pv=e4 e5 Nf3, tb=0, \
+h=0.5, ph=0.0, wv=0.30, R50=50, Rd=-11, Rr=-11, mb=+0+0+0+0+0,} e5 {d=19, \
+sd=28, pd=e4, mt=900, tl=59100, s=110000, n=99000, pv=e5 Nf3 Nc6, tb=0, h=0.4, \
+ph=0.0, wv=0.25, R50=50, Rd=-11, Rr=-11, mb=+0+0+0+0+0,} 2. Nf3 {+0.35/20 \
+1.2s} Nc6 {-0.28/18 0.9s} 3. Bb5 {book} *\n";
+
 #[test]
 fn golden_bytes_pin_the_format() {
     let text = [
@@ -540,6 +550,8 @@ fn golden_bytes_pin_the_format() {
         GOLDEN_TEXT_V9,
         GOLDEN_TEXT_V13,
         &golden_text_v10(),
+        b"\n",
+        GOLDEN_TEXT_V14,
     ]
     .concat();
     let packed = compress_with(&text, &Index, 10);
@@ -550,13 +562,89 @@ fn golden_bytes_pin_the_format() {
     assert_eq!(hex, GOLDEN_ARCHIVE, "format changed: bump FORMAT_VERSION");
     assert_eq!(decompress(&packed), text);
     let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
-    assert_eq!((r.games(), r.blocks().len()), (18, 3));
+    assert_eq!((r.games(), r.blocks().len()), (19, 3));
     assert_eq!(r.game(15).unwrap(), &GOLDEN_TEXT_V13[..74]);
     assert_eq!(r.game(17).unwrap(), &golden_text_v10()[..(9 << 20) + 5]);
-    assert_eq!(r.game(18).unwrap(), b"1. e4 *\n");
+    assert_eq!(r.game(18).unwrap(), b"1. e4 *\n\n");
+    assert_eq!(r.game(19).unwrap(), GOLDEN_TEXT_V14);
 }
 
+/// [`GOLDEN_TEXT_V7`] to [`GOLDEN_TEXT_V14`] in format 14 (`index`).
 const GOLDEN_ARCHIVE: &str = concat!(
+    "4348504b0d0a1a0a0e05696e64657800000000000000006e1b0beaecabfe9f3887ffe443504b423e",
+    "0200000a000000d540416f0a000a0a00000000000000000804000000018d016d28b52ffd208d2503",
+    "0012461310807d00dd76de0711d10da58cc818d4c1efb6445f067968a575d8bc09e3ed959b5959b3",
+    "4b4f6fdef686f7a480566e762e1d978e2a93db4c84a47e53aeddf9d91805efb68cebdd66e2b7757d",
+    "0407005a05986900cf816a8e91d41846e568eb3e0101432c28b52ffd20431d01000202060710987a",
+    "4c6f37b575efdead929b88127bce143244b815700200ba0c0b662a013f9502df0128b52ffd601500",
+    "ad0600a2cd2c1f00b7ab011588ca3fcc0986003db8d4442fd7768b36476b4180a228b08082a423ae",
+    "724a4c8a3e96892cc90be531b13c28978c56b4ca9669a12d6b64349489a1e623d284e2d4d417b411",
+    "19966c458e129ed09b0c785608e0ebd1bb1d11d49117f4307f16144194a9af067d2e66b73558b0b5",
+    "45b830c7d11ab8d31c5b7568f4f0b5e26b8acd27463957d59aef54f566bb61eaae32b8c9a875d625",
+    "90cca6b16345c8d4d769f4be2f683d72bcdf477a48ce1ded250e2860ccd20300cd76237f6b9cb7dc",
+    "3b3232f9f6cb09a96bf1d4d467d548180024241003091004091000090e0d0e0d0e0d0e0d01040103",
+    "01040901010102010901010111010d001616ad4b29d98e942635d6a5d6a5960aeb55eb55cb5aaf90",
+    "021212000b155e880133ef3bc37fba0b373b510e00000505676f6f647d020b0b000024d98950581b",
+    "4b1a0002141400042820244cb764f7134c3ce62f5d2c17000000000000001d1d001740bc79f1bfbb",
+    "eb3f9cdb6d6d64adae01d6a10eb62926a71305fa0062f4ff5a43504b421202000007000000ffa6d7",
+    "70070207071400000002000103848080049e0228b52ffd80500400800074000030808080047b7801",
+    "00f7ff39280202001078020010780200107802001078020010780200107802001078020010780200",
+    "10780200107802001078020010780200107802001078020010780200107802001078020010780200",
+    "10780200107802001078020010780200107802001078020010780200107802001078020010780200",
+    "10780200107802001078020010780200107802001078020010780200107802001078020010780200",
+    "10780200107802001078020010780200107802001078020010780200107802001078020010780200",
+    "10780200107802001078020010780200107802001078020010780200107802001078020010780200",
+    "10780200107802001078020010780200107821000078787878000d0d4576656e740a526573756c74",
+    "0a000c0c0001000200020001020001003e26264e756c6c004c61796f757400506174636865640030",
+    "e280933100312f322d312f3200312d30000023230e0d010101071101080111010d0e090e14010101",
+    "06060101010901020101010101010d001515ad0f70eb55cb96ab1506d6aad572b435a9653b318002",
+    "0f0f0012c4ac1772a9d33872bbed93bc000004042061207d02050500000000000205050000000000",
+    "00000000000000262600000000ae04022020023404000301020d0ab004030a0a0a03130002202005",
+    "01010905000120dba59df443504b424601000002000000160bea8703060303030000018880404028",
+    "b52ffd80500800100064000020858040780100f9ff39200202001078020010780200107802001078",
+    "0200107802001078020010784100007878787d202a0a0a000d0d4576656e740a526573756c740a00",
+    "0404000102003e0a0a456e67696e6573002a00000d0d0e0d0117011701170117010209000404aeb5",
+    "5cad020707000b150072000001cf015e28b52ffd20cfad020012840d11a0ed58cd6d7a76d6570259",
+    "bdd13fdfd20b553977a2d7c3e1e85561dbfe61109162264d2bfc235780cfb7c26f2bfcb8a4647185",
+    "8f020c002aa23c1988782110b07385a99c03d6a0d934a581c02070ae520402050500000000000205",
+    "050000000000000000000000000505009004010a002e2e2d0072279545f3a44025dd6b7f60cc4b52",
+    "381868bf4261b55156bebb63fdc92c0202b5e0891c67a9b5a52c33f0008011c79243504b49030000",
+    "0023000000000000003e0200000a0000007102000000000000120200000700000093040000000000",
+    "00460100000200000000000000010000000a230000004348504b0d0a1a0a0e05696e646578000000",
+    "00000000006e1b0beaecabfe9f3887ffe4f5ec8f6ce9050000000000001300000000000000434850",
+    "4b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V6`] coded by `fast` in format 14 with the default
+/// [`Openings::Every`].
+const GOLDEN_ARCHIVE_V14: &str = concat!(
+    "4348504b0d0a1a0a0e04666173741d26dcfff80f67f36e1b0beaecabfe9fc2b06bd643504b42d100",
+    "000004000000f25d9352040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
+    "000d0d01020001020001020003010200fe5e5e1200120012004332300012004b696e672773205061",
+    "776e2047616d650001000100726e62716b626e722f70707070317070702f382f3470332f3450332f",
+    "382f50505050315050502f524e42514b424e522077204b516b71202d20302032000008080e0d0e0d",
+    "0e0d0e0d00020267d202080800080c6ae95c662c0000000205050000000000020505000000000000",
+    "0000000a0a00b7e497f811b5dde100fc0637ef43504b49010000002200000000000000d100000004",
+    "00000000000000020000000a0a220000004348504b0d0a1a0a0e04666173741d26dcfff80f67f36e",
+    "1b0beaecabfe9fc2b06bd671c6d5c7030100000000000004000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_TEXT_V6`] coded by `fast` in format 14 with
+/// [`Openings::Named`].
+const GOLDEN_ARCHIVE_V14_NAMED: &str = concat!(
+    "4348504b0d0a1a0a0e04666173741d26dcfff80f67f36e1b0beaecabfe9fc2b06bd643504b42d000",
+    "0000040000003074ea63040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
+    "000d0d01020001020001020003010200fe5e5e1200070007004332300012004b696e672773205061",
+    "776e2047616d650001000100726e62716b626e722f70707070317070702f382f3470332f3450332f",
+    "382f50505050315050502f524e42514b424e522077204b516b71202d20302032000008080e0d0e0d",
+    "0e0d0e0d0004047487c0a402090900081218525b89d4800000000205050000000000020505000000",
+    "000000000000060600b7e3aced28fc0637ef43504b49010000002200000000000000d00000000400",
+    "000000000000020000000a0a220000004348504b0d0a1a0a0e04666173741d26dcfff80f67f36e1b",
+    "0beaecabfe9fc2b06bd67404b6c7020100000000000004000000000000004348504b454e440a",
+);
+
+/// [`GOLDEN_ARCHIVE`]'s text, without [`GOLDEN_TEXT_V14`], in format 13.
+const GOLDEN_ARCHIVE_V13_INDEX: &str = concat!(
     "4348504b0d0a1a0a0d05696e64657800000000000000007462f12c3db5bd9371217f8e43504b423e",
     "0200000a000000d540416f0a000a0a00000000000000000804000000018d016d28b52ffd208d2503",
     "0012461310807d00dd76de0711d10da58cc818d4c1efb6445f067968a575d8bc09e3ed959b5959b3",
@@ -689,7 +777,7 @@ fn regression_issue_40_openings_are_stored_and_need_no_moves() {
         println!("{hex}");
     }
     assert_eq!(
-        hex, GOLDEN_ARCHIVE_V13_NAMED,
+        hex, GOLDEN_ARCHIVE_V14_NAMED,
         "format changed: bump FORMAT_VERSION"
     );
     assert_eq!(decompress(&packed), GOLDEN_TEXT_V6);
@@ -774,7 +862,7 @@ fn regression_issue_40_an_eco_tag_alone_keeps_its_opening_too() {
         println!("{hex}");
     }
     assert_eq!(
-        hex, GOLDEN_ARCHIVE_V13,
+        hex, GOLDEN_ARCHIVE_V14,
         "format changed: bump FORMAT_VERSION"
     );
     assert_eq!(
@@ -810,7 +898,7 @@ fn regression_issue_40_an_eco_tag_alone_keeps_its_opening_too() {
 
 /// [`GOLDEN_TEXT_V6`] coded by `fast` in format 13 with the default
 /// [`Openings::Every`].
-const GOLDEN_ARCHIVE_V13: &str = concat!(
+const GOLDEN_ARCHIVE_V13_FAST: &str = concat!(
     "4348504b0d0a1a0a0d04666173741d26dcfff80f67f37462f12c3db5bd93f68276f343504b42d100",
     "000004000000f25d9352040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
     "000d0d01020001020001020003010200fe5e5e1200120012004332300012004b696e672773205061",
@@ -824,7 +912,7 @@ const GOLDEN_ARCHIVE_V13: &str = concat!(
 
 /// [`GOLDEN_TEXT_V6`] coded by `fast` in format 13 with
 /// [`Openings::Named`].
-const GOLDEN_ARCHIVE_V13_NAMED: &str = concat!(
+const GOLDEN_ARCHIVE_V13_FAST_NAMED: &str = concat!(
     "4348504b0d0a1a0a0d04666173741d26dcfff80f67f37462f12c3db5bd93f68276f343504b42d000",
     "0000040000003074ea63040004040000000000000000101045434f0a4f70656e696e670a46454e0a",
     "000d0d01020001020001020003010200fe5e5e1200070007004332300012004b696e672773205061",
@@ -1028,11 +1116,15 @@ const GOLDEN_ARCHIVE_V6_LICHESS: &str = concat!(
 );
 
 #[test]
-fn archives_of_format_6_to_12_still_decode() {
+fn archives_of_format_6_to_13_still_decode() {
     let v8 = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8].concat();
     let v9 = [GOLDEN_TEXT_V7, GOLDEN_TEXT_V8, GOLDEN_TEXT_V9].concat();
     let v10 = [&v9[..], &golden_text_v10()].concat();
+    let v13 = [&v9[..], GOLDEN_TEXT_V13, &golden_text_v10()].concat();
     for (hex, text, version) in [
+        (GOLDEN_ARCHIVE_V13_INDEX, &v13[..], 13),
+        (GOLDEN_ARCHIVE_V13_FAST, GOLDEN_TEXT_V6, 13),
+        (GOLDEN_ARCHIVE_V13_FAST_NAMED, GOLDEN_TEXT_V6, 13),
         (GOLDEN_ARCHIVE_V12_INDEX, &v10[..], 12),
         (GOLDEN_ARCHIVE_V12, GOLDEN_TEXT_V6, 12),
         (GOLDEN_ARCHIVE_V12_NAMED, GOLDEN_TEXT_V6, 12),
@@ -1592,8 +1684,10 @@ fn regression_issue_26_opening_tags_come_from_the_moves() {
     let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
     // The hash of the built-in opening table (src/openings.bin) and, from
     // format 11, its label prior (src/openings-prior.txt) together; from
-    // format 12, its priors by rating band (src/openings-prior-bands.txt).
-    assert_eq!(r.header().openings_hash, 10_645_864_368_525_369_972);
+    // format 12, its priors by rating band (src/openings-prior-bands.txt);
+    // from format 14, the `fast` weights and the engine-comment fields'
+    // prior (src/archive/block/fields.bin) too.
+    assert_eq!(r.header().openings_hash, 11_528_841_130_142_276_462);
     let block = r.read_block(0).unwrap();
     let names = |tags: &[(Vec<u8>, Vec<u8>)]| -> Vec<String> {
         tags.iter()

@@ -29,6 +29,13 @@
 //! * `kind` + 2 (format 13): a 14th column, `layout`, follows
 //!   `tag-numbers`: each parsed game's layout, which turns its canonical
 //!   text into the input's bytes (see the `layout` module).
+//! * `kind` + 4 (format 14): a 15th column, `engine-fields`, follows
+//!   (`layout`, where the block has it, else) `tag-numbers`: the fields of
+//!   each game's engine comments, whose templates are in `comments` (see
+//!   the `fields` module).
+//! * A compressed column (low bit 1) whose bytes start with xz's magic
+//!   (`FD 37 7A 58 5A 00`) is an xz stream, else a zstd frame (format 14):
+//!   the writer keeps the smaller.
 //!
 //! Format 3 also stores a game whose movetext is moves alone as one event
 //! (`E_LINE`) with the codec's self-ending stream, instead of an event per
@@ -37,6 +44,7 @@
 use shakmaty::{Chess, Move, Position};
 
 mod annotations;
+mod fields;
 mod layout;
 mod lengths;
 
@@ -48,6 +56,14 @@ mod write;
 pub(crate) use read::on_this_thread;
 pub(crate) use read::{Decoded, Want, decode_block, decode_block_until, last_game_continues};
 pub(crate) use write::encode_block;
+#[cfg(feature = "train")]
+pub(crate) use write::engine_comment_prior;
+
+/// The hash of the engine-comment fields' prior this library ships
+/// (format 14 archives' table hash covers it).
+pub(crate) fn fields_prior_hash() -> u64 {
+    fields::FieldPrior::embedded_hash()
+}
 
 /// The columns of a block, in storage order.
 pub const COLUMNS: [&str; N_COLUMNS] = [
@@ -65,9 +81,10 @@ pub const COLUMNS: [&str; N_COLUMNS] = [
     "eval-text",
     "tag-numbers",
     "layout",
+    "engine-fields",
 ];
 
-const N_COLUMNS: usize = 14;
+const N_COLUMNS: usize = 15;
 
 const KIND: usize = 0;
 const VERBATIM: usize = 1;
@@ -86,10 +103,17 @@ const TAG_NUMBERS: usize = 12;
 /// Format 13: each parsed game's layout ([`layout::Layout`]), which
 /// gives the input's bytes back from the canonical text.
 const LAYOUT: usize = 13;
+/// Format 14: the fields of each game's engine comments
+/// ([`fields::FieldCoder`]), a stream per game after its length.
+const ENGINE: usize = 14;
 
 /// Column method bit of `kind`: the block has a `layout` column (format
 /// 13), after `tag-numbers`; blocks without it give canonical text.
 const METHOD_LAYOUT: u8 = 2;
+
+/// Column method bit of `kind`: the block has an `engine-fields` column
+/// (format 14), after `layout` or `tag-numbers`.
+const METHOD_ENGINE: u8 = 4;
 
 /// Column method bit: the `tag-values` column marks repeated values
 /// ([`Marks::Repeat`](super::tags::Marks::Repeat)); the low bit says raw (0) or zstd (1). Archives
@@ -181,6 +205,12 @@ const E_NULL: u8 = 17;
 /// `E_OUTCOME_SPELLED + i`: outcome `text::OUTCOMES[4 + i]` (another tool's
 /// spelling, format 9), then the game ends.
 const E_OUTCOME_SPELLED: u8 = 18;
+/// An engine comment (format 14): its template is the next text of the
+/// `comments` column, its fields are in the game's `engine-fields` stream.
+const E_ENGINE_NEW: u8 = 23;
+/// An engine comment whose template is that of the same side's last engine
+/// comment in the game (format 14).
+const E_ENGINE_SAME: u8 = 24;
 
 /// The pattern byte of [`E_ANNOTATED`] for comments of kind `every` after
 /// every move but the last and of kind `last` after the last.

@@ -4,17 +4,19 @@
 use shakmaty::{Chess, Move};
 
 use super::{
-    CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL, E_EVAL_CLK,
-    E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT, EVALS,
-    EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, LAYOUT, Lines, MAX_COLUMN,
-    METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
-    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS,
-    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
-    TAG_VALUES, VERBATIM,
+    CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_ENGINE_NEW,
+    E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
+    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE,
+    LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
+    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_ID_MARKS, METHOD_LABEL_MARKS,
+    METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
+    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
-    ends_game, get_varint,
+    ends_game,
+    fields::{self, FieldCoder, Walk},
+    get_varint,
     layout::Layout,
     lengths::{LengthCoder, Lengths},
     outcome_of, spell_annotated, to_crlf,
@@ -48,6 +50,39 @@ struct Stored {
     layouts: bool,
 }
 
+/// The magic bytes of an xz stream: a compressed column that starts with
+/// them is xz (format 14), else zstd.
+const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0];
+
+/// An xz column of `raw` bytes, read in pure Rust (lzma-rs): a stream that
+/// would give more is an error as soon as it does.
+fn decompress_xz(bytes: &[u8], raw: usize) -> Result<Vec<u8>, String> {
+    /// A writer that refuses more than `left` bytes.
+    struct Bounded {
+        out: Vec<u8>,
+        left: usize,
+    }
+    impl std::io::Write for Bounded {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            if buf.len() > self.left {
+                return Err(std::io::Error::other("longer than its length"));
+            }
+            self.left -= buf.len();
+            self.out.extend_from_slice(buf);
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut out = Bounded {
+        out: Vec::with_capacity(raw),
+        left: raw,
+    };
+    lzma_rs::xz_decompress(&mut &bytes[..], &mut out).map_err(|e| format!("xz: {e}"))?;
+    Ok(out.out)
+}
+
 fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let games = get_varint(&mut payload)?;
     if games > 1 << 24 {
@@ -58,9 +93,13 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut coded_lengths = false;
     let mut codings = [Coding::Plain; 2];
     let mut layouts = false;
+    let mut engine = false;
     for (i, name) in COLUMNS.iter().enumerate() {
-        if (i == TAG_NUMBERS && tag_marks < Marks::Times) || (i == LAYOUT && !layouts) {
-            // Blocks before format 7 (13) have no such column.
+        if (i == TAG_NUMBERS && tag_marks < Marks::Times)
+            || (i == LAYOUT && !layouts)
+            || (i == ENGINE && !engine)
+        {
+            // Blocks before format 7 (13, 14) have no such column.
             data.push(Vec::new());
             continue;
         }
@@ -95,7 +134,8 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
             method & !METHOD_ANNOTATION_CONTEXTS
         } else if i == KIND {
             layouts = method & METHOD_LAYOUT != 0;
-            method & !METHOD_LAYOUT
+            engine = method & METHOD_ENGINE != 0;
+            method & !(METHOD_LAYOUT | METHOD_ENGINE)
         } else if i == VERBATIM {
             // Whether the last game goes on in the next block: see
             // [`last_game_continues`].
@@ -112,6 +152,14 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         payload = rest;
         let column = match method {
             0 if stored == raw => bytes.to_vec(),
+            1 if bytes.starts_with(XZ_MAGIC) => {
+                let d = decompress_xz(bytes, raw as usize)
+                    .map_err(|e| format!("column {name}: {e}"))?;
+                if d.len() as u64 != raw {
+                    return Err(format!("column {name}: wrong length"));
+                }
+                d
+            }
             1 => {
                 let d = zstd::bulk::decompress(bytes, raw as usize)
                     .map_err(|e| format!("column {name}: {e}"))?;
@@ -282,6 +330,7 @@ pub(crate) fn decode_block_until(
     };
     let mut comments = d[COMMENTS].as_slice();
     let mut layouts = d[LAYOUT].as_slice();
+    let mut engine = d[ENGINE].as_slice();
     let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
     let mut evals = BinaryDecoder::new(&d[EVALS]);
     let mut annotation_coders = AnnotationCoders {
@@ -454,7 +503,20 @@ pub(crate) fn decode_block_until(
             )?;
             // This game's comments and lines in the other columns: kept for
             // its text, the mainline alone for tags that the moves give.
-            let (game_comments, segments) = game_comments(&game_events, &mut comments, whole)?;
+            let (game_comments, segments, engine_comments) =
+                game_comments(&game_events, &mut comments, whole)?;
+            // The stream of its engine comments' fields (format 14).
+            let fields = if engine_comments {
+                let len = get_varint(&mut engine)? as usize;
+                if len > engine.len() {
+                    return Err("engine-fields column ends early".into());
+                }
+                let (f, rest) = engine.split_at(len);
+                engine = rest;
+                f
+            } else {
+                &[]
+            };
             let mut lines = Vec::new();
             for s in 0..segments {
                 let len = move_lengths.next(s > 0)?;
@@ -483,6 +545,7 @@ pub(crate) fn decode_block_until(
                         clocks: clock_values,
                         evals: eval_values,
                         comments: game_comments,
+                        fields,
                         lines,
                     },
                 )?;
@@ -502,6 +565,7 @@ pub(crate) fn decode_block_until(
             || !seq.is_empty()
             || !events.is_empty()
             || !layouts.is_empty()
+            || !engine.is_empty()
         {
             return Err("columns hold more than the game count".into());
         }
@@ -533,6 +597,8 @@ struct PendingGame<'a> {
     clocks: std::vec::IntoIter<u32>,
     evals: EvalTexts,
     comments: Vec<&'a [u8]>,
+    /// The stream of its engine comments' fields (format 14).
+    fields: &'a [u8],
     /// The moves of each line (the mainline alone for tags).
     lines: Vec<Bits>,
 }
@@ -553,6 +619,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         mut clocks,
         mut evals,
         comments,
+        fields,
         lines,
     } = game;
     let mut comments = comments.into_iter();
@@ -632,6 +699,15 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     // verbatim does.
     let mut null_in_mainline = false;
     let mut board = Lines::new(&start);
+    // Engine comments (format 14): the positions of their lines, the
+    // mainline's moves, each side's last template and their fields.
+    let mut engine = (!fields.is_empty()).then(|| EngineComments {
+        walk: Walk::new(&start),
+        coder: FieldCoder::new(&start, segs[0].as_slice()),
+        dec: BinaryDecoder::new(fields),
+        last: [None, None],
+        fields: Vec::new(),
+    });
     let mut out_events = Vec::with_capacity(events.len());
     let mut outcome = None;
     let mut result_on_new_line = false;
@@ -646,6 +722,9 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                     if variations {
                         board.play(m);
                     }
+                    if let Some(e) = &mut engine {
+                        e.walk.play(m);
+                    }
                     out_events.push(Event::Move(m));
                 }
             }
@@ -656,6 +735,9 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                     .ok_or("fewer moves than the events say")?;
                 if variations {
                     board.play(m);
+                }
+                if let Some(e) = &mut engine {
+                    e.walk.play(m);
                 }
                 out_events.push(Event::Move(m));
             }
@@ -668,6 +750,17 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                 out_events.push(Event::Comment(
                     comments.next().ok_or("comment column ends early")?.to_vec(),
                 ));
+            }
+            E_ENGINE_NEW | E_ENGINE_SAME => {
+                let e = engine
+                    .as_mut()
+                    .ok_or("an engine comment without its fields")?;
+                let new = if code == E_ENGINE_NEW {
+                    Some(comments.next().ok_or("comment column ends early")?)
+                } else {
+                    None
+                };
+                out_events.push(Event::Comment(e.comment(new)?));
             }
             E_CLK | E_EVAL | E_EVAL_CLK => {
                 let eval = if code == E_CLK {
@@ -690,11 +783,17 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                 }
                 null_in_mainline |= segs.is_empty();
                 let after = board.null().ok_or("a null move in check")?;
+                if let Some(e) = &mut engine {
+                    e.walk.null().ok_or("a null move in check")?;
+                }
                 segs.push(read_segment(&after)?);
                 out_events.push(Event::Null);
             }
             E_OPEN => {
                 let start = board.open();
+                if let Some(e) = &mut engine {
+                    e.walk.open();
+                }
                 segs.push(read_segment(&start)?);
                 out_events.push(Event::Open);
             }
@@ -706,6 +805,9 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                     return Err("more moves than the events say".into());
                 }
                 board.close();
+                if let Some(e) = &mut engine {
+                    e.walk.close();
+                }
                 out_events.push(Event::Close);
             }
             E_END => {}
@@ -732,6 +834,9 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     }
     if segs.len() != 1 || segs.pop().is_some_and(|mut s| s.next().is_some()) {
         return Err("moves and events disagree".into());
+    }
+    if engine.is_some_and(|e| e.dec.overrun()) {
+        return Err("engine-fields stream ends early".into());
     }
     if want == Want::Record && !null_in_mainline {
         return Ok(Decoded::Record(Ok(GameRecord::of(
@@ -761,21 +866,56 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     Ok(Decoded::Text(out))
 }
 
-/// The comments of a game, from the `comments` column (kept when `keep`),
-/// and its number of lines, from its events.
+/// What a game's engine comments are decoded with (format 14).
+struct EngineComments<'a> {
+    walk: Walk,
+    coder: FieldCoder,
+    dec: BinaryDecoder<'a>,
+    /// Each side's last template.
+    last: [Option<Vec<u8>>; 2],
+    fields: Vec<fields::Field>,
+}
+
+impl EngineComments<'_> {
+    /// The text of the next engine comment, whose template is `new` or the
+    /// same side's last one.
+    fn comment(&mut self, new: Option<&[u8]>) -> Result<Vec<u8>, String> {
+        let at = self.walk.at();
+        let side = at.side;
+        if let Some(t) = new {
+            self.last[side] = Some(t.to_vec());
+        }
+        let template = self.last[side]
+            .as_deref()
+            .ok_or("an engine comment repeats no template")?;
+        self.fields.clear();
+        self.coder
+            .code(&mut self.dec, template, &at, &mut self.fields)?;
+        let mut text = Vec::with_capacity(template.len() * 2);
+        fields::render(template, &self.fields, &at, &mut text)?;
+        Ok(text)
+    }
+}
+
+/// The comments of a game, from the `comments` column (kept when `keep`:
+/// texts and engine comments' templates, in order), its number of lines,
+/// from its events, and whether it has engine comments.
 fn game_comments<'a>(
     events: &[u8],
     comments: &mut &'a [u8],
     keep: bool,
-) -> Result<(Vec<&'a [u8]>, usize), String> {
+) -> Result<(Vec<&'a [u8]>, usize, bool), String> {
     let mut kept = Vec::new();
     let mut segments = 1;
+    let mut engine = false;
     let mut i = 0;
     while i < events.len() {
         match events[i] {
             E_NAG => i += 1,
             E_OPEN | E_NULL => segments += 1,
-            E_COMMENT => {
+            E_ENGINE_SAME => engine = true,
+            E_COMMENT | E_ENGINE_NEW => {
+                engine |= events[i] == E_ENGINE_NEW;
                 let c = take_until(comments, b'}', "comment")?;
                 if keep {
                     kept.push(c);
@@ -785,7 +925,7 @@ fn game_comments<'a>(
         }
         i += 1;
     }
-    Ok((kept, segments))
+    Ok((kept, segments, engine))
 }
 
 /// The decoded games of a block on their way to the sink, in order. Games
@@ -1076,4 +1216,27 @@ fn slice_bits(bits: &Bits, start: usize, len: usize) -> Bits {
         i += 1;
     }
     w.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// xz streams of liblzma (xz2, the reference) read back with lzma-rs,
+    /// in every check; a stream longer than its column is an error.
+    #[cfg(feature = "compression")]
+    #[test]
+    fn xz_columns_of_liblzma_read_back() {
+        let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        for check in [xz2::stream::Check::None, xz2::stream::Check::Crc64] {
+            let stream = xz2::stream::Stream::new_easy_encoder(6, check).unwrap();
+            let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), stream);
+            std::io::Write::write_all(&mut enc, &data).unwrap();
+            let xz = enc.finish().unwrap();
+            assert!(xz.starts_with(XZ_MAGIC));
+            assert_eq!(decompress_xz(&xz, data.len()).unwrap(), data);
+            assert!(decompress_xz(&xz, data.len() - 1).is_err());
+            assert!(decompress_xz(&xz[..xz.len() / 2], data.len()).is_err());
+        }
+    }
 }

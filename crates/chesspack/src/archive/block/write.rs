@@ -3,17 +3,20 @@
 use shakmaty::{Chess, Move};
 
 use super::{
-    BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_EVAL,
-    E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, EVAL_TEXT,
-    EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, LAYOUT, Lines,
-    METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
-    METHOD_ID_MARKS, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS,
-    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS,
-    TAG_SEQ, TAG_VALUES, VERBATIM, annotated_pattern,
+    BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_ENGINE_NEW,
+    E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
+    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT,
+    KIND_PIECE, LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
+    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_ID_MARKS, METHOD_LABEL_MARKS,
+    METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
+    MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
-    ends_game, is_crlf,
+    ends_game,
+    fields::{self, FieldCoder, Walk},
+    is_crlf,
     layout::{self, Style},
     lengths::LengthCoder,
     outcome_code, put_varint, trailing_whitespace,
@@ -197,6 +200,11 @@ impl Columns {
             })?);
         }
 
+        // Engine comments (format 14): their templates and the game's
+        // stream of their fields, coded before anything is added.
+        let engine = engine_comments(game, &segments[0].1);
+        let mut templates = engine.as_ref().map(|(t, _)| t.iter());
+
         let mut events = Vec::with_capacity(game.events.len() + 2);
         let mut clocks = ClockModel::new(tag(&game.tags, b"TimeControl").unwrap_or(b""));
         let mut eval_state = EvalState::default();
@@ -218,6 +226,19 @@ impl Columns {
                     events.push(*n);
                 }
                 Event::Comment(c) => match parse_annotation(c) {
+                    None if let Some(Some(t)) = templates.as_mut().map(|t| t.next()) => match t {
+                        Some((template, false)) => {
+                            self.data[COMMENTS].extend_from_slice(template);
+                            self.data[COMMENTS].push(b'}');
+                            events.push(E_ENGINE_NEW);
+                        }
+                        Some((_, true)) => events.push(E_ENGINE_SAME),
+                        None => {
+                            self.data[COMMENTS].extend_from_slice(c);
+                            self.data[COMMENTS].push(b'}');
+                            events.push(E_COMMENT);
+                        }
+                    },
                     Some(a) => {
                         if let Some(e) = a.eval {
                             let value = parse_eval(e);
@@ -312,9 +333,66 @@ impl Columns {
             }
             None => self.data[EVENTS].extend_from_slice(&events),
         }
+        if let Some((_, stream)) = engine {
+            put_varint(&mut self.data[ENGINE], stream.len() as u64);
+            self.data[ENGINE].extend_from_slice(&stream);
+        }
         self.data[KIND].push(game.layout * KIND_LAYOUT);
         Ok(())
     }
+}
+
+/// A comment's template, and whether it is the same side's last one.
+type Template = Option<(Vec<u8>, bool)>;
+
+/// The engine comments of a game whose mainline's moves (up to its first
+/// null move) are `mainline`: for each comment that is no clock or
+/// evaluation, in order, its template where it is an engine comment
+/// ([`fields`]), and the stream of their fields; `None` where the game has
+/// none.
+fn engine_comments(game: &ParsedGame, mainline: &[Move]) -> Option<(Vec<Template>, Vec<u8>)> {
+    let plain = |e: &Event| matches!(e, Event::Comment(c) if parse_annotation(c).is_none());
+    if !game.events.iter().any(plain) {
+        return None;
+    }
+    let mut coder = FieldCoder::new(&game.start, mainline);
+    code_engine_comments(game, &mut coder)
+}
+
+/// [`engine_comments`] with `coder`.
+fn code_engine_comments(
+    game: &ParsedGame,
+    coder: &mut FieldCoder,
+) -> Option<(Vec<Template>, Vec<u8>)> {
+    let mut walk = Walk::new(&game.start);
+    let mut enc = BinaryEncoder::new();
+    let mut last: [Option<Vec<u8>>; 2] = [None, None];
+    let mut templates = Vec::new();
+    let mut any = false;
+    for event in &game.events {
+        match event {
+            Event::Move(m) => walk.play(*m),
+            Event::Null => {
+                walk.null()?;
+            }
+            Event::Open => walk.open(),
+            Event::Close => walk.close(),
+            Event::Comment(c) if parse_annotation(c).is_none() => {
+                let at = walk.at();
+                let Some((template, mut fields)) = fields::split(c, &at, coder) else {
+                    templates.push(None);
+                    continue;
+                };
+                coder.code(&mut enc, &template, &at, &mut fields).ok()?;
+                let same = last[at.side].as_ref() == Some(&template);
+                last[at.side] = Some(template.clone());
+                templates.push(Some((template, same)));
+                any = true;
+            }
+            _ => {}
+        }
+    }
+    any.then(|| (templates, enc.finish()))
 }
 
 /// The marks a block coded by `codec` uses: the opening's label too,
@@ -377,12 +455,109 @@ pub(super) fn mainline_clocks(events: &[Event], plies: usize) -> Vec<Option<u32>
     clocks
 }
 
+/// The prior of engine comments' fields (`fields.bin`) from the games of
+/// `input` but the held-out ones ([`crate::holdout`]): the models that
+/// coding their engine comments in turn leaves, with the places of
+/// numbers used at least `min_uses` times. Returns the file and the
+/// numbers of games used and held out.
+#[cfg(feature = "train")]
+pub(crate) fn engine_comment_prior<R: std::io::BufRead>(
+    input: R,
+    min_uses: u32,
+) -> std::io::Result<(Vec<u8>, u64, u64)> {
+    let mut builder = fields::PriorBuilder::new();
+    let (mut used, mut held) = (0, 0);
+    for chunk in crate::archive::chunk::ChunkReader::new(input) {
+        let chunk = chunk?;
+        let Ok(game) = text::parse(&chunk.bytes) else {
+            continue;
+        };
+        let mainline: Vec<Move> = game
+            .events
+            .iter()
+            .scan(0usize, |depth, e| {
+                match e {
+                    Event::Open => *depth += 1,
+                    Event::Close => *depth = depth.saturating_sub(1),
+                    Event::Null if *depth == 0 => return None,
+                    _ => {}
+                }
+                Some((*depth, e))
+            })
+            .filter_map(|(d, e)| match e {
+                Event::Move(m) if d == 0 => Some(*m),
+                _ => None,
+            })
+            .collect();
+        if crate::holdout::is_held_out(&crate::holdout::line_key(&game.start, &mainline)) {
+            held += 1;
+            continue;
+        }
+        let mut coder = builder.coder(&game.start, &mainline);
+        if code_engine_comments(&game, &mut coder).is_some() {
+            used += 1;
+        }
+        builder.keep(coder);
+    }
+    Ok((builder.finish(min_uses), used, held))
+}
+
+/// A column compressed with zstd at `level`, or with xz where that is
+/// smaller (format 14): `None` where neither makes it smaller.
+fn compress_column(data: &[u8], level: i32) -> Option<Vec<u8>> {
+    let zstd = compress_zstd(data, level).ok();
+    let xz = compress_xz(data);
+    let best = match (zstd, xz) {
+        (Some(z), Some(x)) => Some(if x.len() < z.len() { x } else { z }),
+        (z, x) => z.or(x),
+    };
+    best.filter(|c| c.len() < data.len())
+}
+
+/// The smallest column that xz is tried on: below it, xz's stream header
+/// and index (about 60 bytes) outweigh what it could save over zstd.
+#[cfg(feature = "compression")]
+const XZ_MIN: usize = 512;
+
+/// A column compressed with xz (liblzma's preset 9 extreme, its dictionary
+/// no larger than the column, so that memory follows the column's size).
+#[cfg(feature = "compression")]
+fn compress_xz(data: &[u8]) -> Option<Vec<u8>> {
+    if data.len() < XZ_MIN {
+        return None;
+    }
+    /// liblzma's `LZMA_PRESET_EXTREME` (`xz -e`).
+    const EXTREME: u32 = 0x8000_0000;
+    let mut options = xz2::stream::LzmaOptions::new_preset(9 | EXTREME).ok()?;
+    options.dict_size(
+        (data.len() as u32)
+            .next_power_of_two()
+            .clamp(1 << 12, 1 << 26),
+    );
+    let mut filters = xz2::stream::Filters::new();
+    filters.lzma2(&options);
+    let stream =
+        xz2::stream::Stream::new_stream_encoder(&filters, xz2::stream::Check::None).ok()?;
+    let mut out = Vec::with_capacity(data.len() / 4 + 128);
+    let mut encoder = xz2::write::XzEncoder::new_stream(&mut out, stream);
+    std::io::Write::write_all(&mut encoder, data).ok()?;
+    encoder.finish().ok()?;
+    Some(out)
+}
+
+/// Without the `compression` feature (liblzma), columns are not tried
+/// with xz; they still read.
+#[cfg(not(feature = "compression"))]
+fn compress_xz(_: &[u8]) -> Option<Vec<u8>> {
+    None
+}
+
 /// A column compressed with zstd at `level`. A column of more than 1 MiB
 /// (the pieces of a game text longer than 8 MiB, long comments) is
 /// compressed with a window and match tables of at most 1 MiB: zstd's
 /// tables at levels 10 and up reach 60 MB for an 8 MiB column, on each
 /// thread, which the bound on memory does not allow.
-fn compress_column(data: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
+fn compress_zstd(data: &[u8], level: i32) -> std::io::Result<Vec<u8>> {
     const LARGE_LOG: u32 = 20;
     if data.len() <= 1 << LARGE_LOG {
         return zstd::bulk::compress(data, level);
@@ -484,6 +659,7 @@ pub(crate) fn encode_block(
     if !layouts {
         cols.data[LAYOUT].clear();
     }
+    let engine = !cols.data[ENGINE].is_empty();
     let labels = cols.tag_state.codes_labels();
     let band_labels = cols.tag_state.codes_band_labels();
     let mut names = Vec::new();
@@ -504,18 +680,18 @@ pub(crate) fn encode_block(
     let mut payload = Vec::new();
     put_varint(&mut payload, chunks.len() as u64);
     for (i, data) in cols.data.iter().enumerate() {
-        if i == LAYOUT && !layouts {
+        if (i == LAYOUT && !layouts) || (i == ENGINE && !engine) {
             continue;
         }
         report.raw[i] = data.len() as u64;
-        let compressed = if matches!(i, MOVES | MOVE_LENGTHS | CLOCKS | EVALS | TAG_NUMBERS)
-            || data.is_empty()
+        let compressed = if matches!(
+            i,
+            MOVES | MOVE_LENGTHS | CLOCKS | EVALS | TAG_NUMBERS | ENGINE
+        ) || data.is_empty()
         {
             None
         } else {
             compress_column(data, level)
-                .ok()
-                .filter(|c| c.len() < data.len())
         };
         let (method, stored) = match &compressed {
             Some(c) => (1u8, c.as_slice()),
@@ -539,7 +715,11 @@ pub(crate) fn encode_block(
             MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
             CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
             VERBATIM if chunks.last().is_some_and(|c| c.more) => method | METHOD_CONTINUES,
-            KIND if layouts => method | METHOD_LAYOUT,
+            KIND => {
+                method
+                    | if layouts { METHOD_LAYOUT } else { 0 }
+                    | if engine { METHOD_ENGINE } else { 0 }
+            }
             _ => method,
         });
         put_varint(&mut payload, data.len() as u64);
@@ -564,6 +744,24 @@ pub(crate) fn encode_block(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The writer's xz columns decode with liblzma (xz2), the reference,
+    /// and with zstd chosen where that is smaller.
+    #[cfg(feature = "compression")]
+    #[test]
+    fn xz_columns_decode_with_liblzma() {
+        let data: Vec<u8> = (0..50_000u32)
+            .map(|i| b"knight |a|yes|rook   |"[(i as usize * 7 + i as usize / 97) % 22])
+            .collect();
+        let xz = compress_xz(&data).unwrap();
+        let mut dec = xz2::write::XzDecoder::new(Vec::new());
+        std::io::Write::write_all(&mut dec, &xz).unwrap();
+        assert_eq!(dec.finish().unwrap(), data);
+        // Too short a column to try.
+        assert!(compress_xz(&data[..100]).is_none());
+        let best = compress_column(&data, 15).unwrap();
+        assert!(best.len() <= xz.len());
+    }
 
     #[test]
     fn annotated_lines_are_found_in_the_events() {
