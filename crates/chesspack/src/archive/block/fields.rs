@@ -623,7 +623,7 @@ pub(super) struct FieldCoder {
     scores: Vec<i32>,
     keys: Vec<u32>,
     /// The other moves' sort keys (best first) and indexes (a buffer).
-    order: Vec<(u64, usize)>,
+    order: Vec<u64>,
 }
 
 impl FieldCoder {
@@ -1021,12 +1021,12 @@ impl FieldCoder {
                     // The rank: how many come before the move.
                     let rank = match want {
                         Some(w) => {
-                            let &(k, _) = self
+                            let &k = self
                                 .order
                                 .iter()
-                                .find(|&&(_, i)| legal[i] == w)
+                                .find(|&&o| legal[order_index(o)] == w)
                                 .ok_or("a line's move is not legal")?;
-                            self.order.iter().filter(|&&(o, _)| o < k).count()
+                            self.order.iter().filter(|&&o| o < k).count()
                         }
                         None => 0,
                     };
@@ -1040,23 +1040,23 @@ impl FieldCoder {
                     }
                     // The move of rank `r`: the few best found by scans,
                     // deeper ones by selection.
-                    let i = if r < 4 {
-                        let mut floor = 0u64;
-                        let mut best = (u64::MAX, 0);
+                    let o = if r < 4 {
+                        let mut best = 0u64;
                         for step in 0..=r {
-                            best = *self
+                            let floor = best;
+                            best = self
                                 .order
                                 .iter()
-                                .filter(|&&(o, _)| step == 0 || o > floor)
+                                .copied()
+                                .filter(|&o| step == 0 || o > floor)
                                 .min()
                                 .ok_or("a line's move out of range")?;
-                            floor = best.0;
                         }
-                        best.1
+                        best
                     } else {
-                        self.order.select_nth_unstable(r).1.1
+                        *self.order.select_nth_unstable(r).1
                     };
-                    legal[i]
+                    legal[order_index(o)]
                 }
             };
             self.seen.entry(h).or_default()[side] = Some(Some(m));
@@ -1074,9 +1074,10 @@ impl FieldCoder {
         Ok(moves)
     }
 
-    /// The legal moves but the guesses into `order`: (their sort key, best
-    /// first by the `fast` model's scores, ties by canonical key; their
-    /// index in `legal`).
+    /// The legal moves but the guesses into `order`: their sort keys, best
+    /// first (the moves of the last lines, then by the `fast` model's
+    /// scores, ties by canonical key), with their index in `legal` in the
+    /// low byte ([`order_index`]).
     fn ranked(
         &mut self,
         pos: &Chess,
@@ -1104,8 +1105,8 @@ impl FieldCoder {
                 let known = self.known[b >> 6] >> (b & 63) & 1;
                 let score = score.saturating_add(known as i32 * KNOWN_BONUS);
                 let score = u64::from(score as u32 ^ 0x8000_0000);
-                let sort = (u64::from(u32::MAX) - score) << 32 | u64::from(key);
-                self.order.push((sort, i));
+                let sort = (u64::from(u32::MAX) - score) << 32 | u64::from(key) << 8 | i as u64;
+                self.order.push(sort);
             }
         }
     }
@@ -1151,6 +1152,11 @@ impl PriorBuilder {
             .unwrap_or_else(FieldPrior::fresh)
             .to_bytes(min_uses)
     }
+}
+
+/// The index in the legal moves of a sort key of [`FieldCoder::ranked`].
+fn order_index(o: u64) -> usize {
+    (o & 0xff) as usize
 }
 
 /// A move's rank among the others.
