@@ -506,7 +506,14 @@ pub(crate) fn engine_comment_prior<R: std::io::BufRead>(
 /// smaller (format 14): `None` where neither makes it smaller.
 fn compress_column(data: &[u8], level: i32) -> Option<Vec<u8>> {
     let zstd = compress_zstd(data, level).ok();
-    let xz = compress_xz(data);
+    // A column that zstd takes below 1/64 of its size is left to it: xz
+    // would save a few bytes at most, and its match finder is slowest on
+    // such repetitive data (seconds for a few MiB).
+    let xz = if zstd.as_ref().is_some_and(|z| z.len() * 64 < data.len()) {
+        None
+    } else {
+        compress_xz(data)
+    };
     let best = match (zstd, xz) {
         (Some(z), Some(x)) => Some(if x.len() < z.len() { x } else { z }),
         (z, x) => z.or(x),
@@ -518,12 +525,18 @@ fn compress_column(data: &[u8], level: i32) -> Option<Vec<u8>> {
 /// and index (about 60 bytes) outweigh what it could save over zstd.
 #[cfg(feature = "compression")]
 const XZ_MIN: usize = 512;
+/// The largest: a block's columns (4 MiB of text a block by default), not
+/// the 8 MiB pieces of a longer game, on which xz's match finder spends
+/// seconds and its tables memory for nothing that zstd does not find.
+#[cfg(feature = "compression")]
+const XZ_MAX: usize = 4 << 20;
 
 /// A column compressed with xz (liblzma's preset 9 extreme, its dictionary
-/// no larger than the column, so that memory follows the column's size).
+/// no larger than the column and at most 2 MiB: the encoder takes about
+/// 11 times its dictionary, so 23 MB at most on each thread).
 #[cfg(feature = "compression")]
 fn compress_xz(data: &[u8]) -> Option<Vec<u8>> {
-    if data.len() < XZ_MIN {
+    if !(XZ_MIN..=XZ_MAX).contains(&data.len()) {
         return None;
     }
     /// liblzma's `LZMA_PRESET_EXTREME` (`xz -e`).
