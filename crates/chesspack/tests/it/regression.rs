@@ -601,13 +601,16 @@ fn regression_issue_60_engine_comments_come_back_byte_for_byte() {
             assert!(fields > 0 && comments < fields / 4, "{name}: {report:?}");
         }
     }
-    // Every comment that is not TCEC's form stays text beside them: a
-    // comment with a placeholder byte, a PV that is not legal, a number
-    // too long, prose with numbers, `tb=null`, a trailing comma.
+    // Every comment comes back, whatever of it is not a field staying text:
+    // a comment with a placeholder byte, a PV that is not legal, a number
+    // too long, prose with numbers, `tb=null`, a trailing comma,
+    // ChessBase's `[%emt]` and `[%evp]`, cutechess-cli's mates and book
+    // moves.
     let odd = b"[Event \"odd\"]\n\n1. e4 {d=20, pv=e4 e5 Nf3 Nc6, tb=null,} e5 \
 {d=21, pv=e5 Nf3 Qh4 Bc4, n=123456789012345678901234,} 2. Nf3 {a\x01b 3} Nc6 \
 {I think 2...Nc6 was move 2, +1.5 or -0.25 at 0:05:03.} 3. Bb5 {+M3/12 0.5s} \
-a6 {-0.00/0 0s, White mates} *\n";
+a6 {-0.00/0 0s, White mates} 4. Ba4 {[%emt 0:00:05] [%evp 17,24,31,-5]} Nf6 \
+{-M12/40 0.8s} 5. O-O {book} Be7 {[%emt 0:01:15]} *\n";
     let (packed, verbatim) = packed_with(odd, "model");
     assert!(verbatim.is_empty(), "{verbatim:?}");
     let mut out = Vec::new();
