@@ -795,7 +795,7 @@ fn san_of(pos: &Chess, m: Move) -> shakmaty::san::San {
 /// The SAN of legal move `m` in `pos`, which then plays it: what
 /// [`SanPlus::from_move_and_play_unchecked`] gives, but the legal moves
 /// that tell mate from check are generated only when the move gives check.
-fn san_and_play(pos: &mut Chess, m: Move) -> SanPlus {
+pub(crate) fn san_and_play(pos: &mut Chess, m: Move) -> SanPlus {
     let san = san_of(pos, m);
     pos.play_unchecked(m);
     let suffix = pos.checkers().any().then(|| {

@@ -245,51 +245,10 @@ fn san_move(pos: &Chess, token: &[u8]) -> Option<Move> {
     (text == token).then_some(m)
 }
 
-/// The SAN of `m` in `pos`: without shakmaty's list of candidates where
-/// no other piece of the mover's kind attacks the target square (then
-/// nothing is disambiguated).
-fn san_of(pos: &Chess, m: Move) -> San {
-    if let Move::Normal {
-        role,
-        from,
-        capture,
-        to,
-        promotion: None,
-    } = m
-        && role != Role::Pawn
-    {
-        let board = pos.board();
-        let piece = shakmaty::Piece {
-            color: pos.turn(),
-            role,
-        };
-        let others = board.attacks_to(to, pos.turn(), board.occupied()) & board.by_piece(piece);
-        if others.without(from).is_empty() {
-            return San::Normal {
-                role,
-                file: None,
-                rank: None,
-                capture: capture.is_some(),
-                to,
-                promotion: None,
-            };
-        }
-    }
-    San::from_move(pos, m)
-}
-
-/// Writes `m` in SAN with its check or mate mark, and plays it. (Faster
-/// than [`SanPlus`], which asks whether every position is a mate.)
+/// Writes `m` in SAN with its check or mate mark, and plays it
+/// ([`crate::archive::text::san_and_play`]).
 fn write_san(pos: &mut Chess, m: Move, out: &mut Vec<u8>) {
-    san_of(pos, m).append_ascii_to(out);
-    pos.play_unchecked(m);
-    if pos.checkers().any() {
-        out.push(if pos.legal_moves().is_empty() {
-            b'#'
-        } else {
-            b'+'
-        });
-    }
+    crate::archive::text::san_and_play(pos, m).append_ascii_to(out);
 }
 
 /// The position `back` moves before the comment's.
