@@ -18,7 +18,7 @@ from __future__ import annotations
 import io
 import os
 import warnings
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, NamedTuple, Sequence
 
 from . import _native
 from ._native import (
@@ -44,7 +44,9 @@ __all__ = [
     "IllegalMove",
     "InvalidPosition",
     "TrainingArchive",
+    "Opening",
     "UnknownCodec",
+    "classify_opening",
     "codecs",
     "compress",
     "decode_game",
@@ -172,6 +174,40 @@ def _move_text(m: Any) -> str:
     if callable(uci):
         return uci()
     raise TypeError(f"a move must be a SAN or UCI string or a chess.Move, not {type(m).__name__}")
+
+
+class Opening(NamedTuple):
+    """A game's opening as lichess names it: its ECO code, its name and the
+    ply (half-move) after which the game stood on the named position."""
+
+    eco: str
+    name: str
+    ply: int
+
+
+def classify_opening(game: Any, start: Any = None) -> Opening | None:
+    """The opening of a game as lichess names it, from lichess's own opening
+    table (lichess-org/chess-openings, CC0): the deepest position of the
+    game's first 40 plies that the table lists, while at least 20 pieces
+    stand, transpositions included. ``game`` is a ``chess.Board`` (its move
+    stack from its root), a movetext string or a list of SAN/UCI moves or
+    ``chess.Move`` (from ``start``, a FEN or a ``chess.Board``; the
+    standard position by default). ``None`` when no listed position is
+    reached, or the game starts elsewhere. Raises :class:`IllegalMove` for
+    a move that is not legal.
+
+    >>> classify_opening("1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6")
+    Opening(eco='B90', name='Sicilian Defense: Najdorf Variation', ply=10)
+    """
+    stack = getattr(game, "move_stack", None)
+    if stack is not None:
+        root = game.root()
+        fen = root.fen(shredder=True) if getattr(root, "chess960", False) else root.fen()
+        found = _native.classify_opening([m.uci() for m in stack], fen)
+    else:
+        moves = game if isinstance(game, str) else [_move_text(m) for m in game]
+        found = _native.classify_opening(moves, _fen(start))
+    return None if found is None else Opening(*found)
 
 
 def encode_game(
@@ -680,12 +716,18 @@ class Archive(Sequence):
         """The games of one block as an Arrow record batch: ``game``
         (0-based), the tag columns (``WhiteElo``/``BlackElo`` as integers),
         ``other_tags`` (a map), ``moves`` (SAN), ``clocks`` (milliseconds,
-        from ``%clk``; null without clocks) and ``pgn`` when asked; or only
+        from ``%clk``; null without clocks), ``opening_eco``,
+        ``opening_name`` and ``opening_ply`` (the opening as lichess names
+        it, from the moves, whether or not the game has ``ECO``/``Opening``
+        tags: :func:`classify_opening`) and ``pgn`` when asked; or only
         ``columns``, in that order. Moves and clocks are decoded straight
         into columns; columns of tags alone decode no moves (but the first
         plies of a game whose ``ECO``/``Opening`` the moves give in an
         archive that left them to the moves: ``compress(derive_eco=True)``,
-        or a version before archive format 12)."""
+        or a version before archive format 12; and for the opening columns,
+        of a game whose opening the archive does not store: one whose
+        ``Opening`` tag is not lichess's of today, or an archive before
+        format 15)."""
         return self._a.read_block(block, pgn, columns)
 
     def to_arrow(self, pgn: bool = False, columns: list[str] | None = None) -> "pa.Table":

@@ -241,7 +241,18 @@ class ShardMessage(WriterCommitMessage):
 
 _SEVEN = ["Event", "Site", "Date", "Round", "White", "Black", "Result"]
 # Columns of the data source that are not tags.
-_NOT_TAGS = {"file", "game", "other_tags", "moves", "clocks", "pgn", "movetext"}
+_NOT_TAGS = {
+    "file",
+    "game",
+    "other_tags",
+    "moves",
+    "clocks",
+    "pgn",
+    "movetext",
+    "opening_eco",
+    "opening_name",
+    "opening_ply",
+}
 
 
 def _clock(ms: int) -> str:

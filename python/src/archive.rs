@@ -411,12 +411,14 @@ impl Archive {
     /// read_block(block, pgn=False, columns=None) -> pyarrow.RecordBatch
     ///
     /// The games of a block as rows: game (0-based number), the tag
-    /// columns, other_tags, moves (SAN), clocks (ms), and pgn when asked;
-    /// or only `columns`, in that order. Moves and clocks are decoded
-    /// straight into columns (no PGN written and read back; `pgn` writes
-    /// it); columns of tags alone decode no moves (but the first plies of
-    /// games whose `ECO` or `Opening` the moves give, when those columns
-    /// are asked for).
+    /// columns, other_tags, moves (SAN), clocks (ms), opening_eco,
+    /// opening_name and opening_ply (the opening as lichess names it, from
+    /// the moves, with or without tags), and pgn when asked; or only
+    /// `columns`, in that order. Moves and clocks are decoded straight into
+    /// columns (no PGN written and read back; `pgn` writes it); columns of
+    /// tags alone decode no moves (but the first plies of games whose `ECO`
+    /// or `Opening` the moves give, or whose opening the archive does not
+    /// store, when those columns are asked for).
     #[pyo3(signature = (block, pgn = false, columns = None))]
     fn read_block<'py>(
         &self,
@@ -467,12 +469,24 @@ impl Archive {
                     } else {
                         archive::block_tags_not_given(&payload)?
                     };
-                    tags.into_iter()
+                    let mut rows: Vec<rows::Row> = tags
+                        .into_iter()
                         .map(|t| match t {
                             Ok(tags) => rows::Row::of_tags(tags),
                             Err(text) => rows::read(&text),
                         })
-                        .collect()
+                        .collect();
+                    // Openings where the block stores them decode no moves.
+                    if ["opening_eco", "opening_name", "opening_ply"]
+                        .iter()
+                        .any(|c| wants(c))
+                    {
+                        let openings = archive::block_openings(codec, &payload)?;
+                        for (row, o) in rows.iter_mut().zip(openings) {
+                            row.opening = rows::opening_of(o);
+                        }
+                    }
+                    rows
                 };
                 Ok(rows::batch(first, &rows, texts.as_deref()))
             })

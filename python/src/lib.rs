@@ -253,6 +253,29 @@ fn codecs() -> (Vec<&'static str>, Vec<&'static str>) {
     )
 }
 
+/// classify_opening(moves, start=None) -> tuple[str, str, int] | None
+///
+/// The opening of a game as lichess names it (its opening table,
+/// lichess-org/chess-openings): the ECO code, the name and the ply of the
+/// named position, or None (no listed position, or a game from another
+/// start). `moves` as for encode_game.
+#[pyfunction]
+#[pyo3(signature = (moves, start = None))]
+fn classify_opening(
+    py: Python<'_>,
+    moves: MovesIn,
+    start: Option<&str>,
+) -> PyResult<Option<(String, String, usize)>> {
+    py.detach(|| {
+        let start = start_of(start)?;
+        let moves = moves_of(&moves, &start)?;
+        Ok(chesspack::opening::OpeningTable::lichess()
+            .classify(&start, &moves)
+            .map(|o| (o.eco.to_owned(), o.name.to_owned(), o.ply)))
+    })
+    .map_err(to_py)
+}
+
 #[pymodule]
 fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
@@ -268,6 +291,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_position, m)?)?;
     m.add_function(wrap_pyfunction!(decode_position, m)?)?;
     m.add_function(wrap_pyfunction!(codecs, m)?)?;
+    m.add_function(wrap_pyfunction!(classify_opening, m)?)?;
     batch::register(m)?;
     archive::register(m)?;
     training::register(m)?;

@@ -53,6 +53,15 @@ pub struct Row {
     /// The `%clk` reading after each mainline move, in milliseconds.
     pub clocks: Vec<Option<i64>>,
     pub has_clock: bool,
+    /// The opening as lichess names it: ECO code, name and the ply of its
+    /// position.
+    pub opening: Option<(String, String, i32)>,
+}
+
+/// An opening of [`chesspack::opening::OpeningTable::classify`] as a row
+/// holds it.
+pub fn opening_of(o: Option<chesspack::opening::Named<'_>>) -> Option<(String, String, i32)> {
+    o.map(|o| (o.eco.to_owned(), o.name.to_owned(), o.ply as i32))
 }
 
 impl Row {
@@ -72,6 +81,9 @@ impl Row {
             Ok(r) => r,
             Err(text) => return read(&text),
         };
+        let opening = opening_of(
+            chesspack::opening::OpeningTable::lichess().classify(&record.start, &record.moves),
+        );
         let mut pos = record.start;
         let moves = record
             .moves
@@ -86,6 +98,7 @@ impl Row {
                 .iter()
                 .map(|c| c.map(|ms| ms as i64))
                 .collect(),
+            opening,
             ..Row::of_tags(record.tags)
         }
     }
@@ -95,10 +108,17 @@ impl Row {
 /// not read as PGN gives what was read before it.
 pub fn read(text: &[u8]) -> Row {
     let mut reader = Reader::new(text);
-    match reader.read_game(&mut RowVisitor) {
+    let mut row = match reader.read_game(&mut RowVisitor) {
         Ok(Some(row)) => row,
         _ => Row::default(),
-    }
+    };
+    row.opening = chesspack::pgn::GameReader::new(text)
+        .next()
+        .and_then(|g| g.ok())
+        .and_then(|g| {
+            opening_of(chesspack::opening::OpeningTable::lichess().classify(&g.start, &g.moves))
+        });
+    row
 }
 
 struct RowVisitor;
@@ -190,6 +210,11 @@ pub fn schema(pgn: bool) -> Schema {
         DataType::List(Arc::new(Field::new_list_field(DataType::Int64, true))),
         true,
     ));
+    // The opening as lichess names it, from the moves, whether or not the
+    // game has the tags.
+    fields.push(Field::new("opening_eco", DataType::Utf8, true));
+    fields.push(Field::new("opening_name", DataType::Utf8, true));
+    fields.push(Field::new("opening_ply", DataType::Int32, true));
     if pgn {
         fields.push(Field::new("pgn", DataType::Utf8, true));
     }
@@ -256,6 +281,17 @@ pub fn batch(
     }
     columns.push(Arc::new(moves.finish()));
     columns.push(Arc::new(clocks.finish()));
+    let mut eco = StringBuilder::new();
+    let mut name = StringBuilder::new();
+    let mut ply = Int32Builder::with_capacity(n);
+    for r in rows {
+        eco.append_option(r.opening.as_ref().map(|o| &o.0));
+        name.append_option(r.opening.as_ref().map(|o| &o.1));
+        ply.append_option(r.opening.as_ref().map(|o| o.2));
+    }
+    columns.push(Arc::new(eco.finish()));
+    columns.push(Arc::new(name.finish()));
+    columns.push(Arc::new(ply.finish()));
     if let Some(texts) = texts {
         let mut b = StringBuilder::new();
         for t in texts {

@@ -31,7 +31,7 @@ def split_games(text: str) -> list[str]:
 def test_random_access_matches_decompress(archive_path, decompressed):
     a = chesspack.Archive(archive_path)
     assert len(a) == 37
-    assert a.codec == "model" and a.version == 14 and a.model_hash != 0
+    assert a.codec == "model" and a.version == 15 and a.model_hash != 0
     # The last game (King of the Hill) is kept verbatim, with the file's one
     # final line feed.
     assert decompressed.endswith("0-1\n") and a[36].endswith("0-1\n")
@@ -340,3 +340,64 @@ def test_issue_56_a_loop_over_tags_reads_each_block_once(archive_path):
         t = a.tags(i)
         row = table[i]
         assert (t.get("White"), t.get("Black"), t.get("Result")) == (row["White"], row["Black"], row["Result"])
+
+
+def test_issue_57_classify_opening_names_games_as_lichess_does():
+    import chess
+
+    najdorf = "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6"
+    expected = chesspack.Opening("B90", "Sicilian Defense: Najdorf Variation", 10)
+    assert chesspack.classify_opening(najdorf) == expected
+    board = chess.Board()
+    for san in najdorf.split():
+        if not san.endswith("."):
+            board.push_san(san)
+    assert chesspack.classify_opening(board) == expected
+    assert chesspack.classify_opening(list(board.move_stack)) == expected
+    assert chesspack.classify_opening([m.uci() for m in board.move_stack]) == expected
+    # Transpositions count: the Italian Game from 1. Nf3.
+    italian = chesspack.classify_opening("1. Nf3 Nc6 2. e4 e5 3. Bc4")
+    assert italian == ("C50", "Italian Game", 5)
+    # A game from another position, or no move: none.
+    after_e4 = chess.Board()
+    after_e4.push_san("e4")
+    assert chesspack.classify_opening(["e5"], start=after_e4) is None
+    assert chesspack.classify_opening([]) is None
+    with pytest.raises(chesspack.IllegalMove):
+        chesspack.classify_opening("1. e5")
+
+
+def test_issue_57_rows_have_the_opening_with_or_without_tags(archive_path, decompressed):
+    a = chesspack.Archive(archive_path)
+    games = read_games(decompressed)
+    expected = []
+    for g in games:
+        board = g.board()
+        standard = board.fen() == chess_start() and g.headers.get("Variant", "Standard") == "Standard"
+        o = chesspack.classify_opening(list(g.mainline_moves()), start=board) if standard else None
+        expected.append(None if o is None else (o.eco, o.name, o.ply))
+    assert sum(e is not None for e in expected) >= 30
+    cols = ["opening_eco", "opening_name", "opening_ply"]
+    for table in (a.to_arrow(), a.to_arrow(columns=cols), a.to_arrow(pgn=True)):
+        got = [
+            None if r["opening_eco"] is None else (r["opening_eco"], r["opening_name"], r["opening_ply"])
+            for r in table.select(cols).to_pylist()
+        ]
+        assert got == expected
+    # Games without the tags get the columns too.
+    untagged = "".join(
+        line for line in decompressed.splitlines(keepends=True) if not line.startswith(("[ECO ", "[Opening "))
+    )
+    src = archive_path.parent / "untagged.pgn"
+    src.write_text(untagged)
+    path = archive_path.parent / "untagged.chpk"
+    chesspack.compress(src, path, overwrite=True)
+    rows = chesspack.Archive(path).to_arrow(columns=cols + ["ECO"]).to_pylist()
+    assert all(r["ECO"] is None for r in rows)
+    assert [None if r["opening_eco"] is None else (r["opening_eco"], r["opening_name"], r["opening_ply"]) for r in rows] == expected
+
+
+def chess_start() -> str:
+    import chess
+
+    return chess.STARTING_FEN

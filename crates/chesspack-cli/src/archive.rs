@@ -149,6 +149,24 @@ pub struct ListArgs {
     skip_damaged: bool,
 }
 
+/// Options of `chesspack classify`.
+#[derive(Args, Debug)]
+pub struct ClassifyArgs {
+    /// PGN (`.zst`, `.gz`, `.bz2`, `.xz` too) or a game archive; `-` for
+    /// stdin.
+    input: String,
+    /// Classify an archive whose index is damaged from the blocks found
+    /// (exit status 3: games may be missing).
+    #[arg(long)]
+    skip_damaged: bool,
+    /// Name openings by another version of lichess's table: its TSV files
+    /// (`a.tsv` to `e.tsv` of lichess-org/chess-openings, in that order,
+    /// comma-separated) instead of the one built in. Archives are then
+    /// decoded move by move.
+    #[arg(long, value_delimiter = ',', value_name = "TSV")]
+    openings: Vec<String>,
+}
+
 /// Options of `chesspack verify`.
 #[derive(Args, Debug)]
 pub struct VerifyArgs {
@@ -905,6 +923,123 @@ pub fn list(args: &ListArgs) -> Result<()> {
     }
     stdout.flush()?;
     recovered(recovering, &args.input)
+}
+
+/// One row of `classify`: the game's number and its opening, if any.
+fn opening_row(
+    out: &mut impl Write,
+    game: u64,
+    named: Option<chesspack::opening::Named<'_>>,
+) -> io::Result<()> {
+    match named {
+        Some(o) => writeln!(out, "{game}\t{}\t{}\t{}", o.eco, o.name, o.ply),
+        None => writeln!(out, "{game}\t\t\t"),
+    }
+}
+
+pub fn classify(args: &ClassifyArgs) -> Result<()> {
+    let path = args.input.as_str();
+    // stdin is read whole: an archive needs seeking.
+    let stdin = if path == "-" {
+        let mut buf = Vec::new();
+        io::stdin().read_to_end(&mut buf)?;
+        Some(buf)
+    } else {
+        None
+    };
+    let is_archive = match &stdin {
+        Some(buf) => files::Kind::of("-", &buf[..buf.len().min(8)]) == files::Kind::GameArchive,
+        None => files::Kind::of_path(Path::new(path))? == files::Kind::GameArchive,
+    };
+    let mut lock = io::stdout().lock();
+    let mut stdout = io::BufWriter::new(Named::stdout(&mut lock));
+    writeln!(stdout, "game\tECO\tOpening\tply")?;
+    let other = if args.openings.is_empty() {
+        None
+    } else {
+        let mut text = String::new();
+        for path in &args.openings {
+            text +=
+                &std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
+            text.push('\n');
+        }
+        Some(chesspack::opening::OpeningTable::from_tsv(&text)?)
+    };
+    let table = other
+        .as_ref()
+        .unwrap_or_else(|| chesspack::opening::OpeningTable::lichess());
+    let (mut games, mut named) = (0u64, 0u64);
+    let mut recovering = false;
+    if is_archive {
+        let mut reader = match stdin {
+            Some(buf) => {
+                let r: Box<dyn ReadSeek> = Box::new(Cursor::new(buf));
+                ArchiveReader::open(r).with_context(|| format!("cannot read {path}"))?
+            }
+            None => open_archive(path)?,
+        };
+        recovering = check_index(&reader, path, args.skip_damaged)?;
+        let pb = input::progress(Some(reader.blocks().len() as u64), "classifying");
+        for b in 0..reader.blocks().len() {
+            let block = reader.read_block(b)?;
+            let openings = match &other {
+                None => archive::block_openings(reader.codec(), &block)?,
+                Some(table) => {
+                    let mut out = Vec::new();
+                    archive::decode_records(reader.codec(), &block, &|_| true, &mut |_, r| {
+                        out.push(match r {
+                            Ok(r) => table.classify(&r.start, &r.moves),
+                            Err(text) => chesspack::pgn::GameReader::new(&text[..])
+                                .next()
+                                .and_then(|g| g.ok())
+                                .and_then(|g| table.classify(&g.start, &g.moves)),
+                        })
+                    })?;
+                    out
+                }
+            };
+            for (g, o) in openings.into_iter().enumerate() {
+                opening_row(&mut stdout, reader.first_game(b) + g as u64, o)?;
+                named += u64::from(o.is_some());
+                games += 1;
+            }
+            pb.set_position(b as u64 + 1);
+        }
+        pb.finish_and_clear();
+    } else {
+        let pb = input::progress(None, path);
+        let reader: Box<dyn io::BufRead + Send> = match stdin {
+            Some(buf) => files::decoder(Cursor::new(buf))?,
+            None => input::open(path, &pb)?,
+        };
+        let mut skipped = 0u64;
+        for game in chesspack::pgn::GameReader::new(reader) {
+            let o = match &game {
+                Ok(g) => table.classify(&g.start, &g.moves),
+                Err(_) => {
+                    skipped += 1;
+                    None
+                }
+            };
+            opening_row(&mut stdout, games + 1, o)?;
+            named += u64::from(o.is_some());
+            games += 1;
+        }
+        pb.finish_and_clear();
+        if skipped > 0 {
+            eprintln!(
+                "{path}: {skipped} {} could not be read as standard chess (no opening named)",
+                plural(skipped, "game")
+            );
+        }
+    }
+    stdout.flush()?;
+    drop(stdout);
+    eprintln!(
+        "{games} {}, {named} with an opening named",
+        plural(games, "game")
+    );
+    recovered(recovering, path)
 }
 
 pub fn verify(args: &VerifyArgs) -> Result<()> {

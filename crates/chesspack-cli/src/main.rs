@@ -41,6 +41,10 @@ enum Command {
     List(archive::ListArgs),
     /// Check every block of an archive and report.
     Verify(archive::VerifyArgs),
+    /// Name every game's opening as lichess does (its opening table,
+    /// lichess-org/chess-openings): a table of the game, `ECO`, `Opening`
+    /// and the ply of the named position.
+    Classify(archive::ClassifyArgs),
     /// List every game and position codec.
     Codecs,
     /// Encode or decode one position.
@@ -96,6 +100,7 @@ fn main() -> ExitCode {
         Command::Get(args) => archive::get(&args),
         Command::List(args) => archive::list(&args),
         Command::Verify(args) => archive::verify(&args),
+        Command::Classify(args) => archive::classify(&args),
         Command::Codecs => codecs(),
         Command::Fen(cmd) => fen::run(cmd),
         Command::Stats(args) => stats::run(&args),

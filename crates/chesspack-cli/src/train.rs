@@ -1,5 +1,7 @@
 //! `chesspack train`: fit the tables the codecs embed.
 
+use std::collections::BTreeMap;
+
 use anyhow::{Context, Result};
 use chesspack::{
     holdout,
@@ -319,15 +321,28 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
     let tsv = files.iter().filter(|f| f.ends_with(".tsv")).count();
     // Each PGN file's held-out games with both tags.
     let mut held: Vec<(String, Vec<pgn::Game>)> = Vec::new();
-    let table = if tsv == files.len() {
-        let mut text = String::new();
-        for path in files {
-            text +=
+    let mut tsv_text = String::new();
+    let pgn_files: Vec<&String> = files.iter().filter(|f| !f.ends_with(".tsv")).collect();
+    let table = if tsv > 0 {
+        // Lichess's table from its TSV files; PGN files beside them are
+        // only checked.
+        for path in files.iter().filter(|f| f.ends_with(".tsv")) {
+            tsv_text +=
                 &std::fs::read_to_string(path).with_context(|| format!("cannot read {path}"))?;
-            text.push('\n');
+            tsv_text.push('\n');
         }
-        OpeningTable::from_tsv(&text)?
-    } else if tsv == 0 {
+        for path in &pgn_files {
+            let pb = input::progress(None, path);
+            let kept = GameReader::new(input::open(path, &pb)?)
+                .flatten()
+                .filter(|g| g.tag("ECO").is_some() && g.tag("Opening").is_some())
+                .filter(|g| holdout::is_held_out(&holdout::game_key(g)))
+                .collect();
+            pb.finish_and_clear();
+            held.push((file_name(path), kept));
+        }
+        OpeningTable::from_tsv(&tsv_text)?
+    } else {
         let mut b = TableBuilder::default();
         let mut skipped = 0u64;
         for path in files {
@@ -355,8 +370,6 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
             b.games()
         );
         b.finish(min_games)
-    } else {
-        anyhow::bail!("give PGN files or opening TSV files, not both");
     };
     let bytes = table.to_bytes();
     std::fs::write(output, &bytes).with_context(|| format!("cannot write {output}"))?;
@@ -368,15 +381,19 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
         table.hash()
     );
     // The listed positions themselves, which readers of the shipped table
-    // use to stop decoding a game's moves early (issue 40): from the games
-    // again.
-    if tsv == 0 {
-        let positions = std::path::Path::new(output).with_file_name(
-            std::path::Path::new(output)
-                .file_stem()
-                .map_or("openings".into(), |s| s.to_string_lossy().into_owned())
-                + "-positions.txt",
-        );
+    // use to stop decoding a game's moves early (issue 40): from the lines,
+    // or from the games again.
+    let positions = std::path::Path::new(output).with_file_name(
+        std::path::Path::new(output)
+            .file_stem()
+            .map_or("openings".into(), |s| s.to_string_lossy().into_owned())
+            + "-positions.txt",
+    );
+    if tsv > 0 {
+        std::fs::write(&positions, table.tsv_positions(&tsv_text)?)
+            .with_context(|| format!("cannot write {}", positions.display()))?;
+        eprintln!("wrote {}", positions.display());
+    } else {
         let mut games = Vec::new();
         for path in files {
             let pb = input::progress(None, path);
@@ -396,8 +413,10 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
         return Ok(());
     }
     outln!(
-        "held-out games with both tags: file, games, both tags right, ECO right, name right, none named"
+        "held-out games with both tags (`?` for none): file, games, both tags right, ECO right, name right, none named"
     );
+    // The commonest disagreements: (tags, classification), games.
+    let mut wrong: BTreeMap<(String, String), u64> = BTreeMap::new();
     for (name_of_file, games_held) in &held {
         let (mut both, mut eco_ok, mut name_ok, mut none) = (0u64, 0u64, 0u64, 0u64);
         let games = games_held.len() as u64;
@@ -405,23 +424,34 @@ fn openings(output: &str, min_games: u32, files: &[String]) -> Result<()> {
             let (Some(eco), Some(name)) = (g.tag("ECO"), g.tag("Opening")) else {
                 continue;
             };
-            match table.predict(&g.start, &g.moves) {
-                Some(o) => {
-                    eco_ok += u64::from(o.eco == eco);
-                    name_ok += u64::from(o.name == name);
-                    both += u64::from(o.eco == eco && o.name == name);
-                }
-                None => none += 1,
+            let o = table.classify(&g.start, &g.moves);
+            let (e, n) = o.map_or(("?", "?"), |o| (o.eco, o.name));
+            none += u64::from(o.is_none());
+            eco_ok += u64::from(e == eco);
+            name_ok += u64::from(n == name);
+            both += u64::from(e == eco && n == name);
+            if e != eco || n != name {
+                *wrong
+                    .entry((format!("{eco} {name}"), format!("{e} {n}")))
+                    .or_default() += 1;
             }
         }
         let pct = |n: u64| 100.0 * n as f64 / games.max(1) as f64;
         outln!(
-            "{name_of_file}\t{games}\t{:.1}%\t{:.1}%\t{:.1}%\t{:.1}%",
+            "{name_of_file}\t{games}\t{:.2}%\t{:.2}%\t{:.2}%\t{:.1}%",
             pct(both),
             pct(eco_ok),
             pct(name_ok),
             pct(none)
         );
+    }
+    let mut wrong: Vec<_> = wrong.into_iter().collect();
+    wrong.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(&b.0)));
+    if !wrong.is_empty() {
+        outln!("commonest disagreements: games, the game's tags, the classification");
+    }
+    for ((tags, ours), n) in wrong.iter().take(25) {
+        outln!("{n}\t{tags}\t{ours}");
     }
     Ok(())
 }

@@ -64,7 +64,7 @@ mod hash;
 pub mod holdout;
 mod le;
 pub mod model;
-mod opening;
+pub mod opening;
 pub mod order;
 pub mod pgn;
 pub mod position;

@@ -1,31 +1,48 @@
-//! Opening names and ECO codes from the moves.
+//! Opening names and ECO codes from the moves, as lichess gives them.
 //!
 //! Lichess names the opening of every game (`[ECO "C20"]`,
-//! `[Opening "King's Pawn Game"]`) from its moves: the deepest position of
-//! the game's first plies that its opening table lists. An archive that
-//! knows the same table stores only the games whose tags differ from what
-//! the moves give ([`OpeningTable::predict`]).
+//! `[Opening "King's Pawn Game"]`) from its moves and one public table,
+//! lichess-org/chess-openings (CC0): the deepest position of the game's
+//! first 40 plies that the table lists, while at least 20 pieces are on the
+//! board, matching positions (board, side to move, castling rights, en
+//! passant square where a capture there is legal) so that transpositions
+//! count. [`OpeningTable::lichess`] is that table, at the commit its
+//! positions file names, and [`OpeningTable::classify`] its rule:
 //!
-//! The table maps positions (Zobrist hashes) to an ECO code and a name. It
-//! is built either from lichess's public opening table (CC0; its TSV files
-//! of `eco`, `name` and `pgn` columns, [`OpeningTable::from_tsv`]) or from
-//! games that carry the tags ([`TableBuilder`]): a position is listed when
-//! at least [`MIN_GAMES`] training games reached it within [`MAX_PLY`]
-//! plies and all of them carry the same tags, unless each of those games
-//! reached such a position earlier. The shipped table
-//! ([`OpeningTable::builtin`]) was built from games, by
-//! `chesspack train openings`.
+//! ```
+//! use chesspack::opening::OpeningTable;
+//! use shakmaty::{Chess, Position, san::San};
+//!
+//! let mut pos = Chess::default();
+//! let mut moves = Vec::new();
+//! for san in ["e4", "c5", "Nf3", "d6", "d4", "cxd4", "Nxd4", "Nf6", "Nc3", "a6", "Be3"] {
+//!     let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+//!     pos.play_unchecked(m);
+//!     moves.push(m);
+//! }
+//! let named = OpeningTable::lichess().classify(&Chess::default(), &moves).unwrap();
+//! assert_eq!(named.eco, "B90");
+//! assert_eq!(named.name, "Sicilian Defense: Najdorf Variation, English Attack");
+//! assert_eq!(named.ply, 11);
+//! ```
+//!
+//! An archive that knows the same table stores only the games whose tags
+//! differ from what the moves give. Archives of formats 6 to 14 named
+//! openings by an earlier table, learned from the tags of lichess games
+//! (`openings.bin`, 1,139 openings); they keep it, and it stays in the
+//! library for them. Format 15 uses lichess's.
 //!
 //! File format (version 1): magic `CPKE`, version (u32), maximum ply (u32),
 //! the length of the labels (u32) and the number of positions (u32); the
 //! labels, each `eco` TAB `name` LF; then the positions in ascending hash
-//! order, each its hash (u64) and its label's index (u32). All integers
+//! order, each its hash (u64) and its label's index (u32). Version 2 has
+//! the least number of pieces (u32) after the maximum ply, and after the
+//! positions the ply of the table's line to each (u8). All integers
 //! little-endian.
 
 use std::collections::HashMap;
 use std::sync::{Arc, OnceLock};
 
-#[cfg(any(test, feature = "train"))]
 use shakmaty::san::San;
 use shakmaty::{Bitboard, Chess, Color, Move, Position, Role, Square};
 
@@ -34,22 +51,33 @@ use crate::{Error, hash::fnv1a, model::book::position_hash};
 /// Magic bytes of an opening table file.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKE";
 const VERSION: u32 = 1;
+/// The version with the least number of pieces and the lines' plies.
+const VERSION_LINES: u32 = 2;
 const HEADER: usize = 20;
 const ENTRY: usize = 12;
 
 /// Only positions this early in a game name its opening.
-#[cfg(any(test, feature = "train"))]
 pub(crate) const MAX_PLY: usize = 40;
+/// Lichess's rule: a position with fewer pieces on the board, and every
+/// later one, names no opening.
+pub(crate) const MIN_PIECES: u32 = 20;
 /// A table built from games lists positions that at least this many
 /// training games reached.
 #[cfg(feature = "train")]
 pub const MIN_GAMES: u32 = 2;
 
-static BUILTIN: &[u8] = include_bytes!("openings.bin");
-/// The positions the shipped table lists, one EPD line each in its order
+/// The table archives of formats 6 to 14 name openings by, learned from
+/// lichess games' tags.
+static LEARNED: &[u8] = include_bytes!("openings.bin");
+/// The positions the learned table lists, one EPD line each in its order
 /// (ascending hash), which [`Walk`] reads to stop early; written by
 /// `chesspack train openings` beside the table.
-static BUILTIN_POSITIONS: &str = include_str!("openings-positions.txt");
+static LEARNED_POSITIONS: &str = include_str!("openings-positions.txt");
+/// Lichess's table (lichess-org/chess-openings, CC0), written by
+/// `chesspack train openings` from its TSV files.
+static LICHESS: &[u8] = include_bytes!("openings-lichess.bin");
+/// The positions lichess's table lists, one EPD line each in its order.
+static LICHESS_POSITIONS: &str = include_str!("openings-lichess-positions.txt");
 
 /// An opening: its ECO code and name, as lichess's tags give them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -60,49 +88,181 @@ pub struct Opening<'a> {
     pub name: &'a str,
 }
 
+/// A game's opening as [`OpeningTable::classify`] names it: the ECO code,
+/// the name and the ply of the named position.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Named<'a> {
+    /// The ECO code (`B90`).
+    pub eco: &'a str,
+    /// The name (`Sicilian Defense: Najdorf Variation`).
+    pub name: &'a str,
+    /// The ply after which the game stood on the named position (1 after
+    /// White's first move).
+    pub ply: usize,
+}
+
 /// Positions and the opening each one names.
-#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct OpeningTable {
     /// ECO code and name of each label.
     labels: Vec<(String, String)>,
     /// (position hash, label), in ascending hash order.
     entries: Vec<(u64, u32)>,
+    /// The ply of the table's line to each position (version 2), or none.
+    plies: Vec<u8>,
     max_ply: usize,
+    /// Positions with fewer pieces name nothing (0 for version 1).
+    min_pieces: u32,
     hash: u64,
+    /// The shipped files beside a shipped table.
+    shipped: Option<Shipped>,
 }
 
+/// What the library ships beside one of its tables: its positions (for
+/// [`Walk`] and [`Aim`]) and the priors archives code labels with.
+struct Shipped {
+    positions: &'static str,
+    prior: Option<&'static str>,
+    bands: &'static str,
+    reach: OnceLock<Option<Reach>>,
+    label_prior: OnceLock<Option<LabelPrior>>,
+    band_priors: OnceLock<Option<BandPriors>>,
+}
+
+impl std::fmt::Debug for OpeningTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "OpeningTable({} positions, {} openings, {:016x})",
+            self.entries.len(),
+            self.labels.len(),
+            self.hash
+        )
+    }
+}
+
+impl PartialEq for OpeningTable {
+    fn eq(&self, other: &OpeningTable) -> bool {
+        self.labels == other.labels
+            && self.entries == other.entries
+            && self.plies == other.plies
+            && self.max_ply == other.max_ply
+            && self.min_pieces == other.min_pieces
+    }
+}
+
+impl Eq for OpeningTable {}
+
 impl OpeningTable {
-    /// The table this library ships, which archives use.
-    pub(crate) fn builtin() -> &'static OpeningTable {
+    /// Lichess's opening table (lichess-org/chess-openings, CC0, at the
+    /// commit `docs/openings.md` names), which names openings as lichess
+    /// does and which archives of format 15 use.
+    ///
+    /// ```
+    /// use chesspack::opening::OpeningTable;
+    ///
+    /// let table = OpeningTable::lichess();
+    /// assert!(table.len() > 3000);
+    /// assert_eq!(table.hash(), OpeningTable::lichess().hash());
+    /// ```
+    pub fn lichess() -> &'static OpeningTable {
         static TABLE: OnceLock<OpeningTable> = OnceLock::new();
-        TABLE.get_or_init(|| OpeningTable::from_bytes(BUILTIN).expect("the shipped table is valid"))
+        TABLE.get_or_init(|| {
+            OpeningTable::from_bytes(LICHESS)
+                .expect("the shipped table is valid")
+                .shipped_with(LICHESS_POSITIONS, None, BUILTIN_LICHESS_BAND_PRIORS)
+        })
     }
 
-    #[cfg(any(test, feature = "train"))]
-    fn new(labels: Vec<(String, String)>, mut entries: Vec<(u64, u32)>) -> OpeningTable {
-        entries.sort_unstable();
-        entries.dedup_by_key(|e| e.0);
+    /// The table that archives of formats 6 to 14 name openings by (learned
+    /// from lichess games' tags).
+    pub(crate) fn learned() -> &'static OpeningTable {
+        static TABLE: OnceLock<OpeningTable> = OnceLock::new();
+        TABLE.get_or_init(|| {
+            OpeningTable::from_bytes(LEARNED)
+                .expect("the shipped table is valid")
+                .shipped_with(LEARNED_POSITIONS, Some(BUILTIN_PRIOR), BUILTIN_BAND_PRIORS)
+        })
+    }
+
+    fn shipped_with(
+        mut self,
+        positions: &'static str,
+        prior: Option<&'static str>,
+        bands: &'static str,
+    ) -> OpeningTable {
+        self.shipped = Some(Shipped {
+            positions,
+            prior,
+            bands,
+            reach: OnceLock::new(),
+            label_prior: OnceLock::new(),
+            band_priors: OnceLock::new(),
+        });
+        self
+    }
+
+    fn new(
+        labels: Vec<(String, String)>,
+        mut entries: Vec<(u64, u32)>,
+        lines: Option<Vec<u8>>,
+    ) -> OpeningTable {
+        // (hash, label, ply), one a position: the first of each hash.
+        let plies = lines.unwrap_or_default();
+        let mut rows: Vec<(u64, u32, u8)> = entries
+            .drain(..)
+            .enumerate()
+            .map(|(i, (h, l))| (h, l, plies.get(i).copied().unwrap_or(0)))
+            .collect();
+        rows.sort_by_key(|r| r.0);
+        rows.dedup_by_key(|r| r.0);
+        let versioned = !plies.is_empty();
         let mut table = OpeningTable {
             labels,
-            entries,
+            entries: rows.iter().map(|r| (r.0, r.1)).collect(),
+            plies: if versioned {
+                rows.iter().map(|r| r.2).collect()
+            } else {
+                Vec::new()
+            },
             max_ply: MAX_PLY,
+            min_pieces: if versioned { MIN_PIECES } else { 0 },
             hash: 0,
+            shipped: None,
         };
         table.hash = fnv1a(&table.to_bytes());
         table
     }
 
-    /// The opening that position `pos` names, if the table lists it.
-    pub(crate) fn get(&self, pos: &Chess) -> Option<Opening<'_>> {
+    /// The opening that position `pos` names, if the table lists it
+    /// (whatever the number of pieces on its board).
+    ///
+    /// ```
+    /// use chesspack::opening::OpeningTable;
+    /// use shakmaty::{Chess, Position, san::San};
+    ///
+    /// let mut pos = Chess::default();
+    /// for san in ["e4", "e5", "Nf3", "Nc6", "Bb5"] {
+    ///     let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+    ///     pos.play_unchecked(m);
+    /// }
+    /// let o = OpeningTable::lichess().get(&pos).unwrap();
+    /// assert_eq!((o.eco, o.name), ("C60", "Ruy Lopez"));
+    /// ```
+    pub fn get(&self, pos: &Chess) -> Option<Opening<'_>> {
         self.label_at(pos).and_then(|l| self.label(l))
     }
 
     /// The label (opening) that position `pos` names, if the table lists
     /// it.
     fn label_at(&self, pos: &Chess) -> Option<u32> {
+        self.index_at(pos).map(|i| self.entries[i].1)
+    }
+
+    /// The index of position `pos` in the table, if it lists it.
+    fn index_at(&self, pos: &Chess) -> Option<usize> {
         let hash = position_hash(pos);
-        let i = self.entries.binary_search_by_key(&hash, |e| e.0).ok()?;
-        Some(self.entries[i].1)
+        self.entries.binary_search_by_key(&hash, |e| e.0).ok()
     }
 
     /// The opening of label `label`, if the table has one.
@@ -111,42 +271,88 @@ impl OpeningTable {
         Some(Opening { eco, name })
     }
 
-    /// The label of the opening [`OpeningTable::predict`] finds.
-    pub(crate) fn predict_label(&self, start: &Chess, moves: &[Move]) -> Option<u32> {
+    /// Whether `pos` has too few pieces for the table's rule: it and every
+    /// later position name nothing.
+    fn too_few_pieces(&self, pos: &Chess) -> bool {
+        (pos.board().occupied().count() as u32) < self.min_pieces
+    }
+
+    /// The label of the opening [`OpeningTable::classify`] finds, and the
+    /// ply of its position.
+    pub(crate) fn predict_label(&self, start: &Chess, moves: &[Move]) -> Option<(u32, usize)> {
         if position_hash(start) != position_hash(&Chess::default()) {
             return None;
         }
         let mut pos = start.clone();
         let mut found = None;
-        for &m in moves.iter().take(self.max_ply) {
+        for (ply, &m) in moves.iter().take(self.max_ply).enumerate() {
             if !pos.is_legal(m) {
                 break;
             }
             pos.play_unchecked(m);
+            if self.too_few_pieces(&pos) {
+                break;
+            }
             if let Some(l) = self.label_at(&pos) {
-                found = Some(l);
+                found = Some((l, ply + 1));
             }
         }
         found
     }
 
-    /// The opening of a game from the standard start: the opening of the
-    /// deepest of its first `MAX_PLY` positions that the table lists.
-    /// `None` when it lists none, or the game starts elsewhere.
-    pub fn predict(&self, start: &Chess, moves: &[Move]) -> Option<Opening<'_>> {
-        self.predict_label(start, moves).and_then(|l| self.label(l))
+    /// The opening of a game from the standard start: that of the deepest
+    /// of its first 40 positions that the table lists (for lichess's table,
+    /// among those with at least 20 pieces on the board). `None` when it
+    /// lists none, or the game starts elsewhere.
+    pub(crate) fn predict(&self, start: &Chess, moves: &[Move]) -> Option<Opening<'_>> {
+        self.predict_label(start, moves)
+            .and_then(|(l, _)| self.label(l))
+    }
+
+    /// A game's opening, as lichess names it with this table: the deepest
+    /// position of the game's first 40 plies that the table lists, while
+    /// at least 20 pieces are on the board, with the ply it stood there.
+    /// `None` when the table lists none of them, or the game does not start
+    /// from the standard position (lichess names no opening then). Moves
+    /// after an illegal one are not looked at.
+    ///
+    /// ```
+    /// use chesspack::opening::OpeningTable;
+    /// use shakmaty::{Chess, Position, san::San};
+    ///
+    /// // The table's line is 1. e4 e5 2. Nf3 Nc6 3. Bc4 h6: transpositions
+    /// // count.
+    /// let mut pos = Chess::default();
+    /// let mut moves = Vec::new();
+    /// for san in ["Nf3", "Nc6", "e4", "e5", "Bc4", "h6"] {
+    ///     let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+    ///     pos.play_unchecked(m);
+    ///     moves.push(m);
+    /// }
+    /// let named = OpeningTable::lichess().classify(&Chess::default(), &moves).unwrap();
+    /// assert_eq!(
+    ///     (named.eco, named.name, named.ply),
+    ///     ("C50", "Italian Game: Anti-Fried Liver Defense", 6)
+    /// );
+    /// ```
+    pub fn classify(&self, start: &Chess, moves: &[Move]) -> Option<Named<'_>> {
+        let (label, ply) = self.predict_label(start, moves)?;
+        let o = self.label(label)?;
+        Some(Named {
+            eco: o.eco,
+            name: o.name,
+            ply,
+        })
     }
 
     /// A walk along a game from `start` that finds what
-    /// [`OpeningTable::predict`] finds and says when no later move can
+    /// [`OpeningTable::classify`] finds and says when no later move can
     /// change it (see [`Walk`]).
-    pub(crate) fn walk(&self, start: &Chess) -> Walk<'_> {
+    pub(crate) fn walk(&'static self, start: &Chess) -> Walk {
         let standard = position_hash(start) == position_hash(&Chess::default());
-        // The shipped table's positions, to stop early; another table's
-        // walk looks at every one of the first `max_ply` plies.
-        let reach = std::ptr::eq(self, OpeningTable::builtin())
-            .then(Reach::builtin)
-            .flatten();
+        // A shipped table's positions, to stop early; another table's walk
+        // looks at every one of the first `max_ply` plies.
+        let reach = self.reach();
         Walk {
             table: self,
             pos: start.clone(),
@@ -154,9 +360,56 @@ impl OpeningTable {
             found: None,
             reach,
             candidates: reach.map_or_else(Candidates::none, |r| {
-                FILTERINGS.with_borrow_mut(|f| f.all(r.positions.len()))
+                with_filterings(self.hash, |f| f.all(r.positions.len()))
             }),
         }
+    }
+
+    /// The signatures of a shipped table's positions, or `None` for
+    /// another table or when its positions file does not match it.
+    fn reach(&self) -> Option<&Reach> {
+        let s = self.shipped.as_ref()?;
+        s.reach
+            .get_or_init(|| Reach::new(self, s.positions))
+            .as_ref()
+    }
+
+    /// The prior that archives of format 11 code a label with (the
+    /// learned table's alone).
+    pub(crate) fn label_prior(&self) -> Option<&LabelPrior> {
+        let s = self.shipped.as_ref()?;
+        s.label_prior
+            .get_or_init(|| LabelPrior::new(self, s.prior?))
+            .as_ref()
+    }
+
+    /// The priors by rating band that archives of format 12 and later
+    /// code a label with.
+    pub(crate) fn band_priors(&self) -> Option<&BandPriors> {
+        let s = self.shipped.as_ref()?;
+        s.band_priors
+            .get_or_init(|| BandPriors::new(self, s.bands))
+            .as_ref()
+    }
+
+    /// The plies of the table's lines to the positions of `label`, least
+    /// first, without repeats (none for a table of version 1).
+    pub(crate) fn line_plies(&self, label: u32) -> Vec<u8> {
+        let mut out: Vec<u8> = match self.reach() {
+            Some(r) => r
+                .by_label
+                .get(label as usize)
+                .map(|ps| {
+                    ps.iter()
+                        .filter_map(|&i| self.plies.get(i as usize).copied())
+                        .collect()
+                })
+                .unwrap_or_default(),
+            None => Vec::new(),
+        };
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
     #[cfg(feature = "train")]
@@ -207,13 +460,11 @@ impl OpeningTable {
             .collect())
     }
 
-    #[cfg(feature = "train")]
     /// Positions the table lists.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
-    #[cfg(feature = "train")]
     /// Whether the table lists no position.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
@@ -230,55 +481,64 @@ impl OpeningTable {
         self.hash
     }
 
-    #[cfg(any(test, feature = "train"))]
     /// The table from lichess's opening TSV files (`eco`, `name`, `pgn`
-    /// columns with a header line; the files may be concatenated): each
-    /// line names the position its moves reach. A position that two lines
-    /// reach keeps the first line's name.
+    /// columns with a header line; the files concatenated in order, `a.tsv`
+    /// to `e.tsv`), with lichess's rule: each line names the position its
+    /// moves reach; where several lines reach one position, the last of
+    /// them names it (lichess keys its table by position, later lines
+    /// replacing earlier ones); at least 20 pieces.
     ///
     /// # Errors
     ///
     /// [`Error::InvalidData`] naming the line: a missing column, a move
-    /// that is not legal SAN, a tab or line feed in a name.
+    /// that is not legal SAN, a tab or line feed in a name, a line of more
+    /// than 255 plies.
+    ///
+    /// ```
+    /// use chesspack::opening::OpeningTable;
+    ///
+    /// let tsv = "eco\tname\tpgn\nA00\tPolish Opening\t1. b4\nA00\tPolish Opening: Outflank Variation\t1. b4 c6\n";
+    /// let table = OpeningTable::from_tsv(tsv).unwrap();
+    /// assert_eq!(table.len(), 2);
+    /// ```
     pub fn from_tsv(text: &str) -> Result<OpeningTable, Error> {
-        let mut labels: Vec<(String, String)> = Vec::new();
-        let mut ids: HashMap<(String, String), u32> = HashMap::new();
-        let mut entries = Vec::new();
-        for (n, line) in text.lines().enumerate() {
-            let bad = |what: String| Error::InvalidData(format!("opening line {}: {what}", n + 1));
-            if line.is_empty() || line.starts_with("eco\t") {
-                continue;
-            }
-            let mut cols = line.split('\t');
-            let (Some(eco), Some(name), Some(pgn)) = (cols.next(), cols.next(), cols.next()) else {
-                return Err(bad("expected the columns eco, name and pgn".into()));
-            };
-            let mut pos = Chess::default();
-            for token in pgn.split_whitespace() {
-                if token.ends_with('.') {
-                    continue;
-                }
-                let m = token
-                    .parse::<San>()
-                    .ok()
-                    .and_then(|san| san.to_move(&pos).ok())
-                    .ok_or_else(|| bad(format!("{token:?} is not a legal move")))?;
-                pos.play_unchecked(m);
-            }
-            let key = (eco.to_owned(), name.to_owned());
-            let next = labels.len() as u32;
-            let id = *ids.entry(key.clone()).or_insert_with(|| {
-                labels.push(key);
-                next
-            });
-            entries.push((position_hash(&pos), id));
+        let (labels, rows) = tsv_lines(text)?;
+        let mut entries = Vec::with_capacity(rows.len());
+        let mut plies = Vec::with_capacity(rows.len());
+        // The last line of a position wins: a stable sort of the lines in
+        // reverse keeps it first, and `new` keeps the first of each.
+        for &(hash, label, ply, _) in rows.iter().rev() {
+            entries.push((hash, label));
+            plies.push(ply);
         }
-        // The first line of a position wins: a stable sort keeps it first.
-        entries.sort_by_key(|e| e.0);
-        Ok(OpeningTable::new(labels, entries))
+        let mut order: Vec<usize> = (0..entries.len()).collect();
+        order.sort_by_key(|&i| entries[i].0);
+        let entries = order.iter().map(|&i| entries[i]).collect();
+        let plies = order.iter().map(|&i| plies[i]).collect();
+        Ok(OpeningTable::new(labels, entries, Some(plies)))
     }
 
     #[cfg(any(test, feature = "train"))]
+    /// The positions file of a table made by [`OpeningTable::from_tsv`]
+    /// from `text`: each listed position as EPD, one a line, in the
+    /// table's order.
+    ///
+    /// # Errors
+    ///
+    /// As [`OpeningTable::from_tsv`].
+    pub fn tsv_positions(&self, text: &str) -> Result<String, Error> {
+        let (_, rows) = tsv_lines(text)?;
+        let epds: HashMap<u64, String> = rows.into_iter().map(|r| (r.0, r.3)).collect();
+        self.entries
+            .iter()
+            .map(|(h, _)| {
+                epds.get(h)
+                    .map(|e| e.clone() + "\n")
+                    .ok_or_else(|| Error::InvalidData("a position of no line".into()))
+            })
+            .collect()
+    }
+
     /// The table file's bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut text = Vec::new();
@@ -288,19 +548,26 @@ impl OpeningTable {
             text.extend_from_slice(name.as_bytes());
             text.push(b'\n');
         }
+        let lines = !self.plies.is_empty() || self.min_pieces > 0;
         let mut out = MAGIC.to_vec();
-        for n in [
-            VERSION,
+        let mut head = vec![
+            if lines { VERSION_LINES } else { VERSION },
             self.max_ply as u32,
-            text.len() as u32,
-            self.entries.len() as u32,
-        ] {
+        ];
+        if lines {
+            head.push(self.min_pieces);
+        }
+        head.extend([text.len() as u32, self.entries.len() as u32]);
+        for n in head {
             out.extend_from_slice(&n.to_le_bytes());
         }
         out.extend_from_slice(&text);
         for &(hash, label) in &self.entries {
             out.extend_from_slice(&hash.to_le_bytes());
             out.extend_from_slice(&label.to_le_bytes());
+        }
+        if lines {
+            out.extend_from_slice(&self.plies);
         }
         out
     }
@@ -316,16 +583,21 @@ impl OpeningTable {
         if bytes.len() < HEADER || &bytes[..4] != MAGIC {
             return Err(bad("not a chesspack opening table"));
         }
-        if u32_at(4) != VERSION {
-            return Err(bad("unknown version"));
-        }
+        let lines = match u32_at(4) {
+            VERSION => false,
+            VERSION_LINES if bytes.len() >= HEADER + 4 => true,
+            _ => return Err(bad("unknown version")),
+        };
         let max_ply = u32_at(8) as usize;
-        let text_len = u32_at(12) as usize;
-        let n = u32_at(16) as usize;
-        if bytes.len() as u64 != (HEADER + text_len) as u64 + n as u64 * ENTRY as u64 {
+        let (min_pieces, at) = if lines { (u32_at(12), 16) } else { (0, 12) };
+        let header = at + 8;
+        let text_len = u32_at(at) as usize;
+        let n = u32_at(at + 4) as usize;
+        let per = ENTRY as u64 + u64::from(lines);
+        if bytes.len() as u64 != (header + text_len) as u64 + n as u64 * per {
             return Err(bad("wrong length"));
         }
-        let text = std::str::from_utf8(&bytes[HEADER..HEADER + text_len])
+        let text = std::str::from_utf8(&bytes[header..header + text_len])
             .map_err(|_| bad("labels are not utf-8"))?;
         let mut labels = Vec::new();
         if !text.is_empty() {
@@ -338,8 +610,9 @@ impl OpeningTable {
                 labels.push((eco.to_owned(), name.to_owned()));
             }
         }
+        let entries_end = header + text_len + n * ENTRY;
         let mut entries = Vec::with_capacity(n);
-        for chunk in bytes[HEADER + text_len..].chunks_exact(ENTRY) {
+        for chunk in bytes[header + text_len..entries_end].chunks_exact(ENTRY) {
             let hash = crate::le::u64_at(chunk, 0);
             let label = crate::le::u32_at(chunk, 8);
             if entries.last().is_some_and(|&(h, _)| h >= hash) || label as usize >= labels.len() {
@@ -347,13 +620,66 @@ impl OpeningTable {
             }
             entries.push((hash, label));
         }
+        let plies = bytes[entries_end..].to_vec();
+        if plies.contains(&0) {
+            return Err(bad("a line of no plies"));
+        }
         Ok(OpeningTable {
             labels,
             entries,
+            plies,
             max_ply,
+            min_pieces,
             hash: fnv1a(bytes),
+            shipped: None,
         })
     }
+}
+
+/// The lines of lichess's opening TSV files: the labels in the order first
+/// met, and each line's position hash, label, ply and EPD.
+#[allow(clippy::type_complexity)]
+fn tsv_lines(text: &str) -> Result<(Vec<(String, String)>, Vec<(u64, u32, u8, String)>), Error> {
+    let mut labels: Vec<(String, String)> = Vec::new();
+    let mut ids: HashMap<(String, String), u32> = HashMap::new();
+    let mut rows = Vec::new();
+    for (n, line) in text.lines().enumerate() {
+        let bad = |what: String| Error::InvalidData(format!("opening line {}: {what}", n + 1));
+        if line.is_empty() || line.starts_with("eco\t") {
+            continue;
+        }
+        let mut cols = line.split('\t');
+        let (Some(eco), Some(name), Some(pgn)) = (cols.next(), cols.next(), cols.next()) else {
+            return Err(bad("expected the columns eco, name and pgn".into()));
+        };
+        let mut pos = Chess::default();
+        let mut ply = 0u32;
+        for token in pgn.split_whitespace() {
+            if token.ends_with('.') {
+                continue;
+            }
+            let m = token
+                .parse::<San>()
+                .ok()
+                .and_then(|san| san.to_move(&pos).ok())
+                .ok_or_else(|| bad(format!("{token:?} is not a legal move")))?;
+            pos.play_unchecked(m);
+            ply += 1;
+        }
+        let ply = u8::try_from(ply)
+            .ok()
+            .filter(|&p| p > 0)
+            .ok_or_else(|| bad("a line of no moves, or more than 255".into()))?;
+        let key = (eco.to_owned(), name.to_owned());
+        let next = labels.len() as u32;
+        let id = *ids.entry(key.clone()).or_insert_with(|| {
+            labels.push(key);
+            next
+        });
+        let epd = shakmaty::fen::Epd::from_position(&pos, shakmaty::EnPassantMode::Legal);
+        rows.push((position_hash(&pos), id, ply, epd.to_string()));
+    }
+    Ok((labels, rows))
 }
 
 /// What a position can still become, as far as the opening table is
@@ -529,15 +855,6 @@ fn distance(a: &[Bitboard; 12], b: &[Bitboard; 12]) -> u32 {
 }
 
 impl Reach {
-    /// The shipped table's, or `None` when its positions file does not
-    /// match it position for position (then no walk stops early).
-    fn builtin() -> Option<&'static Reach> {
-        static REACH: OnceLock<Option<Reach>> = OnceLock::new();
-        REACH
-            .get_or_init(|| Reach::new(OpeningTable::builtin(), BUILTIN_POSITIONS))
-            .as_ref()
-    }
-
     fn new(table: &OpeningTable, epds: &str) -> Option<Reach> {
         let lines: Vec<&str> = epds.lines().collect();
         if lines.len() != table.entries.len() {
@@ -591,12 +908,14 @@ impl Reach {
 /// pawns, which no move takes back), and the walk is over when none is
 /// left; it is over too after the table's first plies, and at once for a
 /// game that does not start from the standard position.
-pub(crate) struct Walk<'t> {
-    table: &'t OpeningTable,
+pub(crate) struct Walk {
+    table: &'static OpeningTable,
     pos: Chess,
-    /// Plies played (the table's `max_ply` for a game it does not name).
+    /// Plies played (the table's `max_ply` for a game it does not name,
+    /// and once a position has too few pieces).
     plies: usize,
-    found: Option<Opening<'t>>,
+    /// The label of the deepest listed position so far, and its ply.
+    found: Option<(u32, usize)>,
     reach: Option<&'static Reach>,
     /// Listed positions the game may still reach (with `reach`).
     candidates: Candidates,
@@ -643,7 +962,22 @@ struct Filterings {
 }
 
 thread_local! {
-    static FILTERINGS: std::cell::RefCell<Filterings> = std::cell::RefCell::new(Filterings::default());
+    /// Each table's filterings, by the table's hash.
+    static FILTERINGS: std::cell::RefCell<Vec<(u64, Filterings)>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Runs `f` on the thread's filterings of the table whose hash is `table`.
+fn with_filterings<T>(table: u64, f: impl FnOnce(&mut Filterings) -> T) -> T {
+    FILTERINGS.with_borrow_mut(|all| {
+        let i = match all.iter().position(|(h, _)| *h == table) {
+            Some(i) => i,
+            None => {
+                all.push((table, Filterings::default()));
+                all.len() - 1
+            }
+        };
+        f(&mut all[i].1)
+    })
 }
 
 impl Filterings {
@@ -709,7 +1043,7 @@ impl Filterings {
     }
 }
 
-impl<'t> Walk<'t> {
+impl Walk {
     /// Whether a later move may change the opening.
     pub(crate) fn goes_on(&self) -> bool {
         self.plies < self.table.max_ply
@@ -729,8 +1063,12 @@ impl<'t> Walk<'t> {
         let castles = self.pos.castles().castling_rights();
         self.pos.play_unchecked(m);
         self.plies += 1;
-        if let Some(o) = self.table.get(&self.pos) {
-            self.found = Some(o);
+        if self.table.too_few_pieces(&self.pos) {
+            self.plies = self.table.max_ply;
+            return;
+        }
+        if let Some(l) = self.table.label_at(&self.pos) {
+            self.found = Some((l, self.plies));
         }
         if let Some(reach) = self.reach
             && (m.is_capture()
@@ -742,7 +1080,7 @@ impl<'t> Walk<'t> {
             // is kept for the last few candidates, whose dropping ends
             // the walk.
             let exact = self.candidates.positions.len() <= EXACT_BELOW;
-            self.candidates = FILTERINGS.with_borrow_mut(|f| {
+            self.candidates = with_filterings(self.table.hash, |f| {
                 f.filter(&self.candidates, now, |from| {
                     let reachable = now.reachable(&reach.cones);
                     from.iter()
@@ -762,8 +1100,20 @@ impl<'t> Walk<'t> {
     }
 
     /// The opening so far: the game's, once [`Walk::goes_on`] is false.
-    pub(crate) fn opening(&self) -> Option<Opening<'t>> {
-        self.found
+    pub(crate) fn opening(&self) -> Option<Opening<'static>> {
+        self.found.and_then(|(l, _)| self.table.label(l))
+    }
+
+    /// The opening so far with the ply of its position, as
+    /// [`OpeningTable::classify`] gives it.
+    pub(crate) fn named(&self) -> Option<Named<'static>> {
+        let (l, ply) = self.found?;
+        let o = self.table.label(l)?;
+        Some(Named {
+            eco: o.eco,
+            name: o.name,
+            ply,
+        })
     }
 }
 
@@ -797,10 +1147,11 @@ impl std::fmt::Debug for Reach {
 }
 
 impl Aim {
-    /// The way to the shipped table's label `label`; `None` for a label it
-    /// does not have (or when its positions file does not match it).
-    pub(crate) fn new(label: u32) -> Option<Aim> {
-        let reach = Reach::builtin()?;
+    /// The way to label `label` of `table`, a shipped table; `None` for a
+    /// label it does not have (or when its positions file does not match
+    /// it).
+    pub(crate) fn new(table: &'static OpeningTable, label: u32) -> Option<Aim> {
+        let reach = table.reach()?;
         let targets = reach.by_label.get(label as usize)?;
         (!targets.is_empty()).then_some(Aim {
             targets,
@@ -887,16 +1238,6 @@ pub(crate) struct LabelPrior {
 static BUILTIN_PRIOR: &str = include_str!("openings-prior.txt");
 
 impl LabelPrior {
-    /// The shipped prior, or `None` when its file does not match the
-    /// shipped table (then archives of format 11 with labels do not
-    /// decode).
-    pub(crate) fn builtin() -> Option<&'static LabelPrior> {
-        static PRIOR: OnceLock<Option<LabelPrior>> = OnceLock::new();
-        PRIOR
-            .get_or_init(|| LabelPrior::new(OpeningTable::builtin(), BUILTIN_PRIOR))
-            .as_ref()
-    }
-
     fn new(table: &OpeningTable, text: &str) -> Option<LabelPrior> {
         let counts: Vec<u64> = text
             .lines()
@@ -1012,17 +1353,10 @@ pub(crate) struct BandPriors {
 }
 
 static BUILTIN_BAND_PRIORS: &str = include_str!("openings-prior-bands.txt");
+/// The priors by rating band of lichess's table (archive format 15).
+static BUILTIN_LICHESS_BAND_PRIORS: &str = include_str!("openings-lichess-prior-bands.txt");
 
 impl BandPriors {
-    /// The shipped priors, or `None` when their file does not match the
-    /// shipped table (then format 12's labels are not written).
-    pub(crate) fn builtin() -> Option<&'static BandPriors> {
-        static PRIORS: OnceLock<Option<BandPriors>> = OnceLock::new();
-        PRIORS
-            .get_or_init(|| BandPriors::new(OpeningTable::builtin(), BUILTIN_BAND_PRIORS))
-            .as_ref()
-    }
-
     fn new(table: &OpeningTable, text: &str) -> Option<BandPriors> {
         let rows: Vec<Vec<u64>> = text
             .lines()
@@ -1074,10 +1408,10 @@ impl BandPriors {
 /// ```
 #[cfg(feature = "train")]
 pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (String, u64) {
-    let table = OpeningTable::builtin();
+    let table = OpeningTable::learned();
     let mut counts = vec![0u64; table.labels.len()];
     for (start, moves) in games {
-        if let Some(l) = table.predict_label(&start, &moves) {
+        if let Some((l, _)) = table.predict_label(&start, &moves) {
             counts[l as usize] += 1;
         }
     }
@@ -1115,11 +1449,11 @@ pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (St
 pub fn opening_prior_bands(
     games: impl IntoIterator<Item = ([Option<i64>; 2], Chess, Vec<Move>)>,
 ) -> (String, u64) {
-    let table = OpeningTable::builtin();
+    let table = OpeningTable::lichess();
     let mut counts = vec![[0u64; RATING_BANDS]; table.labels.len()];
     let mut counted = 0;
     for (elos, start, moves) in games {
-        if let Some(l) = table.predict_label(&start, &moves) {
+        if let Some((l, _)) = table.predict_label(&start, &moves) {
             counts[l as usize][rating_band(elos)] += 1;
             counted += 1;
         }
@@ -1153,7 +1487,7 @@ pub fn opening_prior_bands(
 /// // 1. e4 Nc6: two games, both B00; 1. e4 leads to two openings.
 /// assert_eq!(table.len(), 1);
 /// let game = GameReader::new(&b"1. e4 Nc6 2. Nf3 *"[..]).next().unwrap().unwrap();
-/// assert_eq!(table.predict(&game.start, &game.moves).unwrap().eco, "B00");
+/// assert_eq!(table.classify(&game.start, &game.moves).unwrap().eco, "B00");
 /// ```
 #[cfg(feature = "train")]
 #[derive(Default)]
@@ -1273,7 +1607,7 @@ impl TableBuilder {
             .into_iter()
             .map(|(h, l)| (h, remap[l as usize]))
             .collect();
-        OpeningTable::new(labels, entries)
+        OpeningTable::new(labels, entries, None)
     }
 }
 
@@ -1296,24 +1630,30 @@ mod tests {
             assert_eq!(rating_band(elos), band, "{elos:?}");
         }
         // Each band's prior codes every label back.
-        let priors = BandPriors::builtin().expect("the shipped priors match the table");
-        for band in 0..RATING_BANDS {
-            let mut enc = crate::coder::BinaryEncoder::new();
-            for l in 0..OpeningTable::builtin().labels.len() as u32 {
-                priors.band(band).encode(l, &mut enc);
-            }
-            let all = enc.finish();
-            let mut dec = crate::coder::BinaryDecoder::new(&all);
-            for l in 0..OpeningTable::builtin().labels.len() as u32 {
-                assert_eq!(priors.band(band).decode(&mut dec), Some(l));
+        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
+            let priors = table
+                .band_priors()
+                .expect("the shipped priors match the table");
+            for band in 0..RATING_BANDS {
+                let mut enc = crate::coder::BinaryEncoder::new();
+                for l in 0..table.labels.len() as u32 {
+                    priors.band(band).encode(l, &mut enc);
+                }
+                let all = enc.finish();
+                let mut dec = crate::coder::BinaryDecoder::new(&all);
+                for l in 0..table.labels.len() as u32 {
+                    assert_eq!(priors.band(band).decode(&mut dec), Some(l));
+                }
             }
         }
     }
 
     #[test]
     fn every_label_codes_and_decodes_and_common_ones_cost_less() {
-        let prior = LabelPrior::builtin().expect("the shipped prior matches the table");
-        let table = OpeningTable::builtin();
+        let table = OpeningTable::learned();
+        let prior = table
+            .label_prior()
+            .expect("the shipped prior matches the table");
         let mut enc = crate::coder::BinaryEncoder::new();
         for l in 0..table.labels.len() as u32 {
             prior.encode(l, &mut enc);
@@ -1345,17 +1685,23 @@ mod tests {
 
     #[test]
     fn an_aim_never_rules_out_the_moves_to_the_opening_and_they_cost_less() {
+        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
+            aim_keeps_the_way(table);
+        }
+        assert!(Aim::new(OpeningTable::lichess(), u32::MAX).is_none());
+    }
+
+    fn aim_keeps_the_way(table: &'static OpeningTable) {
         use crate::game::{GameCodec, ModelCodec};
-        let table = OpeningTable::builtin();
         let pgn = "1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be2 e5 *\n\n\
                    1. d4 Nf6 2. c4 e6 3. Nc3 Bb4 4. e3 O-O 5. Bd3 d5 *\n\n\
                    1. Nf3 d5 2. g3 Nf6 3. Bg2 c6 4. O-O Bg4 *\n";
         let (mut plain, mut aimed) = (0, 0);
         for game in crate::pgn::GameReader::new(pgn.as_bytes()) {
             let g = game.unwrap();
-            let label = table.predict_label(&g.start, &g.moves).unwrap();
+            let (label, _) = table.predict_label(&g.start, &g.moves).unwrap();
             // Before the game reaches its opening, its moves keep it in reach.
-            let mut aim = Aim::new(label).unwrap();
+            let mut aim = Aim::new(table, label).unwrap();
             let mut pos = g.start.clone();
             for &m in &g.moves {
                 if aim.visit(&pos) {
@@ -1368,7 +1714,7 @@ mod tests {
                 pos.play_unchecked(m);
             }
             for codec in [ModelCodec::fast(), ModelCodec::new()] {
-                let to = codec.aimed_at(label).unwrap();
+                let to = codec.aimed_at(table, label).unwrap();
                 let bits = to.encode_counted(&g.start, &g.moves).unwrap();
                 assert_eq!(
                     to.decode_counted(&g.start, &bits, g.moves.len()).unwrap(),
@@ -1379,7 +1725,6 @@ mod tests {
             }
         }
         assert!(aimed + 12 < plain, "{aimed} bits aimed, {plain} not");
-        assert!(Aim::new(u32::MAX).is_none());
     }
 
     #[test]
@@ -1392,9 +1737,56 @@ mod tests {
         for cut in 0..bytes.len() {
             assert!(OpeningTable::from_bytes(&bytes[..cut]).is_err());
         }
+        // A line of no plies (version 2), a label out of bounds (version 1).
+        let mut bad = bytes.clone();
+        *bad.last_mut().unwrap() = 0;
+        assert!(OpeningTable::from_bytes(&bad).is_err());
+        let v1 = OpeningTable::new(table.labels.clone(), table.entries.clone(), None);
+        let bytes = v1.to_bytes();
+        assert_eq!(OpeningTable::from_bytes(&bytes).unwrap(), v1);
+        assert_eq!(crate::le::u32_at(&bytes, 4), VERSION);
         let mut bad = bytes.clone();
         *bad.last_mut().unwrap() = 9;
         assert!(OpeningTable::from_bytes(&bad).is_err());
+    }
+
+    /// Lichess's rule (issue 57): a position with fewer than the table's
+    /// least number of pieces, and every later one, names nothing.
+    #[test]
+    fn regression_issue_57_positions_with_too_few_pieces_name_nothing() {
+        let mut table = OpeningTable::from_tsv(
+            "eco\tname\tpgn\nB01\tScandinavian Defense\t1. e4 d5\n\
+             B01\tScandinavian Defense: Main Line\t1. e4 d5 2. exd5\n\
+             B01\tScandinavian Defense: Queen\t1. e4 d5 2. exd5 Qxd5 3. Nc3\n",
+        )
+        .unwrap();
+        let game = crate::pgn::GameReader::new(&b"1. e4 d5 2. exd5 Qxd5 3. Nc3 *"[..])
+            .next()
+            .unwrap()
+            .unwrap();
+        let named = |t: &OpeningTable| {
+            t.classify(&game.start, &game.moves)
+                .map(|o| (o.name.to_owned(), o.ply))
+        };
+        let queen = ("Scandinavian Defense: Queen".to_owned(), 5);
+        assert_eq!(named(&table), Some(queen));
+        // 31 pieces after 2. exd5, 30 after 2... Qxd5.
+        table.min_pieces = 31;
+        let main_line = ("Scandinavian Defense: Main Line".to_owned(), 3);
+        assert_eq!(named(&table), Some(main_line));
+        table.min_pieces = 32;
+        assert_eq!(named(&table), Some(("Scandinavian Defense".to_owned(), 2)));
+        // A table that lists the same position twice names it by its last
+        // line, as lichess's does.
+        let twice =
+            OpeningTable::from_tsv("eco\tname\tpgn\nC20\tFirst\t1. e4 e5\nC20\tSecond\t1. e4 e5\n")
+                .unwrap();
+        let game = crate::pgn::GameReader::new(&b"1. e4 e5 *"[..])
+            .next()
+            .unwrap()
+            .unwrap();
+        let o = twice.classify(&game.start, &game.moves).unwrap();
+        assert_eq!((o.name, o.ply), ("Second", 2));
     }
 
     #[test]
@@ -1405,9 +1797,11 @@ mod tests {
     }
 
     #[test]
-    fn builtin_table_loads() {
-        let t = OpeningTable::builtin();
-        assert_eq!(t.hash(), fnv1a(BUILTIN));
+    fn builtin_tables_load() {
+        assert_eq!(OpeningTable::learned().hash(), fnv1a(LEARNED));
+        assert_eq!(OpeningTable::lichess().hash(), fnv1a(LICHESS));
+        assert_eq!(OpeningTable::lichess().min_pieces, MIN_PIECES);
+        assert_eq!(OpeningTable::learned().min_pieces, 0);
     }
 }
 
@@ -1452,11 +1846,13 @@ mod walk_tests {
     /// (or no walk would stop early).
     #[test]
     fn the_shipped_positions_are_the_tables() {
-        let reach = Reach::builtin().expect("openings-positions.txt matches openings.bin");
-        assert_eq!(reach.positions.len(), OpeningTable::builtin().entries.len());
+        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
+            let reach = table.reach().expect("the positions file matches the table");
+            assert_eq!(reach.positions.len(), table.entries.len());
+        }
         // A file for another table is refused.
         let other = OpeningTable::from_tsv("eco\tname\tpgn\nA00\tPolish Opening\t1. b4\n").unwrap();
-        assert!(Reach::new(&other, BUILTIN_POSITIONS).is_none());
+        assert!(Reach::new(&other, LEARNED_POSITIONS).is_none());
         assert!(
             Reach::new(
                 &other,
@@ -1471,7 +1867,10 @@ mod walk_tests {
     #[test]
     fn pawns_are_matched_one_to_one() {
         use Square::*;
-        let cones = Reach::builtin().expect("the shipped reach").cones;
+        let cones = OpeningTable::learned()
+            .reach()
+            .expect("the shipped reach")
+            .cones;
         let bb = |squares: &[Square]| squares.iter().fold(Bitboard::EMPTY, |b, &s| b.with(s));
         let white = |have: &[Square], want: &[Square]| pawns_match(bb(have), bb(want), &cones[0]);
         assert!(white(&[D2, E2], &[D4, E4]));
@@ -1495,8 +1894,7 @@ mod walk_tests {
 
     /// Random games, biased to the moves of listed positions: each ply
     /// picks, half the time, a move to a listed position.
-    fn biased_games(n: usize) -> Vec<Vec<Move>> {
-        let table = OpeningTable::builtin();
+    fn biased_games(table: &'static OpeningTable, n: usize) -> Vec<Vec<Move>> {
         crate::games_toward(
             0x9e37_79b9_7f4a_7c15,
             n,
@@ -1512,9 +1910,15 @@ mod walk_tests {
     /// filterings kept (its second time) or keeps them (its first).
     #[test]
     fn regression_issue_40_kept_filterings_are_the_filterings() {
-        let table = OpeningTable::builtin();
+        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
+            kept_filterings(table);
+        }
+    }
+
+    fn kept_filterings(table: &'static OpeningTable) {
+        let h = table.hash;
         let new_generation = || {
-            FILTERINGS.with_borrow_mut(|f| {
+            with_filterings(h, |f| {
                 *f = Filterings {
                     generation: f.generation + 1,
                     ..Filterings::default()
@@ -1522,7 +1926,7 @@ mod walk_tests {
             })
         };
         let (mut kept, mut steps) = (0, 0);
-        for moves in biased_games(2000) {
+        for moves in biased_games(table, 2000) {
             // `alone` filters for itself: its generation goes.
             let mut alone = table.walk(&Chess::default());
             new_generation();
@@ -1535,20 +1939,20 @@ mod walk_tests {
                 for w in [&mut alone, &mut first] {
                     w.play(m);
                 }
-                let before = FILTERINGS.with_borrow(|f| f.sets.len());
+                let before = with_filterings(h, |f| f.sets.len());
                 again.play(m);
-                kept += usize::from(FILTERINGS.with_borrow(|f| f.sets.len()) == before);
+                kept += usize::from(with_filterings(h, |f| f.sets.len()) == before);
                 steps += 1;
                 assert_eq!(alone.candidates.positions, first.candidates.positions);
                 assert_eq!(alone.candidates.positions, again.candidates.positions);
                 assert_eq!(alone.goes_on(), again.goes_on());
                 assert_ne!(
                     alone.candidates.generation,
-                    FILTERINGS.with_borrow(|f| f.generation)
+                    with_filterings(h, |f| f.generation)
                 );
                 assert_eq!(again.candidates.id, first.candidates.id);
             }
-            assert_eq!(alone.opening(), table.predict(&Chess::default(), &moves));
+            assert_eq!(alone.named(), table.classify(&Chess::default(), &moves));
         }
         assert_eq!(kept, steps);
     }
@@ -1559,9 +1963,14 @@ mod walk_tests {
     /// stops before the table's 40 plies on most of them.
     #[test]
     fn the_walk_finds_what_predict_finds() {
-        let table = OpeningTable::builtin();
+        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
+            walk_finds_what_predict_finds(table);
+        }
+    }
+
+    fn walk_finds_what_predict_finds(table: &'static OpeningTable) {
         let (mut stopped_early, mut games) = (0, 0);
-        for (g, moves) in biased_games(3000).into_iter().enumerate() {
+        for (g, moves) in biased_games(table, 3000).into_iter().enumerate() {
             let mut walk = table.walk(&Chess::default());
             let mut played = 0;
             for &m in &moves {
@@ -1572,8 +1981,8 @@ mod walk_tests {
                 played += 1;
             }
             assert_eq!(
-                walk.opening(),
-                table.predict(&Chess::default(), &moves),
+                walk.named(),
+                table.classify(&Chess::default(), &moves),
                 "game {g}"
             );
             games += 1;

@@ -83,6 +83,54 @@ pub fn block_tags(codec: &dyn GameCodec, block: &Block) -> Result<Vec<GameTags>,
     tags_of(codec, block, block::Want::Tags)
 }
 
+/// The opening of every game of a block as lichess names it
+/// ([`OpeningTable::classify`](crate::opening::OpeningTable::classify) with
+/// [`OpeningTable::lichess`](crate::opening::OpeningTable::lichess)), in
+/// order, `None` for a game it names none of (a game from a FEN, a game
+/// stored verbatim that does not parse). A game whose block stores its
+/// opening's label and ply (format 15: its `Opening` tag is lichess's)
+/// decodes no moves; the others decode their mainline's first plies, only
+/// as far as a move can still change the answer. `codec` is the
+/// archive's ([`ArchiveReader::codec`]).
+///
+/// ```
+/// use chesspack::archive::{self, ArchiveReader, Options};
+///
+/// let pgn = "[Opening \"Italian Game\"]\n[ECO \"C50\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 *\n\n1. d4 d5 *\n";
+/// let mut packed = Vec::new();
+/// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::ModelCodec::fast(), &Options::default()).unwrap();
+/// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+/// let block = r.read_block(0).unwrap();
+/// let openings = archive::block_openings(r.codec(), &block).unwrap();
+/// assert_eq!(openings[0].map(|o| (o.eco, o.name, o.ply)), Some(("C50", "Italian Game", 5)));
+/// assert_eq!(openings[1].map(|o| (o.eco, o.ply)), Some(("D00", 2)));
+/// ```
+///
+/// # Errors
+///
+/// [`ArchiveError::Damaged`] when the payload does not decode.
+pub fn block_openings(
+    codec: &dyn GameCodec,
+    block: &Block,
+) -> Result<Vec<Option<crate::opening::Named<'static>>>, ArchiveError> {
+    let mut out = Vec::new();
+    block::decode_block(
+        codec,
+        &block.payload,
+        &|_| block::Want::Opening,
+        &mut |_, d| {
+            if let block::Decoded::Opening(o) = d {
+                out.push(o);
+            }
+        },
+    )
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    })?;
+    Ok(out)
+}
+
 /// A game as data, decoded without writing its text and reading it back:
 /// its tags, its mainline's moves and the clock after each. What the Python
 /// package's rows and Arrow batches are made of.

@@ -145,8 +145,8 @@ use self::{
 };
 pub use self::{
     games::{
-        CONTINUED, GameRecord, GameRow, GameTags, block_tags, block_tags_not_given, decode_games,
-        decode_records, game_tags,
+        CONTINUED, GameRecord, GameRow, GameTags, block_openings, block_tags, block_tags_not_given,
+        decode_games, decode_records, game_tags,
     },
     header::Header,
     index::BlockEntry,
@@ -192,7 +192,7 @@ pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// fields (numbers as steps, lines of moves as moves ranked by the `fast`
 /// model, whose weights the header's table hash covers too) and may store
 /// a column with xz where that is smaller than zstd.
-pub const FORMAT_VERSION: u8 = 14;
+pub const FORMAT_VERSION: u8 = 15;
 /// The first version with the opening table's hash in the header.
 const OPENINGS_VERSION: u8 = 6;
 /// The first version whose header's opening hash is that of the table and
@@ -205,24 +205,41 @@ const BAND_LABELS_VERSION: u8 = 12;
 /// ranked by the `fast` model: the header's table hash covers its weights.
 const ENGINE_FIELDS_VERSION: u8 = 14;
 
+/// The first version that names openings by lichess's table: the header's
+/// table hash is that of lichess's table and its priors by rating band,
+/// the `fast` weights and the engine fields' prior together.
+const LICHESS_OPENINGS_VERSION: u8 = 15;
+
 /// The opening hash a header of format `version` holds for this library's
-/// opening table (and, from [`LABELS_VERSION`], its label prior; from
-/// [`BAND_LABELS_VERSION`], its priors by rating band).
+/// opening tables (the learned one before [`LICHESS_OPENINGS_VERSION`],
+/// and from [`LABELS_VERSION`] its label prior, from
+/// [`BAND_LABELS_VERSION`] its priors by rating band).
 fn openings_hash(version: u8) -> u64 {
-    let table = crate::opening::OpeningTable::builtin().hash();
-    if version >= ENGINE_FIELDS_VERSION {
-        let tables = openings_hash(BAND_LABELS_VERSION);
-        let fast = crate::model::fast::FastWeights::embedded().hash();
-        let prior = block::fields_prior_hash();
-        let h = crate::hash::fnv1a_from(tables, &fast.to_le_bytes());
-        crate::hash::fnv1a_from(h, &prior.to_le_bytes())
+    let learned = crate::opening::OpeningTable::learned();
+    let table = learned.hash();
+    if version >= LICHESS_OPENINGS_VERSION {
+        let lichess = crate::opening::OpeningTable::lichess();
+        let tables = lichess.band_priors().map_or(lichess.hash(), |p| p.hash());
+        with_engine_fields(tables)
+    } else if version >= ENGINE_FIELDS_VERSION {
+        with_engine_fields(openings_hash(BAND_LABELS_VERSION))
     } else if version >= BAND_LABELS_VERSION {
-        crate::opening::BandPriors::builtin().map_or(table, |p| p.hash())
+        learned.band_priors().map_or(table, |p| p.hash())
     } else if version >= LABELS_VERSION {
-        crate::opening::LabelPrior::builtin().map_or(table, |p| p.hash())
+        learned.label_prior().map_or(table, |p| p.hash())
     } else {
         table
     }
+}
+
+/// The hash of the opening tables `tables` with the `fast` weights, which
+/// rank the lines of engine comments, and the engine fields' prior
+/// (format 14).
+fn with_engine_fields(tables: u64) -> u64 {
+    let fast = crate::model::fast::FastWeights::embedded().hash();
+    let prior = block::fields_prior_hash();
+    let h = crate::hash::fnv1a_from(tables, &fast.to_le_bytes());
+    crate::hash::fnv1a_from(h, &prior.to_le_bytes())
 }
 /// The first version with text checksums, file ends and a checked footer.
 const CHECKED_VERSION: u8 = 4;

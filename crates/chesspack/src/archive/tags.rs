@@ -76,6 +76,7 @@ use super::{
     text::push_digits,
 };
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+use crate::opening::OpeningTable;
 
 /// FNV-1a for the player names of a block: std's SipHash was a tenth of
 /// `get`'s time, and names come from the block, which holds at most a few
@@ -300,6 +301,13 @@ pub(crate) struct TagState {
     numbers: TagNumbers,
     /// Whether a number was coded.
     coded: bool,
+    /// The opening table the block names openings by: the learned one
+    /// (formats 6 to 14) or lichess's (format 15).
+    openings: &'static OpeningTable,
+    /// Whether the ply of a game's opening is one of its lines' (format
+    /// 15), and which.
+    ply_is_line: BitModel,
+    ply_line: [BitModel; 8],
 }
 
 /// The adaptive probabilities of the numbers of format 7's marks, one set a
@@ -403,7 +411,21 @@ impl TagState {
             values: Vec::new(),
             numbers: TagNumbers::new(),
             coded: false,
+            openings: OpeningTable::learned(),
+            ply_is_line: BitModel::warm(),
+            ply_line: [BitModel::default(); 8],
         }
+    }
+
+    /// This state naming openings by `table` (lichess's in format 15).
+    pub(crate) fn with_openings(mut self, table: &'static OpeningTable) -> TagState {
+        self.openings = table;
+        self
+    }
+
+    /// The opening table the block names openings by.
+    pub(crate) fn openings(&self) -> &'static OpeningTable {
+        self.openings
     }
 
     /// Adds the tag name of the next id.
@@ -648,11 +670,73 @@ impl TagState {
     /// format 12's of the game's rating band so far.
     fn label_prior(&self) -> Option<&'static crate::opening::LabelPrior> {
         if self.marks == Marks::BandLabels {
-            crate::opening::BandPriors::builtin()
+            self.openings
+                .band_priors()
                 .map(|p| p.band(crate::opening::rating_band(self.elos)))
         } else {
-            crate::opening::LabelPrior::builtin()
+            self.openings.label_prior()
         }
+    }
+
+    /// Codes the ply of the position that names the game's opening, `ply`
+    /// (1 to 40), after its label, where the block's table knows the plies
+    /// of its lines (format 15): mostly it is the ply of one of the lines
+    /// of the label.
+    pub(crate) fn encode_ply(&mut self, label: u32, ply: usize, numbers: &mut BinaryEncoder) {
+        let lines = self.openings.line_plies(label);
+        if lines.is_empty() {
+            return;
+        }
+        let at = lines.iter().position(|&p| usize::from(p) == ply);
+        numbers.encode_bit(&mut self.ply_is_line, at.is_some());
+        match at {
+            Some(i) if lines.len() > 1 => {
+                let n = usize::BITS - (lines.len() - 1).leading_zeros();
+                numbers.encode_tree(&mut self.ply_line, n.min(3), i.min(7) as u32);
+                if i >= 7 {
+                    numbers.encode_direct((i - 7) as u32, 8);
+                }
+            }
+            Some(_) => {}
+            None => numbers.encode_direct(ply as u32 - 1, 6),
+        }
+    }
+
+    /// Decodes the ply that [`encode_ply`](TagState::encode_ply) coded, or
+    /// `None` where the block's table does not code plies.
+    ///
+    /// # Errors
+    ///
+    /// A ply out of the table's range (damaged data).
+    pub(crate) fn decode_ply(
+        &mut self,
+        label: u32,
+        numbers: &mut BinaryDecoder<'_>,
+    ) -> Result<Option<usize>, String> {
+        let lines = self.openings.line_plies(label);
+        if lines.is_empty() {
+            return Ok(None);
+        }
+        let ply = if numbers.decode_bit(&mut self.ply_is_line) {
+            let i = if lines.len() > 1 {
+                let n = usize::BITS - (lines.len() - 1).leading_zeros();
+                let i = numbers.decode_tree(&mut self.ply_line, n.min(3)) as usize;
+                if i >= 7 {
+                    7 + numbers.decode_direct(8) as usize
+                } else {
+                    i
+                }
+            } else {
+                0
+            };
+            usize::from(*lines.get(i).ok_or("a bad opening ply")?)
+        } else {
+            numbers.decode_direct(6) as usize + 1
+        };
+        if ply > crate::opening::MAX_PLY {
+            return Err("a bad opening ply".into());
+        }
+        Ok(Some(ply))
     }
 
     /// Decodes an opening's label from `numbers`, as
@@ -1298,7 +1382,9 @@ mod tests {
     /// count.
     #[test]
     fn regression_issue_40_labels_are_coded_with_their_rating_bands_prior() {
-        let priors = crate::opening::BandPriors::builtin().expect("the shipped priors");
+        let priors = OpeningTable::learned()
+            .band_priors()
+            .expect("the shipped priors");
         let repeated = |band: usize, l: u32| {
             let mut enc = BinaryEncoder::new();
             for _ in 0..64 {

@@ -186,13 +186,17 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
         self.boxed()
     }
     /// This codec for a game's mainline from the standard start that
-    /// reaches a position of opening `label` of the built-in opening table
-    /// (as archives of format 11 store it before the moves): until it has,
-    /// moves that lead there are likelier. `None` for codecs that cannot
-    /// (all but `model` and `fast`) and for a label the table does not
-    /// have.
-    fn aimed_at(&self, label: u32) -> Option<Box<dyn GameCodec>> {
-        let _ = label;
+    /// reaches a position of opening `label` of `table`, one of the
+    /// library's opening tables (as archives of format 11 store it before
+    /// the moves): until it has, moves that lead there are likelier. `None`
+    /// for codecs that cannot (all but `model` and `fast`) and for a label
+    /// the table does not have.
+    fn aimed_at(
+        &self,
+        table: &'static crate::opening::OpeningTable,
+        label: u32,
+    ) -> Option<Box<dyn GameCodec>> {
+        let _ = (table, label);
         None
     }
     /// A hash of the game context this codec codes in, for codecs whose

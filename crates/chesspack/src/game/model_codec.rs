@@ -7,7 +7,7 @@ use crate::{
     Bits, Error,
     coder::{Decoder, Encoder, PRECISION, fast_scale, scaled},
     model::{self, Memo, Weights},
-    opening::Aim,
+    opening::{Aim, OpeningTable},
     order::Order,
 };
 
@@ -43,9 +43,10 @@ pub struct ModelCodec {
     weights: Option<(&'static Weights, u64)>,
     /// The game's ratings and time control, which `model` reads.
     context: model::GameContext,
-    /// The label of the opening the mainline reaches, where the archive
-    /// stores it before the moves (format 11: [`crate::opening::Aim`]).
-    aim: Option<u32>,
+    /// The opening table and the label of the opening the mainline
+    /// reaches, where the archive stores it before the moves (format 11:
+    /// [`crate::opening::Aim`]).
+    aim: Option<(&'static OpeningTable, u32)>,
 }
 
 /// Each coded move's (left cumulative, frequency) and whether each ply was
@@ -440,7 +441,7 @@ impl ModelCodec {
     /// The way to the opening the mainline reaches, where the codec knows
     /// it ([`ModelCodec::aimed_at`]).
     fn aim(&self) -> Option<Aim> {
-        self.aim.and_then(Aim::new)
+        self.aim.and_then(|(table, label)| Aim::new(table, label))
     }
 
     fn encode_with_ranks(
@@ -642,10 +643,10 @@ impl GameCodec for ModelCodec {
         }
     }
 
-    fn aimed_at(&self, label: u32) -> Option<Box<dyn GameCodec>> {
-        Aim::new(label)?;
+    fn aimed_at(&self, table: &'static OpeningTable, label: u32) -> Option<Box<dyn GameCodec>> {
+        Aim::new(table, label)?;
         Some(Box::new(ModelCodec {
-            aim: Some(label),
+            aim: Some((table, label)),
             ..self.clone()
         }))
     }

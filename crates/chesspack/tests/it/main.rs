@@ -6,6 +6,7 @@ mod engine;
 mod games;
 mod golden;
 mod layers;
+mod openings;
 mod pgn;
 mod positions;
 mod regression;

@@ -115,6 +115,12 @@ const METHOD_LAYOUT: u8 = 2;
 /// (format 14), after `layout` or `tag-numbers`.
 const METHOD_ENGINE: u8 = 4;
 
+/// Column method bit of `kind`: the block names openings (the `ECO` and
+/// `Opening` tags the moves give, the labels and their priors) by
+/// lichess's opening table (format 15), not the table learned from games
+/// that formats 6 to 14 use.
+const METHOD_LICHESS_OPENINGS: u8 = 8;
+
 /// Column method bit: the `tag-values` column marks repeated values
 /// ([`Marks::Repeat`](super::tags::Marks::Repeat)); the low bit says raw (0) or zstd (1). Archives
 /// written before the marks (methods 0 and 1) still decode.

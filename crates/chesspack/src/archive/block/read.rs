@@ -9,8 +9,9 @@ use super::{
     E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE,
     LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
     METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_ID_MARKS, METHOD_LABEL_MARKS,
-    METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
-    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
+    METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_MARKS, METHOD_OPENING_MARKS,
+    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
+    TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
     },
@@ -32,7 +33,7 @@ use crate::{
     coder::BinaryDecoder,
     game::GameCodec,
     model::GameContext,
-    opening::OpeningTable,
+    opening::{Named, OpeningTable},
 };
 
 /// The columns of a stored block, decompressed.
@@ -48,6 +49,8 @@ struct Stored {
     eval_coding: Coding,
     /// Whether the block has a `layout` column (format 13).
     layouts: bool,
+    /// Whether the block names openings by lichess's table (format 15).
+    lichess_openings: bool,
 }
 
 /// The magic bytes of an xz stream: a compressed column that starts with
@@ -94,6 +97,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut codings = [Coding::Plain; 2];
     let mut layouts = false;
     let mut engine = false;
+    let mut lichess_openings = false;
     for (i, name) in COLUMNS.iter().enumerate() {
         if (i == TAG_NUMBERS && tag_marks < Marks::Times)
             || (i == LAYOUT && !layouts)
@@ -135,7 +139,8 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         } else if i == KIND {
             layouts = method & METHOD_LAYOUT != 0;
             engine = method & METHOD_ENGINE != 0;
-            method & !(METHOD_LAYOUT | METHOD_ENGINE)
+            lichess_openings = method & METHOD_LICHESS_OPENINGS != 0;
+            method & !(METHOD_LAYOUT | METHOD_ENGINE | METHOD_LICHESS_OPENINGS)
         } else if i == VERBATIM {
             // Whether the last game goes on in the next block: see
             // [`last_game_continues`].
@@ -183,6 +188,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         clock_coding: codings[0],
         eval_coding: codings[1],
         layouts,
+        lichess_openings,
     })
 }
 
@@ -231,6 +237,10 @@ pub(crate) enum Want {
     Text,
     /// Its tags, mainline moves and clocks, without its text.
     Record,
+    /// Its opening, as lichess names it ([`OpeningTable::lichess`]): from
+    /// the label where the block stores it with its ply (format 15), else
+    /// from the mainline's first plies, as far as they can change it.
+    Opening,
 }
 
 /// A decoded game.
@@ -241,6 +251,8 @@ pub(crate) enum Decoded {
     Tags(GameTags),
     /// The game as data (its text for a verbatim game).
     Record(GameRow),
+    /// Its opening as lichess names it, if any ([`Want::Opening`]).
+    Opening(Option<Named<'static>>),
     /// A piece of a verbatim text longer than 8 MiB, which goes on with the
     /// text given last for the same game (format 10). Given for any `want`
     /// but [`Want::Skip`]; the pieces that open a block go on with the last
@@ -287,7 +299,11 @@ pub(crate) fn decode_block_until(
             .split(|&b| b == b'\n')
             .collect()
     };
-    let mut tag_state = TagState::new(stored.tag_marks);
+    let mut tag_state = TagState::new(stored.tag_marks).with_openings(if stored.lichess_openings {
+        OpeningTable::lichess()
+    } else {
+        OpeningTable::learned()
+    });
     for name in &names {
         tag_state.add_name(name);
     }
@@ -385,6 +401,7 @@ pub(crate) fn decode_block_until(
                     Want::Tags | Want::TagsNotGiven => {
                         queue.ready(g, Decoded::Tags(Err(text.to_vec())))
                     }
+                    Want::Opening => queue.ready(g, Decoded::Opening(verbatim_opening(text))),
                 }
                 continue;
             }
@@ -404,8 +421,10 @@ pub(crate) fn decode_block_until(
             let mut tc: Option<Vec<u8>> = None;
             // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
             let mut predicted = Vec::new();
-            // The opening's label, where the block codes it (format 11).
+            // The opening's label, where the block codes it (format 11), and
+            // the ply of its position (format 15).
             let mut label = None;
+            let mut label_ply = None;
             tag_state.start_game();
             loop {
                 let id = get_varint(&mut seq)?;
@@ -419,11 +438,13 @@ pub(crate) fn decode_block_until(
                         if d[TAG_NUMBERS].is_empty() {
                             return Err("an opening label without a tag-numbers column".into());
                         }
-                        label = Some(tag_state.decode_label(&mut tag_numbers)?);
+                        let l = tag_state.decode_label(&mut tag_numbers)?;
+                        label = Some(l);
+                        label_ply = tag_state.decode_ply(l, &mut tag_numbers)?;
                     }
                     if matches!(w, Want::Tags | Want::Text | Want::Record) {
                         let o = label
-                            .and_then(|l| OpeningTable::builtin().label(l))
+                            .and_then(|l| tag_state.openings().label(l))
                             .ok_or("a bad opening label")?;
                         let value = if k == 0 { o.eco } else { o.name };
                         tags.push((names[i].to_vec(), value.as_bytes().to_vec()));
@@ -431,7 +452,7 @@ pub(crate) fn decode_block_until(
                     continue;
                 }
                 if let Some(k) = tag_state.predicted(i, stored_value)? {
-                    if matches!(w, Want::Tags | Want::Text | Want::Record) {
+                    if matches!(w, Want::Tags | Want::Text | Want::Record | Want::Opening) {
                         predicted.push((tags.len(), k));
                         tags.push((names[i].to_vec(), Vec::new()));
                     }
@@ -478,8 +499,25 @@ pub(crate) fn decode_block_until(
             if tags_alone {
                 queue.ready(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
             }
-            // Tags the moves give need the mainline's first plies.
-            let tags_from_moves = w == Want::Tags && !predicted.is_empty();
+            // The opening where the block stores it with its ply (format 15).
+            let stored_opening = (w == Want::Opening && stored.lichess_openings)
+                .then(|| {
+                    let (l, ply) = (label?, label_ply?);
+                    let o = tag_state.openings().label(l)?;
+                    Some(Named {
+                        eco: o.eco,
+                        name: o.name,
+                        ply,
+                    })
+                })
+                .flatten();
+            if stored_opening.is_some() {
+                queue.ready(g, Decoded::Opening(stored_opening));
+            }
+            // Tags the moves give, and an opening not stored, need the
+            // mainline's first plies.
+            let tags_from_moves = (w == Want::Tags && !predicted.is_empty())
+                || (w == Want::Opening && stored_opening.is_none());
             // The whole game: its text, or its record.
             let whole = matches!(w, Want::Text | Want::Record);
             let plies = if whole || tags_from_moves {
@@ -539,6 +577,7 @@ pub(crate) fn decode_block_until(
                         tags,
                         predicted,
                         label,
+                        openings: tag_state.openings(),
                         events: game_events,
                         plies,
                         mainline_clocks: main_clocks,
@@ -575,6 +614,13 @@ pub(crate) fn decode_block_until(
     read.map(|()| games)
 }
 
+/// The opening of a game stored verbatim, as lichess names it: `None`
+/// where its text is no game that parses, or names none.
+fn verbatim_opening(text: &[u8]) -> Option<Named<'static>> {
+    let game = crate::pgn::GameReader::new(text).next()?.ok()?;
+    OpeningTable::lichess().classify(&game.start, &game.moves)
+}
+
 /// A game whose columns are read and whose moves are still to decode:
 /// what [`finish`] needs to give its text (or its tags, where the moves
 /// give some), on any thread.
@@ -590,6 +636,8 @@ struct PendingGame<'a> {
     /// The opening's label that the mainline's moves are coded knowing
     /// (format 11).
     label: Option<u32>,
+    /// The opening table of the block.
+    openings: &'static OpeningTable,
     events: std::borrow::Cow<'a, [u8]>,
     /// The number of moves of each line.
     plies: Vec<usize>,
@@ -613,6 +661,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         mut tags,
         predicted,
         label,
+        openings,
         events,
         plies,
         mainline_clocks,
@@ -624,16 +673,28 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     } = game;
     let mut comments = comments.into_iter();
     let mut lines = lines.into_iter();
-    if want == Want::Tags {
+    if want == Want::Tags || want == Want::Opening {
         // The mainline's first plies, as far as the opening table reaches.
         let bits = lines.next().ok_or("moves column ends early")?;
         let start = text::start_of(&tags).map_err(|u| u.detail)?;
         let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
-        let in_context = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
+        let mut in_context = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
+        // A game whose label the block stores has its moves coded knowing it.
+        if let Some(l) = label {
+            in_context = in_context
+                .aimed_at(openings, l)
+                .ok_or("an opening label for a codec that cannot aim at it")?;
+        }
         let codec = in_context.as_ref();
         let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
-        // Only as far as a move may still change the opening.
-        let mut walk = OpeningTable::builtin().walk(&start);
+        // Only as far as a move may still change the opening: lichess's
+        // for an opening, the block's for its tags.
+        let table = if want == Want::Opening {
+            OpeningTable::lichess()
+        } else {
+            openings
+        };
+        let mut walk = table.walk(&start);
         let mut played = 0;
         let prefix = codec
             .decode_prefix(&start, &bits, counted, &mut |moves| {
@@ -648,6 +709,9 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         for &m in &prefix[played..] {
             walk.play(m);
         }
+        if want == Want::Opening {
+            return Ok(Decoded::Opening(walk.named()));
+        }
         fill_openings(&mut tags, &predicted, walk.opening())?;
         return Ok(Decoded::Tags(Ok(tags)));
     }
@@ -660,7 +724,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     let mut mainline_codec = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
     if let Some(l) = label {
         mainline_codec = mainline_codec
-            .aimed_at(l)
+            .aimed_at(openings, l)
             .ok_or("an opening label for a codec that cannot aim at it")?;
     }
     let line = events.first() == Some(&E_LINE);
@@ -688,7 +752,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     };
     let mut segs = vec![read_segment(&start)?];
     if !predicted.is_empty() {
-        let opening = OpeningTable::builtin().predict(&start, segs[0].as_slice());
+        let opening = openings.predict(&start, segs[0].as_slice());
         fill_openings(&mut tags, &predicted, opening)?;
     }
     // Positions are followed only where a variation needs its start or a

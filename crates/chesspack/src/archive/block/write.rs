@@ -8,9 +8,9 @@ use super::{
     E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT,
     KIND_PIECE, LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
     METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_ID_MARKS, METHOD_LABEL_MARKS,
-    METHOD_LAYOUT, METHOD_MARKS, METHOD_OPENING_MARKS, METHOD_PLAYER_MARKS, METHOD_TIME_MARKS,
-    MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUES, VERBATIM,
-    annotated_pattern,
+    METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_MARKS, METHOD_OPENING_MARKS,
+    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS,
+    TAG_SEQ, TAG_VALUES, VERBATIM, annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -32,7 +32,7 @@ use crate::{
     coder::BinaryEncoder,
     game::GameCodec,
     model::GameContext,
-    opening::{BandPriors, OpeningTable},
+    opening::OpeningTable,
 };
 
 struct Columns {
@@ -70,7 +70,7 @@ impl Columns {
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
-            tag_state: TagState::new(marks),
+            tag_state: TagState::new(marks).with_openings(OpeningTable::lichess()),
             tag_numbers: BinaryEncoder::new(),
             openings,
         }
@@ -153,13 +153,14 @@ impl Columns {
         // ECO and Opening tags that the mainline's moves give (format 6),
         // and the opening's label, which the decoder reads before the
         // moves and codes them knowing (format 11).
-        let table = OpeningTable::builtin();
-        let label = game
+        let table = self.tag_state.openings();
+        let predicted = game
             .tags
             .iter()
             .any(|(k, _)| k == b"ECO" || k == b"Opening")
             .then(|| table.predict_label(&segments[0].0, &segments[0].1))
             .flatten();
+        let (label, ply) = (predicted.map(|p| p.0), predicted.map_or(0, |p| p.1));
         let opening = label.and_then(|l| table.label(l));
         let given = |name: &[u8], value: &[u8]| {
             opening.is_some_and(|o| {
@@ -178,7 +179,7 @@ impl Columns {
         });
         if let Some(l) = label {
             mainline_codec = mainline_codec
-                .aimed_at(l)
+                .aimed_at(table, l)
                 .expect("a block that codes labels has a codec that aims");
         }
         let mut encoded = Vec::with_capacity(segments.len());
@@ -305,6 +306,7 @@ impl Columns {
                 // The label with the game's first such mark.
                 if let Some(l) = unsent.take() {
                     self.tag_state.encode_label(l, &mut self.tag_numbers);
+                    self.tag_state.encode_ply(l, ply, &mut self.tag_numbers);
                 }
             } else {
                 self.tag_state
@@ -400,7 +402,8 @@ fn code_engine_comments(
 /// codec aims at it ([`GameCodec::aimed_at`]) and the library has the
 /// priors.
 pub(crate) fn block_marks(codec: &dyn GameCodec) -> Marks {
-    if BandPriors::builtin().is_some() && codec.aimed_at(0).is_some() {
+    let table: &'static OpeningTable = OpeningTable::lichess();
+    if table.band_priors().is_some() && codec.aimed_at(table, 0).is_some() {
         Marks::BandLabels
     } else {
         Marks::Ids
@@ -730,6 +733,7 @@ pub(crate) fn encode_block(
             VERBATIM if chunks.last().is_some_and(|c| c.more) => method | METHOD_CONTINUES,
             KIND => {
                 method
+                    | METHOD_LICHESS_OPENINGS
                     | if layouts { METHOD_LAYOUT } else { 0 }
                     | if engine { METHOD_ENGINE } else { 0 }
             }
