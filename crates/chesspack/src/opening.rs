@@ -271,6 +271,25 @@ impl OpeningTable {
         Some(Opening { eco, name })
     }
 
+    /// The label that says the table names no opening (lichess writes `?`
+    /// for both tags then), one past the openings, for a table of version
+    /// 2 (format 15); `None` for the learned table.
+    pub(crate) fn none_label(&self) -> Option<u32> {
+        (!self.plies.is_empty()).then_some(self.labels.len() as u32)
+    }
+
+    /// The opening of label `label`, or `?` for both tags for the
+    /// [`none_label`](OpeningTable::none_label).
+    pub(crate) fn label_or_none(&self, label: u32) -> Option<Opening<'_>> {
+        if Some(label) == self.none_label() {
+            return Some(Opening {
+                eco: "?",
+                name: "?",
+            });
+        }
+        self.label(label)
+    }
+
     /// Whether `pos` has too few pieces for the table's rule: it and every
     /// later position name nothing.
     fn too_few_pieces(&self, pos: &Chess) -> bool {
@@ -1249,7 +1268,8 @@ impl LabelPrior {
     /// The prior of `counts` (one a label of `table`, each plus one), with
     /// `hash` ([`prior_hash`] of the file it comes from).
     fn of_counts(table: &OpeningTable, counts: &[u64], hash: u64) -> Option<LabelPrior> {
-        if counts.len() != table.labels.len() || counts.is_empty() {
+        let labels = table.labels.len() + usize::from(table.none_label().is_some());
+        if counts.len() != labels || counts.is_empty() {
             return None;
         }
         let labels = counts.len() as u32;
@@ -1450,10 +1470,13 @@ pub fn opening_prior_bands(
     games: impl IntoIterator<Item = ([Option<i64>; 2], Chess, Vec<Move>)>,
 ) -> (String, u64) {
     let table = OpeningTable::lichess();
-    let mut counts = vec![[0u64; RATING_BANDS]; table.labels.len()];
+    let none = table.none_label();
+    let mut counts = vec![[0u64; RATING_BANDS]; table.labels.len() + usize::from(none.is_some())];
     let mut counted = 0;
     for (elos, start, moves) in games {
-        if let Some((l, _)) = table.predict_label(&start, &moves) {
+        // Games the table names no opening of count for the label that
+        // says so.
+        if let Some(l) = table.predict_label(&start, &moves).map(|p| p.0).or(none) {
             counts[l as usize][rating_band(elos)] += 1;
             counted += 1;
         }

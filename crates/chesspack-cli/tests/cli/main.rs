@@ -1206,3 +1206,44 @@ fn regression_issue_56_verify_says_what_it_checked() {
     let out = chesspack(&["decompress", "--skip-damaged", bad.to_str().unwrap()]);
     assert_eq!(ok(&out), text);
 }
+
+/// Issue 57: `chesspack classify` prints a row for every game (with or
+/// without tags, variants and games from a FEN with empty columns), the
+/// same for the PGN, its archive and stdin, and takes another version of
+/// lichess's table.
+#[test]
+fn regression_issue_57_classify_names_every_game() {
+    let pgn = ok(&chesspack(&["classify", "samples/lichess-sample.pgn"]));
+    let rows: Vec<&str> = pgn.lines().collect();
+    assert_eq!(rows[0], "game\tECO\tOpening\tply");
+    assert_eq!(rows.len(), 38);
+    assert_eq!(rows[1], "1\tA45\tIndian Defense: Omega Gambit\t3");
+    assert_eq!(rows[37], "37\t\t\t", "King of the Hill: none");
+    let chpk = compressed_sample("classify", "sample.chpk", &[]);
+    assert_eq!(ok(&chesspack(&["classify", chpk.to_str().unwrap()])), pgn);
+    let piped = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+        .args(["classify", "-"])
+        .stdin(std::fs::File::open(&chpk).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(ok(&piped), pgn);
+    // Another table: one line, named by it or not at all.
+    let dir = scratch("classify-table");
+    let tsv = dir.join("a.tsv");
+    std::fs::write(&tsv, "eco\tname\tpgn\nA45\tQueen's Pawn\t1. d4\n").unwrap();
+    let other = ok(&chesspack(&[
+        "classify",
+        "--openings",
+        tsv.to_str().unwrap(),
+        chpk.to_str().unwrap(),
+    ]));
+    // Game 1 starts 1. e4, game 2 1. d4.
+    assert_eq!(other.lines().nth(1), Some("1\t\t\t"));
+    assert_eq!(other.lines().nth(2), Some("2\tA45\tQueen's Pawn\t1"));
+    assert!(
+        other
+            .lines()
+            .skip(1)
+            .all(|l| l.ends_with("\tA45\tQueen's Pawn\t1") || l.ends_with("\t\t\t"))
+    );
+}

@@ -113,22 +113,55 @@ pub fn block_openings(
     codec: &dyn GameCodec,
     block: &Block,
 ) -> Result<Vec<Option<crate::opening::Named<'static>>>, ArchiveError> {
-    let mut out = Vec::new();
+    let damaged = |reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    };
+    // The stored openings first, without the clocks and evaluations that
+    // moves are decoded in the context of; then the games that need their
+    // moves, if any, in a second pass.
+    let mut out: Vec<Option<Option<crate::opening::Named<'static>>>> = Vec::new();
     block::decode_block(
         codec,
         &block.payload,
-        &|_| block::Want::Opening,
-        &mut |_, d| {
-            if let block::Decoded::Opening(o) = d {
-                out.push(o);
-            }
+        &|_| block::Want::OpeningStored,
+        &mut |_, d| match d {
+            block::Decoded::Opening(o) => out.push(Some(o)),
+            block::Decoded::NeedsMoves => out.push(None),
+            _ => {}
         },
     )
-    .map_err(|reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    })?;
-    Ok(out)
+    .map_err(damaged)?;
+    if let Some(last) = out.iter().rposition(Option::is_none) {
+        let needs: Vec<bool> = out.iter().map(Option::is_none).collect();
+        let mut found = Vec::new();
+        block::decode_block_until(
+            codec,
+            &block.payload,
+            &|g| {
+                if needs.get(g).copied().unwrap_or(false) {
+                    block::Want::Opening
+                } else {
+                    block::Want::Skip
+                }
+            },
+            &mut |g, d| {
+                if let block::Decoded::Opening(o) = d {
+                    found.push((g, o));
+                }
+            },
+            last,
+        )
+        .map_err(damaged)?;
+        for (g, o) in found {
+            if let Some(slot) = out.get_mut(g) {
+                *slot = Some(o);
+            }
+        }
+    }
+    out.into_iter()
+        .map(|o| o.ok_or_else(|| damaged("a game's opening is missing".into())))
+        .collect()
 }
 
 /// A game as data, decoded without writing its text and reading it back:

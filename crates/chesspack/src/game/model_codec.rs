@@ -644,6 +644,10 @@ impl GameCodec for ModelCodec {
     }
 
     fn aimed_at(&self, table: &'static OpeningTable, label: u32) -> Option<Box<dyn GameCodec>> {
+        // A game the table names no opening of: nothing to aim at.
+        if Some(label) == table.none_label() {
+            return Some(Box::new(self.clone()));
+        }
         Aim::new(table, label)?;
         Some(Box::new(ModelCodec {
             aim: Some((table, label)),

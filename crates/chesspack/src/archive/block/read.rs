@@ -241,6 +241,10 @@ pub(crate) enum Want {
     /// the label where the block stores it with its ply (format 15), else
     /// from the mainline's first plies, as far as they can change it.
     Opening,
+    /// Its opening where the block stores it, else [`Decoded::NeedsMoves`]:
+    /// no clocks or evaluations are decoded, so only in a pass where every
+    /// game is wanted so.
+    OpeningStored,
 }
 
 /// A decoded game.
@@ -253,6 +257,9 @@ pub(crate) enum Decoded {
     Record(GameRow),
     /// Its opening as lichess names it, if any ([`Want::Opening`]).
     Opening(Option<Named<'static>>),
+    /// Its opening is not stored: its moves are needed
+    /// ([`Want::OpeningStored`]).
+    NeedsMoves,
     /// A piece of a verbatim text longer than 8 MiB, which goes on with the
     /// text given last for the same game (format 10). Given for any `want`
     /// but [`Want::Skip`]; the pieces that open a block go on with the last
@@ -401,7 +408,9 @@ pub(crate) fn decode_block_until(
                     Want::Tags | Want::TagsNotGiven => {
                         queue.ready(g, Decoded::Tags(Err(text.to_vec())))
                     }
-                    Want::Opening => queue.ready(g, Decoded::Opening(verbatim_opening(text))),
+                    Want::Opening | Want::OpeningStored => {
+                        queue.ready(g, Decoded::Opening(verbatim_opening(text)))
+                    }
                 }
                 continue;
             }
@@ -444,7 +453,7 @@ pub(crate) fn decode_block_until(
                     }
                     if matches!(w, Want::Tags | Want::Text | Want::Record) {
                         let o = label
-                            .and_then(|l| tag_state.openings().label(l))
+                            .and_then(|l| tag_state.openings().label_or_none(l))
                             .ok_or("a bad opening label")?;
                         let value = if k == 0 { o.eco } else { o.name };
                         tags.push((names[i].to_vec(), value.as_bytes().to_vec()));
@@ -452,7 +461,14 @@ pub(crate) fn decode_block_until(
                     continue;
                 }
                 if let Some(k) = tag_state.predicted(i, stored_value)? {
-                    if matches!(w, Want::Tags | Want::Text | Want::Record | Want::Opening) {
+                    if matches!(
+                        w,
+                        Want::Tags
+                            | Want::Text
+                            | Want::Record
+                            | Want::Opening
+                            | Want::OpeningStored
+                    ) {
                         predicted.push((tags.len(), k));
                         tags.push((names[i].to_vec(), Vec::new()));
                     }
@@ -500,19 +516,27 @@ pub(crate) fn decode_block_until(
                 queue.ready(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
             }
             // The opening where the block stores it with its ply (format 15).
-            let stored_opening = (w == Want::Opening && stored.lichess_openings)
+            // (`Some(None)`: the label that says the table names none.)
+            let opening_wanted = matches!(w, Want::Opening | Want::OpeningStored);
+            let stored_opening = (opening_wanted && stored.lichess_openings)
                 .then(|| {
-                    let (l, ply) = (label?, label_ply?);
-                    let o = tag_state.openings().label(l)?;
-                    Some(Named {
+                    let openings = tag_state.openings();
+                    let l = label?;
+                    if Some(l) == openings.none_label() {
+                        return Some(None);
+                    }
+                    let o = openings.label(l)?;
+                    Some(Some(Named {
                         eco: o.eco,
                         name: o.name,
-                        ply,
-                    })
+                        ply: label_ply?,
+                    }))
                 })
                 .flatten();
-            if stored_opening.is_some() {
-                queue.ready(g, Decoded::Opening(stored_opening));
+            if let Some(o) = stored_opening {
+                queue.ready(g, Decoded::Opening(o));
+            } else if w == Want::OpeningStored {
+                queue.ready(g, Decoded::NeedsMoves);
             }
             // Tags the moves give, and an opening not stored, need the
             // mainline's first plies.
@@ -528,17 +552,22 @@ pub(crate) fn decode_block_until(
             // Clocks and evaluations before moves: their streams follow the
             // events alone, and the mainline's readings are part of its moves'
             // context (format 6).
+            // (None in a pass that wants stored openings alone.)
             let Annotations {
                 mainline_clocks: main_clocks,
                 clocks: clock_values,
                 evals: eval_values,
-            } = read_annotations(
-                &game_events,
-                &mut clock_model,
-                &mut annotation_coders,
-                (&mut clocks, &mut evals),
-                plies[0],
-            )?;
+            } = if w == Want::OpeningStored {
+                Annotations::none()
+            } else {
+                read_annotations(
+                    &game_events,
+                    &mut clock_model,
+                    &mut annotation_coders,
+                    (&mut clocks, &mut evals),
+                    plies[0],
+                )?
+            };
             // This game's comments and lines in the other columns: kept for
             // its text, the mainline alone for tags that the moves give.
             let (game_comments, segments, engine_comments) =
@@ -1123,6 +1152,21 @@ struct Annotations {
     clocks: std::vec::IntoIter<u32>,
     /// Every evaluation's text, in stream order.
     evals: EvalTexts,
+}
+
+impl Annotations {
+    /// No readings (not decoded).
+    fn none() -> Annotations {
+        Annotations {
+            mainline_clocks: Vec::new(),
+            clocks: Vec::new().into_iter(),
+            evals: EvalTexts {
+                bytes: Vec::new(),
+                ends: Vec::new().into_iter(),
+                start: 0,
+            },
+        }
+    }
 }
 
 /// Evaluation texts, one after the other.

@@ -160,23 +160,35 @@ impl Columns {
             .any(|(k, _)| k == b"ECO" || k == b"Opening")
             .then(|| table.predict_label(&segments[0].0, &segments[0].1))
             .flatten();
-        let (label, ply) = (predicted.map(|p| p.0), predicted.map_or(0, |p| p.1));
-        let opening = label.and_then(|l| table.label(l));
-        let given = |name: &[u8], value: &[u8]| {
-            opening.is_some_and(|o| {
+        // A game that the table names no opening of has a label that says
+        // so where the table has one (format 15): lichess writes `?`.
+        let (label, ply) = match predicted {
+            Some((l, ply)) => (Some(l), ply),
+            None => (table.none_label(), 0),
+        };
+        let matches = |o: Option<crate::opening::Opening<'_>>, name: &[u8], value: &[u8]| {
+            o.is_some_and(|o| {
                 (name == b"ECO" && o.eco.as_bytes() == value)
                     || (name == b"Opening" && o.name.as_bytes() == value)
             })
         };
+        let labelled = label.and_then(|l| table.label_or_none(l));
         // A label where the game's `Opening` tag is the one it gives (a
         // lichess export), and with `Openings::Every` where its `ECO` tag
         // is; otherwise the tags keep the mark of what the moves give.
         let label = label.filter(|_| {
             self.tag_state.codes_labels()
                 && game.tags.iter().any(|(k, v)| {
-                    (k == b"Opening" || self.openings == Openings::Every) && given(k, v)
+                    (k == b"Opening" || self.openings == Openings::Every) && matches(labelled, k, v)
                 })
         });
+        // The tags stored as the label's, or else as what the moves give.
+        let opening = if label.is_some() {
+            labelled
+        } else {
+            predicted.and_then(|(l, _)| table.label(l))
+        };
+        let given = |name: &[u8], value: &[u8]| matches(opening, name, value);
         if let Some(l) = label {
             mainline_codec = mainline_codec
                 .aimed_at(table, l)
