@@ -167,6 +167,7 @@ fn read_archive_here(data: &[u8]) {
                 let _ = archive::game_tags(r.codec(), &block, b % 7);
                 let _ = archive::block_tags(r.codec(), &block);
                 let _ = archive::block_tags_not_given(&block);
+                let _ = archive::block_openings(r.codec(), &block);
             }
         }
         let games = r.games();
@@ -185,6 +186,7 @@ fn read_archive_here(data: &[u8]) {
     let _ = archive::game_tags(&game::Index, &block, 2);
     let _ = archive::block_tags(&game::Index, &block);
     let _ = archive::block_tags_not_given(&block);
+    let _ = archive::block_openings(&game::Index, &block);
 }
 
 /// Compresses `data` as PGN into an archive and checks that it decompresses
