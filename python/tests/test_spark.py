@@ -386,3 +386,15 @@ def test_issue_43_the_split_shard_job_runs_on_s3(spark, s3):
     assert sorted(o["Key"] for o in listing["Contents"]) == [f"split/all-{i:05d}.chpk" for i in range(4)]
     games = [g for i in range(4) for g in chesspack.Archive(f"s3://games/split/all-{i:05d}.chpk", storage_options=options)]
     assert games == list(chesspack.Archive(s3["local"]))
+
+
+def test_issue_57_the_data_source_names_every_games_opening(spark, archive_path):
+    cols = "game,opening_eco,opening_name,opening_ply"
+    df = spark.read.format("chesspack").option("columns", cols).load(str(archive_path))
+    rows = df.orderBy("game").collect()
+    expected = chesspack.Archive(archive_path).to_arrow(columns=cols.split(",")).to_pylist()
+    assert [(r["opening_eco"], r["opening_name"], r["opening_ply"]) for r in rows] == [
+        (e["opening_eco"], e["opening_name"], e["opening_ply"]) for e in expected
+    ]
+    assert sum(r["opening_eco"] is not None for r in rows) >= 30
+    assert dict(df.dtypes)["opening_ply"] == "int"
