@@ -1035,10 +1035,13 @@ pub fn classify(args: &ClassifyArgs) -> Result<()> {
     }
     stdout.flush()?;
     drop(stdout);
-    eprintln!(
-        "{games} {}, {named} with an opening named",
-        plural(games, "game")
-    );
+    // The count where someone watches: a pipe gets the table alone.
+    if io::stderr().is_terminal() {
+        eprintln!(
+            "{games} {}, {named} with an opening named",
+            plural(games, "game")
+        );
+    }
     recovered(recovering, path)
 }
 
