@@ -112,12 +112,10 @@ pub fn read(text: &[u8]) -> Row {
         Ok(Some(row)) => row,
         _ => Row::default(),
     };
-    row.opening = chesspack::pgn::GameReader::new(text)
-        .next()
-        .and_then(|g| g.ok())
-        .and_then(|g| {
-            opening_of(chesspack::opening::OpeningTable::lichess().classify(&g.start, &g.moves))
-        });
+    row.opening = opening_of(chesspack::archive::opening_of_text(
+        chesspack::opening::OpeningTable::lichess(),
+        text,
+    ));
     row
 }
 

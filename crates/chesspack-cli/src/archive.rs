@@ -989,10 +989,7 @@ pub fn classify(args: &ClassifyArgs) -> Result<()> {
                     archive::decode_records(reader.codec(), &block, &|_| true, &mut |_, r| {
                         out.push(match r {
                             Ok(r) => table.classify(&r.start, &r.moves),
-                            Err(text) => chesspack::pgn::GameReader::new(&text[..])
-                                .next()
-                                .and_then(|g| g.ok())
-                                .and_then(|g| table.classify(&g.start, &g.moves)),
+                            Err(text) => archive::opening_of_text(table, &text),
                         })
                     })?;
                     out

@@ -151,6 +151,7 @@ pub use self::{
     header::Header,
     index::BlockEntry,
     reader::{ArchiveReader, Block},
+    text::opening_of_text,
 };
 pub(crate) use self::{
     reader::{Ends, TextWriter},

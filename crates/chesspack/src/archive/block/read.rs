@@ -646,8 +646,7 @@ pub(crate) fn decode_block_until(
 /// The opening of a game stored verbatim, as lichess names it: `None`
 /// where its text is no game that parses, or names none.
 fn verbatim_opening(text: &[u8]) -> Option<Named<'static>> {
-    let game = crate::pgn::GameReader::new(text).next()?.ok()?;
-    OpeningTable::lichess().classify(&game.start, &game.moves)
+    text::opening_of_text(OpeningTable::lichess(), text)
 }
 
 /// A game whose columns are read and whose moves are still to decode:
