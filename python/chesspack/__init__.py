@@ -45,6 +45,8 @@ __all__ = [
     "InvalidPosition",
     "TrainingArchive",
     "Opening",
+    "POSITION_COLUMNS",
+    "PositionIterator",
     "UnknownCodec",
     "classify_opening",
     "codecs",
@@ -749,12 +751,210 @@ class Archive(Sequence):
             schema, (self.read_block(b, pgn, columns) for b in blocks)
         )
 
+    def positions(
+        self,
+        block: int,
+        columns: list[str] | None = None,
+        skipped: list[int] | None = None,
+        threads: int | None = None,
+    ) -> "pa.RecordBatch":
+        """Every position of block ``block``'s games as a
+        ``pyarrow.RecordBatch``: one row for each position of a game's
+        mainline before a move is played, decoded in Rust from the archive
+        (no PGN in between) with the GIL released, on ``threads`` threads
+        (all cores when None). Only ``columns`` are worked out, in that
+        order; the defaults (:data:`POSITION_COLUMNS`) leave out ``uci``,
+        ``fen`` and tags.
+
+        The position, in :class:`TrainingArchive`'s names and codes:
+        ``board`` (64 pieces, squares a1 = 0 … h8 = 63; 0 empty, 1–6 white
+        pawn, knight, bishop, rook, queen, king, 7–12 black), ``turn`` (0
+        white, 1 black), ``castling`` (bits: white short, white long, black
+        short, black long), ``ep`` (the en-passant square where a capture
+        there is legal, else 64), ``rule50``, ``ply`` (the game ply, as
+        python-chess's ``board.ply()``). The move played: ``from``, ``to``
+        (the rook's square for castling), ``promotion`` (2 knight … 5
+        queen, else 0), and ``uci`` when asked. The game: ``game`` (its
+        number, from 0), ``result`` (for the side to move: 1, 0, -1; null
+        for ``*``), ``WhiteElo``, ``BlackElo``, ``base`` and ``increment``
+        (the ``TimeControl`` in seconds), and any tag by its name (text).
+        Per move: ``clock`` (seconds the side to move has left before the
+        move: its ``[%clk]`` after its previous move, the base before its
+        first; null without readings), ``eval`` (the evaluation of the
+        row's position in centipawns, White's view: the ``[%eval]`` after
+        the move before it) and ``mate`` (the same as moves to mate,
+        positive when White mates). ``fen`` when asked.
+
+        Games stored verbatim (variants, text that does not parse, a null
+        move in the mainline) give no rows: their numbers are appended to
+        ``skipped`` when it is a list. Games from a ``FEN`` tag give rows
+        from it.
+        """
+        batch, missed = self._a.positions(block, columns, threads)
+        if skipped is not None:
+            skipped.extend(missed)
+        return batch
+
+    def numpy(self, block: int, columns: list[str] | None = None, threads: int | None = None) -> dict[str, Any]:
+        """The rows of :meth:`positions` as NumPy arrays, without copies:
+        ``board`` as an ``(n, 64)`` array; a column with nulls as a masked
+        array over the same values (``clock``, ``eval``, ``mate``,
+        ``result`` and the tags' numbers); text columns (``uci``, ``fen``,
+        tags) as object arrays, which are copies."""
+        return _numpy(self.positions(block, columns, threads=threads))
+
+    def iter_positions(
+        self,
+        batch_size: int = 4096,
+        shuffle: bool = True,
+        seed: int | None = None,
+        buffer: int = 1 << 18,
+        worker: tuple[int, int] = (0, 1),
+        columns: list[str] | None = None,
+        threads: int | None = None,
+    ) -> "PositionIterator":
+        """Every position of the archive (:meth:`positions`) as record
+        batches of ``batch_size`` rows, for training: a
+        :class:`PositionIterator`.
+
+        With ``shuffle``, the blocks are read in an order drawn from
+        ``seed``, and their rows are mixed through a buffer of ``buffer``
+        rows before they are given (positions of one game are spread over
+        that many); the same ``seed`` gives the same batches. Pass
+        ``seed + epoch`` for a new order each epoch.
+
+        ``worker=(i, n)`` gives worker ``i`` of ``n`` every ``n``-th block
+        of that order, so that ``n`` workers (PyTorch ``DataLoader``
+        workers, or ranks times workers) read every position exactly once
+        between them. Several workers that shuffle need the same ``seed``.
+        """
+        return PositionIterator(self, batch_size, shuffle, seed, buffer, worker, columns, threads)
+
     def __arrow_c_stream__(self, requested_schema: object = None) -> object:
         """The Arrow PyCapsule stream of every game (:meth:`to_reader`), a
         block at a time, for readers of that interface (``pa.table(archive)``;
         Polars iterates an archive as its texts: ``pl.from_arrow(
         archive.to_reader())``)."""
         return self.to_reader().__arrow_c_stream__(requested_schema)
+
+
+POSITION_COLUMNS: list[str] = list(_native.empty_positions().schema.names)
+"""The default columns of :meth:`Archive.positions`; ``uci``, ``fen``
+and any tag by its name may be asked for too."""
+
+
+def _numpy(batch: "pa.RecordBatch") -> dict[str, Any]:
+    """A batch's columns as NumPy arrays, without copies of numbers."""
+    import numpy as np
+    import pyarrow as pa
+
+    out: dict[str, Any] = {}
+    for name, column in zip(batch.schema.names, batch.columns):
+        if pa.types.is_fixed_size_list(column.type):
+            values = column.values.to_numpy()
+            out[name] = values.reshape(-1, column.type.list_size)
+        elif pa.types.is_string(column.type):
+            out[name] = column.to_numpy(zero_copy_only=False)
+        elif column.null_count == 0:
+            out[name] = column.to_numpy()
+        else:
+            dtype = column.type.to_pandas_dtype()
+            data = np.frombuffer(column.buffers()[1], dtype=dtype)
+            values = data[column.offset : column.offset + len(column)]
+            mask = column.is_null().to_numpy(zero_copy_only=False)
+            out[name] = np.ma.masked_array(values, mask=mask)
+    return out
+
+
+class PositionIterator:
+    """The batches of :meth:`Archive.iter_positions`: iterate it (each
+    iteration reads its share of the archive once more, in the same order
+    for the same seed). ``skipped`` lists the games that gave no rows
+    (stored verbatim) in the last pass, ``positions`` counts the rows
+    given so far in it."""
+
+    def __init__(
+        self,
+        archive: Archive,
+        batch_size: int,
+        shuffle: bool,
+        seed: int | None,
+        buffer: int,
+        worker: tuple[int, int],
+        columns: list[str] | None,
+        threads: int | None,
+    ) -> None:
+        i, n = worker
+        if n < 1 or not 0 <= i < n:
+            raise ValueError(f"worker must be (i, n) with 0 <= i < n, not {worker!r}")
+        if batch_size < 1 or buffer < 0:
+            raise ValueError("batch_size must be at least 1 and buffer at least 0")
+        if shuffle and n > 1 and seed is None:
+            raise ValueError("workers that shuffle need one seed, so that they share one order of blocks")
+        if shuffle and seed is None:
+            import numpy as np
+
+            seed = int(np.random.SeedSequence().generate_state(1)[0])
+        self._archive = archive
+        self._batch_size = batch_size
+        self._shuffle = shuffle
+        self._seed = seed
+        self._buffer = buffer
+        self._worker = (i, n)
+        self._columns = columns
+        self._threads = threads
+        self.skipped: list[int] = []
+        self.positions = 0
+
+    def blocks(self) -> list[int]:
+        """The blocks this worker reads, in order."""
+        import numpy as np
+
+        count = len(self._archive.blocks())
+        order = np.random.default_rng(self._seed).permutation(count) if self._shuffle else np.arange(count)
+        i, n = self._worker
+        return [int(b) for b in order[i::n]]
+
+    def __iter__(self) -> Iterator["pa.RecordBatch"]:
+        import numpy as np
+        import pyarrow as pa
+
+        self.skipped = []
+        self.positions = 0
+        size = self._batch_size
+        rng = np.random.default_rng([self._seed or 0, *self._worker])
+        pool: pa.Table | None = None
+        for b in self.blocks():
+            batch = self._archive.positions(b, self._columns, self.skipped, self._threads)
+            table = pa.Table.from_batches([batch])
+            pool = table if pool is None else pa.concat_tables([pool, table])
+            if self._shuffle:
+                if pool.num_rows < self._buffer + size:
+                    continue
+                take = (pool.num_rows - self._buffer) // size * size
+                pool = pool.take(pa.array(rng.permutation(pool.num_rows))).combine_chunks()
+                out, pool = pool.slice(0, take), pool.slice(take)
+            else:
+                take = pool.num_rows // size * size
+                out, pool = pool.slice(0, take).combine_chunks(), pool.slice(take)
+            for piece in out.to_batches(max_chunksize=size):
+                self.positions += piece.num_rows
+                yield piece
+        if pool is not None and pool.num_rows:
+            if self._shuffle:
+                pool = pool.take(pa.array(rng.permutation(pool.num_rows)))
+            for piece in pool.combine_chunks().to_batches(max_chunksize=size):
+                self.positions += piece.num_rows
+                yield piece
+
+    def numpy(self) -> Iterator[dict[str, Any]]:
+        """The same batches as dicts of NumPy arrays (see :meth:`Archive.numpy`)."""
+        for batch in self:
+            yield _numpy(batch)
+
+    def __repr__(self) -> str:
+        i, n = self._worker
+        return f"PositionIterator({self._archive.path!r}, worker {i} of {n}, batch_size {self._batch_size})"
 
 
 class TrainingArchive:

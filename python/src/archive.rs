@@ -28,7 +28,7 @@ use pyo3::{
 use pyo3_arrow::PyRecordBatch;
 use rayon::prelude::*;
 
-use crate::{DecodeError, game_codec, rows};
+use crate::{DecodeError, game_codec, positions, rows};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Archive>()?;
@@ -36,6 +36,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(decompress, m)?)?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(empty_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(empty_positions, m)?)?;
     m.add_function(wrap_pyfunction!(split_pgn, m)?)?;
     Ok(())
 }
@@ -93,6 +94,17 @@ fn empty_rows(py: Python<'_>, pgn: bool) -> PyResult<Bound<'_, PyAny>> {
     let texts: &[Vec<u8>] = &[];
     let batch = rows::batch(0, &[], pgn.then_some(texts))
         .map_err(|e| DecodeError::new_err(e.to_string()))?;
+    PyRecordBatch::new(batch).into_pyarrow(py)
+}
+
+/// empty_positions(columns=None) -> pyarrow.RecordBatch
+///
+/// A record batch of no rows with the columns of `Archive.positions`.
+#[pyfunction]
+#[pyo3(signature = (columns = None))]
+fn empty_positions(py: Python<'_>, columns: Option<Vec<String>>) -> PyResult<Bound<'_, PyAny>> {
+    let columns = positions::columns(columns)?;
+    let batch = arrow_array::RecordBatch::new_empty(Arc::new(positions::schema(&columns)));
     PyRecordBatch::new(batch).into_pyarrow(py)
 }
 
@@ -506,6 +518,42 @@ impl Archive {
             }
         };
         PyRecordBatch::new(batch).into_pyarrow(py)
+    }
+
+    /// positions(block, columns=None, threads=None) -> (pyarrow.RecordBatch, list[int])
+    ///
+    /// Every position of the mainlines of block `block`'s games before a
+    /// move, as rows of `columns` (the defaults when None), decoded with
+    /// the GIL released on `threads` threads (all cores when None); and the
+    /// numbers of the games skipped (stored verbatim).
+    #[pyo3(signature = (block, columns = None, threads = None))]
+    fn positions<'py>(
+        &self,
+        py: Python<'py>,
+        block: usize,
+        columns: Option<Vec<String>>,
+        threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyAny>, Vec<u64>)> {
+        let columns = positions::columns(columns)?;
+        let payload = self.payload(block)?;
+        let codec = self.codec.as_ref();
+        let first = self.first[block];
+        let rows = py
+            .detach(|| {
+                let decode = || archive::rows::block_positions(codec, &payload, first, &columns);
+                match threads {
+                    Some(n) => rayon::ThreadPoolBuilder::new()
+                        .num_threads(n.max(1))
+                        .build()
+                        .map_err(|e| ArchiveError::Io(io::Error::other(e.to_string())))?
+                        .install(decode),
+                    None => decode(),
+                }
+            })
+            .map_err(|e| archive_err(&self.path, e))?;
+        let skipped = rows.skipped.clone();
+        let batch = positions::batch(rows).map_err(|e| DecodeError::new_err(e.to_string()))?;
+        Ok((PyRecordBatch::new(batch).into_pyarrow(py)?, skipped))
     }
 }
 

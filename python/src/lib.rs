@@ -11,6 +11,7 @@ use shakmaty::{Chess, uci::UciMove};
 
 mod archive;
 mod batch;
+mod positions;
 mod rows;
 mod training;
 

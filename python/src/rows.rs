@@ -152,7 +152,10 @@ impl Visitor for RowVisitor {
     }
 
     fn comment(&mut self, row: &mut Row, comment: RawComment<'_>) -> ControlFlow<Row> {
-        if let (Some(ms), Some(last)) = (clock_millis(comment.as_bytes()), row.clocks.last_mut()) {
+        // The first reading after a move, as python-chess takes it.
+        if let Some(last @ None) = row.clocks.last_mut()
+            && let Some(ms) = clock_millis(comment.as_bytes())
+        {
             *last = Some(ms as i64);
             row.has_clock = true;
         }

@@ -177,9 +177,14 @@ pub struct GameRecord {
     pub start: shakmaty::Chess,
     /// The mainline's moves.
     pub moves: Vec<shakmaty::Move>,
-    /// After each mainline move, the last `[%clk …]` reading in the
-    /// comments that follow it, in milliseconds ([`crate::pgn::clock_millis`]).
+    /// After each mainline move, the first `[%clk …]` reading in the
+    /// comments that follow it (as python-chess reads them, joined), in
+    /// milliseconds ([`crate::pgn::clock_millis`]).
     pub clocks: Vec<Option<u64>>,
+    /// After each mainline move, the first `[%eval …]` in the comments
+    /// that follow it ([`crate::pgn::eval_of_comment`]): the evaluation of
+    /// the position the move gives.
+    pub evals: Vec<Option<crate::pgn::Eval>>,
 }
 
 impl GameRecord {
@@ -189,7 +194,7 @@ impl GameRecord {
         start: shakmaty::Chess,
         events: &[text::Event],
     ) -> GameRecord {
-        let (mut moves, mut clocks) = (Vec::new(), Vec::new());
+        let (mut moves, mut clocks, mut evals) = (Vec::new(), Vec::new(), Vec::new());
         let mut depth = 0usize;
         for e in events {
             match e {
@@ -198,11 +203,14 @@ impl GameRecord {
                 text::Event::Move(m) if depth == 0 => {
                     moves.push(*m);
                     clocks.push(None);
+                    evals.push(None);
                 }
                 text::Event::Comment(c) if depth == 0 => {
-                    if let (Some(ms), Some(last)) = (crate::pgn::clock_millis(c), clocks.last_mut())
-                    {
-                        *last = Some(ms);
+                    if let Some(last @ None) = clocks.last_mut() {
+                        *last = crate::pgn::clock_millis(c);
+                    }
+                    if let Some(last @ None) = evals.last_mut() {
+                        *last = crate::pgn::eval_of_comment(c);
                     }
                 }
                 _ => {}
@@ -213,6 +221,7 @@ impl GameRecord {
             start,
             moves,
             clocks,
+            evals,
         }
     }
 }

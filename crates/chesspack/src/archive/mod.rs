@@ -122,6 +122,7 @@ pub(crate) use block::on_this_thread;
 mod chunk;
 pub mod pipeline;
 pub mod positions;
+pub mod rows;
 mod tags;
 mod text;
 pub mod training;

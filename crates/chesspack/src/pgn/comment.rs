@@ -114,3 +114,107 @@ pub fn clock_millis(comment: &[u8]) -> Option<u64> {
     }
     secs.checked_mul(1000)?.checked_add(ms)
 }
+
+/// An engine evaluation from a `[%eval …]` command: White's view, as
+/// lichess and python-chess write it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Eval {
+    /// A score in centipawns (`[%eval 0.29]` is 29).
+    Centipawns(i32),
+    /// Mate in this many moves (`[%eval #-3]` is -3: Black mates; 0: the
+    /// side to move is mated).
+    Mate(i32),
+}
+
+/// The first valid `[%eval …]` command of a comment, read as python-chess
+/// reads it: `[%eval` and one whitespace, then `#` and a signed number of
+/// moves, or a signed number of pawns with at most ten digits before the
+/// point and one or two after, then an optional `,depth`, then `]`.
+/// Centipawns are exact (no floating point): `0.29` is 29, `1.5` is 150.
+///
+/// ```
+/// use chesspack::pgn::{Eval, eval_of_comment};
+///
+/// assert_eq!(eval_of_comment(b" [%eval 0.29] [%clk 0:03:00] "), Some(Eval::Centipawns(29)));
+/// assert_eq!(eval_of_comment(b"[%eval -1.5,20]"), Some(Eval::Centipawns(-150)));
+/// assert_eq!(eval_of_comment(b"[%eval #-3]"), Some(Eval::Mate(-3)));
+/// assert_eq!(eval_of_comment(b"[%eval 0.123] [%eval 7]"), Some(Eval::Centipawns(700)));
+/// assert_eq!(eval_of_comment(b"good move"), None);
+/// ```
+pub fn eval_of_comment(comment: &[u8]) -> Option<Eval> {
+    let mut from = 0;
+    while let Some(at) = comment[from..].windows(6).position(|w| w == b"[%eval") {
+        let start = from + at + 6;
+        if let Some(e) = eval_at(&comment[start..]) {
+            return Some(e);
+        }
+        from = start;
+    }
+    None
+}
+
+/// The evaluation that `rest` (the bytes after `[%eval`) spells, if it is
+/// a valid one.
+fn eval_at(rest: &[u8]) -> Option<Eval> {
+    let (&space, rest) = rest.split_first()?;
+    if !space.is_ascii_whitespace() && space != 0x0b {
+        return None;
+    }
+    let digits = |s: &[u8]| s.iter().take_while(|b| b.is_ascii_digit()).count();
+    let (eval, rest) = if let Some(r) = rest.strip_prefix(b"#") {
+        let (negative, r) = sign(r);
+        let n = digits(r);
+        if n == 0 {
+            return None;
+        }
+        let moves: i32 = std::str::from_utf8(&r[..n]).ok()?.parse().ok()?;
+        (Eval::Mate(if negative { -moves } else { moves }), &r[n..])
+    } else {
+        let (negative, r) = sign(rest);
+        let whole = digits(r);
+        let (frac, used) = match r.get(whole) {
+            Some(b'.') => {
+                let f = digits(&r[whole + 1..]);
+                if whole > 10 || (f == 0 && whole == 0) || (f > 2 && whole == 0) {
+                    return None;
+                }
+                // `\d{1,10}\.` alone where more than two decimals follow.
+                let f = if f > 2 { 0 } else { f };
+                (&r[whole + 1..whole + 1 + f], whole + 1 + f)
+            }
+            _ => {
+                if whole == 0 || whole > 10 {
+                    return None;
+                }
+                (&r[..0], whole)
+            }
+        };
+        let mut cp: i64 = std::str::from_utf8(&r[..whole]).ok()?.parse().unwrap_or(0) * 100;
+        for (i, d) in frac.iter().enumerate() {
+            cp += i64::from(d - b'0') * if i == 0 { 10 } else { 1 };
+        }
+        let cp = i32::try_from(if negative { -cp } else { cp }).ok()?;
+        (Eval::Centipawns(cp), &r[used..])
+    };
+    let rest = match rest.strip_prefix(b",") {
+        Some(r) => {
+            let n = digits(r);
+            if n == 0 {
+                return None;
+            }
+            &r[n..]
+        }
+        None => rest,
+    };
+    rest.starts_with(b"]").then_some(eval)
+}
+
+/// A leading `+` or `-`: whether it is `-`, and the rest.
+fn sign(s: &[u8]) -> (bool, &[u8]) {
+    match s.first() {
+        Some(b'-') => (true, &s[1..]),
+        Some(b'+') => (false, &s[1..]),
+        _ => (false, s),
+    }
+}

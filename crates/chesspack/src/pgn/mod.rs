@@ -18,7 +18,7 @@ use shakmaty::{
 use crate::Error;
 
 pub(crate) mod comment;
-pub use comment::clock_millis;
+pub use comment::{Eval, clock_millis, eval_of_comment};
 
 /// One game: its tags, start position and mainline moves.
 #[derive(Clone, Debug)]

@@ -34,7 +34,7 @@ fn sample() -> Vec<u8> {
     std::fs::read(path).unwrap()
 }
 
-fn compress_with(text: &[u8], codec: &dyn GameCodec, block_games: usize) -> Vec<u8> {
+pub(crate) fn compress_with(text: &[u8], codec: &dyn GameCodec, block_games: usize) -> Vec<u8> {
     compress_keeping(text, codec, block_games, Openings::default())
 }
 

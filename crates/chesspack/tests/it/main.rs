@@ -10,4 +10,5 @@ mod openings;
 mod pgn;
 mod positions;
 mod regression;
+mod rows;
 mod training;

@@ -783,6 +783,11 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         let opening = openings.predict(&start, segs[0].as_slice());
         fill_openings(&mut tags, &predicted, opening)?;
     }
+    if want == Want::Record && is_plain(&events) {
+        // No text to write: the record straight from the readings.
+        let moves: Vec<Move> = segs.pop().map(Iterator::collect).unwrap_or_default();
+        return plain_record(tags, start, moves, &events, clocks, evals).map(Decoded::Record);
+    }
     // Positions are followed only where a variation needs its start or a
     // line goes on after a null move.
     let variations = events.contains(&E_OPEN) || events.contains(&E_NULL);
@@ -958,6 +963,87 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     Ok(Decoded::Text(out))
 }
 
+/// Whether a game's events are moves of the mainline alone, with glyphs,
+/// clock and evaluation readings and its result: no comments, variations
+/// or null moves (a lichess game), whose record needs no text.
+fn is_plain(events: &[u8]) -> bool {
+    let mut i = 0;
+    while i < events.len() {
+        match events[i] {
+            E_NAG => i += 1,
+            E_LINE if i == 0 => {}
+            E_MOVE | E_CLK | E_EVAL | E_EVAL_CLK | E_END | E_RESULT_LINE | E_RESULT_AS_TAG => {}
+            c if outcome_of(c).is_some() => {}
+            _ => return false,
+        }
+        i += 1;
+    }
+    true
+}
+
+/// The record of a game whose events are plain ([`is_plain`]): its moves
+/// and the first clock reading and evaluation after each, as
+/// [`GameRecord::of`] reads them from the comments that the text would
+/// have.
+fn plain_record(
+    tags: Vec<(Vec<u8>, Vec<u8>)>,
+    start: Chess,
+    moves: Vec<Move>,
+    events: &[u8],
+    mut clocks: std::vec::IntoIter<u32>,
+    mut evals: EvalTexts,
+) -> Result<GameRow, String> {
+    let n = moves.len();
+    let (mut clock_after, mut eval_after) = (vec![None; n], vec![None; n]);
+    let mut played = 0usize;
+    let mut comment = Vec::new();
+    let mut i = 0;
+    while i < events.len() {
+        let code = events[i];
+        i += 1;
+        match code {
+            E_LINE => played = n,
+            E_MOVE => played += 1,
+            E_NAG => i += 1,
+            E_CLK | E_EVAL | E_EVAL_CLK => {
+                let eval = if code == E_CLK {
+                    None
+                } else {
+                    Some(evals.next().ok_or("evaluation events disagree")?)
+                };
+                let clock = if code == E_EVAL {
+                    None
+                } else {
+                    Some(clocks.next().ok_or("clock events disagree")?)
+                };
+                let Some(at) = played.checked_sub(1) else {
+                    continue;
+                };
+                if let (Some(c), Some(slot @ None)) = (clock, clock_after.get_mut(at)) {
+                    *slot = Some(u64::from(c) * 1000);
+                }
+                if let (Some(e), Some(slot @ None)) = (eval, eval_after.get_mut(at)) {
+                    // As the comment's text would be read.
+                    comment.clear();
+                    format_annotation(Some(e), None, &mut comment);
+                    *slot = crate::pgn::eval_of_comment(&comment);
+                }
+            }
+            _ => {}
+        }
+    }
+    if played != n {
+        return Err("moves and events disagree".into());
+    }
+    Ok(Ok(GameRecord {
+        tags,
+        start,
+        moves,
+        clocks: clock_after,
+        evals: eval_after,
+    }))
+}
+
 /// What a game's engine comments are decoded with (format 14).
 struct EngineComments<'a> {
     walk: Walk,
@@ -1034,6 +1120,9 @@ struct Queue<'s, 'a> {
     gathered: Vec<(usize, Gathered<'a>)>,
 }
 
+// `Ready` is mostly tags, gathered a block at a time: a box each would be
+// an allocation per game for no gain.
+#[allow(clippy::large_enum_variant)]
 enum Gathered<'a> {
     Ready(Decoded),
     Pending(Box<PendingGame<'a>>),
