@@ -15,7 +15,18 @@ BlackTitle, ECO, Opening, TimeControl, Termination, Variant, FEN),
 ``other_tags`` (a map of every other tag), ``moves`` (SAN strings),
 ``clocks`` (milliseconds from ``%clk``, null when the game has none) and,
 with ``option("pgn", "true")``, ``pgn``: the game's text as
-``chesspack decompress`` writes it. ``option("columns", "White,WhiteElo")``
+``chesspack decompress`` writes it.
+
+``option("rows", "positions")`` reads a row per position instead: every
+position of each game's mainline before a move, with the move and the
+game's context (:meth:`chesspack.Archive.positions`: ``board`` as 64
+bytes, ``turn``, ``castling``, ``ep``, ``rule50``, ``ply``, ``from``,
+``to``, ``promotion``, ``game``, ``result``, ``WhiteElo``, ``BlackElo``,
+``base``, ``increment``, ``clock``, ``eval``, ``mate``; with
+``option("columns", …)`` those asked for, ``uci``, ``fen`` or any tag), so
+that a cluster filters positions by rating or time control and writes them
+out (Parquet). Unsigned columns come as Spark's signed ones (bytes and
+integers: every value fits). ``option("columns", "White,WhiteElo")``
 reads ``file`` and those columns alone: columns of tags alone decode no
 moves (Spark's Python data sources cannot prune columns themselves, so a
 query that needs no moves says so here). Paths are local or on a file
@@ -91,6 +102,44 @@ def arrow_schema(pgn: bool = False, columns: Sequence[str] | None = None) -> pa.
     rows = _native.empty_rows(pgn or "pgn" in (columns or [])).schema
     fields = list(rows) if columns is None else [rows.field(c) for c in columns]
     return pa.schema([pa.field("file", pa.string(), False)] + fields)
+
+
+def _spark_type(t: pa.DataType) -> pa.DataType:
+    """A position column's type as Spark takes it: signed, lists not of a
+    fixed size."""
+    if pa.types.is_fixed_size_list(t):
+        return pa.list_(_spark_type(t.value_type))
+    if t == pa.uint8():
+        return pa.int8()
+    if t == pa.uint32():
+        return pa.int32()
+    return t
+
+
+def positions_schema(columns: Sequence[str] | None = None) -> pa.Schema:
+    """The Arrow schema of the data source's rows with
+    ``option("rows", "positions")``: ``file``, then the position columns
+    (the defaults, or ``columns``) in Spark's types."""
+    rows = _native.empty_positions(list(columns) if columns is not None else None).schema
+    fields = [pa.field(f.name, _spark_type(f.type), f.nullable) for f in rows]
+    return pa.schema([pa.field("file", pa.string(), False)] + fields)
+
+
+def _positions(options: Mapping[str, str]) -> bool:
+    """Whether the ``rows`` option asks for positions."""
+    rows = str(options.get("rows", "games")).strip().lower()
+    if rows not in ("games", "positions"):
+        raise ValueError(f'chesspack data source: option rows is "games" or "positions", not {rows!r}')
+    return rows == "positions"
+
+
+def _schema(options: Mapping[str, str]) -> pa.Schema:
+    """The Arrow schema that the options give."""
+    if _positions(options):
+        spec = options.get("columns")
+        names = None if spec is None else [c.strip() for c in str(spec).split(",") if c.strip()]
+        return positions_schema(names)
+    return arrow_schema(_flag(options.get("pgn")), _columns(options))
 
 
 def _columns(options: Mapping[str, str]) -> list[str] | None:
@@ -183,7 +232,7 @@ class ChesspackDataSource(DataSource):
     def schema(self) -> Any:
         from pyspark.sql.pandas.types import from_arrow_schema
 
-        return from_arrow_schema(arrow_schema(_flag(self.options.get("pgn")), _columns(self.options)))
+        return from_arrow_schema(_schema(self.options))
 
     def reader(self, schema: Any) -> "ChesspackReader":
         return ChesspackReader(self.options, schema)
@@ -203,11 +252,13 @@ class ChesspackReader(DataSourceReader):
             raise ValueError('chesspack data source: give a path: spark.read.format("chesspack").load(PATH)')
         self.storage = _storage_options(options)
         self.paths = _paths(spec, self.storage)
+        self.positions = _positions(options)
         self.pgn = _flag(options.get("pgn"))
-        self.columns = _columns(options)
+        self.schema = _schema(options)
+        self.columns = None if self.positions else _columns(options)
         self.per = max(1, int(options.get("blocksPerPartition", "1")))
         names = [f.name for f in schema.fields]
-        expected = arrow_schema(self.pgn, self.columns).names
+        expected = self.schema.names
         if names != expected:
             raise ValueError(f"chesspack data source: the schema is fixed: {expected}, not {names}")
 
@@ -223,11 +274,17 @@ class ChesspackReader(DataSourceReader):
         import chesspack as cp
 
         archive = cp.Archive(partition.path, storage_options=self.storage)
-        schema = arrow_schema(self.pgn, self.columns)
+        schema = self.schema
         for b in range(partition.first, partition.first + partition.count):
-            batch = archive.read_block(b, self.pgn, self.columns)
-            file = pa.array([partition.path] * batch.num_rows, pa.string())
-            yield pa.RecordBatch.from_arrays([file] + list(batch.columns), schema=schema)
+            if self.positions:
+                # A task a core: Spark runs the tasks side by side.
+                batch = archive.positions(b, schema.names[1:], threads=1)
+                columns = [c.cast(f.type) for c, f in zip(batch.columns, list(schema)[1:])]
+            else:
+                columns = list(archive.read_block(b, self.pgn, self.columns).columns)
+            n = len(columns[0]) if columns else 0
+            file = pa.array([partition.path] * n, pa.string())
+            yield pa.RecordBatch.from_arrays([file] + columns, schema=schema)
 
 
 class ShardMessage(WriterCommitMessage):

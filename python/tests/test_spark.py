@@ -73,6 +73,33 @@ def test_issue_40_a_columns_option_reads_those_columns_alone(spark, archive_path
         spark.read.format("chesspack").option("columns", "White,Nope").load(str(archive_path)).collect()
 
 
+def test_issue_59_positions_as_rows_filtered_by_rating_and_written_out(spark, archive_path, tmp_path):
+    a = chesspack.Archive(archive_path)
+    every = pa.Table.from_batches([a.positions(b) for b in range(len(a.blocks()))])
+    df = spark.read.format("chesspack").option("rows", "positions").load(str(archive_path))
+    assert df.columns == ["file"] + chesspack.POSITION_COLUMNS
+    assert df.count() == every.num_rows
+    assert dict(df.dtypes)["board"] == "array<tinyint>"
+    high = df.filter("WhiteElo >= 2000 AND base = 60").select("game", "ply", "board", "clock")
+    expected = [
+        (r["game"], r["ply"], r["board"], r["clock"])
+        for r in every.to_pylist()
+        if (r["WhiteElo"] or 0) >= 2000 and r["base"] == 60
+    ]
+    got = sorted((r["game"], r["ply"], list(r["board"]), r["clock"]) for r in high.collect())
+    assert got == sorted(expected) and len(got) > 100
+    # Written out as Parquet and read back.
+    out = tmp_path / "positions"
+    high.write.parquet(str(out))
+    assert pq.read_table(str(out)).num_rows == len(expected)
+    # Some columns, a tag and the move in UCI.
+    few = spark.read.format("chesspack").option("rows", "positions").option("columns", "game,uci,Event")
+    first = few.load(str(archive_path)).orderBy("game", "uci").first()
+    assert first["Event"] is not None and len(first["uci"]) >= 4
+    with pytest.raises(Exception, match="rows"):
+        spark.read.format("chesspack").option("rows", "moves").load(str(archive_path)).count()
+
+
 def test_directory_glob_and_blocks_per_partition(spark, archive_path, tmp_path):
     for name in ("a.chpk", "b.chpk"):
         shutil.copy(archive_path, tmp_path / name)

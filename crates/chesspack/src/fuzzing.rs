@@ -168,7 +168,13 @@ fn read_archive_here(data: &[u8]) {
                 let _ = archive::block_tags(r.codec(), &block);
                 let _ = archive::block_tags_not_given(&block);
                 let _ = archive::block_openings(r.codec(), &block);
+                let mut columns = archive::rows::Column::defaults();
+                columns.extend([archive::rows::Column::Uci, archive::rows::Column::Fen]);
+                let _ = archive::rows::block_positions(r.codec(), &block, 0, &columns);
             }
+        }
+        for row in r.positions().take(1 << 12) {
+            let _ = row;
         }
         let games = r.games();
         for n in [1, games / 2, games] {
@@ -187,6 +193,8 @@ fn read_archive_here(data: &[u8]) {
     let _ = archive::block_tags(&game::Index, &block);
     let _ = archive::block_tags_not_given(&block);
     let _ = archive::block_openings(&game::Index, &block);
+    let _ =
+        archive::rows::block_positions(&game::Index, &block, 0, &archive::rows::Column::defaults());
 }
 
 /// Compresses `data` as PGN into an archive and checks that it decompresses

@@ -1,0 +1,111 @@
+#!/usr/bin/env python3
+"""Positions as rows from a game archive (issue 59): speed on one core,
+python-chess replaying the same games, and a shuffled epoch with two
+workers (positions given, each exactly once, and peak memory).
+
+    python python/benchmarks/positions_bench.py ARCHIVE [ARCHIVE...] [--epoch ARCHIVE] [--python-chess N]
+
+For each ARCHIVE: positions a second of `Archive.positions` on one thread
+(`threads=1`), best of three passes, with the default columns, with `uci`
+and with `fen`; and python-chess replaying the first N games (default
+300) of the archive into the same default rows. `--epoch` runs one
+shuffled epoch of `iter_positions` with two worker processes and prints
+their peak resident memory.
+"""
+
+from __future__ import annotations
+
+import io
+import multiprocessing
+import resource
+import sys
+import time
+
+import numpy as np
+
+import chesspack
+
+
+def rows_per_second(archive: chesspack.Archive, columns: list[str] | None, rounds: int = 3) -> tuple[int, float]:
+    best = float("inf")
+    n = 0
+    for _ in range(rounds):
+        t = time.perf_counter()
+        n = sum(archive.positions(b, columns, threads=1).num_rows for b in range(len(archive.blocks())))
+        best = min(best, time.perf_counter() - t)
+    return n, n / best
+
+
+def python_chess_per_second(archive: chesspack.Archive, games: int) -> float:
+    import chess.pgn
+
+    sys.path.insert(0, "scripts")
+    from positions_check import reference_rows
+
+    texts = [archive[i] for i in range(min(games, len(archive)))]
+    t = time.perf_counter()
+    n = 0
+    for i, text in enumerate(texts):
+        n += len(reference_rows(chess.pgn.read_game(io.StringIO(text)), i))
+    return n / (time.perf_counter() - t)
+
+
+def _worker(path: str, i: int, queue: multiprocessing.Queue) -> None:
+    archive = chesspack.Archive(path)
+    it = archive.iter_positions(4096, seed=1, worker=(i, 2), columns=None, threads=1)
+    keys = []
+    t = time.perf_counter()
+    for batch in it.numpy():
+        keys.append(batch["game"] * 65536 + batch["ply"])
+    seconds = time.perf_counter() - t
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    queue.put((i, np.concatenate(keys) if keys else np.zeros(0, np.int64), rss_mb, seconds, len(it.skipped)))
+
+
+def epoch(path: str) -> None:
+    total = sum(b["games"] for b in chesspack.Archive(path).blocks())
+    ctx = multiprocessing.get_context("spawn")
+    queue: multiprocessing.Queue = ctx.Queue()
+    workers = [ctx.Process(target=_worker, args=(path, i, queue)) for i in range(2)]
+    for w in workers:
+        w.start()
+    results = [queue.get() for _ in workers]
+    for w in workers:
+        w.join()
+    keys = np.concatenate([r[1] for r in results])
+    unique = len(np.unique(keys))
+    every = sum(chesspack.Archive(path).positions(b, ["game"]).num_rows for b in range(len(chesspack.Archive(path).blocks())))
+    print(f"epoch of {path} ({total} games), 2 workers, seed 1:")
+    for i, k, rss, seconds, skipped in sorted(results, key=lambda r: r[0]):
+        print(f"  worker {i}: {len(k)} positions in {seconds:.1f} s, peak RSS {rss:.0f} MB, {skipped} games skipped")
+    print(f"  {len(keys)} positions given, {unique} distinct, {every} in the archive: "
+          f"{'each exactly once' if len(keys) == unique == every else 'NOT each once'}")
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    games = 300
+    if "--python-chess" in args:
+        k = args.index("--python-chess")
+        games = int(args[k + 1])
+        del args[k : k + 2]
+    epoch_path = None
+    if "--epoch" in args:
+        k = args.index("--epoch")
+        epoch_path = args[k + 1]
+        del args[k : k + 2]
+    for path in args:
+        a = chesspack.Archive(path)
+        print(f"{path} (codec {a.codec}, {len(a.blocks())} blocks):")
+        for name, columns in [("default", None), ("+uci", chesspack.POSITION_COLUMNS + ["uci"]),
+                              ("+fen", chesspack.POSITION_COLUMNS + ["fen"])]:
+            n, rate = rows_per_second(a, columns)
+            print(f"  {name:>8}: {n} positions, {rate:,.0f} positions/s on one thread")
+        print(f"  python-chess replaying {games} games into the same rows: {python_chess_per_second(a, games):,.0f} positions/s")
+    if epoch_path:
+        epoch(epoch_path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
