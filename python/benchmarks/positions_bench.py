@@ -3,14 +3,16 @@
 python-chess replaying the same games, and a shuffled epoch with two
 workers (positions given, each exactly once, and peak memory).
 
-    python python/benchmarks/positions_bench.py ARCHIVE [ARCHIVE...] [--epoch ARCHIVE] [--python-chess N]
+    python python/benchmarks/positions_bench.py ARCHIVE [ARCHIVE...] [--epoch ARCHIVE] [--buffer N] [--python-chess N]
 
 For each ARCHIVE: positions a second of `Archive.positions` on one thread
 (`threads=1`), best of three passes, with the default columns, with `uci`
 and with `fen`; and python-chess replaying the first N games (default
 300) of the archive into the same default rows. `--epoch` runs one
-shuffled epoch of `iter_positions` with two worker processes and prints
-their peak resident memory.
+shuffled epoch of `iter_positions` with two worker processes (a shuffle
+buffer of N positions, default 131072) and prints their peak resident
+memory and the largest proportional set size sampled (shared pages count
+half in each).
 """
 
 from __future__ import annotations
@@ -50,23 +52,35 @@ def python_chess_per_second(archive: chesspack.Archive, games: int) -> float:
     return n / (time.perf_counter() - t)
 
 
-def _worker(path: str, i: int, queue: multiprocessing.Queue) -> None:
+def _worker(path: str, i: int, queue: multiprocessing.Queue, buffer: int) -> None:
     archive = chesspack.Archive(path)
-    it = archive.iter_positions(4096, seed=1, worker=(i, 2), columns=None, threads=1)
+    it = archive.iter_positions(4096, seed=1, buffer=buffer, worker=(i, 2), columns=None, threads=1)
     keys = []
+    pss = 0.0
     t = time.perf_counter()
-    for batch in it.numpy():
+    for k, batch in enumerate(it.numpy()):
         keys.append(batch["game"] * 65536 + batch["ply"])
+        if k % 8 == 0:
+            pss = max(pss, _pss_mb())
     seconds = time.perf_counter() - t
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put((i, np.concatenate(keys) if keys else np.zeros(0, np.int64), rss_mb, seconds, len(it.skipped)))
+    queue.put((i, np.concatenate(keys) if keys else np.zeros(0, np.int64), rss_mb, pss, seconds, len(it.skipped)))
 
 
-def epoch(path: str) -> None:
+def _pss_mb() -> float:
+    """The proportional set size: pages shared with the other worker (the
+    libraries, the model in the extension) count half."""
+    for line in open("/proc/self/smaps_rollup"):
+        if line.startswith("Pss:"):
+            return int(line.split()[1]) / 1024
+    return 0.0
+
+
+def epoch(path: str, buffer: int) -> None:
     total = sum(b["games"] for b in chesspack.Archive(path).blocks())
     ctx = multiprocessing.get_context("spawn")
     queue: multiprocessing.Queue = ctx.Queue()
-    workers = [ctx.Process(target=_worker, args=(path, i, queue)) for i in range(2)]
+    workers = [ctx.Process(target=_worker, args=(path, i, queue, buffer)) for i in range(2)]
     for w in workers:
         w.start()
     results = [queue.get() for _ in workers]
@@ -75,9 +89,11 @@ def epoch(path: str) -> None:
     keys = np.concatenate([r[1] for r in results])
     unique = len(np.unique(keys))
     every = sum(chesspack.Archive(path).positions(b, ["game"]).num_rows for b in range(len(chesspack.Archive(path).blocks())))
-    print(f"epoch of {path} ({total} games), 2 workers, seed 1:")
-    for i, k, rss, seconds, skipped in sorted(results, key=lambda r: r[0]):
-        print(f"  worker {i}: {len(k)} positions in {seconds:.1f} s, peak RSS {rss:.0f} MB, {skipped} games skipped")
+    print(f"epoch of {path} ({total} games), 2 workers, seed 1, buffer {buffer}:")
+    for i, k, rss, pss, seconds, skipped in sorted(results, key=lambda r: r[0]):
+        print(f"  worker {i}: {len(k)} positions in {seconds:.1f} s, peak RSS {rss:.0f} MB, "
+              f"largest PSS sampled {pss:.0f} MB (its keys {k.nbytes / 2**20:.0f} MB), {skipped} games skipped")
+    print(f"  together: peak RSS {sum(r[2] for r in results):.0f} MB, PSS {sum(r[3] for r in results):.0f} MB")
     print(f"  {len(keys)} positions given, {unique} distinct, {every} in the archive: "
           f"{'each exactly once' if len(keys) == unique == every else 'NOT each once'}")
 
@@ -88,6 +104,11 @@ def main() -> int:
     if "--python-chess" in args:
         k = args.index("--python-chess")
         games = int(args[k + 1])
+        del args[k : k + 2]
+    buffer = 1 << 17
+    if "--buffer" in args:
+        k = args.index("--buffer")
+        buffer = int(args[k + 1])
         del args[k : k + 2]
     epoch_path = None
     if "--epoch" in args:
@@ -103,7 +124,7 @@ def main() -> int:
             print(f"  {name:>8}: {n} positions, {rate:,.0f} positions/s on one thread")
         print(f"  python-chess replaying {games} games into the same rows: {python_chess_per_second(a, games):,.0f} positions/s")
     if epoch_path:
-        epoch(epoch_path)
+        epoch(epoch_path, buffer)
     return 0
 
 

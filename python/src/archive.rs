@@ -37,6 +37,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     m.add_function(wrap_pyfunction!(empty_rows, m)?)?;
     m.add_function(wrap_pyfunction!(empty_positions, m)?)?;
+    m.add_function(wrap_pyfunction!(release_memory, m)?)?;
     m.add_function(wrap_pyfunction!(split_pgn, m)?)?;
     Ok(())
 }
@@ -106,6 +107,25 @@ fn empty_positions(py: Python<'_>, columns: Option<Vec<String>>) -> PyResult<Bou
     let columns = positions::columns(columns)?;
     let batch = arrow_array::RecordBatch::new_empty(Arc::new(positions::schema(&columns)));
     PyRecordBatch::new(batch).into_pyarrow(py)
+}
+
+/// release_memory()
+///
+/// Gives the C library's free memory back to the system (`malloc_trim`
+/// with glibc; nothing elsewhere): what a loop over blocks frees, the
+/// allocator would otherwise keep.
+#[pyfunction]
+fn release_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        unsafe extern "C" {
+            fn malloc_trim(pad: usize) -> i32;
+        }
+        // SAFETY: malloc_trim only returns free memory to the system.
+        unsafe {
+            malloc_trim(0);
+        }
+    }
 }
 
 /// The Python exception for an archive error, naming the file.
@@ -542,11 +562,7 @@ impl Archive {
             .detach(|| {
                 let decode = || archive::rows::block_positions(codec, &payload, first, &columns);
                 match threads {
-                    Some(n) => rayon::ThreadPoolBuilder::new()
-                        .num_threads(n.max(1))
-                        .build()
-                        .map_err(|e| ArchiveError::Io(io::Error::other(e.to_string())))?
-                        .install(decode),
+                    Some(n) => on_threads(n.max(1), decode),
                     None => decode(),
                 }
             })
@@ -555,6 +571,43 @@ impl Archive {
         let batch = positions::batch(rows).map_err(|e| DecodeError::new_err(e.to_string()))?;
         Ok((PyRecordBatch::new(batch).into_pyarrow(py)?, skipped))
     }
+}
+
+thread_local! {
+    /// The pool of `Archive.positions(threads=n)` on this thread: this
+    /// thread and `n - 1` others, kept for the next call (a new pool a call
+    /// would start threads, each with its own allocator arena).
+    static POOL: std::cell::RefCell<Option<(usize, rayon::ThreadPool)>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Runs `f` on a pool of `n` threads, this one among them.
+fn on_threads<T: Send>(
+    n: usize,
+    f: impl FnOnce() -> Result<T, ArchiveError> + Send,
+) -> Result<T, ArchiveError> {
+    POOL.with(|cell| {
+        let mut cell = cell.borrow_mut();
+        if cell.as_ref().is_none_or(|(k, _)| *k != n) {
+            // A thread joins one pool for good: another size gets a pool of
+            // its own threads.
+            let builder = rayon::ThreadPoolBuilder::new().num_threads(n);
+            let builder = if cell.is_none() {
+                builder.use_current_thread()
+            } else {
+                builder
+            };
+            let pool = builder
+                .build()
+                .map_err(|e| ArchiveError::Io(io::Error::other(e.to_string())))?;
+            if cell.is_some() {
+                return pool.install(f);
+            }
+            *cell = Some((n, pool));
+        }
+        let (_, pool) = cell.as_ref().expect("a pool");
+        pool.install(f)
+    })
 }
 
 /// Counts the bytes read through it.
