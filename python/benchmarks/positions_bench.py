@@ -3,7 +3,7 @@
 python-chess replaying the same games, and a shuffled epoch with two
 workers (positions given, each exactly once, and peak memory).
 
-    python python/benchmarks/positions_bench.py ARCHIVE [ARCHIVE...] [--epoch ARCHIVE] [--buffer N] [--python-chess N]
+    python python/benchmarks/positions_bench.py ARCHIVE [ARCHIVE...] [--epoch ARCHIVE] [--buffer N] [--no-keys] [--python-chess N]
 
 For each ARCHIVE: positions a second of `Archive.positions` on one thread
 (`threads=1`), best of three passes, with the default columns, with `uci`
@@ -12,7 +12,8 @@ and with `fen`; and python-chess replaying the first N games (default
 shuffled epoch of `iter_positions` with two worker processes (a shuffle
 buffer of N positions, default 131072) and prints their peak resident
 memory and the largest proportional set size sampled (shared pages count
-half in each).
+half in each); `--no-keys` keeps no key of the rows (no check that each
+is given once), for the loader's own memory.
 """
 
 from __future__ import annotations
@@ -52,14 +53,15 @@ def python_chess_per_second(archive: chesspack.Archive, games: int) -> float:
     return n / (time.perf_counter() - t)
 
 
-def _worker(path: str, i: int, queue: multiprocessing.Queue, buffer: int) -> None:
+def _worker(path: str, i: int, queue: multiprocessing.Queue, buffer: int, keep: bool = True) -> None:
     archive = chesspack.Archive(path)
     it = archive.iter_positions(4096, seed=1, buffer=buffer, worker=(i, 2), columns=None, threads=1)
     keys = []
     pss = 0.0
     t = time.perf_counter()
     for k, batch in enumerate(it.numpy()):
-        keys.append(batch["game"] * 65536 + batch["ply"])
+        key = batch["game"] * 65536 + batch["ply"]
+        keys.append(key if keep else key[:0])
         if k % 8 == 0:
             pss = max(pss, _pss_mb())
     seconds = time.perf_counter() - t
@@ -76,11 +78,11 @@ def _pss_mb() -> float:
     return 0.0
 
 
-def epoch(path: str, buffer: int) -> None:
+def epoch(path: str, buffer: int, keep: bool = True) -> None:
     total = sum(b["games"] for b in chesspack.Archive(path).blocks())
     ctx = multiprocessing.get_context("spawn")
     queue: multiprocessing.Queue = ctx.Queue()
-    workers = [ctx.Process(target=_worker, args=(path, i, queue, buffer)) for i in range(2)]
+    workers = [ctx.Process(target=_worker, args=(path, i, queue, buffer, keep)) for i in range(2)]
     for w in workers:
         w.start()
     results = [queue.get() for _ in workers]
@@ -88,6 +90,12 @@ def epoch(path: str, buffer: int) -> None:
         w.join()
     keys = np.concatenate([r[1] for r in results])
     unique = len(np.unique(keys))
+    if not keep:
+        print(f"epoch of {path}, 2 workers, buffer {buffer}, keys not kept:")
+        for i, _, rss, pss, seconds, _ in sorted(results, key=lambda r: r[0]):
+            print(f"  worker {i}: {seconds:.1f} s, peak RSS {rss:.0f} MB, largest PSS sampled {pss:.0f} MB")
+        print(f"  together: peak RSS {sum(r[2] for r in results):.0f} MB, PSS {sum(r[3] for r in results):.0f} MB")
+        return
     every = sum(chesspack.Archive(path).positions(b, ["game"]).num_rows for b in range(len(chesspack.Archive(path).blocks())))
     print(f"epoch of {path} ({total} games), 2 workers, seed 1, buffer {buffer}:")
     for i, k, rss, pss, seconds, skipped in sorted(results, key=lambda r: r[0]):
@@ -110,6 +118,8 @@ def main() -> int:
         k = args.index("--buffer")
         buffer = int(args[k + 1])
         del args[k : k + 2]
+    keep = "--no-keys" not in args
+    args = [a for a in args if a != "--no-keys"]
     epoch_path = None
     if "--epoch" in args:
         k = args.index("--epoch")
@@ -124,7 +134,7 @@ def main() -> int:
             print(f"  {name:>8}: {n} positions, {rate:,.0f} positions/s on one thread")
         print(f"  python-chess replaying {games} games into the same rows: {python_chess_per_second(a, games):,.0f} positions/s")
     if epoch_path:
-        epoch(epoch_path, buffer)
+        epoch(epoch_path, buffer, keep)
     return 0
 
 
