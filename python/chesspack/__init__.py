@@ -1082,14 +1082,7 @@ class TrainingArchive:
 
     def numpy(self, block: int) -> dict[str, Any]:
         """The rows of block ``block`` as NumPy arrays, without copies."""
-        batch = self.read_block(block)
-        out = {}
-        for name, column in zip(batch.schema.names, batch.columns):
-            if name == "board":
-                out[name] = column.values.to_numpy().reshape(-1, 64)
-            else:
-                out[name] = column.to_numpy()
-        return out
+        return _numpy(self.read_block(block))
 
     def __repr__(self) -> str:
         return repr(self._a)

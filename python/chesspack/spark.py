@@ -137,9 +137,13 @@ def _schema(options: Mapping[str, str]) -> pa.Schema:
     """The Arrow schema that the options give."""
     if _positions(options):
         spec = options.get("columns")
-        names = None if spec is None else [c.strip() for c in str(spec).split(",") if c.strip()]
-        return positions_schema(names)
+        return positions_schema(None if spec is None else _names(spec))
     return arrow_schema(_flag(options.get("pgn")), _columns(options))
+
+
+def _names(spec: Any) -> list[str]:
+    """The names of a comma-separated ``columns`` option."""
+    return [c.strip() for c in str(spec).split(",") if c.strip()]
 
 
 def _columns(options: Mapping[str, str]) -> list[str] | None:
@@ -147,7 +151,7 @@ def _columns(options: Mapping[str, str]) -> list[str] | None:
     spec = options.get("columns")
     if spec is None:
         return None
-    names = [c.strip() for c in str(spec).split(",") if c.strip()]
+    names = _names(spec)
     known = set(_native.empty_rows(True).schema.names)
     unknown = [c for c in names if c not in known]
     if unknown or not names:

@@ -558,7 +558,7 @@ impl Archive {
         let payload = self.payload(block)?;
         let codec = self.codec.as_ref();
         let first = self.first[block];
-        let rows = py
+        let mut rows = py
             .detach(|| {
                 let decode = || archive::rows::block_positions(codec, &payload, first, &columns);
                 match threads {
@@ -567,7 +567,7 @@ impl Archive {
                 }
             })
             .map_err(|e| archive_err(&self.path, e))?;
-        let skipped = rows.skipped.clone();
+        let skipped = std::mem::take(&mut rows.skipped);
         let batch = positions::batch(rows).map_err(|e| DecodeError::new_err(e.to_string()))?;
         Ok((PyRecordBatch::new(batch).into_pyarrow(py)?, skipped))
     }

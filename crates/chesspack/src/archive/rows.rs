@@ -51,7 +51,7 @@ use shakmaty::{
 };
 
 use super::{ArchiveError, ArchiveReader, Block, GameRecord, decode_records};
-use crate::{game::GameCodec, pgn::Eval};
+use crate::{game::GameCodec, model::TimeControl, pgn::Eval};
 
 /// A column of position rows ([`block_positions`]).
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -395,13 +395,10 @@ impl Facts {
             Some(b"1/2-1/2") => Some(0),
             _ => None,
         };
-        let (base, increment) = tag(b"TimeControl")
-            .and_then(|tc| {
-                let tc = std::str::from_utf8(tc).ok()?.trim();
-                let (b, i) = tc.split_once('+').unwrap_or((tc, "0"));
-                Some((b.parse::<u32>().ok()?, i.parse::<u32>().ok()?))
-            })
-            .unzip();
+        let (base, increment) = match tag(b"TimeControl").and_then(TimeControl::parse) {
+            Some(TimeControl::Clock { base, increment }) => (Some(base), Some(increment)),
+            _ => (None, None),
+        };
         Facts {
             result,
             white_elo: tag(b"WhiteElo").and_then(number),
@@ -459,11 +456,12 @@ fn castling_bits(pos: &Chess) -> u8 {
     c
 }
 
-/// A board as the `board` column has it, kept up to date move by move.
-struct Mailbox([u8; 64]);
+/// A board as the `board` column (and training rows) have it, kept up to
+/// date move by move.
+pub(super) struct Mailbox(pub(super) [u8; 64]);
 
 impl Mailbox {
-    fn of(pos: &Chess) -> Mailbox {
+    pub(super) fn of(pos: &Chess) -> Mailbox {
         let mut squares = [0; 64];
         for (sq, piece) in pos.board() {
             squares[usize::from(sq)] = code(piece);
@@ -705,15 +703,7 @@ pub fn block_positions(
     let w = Wants::of(columns);
     let mut rows = PositionRows::new(columns);
     // The records first, so that every column is allocated once.
-    let mut games = Vec::new();
-    decode_records(codec, block, &|_| true, &mut |g, row| {
-        let number = first_game + g as u64;
-        match row {
-            Ok(record) => games.push((number, record)),
-            Err(_) if g != super::CONTINUED => rows.skipped.push(number),
-            Err(_) => {}
-        }
-    })?;
+    let games = records(codec, block, first_game, &mut rows.skipped)?;
     rows.reserve(&w, games.iter().map(|(_, r)| r.moves.len()).sum());
     for (number, record) in &games {
         rows.push_game(&w, *number, record)
@@ -723,6 +713,27 @@ pub fn block_positions(
             })?;
     }
     Ok(rows)
+}
+
+/// The records of the games of `block` with their numbers (its first
+/// being `first_game`); the numbers of those stored verbatim, which give
+/// no rows, go to `skipped`.
+fn records(
+    codec: &dyn GameCodec,
+    block: &Block,
+    first_game: u64,
+    skipped: &mut Vec<u64>,
+) -> Result<Vec<(u64, GameRecord)>, ArchiveError> {
+    let mut games = Vec::new();
+    decode_records(codec, block, &|_| true, &mut |g, row| {
+        let number = first_game + g as u64;
+        match row {
+            Ok(record) => games.push((number, record)),
+            Err(_) if g != super::CONTINUED => skipped.push(number),
+            Err(_) => {}
+        }
+    })?;
+    Ok(games)
 }
 
 /// One position of a game: the position before a mainline move, the move
@@ -825,15 +836,7 @@ impl<R: Read + Seek> Iterator for Positions<'_, R> {
             self.next_block += 1;
             let first = self.reader.first_game(b) - 1;
             let read = self.reader.read_block(b).and_then(|block| {
-                let mut games = Vec::new();
-                decode_records(self.reader.codec(), &block, &|_| true, &mut |g, row| {
-                    let number = first + g as u64;
-                    match row {
-                        Ok(record) => games.push((number, record)),
-                        Err(_) if g != super::CONTINUED => self.skipped.push(number),
-                        Err(_) => {}
-                    }
-                })?;
+                let mut games = records(self.reader.codec(), &block, first, &mut self.skipped)?;
                 games.reverse();
                 Ok(games)
             });

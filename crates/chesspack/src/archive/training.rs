@@ -894,13 +894,8 @@ impl Rows {
             } else {
                 pos.ep_square(EnPassantMode::Legal)
             };
-            let mut squares = [0u8; 64];
-            let board = pos.board();
-            for (sq, piece) in board {
-                squares[usize::from(sq)] =
-                    piece.role as u8 + if piece.color.is_white() { 0 } else { 6 };
-            }
-            self.board.extend_from_slice(&squares);
+            self.board
+                .extend_from_slice(&super::rows::Mailbox::of(&pos).0);
             self.turn.push(u8::from(pos.turn().is_black()));
             let rights = pos.castles().castling_rights();
             let mut c = 0;

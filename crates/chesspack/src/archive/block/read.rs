@@ -860,16 +860,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                 out_events.push(Event::Comment(e.comment(new)?));
             }
             E_CLK | E_EVAL | E_EVAL_CLK => {
-                let eval = if code == E_CLK {
-                    None
-                } else {
-                    Some(evals.next().ok_or("evaluation events disagree")?)
-                };
-                let clock = if code == E_EVAL {
-                    None
-                } else {
-                    Some(clocks.next().ok_or("clock events disagree")?)
-                };
+                let (eval, clock) = next_reading(code, &mut clocks, &mut evals)?;
                 annotation.clear();
                 format_annotation(eval, clock, &mut annotation);
                 out_events.push(Event::Comment(annotation.clone()));
@@ -963,6 +954,26 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     Ok(Decoded::Text(out))
 }
 
+/// The evaluation text and clock reading of annotation event `code`
+/// (`E_CLK`, `E_EVAL` or `E_EVAL_CLK`), the next of their streams.
+fn next_reading<'e>(
+    code: u8,
+    clocks: &mut std::vec::IntoIter<u32>,
+    evals: &'e mut EvalTexts,
+) -> Result<(Option<&'e [u8]>, Option<u32>), String> {
+    let eval = if code == E_CLK {
+        None
+    } else {
+        Some(evals.next().ok_or("evaluation events disagree")?)
+    };
+    let clock = if code == E_EVAL {
+        None
+    } else {
+        Some(clocks.next().ok_or("clock events disagree")?)
+    };
+    Ok((eval, clock))
+}
+
 /// Whether a game's events are moves of the mainline alone, with glyphs,
 /// clock and evaluation readings and its result: no comments, variations
 /// or null moves (a lichess game), whose record needs no text.
@@ -1006,16 +1017,7 @@ fn plain_record(
             E_MOVE => played += 1,
             E_NAG => i += 1,
             E_CLK | E_EVAL | E_EVAL_CLK => {
-                let eval = if code == E_CLK {
-                    None
-                } else {
-                    Some(evals.next().ok_or("evaluation events disagree")?)
-                };
-                let clock = if code == E_EVAL {
-                    None
-                } else {
-                    Some(clocks.next().ok_or("clock events disagree")?)
-                };
+                let (eval, clock) = next_reading(code, &mut clocks, &mut evals)?;
                 let Some(at) = played.checked_sub(1) else {
                     continue;
                 };
