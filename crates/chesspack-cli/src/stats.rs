@@ -294,6 +294,7 @@ fn games(args: &StatsArgs) -> Result<()> {
                 "roundtrip_failures": t.failures,
                 "skipped_games": skipped,
                 "by_rating": by_rating(t),
+                "vectors": chesspack::model::vectors(),
             });
             if t.ranks.is_some() {
                 obj["top1"] = json!(share(t, 0));

@@ -26,25 +26,74 @@ enum Level {
     Avx512,
 }
 
-/// Calls `f` compiled for the widest vectors this processor has. `f`
-/// should be an `#[inline(always)]` closure, and what it calls inlined,
-/// for the width to reach its loops.
+/// Calls `f` compiled for the widest vectors this processor has (or
+/// those [`widest`] is held to). `f` should be an `#[inline(always)]`
+/// closure, and what it calls inlined, for the width to reach its loops.
 #[inline]
 pub(crate) fn run<R>(f: impl FnOnce(Width) -> R) -> R {
-    #[cfg(target_arch = "x86_64")]
-    {
-        if std::arch::is_x86_feature_detected!("avx512bw") {
-            // SAFETY: the processor has AVX-512 F and BW (BW implies F).
-            #[allow(unsafe_code)]
-            return unsafe { avx512(f) };
-        }
-        if std::arch::is_x86_feature_detected!("avx2") {
-            // SAFETY: the processor has AVX2.
-            #[allow(unsafe_code)]
-            return unsafe { avx2(f) };
-        }
+    match widest() {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `widest` gives AVX-512 only where the processor has F and
+        // BW (BW implies F).
+        #[allow(unsafe_code)]
+        Level::Avx512 => unsafe { avx512(f) },
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: `widest` gives AVX2 only where the processor has it.
+        #[allow(unsafe_code)]
+        Level::Avx2 => unsafe { avx2(f) },
+        Level::Plain => f(Width(Level::Plain)),
     }
-    f(Width(Level::Plain))
+}
+
+/// The environment variable that holds [`run`] to narrower vectors than
+/// the processor has: `avx2` or `plain` (any other value: no limit). For
+/// timing the narrower paths on one machine; the integers, and so the
+/// bits, are the same at every width.
+pub(crate) const LIMIT_VARIABLE: &str = "CHESSPACK_VECTORS";
+
+/// The widest vectors that this processor has and [`LIMIT_VARIABLE`]
+/// allows, found once.
+fn widest() -> Level {
+    static WIDEST: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
+    *WIDEST.get_or_init(|| {
+        let limit = match std::env::var(LIMIT_VARIABLE).as_deref() {
+            Ok("plain") => 0,
+            Ok("avx2") => 1,
+            _ => 2,
+        };
+        let allowed = |level: Level| {
+            let rank = match level {
+                Level::Plain => 0,
+                #[cfg(target_arch = "x86_64")]
+                Level::Avx2 => 1,
+                #[cfg(target_arch = "x86_64")]
+                Level::Avx512 => 2,
+            };
+            rank <= limit
+        };
+        #[cfg(target_arch = "x86_64")]
+        {
+            if std::arch::is_x86_feature_detected!("avx512bw") && allowed(Level::Avx512) {
+                return Level::Avx512;
+            }
+            if std::arch::is_x86_feature_detected!("avx2") && allowed(Level::Avx2) {
+                return Level::Avx2;
+            }
+        }
+        let _ = allowed;
+        Level::Plain
+    })
+}
+
+/// The name of the vectors [`run`] uses: `avx512`, `avx2` or `plain`.
+pub(crate) fn name() -> &'static str {
+    match widest() {
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => "avx512",
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx2 => "avx2",
+        Level::Plain => "plain",
+    }
 }
 
 /// [`run`] without wider vectors: what a processor without them does.

@@ -102,6 +102,50 @@ fn stats_json_has_the_documented_fields() {
     );
 }
 
+/// Issue 58: `stats --json` names the vectors its speeds were measured
+/// with, and `CHESSPACK_VECTORS` holds the move model to narrower ones
+/// (to time the AVX2 and plain paths on one machine) with the same bits.
+#[test]
+fn regression_issue_58_stats_names_the_vectors_and_they_can_be_narrowed() {
+    let run = |limit: Option<&str>| {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_chesspack"));
+        cmd.args([
+            "stats",
+            "--json",
+            "--codec",
+            "model",
+            "samples/lichess-sample.pgn",
+        ])
+        .current_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."));
+        match limit {
+            Some(l) => cmd.env("CHESSPACK_VECTORS", l),
+            None => cmd.env_remove("CHESSPACK_VECTORS"),
+        };
+        let out = cmd.output().expect("runs");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        json_lines(&out).remove(0)
+    };
+    let widest = run(None);
+    let vectors = widest["vectors"].as_str().unwrap().to_owned();
+    assert!(
+        ["avx512", "avx2", "plain"].contains(&vectors.as_str()),
+        "{vectors}"
+    );
+    let plain = run(Some("plain"));
+    assert_eq!(plain["vectors"], "plain");
+    assert_eq!(plain["bits"], widest["bits"]);
+    let avx2 = run(Some("avx2"));
+    let expected = if vectors == "plain" { "plain" } else { "avx2" };
+    assert_eq!(avx2["vectors"], expected);
+    assert_eq!(avx2["bits"], widest["bits"]);
+    // Any other value sets no limit.
+    assert_eq!(run(Some("avx1024"))["vectors"], vectors.as_str());
+}
+
 #[test]
 fn stats_by_rating_prints_a_table_of_bands() {
     let out = chesspack(&[

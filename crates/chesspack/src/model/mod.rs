@@ -528,6 +528,19 @@ impl Weights {
     }
 }
 
+/// The vectors the move models' sums use on this machine: `avx512`,
+/// `avx2` or `plain` (what a speed was measured with). The environment
+/// variable `CHESSPACK_VECTORS` set to `avx2` or `plain` holds them to
+/// narrower ones than the processor has, to time those paths on one
+/// machine; the sums, and so the bits, are the same at every width.
+///
+/// ```
+/// assert!(["avx512", "avx2", "plain"].contains(&chesspack::model::vectors()));
+/// ```
+pub fn vectors() -> &'static str {
+    crate::simd::name()
+}
+
 /// The earlier weights, by hash, read on first use.
 fn legacy() -> &'static [(u64, Weights)] {
     static LEGACY: std::sync::OnceLock<Vec<(u64, Weights)>> = std::sync::OnceLock::new();

@@ -222,13 +222,14 @@ fn public_items() -> usize {
 /// `PositionRows`, `block_positions`, `PositionRow`, the `Positions`
 /// iterator with `skipped` and `ArchiveReader::positions`), and
 /// `pgn::Eval` with `pgn::eval_of_comment`, which read `[%eval]` as
-/// python-chess does.
+/// python-chess does. Issue 58 raised it to 288: `model::vectors`, which
+/// names the vectors a move model's speed was measured with.
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
     assert!(
-        n <= 287,
-        "{n} public items (issue 40, 41, 42, 44, 56, 57, 59, 60: at most 287)"
+        n <= 288,
+        "{n} public items (issue 40, 41, 42, 44, 56, 57, 58, 59, 60: at most 288)"
     );
 }
