@@ -49,38 +49,26 @@ pub(crate) fn run<R>(f: impl FnOnce(Width) -> R) -> R {
 /// the processor has: `avx2` or `plain` (any other value: no limit). For
 /// timing the narrower paths on one machine; the integers, and so the
 /// bits, are the same at every width.
-pub(crate) const LIMIT_VARIABLE: &str = "CHESSPACK_VECTORS";
+const LIMIT_VARIABLE: &str = "CHESSPACK_VECTORS";
 
 /// The widest vectors that this processor has and [`LIMIT_VARIABLE`]
 /// allows, found once.
 fn widest() -> Level {
     static WIDEST: std::sync::OnceLock<Level> = std::sync::OnceLock::new();
     *WIDEST.get_or_init(|| {
-        let limit = match std::env::var(LIMIT_VARIABLE).as_deref() {
-            Ok("plain") => 0,
-            Ok("avx2") => 1,
-            _ => 2,
-        };
-        let allowed = |level: Level| {
-            let rank = match level {
-                Level::Plain => 0,
-                #[cfg(target_arch = "x86_64")]
-                Level::Avx2 => 1,
-                #[cfg(target_arch = "x86_64")]
-                Level::Avx512 => 2,
-            };
-            rank <= limit
-        };
         #[cfg(target_arch = "x86_64")]
         {
-            if std::arch::is_x86_feature_detected!("avx512bw") && allowed(Level::Avx512) {
-                return Level::Avx512;
-            }
-            if std::arch::is_x86_feature_detected!("avx2") && allowed(Level::Avx2) {
-                return Level::Avx2;
+            let limit = std::env::var(LIMIT_VARIABLE);
+            let limit = limit.as_deref().unwrap_or("");
+            if limit != "plain" {
+                if limit != "avx2" && std::arch::is_x86_feature_detected!("avx512bw") {
+                    return Level::Avx512;
+                }
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    return Level::Avx2;
+                }
             }
         }
-        let _ = allowed;
         Level::Plain
     })
 }
