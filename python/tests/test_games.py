@@ -10,7 +10,7 @@ import pytest
 import chesspack
 from conftest import PUZZLES
 
-FAST = ["squares", "index", "radix", "model", "fast"]
+FAST = ["squares", "index", "radix", "model", "fast", "brisk"]
 
 
 def test_version():

@@ -27,11 +27,13 @@ def test_issue_59_every_row_equals_python_chess(archive_path):
     assert report["rows"] > 2500
 
 
-def test_issue_59_a_fast_archive_gives_the_same_rows(archive_path, tmp_path):
-    fast = tmp_path / "fast.chpk"
-    chesspack.compress(SAMPLE, fast, codec="fast", block_games=5)
+@pytest.mark.parametrize("codec", ["fast", "brisk"])
+def test_issue_59_a_fast_archive_gives_the_same_rows(archive_path, tmp_path, codec):
+    other = tmp_path / f"{codec}.chpk"
+    chesspack.compress(SAMPLE, other, codec=codec, block_games=5)
     a = pa.Table.from_batches([chesspack.Archive(archive_path).positions(b) for b in range(5)])
-    f = chesspack.Archive(fast)
+    f = chesspack.Archive(other)
+    assert f.codec == codec
     b = pa.Table.from_batches([f.positions(i) for i in range(len(f.blocks()))])
     assert a.equals(b)
 

@@ -502,7 +502,8 @@ fn compress_training(args: &CompressArgs, viriformat: bool) -> Result<()> {
     let codec = match args.codec.as_deref().unwrap_or("fast") {
         "fast" => chesspack::game::ModelCodec::fast(),
         "model" => chesspack::game::ModelCodec::new(),
-        other => bail!("a binpack's moves are coded by `fast` or `model`, not {other:?}"),
+        "brisk" => chesspack::game::ModelCodec::brisk(),
+        other => bail!("a binpack's moves are coded by `fast`, `brisk` or `model`, not {other:?}"),
     };
     let threads = args.threads.unwrap_or(0);
     let r = if viriformat {

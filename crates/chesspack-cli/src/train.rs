@@ -95,6 +95,11 @@ pub enum TrainCommand {
         /// AdaGrad's step size for the hidden layer.
         #[arg(long, default_value_t = 0.02)]
         hidden_rate: f32,
+        /// The move features: `full` (the `model` codec's) or `quick`
+        /// (the `brisk` codec's: no static exchange, checks, mobility or
+        /// threats).
+        #[arg(long, default_value = "full", value_parser = ["full", "quick"])]
+        features: String,
         /// PGN files whose games train the weights but are not counted in
         /// the opening book (so that the book, which the engine codecs
         /// share, stays as the main files make it).
@@ -184,6 +189,7 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             epochs,
             hidden,
             hidden_rate,
+            features,
             not_in_book,
             files,
         } => model(
@@ -191,7 +197,7 @@ pub fn run(cmd: TrainCommand) -> Result<()> {
             limit,
             book_limit.max(limit),
             epochs,
-            (hidden, hidden_rate),
+            (hidden, hidden_rate, &features),
             (&files, &not_in_book),
         ),
         TrainCommand::Fast {
@@ -803,7 +809,7 @@ fn model(
     limit: u64,
     book_limit: u64,
     epochs: u32,
-    (hidden, hidden_rate): (usize, f32),
+    (hidden, hidden_rate, features): (usize, f32, &str),
     (book_files, not_in_book): (&[String], &[String]),
 ) -> Result<()> {
     use chesspack::train::{self, Trainer};
@@ -861,7 +867,11 @@ fn model(
         "at most {} hidden units",
         train::MAX_HIDDEN
     );
-    let mut trainer = Trainer::with_hidden(hidden, hidden_rate);
+    let set = match features {
+        "quick" => chesspack::model::FeatureSet::Quick,
+        _ => chesspack::model::FeatureSet::Full,
+    };
+    let mut trainer = Trainer::with_hidden(hidden, hidden_rate).with_feature_set(set);
     // Each game's ratings and time control, which the model reads.
     let contexts: Vec<_> = games.iter().map(|g| g.context()).collect();
     run_epochs(&games, epochs, &mut trainer, |t, g, pos, h, m| {

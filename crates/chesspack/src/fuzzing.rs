@@ -379,7 +379,7 @@ mod tests {
                     state as u8
                 })
                 .collect();
-            for codec in ["squares", "index", "radix", "model", "fast"] {
+            for codec in ["squares", "index", "radix", "model", "brisk", "fast"] {
                 super::decode_game(codec, &data);
             }
             for codec in ["usenet82", "kingspawns", "arith", "packed"] {

@@ -59,7 +59,7 @@ use crate::{
 
 /// The game codecs by record id: a codec's id is its index here. Ids are
 /// part of the format: new codecs go at the end.
-pub(crate) const GAME_CODECS: [&str; 7] = [
+pub(crate) const GAME_CODECS: [&str; 8] = [
     "squares",
     "index",
     "radix",
@@ -67,6 +67,7 @@ pub(crate) const GAME_CODECS: [&str; 7] = [
     "engine-arith",
     "model",
     "fast",
+    "brisk",
 ];
 
 /// The position codecs by record id, as [`GAME_CODECS`].

@@ -90,6 +90,19 @@ pub(crate) fn run_plain<R>(f: impl FnOnce(Width) -> R) -> R {
     f(Width(Level::Plain))
 }
 
+/// [`run`] with AVX2 where the processor has it (and plain code where it
+/// does not): the AVX2 path on a processor with AVX-512.
+#[cfg(test)]
+pub(crate) fn run_avx2<R>(f: impl FnOnce(Width) -> R) -> R {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor has AVX2.
+        #[allow(unsafe_code)]
+        return unsafe { avx2(f) };
+    }
+    f(Width(Level::Plain))
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
 fn avx512<R>(f: impl FnOnce(Width) -> R) -> R {
@@ -125,8 +138,8 @@ pub(crate) fn dot(width: Width, a: &[i16], b: &[i16]) -> i32 {
 /// [`dot`] of `a` with each of the rows of `table` (`a.len()` wide) that
 /// `rows` names, handed to `each` with the row's number, in order. Rows are
 /// asked for a few ahead of their products (the table is large and read
-/// at random). With AVX-512 and 256-wide rows (the shipped model's), `a`
-/// stays in registers for every row.
+/// at random). Rows 64, 128 or 256 wide (the move models') take a kernel
+/// that keeps `a` in registers and sums four rows' lanes together.
 #[inline(always)]
 pub(crate) fn dots(
     width: Width,
@@ -136,17 +149,20 @@ pub(crate) fn dots(
     mut each: impl FnMut(u16, i32),
 ) {
     let k = a.len();
-    let row = |i: u16| &table[usize::from(i) * k..][..k];
     #[cfg(target_arch = "x86_64")]
-    if width.0 == Level::Avx512 && k == 256 {
-        let a: &[i16; 256] = a.try_into().expect("256 wide");
-        // SAFETY: a `Width` of AVX-512 exists only where the processor has it.
-        #[allow(unsafe_code)]
-        unsafe {
-            dots_256_avx512(a, table, rows, each)
-        };
-        return;
+    #[allow(unsafe_code)]
+    match (width.0, k) {
+        // SAFETY (each): a `Width` of AVX-512 or AVX2 exists only where the
+        // processor has it; `a` is as wide as the kernel's rows.
+        (Level::Avx512, 256) => return unsafe { dots_avx512::<8>(a, table, rows, each) },
+        (Level::Avx512, 128) => return unsafe { dots_avx512::<4>(a, table, rows, each) },
+        (Level::Avx512, 64) => return unsafe { dots_avx512::<2>(a, table, rows, each) },
+        (Level::Avx2, 256) => return unsafe { dots_avx2::<16>(a, table, rows, each) },
+        (Level::Avx2, 128) => return unsafe { dots_avx2::<8>(a, table, rows, each) },
+        (Level::Avx2, 64) => return unsafe { dots_avx2::<4>(a, table, rows, each) },
+        _ => {}
     }
+    let row = |i: u16| &table[usize::from(i) * k..][..k];
     for (j, &i) in rows.iter().enumerate() {
         if let Some(&next) = rows.get(j + PREFETCH_AHEAD) {
             prefetch(row(next));
@@ -158,44 +174,202 @@ pub(crate) fn dots(
 /// How many rows ahead of its product [`dots`] asks for a row.
 const PREFETCH_AHEAD: usize = 8;
 
-/// [`dots`] of 256-wide rows in AVX-512: `a` in eight registers, two
-/// sums a row.
+/// [`dots`] of rows of `C` × 32 `i16`s in AVX-512: `a` in `C` registers,
+/// each row's products summed in two registers, and the lanes of four
+/// rows' sums added together (interleaved), not each row's alone.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512bw,avx2")]
 #[allow(unsafe_code)]
 #[inline]
-unsafe fn dots_256_avx512(
-    a: &[i16; 256],
+unsafe fn dots_avx512<const C: usize>(
+    a: &[i16],
     table: &[i16],
     rows: &[u16],
     mut each: impl FnMut(u16, i32),
 ) {
     use std::arch::x86_64::{
         __m512i, _mm512_add_epi32, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_reduce_add_epi32,
+        _mm512_setzero_si512,
     };
-    let (chunks, _) = a.as_chunks::<32>();
-    // SAFETY: 32 `i16`s are 64 bytes, an unaligned load.
-    let h: [__m512i; 8] =
-        std::array::from_fn(|c| unsafe { _mm512_loadu_si512(chunks[c].as_ptr().cast()) });
-    let row = |i: u16| -> &[i16; 256] {
-        table[usize::from(i) * 256..][..256]
-            .try_into()
-            .expect("256 wide")
-    };
-    for (j, &i) in rows.iter().enumerate() {
-        if let Some(&next) = rows.get(j + PREFETCH_AHEAD) {
+    let k = C * 32;
+    let (chunks, _) = a[..k].as_chunks::<32>();
+    let mut h: [__m512i; C] = [_mm512_setzero_si512(); C];
+    for (h, chunk) in h.iter_mut().zip(chunks) {
+        // SAFETY: 32 `i16`s are 64 bytes, an unaligned load.
+        *h = unsafe { _mm512_loadu_si512(chunk.as_ptr().cast()) };
+    }
+    let row = |i: u16| &table[usize::from(i) * k..][..k];
+    // A row's products in one register (a macro: a closure here would not
+    // be inlined, nor compiled for these instructions).
+    macro_rules! sum {
+        ($i:expr) => {{
+            let (v, _) = row($i).as_chunks::<32>();
+            macro_rules! load {
+                // SAFETY: as above, loads of 64 bytes inside the row.
+                ($c:expr) => {
+                    unsafe { _mm512_loadu_si512(v[$c].as_ptr().cast()) }
+                };
+            }
+            let mut even = _mm512_madd_epi16(h[0], load!(0));
+            let mut odd = _mm512_setzero_si512();
+            for c in (1..C).step_by(2) {
+                odd = _mm512_add_epi32(odd, _mm512_madd_epi16(h[c], load!(c)));
+                if c + 1 < C {
+                    even = _mm512_add_epi32(even, _mm512_madd_epi16(h[c + 1], load!(c + 1)));
+                }
+            }
+            _mm512_add_epi32(even, odd)
+        }};
+    }
+    let (quads, rest) = rows.as_chunks::<4>();
+    for (q, quad) in quads.iter().enumerate() {
+        for &next in rows.iter().skip(4 * q + PREFETCH_AHEAD).take(4) {
             prefetch(row(next));
         }
-        let (v, _) = row(i).as_chunks::<32>();
-        // SAFETY: as above, loads of 64 bytes inside the row.
-        let load = |c: usize| unsafe { _mm512_loadu_si512(v[c].as_ptr().cast()) };
-        let mut even = _mm512_madd_epi16(h[0], load(0));
-        let mut odd = _mm512_madd_epi16(h[1], load(1));
-        for c in (2..8).step_by(2) {
-            even = _mm512_add_epi32(even, _mm512_madd_epi16(h[c], load(c)));
-            odd = _mm512_add_epi32(odd, _mm512_madd_epi16(h[c + 1], load(c + 1)));
+        let four = [sum!(quad[0]), sum!(quad[1]), sum!(quad[2]), sum!(quad[3])];
+        // SAFETY: the processor has AVX-512 (this function's features).
+        let sums = unsafe { sum4_avx512(four) };
+        for (&i, s) in quad.iter().zip(sums) {
+            each(i, s);
         }
-        each(i, _mm512_reduce_add_epi32(_mm512_add_epi32(even, odd)));
+    }
+    for &i in rest {
+        each(i, _mm512_reduce_add_epi32(sum!(i)));
+    }
+}
+
+/// The sums of the 16 lanes of each of four vectors.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512bw,avx2")]
+#[allow(unsafe_code)]
+#[inline]
+unsafe fn sum4_avx512(s: [std::arch::x86_64::__m512i; 4]) -> [i32; 4] {
+    use std::arch::x86_64::{
+        _mm512_add_epi32, _mm512_castsi512_si256, _mm512_extracti64x4_epi64, _mm512_unpackhi_epi32,
+        _mm512_unpackhi_epi64, _mm512_unpacklo_epi32, _mm512_unpacklo_epi64,
+    };
+    // In each 128-bit lane: [s0 + s0', s1 + s1', …] pairs, then the four
+    // rows' sums of that lane, then the four lanes added.
+    let t01 = _mm512_add_epi32(
+        _mm512_unpacklo_epi32(s[0], s[1]),
+        _mm512_unpackhi_epi32(s[0], s[1]),
+    );
+    let t23 = _mm512_add_epi32(
+        _mm512_unpacklo_epi32(s[2], s[3]),
+        _mm512_unpackhi_epi32(s[2], s[3]),
+    );
+    let u = _mm512_add_epi32(
+        _mm512_unpacklo_epi64(t01, t23),
+        _mm512_unpackhi_epi64(t01, t23),
+    );
+    // SAFETY: the processor has AVX2 (AVX-512 implies it).
+    unsafe {
+        sum_lanes_avx2(std::arch::x86_64::_mm256_add_epi32(
+            _mm512_castsi512_si256(u),
+            _mm512_extracti64x4_epi64::<1>(u),
+        ))
+    }
+}
+
+/// The two 128-bit lanes of `v` added, as four `i32`s.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+#[inline]
+unsafe fn sum_lanes_avx2(v: std::arch::x86_64::__m256i) -> [i32; 4] {
+    use std::arch::x86_64::{
+        _mm_add_epi32, _mm_storeu_si128, _mm256_castsi256_si128, _mm256_extracti128_si256,
+    };
+    let x = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let mut out = [0i32; 4];
+    // SAFETY: 4 `i32`s are 16 bytes, an unaligned store.
+    unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) };
+    out
+}
+
+/// [`dots`] of rows of `C` × 16 `i16`s in AVX2, as [`dots_avx512`]: four
+/// rows' lanes summed together.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+#[allow(unsafe_code)]
+#[inline]
+unsafe fn dots_avx2<const C: usize>(
+    a: &[i16],
+    table: &[i16],
+    rows: &[u16],
+    mut each: impl FnMut(u16, i32),
+) {
+    use std::arch::x86_64::{
+        __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_setzero_si256,
+        _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64,
+    };
+    let k = C * 16;
+    let (chunks, _) = a[..k].as_chunks::<16>();
+    let mut h: [__m256i; C] = [_mm256_setzero_si256(); C];
+    for (h, chunk) in h.iter_mut().zip(chunks) {
+        // SAFETY: 16 `i16`s are 32 bytes, an unaligned load.
+        *h = unsafe { _mm256_loadu_si256(chunk.as_ptr().cast()) };
+    }
+    let row = |i: u16| &table[usize::from(i) * k..][..k];
+    // As in `dots_avx512`, macros rather than closures.
+    macro_rules! sum {
+        ($i:expr) => {{
+            let (v, _) = row($i).as_chunks::<16>();
+            macro_rules! load {
+                // SAFETY: as above, loads of 32 bytes inside the row.
+                ($c:expr) => {
+                    unsafe { _mm256_loadu_si256(v[$c].as_ptr().cast()) }
+                };
+            }
+            let mut even = _mm256_madd_epi16(h[0], load!(0));
+            let mut odd = _mm256_setzero_si256();
+            for c in (1..C).step_by(2) {
+                odd = _mm256_add_epi32(odd, _mm256_madd_epi16(h[c], load!(c)));
+                if c + 1 < C {
+                    even = _mm256_add_epi32(even, _mm256_madd_epi16(h[c + 1], load!(c + 1)));
+                }
+            }
+            _mm256_add_epi32(even, odd)
+        }};
+    }
+    macro_rules! sum4 {
+        ($s:expr) => {{
+            let s: [__m256i; 4] = $s;
+            let t01 = _mm256_add_epi32(
+                _mm256_unpacklo_epi32(s[0], s[1]),
+                _mm256_unpackhi_epi32(s[0], s[1]),
+            );
+            let t23 = _mm256_add_epi32(
+                _mm256_unpacklo_epi32(s[2], s[3]),
+                _mm256_unpackhi_epi32(s[2], s[3]),
+            );
+            let u = _mm256_add_epi32(
+                _mm256_unpacklo_epi64(t01, t23),
+                _mm256_unpackhi_epi64(t01, t23),
+            );
+            // SAFETY: the processor has AVX2 (this function's feature).
+            unsafe { sum_lanes_avx2(u) }
+        }};
+    }
+    let (quads, rest) = rows.as_chunks::<4>();
+    for (q, quad) in quads.iter().enumerate() {
+        for &next in rows.iter().skip(4 * q + PREFETCH_AHEAD).take(4) {
+            prefetch(row(next));
+        }
+        let sums = sum4!([sum!(quad[0]), sum!(quad[1]), sum!(quad[2]), sum!(quad[3])]);
+        for (&i, s) in quad.iter().zip(sums) {
+            each(i, s);
+        }
+    }
+    for &i in rest {
+        let [a, b, c, d] = sum4!([
+            sum!(i),
+            _mm256_setzero_si256(),
+            _mm256_setzero_si256(),
+            _mm256_setzero_si256()
+        ]);
+        debug_assert_eq!((b, c, d), (0, 0, 0));
+        each(i, a);
     }
 }
 
@@ -301,6 +475,42 @@ unsafe fn dot_avx512(a: &[i16], b: &[i16]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`dots`] gives every row's [`dot`] in the order asked, at every
+    /// width and for the kernels' widths (64, 128, 256) and others, with
+    /// fewer rows than a kernel's group of four and more, rows repeated.
+    #[test]
+    fn dots_of_rows_are_their_dots() {
+        for k in [64, 128, 256, 96, 48] {
+            let a: Vec<i16> = (0..k).map(|i| (i * 53 % 129) as i16).collect();
+            let table: Vec<i16> = (0..k as i64 * 40)
+                .map(|i| (i * 7919 % 65_536 - 32_768) as i16)
+                .collect();
+            for n in [0, 1, 3, 4, 5, 11, 33] {
+                let rows: Vec<u16> = (0..n).map(|j| (j * 17 % 40) as u16).collect();
+                let expected: Vec<(u16, i32)> = rows
+                    .iter()
+                    .map(|&i| {
+                        let row = &table[usize::from(i) * k..][..k];
+                        let d = a
+                            .iter()
+                            .zip(row)
+                            .map(|(&x, &y)| i32::from(x) * i32::from(y))
+                            .sum();
+                        (i, d)
+                    })
+                    .collect();
+                let of = |w: Width| {
+                    let mut got = Vec::new();
+                    dots(w, &a, &table, &rows, |i, d| got.push((i, d)));
+                    got
+                };
+                assert_eq!(run(of), expected, "{k} wide, {n} rows");
+                assert_eq!(run_avx2(of), expected, "{k} wide, {n} rows, AVX2");
+                assert_eq!(run_plain(of), expected, "{k} wide, {n} rows, plain");
+            }
+        }
+    }
 
     /// Every width gives the sums of the plain loop, for every length
     /// (whole vectors and remainders).

@@ -52,7 +52,8 @@ fn stats_json_has_the_documented_fields() {
             "engine-huffman",
             "engine-arith",
             "model",
-            "fast"
+            "fast",
+            "brisk"
         ]
     );
     for r in &rows {
@@ -83,7 +84,7 @@ fn stats_json_has_the_documented_fields() {
             assert_eq!(sum, r[field].as_u64().unwrap(), "{field} by rating in {r}");
         }
         assert_eq!(bands["1800-2200"]["games"], 31);
-        if r["codec"] == "model" || r["codec"] == "fast" {
+        if ["model", "brisk", "fast"].contains(&r["codec"].as_str().unwrap()) {
             for field in ["top1", "top2", "top3", "below_top3"] {
                 assert!(r.get(field).is_some(), "{field} missing in {r}");
             }

@@ -107,6 +107,7 @@ fn header(codec: &ModelCodec) -> Vec<u8> {
 fn codec_named(name: &[u8], hash: u64) -> Option<ModelCodec> {
     match name {
         b"fast" => Some(ModelCodec::fast()).filter(|c| c.model_hash() == hash),
+        b"brisk" => Some(ModelCodec::brisk()).filter(|c| c.model_hash() == hash),
         b"model" => ModelCodec::with_model_hash(hash),
         _ => None,
     }

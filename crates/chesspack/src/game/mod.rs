@@ -233,7 +233,7 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
 ///
 /// ```
 /// let names: Vec<_> = chesspack::game::codecs().iter().map(|c| c.name()).collect();
-/// assert_eq!(names, ["squares", "index", "radix", "engine-huffman", "engine-arith", "model", "fast"]);
+/// assert_eq!(names, ["squares", "index", "radix", "engine-huffman", "engine-arith", "model", "fast", "brisk"]);
 /// ```
 pub fn codecs() -> Vec<Box<dyn GameCodec>> {
     vec![
@@ -244,6 +244,7 @@ pub fn codecs() -> Vec<Box<dyn GameCodec>> {
         Box::new(EngineCodec::new(engine_codec::Coding::Arith)),
         Box::new(ModelCodec::new()),
         Box::new(ModelCodec::fast()),
+        Box::new(ModelCodec::brisk()),
     ]
 }
 

@@ -68,6 +68,12 @@ impl Features {
         &self.active[..self.len]
     }
 
+    /// Every slot, the active features first ([`Features::active`]) and
+    /// then whatever the rest holds.
+    pub(crate) fn all(&self) -> &[u16; MAX_ACTIVE] {
+        &self.active
+    }
+
     fn push(&mut self, i: usize) {
         debug_assert!(i < N_FEATURES);
         self.push_index(i);
@@ -88,8 +94,24 @@ fn role_index(r: Role) -> usize {
     r as usize - 1
 }
 
+/// The move features a model reads: every one, or all but those that
+/// cost most to work out (a quicker, less exact model).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum FeatureSet {
+    /// Every feature (the `model` codec's).
+    #[default]
+    Full,
+    /// Every feature but the static exchange and what the moved piece
+    /// attacks from its target (check, mobility, threats): the features
+    /// that each legal move pays for with an exchange or an attack map of
+    /// its own (the `brisk` codec's).
+    Quick,
+}
+
 /// What is computed once per position for the features of all its moves.
 pub(crate) struct Context<'a> {
+    /// Which features [`Context::features`] gives.
+    set: FeatureSet,
     /// The opening book's counts here, with the total.
     book: Option<(Entry<'a>, u32)>,
     /// A move whose one count is left out (the move being trained on).
@@ -261,6 +283,7 @@ impl<'a> Context<'a> {
             lines.0 | lines.1
         };
         Context {
+            set: FeatureSet::Full,
             book,
             exclude,
             us,
@@ -284,6 +307,11 @@ impl<'a> Context<'a> {
             }),
             uncovers,
         }
+    }
+
+    /// This context giving the features of `set`.
+    pub(crate) fn with_set(self, set: FeatureSet) -> Context<'a> {
+        Context { set, ..self }
     }
 
     fn relative(&self, sq: Square) -> usize {
@@ -342,29 +370,33 @@ impl<'a> Context<'a> {
                 f.push(HANGING_CAPTURE + role_index(victim));
             }
         }
-        let s = see_unanswered(m, self.their_attacks).unwrap_or_else(|| see(pos, m));
-        let bucket = match s {
-            ..-200 => 0,
-            -200..0 => 1,
-            0 => 2,
-            1..200 => 3,
-            _ => 4,
-        };
-        f.push(SEE + usize::from(capture.is_some()) * 5 + bucket);
+        let full = self.set == FeatureSet::Full;
         // What the moved piece attacks from its target (a pawn's attacks
         // do not depend on the board, so en passant's second empty square
-        // does not matter).
-        let occ = pos.board().occupied().without(from).with(to);
-        let after = attacks::attacks(
-            to,
-            Piece {
-                color: self.us,
-                role: m.promotion().unwrap_or(role),
-            },
-            occ,
-        );
-        if self.gives_check(pos, m, after) {
-            f.push(CHECK + r);
+        // does not matter): the full set's.
+        let mut after = Bitboard::EMPTY;
+        if full {
+            let s = see_unanswered(m, self.their_attacks).unwrap_or_else(|| see(pos, m));
+            let bucket = match s {
+                ..-200 => 0,
+                -200..0 => 1,
+                0 => 2,
+                1..200 => 3,
+                _ => 4,
+            };
+            f.push(SEE + usize::from(capture.is_some()) * 5 + bucket);
+            let occ = pos.board().occupied().without(from).with(to);
+            after = attacks::attacks(
+                to,
+                Piece {
+                    color: self.us,
+                    role: m.promotion().unwrap_or(role),
+                },
+                occ,
+            );
+            if self.gives_check(pos, m, after) {
+                f.push(CHECK + r);
+            }
         }
         if capture.is_some() && self.their_last == Some(to) {
             f.push(RECAPTURE + r);
@@ -420,14 +452,16 @@ impl<'a> Context<'a> {
             f.push(PROMOTION + role_index(p));
         }
         f.push(KING_DISTANCE + r * 8 + distance(to, self.their_king));
-        if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
-            let reach = (after & !pos.board().by_color(self.us)).count();
-            f.push(MOBILITY + r * 8 + (reach / 2).min(7));
+        if full {
+            if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
+                let reach = (after & !pos.board().by_color(self.us)).count();
+                f.push(MOBILITY + r * 8 + (reach / 2).min(7));
+            }
+            // Threats: enemy pieces the moved piece attacks that are worth
+            // more than it or undefended (the king excluded).
+            let targets = after & self.their_pieces.without(to) & self.threatened_by[r];
+            f.push(THREATS + r * 3 + (targets.count()).min(2));
         }
-        // Threats: enemy pieces the moved piece attacks that are worth more
-        // than it or undefended (the king excluded).
-        let targets = after & self.their_pieces.without(to) & self.threatened_by[r];
-        f.push(THREATS + r * 3 + (targets.count()).min(2));
         if self.our_last_from == Some(to) {
             f.push(UNDO + r);
         }
@@ -706,6 +740,41 @@ mod tests {
             positions.len() > 3000 && shortcuts > moves / 4,
             "{shortcuts} of {moves}"
         );
+    }
+
+    /// The quick set is the full set without the static exchange, check,
+    /// mobility and threat features, in the same order: every move of the
+    /// positions of random games, with the last moves as history.
+    #[test]
+    fn quick_features_are_the_full_ones_without_the_costly_groups() {
+        let costly = |i: usize| {
+            (SEE..SEE + 10).contains(&i)
+                || (CHECK..CHECK + 6).contains(&i)
+                || (MOBILITY..MOBILITY + 6 * 8).contains(&i)
+                || (THREATS..THREATS + 6 * 3).contains(&i)
+        };
+        let positions = crate::random_game_positions(0x0bad_cafe_f00d_d00d, 20, 100);
+        let (mut full_f, mut quick_f) = (Features::default(), Features::default());
+        let (mut dropped, mut kept) = (0, 0);
+        for pos in &positions {
+            let full = Context::new(pos, &[], None, None);
+            let quick = Context::new(pos, &[], None, None).with_set(FeatureSet::Quick);
+            for m in pos.legal_moves() {
+                full.features(pos, m, &mut full_f);
+                quick.features(pos, m, &mut quick_f);
+                let expected: Vec<u16> = full_f
+                    .active()
+                    .iter()
+                    .copied()
+                    .filter(|&i| !costly(usize::from(i)))
+                    .collect();
+                assert_eq!(quick_f.active(), expected, "{m:?} in {:?}", pos.board());
+                dropped += full_f.len - quick_f.len;
+                kept += quick_f.len;
+            }
+        }
+        // Every move but castling has a static exchange feature.
+        assert!(dropped > kept / 10, "{dropped} dropped, {kept} kept");
     }
 
     fn setup(fen: &str, san: &str) -> (Chess, Move) {

@@ -31,7 +31,9 @@
 //! every machine and build.
 //!
 //! The weights ship in `weights.bin` (magic `CPKM`, version 2), written by
-//! `chesspack train model`.
+//! `chesspack train model`; the `brisk` codec's in `brisk.bin` (magic
+//! `CPKQ`: the same layout, a model of [`FeatureSet::Quick`]), written by
+//! `chesspack train model --features quick --hidden 64`.
 
 pub(crate) mod book;
 mod context;
@@ -42,6 +44,7 @@ mod memo;
 pub(crate) mod train;
 
 pub use context::{GameContext, TimeControl};
+pub use features::FeatureSet;
 pub(crate) use features::{
     Attacks, CONTEXT_INPUTS, Context, Features, Inputs, MAX_ACTIVE, N_FEATURES, N_INPUTS,
     POSITION_INPUTS,
@@ -61,6 +64,9 @@ struct Aligned<B: ?Sized>(B);
 /// The embedded model file.
 static WEIGHTS_FILE: &[u8] = &ALIGNED_WEIGHTS.0;
 static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin"));
+/// The `brisk` codec's model file ([`FeatureSet::Quick`], 64 hidden units).
+static BRISK_FILE: &[u8] = &ALIGNED_BRISK.0;
+static ALIGNED_BRISK: &Aligned<[u8]> = &Aligned(*include_bytes!("brisk.bin"));
 /// The embedded opening book.
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 /// Earlier `model` weights, kept so that archives written with them still
@@ -86,8 +92,11 @@ pub(crate) fn book_hash() -> u64 {
     *HASH.get_or_init(|| file_hash(BOOK_FILE))
 }
 
-/// Magic bytes of a model file.
+/// Magic bytes of a model file that reads every feature.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKM";
+/// Magic bytes of a model file that reads [`FeatureSet::Quick`] (otherwise
+/// laid out as one with [`MAGIC`]).
+pub(crate) const QUICK_MAGIC: &[u8; 4] = b"CPKQ";
 /// The model file version this library reads.
 pub(crate) const VERSION: u32 = 2;
 /// Weights are in units of 1/`SCALE` nats.
@@ -103,6 +112,8 @@ pub const MAX_HIDDEN: usize = 256;
 pub struct Weights {
     w: Cow<'static, [i32]>,
     hidden: Hidden,
+    /// The move features the weights are for.
+    set: FeatureSet,
 }
 
 /// The hidden layer, in fixed point: `h = clamp(b + Σ u[input], 0,
@@ -152,21 +163,21 @@ impl Weights {
     ///
     /// [`Error::InvalidData`] for a bad magic, version or size.
     pub(crate) fn from_bytes(bytes: &[u8]) -> Result<Weights, Error> {
-        let [w, b, u, v] = Weights::sections(bytes)?;
+        let ([w, b, u, v], set) = Weights::sections(bytes)?;
         let i32s =
             |b: &[u8]| -> Vec<i32> { b.chunks_exact(4).map(|c| crate::le::i32_at(c, 0)).collect() };
         let i16s =
             |b: &[u8]| -> Vec<i16> { b.chunks_exact(2).map(|c| crate::le::i16_at(c, 0)).collect() };
         let (b, u) = (i32s(b), i16s(u));
         let inputs = u.len() / b.len().max(1);
-        Weights::with_inputs(i32s(w), b, u, i16s(v), inputs)
+        Ok(Weights::with_inputs(i32s(w), b, u, i16s(v), inputs)?.with_set(set))
     }
 
     /// [`Weights::from_bytes`] read in place where the machine's byte
     /// order and the bytes' alignment allow (the embedded model: no copy,
     /// and only the pages of the weights used are ever read).
     fn from_static(bytes: &'static [u8]) -> Result<Weights, Error> {
-        let [w, b, u, v] = Weights::sections(bytes)?;
+        let ([w, b, u, v], set) = Weights::sections(bytes)?;
         if cfg!(target_endian = "little")
             && let (Ok(w), Ok(b), Ok(u), Ok(v)) = (
                 bytemuck::try_cast_slice::<u8, i32>(w),
@@ -185,18 +196,21 @@ impl Weights {
                     u: Cow::Borrowed(u),
                     v: Cow::Borrowed(v),
                 },
+                set,
             });
         }
         Weights::from_bytes(bytes)
     }
 
     /// The linear weights, biases, input weights and feature weights of a
-    /// model file, checked.
-    fn sections(bytes: &[u8]) -> Result<[&[u8]; 4], Error> {
+    /// model file, checked, and the features it reads (by its magic).
+    fn sections(bytes: &[u8]) -> Result<([&[u8]; 4], FeatureSet), Error> {
         let bad = |why: String| Error::InvalidData(format!("model file: {why}"));
-        if bytes.len() < 20 || &bytes[..4] != MAGIC {
-            return Err(bad("not a chesspack model".into()));
-        }
+        let set = match bytes.get(..4) {
+            Some(m) if bytes.len() >= 20 && m == MAGIC => FeatureSet::Full,
+            Some(m) if bytes.len() >= 20 && m == QUICK_MAGIC => FeatureSet::Quick,
+            _ => return Err(bad("not a chesspack model".into())),
+        };
         let word = |i: usize| crate::le::u32_at(bytes, i);
         let v = word(4);
         if v != VERSION {
@@ -221,12 +235,15 @@ impl Weights {
             rest = tail;
             head
         };
-        Ok([
-            take(4 * n),
-            take(4 * size),
-            take(2 * size * inputs),
-            take(2 * size * n),
-        ])
+        Ok((
+            [
+                take(4 * n),
+                take(4 * size),
+                take(2 * size * inputs),
+                take(2 * size * n),
+            ],
+            set,
+        ))
     }
 
     #[cfg(feature = "train")]
@@ -294,13 +311,29 @@ impl Weights {
                 u: u.into(),
                 v: v.into(),
             },
+            set: FeatureSet::Full,
         })
+    }
+
+    /// These weights, for the move features of `set`.
+    pub(crate) fn with_set(self, set: FeatureSet) -> Weights {
+        Weights { set, ..self }
+    }
+
+    #[cfg(test)]
+    /// The move features these weights are for.
+    pub(crate) fn feature_set(&self) -> FeatureSet {
+        self.set
     }
 
     /// The model file bytes.
     pub fn to_bytes(&self) -> Vec<u8> {
         let h = &self.hidden;
-        let mut out = MAGIC.to_vec();
+        let mut out = match self.set {
+            FeatureSet::Full => MAGIC,
+            FeatureSet::Quick => QUICK_MAGIC,
+        }
+        .to_vec();
         let inputs = if h.size == 0 { N_INPUTS } else { h.inputs };
         for x in [VERSION, N_FEATURES as u32, inputs as u32, h.size as u32] {
             out.extend_from_slice(&x.to_le_bytes());
@@ -318,6 +351,19 @@ impl Weights {
     pub(crate) fn embedded() -> &'static Weights {
         static EMBEDDED: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| Weights::from_static(WEIGHTS_FILE).expect("embedded model file"))
+    }
+
+    /// The weights of the `brisk` codec shipped in the library: the
+    /// quick feature set ([`FeatureSet::Quick`]) and 64 hidden units.
+    pub(crate) fn brisk() -> &'static Weights {
+        static BRISK: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
+        BRISK.get_or_init(|| Weights::from_static(BRISK_FILE).expect("embedded brisk model file"))
+    }
+
+    /// [`Weights::hash`] of [`Weights::brisk`], from the file's bytes.
+    pub(crate) fn brisk_hash() -> u64 {
+        static HASH: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        *HASH.get_or_init(|| model_hash(BRISK_FILE))
     }
 
     #[cfg(test)]
@@ -440,7 +486,7 @@ impl Weights {
         if let Some(e) = &entry {
             e.prefetch();
         }
-        let ctx = Context::with_attacks(pos, history, entry, None, &attacked);
+        let ctx = Context::with_attacks(pos, history, entry, None, &attacked).with_set(self.set);
         let side = usize::from(shakmaty::Position::turn(pos) == shakmaty::Color::Black);
         ACCUMULATORS.with_borrow_mut(|acc| {
             CACHE.with_borrow_mut(|cache| {
@@ -497,11 +543,17 @@ impl Weights {
         // count moves on) only if its stamp was not this position's.
         // (`distinct` only grows: zeroing it a position cost 2% of a
         // scoring's instructions, and nothing past the count is read.)
+        // Each move's features are copied whole (a fixed size: no call to
+        // copy a few bytes) past the last move's and kept up to their
+        // count; `active`, too, only grows.
         let room = moves.len() * MAX_ACTIVE;
         if distinct.len() < room {
             distinct.resize(room, 0);
         }
-        let mut n_distinct = 0;
+        if active.len() < room {
+            active.resize(room, 0);
+        }
+        let (mut n_distinct, mut n_active) = (0, 0);
         for &m in moves {
             ctx.features(pos, m, &mut f);
             for &i in f.active() {
@@ -510,8 +562,12 @@ impl Weights {
                 n_distinct += usize::from(*s != *now);
                 *s = *now;
             }
-            active.extend_from_slice(f.active());
-            ends.push(active.len());
+            let whole: &mut [u16; MAX_ACTIVE] = (&mut active[n_active..n_active + MAX_ACTIVE])
+                .try_into()
+                .expect("room for a move's features");
+            *whole = *f.all();
+            n_active += f.active().len();
+            ends.push(n_active);
         }
         let distinct = &distinct[..n_distinct];
         // A feature's weight in this position, once each (`simd::dots`
@@ -579,7 +635,8 @@ struct WeightCache {
     value: Vec<i32>,
     stamp: Vec<u32>,
     now: u32,
-    /// The features of every move, one after the other.
+    /// The features of every move, one after the other; what follows the
+    /// last move's is left from earlier positions.
     active: Vec<u16>,
     /// Where each move's features end in `active`.
     ends: Vec<usize>,
@@ -596,7 +653,6 @@ impl WeightCache {
             self.now = 0;
         }
         self.now += 1;
-        self.active.clear();
         self.ends.clear();
     }
 }
@@ -936,6 +992,28 @@ mod tests {
             assert!(matches!(w.hidden.v, Cow::Borrowed(_)));
         }
         assert_eq!(w.hash(), Weights::embedded_hash());
+    }
+
+    /// `brisk`'s weights read the quick features, with 64 units, and their
+    /// file keeps the set in its magic: read again, the same weights.
+    #[test]
+    fn brisk_weights_are_quick_and_their_file_says_so() {
+        let brisk = Weights::brisk();
+        assert_eq!(brisk.feature_set(), FeatureSet::Quick);
+        assert_eq!(brisk.hidden_units(), 64);
+        assert!(brisk.reads_context());
+        let bytes = brisk.to_bytes();
+        assert_eq!(&bytes[..4], QUICK_MAGIC);
+        assert_eq!(bytes, BRISK_FILE);
+        assert_eq!(&Weights::from_bytes(&bytes).unwrap(), brisk);
+        assert_eq!(brisk.hash(), Weights::brisk_hash());
+        assert_eq!(Weights::embedded().feature_set(), FeatureSet::Full);
+        // The same numbers read as the full set are other weights.
+        let full = Weights::from_bytes(&[MAGIC.as_slice(), &bytes[4..]].concat()).unwrap();
+        assert_ne!(&full, brisk);
+        assert_ne!(full.hash(), brisk.hash());
+        // `model` does not find them among its own.
+        assert!(Weights::by_hash(Weights::brisk_hash()).is_none());
     }
 
     #[test]

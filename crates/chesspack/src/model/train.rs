@@ -35,6 +35,8 @@ pub struct Trainer {
     inputs: super::Inputs,
     /// The context of the game being trained on.
     game: super::GameContext,
+    /// The move features trained on.
+    set: super::FeatureSet,
 }
 
 /// One AdaGrad step of the hidden layer's weight `w` along gradient `g`,
@@ -104,7 +106,14 @@ impl Trainer {
             hidden: None,
             inputs: super::Inputs::new(&Chess::default(), &[]),
             game: super::GameContext::new(),
+            set: super::FeatureSet::Full,
         }
+    }
+
+    /// This trainer, on the move features of `set` (every feature until
+    /// set).
+    pub fn with_feature_set(self, set: super::FeatureSet) -> Trainer {
+        Trainer { set, ..self }
     }
 
     /// The `model` codec's weights zero and a hidden layer of `size` units
@@ -185,7 +194,7 @@ impl Trainer {
         let entry = book.and_then(|b| b.get(pos));
         // The book counted this game's early moves: leave them out.
         let exclude = (counted && history.len() < super::book::MAX_PLY).then_some(played);
-        let ctx = Context::new(pos, history, entry, exclude);
+        let ctx = Context::new(pos, history, entry, exclude).with_set(self.set);
         if self.hidden.is_some() {
             self.inputs = super::Inputs::in_context(pos, history, &self.game);
         }
@@ -325,7 +334,9 @@ impl Trainer {
     pub fn weights(&self) -> Weights {
         let w = self.fixed_point();
         let Some(hd) = &self.hidden else {
-            return Weights::from_values(w).expect("one weight per feature");
+            return Weights::from_values(w)
+                .expect("one weight per feature")
+                .with_set(self.set);
         };
         let scale = f64::from(SCALE);
         let i16s = |x: &[f32]| -> Vec<i16> {
@@ -337,7 +348,9 @@ impl Trainer {
             hd.b.iter()
                 .map(|&v| (f64::from(v) * scale).round() as i32)
                 .collect();
-        Weights::with_hidden(w, b, i16s(&hd.u), i16s(&hd.v)).expect("sizes of the model")
+        Weights::with_hidden(w, b, i16s(&hd.u), i16s(&hd.v))
+            .expect("sizes of the model")
+            .with_set(self.set)
     }
 
     /// The linear weights in 1/`SCALE` nats.

@@ -26,6 +26,7 @@ const GOLDEN_GAMES: &[(&str, usize, &str)] = &[
     ("engine-arith", 41, "458231839780"),
     ("model", 43, "7a06a7c8eee0"),
     ("fast", 169, "9d90432590861ab53f99c65cda296b341295c6ed5380"),
+    ("brisk", 36, "7aa0265ad0"),
 ];
 
 const FEN: &str = "r1bq1rk1/pp2nppp/2n1p3/3pP3/1b1P4/2NB1N2/PP3PPP/R1BQK2R w KQ d6 0 9";
@@ -60,7 +61,7 @@ fn game_formats_are_pinned() {
 
 /// `model` in a game's context (issue 26): the golden game (43 bits with
 /// no context) between two 1500s at 3+2, and between a 900 and a 2700 in
-/// a classical game; each stream is pinned.
+/// a classical game; each stream is pinned, and `brisk`'s.
 #[test]
 fn model_streams_in_context_are_pinned() {
     use chesspack::{
@@ -78,18 +79,24 @@ fn model_streams_in_context_are_pinned() {
         .with_ratings(Some(900), Some(2700))
         .with_time_control(TimeControl::parse(b"5400+30"));
     let mut got = Vec::new();
-    for ctx in [blitz, classical] {
-        let bits = game::ModelCodec::new()
-            .with_context(ctx)
-            .encode(&g.start, &g.moves)
-            .unwrap();
-        got.push((bits.len(), bits.to_hex()));
+    // `brisk` (issue 58) reads the same context.
+    for codec in [game::ModelCodec::new(), game::ModelCodec::brisk()] {
+        for ctx in [&blitz, &classical] {
+            let bits = codec
+                .clone()
+                .with_context(ctx.clone())
+                .encode(&g.start, &g.moves)
+                .unwrap();
+            got.push((bits.len(), bits.to_hex()));
+        }
     }
     assert_eq!(
         got,
         [
             (68, "888163338189e53c90".to_owned()),
-            (61, "71017789b484efd8".to_owned())
+            (61, "71017789b484efd8".to_owned()),
+            (56, "76912826e5751d".to_owned()),
+            (51, "8142bc9a574e60".to_owned())
         ]
     );
 }

@@ -223,13 +223,16 @@ fn public_items() -> usize {
 /// iterator with `skipped` and `ArchiveReader::positions`), and
 /// `pgn::Eval` with `pgn::eval_of_comment`, which read `[%eval]` as
 /// python-chess does. Issue 58 raised it to 288: `model::vectors`, which
-/// names the vectors a move model's speed was measured with.
+/// names the vectors a move model's speed was measured with, then to 292:
+/// the `brisk` codec (`ModelCodec::brisk`), the feature sets its model
+/// and `model`'s read (`model::FeatureSet`, declared and re-exported) and
+/// `train::Trainer::with_feature_set`.
 #[test]
 fn regression_issue_41_the_public_api_stays_narrow() {
     let n = public_items();
     assert!(n > 100, "the count reads the sources: {n}");
     assert!(
-        n <= 288,
-        "{n} public items (issue 40, 41, 42, 44, 56, 57, 58, 59, 60: at most 288)"
+        n <= 292,
+        "{n} public items (issue 40, 41, 42, 44, 56, 57, 58, 59, 60: at most 292)"
     );
 }
