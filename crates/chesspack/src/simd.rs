@@ -188,7 +188,8 @@ unsafe fn dots_avx512<const C: usize>(
     mut each: impl FnMut(u16, i32),
 ) {
     use std::arch::x86_64::{
-        __m512i, _mm512_add_epi32, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_reduce_add_epi32,
+        __m512i, _mm256_add_epi32, _mm256_setzero_si256, _mm512_add_epi32, _mm512_castsi512_si256,
+        _mm512_extracti64x4_epi64, _mm512_loadu_si512, _mm512_madd_epi16, _mm512_reduce_add_epi32,
         _mm512_setzero_si512,
     };
     let k = C * 32;
@@ -226,9 +227,14 @@ unsafe fn dots_avx512<const C: usize>(
         for &next in rows.iter().skip(4 * q + PREFETCH_AHEAD).take(4) {
             prefetch(row(next));
         }
-        let four = [sum!(quad[0]), sum!(quad[1]), sum!(quad[2]), sum!(quad[3])];
-        // SAFETY: the processor has AVX-512 (this function's features).
-        let sums = unsafe { sum4_avx512(four) };
+        // Each row's two 256-bit halves added, then as AVX2.
+        let mut four = [_mm256_setzero_si256(); 4];
+        for (f, &i) in four.iter_mut().zip(quad) {
+            let s = sum!(i);
+            *f = _mm256_add_epi32(_mm512_castsi512_si256(s), _mm512_extracti64x4_epi64::<1>(s));
+        }
+        // SAFETY: the processor has AVX2 (AVX-512 implies it).
+        let sums = unsafe { sum4_avx2(four) };
         for (&i, s) in quad.iter().zip(sums) {
             each(i, s);
         }
@@ -238,49 +244,32 @@ unsafe fn dots_avx512<const C: usize>(
     }
 }
 
-/// The sums of the 16 lanes of each of four vectors.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512bw,avx2")]
-#[allow(unsafe_code)]
-#[inline]
-unsafe fn sum4_avx512(s: [std::arch::x86_64::__m512i; 4]) -> [i32; 4] {
-    use std::arch::x86_64::{
-        _mm512_add_epi32, _mm512_castsi512_si256, _mm512_extracti64x4_epi64, _mm512_unpackhi_epi32,
-        _mm512_unpackhi_epi64, _mm512_unpacklo_epi32, _mm512_unpacklo_epi64,
-    };
-    // In each 128-bit lane: [s0 + s0', s1 + s1', …] pairs, then the four
-    // rows' sums of that lane, then the four lanes added.
-    let t01 = _mm512_add_epi32(
-        _mm512_unpacklo_epi32(s[0], s[1]),
-        _mm512_unpackhi_epi32(s[0], s[1]),
-    );
-    let t23 = _mm512_add_epi32(
-        _mm512_unpacklo_epi32(s[2], s[3]),
-        _mm512_unpackhi_epi32(s[2], s[3]),
-    );
-    let u = _mm512_add_epi32(
-        _mm512_unpacklo_epi64(t01, t23),
-        _mm512_unpackhi_epi64(t01, t23),
-    );
-    // SAFETY: the processor has AVX2 (AVX-512 implies it).
-    unsafe {
-        sum_lanes_avx2(std::arch::x86_64::_mm256_add_epi32(
-            _mm512_castsi512_si256(u),
-            _mm512_extracti64x4_epi64::<1>(u),
-        ))
-    }
-}
-
-/// The two 128-bit lanes of `v` added, as four `i32`s.
+/// The sums of the 8 lanes of each of four vectors: their lanes
+/// interleaved and added (in each 128-bit lane, pairs of a row's lanes,
+/// then the four rows' sums of that lane), then the two 128-bit lanes.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 #[allow(unsafe_code)]
 #[inline]
-unsafe fn sum_lanes_avx2(v: std::arch::x86_64::__m256i) -> [i32; 4] {
+unsafe fn sum4_avx2(s: [std::arch::x86_64::__m256i; 4]) -> [i32; 4] {
     use std::arch::x86_64::{
-        _mm_add_epi32, _mm_storeu_si128, _mm256_castsi256_si128, _mm256_extracti128_si256,
+        _mm_add_epi32, _mm_storeu_si128, _mm256_add_epi32, _mm256_castsi256_si128,
+        _mm256_extracti128_si256, _mm256_unpackhi_epi32, _mm256_unpackhi_epi64,
+        _mm256_unpacklo_epi32, _mm256_unpacklo_epi64,
     };
-    let x = _mm_add_epi32(_mm256_castsi256_si128(v), _mm256_extracti128_si256::<1>(v));
+    let t01 = _mm256_add_epi32(
+        _mm256_unpacklo_epi32(s[0], s[1]),
+        _mm256_unpackhi_epi32(s[0], s[1]),
+    );
+    let t23 = _mm256_add_epi32(
+        _mm256_unpacklo_epi32(s[2], s[3]),
+        _mm256_unpackhi_epi32(s[2], s[3]),
+    );
+    let u = _mm256_add_epi32(
+        _mm256_unpacklo_epi64(t01, t23),
+        _mm256_unpackhi_epi64(t01, t23),
+    );
+    let x = _mm_add_epi32(_mm256_castsi256_si128(u), _mm256_extracti128_si256::<1>(u));
     let mut out = [0i32; 4];
     // SAFETY: 4 `i32`s are 16 bytes, an unaligned store.
     unsafe { _mm_storeu_si128(out.as_mut_ptr().cast(), x) };
@@ -301,7 +290,6 @@ unsafe fn dots_avx2<const C: usize>(
 ) {
     use std::arch::x86_64::{
         __m256i, _mm256_add_epi32, _mm256_loadu_si256, _mm256_madd_epi16, _mm256_setzero_si256,
-        _mm256_unpackhi_epi32, _mm256_unpackhi_epi64, _mm256_unpacklo_epi32, _mm256_unpacklo_epi64,
     };
     let k = C * 16;
     let (chunks, _) = a[..k].as_chunks::<16>();
@@ -332,44 +320,24 @@ unsafe fn dots_avx2<const C: usize>(
             _mm256_add_epi32(even, odd)
         }};
     }
-    macro_rules! sum4 {
-        ($s:expr) => {{
-            let s: [__m256i; 4] = $s;
-            let t01 = _mm256_add_epi32(
-                _mm256_unpacklo_epi32(s[0], s[1]),
-                _mm256_unpackhi_epi32(s[0], s[1]),
-            );
-            let t23 = _mm256_add_epi32(
-                _mm256_unpacklo_epi32(s[2], s[3]),
-                _mm256_unpackhi_epi32(s[2], s[3]),
-            );
-            let u = _mm256_add_epi32(
-                _mm256_unpacklo_epi64(t01, t23),
-                _mm256_unpackhi_epi64(t01, t23),
-            );
-            // SAFETY: the processor has AVX2 (this function's feature).
-            unsafe { sum_lanes_avx2(u) }
-        }};
-    }
     let (quads, rest) = rows.as_chunks::<4>();
     for (q, quad) in quads.iter().enumerate() {
         for &next in rows.iter().skip(4 * q + PREFETCH_AHEAD).take(4) {
             prefetch(row(next));
         }
-        let sums = sum4!([sum!(quad[0]), sum!(quad[1]), sum!(quad[2]), sum!(quad[3])]);
+        let four = [sum!(quad[0]), sum!(quad[1]), sum!(quad[2]), sum!(quad[3])];
+        // SAFETY: the processor has AVX2 (this function's feature).
+        let sums = unsafe { sum4_avx2(four) };
         for (&i, s) in quad.iter().zip(sums) {
             each(i, s);
         }
     }
     for &i in rest {
-        let [a, b, c, d] = sum4!([
-            sum!(i),
-            _mm256_setzero_si256(),
-            _mm256_setzero_si256(),
-            _mm256_setzero_si256()
-        ]);
-        debug_assert_eq!((b, c, d), (0, 0, 0));
-        each(i, a);
+        let zero = _mm256_setzero_si256();
+        let four = [sum!(i), zero, zero, zero];
+        // SAFETY: as above.
+        let [sum, ..] = unsafe { sum4_avx2(four) };
+        each(i, sum);
     }
 }
 
