@@ -67,6 +67,15 @@ def _number(tag: str | None) -> int | None:
         return None
 
 
+def board_codes(board: chess.Board) -> list[int]:
+    """The 64 piece codes of a position's `board` column (a1 first; 0
+    empty, 1-6 White's pawn to king, 7-12 Black's)."""
+    squares = [0] * 64
+    for sq, piece in board.piece_map().items():
+        squares[sq] = piece.piece_type + (0 if piece.color == chess.WHITE else 6)
+    return squares
+
+
 def reference_rows(game: chess.pgn.Game, number: int) -> list[dict[str, Any]]:
     """The rows of `game` (game `number` of its archive) as python-chess
     gives them, with the same names and codes as `Archive.positions`."""
@@ -80,9 +89,7 @@ def reference_rows(game: chess.pgn.Game, number: int) -> list[dict[str, Any]]:
     rows = []
     for i, node in enumerate(nodes):
         move = node.move
-        squares = [0] * 64
-        for sq, piece in board.piece_map().items():
-            squares[sq] = piece.piece_type + (0 if piece.color == chess.WHITE else 6)
+        squares = board_codes(board)
         castling = 0
         for bit, (color, king_side) in enumerate(
             [(chess.WHITE, True), (chess.WHITE, False), (chess.BLACK, True), (chess.BLACK, False)]

@@ -844,25 +844,31 @@ and any tag by its name may be asked for too."""
 
 
 def _numpy(batch: "pa.RecordBatch") -> dict[str, Any]:
-    """A batch's columns as NumPy arrays, without copies of numbers."""
+    """A batch's columns as NumPy arrays, without copies of numbers.
+
+    A batch may be a slice of a larger one (the iterators' batches are):
+    every column is read from its own offset. A column that the schema
+    says may hold nulls is a masked array in every batch, with or without
+    nulls, so that code written for one batch works for the next."""
     import numpy as np
     import pyarrow as pa
 
     out: dict[str, Any] = {}
-    for name, column in zip(batch.schema.names, batch.columns):
+    for field, column in zip(batch.schema, batch.columns):
         if pa.types.is_fixed_size_list(column.type):
-            values = column.values.to_numpy()
-            out[name] = values.reshape(-1, column.type.list_size)
+            # `values` is the whole parent's; `flatten` is this slice's.
+            out[field.name] = column.flatten().to_numpy().reshape(-1, column.type.list_size)
         elif pa.types.is_string(column.type):
-            out[name] = column.to_numpy(zero_copy_only=False)
-        elif column.null_count == 0:
-            out[name] = column.to_numpy()
+            out[field.name] = column.to_numpy(zero_copy_only=False)
+        elif not field.nullable:
+            out[field.name] = column.to_numpy()
         else:
             dtype = column.type.to_pandas_dtype()
-            data = np.frombuffer(column.buffers()[1], dtype=dtype)
+            data = column.buffers()[1]
+            data = np.frombuffer(data, dtype=dtype) if data is not None else np.zeros(0, dtype)
             values = data[column.offset : column.offset + len(column)]
             mask = column.is_null().to_numpy(zero_copy_only=False)
-            out[name] = np.ma.masked_array(values, mask=mask)
+            out[field.name] = np.ma.masked_array(values, mask=mask)
     return out
 
 

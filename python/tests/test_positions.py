@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import sys
 
+import chess
 import numpy as np
 import pyarrow as pa
 import pytest
@@ -99,10 +100,53 @@ def test_issue_59_shuffled_workers_read_every_position_once(archive_path):
         a.iter_positions(seed=1, worker=(2, 2))
 
 
-def test_issue_59_the_pytorch_example_runs_with_numpy_alone(archive_path):
+def _pytorch_example() -> dict:
     doc = (ROOT / "docs" / "positions-for-training.md").read_text()
     code = re.search(r"```python\n(.*?)```", doc, re.S).group(1)
     scope: dict = {}
     exec(compile(code, "positions-for-training.md", "exec"), scope)
+    return scope
+
+
+def test_issue_59_the_pytorch_example_runs_with_numpy_alone(archive_path):
+    scope = _pytorch_example()
     total = sum(b.num_rows for b in chesspack.Archive(archive_path).iter_positions(shuffle=False))
     assert scope["train_one_epoch"](str(archive_path)) == total
+
+
+def test_regression_issue_69_d1_the_pytorch_example_gives_every_row_its_own_board(archive_path):
+    # The example's batches are slices of a shuffled table: each (board,
+    # side to move, move) it gives is one of the archive's rows, each once.
+    scope = _pytorch_example()
+    got = []
+    for x, side, target in scope["Positions"](str(archive_path), batch_size=100):
+        assert x.shape == (len(target), 64)
+        got += [(b.astype(np.uint8).tobytes(), int(s), int(t)) for b, s, t in zip(x, side, target)]
+    a = chesspack.Archive(archive_path)
+    want = []
+    for b in range(len(a.blocks())):
+        rows = a.numpy(b)
+        target = rows["from"].astype(np.int64) * 64 + rows["to"]
+        want += [(x.tobytes(), int(s), int(t)) for x, s, t in zip(rows["board"], rows["turn"], target)]
+    assert sorted(got) == sorted(want)
+
+
+def test_regression_issue_69_d1_numpy_batches_are_their_rows_in_one_type(archive_path):
+    # Every board of every batch is the one python-chess sets up from the
+    # row's FEN, and a column has the same type in every batch, with or
+    # without nulls in it.
+    a = chesspack.Archive(archive_path)
+    columns = ["board", "clock", "eval", "ply", "fen"]
+    types = set()
+    boards = 0
+    for arrays in a.iter_positions(64, seed=5, buffer=200, columns=columns).numpy():
+        assert arrays["board"].shape == (len(arrays["fen"]), 64)
+        for board, fen in zip(arrays["board"], arrays["fen"]):
+            assert board.tolist() == positions_check.board_codes(chess.Board(fen)), fen
+            boards += 1
+        types.add(tuple((k, type(v)) for k, v in arrays.items()))
+    assert boards == sum(a.positions(b).num_rows for b in range(len(a.blocks())))
+    assert len(types) == 1, types
+    kinds = dict(types.pop())
+    assert kinds["clock"] is np.ma.MaskedArray and kinds["eval"] is np.ma.MaskedArray
+    assert kinds["ply"] is np.ndarray and kinds["board"] is np.ndarray

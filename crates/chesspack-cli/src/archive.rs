@@ -672,32 +672,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         return out.commit();
     }
     let mut reader = open_archive(&args.input)?;
-    if let Some(why) = reader.header_error() {
-        let msg = format!("{}: {why}", args.input);
-        if !args.skip_damaged {
-            bail!(
-                "{msg} (--skip-damaged reads the archive with the copy of its header in the index)"
-            );
-        }
-        eprintln!("chesspack: {msg}; reading the copy of the header in the index");
-    }
-    let reader_index_error = reader.index_error().is_some();
-    if let Some(why) = reader.index_error() {
-        let msg = format!(
-            "{}: archive index is missing or damaged ({why}); the file may be truncated",
-            args.input
-        );
-        if !args.skip_damaged {
-            bail!(
-                "{msg} (--skip-damaged recovers the {} blocks found)",
-                reader.blocks().len()
-            );
-        }
-        eprintln!(
-            "chesspack: {msg}; recovering the {} blocks found",
-            reader.blocks().len()
-        );
-    }
+    let reader_index_error = check_damage(&reader, &args.input, args.skip_damaged)?;
     if args.input != "-" && output == Some(args.input.as_str()) {
         bail!("input and output are the same file");
     }
@@ -774,26 +749,38 @@ fn text_lines(text: &[u8]) -> Vec<&[u8]> {
     lines
 }
 
-/// Refuses an archive whose index is damaged, or with `--skip-damaged`
-/// says on stderr that the blocks found are read; returns whether so.
-fn check_index(reader: &ArchiveReader<Box<dyn ReadSeek>>, input: &str, skip: bool) -> Result<bool> {
+/// Refuses an archive whose header or index is damaged, or with
+/// `--skip-damaged` says on stderr what is read instead; returns whether
+/// games may be lost (a damaged index). Every command that reads games
+/// from an archive asks this, so that they agree (issue 69, D4).
+fn check_damage(
+    reader: &ArchiveReader<Box<dyn ReadSeek>>,
+    input: &str,
+    skip: bool,
+) -> Result<bool> {
+    if let Some(why) = reader.header_error() {
+        let msg = format!("{input}: archive header is damaged ({why})");
+        if !skip {
+            bail!(
+                "{msg} (--skip-damaged reads the archive with the copy of its header in the index)"
+            );
+        }
+        eprintln!("chesspack: {msg}; reading the copy of the header in the index");
+    }
     let Some(why) = reader.index_error() else {
         return Ok(false);
     };
     let msg =
         format!("{input}: archive index is missing or damaged ({why}); the file may be truncated");
-    if !skip {
-        bail!(
-            "{msg} (--skip-damaged reads the {} {} found)",
-            reader.blocks().len(),
-            plural(reader.blocks().len() as u64, "block")
-        );
-    }
-    eprintln!(
-        "chesspack: {msg}; reading the {} {} found",
+    let found = format!(
+        "{} {} found",
         reader.blocks().len(),
         plural(reader.blocks().len() as u64, "block")
     );
+    if !skip {
+        bail!("{msg} (--skip-damaged reads the {found})");
+    }
+    eprintln!("chesspack: {msg}; reading the {found}");
     Ok(true)
 }
 
@@ -820,7 +807,7 @@ pub fn get(args: &GetArgs) -> Result<()> {
         return Ok(stdout.flush()?);
     }
     let mut reader = open_archive(&args.input)?;
-    let recovering = check_index(&reader, &args.input, args.skip_damaged)?;
+    let recovering = check_damage(&reader, &args.input, args.skip_damaged)?;
     let mut lock = io::stdout().lock();
     let mut stdout = Named::stdout(&mut lock);
     for &n in &args.numbers {
@@ -893,7 +880,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
         return Ok(stdout.flush()?);
     }
     let mut reader = open_archive(&args.input)?;
-    let recovering = check_index(&reader, &args.input, args.skip_damaged)?;
+    let recovering = check_damage(&reader, &args.input, args.skip_damaged)?;
     let mut lock = io::stdout().lock();
     let mut stdout = Named::stdout(&mut lock);
     writeln!(stdout, "game\t{}", args.tags.join("\t"))?;
@@ -941,17 +928,36 @@ fn opening_row(
 pub fn classify(args: &ClassifyArgs) -> Result<()> {
     let path = args.input.as_str();
     // stdin is read whole: an archive needs seeking.
-    let stdin = if path == "-" {
+    let mut stdin = if path == "-" {
         let mut buf = Vec::new();
         io::stdin().read_to_end(&mut buf)?;
         Some(buf)
     } else {
         None
     };
-    let is_archive = match &stdin {
-        Some(buf) => files::Kind::of("-", &buf[..buf.len().min(8)]) == files::Kind::GameArchive,
-        None => files::Kind::of_path(Path::new(path))? == files::Kind::GameArchive,
+    let kind = match &stdin {
+        Some(buf) => files::Kind::of("-", &buf[..buf.len().min(8)]),
+        None => files::Kind::of_path(Path::new(path))?,
     };
+    if matches!(
+        kind,
+        files::Kind::PositionArchive | files::Kind::TrainingArchive
+    ) {
+        bail!("{path} is an archive of positions: it holds no games to classify");
+    }
+    // The archive is opened, and refused if damaged, before any output.
+    let (mut archive, mut recovering) = (None, false);
+    if kind == files::Kind::GameArchive {
+        let reader = match stdin.take() {
+            Some(buf) => {
+                let r: Box<dyn ReadSeek> = Box::new(Cursor::new(buf));
+                ArchiveReader::open(r).with_context(|| format!("cannot read {path}"))?
+            }
+            None => open_archive(path)?,
+        };
+        recovering = check_damage(&reader, path, args.skip_damaged)?;
+        archive = Some(reader);
+    }
     let mut lock = io::stdout().lock();
     let mut stdout = io::BufWriter::new(Named::stdout(&mut lock));
     writeln!(stdout, "game\tECO\tOpening\tply")?;
@@ -970,16 +976,7 @@ pub fn classify(args: &ClassifyArgs) -> Result<()> {
         .as_ref()
         .unwrap_or_else(|| chesspack::opening::OpeningTable::lichess());
     let (mut games, mut named) = (0u64, 0u64);
-    let mut recovering = false;
-    if is_archive {
-        let mut reader = match stdin {
-            Some(buf) => {
-                let r: Box<dyn ReadSeek> = Box::new(Cursor::new(buf));
-                ArchiveReader::open(r).with_context(|| format!("cannot read {path}"))?
-            }
-            None => open_archive(path)?,
-        };
-        recovering = check_index(&reader, path, args.skip_damaged)?;
+    if let Some(mut reader) = archive {
         let pb = input::progress(Some(reader.blocks().len() as u64), "classifying");
         for b in 0..reader.blocks().len() {
             let block = reader.read_block(b)?;

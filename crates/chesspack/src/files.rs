@@ -51,20 +51,31 @@ pub enum Kind {
 impl Kind {
     /// The kind of a file named `name` whose first bytes (up to 8 are
     /// enough) are `head`.
+    ///
+    /// An archive is told by its magic bytes, and also where one of them
+    /// is damaged (a byte changed; the three archives' magics differ in
+    /// three or more): such a file is opened as the archive it is, whose
+    /// reader says what is damaged, never read as PGN. A file named
+    /// `.chpk` is a game archive whatever its first bytes.
     pub fn of(name: &str, head: &[u8]) -> Kind {
-        if head.starts_with(crate::archive::MAGIC) {
-            return Kind::GameArchive;
-        }
-        if head.starts_with(crate::archive::positions::MAGIC) {
-            return Kind::PositionArchive;
-        }
-        if head.starts_with(crate::archive::training::MAGIC) {
-            return Kind::TrainingArchive;
+        let archives = [
+            (crate::archive::MAGIC, Kind::GameArchive),
+            (crate::archive::positions::MAGIC, Kind::PositionArchive),
+            (crate::archive::training::MAGIC, Kind::TrainingArchive),
+        ];
+        for (magic, kind) in archives {
+            let differ = magic.iter().zip(head).filter(|(a, b)| a != b).count();
+            if head.len() >= magic.len() && differ <= 1 {
+                return kind;
+            }
         }
         if head.starts_with(crate::binpack::CHUNK_MAGIC) {
             return Kind::Binpack;
         }
         let name = name.to_ascii_lowercase();
+        if name.ends_with(".chpk") {
+            return Kind::GameArchive;
+        }
         let name = COMPRESSED
             .iter()
             .find_map(|(ext, _)| name.strip_suffix(ext))
@@ -469,6 +480,23 @@ mod tests {
         for name in ["a.pgn", "a.pgn.zst", "-", "a.csv.7z", "csv"] {
             assert_eq!(Kind::of(name, b"[Event"), Kind::Games, "{name}");
         }
+        // A damaged magic is still its archive (issue 69, D4); two bytes
+        // changed are not; a `.chpk` name is a game archive.
+        for (magic, kind) in [
+            (crate::archive::MAGIC, Kind::GameArchive),
+            (crate::archive::positions::MAGIC, Kind::PositionArchive),
+            (crate::archive::training::MAGIC, Kind::TrainingArchive),
+        ] {
+            for at in 0..8 {
+                let mut head = *magic;
+                head[at] ^= 0x04;
+                assert_eq!(Kind::of("x.pgn", &head), kind, "{at}");
+                head[(at + 1) % 8] ^= 0x04;
+                assert_eq!(Kind::of("x.pgn", &head), Kind::Games, "{at}");
+            }
+            assert_eq!(Kind::of("x.pgn", &magic[..7]), Kind::Games);
+        }
+        assert_eq!(Kind::of("x.CHPK", b"[Event"), Kind::GameArchive);
         let dir = std::env::temp_dir().join(format!("chesspack-kind-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
         fs::write(dir.join("a.pgn"), crate::archive::positions::MAGIC).unwrap();

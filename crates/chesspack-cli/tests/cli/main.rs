@@ -1292,3 +1292,29 @@ fn regression_issue_57_classify_names_every_game() {
             .all(|l| l.ends_with("\tA45\tQueen's Pawn\t1") || l.ends_with("\t\t\t"))
     );
 }
+
+/// Issue 69, D2: an input of no game (blank lines, a byte order mark, an
+/// empty file) comes back byte for byte, and `verify` says so truthfully.
+#[test]
+fn regression_issue_69_d2_an_input_of_whitespace_comes_back() {
+    let dir = scratch("issue-69-d2");
+    let inputs: [&[u8]; 6] = [
+        b"\n",
+        b"\xef\xbb\xbf",
+        b"\xef\xbb\xbf\r\n\r\n",
+        b" \t\n\n  \n",
+        b"",
+        b"\n\n1. e4 e5 *\n\n\n",
+    ];
+    for (i, text) in inputs.iter().enumerate() {
+        let pgn = dir.join(format!("{i}.pgn"));
+        std::fs::write(&pgn, text).unwrap();
+        let chpk = dir.join(format!("{i}.chpk"));
+        let (p, c) = (pgn.to_str().unwrap(), chpk.to_str().unwrap());
+        ok(&chesspack(&["compress", "-f", p, "-o", c]));
+        let out = chesspack(&["decompress", c]);
+        ok(&out);
+        assert_eq!(out.stdout, *text, "input {i}");
+        assert!(ok(&chesspack(&["verify", c])).contains("decodes to the input's bytes"));
+    }
+}

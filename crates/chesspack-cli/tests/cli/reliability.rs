@@ -39,12 +39,13 @@ fn damaged_archives_never_give_wrong_games_with_status_0() {
     assert_eq!(blocks.len(), 8);
     let bad = dir.join("bad.chpk");
     let bad_path = bad.to_str().unwrap().to_owned();
-    let commands: [Vec<&str>; 5] = [
+    let commands: [Vec<&str>; 6] = [
         vec!["decompress", &bad_path],
         vec!["verify", &bad_path],
         vec!["list", &bad_path],
         vec!["get", &bad_path, "1", "37"],
         vec!["get", "--check", &bad_path, "12"],
+        vec!["classify", &bad_path],
     ];
     // What each command prints for the intact archive.
     std::fs::write(&bad, &packed).unwrap();
@@ -357,4 +358,50 @@ fn positions_invalid_fens_and_random_bytes_give_clear_errors() {
     assert!(summary.contains("lines 2, 3"), "{summary}");
     let out = chesspack(&["decompress", &format!("{}.chpk", epd.display())]);
     assert_eq!(ok(&out), text);
+}
+
+/// Issue 69, D4: a flipped byte of the magic is a damaged archive to every
+/// command (never PGN, never read as if intact): each says so and names
+/// `--skip-damaged`, which reads it from the copy of its header.
+#[test]
+fn regression_issue_69_d4_every_command_says_an_archive_is_damaged() {
+    let good = compressed_sample("issue-69-d4", "good.chpk", &["--block-games", "8"]);
+    let dir = good.parent().unwrap();
+    let good_path = good.to_str().unwrap();
+    let mut packed = std::fs::read(&good).unwrap();
+    packed[2] ^= 0x01;
+    // Named as anything: the bytes say what it is.
+    for name in ["damaged.chpk", "damaged.pgn", "damaged"] {
+        let bad = dir.join(name);
+        std::fs::write(&bad, &packed).unwrap();
+        let bad = bad.to_str().unwrap();
+        for c in [
+            vec!["decompress"],
+            vec!["list"],
+            vec!["get", "3"],
+            vec!["classify"],
+        ] {
+            let what = format!("{} {name}", c.join(" "));
+            let mut args = c.clone();
+            args.insert(1, bad);
+            let out = chesspack(&args);
+            clean_failure(&out, &what);
+            assert!(out.stdout.is_empty() || c[0] != "classify", "{what}");
+            let e = stderr(&out);
+            assert!(
+                e.contains("header is damaged") && e.contains("--skip-damaged"),
+                "{what}: {e}"
+            );
+            let mut skip = c.clone();
+            skip.insert(1, "--skip-damaged");
+            skip.insert(2, bad);
+            let mut intact = c.clone();
+            intact.insert(1, good_path);
+            let out = chesspack(&skip);
+            assert_eq!(ok(&out), ok(&chesspack(&intact)), "{what}");
+            assert!(stderr(&out).contains("copy of the header"), "{what}");
+        }
+        let out = chesspack(&["verify", bad]);
+        assert!(String::from_utf8_lossy(&out.stdout).contains("damaged: header"));
+    }
 }

@@ -95,6 +95,13 @@ impl<R: BufRead> ChunkReader<R> {
         }
     }
 
+    /// The bytes before the first game that no chunk has given out: once
+    /// the reader is done, the whole of an input that holds no game (blank
+    /// lines, a byte order mark), which the archive keeps as its lead.
+    pub(crate) fn lead(&self) -> &[u8] {
+        &self.lead
+    }
+
     fn read_line(&mut self) -> std::io::Result<bool> {
         if self.pending {
             self.pending = false;

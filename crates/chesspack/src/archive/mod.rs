@@ -442,7 +442,8 @@ pub fn decompress(input: impl Read + Seek, output: impl Write) -> Result<u64, Ar
 pub fn canonical(input: impl io::BufRead) -> io::Result<Vec<u8>> {
     let mut games = Vec::new();
     let mut ends = Ends::default();
-    for chunk in ChunkReader::new(input) {
+    let mut chunks = ChunkReader::new(input);
+    for chunk in chunks.by_ref() {
         let chunk = chunk?;
         if chunk.number == 1 {
             ends.lead.clone_from(&chunk.lead);
@@ -450,6 +451,9 @@ pub fn canonical(input: impl io::BufRead) -> io::Result<Vec<u8>> {
         let end = chunk.bytes.len() - trailing_whitespace(&chunk.bytes);
         ends.tail = chunk.bytes[end..].to_vec();
         games.extend_from_slice(&canonical_game(&chunk));
+    }
+    if games.is_empty() {
+        ends.lead = chunks.lead().to_vec();
     }
     let mut out = TextWriter::new(Vec::new(), Some(ends));
     out.write_games(&games)?;

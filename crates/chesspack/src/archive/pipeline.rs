@@ -160,12 +160,9 @@ impl Pipeline {
         let mut writer = ArchiveWriter::new(output, codec)?;
         let mut total = BlockReport::default();
         let mut done = Progress::default();
-        let blocks = Blocks::new(
-            ChunkReader::new(input),
-            options.block_games,
-            options.block_bytes,
-        )
-        .map(|b| b.map_err(ArchiveError::Io));
+        let mut chunks = ChunkReader::new(input);
+        let blocks = Blocks::new(chunks.by_ref(), options.block_games, options.block_bytes)
+            .map(|b| b.map_err(ArchiveError::Io));
         self.ordered(
             blocks,
             |b| encode_block(codec, &b, options.level, options.openings),
@@ -178,6 +175,10 @@ impl Pipeline {
                 step(progress, &done)
             },
         )?;
+        if writer.entries.is_empty() {
+            // An input of no game: its whitespace is all there is to keep.
+            writer.lead = chunks.lead().to_vec();
+        }
         writer.finish()?;
         Ok(total)
     }

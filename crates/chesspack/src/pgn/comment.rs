@@ -80,19 +80,23 @@ pub(crate) fn clock_of_comment(c: &[u8]) -> Option<u32> {
 
 /// The reading of the first `[%clk H:MM:SS]` or `[%clk H:MM:SS.f]` command
 /// in a comment (the bytes between its braces), in milliseconds: what a
-/// clock column holds. Lenient, as people write it: spaces after `%clk`,
-/// any number of `:` parts, up to three decimals.
+/// clock column holds. Lenient, as people write it: any whitespace after
+/// `%clk`, line ends included (as python-chess reads it), any number of
+/// `:` parts, up to three decimals.
 ///
 /// ```
 /// use chesspack::pgn::clock_millis;
 ///
 /// assert_eq!(clock_millis(b" [%clk 0:03:00] "), Some(180_000));
 /// assert_eq!(clock_millis(b"[%eval 0.3] [%clk 1:00:02.5]"), Some(3_602_500));
+/// assert_eq!(clock_millis(b"[%clk\n1:30:52]"), Some(5_452_000));
 /// assert_eq!(clock_millis(b" a comment "), None);
 /// assert_eq!(clock_millis(b"[%clk 0:00:01.2.3]"), None);
 /// ```
 pub fn clock_millis(comment: &[u8]) -> Option<u64> {
-    let at = comment.windows(5).position(|w| w == b"%clk ")?;
+    let at = comment
+        .windows(5)
+        .position(|w| w.starts_with(b"%clk") && w[4].is_ascii_whitespace())?;
     let rest = &comment[at + 5..];
     let rest = &rest[rest.iter().position(|b| !b.is_ascii_whitespace())?..];
     let end = rest

@@ -746,3 +746,30 @@ fn regression_issue_58_brisk_sits_between_model_and_fast() {
     archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
     assert!(out == text);
 }
+
+/// Issue 69, D3: a `[%clk` whose time is on the next line (pgn4web's
+/// files wrap so) is a clock reading, as python-chess reads it.
+#[test]
+fn regression_issue_69_d3_a_clock_over_two_lines_is_read() {
+    use chesspack::archive::{
+        self, ArchiveReader, Options,
+        rows::{self, Column},
+    };
+    let pgn = "[TimeControl \"5400+30\"]\n\n1. d4 {[%clk\n1:30:52]} d5 {[%clk 1:30:40]}\n2. c4 {[%clk\r\n\t1:29:01.5]} *\n";
+    let mut packed = Vec::new();
+    archive::compress(
+        pgn.as_bytes(),
+        &mut packed,
+        &chesspack::game::Index,
+        &Options::default(),
+    )
+    .unwrap();
+    let mut r = ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    let block = r.read_block(0).unwrap();
+    let rows = rows::block_positions(r.codec(), &block, 0, &[Column::Clock]).unwrap();
+    // The mover's clock before each move: the base, then its last reading.
+    assert_eq!(rows.clock, [Some(5_400_000), Some(5_400_000), Some(5_452_000)]);
+    let mut text = Vec::new();
+    archive::decompress(std::io::Cursor::new(&packed), &mut text).unwrap();
+    assert_eq!(text, pgn.as_bytes());
+}
