@@ -725,11 +725,10 @@ class Archive(Sequence):
         ``columns``, in that order. Moves and clocks are decoded straight
         into columns; columns of tags alone decode no moves (but the first
         plies of a game whose ``ECO``/``Opening`` the moves give in an
-        archive that left them to the moves: ``compress(derive_eco=True)``,
-        or a version before archive format 12; and for the opening columns,
-        of a game whose opening the archive does not store: one whose
-        ``Opening`` tag is not lichess's of today, or an archive before
-        format 15)."""
+        archive that left them to the moves: ``compress(derive_eco=True)``;
+        and for the opening columns, of a game whose opening the archive
+        does not store: one whose ``Opening`` tag is not lichess's of
+        today)."""
         return self._a.read_block(block, pgn, columns)
 
     def to_arrow(self, pgn: bool = False, columns: list[str] | None = None) -> "pa.Table":

@@ -27,10 +27,7 @@
 //! ```
 //!
 //! An archive that knows the same table stores only the games whose tags
-//! differ from what the moves give. Archives of formats 6 to 14 named
-//! openings by an earlier table, learned from the tags of lichess games
-//! (`openings.bin`, 1,139 openings); they keep it, and it stays in the
-//! library for them. Format 15 uses lichess's.
+//! differ from what the moves give.
 //!
 //! File format (version 1): magic `CPKE`, version (u32), maximum ply (u32),
 //! the length of the labels (u32) and the number of positions (u32); the
@@ -66,17 +63,12 @@ pub(crate) const MIN_PIECES: u32 = 20;
 #[cfg(feature = "train")]
 pub const MIN_GAMES: u32 = 2;
 
-/// The table archives of formats 6 to 14 name openings by, learned from
-/// lichess games' tags.
-static LEARNED: &[u8] = include_bytes!("openings.bin");
-/// The positions the learned table lists, one EPD line each in its order
-/// (ascending hash), which [`Walk`] reads to stop early; written by
-/// `chesspack train openings` beside the table.
-static LEARNED_POSITIONS: &str = include_str!("openings-positions.txt");
 /// Lichess's table (lichess-org/chess-openings, CC0), written by
 /// `chesspack train openings` from its TSV files.
 static LICHESS: &[u8] = include_bytes!("openings-lichess.bin");
-/// The positions lichess's table lists, one EPD line each in its order.
+/// The positions lichess's table lists, one EPD line each in its order
+/// (ascending hash), which [`Walk`] reads to stop early; written by
+/// `chesspack train openings` beside the table.
 static LICHESS_POSITIONS: &str = include_str!("openings-lichess-positions.txt");
 
 /// An opening: its ECO code and name, as lichess's tags give them.
@@ -122,10 +114,8 @@ pub struct OpeningTable {
 /// [`Walk`] and [`Aim`]) and the priors archives code labels with.
 struct Shipped {
     positions: &'static str,
-    prior: Option<&'static str>,
     bands: &'static str,
     reach: OnceLock<Option<Reach>>,
-    label_prior: OnceLock<Option<LabelPrior>>,
     band_priors: OnceLock<Option<BandPriors>>,
 }
 
@@ -156,7 +146,7 @@ impl Eq for OpeningTable {}
 impl OpeningTable {
     /// Lichess's opening table (lichess-org/chess-openings, CC0, at the
     /// commit `docs/openings.md` names), which names openings as lichess
-    /// does and which archives of format 15 use.
+    /// does and which archives use.
     ///
     /// ```
     /// use chesspack::opening::OpeningTable;
@@ -170,33 +160,15 @@ impl OpeningTable {
         TABLE.get_or_init(|| {
             OpeningTable::from_bytes(LICHESS)
                 .expect("the shipped table is valid")
-                .shipped_with(LICHESS_POSITIONS, None, BUILTIN_LICHESS_BAND_PRIORS)
+                .shipped_with(LICHESS_POSITIONS, BUILTIN_LICHESS_BAND_PRIORS)
         })
     }
 
-    /// The table that archives of formats 6 to 14 name openings by (learned
-    /// from lichess games' tags).
-    pub(crate) fn learned() -> &'static OpeningTable {
-        static TABLE: OnceLock<OpeningTable> = OnceLock::new();
-        TABLE.get_or_init(|| {
-            OpeningTable::from_bytes(LEARNED)
-                .expect("the shipped table is valid")
-                .shipped_with(LEARNED_POSITIONS, Some(BUILTIN_PRIOR), BUILTIN_BAND_PRIORS)
-        })
-    }
-
-    fn shipped_with(
-        mut self,
-        positions: &'static str,
-        prior: Option<&'static str>,
-        bands: &'static str,
-    ) -> OpeningTable {
+    fn shipped_with(mut self, positions: &'static str, bands: &'static str) -> OpeningTable {
         self.shipped = Some(Shipped {
             positions,
-            prior,
             bands,
             reach: OnceLock::new(),
-            label_prior: OnceLock::new(),
             band_priors: OnceLock::new(),
         });
         self
@@ -273,7 +245,7 @@ impl OpeningTable {
 
     /// The label that says the table names no opening (lichess writes `?`
     /// for both tags then), one past the openings, for a table of version
-    /// 2 (format 15); `None` for the learned table.
+    /// 2; `None` for a table of version 1.
     pub(crate) fn none_label(&self) -> Option<u32> {
         (!self.plies.is_empty()).then_some(self.labels.len() as u32)
     }
@@ -393,17 +365,7 @@ impl OpeningTable {
             .as_ref()
     }
 
-    /// The prior that archives of format 11 code a label with (the
-    /// learned table's alone).
-    pub(crate) fn label_prior(&self) -> Option<&LabelPrior> {
-        let s = self.shipped.as_ref()?;
-        s.label_prior
-            .get_or_init(|| LabelPrior::new(self, s.prior?))
-            .as_ref()
-    }
-
-    /// The priors by rating band that archives of format 12 and later
-    /// code a label with.
+    /// The priors by rating band that archives code a label with.
     pub(crate) fn band_priors(&self) -> Option<&BandPriors> {
         let s = self.shipped.as_ref()?;
         s.band_priors
@@ -1243,31 +1205,19 @@ impl Aim {
 /// How likely each label (opening) is as a game's: a binary tree over the
 /// labels with a fixed chance at each node, from counts of training games
 /// (`openings-prior.txt`, one count a label in the table's order, written
-/// by `chesspack train opening-prior`), each count plus one. Archive
-/// format 11 codes each game's label with it.
+/// by `chesspack train opening-prior`), each count plus one: one of
+/// [`BandPriors`].
 pub(crate) struct LabelPrior {
     /// The tree's depth: labels are numbers of this many bits.
     depth: u32,
     /// The chance of a 0 bit at each node (heap order from 1), in 2048ths.
     p0: Vec<u16>,
     labels: u32,
-    hash: u64,
 }
 
-static BUILTIN_PRIOR: &str = include_str!("openings-prior.txt");
-
 impl LabelPrior {
-    fn new(table: &OpeningTable, text: &str) -> Option<LabelPrior> {
-        let counts: Vec<u64> = text
-            .lines()
-            .map(|l| l.trim().parse::<u64>().ok())
-            .collect::<Option<_>>()?;
-        LabelPrior::of_counts(table, &counts, prior_hash(table, text))
-    }
-
-    /// The prior of `counts` (one a label of `table`, each plus one), with
-    /// `hash` ([`prior_hash`] of the file it comes from).
-    fn of_counts(table: &OpeningTable, counts: &[u64], hash: u64) -> Option<LabelPrior> {
+    /// The prior of `counts` (one a label of `table`, each plus one).
+    fn of_counts(table: &OpeningTable, counts: &[u64]) -> Option<LabelPrior> {
         let labels = table.labels.len() + usize::from(table.none_label().is_some());
         if counts.len() != labels || counts.is_empty() {
             return None;
@@ -1291,18 +1241,7 @@ impl LabelPrior {
                 (sums[2 * i] * 2048).div_ceil(sums[i]).clamp(1, 2047) as u16
             })
             .collect();
-        Some(LabelPrior {
-            depth,
-            p0,
-            labels,
-            hash,
-        })
-    }
-
-    /// The hash of the table and the prior together, which archives of
-    /// format 11 record.
-    pub(crate) fn hash(&self) -> u64 {
-        self.hash
+        Some(LabelPrior { depth, p0, labels })
     }
 
     /// Codes `label` into `out`.
@@ -1341,8 +1280,8 @@ fn prior_hash(table: &OpeningTable, text: &str) -> u64 {
     fnv1a(&bytes)
 }
 
-/// The number of rating bands ([`rating_band`]) that archives of format 12
-/// have a label prior each for.
+/// The number of rating bands ([`rating_band`]) that archives have a label
+/// prior each for.
 pub(crate) const RATING_BANDS: usize = 5;
 
 /// A game's rating band from its players' Elos (the mean of both, or the
@@ -1362,7 +1301,7 @@ pub(crate) fn rating_band(elos: [Option<i64>; 2]) -> usize {
     }
 }
 
-/// A label prior for each rating band ([`rating_band`]): archive format 12
+/// A label prior for each rating band ([`rating_band`]): an archive
 /// codes a game's label with that of the band its `WhiteElo` and
 /// `BlackElo` tags before the label give (`openings-prior-bands.txt`: a
 /// line a label in the table's order, a count a band on each, written by
@@ -1372,8 +1311,7 @@ pub(crate) struct BandPriors {
     hash: u64,
 }
 
-static BUILTIN_BAND_PRIORS: &str = include_str!("openings-prior-bands.txt");
-/// The priors by rating band of lichess's table (archive format 15).
+/// The priors by rating band of lichess's table.
 static BUILTIN_LICHESS_BAND_PRIORS: &str = include_str!("openings-lichess-prior-bands.txt");
 
 impl BandPriors {
@@ -1391,7 +1329,7 @@ impl BandPriors {
         let bands = (0..RATING_BANDS)
             .map(|b| {
                 let counts: Vec<u64> = rows.iter().map(|r| r[b]).collect();
-                LabelPrior::of_counts(table, &counts, hash)
+                LabelPrior::of_counts(table, &counts)
             })
             .collect::<Option<Vec<_>>>()?;
         Some(BandPriors { bands, hash })
@@ -1428,7 +1366,7 @@ impl BandPriors {
 /// ```
 #[cfg(feature = "train")]
 pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (String, u64) {
-    let table = OpeningTable::learned();
+    let table = OpeningTable::lichess();
     let mut counts = vec![0u64; table.labels.len()];
     for (start, moves) in games {
         if let Some((l, _)) = table.predict_label(&start, &moves) {
@@ -1653,64 +1591,27 @@ mod tests {
             assert_eq!(rating_band(elos), band, "{elos:?}");
         }
         // Each band's prior codes every label back.
-        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
-            let priors = table
-                .band_priors()
-                .expect("the shipped priors match the table");
-            for band in 0..RATING_BANDS {
-                let mut enc = crate::coder::BinaryEncoder::new();
-                for l in 0..table.labels.len() as u32 {
-                    priors.band(band).encode(l, &mut enc);
-                }
-                let all = enc.finish();
-                let mut dec = crate::coder::BinaryDecoder::new(&all);
-                for l in 0..table.labels.len() as u32 {
-                    assert_eq!(priors.band(band).decode(&mut dec), Some(l));
-                }
-            }
-        }
-    }
-
-    #[test]
-    fn every_label_codes_and_decodes_and_common_ones_cost_less() {
-        let table = OpeningTable::learned();
-        let prior = table
-            .label_prior()
-            .expect("the shipped prior matches the table");
-        let mut enc = crate::coder::BinaryEncoder::new();
-        for l in 0..table.labels.len() as u32 {
-            prior.encode(l, &mut enc);
-        }
-        let all = enc.finish();
-        let mut dec = crate::coder::BinaryDecoder::new(&all);
-        for l in 0..table.labels.len() as u32 {
-            assert_eq!(prior.decode(&mut dec), Some(l));
-        }
-        // The commonest opening in a few bits, the rarest in many more.
-        let counts: Vec<u64> = BUILTIN_PRIOR.lines().map(|l| l.parse().unwrap()).collect();
-        let most = counts.iter().enumerate().max_by_key(|c| c.1).unwrap().0 as u32;
-        let least = counts.iter().enumerate().min_by_key(|c| c.1).unwrap().0 as u32;
-        let size = |l: u32| {
+        let table = OpeningTable::lichess();
+        let priors = table
+            .band_priors()
+            .expect("the shipped priors match the table");
+        for band in 0..RATING_BANDS {
             let mut enc = crate::coder::BinaryEncoder::new();
-            for _ in 0..100 {
-                prior.encode(l, &mut enc);
+            for l in 0..table.labels.len() as u32 {
+                priors.band(band).encode(l, &mut enc);
             }
-            enc.finish().len()
-        };
-        assert!(
-            size(most) * 2 < size(least),
-            "{} {}",
-            size(most),
-            size(least)
-        );
-        assert_ne!(prior.hash(), table.hash());
+            let all = enc.finish();
+            let mut dec = crate::coder::BinaryDecoder::new(&all);
+            for l in 0..table.labels.len() as u32 {
+                assert_eq!(priors.band(band).decode(&mut dec), Some(l));
+            }
+        }
     }
 
     #[test]
     fn an_aim_never_rules_out_the_moves_to_the_opening_and_they_cost_less() {
-        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
-            aim_keeps_the_way(table);
-        }
+        let table = OpeningTable::lichess();
+        aim_keeps_the_way(table);
         assert!(Aim::new(OpeningTable::lichess(), u32::MAX).is_none());
     }
 
@@ -1821,10 +1722,8 @@ mod tests {
 
     #[test]
     fn builtin_tables_load() {
-        assert_eq!(OpeningTable::learned().hash(), fnv1a(LEARNED));
         assert_eq!(OpeningTable::lichess().hash(), fnv1a(LICHESS));
         assert_eq!(OpeningTable::lichess().min_pieces, MIN_PIECES);
-        assert_eq!(OpeningTable::learned().min_pieces, 0);
     }
 }
 
@@ -1869,13 +1768,12 @@ mod walk_tests {
     /// (or no walk would stop early).
     #[test]
     fn the_shipped_positions_are_the_tables() {
-        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
-            let reach = table.reach().expect("the positions file matches the table");
-            assert_eq!(reach.positions.len(), table.entries.len());
-        }
+        let table = OpeningTable::lichess();
+        let reach = table.reach().expect("the positions file matches the table");
+        assert_eq!(reach.positions.len(), table.entries.len());
         // A file for another table is refused.
         let other = OpeningTable::from_tsv("eco\tname\tpgn\nA00\tPolish Opening\t1. b4\n").unwrap();
-        assert!(Reach::new(&other, LEARNED_POSITIONS).is_none());
+        assert!(Reach::new(&other, LICHESS_POSITIONS).is_none());
         assert!(
             Reach::new(
                 &other,
@@ -1890,7 +1788,7 @@ mod walk_tests {
     #[test]
     fn pawns_are_matched_one_to_one() {
         use Square::*;
-        let cones = OpeningTable::learned()
+        let cones = OpeningTable::lichess()
             .reach()
             .expect("the shipped reach")
             .cones;
@@ -1933,9 +1831,8 @@ mod walk_tests {
     /// filterings kept (its second time) or keeps them (its first).
     #[test]
     fn regression_issue_40_kept_filterings_are_the_filterings() {
-        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
-            kept_filterings(table);
-        }
+        let table = OpeningTable::lichess();
+        kept_filterings(table);
     }
 
     fn kept_filterings(table: &'static OpeningTable) {
@@ -1986,9 +1883,8 @@ mod walk_tests {
     /// stops before the table's 40 plies on most of them.
     #[test]
     fn the_walk_finds_what_predict_finds() {
-        for table in [OpeningTable::learned(), OpeningTable::lichess()] {
-            walk_finds_what_predict_finds(table);
-        }
+        let table = OpeningTable::lichess();
+        walk_finds_what_predict_finds(table);
     }
 
     fn walk_finds_what_predict_finds(table: &'static OpeningTable) {

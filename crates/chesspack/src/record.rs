@@ -124,11 +124,8 @@ pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
 }
 
 /// Decodes a game record written by `codec` for a game from `start`. A
-/// `model` record written with earlier weights that the library keeps
-/// (`crate::model::Weights::earlier_hashes`) decodes with them (in
-/// `codec`'s context): records stored before a model update stay readable.
-/// A record holds one byte of the model's hash; where kept weights share
-/// it, the newest decode.
+/// record holds one byte of the model's hash: a record of other weights
+/// (before a model update) is refused.
 ///
 /// `codec` must be in the game's context ([`GameCodec::in_context`]) and
 /// `start` the game's start, as they were when the record was written.
@@ -136,23 +133,10 @@ pub fn game_codec_name(data: &[u8]) -> Result<&'static str, Error> {
 /// # Errors
 ///
 /// [`Error::InvalidData`] when `data` is not a record of `codec` and its
-/// model (or of one of its earlier models), or its stream does not decode;
+/// model, or its stream does not decode;
 /// [`Error::OtherContext`] when it was written from another start or in
 /// another context (version 2); any error of the codec's decoder.
 pub fn decode_game(codec: &dyn GameCodec, start: &Chess, data: &[u8]) -> Result<Vec<Move>, Error> {
-    // A record of earlier weights that the library keeps decodes with
-    // them, in the same context; where two kept weights share a check
-    // byte, the newer ones.
-    let earlier = data
-        .get(1)
-        .filter(|&&b| b != check_byte(codec.model_hash()))
-        .and_then(|&b| {
-            crate::model::Weights::earlier_hashes()
-                .filter(|&h| check_byte(h) == b)
-                .last()
-        })
-        .and_then(|h| codec.with_earlier_model(h));
-    let codec = earlier.as_deref().unwrap_or(codec);
     let v1 = data
         .first()
         .is_some_and(|t| (GAME_TAG_V1..POSITION_TAG).contains(t));
@@ -506,20 +490,14 @@ mod tests {
         assert!(collided <= 4, "{collided} of {trials}");
     }
 
-    /// Records of the weights that retrained models replaced (here
-    /// 1f35452aa3620076, check byte 0x76, and a18753e7a49946da, 0xda),
-    /// with no context and in one, still decode.
+    /// A record of weights that a retrained model replaced (here
+    /// 1f35452aa3620076, check byte 0x76) is refused, with no context and
+    /// in one: until the first release the library keeps no earlier
+    /// weights.
     #[test]
-    fn regression_issue_26_records_of_earlier_models_still_decode() {
+    fn regression_issue_26_records_of_earlier_models_are_refused() {
         use crate::model::{GameContext, TimeControl};
         let start = Chess::default();
-        let moves = pgn::movetext_moves(
-            b"1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 e5 7. Nb3 Be6 8. f3 Be7 \
-9. Qd2 O-O 10. O-O-O Nbd7 11. g4 b5 12. g5 b4 13. Ne2 Ne8 14. f4 a5 15. f5 a4 16. Nbd4 exd4 \
-17. Nxd4 b3 18. Kb1 bxc2+ 19. Nxc2 Bb3 20. axb3 axb3 21. Na3 Rxa3 22. bxa3 Qa5 0-1",
-            &start,
-        )
-        .unwrap();
         let codec = game::codec("model").unwrap();
         let ctx = GameContext::new()
             .with_ratings(Some(1200), Some(1350))
@@ -531,24 +509,13 @@ mod tests {
         for (c, hex) in [
             (codec.as_ref(), "1576a043c4ecb018"),
             (in_context.as_ref(), "15768d154dd4153ea6736f4b"),
-            // a18753e7a49946da (check byte 0xda, as 6b1031bdf50fe9da's:
-            // the newer weights win).
-            (codec.as_ref(), "15da9517bc6e58e0"),
-            (in_context.as_ref(), "15da9061927ef5b5b7994c"),
         ] {
             let data = crate::bits::Bits::from_hex(hex, hex.len() * 4).unwrap();
-            assert_eq!(
-                decode_game(c, &start, data.as_bytes()).unwrap(),
-                moves,
-                "{hex}"
-            );
+            assert!(decode_game(c, &start, data.as_bytes()).is_err(), "{hex}");
         }
-        // In another context, or as `fast`, the record does not decode to
-        // the game.
         let data = [
             0x15, 0x76, 0x8d, 0x15, 0x4d, 0xd4, 0x15, 0x3e, 0xa6, 0x73, 0x6f, 0x4b,
         ];
-        assert_ne!(decode_game(codec.as_ref(), &start, &data).ok(), Some(moves));
         assert!(decode_game(game::codec("fast").unwrap().as_ref(), &start, &data).is_err());
     }
 

@@ -12,9 +12,9 @@ pub struct Header {
     pub codec: String,
     /// The hash of the codec's model (tables, parameters).
     pub model_hash: u64,
-    /// The hash of the opening table that gives `ECO` and `Opening` tags
-    /// (format 6; 0 before; from format 11 that of the table and the prior
-    /// that codes each game's opening).
+    /// The hash of the opening tables the archive needs: lichess's table,
+    /// the priors that code each game's opening, the `fast` weights that
+    /// rank engine lines and the engine fields' prior.
     pub openings_hash: u64,
 }
 
@@ -25,9 +25,7 @@ impl Header {
         out.push(self.codec.len() as u8);
         out.extend_from_slice(self.codec.as_bytes());
         out.extend_from_slice(&self.model_hash.to_le_bytes());
-        if self.version >= OPENINGS_VERSION {
-            out.extend_from_slice(&self.openings_hash.to_le_bytes());
-        }
+        out.extend_from_slice(&self.openings_hash.to_le_bytes());
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -41,10 +39,10 @@ impl Header {
         }
         let mut head = [0u8; 2];
         read_exact_or(r, &mut head, ArchiveError::Header("truncated".into()))?;
-        if !(1..=FORMAT_VERSION).contains(&head[0]) {
+        if head[0] != FORMAT_VERSION {
             return Err(ArchiveError::UnsupportedVersion(head[0]));
         }
-        let hashes = if head[0] >= OPENINGS_VERSION { 16 } else { 8 };
+        let hashes = 16;
         let mut rest = vec![0u8; usize::from(head[1]) + hashes + 4];
         read_exact_or(r, &mut rest, ArchiveError::Header("truncated".into()))?;
         let name_len = usize::from(head[1]);
@@ -58,11 +56,7 @@ impl Header {
         let codec = String::from_utf8(rest[..name_len].to_vec())
             .map_err(|_| ArchiveError::Header("codec name is not utf-8".into()))?;
         let model_hash = crate::le::u64_at(&rest, name_len);
-        let openings_hash = if hashes == 16 {
-            crate::le::u64_at(&rest, name_len + 8)
-        } else {
-            0
-        };
+        let openings_hash = crate::le::u64_at(&rest, name_len + 8);
         Ok((
             Header {
                 version: head[0],
@@ -81,8 +75,8 @@ impl Header {
     ///
     /// [`ArchiveError::CodecMismatch`] naming what is missing.
     pub fn codec(&self) -> Result<Box<dyn GameCodec>, ArchiveError> {
-        let have = openings_hash(self.version);
-        if self.version >= OPENINGS_VERSION && self.openings_hash != have {
+        let have = openings_hash();
+        if self.openings_hash != have {
             return Err(ArchiveError::OpeningTableMismatch {
                 hash: self.openings_hash,
                 have,

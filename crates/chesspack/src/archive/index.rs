@@ -17,13 +17,11 @@ pub struct BlockEntry {
 
 /// The footer and the index's bytes (without their CRC), checked: the
 /// footer's marker, an index offset from `min_offset` on, the CRC (of the
-/// footer's offset and game count too where `checked`, version 4 on) and
-/// the index marker.
+/// index and the footer's offset and game count) and the index marker.
 fn index_bytes(
     r: &mut (impl Read + Seek),
     min_offset: u64,
     file_len: u64,
-    checked: bool,
 ) -> Result<([u8; FOOTER_LEN as usize], Vec<u8>), String> {
     let io = |e: io::Error| e.to_string();
     if file_len < min_offset + FOOTER_LEN {
@@ -46,10 +44,8 @@ fn index_bytes(
     let crc = index.split_off(index.len() - 4);
     let mut hasher = crc32fast::Hasher::new();
     hasher.update(&index);
-    if checked {
-        // The footer's index offset and game count.
-        hasher.update(&footer[..16]);
-    }
+    // The footer's index offset and game count.
+    hasher.update(&footer[..16]);
     if hasher.finalize() != crate::le::u32_at(&crc, 0) {
         return Err("index checksum mismatch".into());
     }
@@ -84,29 +80,18 @@ pub(super) fn read_index(
     r: &mut (impl Read + Seek),
     header_len: u64,
     file_len: u64,
-    version: u8,
-) -> Result<(Vec<BlockEntry>, Option<Ends>), String> {
-    let checked = version >= CHECKED_VERSION;
-    let (footer, body) = index_bytes(r, header_len, file_len, checked)?;
+) -> Result<(Vec<BlockEntry>, Ends), String> {
+    let (footer, body) = index_bytes(r, header_len, file_len)?;
     let index_offset = crate::le::u64_at(&footer, 0);
     let (entry_bytes, mut rest) = entries_and_rest(&body)?;
-    if !checked && !rest.is_empty() {
+    let lead = take_end(&mut rest)?.to_vec();
+    let tail = take_end(&mut rest)?.to_vec();
+    // The header's copy, read by [`header_from_index`].
+    take_end(&mut rest)?;
+    if !rest.is_empty() {
         return Err("bad index length".into());
     }
-    let ends = if checked {
-        let lead = take_end(&mut rest)?.to_vec();
-        let tail = take_end(&mut rest)?.to_vec();
-        if version >= HEADER_COPY_VERSION {
-            // The header's copy, read by [`header_from_index`].
-            take_end(&mut rest)?;
-        }
-        if !rest.is_empty() {
-            return Err("bad index length".into());
-        }
-        Some(Ends { lead, tail })
-    } else {
-        None
-    };
+    let ends = Ends { lead, tail };
     let mut expected = header_len;
     let entries: Vec<BlockEntry> = entry_bytes
         .chunks_exact(16)
@@ -126,13 +111,13 @@ pub(super) fn read_index(
         return Err("index does not match the blocks".into());
     }
     let games = crate::le::u64_at(&footer, 8);
-    if checked && games != entries.iter().map(|e| u64::from(e.games)).sum::<u64>() {
+    if games != entries.iter().map(|e| u64::from(e.games)).sum::<u64>() {
         return Err("footer game count does not match the index".into());
     }
     Ok((entries, ends))
 }
 
-/// The header from the copy in the index (format 13), for an archive whose
+/// The header from the copy in the index, for an archive whose
 /// header is damaged: the header and its length, or `None` where the
 /// footer, the index or the copy is missing or damaged. [`read_index`]
 /// then checks the index against the blocks.
@@ -140,14 +125,14 @@ pub(super) fn header_from_index(
     r: &mut (impl Read + Seek),
     file_len: u64,
 ) -> Option<(Header, u64)> {
-    let (_, body) = index_bytes(r, 0, file_len, true).ok()?;
+    let (_, body) = index_bytes(r, 0, file_len).ok()?;
     let (_, mut rest) = entries_and_rest(&body).ok()?;
     // The lead, the tail, then the copy.
     take_end(&mut rest).ok()?;
     take_end(&mut rest).ok()?;
     let mut copy = take_end(&mut rest).ok()?;
     let (header, len) = Header::read(&mut copy).ok()?;
-    (header.version >= HEADER_COPY_VERSION && copy.is_empty()).then_some((header, len))
+    copy.is_empty().then_some((header, len))
 }
 
 /// Finds blocks by walking their frames from the header on, stopping at the

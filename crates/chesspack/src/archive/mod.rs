@@ -35,61 +35,40 @@
 //! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
 //! expected output of a PGN text without a codec.
 //!
-//! # Format (version 9; versions 1 to 8 still decode)
+//! # Format
+//!
+//! One format, [`FORMAT_VERSION`]: until the first release a change of the
+//! format replaces it, and an archive of any other version is refused with
+//! [`ArchiveError::UnsupportedVersion`], which names its version.
+//! `docs/format.md` describes it byte by byte.
 //!
 //! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
-//!   name (length byte and bytes), its model hash (u64), from version 6 the
-//!   hash of the opening table (u64, `crate::opening`), a CRC-32 of the
-//!   header (all integers little-endian).
+//!   name (length byte and bytes), its model hash (u64), the hash of the
+//!   opening tables (u64: lichess's table and its priors, the `fast`
+//!   weights and the engine fields' prior), a CRC-32 of the header (all
+//!   integers little-endian).
 //! * Blocks: `CPKB`, stored length (u32), number of games (u32), CRC-32 of
 //!   the stored bytes (u32), then the stored bytes: the payload (see
-//!   [`COLUMNS`]) and, from version 4, a CRC-32 of the text the block
-//!   decodes to (u32), which catches a codec or model fault that the CRC of
-//!   the stored bytes cannot. Each block decodes on its own.
+//!   [`COLUMNS`]) and a CRC-32 of the text the block decodes to (u32),
+//!   which catches a codec or model fault that the CRC of the stored bytes
+//!   cannot. Each block decodes on its own.
 //! * Index: `CPKI`, block count (u32), per block its offset (u64), stored
-//!   length (u32) and games (u32); from version 4 the input's lead (u32
-//!   length and bytes: a byte order mark and blank lines before the first
-//!   game) and tail (u32 length and bytes: the whitespace after the last
-//!   game); then a CRC-32 of the index and, from version 4, of the footer's
-//!   two numbers after it.
-//! * Footer: the index offset (u64), the game count (u64), `CHPKEND\n`.
-//!   From version 4 the game count must equal the index's sum.
+//!   length (u32) and games (u32); the input's lead (u32 length and bytes:
+//!   a byte order mark and blank lines before the first game), its tail
+//!   (the whitespace after the last game) and a copy of the header, which
+//!   a reader uses when the header is damaged; then a CRC-32 of the index
+//!   and of the footer's two numbers after it.
+//! * Footer: the index offset (u64), the game count (u64, the index's
+//!   sum), `CHPKEND\n`.
 //!
-//! From version 5 the moves of each game are coded in the game's context
-//! ([`GameContext`](crate::model::GameContext): `WhiteElo`, `BlackElo`,
-//! `TimeControl`), which the decoder reads from the game's tags, decoded
-//! before its moves ([`crate::game::GameCodec::in_context`]).
-//! Codecs other than `model` ignore it, as do the `model` weights that
-//! wrote earlier versions, so one reader serves every version.
-//!
-//! From version 6 an `ECO` or `Opening` tag equal to what the game's
-//! mainline gives (`OpeningTable::predict`
-//! with the table whose hash the header holds) is stored as a one-byte
-//! mark, filled in once the moves are decoded.
-//!
-//! From version 7 the clock readings and evaluations of lichess comments
-//! are coded with richer contexts (an evaluation's change seen from the
-//! side that moved, a clock by the time left), and `UTCTime`, the Elos and
-//! the rating changes of a player's games listed one after the other are
-//! stored as steps from the game before (see the `tags` module): a column
-//! method bit says which, so blocks of earlier versions decode as before.
-//!
-//! From version 8 a game whose movetext is its moves, each followed by one
-//! lichess clock or evaluation comment, is one event and a pattern byte,
-//! with its ply count in the `move-lengths` stream (a new event code, which
-//! earlier blocks do not hold), and a lichess game's `Site` URL is a mark
-//! and its id a number (a column method bit).
-//!
-//! From version 9 a game's kind byte holds its layout bits (moves in UCI,
-//! `N. ...` numbers, no numbers) above the CR LF bit, a null move is an
-//! event that ends its line's moves (the line goes on as a new stream from
-//! the position after it), and the other tools' result spellings have
-//! event codes of their own.
-//!
-//! From version 13 every game comes back as the input had it: a parsed
-//! game's layout (wrapping, move numbers, glyphs, spacing) is a record in
-//! the `layout` column that turns its canonical text into the input's
-//! bytes, and a block's text checksum is of those bytes.
+//! Each game's moves are coded in its context
+//! ([`GameContext`](crate::model::GameContext): ratings, time control,
+//! clocks, read from its tags and comments, decoded before its moves), and
+//! knowing its opening, whose label (in lichess's table) is stored with
+//! its tags, so that `ECO` and `Opening` need no moves. A game's layout
+//! (wrapping, move numbers, glyphs, spacing) is a record in the `layout`
+//! column that turns its canonical text into the input's bytes; engine
+//! comments are templates and fields.
 //!
 //! ```
 //! use chesspack::archive::{self, ArchiveReader, Options};
@@ -102,7 +81,7 @@
 //!
 //! let mut r = ArchiveReader::open(std::io::Cursor::new(bytes)).unwrap();
 //! assert_eq!(r.games(), 2);
-//! // Each game as the input had it (format 13)...
+//! // Each game as the input had it...
 //! let text = r.game(1).unwrap();
 //! assert_eq!(text, b"[White \"Tal\"]\n\n1.e4 e5 2.Nf3 {good} Nc6 1-0\n\n");
 //! assert_eq!(r.game(2).unwrap(), b"1. e4 ; a line comment\n");
@@ -161,92 +140,27 @@ pub(crate) use self::{
 
 /// The first bytes of every archive.
 pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
-/// The format version this library writes. It reads this one and every
-/// earlier one: version 2 added the repeat marks of the `tag-values`
-/// column, which version 1 blocks do not use (a column method bit says so);
-/// version 3 the marks of players, ratings and dates, coded move lengths
-/// (method bits again) and games of moves alone as one event; version 4
-/// the checksum of each block's decoded text, the input's lead and tail in
-/// the index, a checksum over the footer's numbers, and results on a line
-/// of their own; version 5 codes each game's moves in its context (its
-/// players' ratings and time control, read from its tags); version 6
-/// stores `ECO` and `Opening` tags that the moves give as a mark
-/// (`crate::opening`) and the hash of the opening table in the header;
-/// version 7 codes clocks and evaluations with richer contexts and times,
-/// Elos and rating changes as steps; version 8 stores a game of moves each
-/// followed by one lichess clock or evaluation comment as one event, its
-/// ply count beside its moves' length, and a lichess game's URL as a number;
-/// version 9 reads other tools' PGN: null moves (`--`), moves in UCI,
-/// `5. ...` and unnumbered movetext (layout bits in a game's kind), and
-/// results spelled with an en dash or `½`; version 10 stores a game text
-/// longer than 8 MiB as one game in pieces that may span blocks (piece
-/// kinds, a method bit on a block whose last game goes on, and blocks that
-/// count only the games starting in them; see [`CONTINUED`]); version 11
-/// stores the opening a game's moves give (its label in the opening table,
-/// coded with a prior of how often each is played) with its tags, and
-/// codes the moves knowing it, so that `ECO` and `Opening` need no moves
-/// (the header's opening hash covers the table and the prior); version 12
-/// codes each label with the prior of the game's rating band (the
-/// `WhiteElo` and `BlackElo` tags before it), and the header's opening
-/// hash covers those priors; version 13 gives every input back byte for
-/// byte (a layout per game, checksums of the input's bytes, a copy of the
-/// header in the index); version 14 codes engine comments as templates and
-/// fields (numbers as steps, lines of moves as moves ranked by the `fast`
-/// model, whose weights the header's table hash covers too) and may store
-/// a column with xz where that is smaller than zstd.
+/// The format version this library writes and the one it reads: until the
+/// first release there is one format, and a change replaces it.
 pub const FORMAT_VERSION: u8 = 15;
-/// The first version with the opening table's hash in the header.
-const OPENINGS_VERSION: u8 = 6;
-/// The first version whose header's opening hash is that of the table and
-/// the label prior together.
-const LABELS_VERSION: u8 = 11;
-/// The first version whose header's opening hash is that of the table and
-/// the label priors by rating band together.
-const BAND_LABELS_VERSION: u8 = 12;
-/// The first version with engine comments' fields, whose lines' moves are
-/// ranked by the `fast` model: the header's table hash covers its weights.
-const ENGINE_FIELDS_VERSION: u8 = 14;
 
-/// The first version that names openings by lichess's table: the header's
-/// table hash is that of lichess's table and its priors by rating band,
-/// the `fast` weights and the engine fields' prior together.
-const LICHESS_OPENINGS_VERSION: u8 = 15;
-
-/// The opening hash a header of format `version` holds for this library's
-/// opening tables (the learned one before [`LICHESS_OPENINGS_VERSION`],
-/// and from [`LABELS_VERSION`] its label prior, from
-/// [`BAND_LABELS_VERSION`] its priors by rating band).
-fn openings_hash(version: u8) -> u64 {
-    let learned = crate::opening::OpeningTable::learned();
-    let table = learned.hash();
-    if version >= LICHESS_OPENINGS_VERSION {
-        let lichess = crate::opening::OpeningTable::lichess();
-        let tables = lichess.band_priors().map_or(lichess.hash(), |p| p.hash());
-        with_engine_fields(tables)
-    } else if version >= ENGINE_FIELDS_VERSION {
-        with_engine_fields(openings_hash(BAND_LABELS_VERSION))
-    } else if version >= BAND_LABELS_VERSION {
-        learned.band_priors().map_or(table, |p| p.hash())
-    } else if version >= LABELS_VERSION {
-        learned.label_prior().map_or(table, |p| p.hash())
-    } else {
-        table
-    }
+/// The opening hash a header holds for this library's opening tables:
+/// lichess's table and its priors by rating band, the `fast` weights and
+/// the engine fields' prior together.
+fn openings_hash() -> u64 {
+    let lichess = crate::opening::OpeningTable::lichess();
+    let tables = lichess.band_priors().map_or(lichess.hash(), |p| p.hash());
+    with_engine_fields(tables)
 }
 
 /// The hash of the opening tables `tables` with the `fast` weights, which
 /// rank the lines of engine comments, and the engine fields' prior
-/// (format 14).
 fn with_engine_fields(tables: u64) -> u64 {
     let fast = crate::model::fast::FastWeights::embedded().hash();
     let prior = block::fields_prior_hash();
     let h = crate::hash::fnv1a_from(tables, &fast.to_le_bytes());
     crate::hash::fnv1a_from(h, &prior.to_le_bytes())
 }
-/// The first version with text checksums, file ends and a checked footer.
-const CHECKED_VERSION: u8 = 4;
-/// The first version with a copy of the header in the index.
-const HEADER_COPY_VERSION: u8 = 13;
 const BLOCK_MAGIC: &[u8; 4] = b"CPKB";
 const INDEX_MAGIC: &[u8; 4] = b"CPKI";
 const FOOTER_MAGIC: &[u8; 8] = b"CHPKEND\n";
@@ -268,9 +182,9 @@ pub enum ArchiveError {
     /// The header is damaged.
     #[error("archive header is damaged: {0}")]
     Header(String),
-    /// A version this library does not read.
+    /// A version this library does not read: any but [`FORMAT_VERSION`].
     #[error(
-        "archive format version {0} is not supported (this chesspack reads versions 1 to {FORMAT_VERSION})"
+        "archive format version {0} is not supported: this chesspack reads format {FORMAT_VERSION} only (until the first release a format change replaces the last; the chesspack that wrote the archive reads it)"
     )]
     UnsupportedVersion(u8),
     /// The archive's move codec or model is not the one given.

@@ -10,7 +10,7 @@ pub struct ArchiveReader<R> {
     pub(super) header: Header,
     pub(super) codec: Box<dyn GameCodec>,
     pub(super) entries: Vec<BlockEntry>,
-    /// The input's lead and tail (format 4 with its index).
+    /// The input's lead and tail (`None` where the index is lost).
     pub(super) ends: Option<Ends>,
     /// Why the index could not be used, if it could not (the entries then
     /// come from a scan of the blocks).
@@ -50,15 +50,14 @@ impl<R: Read + Seek> ArchiveReader<R> {
             Err(e) => return Err(e),
         };
         let codec = header.codec()?;
-        let (entries, ends, index_error) =
-            match read_index(&mut r, header_len, file_len, header.version) {
-                Ok((entries, ends)) => (entries, ends, None),
-                Err(reason) => (
-                    scan_blocks(&mut r, header_len, file_len)?,
-                    None,
-                    Some(reason),
-                ),
-            };
+        let (entries, ends, index_error) = match read_index(&mut r, header_len, file_len) {
+            Ok((entries, ends)) => (entries, Some(ends), None),
+            Err(reason) => (
+                scan_blocks(&mut r, header_len, file_len)?,
+                None,
+                Some(reason),
+            ),
+        };
         let mut first_game = Vec::with_capacity(entries.len());
         let mut total = 0u64;
         for e in &entries {
@@ -144,17 +143,12 @@ impl<R: Read + Seek> ArchiveReader<R> {
         if crc32fast::hash(&payload) != crc {
             return Err(damaged("checksum mismatch"));
         }
-        let text_crc = if self.header.version >= CHECKED_VERSION {
-            let at = payload
-                .len()
-                .checked_sub(4)
-                .ok_or_else(|| damaged("no text checksum"))?;
-            let crc = crate::le::u32_at(&payload, at);
-            payload.truncate(at);
-            Some(crc)
-        } else {
-            None
-        };
+        let at = payload
+            .len()
+            .checked_sub(4)
+            .ok_or_else(|| damaged("no text checksum"))?;
+        let text_crc = Some(crate::le::u32_at(&payload, at));
+        payload.truncate(at);
         Ok(Block {
             index: i,
             payload,
@@ -340,8 +334,8 @@ pub struct Block {
 }
 
 impl Block {
-    /// Block `index` (0-based) with `payload` and no text checksum, as
-    /// formats 1 to 3 store it (for tests and fuzzing).
+    /// Block `index` (0-based) with `payload` and no text checksum (for
+    /// tests and fuzzing of payloads).
     #[cfg(any(test, feature = "fuzzing"))]
     pub(crate) fn unchecked(payload: Vec<u8>, index: usize) -> Block {
         Block {
@@ -375,8 +369,8 @@ pub(crate) struct Ends {
 
 /// Writes decompressed games as the file they came from: the lead first,
 /// then the games, with the whitespace that ends the last one replaced by
-/// the tail. Without [`Ends`] (formats 1 to 3, a lost index) the games are
-/// written as they are.
+/// the tail. Without [`Ends`] (a lost index) the games are written as they
+/// are.
 pub(crate) struct TextWriter<W: Write> {
     pub(super) w: W,
     pub(super) ends: Option<Ends>,

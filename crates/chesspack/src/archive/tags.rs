@@ -5,57 +5,52 @@
 //! Marks (the first byte of a stored value; the column keeps each tag
 //! name's values together, in game order, each ended by a nul):
 //!
-//! * [`REPEAT`]: the previous value of the same tag name (format 2 on);
+//! * [`REPEAT`]: the previous value of the same tag name;
 //! * [`ESCAPE`]: the value follows (it begins with a mark byte);
 //! * [`RECENT`] `i`: for `White` and `Black`, the `i`-th most recently seen
-//!   player name (`i` from 1, over both tags; format 3);
+//!   player name (`i` from 1, over both tags);
 //! * [`PLAYER_ELO`]: for `WhiteElo` and `BlackElo`, the last Elo seen in
 //!   the block of the player whom this game's `White` or `Black` tag, given
-//!   before it, names (format 3);
-//! * [`NEXT_DATE`] `d`: for `Date`, the previous `Date` of the block plus
-//!   `d` days (1 to 250), both `YYYY.MM.DD` dates (format 3);
+//!   before it, names;
 //! * [`NEXT_ROUND`] `rest`: for `Round`, the number that begins the
 //!   previous `Round` of the block plus one, then `rest` (`"4.2"` after
-//!   `"3.7"` is [`NEXT_ROUND`] `".2"`; format 3);
+//!   `"3.7"` is [`NEXT_ROUND`] `".2"`);
 //! * [`PREDICTED`]: for `ECO` and `Opening`, the value that the game's
 //!   moves give ([`OpeningTable::predict`](crate::opening::OpeningTable::predict)
 //!   with the built-in table); the decoder fills it in once it has decoded
 //!   the moves. It changes no state: [`REPEAT`] after it means the value
-//!   before it (format 6);
+//!   before it;
 //! * [`TIME_STEP`]: for `UTCTime` and `Time`, the previous value of the
-//!   same tag plus `d` seconds (around the clock), both `HH:MM:SS` times
-//!   (format 7);
+//!   same tag plus `d` seconds (around the clock), both `HH:MM:SS` times;
 //! * [`DIFF_FROM_ELOS`]: for `WhiteRatingDiff` and `BlackRatingDiff`, the
 //!   player's Elo in the last game before this one in the block that gives
 //!   it, minus this game's: a player's games listed newest first, as lichess
-//!   exports them (format 7);
+//!   exports them;
 //! * [`MIRROR_DIFF`]: for those, the other side's rating change in this
-//!   game, negated (format 7);
+//!   game, negated;
 //! * [`ELO_STEP`]: for `WhiteElo` and `BlackElo`, the player's last Elo
-//!   in the block plus `d`, below 1000 in size (format 7);
+//!   in the block plus `d`, below 1000 in size;
 //! * [`ELO_NEAR`]: for those, the other side's Elo in this game if given,
 //!   else the other player's last Elo in the block, else the block's last
-//!   Elo, plus `d` (a new opponent is paired near the player's rating;
-//!   format 7);
+//!   Elo, plus `d` (a new opponent is paired near the player's rating);
 //! * [`DIFF_STEP`]: for `WhiteRatingDiff` and `BlackRatingDiff`, the other
 //!   side's change in this game, negated, plus `d` (plus `d` alone when the
-//!   other is not known yet; format 7);
+//!   other is not known yet);
 //! * [`DATE_STEP`]: for `Date` and `UTCDate`, the previous value of the
-//!   same tag plus `d` days, back or forth (format 7; `UTCDate` is a date
-//!   from format 7 on);
+//!   same tag plus `d` days, back or forth;
 //! * [`DATE_AS_GAME`]: for those, this game's first date (`UTCDate` after
-//!   `Date`; format 7);
+//!   `Date`);
 //! * [`RECENT_VALUE`]: for dates and for tags without a rule of their own
 //!   (`Event`, `Termination`, `TimeControl`, an `Opening` that the moves do
 //!   not give...), the `k`-th most recent of the last
 //!   [`RECENT_VALUES`] different values of the same tag name (`k` from 1: 0
-//!   is [`REPEAT`]; format 7);
+//!   is [`REPEAT`]);
 //! * [`LICHESS_ID`]: for `Site`, `https://lichess.org/` and a game id of
 //!   eight letters and digits, the id being a number below 62^8 in the
-//!   `tag-numbers` column, 48 bits as they are (format 8: the random id of
-//!   every lichess game, which zstd kept in 6.3 bytes).
+//!   `tag-numbers` column, 48 bits as they are (the random id of every
+//!   lichess game, which zstd kept in 6.3 bytes).
 //!
-//! The numbers `d` and `k` of format 7's marks are not in the column: they
+//! The numbers `d` and `k` of the marks are not in the column: they
 //! are coded in the `tag-numbers` column, in the order the values come, with
 //! adaptive binary probabilities of their own for each kind of mark
 //! ([`TagNumbers`]): decimal text through zstd cost about 1.4 times as
@@ -107,8 +102,7 @@ const ESCAPE: u8 = 2;
 const RECENT: u8 = 3;
 /// The player's last Elo.
 const PLAYER_ELO: u8 = 4;
-/// `NEXT_DATE d`: the previous date plus `d` days.
-const NEXT_DATE: u8 = 5;
+/// Mark 5 is no mark: a date is a [`DATE_STEP`].
 /// `NEXT_ROUND rest`: the previous round's number plus one, then `rest`.
 const NEXT_ROUND: u8 = 6;
 
@@ -194,35 +188,22 @@ fn around_the_clock(d: i64) -> i64 {
 
 /// Player names that [`RECENT`] reaches.
 const RECENT_NAMES: usize = 64;
-/// The largest day step of [`NEXT_DATE`].
-const MAX_DAYS: i64 = 250;
 
 /// Which marks a `tag-values` column uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum Marks {
-    /// None: every value in full (format 1).
-    None,
-    /// [`REPEAT`] and [`ESCAPE`] (format 2).
-    Repeat,
-    /// Those of players, ratings, dates and rounds too (format 3).
-    Players,
-    /// Those and [`PREDICTED`] (format 6).
-    Openings,
-    /// All of them: [`TIME_STEP`], [`DIFF_FROM_ELOS`], [`MIRROR_DIFF`],
-    /// [`ELO_STEP`], [`ELO_NEAR`], [`DIFF_STEP`], [`DATE_STEP`],
-    /// [`DATE_AS_GAME`] and [`RECENT_VALUE`] too, with numbers in the
-    /// `tag-numbers` column (format 7).
-    Times,
-    /// Those and [`LICHESS_ID`] (format 8).
+    /// Every mark but [`LABELLED`]: [`REPEAT`], [`ESCAPE`], those of
+    /// players, ratings, dates and rounds, [`PREDICTED`], [`TIME_STEP`],
+    /// [`DIFF_FROM_ELOS`], [`MIRROR_DIFF`], [`ELO_STEP`], [`ELO_NEAR`],
+    /// [`DIFF_STEP`], [`DATE_STEP`], [`DATE_AS_GAME`], [`RECENT_VALUE`] and
+    /// [`LICHESS_ID`], with numbers in the `tag-numbers` column: a block
+    /// whose codec does not aim at openings.
     Ids,
     /// Those and [`LABELLED`], with the opening's label coded in the
-    /// `tag-numbers` column at a game's first such mark (format 11): the
-    /// tags of the opening need no moves, and the moves are coded knowing
-    /// it.
-    Labels,
-    /// Those, each label coded with the prior of the game's rating band
-    /// (`opening::rating_band` of the `WhiteElo` and `BlackElo` values
-    /// before it in the game; format 12).
+    /// `tag-numbers` column at a game's first such mark, with the prior of
+    /// the game's rating band (`opening::rating_band` of the `WhiteElo`
+    /// and `BlackElo` values before it in the game): the tags of the
+    /// opening need no moves, and the moves are coded knowing it.
     BandLabels,
 }
 
@@ -285,9 +266,9 @@ pub(crate) struct TagState {
     elo_changes: [Option<i64>; 2],
     /// This game's rating changes so far.
     diffs: [Option<i64>; 2],
-    /// The last Elo of the block, any player's (format 7).
+    /// The last Elo of the block, any player's.
     last_elo: Option<i64>,
-    /// This game's Elos so far (format 7).
+    /// This game's Elos so far.
     elos: [Option<i64>; 2],
     /// This game's first date (format 7), when `has_game_date`; the buffer
     /// stays from game to game.
@@ -302,7 +283,7 @@ pub(crate) struct TagState {
     /// Whether a number was coded.
     coded: bool,
     /// The opening table the block names openings by: the learned one
-    /// (formats 6 to 14) or lichess's (format 15).
+    /// (formats 6 to 14) or lichess's.
     openings: &'static OpeningTable,
     /// Whether the ply of a game's opening is one of its lines' (format
     /// 15), and which.
@@ -310,7 +291,7 @@ pub(crate) struct TagState {
     ply_line: [BitModel; 8],
 }
 
-/// The adaptive probabilities of the numbers of format 7's marks, one set a
+/// The adaptive probabilities of the numbers of the marks, one set a
 /// kind of mark (for [`RECENT_VALUE`], one a tag name).
 #[derive(Debug)]
 pub(crate) struct TagNumbers {
@@ -411,13 +392,13 @@ impl TagState {
             values: Vec::new(),
             numbers: TagNumbers::new(),
             coded: false,
-            openings: OpeningTable::learned(),
+            openings: OpeningTable::lichess(),
             ply_is_line: BitModel::warm(),
             ply_line: [BitModel::default(); 8],
         }
     }
 
-    /// This state naming openings by `table` (lichess's in format 15).
+    /// This state naming openings by `table`.
     pub(crate) fn with_openings(mut self, table: &'static OpeningTable) -> TagState {
         self.openings = table;
         self
@@ -430,13 +411,7 @@ impl TagState {
 
     /// Adds the tag name of the next id.
     pub(crate) fn add_name(&mut self, name: &[u8]) {
-        self.roles.push(match Role::of(name) {
-            Role::Time | Role::Diff(_) if self.marks < Marks::Times => Role::Other,
-            Role::Site if self.marks < Marks::Ids => Role::Other,
-            Role::Date if self.marks < Marks::Times && name != b"Date" => Role::Other,
-            _ if self.marks < Marks::Players => Role::Other,
-            role => role,
-        });
+        self.roles.push(Role::of(name));
         self.last.push(None);
         self.values.push(Vec::new());
         self.numbers.recent.push(Number::new());
@@ -460,11 +435,6 @@ impl TagState {
         out: &mut Vec<u8>,
         numbers: &mut BinaryEncoder,
     ) {
-        if self.marks == Marks::None {
-            out.extend_from_slice(value);
-            return;
-        }
-        let numbered = self.marks >= Marks::Times;
         // A mark and its number.
         let mark: Option<(u8, Option<i64>)> = match self.roles[id] {
             Role::Player(_) => self.recent.iter().position(|n| n == value).map(|i| {
@@ -476,7 +446,7 @@ impl TagState {
                 let v = number(value);
                 if last.is_some_and(|e| e.as_slice() == value) {
                     Some((PLAYER_ELO, None))
-                } else if let (true, Some(v)) = (numbered, v) {
+                } else if let Some(v) = v {
                     last.and_then(|l| number(l))
                         .map(|l| v - l)
                         .filter(|d| d.abs() < MAX_ELO_STEP)
@@ -486,7 +456,7 @@ impl TagState {
                     None
                 }
             }
-            Role::Date if numbered => {
+            Role::Date => {
                 if self.has_game_date && self.game_date == value {
                     Some((DATE_AS_GAME, None))
                 } else if let Some(k) = self.recent_value(id, value) {
@@ -499,13 +469,6 @@ impl TagState {
                         .map(|d| (DATE_STEP, Some(d)))
                 }
             }
-            Role::Date => self.last[id]
-                .as_deref()
-                .and_then(|last| days_between(last, value))
-                .map(|d| {
-                    out.extend_from_slice(&[NEXT_DATE, d]);
-                    (0, None)
-                }),
             Role::Round => self.last[id]
                 .as_deref()
                 .and_then(next_round)
@@ -537,10 +500,9 @@ impl TagState {
                 encode_low(numbers, n, ID_BITS);
                 Some((0, None))
             }
-            Role::Other | Role::Opening(_) | Role::Site if numbered => self
+            Role::Other | Role::Opening(_) | Role::Site => self
                 .recent_value(id, value)
                 .map(|k| (RECENT_VALUE, Some(k))),
-            Role::Other | Role::Opening(_) | Role::Site => None,
         };
         match mark {
             // Written above.
@@ -617,7 +579,7 @@ impl TagState {
     /// the moves give.
     pub(crate) fn predicts(&self, id: usize) -> Option<usize> {
         match self.roles[id] {
-            Role::Opening(k) if self.marks >= Marks::Openings => Some(k),
+            Role::Opening(k) => Some(k),
             _ => None,
         }
     }
@@ -628,15 +590,9 @@ impl TagState {
         out.push(PREDICTED);
     }
 
-    /// Whether the tags may carry the opening's label ([`Marks::Labels`]).
+    /// Whether the tags may carry the opening's label ([`Marks::BandLabels`]).
     pub(crate) fn codes_labels(&self) -> bool {
-        self.marks >= Marks::Labels
-    }
-
-    /// Whether labels are coded with their game's rating band's prior
-    /// ([`Marks::BandLabels`]).
-    pub(crate) fn codes_band_labels(&self) -> bool {
-        self.marks >= Marks::BandLabels
+        self.marks == Marks::BandLabels
     }
 
     /// Appends the mark of the value the game's label gives, for a tag
@@ -653,7 +609,7 @@ impl TagState {
     ///
     /// The mark on another tag.
     pub(crate) fn labelled(&self, id: usize, stored: &[u8]) -> Result<Option<usize>, String> {
-        self.opening_mark(id, stored, LABELLED, Marks::Labels)
+        self.opening_mark(id, stored, LABELLED, Marks::BandLabels)
             .map_err(|()| "an opening label mark on another tag".into())
     }
 
@@ -666,16 +622,12 @@ impl TagState {
         self.coded = true;
     }
 
-    /// The prior that this game's label is coded with: format 11's one, or
-    /// format 12's of the game's rating band so far.
+    /// The prior that this game's label is coded with: that of the game's
+    /// rating band so far.
     fn label_prior(&self) -> Option<&'static crate::opening::LabelPrior> {
-        if self.marks == Marks::BandLabels {
-            self.openings
-                .band_priors()
-                .map(|p| p.band(crate::opening::rating_band(self.elos)))
-        } else {
-            self.openings.label_prior()
-        }
+        self.openings
+            .band_priors()
+            .map(|p| p.band(crate::opening::rating_band(self.elos)))
     }
 
     /// Codes the ply of the position that names the game's opening, `ply`
@@ -759,7 +711,7 @@ impl TagState {
     ///
     /// The mark on another tag.
     pub(crate) fn predicted(&self, id: usize, stored: &[u8]) -> Result<Option<usize>, String> {
-        self.opening_mark(id, stored, PREDICTED, Marks::Openings)
+        self.opening_mark(id, stored, PREDICTED, Marks::Ids)
             .map_err(|()| "an opening mark on another tag".into())
     }
 
@@ -817,9 +769,7 @@ impl TagState {
         value: &mut Vec<u8>,
         numbers: &mut BinaryDecoder<'_>,
     ) -> Result<(), String> {
-        let numbered = self.marks >= Marks::Times;
         match *stored {
-            _ if self.marks == Marks::None => replace(value, stored),
             [REPEAT] if had_last => {}
             [REPEAT] => return Err("a tag value repeats nothing".into()),
             [ESCAPE, ref rest @ ..] => replace(value, rest),
@@ -830,7 +780,7 @@ impl TagState {
                     .ok_or("a player mark points past the names seen")?;
                 replace(value, name);
             }
-            [ELO_STEP] if numbered && matches!(role, Role::Elo(_)) => {
+            [ELO_STEP] if matches!(role, Role::Elo(_)) => {
                 let side = usize::from(role == Role::Elo(1));
                 let last = self.players[side]
                     .as_ref()
@@ -848,7 +798,7 @@ impl TagState {
                 value.clear();
                 push_digits(value, elo.unsigned_abs(), 1);
             }
-            [ELO_NEAR] if numbered && matches!(role, Role::Elo(_)) => {
+            [ELO_NEAR] if matches!(role, Role::Elo(_)) => {
                 let side = usize::from(role == Role::Elo(1));
                 let last = self
                     .elo_reference(side)
@@ -860,18 +810,18 @@ impl TagState {
                 value.clear();
                 push_digits(value, elo.unsigned_abs(), 1);
             }
-            [DIFF_STEP] if numbered && matches!(role, Role::Diff(_)) => {
+            [DIFF_STEP] if matches!(role, Role::Diff(_)) => {
                 let side = usize::from(role == Role::Diff(1));
                 let d = self.numbers.diff.decode(numbers)?;
                 *value = signed(self.diff_reference(side) + d);
             }
-            [DATE_AS_GAME] if numbered && role == Role::Date => {
+            [DATE_AS_GAME] if role == Role::Date => {
                 if !self.has_game_date {
                     return Err("a date mark without a date in the game".into());
                 }
                 replace(value, &self.game_date);
             }
-            [DATE_STEP] if numbered && role == Role::Date => {
+            [DATE_STEP] if role == Role::Date => {
                 let day = had_last
                     .then(|| day_number(value))
                     .flatten()
@@ -883,11 +833,10 @@ impl TagState {
                 lichess_url(decode_low(numbers, ID_BITS), value)?;
             }
             [RECENT_VALUE]
-                if numbered
-                    && matches!(
-                        role,
-                        Role::Other | Role::Opening(_) | Role::Date | Role::Site
-                    ) =>
+                if matches!(
+                    role,
+                    Role::Other | Role::Opening(_) | Role::Date | Role::Site
+                ) =>
             {
                 let k = self.numbers.recent[id].decode(numbers)?;
                 let v = usize::try_from(k)
@@ -897,7 +846,7 @@ impl TagState {
                     .ok_or("a recent-value mark points past the values seen")?;
                 replace(value, v);
             }
-            [PLAYER_ELO] if self.marks >= Marks::Players => match role {
+            [PLAYER_ELO] => match role {
                 Role::Elo(side) => {
                     let elo = self.players[side]
                         .as_ref()
@@ -907,13 +856,6 @@ impl TagState {
                 }
                 _ => return Err("an Elo mark on another tag".into()),
             },
-            [NEXT_DATE, d] if role == Role::Date => {
-                if !had_last {
-                    return Err("a date mark without a date".into());
-                }
-                *value =
-                    add_days(value, d).ok_or("a date mark after a value that is not a date")?;
-            }
             [NEXT_ROUND, ref rest @ ..] if role == Role::Round => {
                 if !had_last {
                     return Err("a round mark without a round".into());
@@ -923,7 +865,7 @@ impl TagState {
                 v.extend_from_slice(rest);
                 *value = v;
             }
-            [TIME_STEP] if numbered && role == Role::Time => {
+            [TIME_STEP] if role == Role::Time => {
                 let last = had_last
                     .then(|| seconds(value))
                     .flatten()
@@ -934,9 +876,7 @@ impl TagState {
                 }
                 *value = time_of((last + d).rem_euclid(DAY));
             }
-            [mark @ (DIFF_FROM_ELOS | MIRROR_DIFF)]
-                if numbered && matches!(role, Role::Diff(_)) =>
-            {
+            [mark @ (DIFF_FROM_ELOS | MIRROR_DIFF)] if matches!(role, Role::Diff(_)) => {
                 let side = usize::from(role == Role::Diff(1));
                 let change = if mark == DIFF_FROM_ELOS {
                     self.elo_changes[side].ok_or("a rating change mark without Elos")?
@@ -953,13 +893,8 @@ impl TagState {
 
     fn is_mark(&self, b: u8) -> bool {
         match self.marks {
-            Marks::None => false,
-            Marks::Repeat => matches!(b, REPEAT | ESCAPE),
-            Marks::Players => (REPEAT..=NEXT_ROUND).contains(&b),
-            Marks::Openings => (REPEAT..=PREDICTED).contains(&b),
-            Marks::Times => (REPEAT..=RECENT_VALUE).contains(&b),
             Marks::Ids => (REPEAT..=LICHESS_ID).contains(&b),
-            Marks::Labels | Marks::BandLabels => (REPEAT..=LABELLED).contains(&b),
+            Marks::BandLabels => (REPEAT..=LABELLED).contains(&b),
         }
     }
 
@@ -993,23 +928,17 @@ impl TagState {
             Role::Elo(side) => {
                 if let Some(p) = &self.players[side] {
                     let before = self.elo.get(p);
-                    self.elo_changes[side] = before
-                        .and_then(|b| Some(number(b)? - number(value)?))
-                        .filter(|_| self.marks >= Marks::Times);
+                    self.elo_changes[side] = before.and_then(|b| Some(number(b)? - number(value)?));
                     if before.map(Vec::as_slice) != Some(value) {
                         self.elo.insert(p.clone(), value.to_vec());
                     }
                 }
-                if self.marks >= Marks::Times
-                    && let Some(elo) = number(value)
-                {
+                if let Some(elo) = number(value) {
                     self.last_elo = Some(elo);
                     self.elos[side] = Some(elo);
                 }
             }
-            Role::Other | Role::Opening(_) | Role::Date | Role::Site
-                if self.marks >= Marks::Times =>
-            {
+            Role::Other | Role::Opening(_) | Role::Date | Role::Site => {
                 if role == Role::Date && !self.has_game_date {
                     replace(&mut self.game_date, value);
                     self.has_game_date = true;
@@ -1036,8 +965,7 @@ impl TagState {
             Role::Diff(side) => {
                 self.diffs[side] = parse_signed(value);
             }
-            Role::Date | Role::Round | Role::Time | Role::Other | Role::Opening(_) | Role::Site => {
-            }
+            Role::Round | Role::Time => {}
         }
     }
 }
@@ -1180,20 +1108,6 @@ fn date_of(days: i64) -> Option<Vec<u8>> {
     })
 }
 
-/// `d` when `next` is `last` plus `d` days, 1 to [`MAX_DAYS`].
-fn days_between(last: &[u8], next: &[u8]) -> Option<u8> {
-    let d = day_number(next)? - day_number(last)?;
-    (1..=MAX_DAYS).contains(&d).then_some(d as u8)
-}
-
-/// `last` plus `d` days.
-fn add_days(last: &[u8], d: u8) -> Option<Vec<u8>> {
-    if !(1..=MAX_DAYS).contains(&i64::from(d)) {
-        return None;
-    }
-    date_of(day_number(last)? + i64::from(d))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1234,21 +1148,15 @@ mod tests {
 
     #[test]
     fn dates_step_by_days_across_months_and_leap_years() {
-        assert_eq!(days_between(b"2014.03.01", b"2014.03.02"), Some(1));
-        assert_eq!(days_between(b"2016.02.28", b"2016.03.01"), Some(2));
-        assert_eq!(days_between(b"2015.02.28", b"2015.03.01"), Some(1));
-        assert_eq!(days_between(b"1999.12.31", b"2000.01.01"), Some(1));
-        assert_eq!(days_between(b"2014.03.02", b"2014.03.01"), None);
-        assert_eq!(days_between(b"2014.03.01", b"2014.03.01"), None);
-        assert_eq!(days_between(b"2014.03.??", b"2014.03.02"), None);
-        assert_eq!(days_between(b"2015.02.28", b"2015.02.29"), None);
-        assert_eq!(days_between(b"2014.01.01", b"2015.01.01"), None);
-        assert_eq!(
-            add_days(b"2016.02.28", 2).as_deref(),
-            Some(&b"2016.03.01"[..])
-        );
-        assert_eq!(add_days(b"9999.12.31", 1), None);
-        assert_eq!(add_days(b"2016.02.28", 0), None);
+        let days = |a: &[u8], b: &[u8]| Some(day_number(b)? - day_number(a)?);
+        assert_eq!(days(b"2014.03.01", b"2014.03.02"), Some(1));
+        assert_eq!(days(b"2016.02.28", b"2016.03.01"), Some(2));
+        assert_eq!(days(b"2015.02.28", b"2015.03.01"), Some(1));
+        assert_eq!(days(b"1999.12.31", b"2000.01.01"), Some(1));
+        assert_eq!(days(b"2014.03.02", b"2014.03.01"), Some(-1));
+        assert_eq!(days(b"2014.01.01", b"2015.01.01"), Some(365));
+        assert_eq!(days(b"2014.03.??", b"2014.03.02"), None);
+        assert_eq!(days(b"2015.02.28", b"2015.02.29"), None);
         for day in
             (day_number(b"0000.01.01").unwrap()..day_number(b"9999.12.31").unwrap()).step_by(97)
         {
@@ -1365,16 +1273,11 @@ mod tests {
             .flat_map(|g| g.iter())
             .map(|(_, v)| v.len())
             .sum();
-        assert_eq!(round_trip(Marks::None, games), full);
-        let repeat = round_trip(Marks::Repeat, games);
-        let players = round_trip(Marks::Players, games);
-        assert!(
-            players < repeat && repeat < full + 2,
-            "{players} {repeat} {full}"
-        );
+        let marked = round_trip(Marks::Ids, games);
+        assert!(marked < full, "{marked} {full}");
     }
 
-    /// Issue 40 (format 12): a game's label is coded with the prior of the
+    /// Issue 40: a game's label is coded with the prior of the
     /// rating band that its `WhiteElo` and `BlackElo` values before the
     /// label give, the same when encoding and decoding: the commonest
     /// opening of the 2200+ band costs less after master Elos (or one Elo
@@ -1382,9 +1285,9 @@ mod tests {
     /// count.
     #[test]
     fn regression_issue_40_labels_are_coded_with_their_rating_bands_prior() {
-        let priors = OpeningTable::learned()
-            .band_priors()
-            .expect("the shipped priors");
+        let table = OpeningTable::lichess();
+        let priors = table.band_priors().expect("the shipped priors");
+        let labels = (0..).take_while(|&l| table.label(l).is_some()).count() as u32;
         let repeated = |band: usize, l: u32| {
             let mut enc = BinaryEncoder::new();
             for _ in 0..64 {
@@ -1392,7 +1295,7 @@ mod tests {
             }
             enc.finish().len()
         };
-        let label = (0..1139).min_by_key(|&l| repeated(3, l)).unwrap();
+        let label = (0..labels).min_by_key(|&l| repeated(3, l)).unwrap();
         assert!(repeated(3, label) < repeated(0, label));
         type Tags<'a> = &'a [(&'a str, &'a str)];
         // Each game: its tags before the label, then after it.
@@ -1498,9 +1401,7 @@ mod tests {
             game("w", "me", "\u{8}1", ["2100", "\u{b}+3"], ["+3", "\u{a}"]),
         ];
         let games: Vec<&[(&str, &str)]> = games.iter().map(Vec::as_slice).collect();
-        let openings = round_trip(Marks::Openings, &games);
-        let (times, stored) = stored_forms(Marks::Times, &games);
-        assert!(times < openings, "{times} {openings}");
+        let (_, stored) = stored_forms(Marks::Ids, &games);
         // Seven values a game.
         let mark = |game: usize, tag: usize| stored[game * 7 + tag].as_slice();
         assert_eq!(mark(0, 4), [ELO_NEAR], "near the other side's Elo");
@@ -1539,9 +1440,7 @@ mod tests {
             game("Rated Blitz game", "2022.05.2?", "Time forfeit"),
         ];
         let games: Vec<&[(&str, &str)]> = games.iter().map(Vec::as_slice).collect();
-        let openings = round_trip(Marks::Openings, &games);
-        let (times, stored) = stored_forms(Marks::Times, &games);
-        assert!(times < openings, "{times} {openings}");
+        let (_, stored) = stored_forms(Marks::Ids, &games);
         let mark = |game: usize, tag: usize| stored[game * 4 + tag].as_slice();
         assert_eq!(mark(0, 1), b"2022.05.26");
         assert_eq!(mark(0, 2), [DATE_AS_GAME]);
@@ -1559,10 +1458,10 @@ mod tests {
         assert_eq!(mark(4, 2), [DATE_AS_GAME]);
     }
 
-    /// Format 8: a lichess game's `Site` URL is a mark and its id 48 bits
-    /// of `tag-numbers`; other sites and ids that are not eight letters
-    /// and digits stay text (or format 7's marks), and a `Site` mark byte
-    /// at the start of a value is escaped.
+    /// A lichess game's `Site` URL is a mark and its id 48 bits of
+    /// `tag-numbers`; other sites and ids that are not eight letters and
+    /// digits stay text (or other marks), and a `Site` mark byte at the
+    /// start of a value is escaped.
     #[test]
     fn lichess_game_urls_are_numbers() {
         let games: Vec<Vec<(&str, &str)>> = [
@@ -1580,9 +1479,7 @@ mod tests {
         .map(|&site| vec![("Site", site)])
         .collect();
         let games: Vec<&[(&str, &str)]> = games.iter().map(Vec::as_slice).collect();
-        let (ids, stored) = stored_forms(Marks::Ids, &games);
-        let (times, _) = stored_forms(Marks::Times, &games);
-        assert!(ids < times, "{ids} {times}");
+        let (_, stored) = stored_forms(Marks::Ids, &games);
         for (i, s) in stored[..4].iter().enumerate() {
             assert_eq!(s, &[LICHESS_ID], "game {i}");
         }
@@ -1591,15 +1488,7 @@ mod tests {
         assert_eq!(stored[6], b"https://example.org/DWpef5hg");
         assert_eq!(stored[7], [LICHESS_ID]);
         assert_eq!(stored[8], b"\x02\x11x");
-        // Format 7 keeps the byte as a value.
-        let mut dec = TagState::new(Marks::Times);
-        dec.add_name(b"Site");
-        dec.start_game();
         let mut none = BinaryDecoder::new(&[]);
-        assert_eq!(
-            dec.decode(0, &[LICHESS_ID], &mut none).unwrap(),
-            [LICHESS_ID]
-        );
         // An id number of 62^8 or more is an error.
         let mut enc = BinaryEncoder::new();
         encode_low(&mut enc, 62u64.pow(8), ID_BITS);
@@ -1617,9 +1506,9 @@ mod tests {
     }
 
     #[test]
-    fn format_7_marks_without_what_they_need_are_errors() {
+    fn marks_without_what_they_need_are_errors() {
         let mut none = BinaryDecoder::new(&[]);
-        let mut dec = TagState::new(Marks::Times);
+        let mut dec = TagState::new(Marks::Ids);
         for n in ["WhiteElo", "Date", "Event", "UTCTime", "BlackRatingDiff"] {
             dec.add_name(n.as_bytes());
         }
@@ -1634,24 +1523,25 @@ mod tests {
         assert!(dec.decode(2, &[ELO_NEAR], &mut none).is_err());
         // A step of zero from no change: "+0".
         assert_eq!(dec.decode(4, &[DIFF_STEP], &mut none).unwrap(), b"+0");
-        // Format 6 has none of these marks: the bytes are a value.
-        let mut dec = TagState::new(Marks::Openings);
-        dec.add_name(b"WhiteElo");
+        // The label mark is a mark only where the block codes labels.
+        let mut dec = TagState::new(Marks::Ids);
+        dec.add_name(b"ECO");
         dec.start_game();
-        assert_eq!(dec.decode(0, &[ELO_NEAR], &mut none).unwrap(), [ELO_NEAR]);
+        assert_eq!(dec.decode(0, &[LABELLED], &mut none).unwrap(), [LABELLED]);
     }
 
     #[test]
     fn bad_marks_are_errors() {
         let mut none = BinaryDecoder::new(&[]);
-        let mut dec = TagState::new(Marks::Players);
+        let mut dec = TagState::new(Marks::Ids);
         for n in ["White", "WhiteElo", "Date", "Event"] {
             dec.add_name(n.as_bytes());
         }
         dec.start_game();
         assert!(dec.decode(0, &[RECENT, 1], &mut none).is_err());
         assert!(dec.decode(1, &[PLAYER_ELO], &mut none).is_err());
-        assert!(dec.decode(2, &[NEXT_DATE, 1], &mut none).is_err());
+        // Mark 5 is no mark.
+        assert!(dec.decode(2, &[5, 1], &mut none).is_err());
         assert!(dec.decode(3, &[REPEAT], &mut none).is_err());
         assert!(dec.decode(3, &[RECENT, 1], &mut none).is_err());
         assert!(dec.decode(4, b"x", &mut none).is_err());
@@ -1659,13 +1549,9 @@ mod tests {
             dec.decode(2, b"2000.01.01", &mut none).unwrap(),
             b"2000.01.01"
         );
-        assert!(dec.decode(2, &[NEXT_DATE, 0], &mut none).is_err());
-        assert_eq!(
-            dec.decode(2, &[NEXT_DATE, 31], &mut none).unwrap(),
-            b"2000.02.01"
-        );
+        assert!(dec.decode(2, &[5, 31], &mut none).is_err());
         assert!(dec.decode(3, &[NEXT_ROUND], &mut none).is_err());
-        let mut dec = TagState::new(Marks::Players);
+        let mut dec = TagState::new(Marks::Ids);
         dec.add_name(b"Round");
         assert!(dec.decode(0, &[NEXT_ROUND], &mut none).is_err());
         assert_eq!(dec.decode(0, b"?", &mut none).unwrap(), b"?");

@@ -205,14 +205,6 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
     fn context_hash(&self) -> u64 {
         0
     }
-    /// This codec with the earlier model of hash `hash` that the library
-    /// keeps so that data written with it still decodes
-    /// (`crate::model::Weights::by_hash`), in this codec's context; `None`
-    /// for codecs without earlier models, or when no such model is kept.
-    fn with_earlier_model(&self, hash: u64) -> Option<Box<dyn GameCodec>> {
-        let _ = hash;
-        None
-    }
     /// Encodes, and for codecs that rank moves by preference also returns
     /// the rank of each move played (0: the model's first choice; forced
     /// moves rank 0), in one pass.
@@ -384,26 +376,6 @@ pub(crate) fn read_count(r: &mut crate::bits::BitReader<'_>) -> Result<u64, Erro
 /// The examples of crate-private items, run as unit tests.
 #[cfg(test)]
 mod examples {
-    #[test]
-    fn example_gamecodec_with_earlier_model() {
-        use crate::{
-            game::{self},
-            model::Weights,
-        };
-
-        let model = game::codec("model").unwrap();
-        for hash in Weights::earlier_hashes() {
-            assert_eq!(model.with_earlier_model(hash).unwrap().model_hash(), hash);
-        }
-        assert!(model.with_earlier_model(7).is_none());
-        assert!(
-            game::codec("fast")
-                .unwrap()
-                .with_earlier_model(Weights::embedded_hash())
-                .is_none()
-        );
-    }
-
     #[test]
     fn example_codec_with_hash() {
         use crate::game;

@@ -339,9 +339,8 @@ impl ModelCodec {
         }
     }
 
-    /// `model` with the embedded weights of hash `hash`
-    /// (`Weights::by_hash`): today's, or an earlier model whose archives
-    /// must still decode. `None` when no such weights are embedded.
+    /// `model` with the embedded weights if their hash is `hash`
+    /// (`Weights::by_hash`); `None` for any other hash.
     pub(crate) fn with_model_hash(hash: u64) -> Option<ModelCodec> {
         Weights::by_hash(hash).map(|w| ModelCodec {
             kind: Kind::Model,
@@ -677,14 +676,6 @@ impl GameCodec for ModelCodec {
 
     fn ranks_by_preference(&self) -> bool {
         true
-    }
-
-    fn with_earlier_model(&self, hash: u64) -> Option<Box<dyn GameCodec>> {
-        if self.kind != Kind::Model {
-            return None;
-        }
-        let codec = ModelCodec::with_model_hash(hash)?.with_context(self.context.clone());
-        Some(Box::new(codec))
     }
 
     fn context_hash(&self) -> u64 {

@@ -69,16 +69,6 @@ static BRISK_FILE: &[u8] = &ALIGNED_BRISK.0;
 static ALIGNED_BRISK: &Aligned<[u8]> = &Aligned(*include_bytes!("brisk.bin"));
 /// The embedded opening book.
 static BOOK_FILE: &[u8] = include_bytes!("book.bin");
-/// Earlier `model` weights, kept so that archives written with them still
-/// decode ([`Weights::by_hash`]); each with the same book as today's.
-static LEGACY_FILES: [&Aligned<[u8]>; 5] = [
-    &Aligned(*include_bytes!("legacy/weights-6176d58bee5ba6ca.bin")),
-    &Aligned(*include_bytes!("legacy/weights-6b1031bdf50fe9da.bin")),
-    &Aligned(*include_bytes!("legacy/weights-1f42d4b148375afd.bin")),
-    &Aligned(*include_bytes!("legacy/weights-1f35452aa3620076.bin")),
-    &Aligned(*include_bytes!("legacy/weights-a18753e7a49946da.bin")),
-];
-
 /// The opening book shipped in the library.
 pub(crate) fn embedded_book() -> &'static book::Book {
     static BOOK: std::sync::OnceLock<book::Book> = std::sync::OnceLock::new();
@@ -385,21 +375,11 @@ impl Weights {
         *HASH.get_or_init(|| model_hash(WEIGHTS_FILE))
     }
 
-    /// The embedded weights whose [`Weights::hash`] is `hash`: today's, or
-    /// an earlier model kept so that archives written with it still decode
-    /// (`None` for any other hash).
+    /// The embedded `model` weights if their [`Weights::hash`] is `hash`
+    /// (`None` for any other hash: until the first release the library
+    /// keeps no earlier weights).
     pub(crate) fn by_hash(hash: u64) -> Option<&'static Weights> {
-        if hash == Weights::embedded_hash() {
-            return Some(Weights::embedded());
-        }
-        legacy().iter().find(|(h, _)| *h == hash).map(|(_, w)| w)
-    }
-
-    /// The hashes of the earlier weights that the library keeps (oldest
-    /// first), which [`Weights::by_hash`] finds: data written with them
-    /// still decodes.
-    pub(crate) fn earlier_hashes() -> impl Iterator<Item = u64> {
-        legacy().iter().map(|(h, _)| *h)
+        (hash == Weights::embedded_hash()).then(Weights::embedded)
     }
 
     /// Whether the model reads the game context (ratings, time control):
@@ -600,20 +580,6 @@ impl Weights {
 /// ```
 pub fn vectors() -> &'static str {
     crate::simd::name()
-}
-
-/// The earlier weights, by hash, read on first use.
-fn legacy() -> &'static [(u64, Weights)] {
-    static LEGACY: std::sync::OnceLock<Vec<(u64, Weights)>> = std::sync::OnceLock::new();
-    LEGACY.get_or_init(|| {
-        LEGACY_FILES
-            .iter()
-            .map(|f| {
-                let w = Weights::from_static(&f.0).expect("embedded legacy model file");
-                (model_hash(&f.0), w)
-            })
-            .collect()
-    })
 }
 
 /// The hash archives record for a model file: its own and the embedded
@@ -865,17 +831,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn earlier_models_are_kept_by_their_hash() {
-        for f in LEGACY_FILES {
-            let hash = model_hash(&f.0);
-            let w = Weights::by_hash(hash).unwrap();
-            // The hash archives recorded is the weights' own.
-            assert_eq!(w.hash(), hash);
-            assert_eq!(w.to_bytes(), f.0);
-        }
-    }
-
-    #[test]
     fn exp_table_is_exp() {
         let t = exp_table();
         assert_eq!(t[0], 1 << 40);
@@ -890,7 +845,7 @@ mod tests {
 
     /// The accumulators' updates give the sums from scratch, from one
     /// position to the next, across games and when the model changes
-    /// (a legacy model reads fewer inputs).
+    /// (`brisk`'s weights have fewer hidden units).
     #[test]
     fn accumulators_equal_sums_from_scratch() {
         let scratch = |hd: &Hidden, inputs: &Inputs| -> Vec<i16> {
@@ -916,7 +871,7 @@ mod tests {
             "1. d4 d5 2. c4 e6 3. Nc3 Nf6 4. Bg5 Be7 5. e3 O-O 6. Nf3 h6 7. Bxf6 Bxf6 8. cxd5 exd5 *",
         ];
         let game = GameContext::new().with_ratings(Some(1500), Some(1900));
-        let legacy = &legacy()[0].1;
+        let other = Weights::brisk();
         let mut acc = Accumulators::default();
         let mut checked = 0;
         for alternate in [false, true] {
@@ -929,7 +884,7 @@ mod tests {
                     let side =
                         usize::from(shakmaty::Position::turn(&pos) == shakmaty::Color::Black);
                     let models = if alternate {
-                        vec![Weights::embedded(), legacy]
+                        vec![Weights::embedded(), other]
                     } else {
                         vec![Weights::embedded()]
                     };
@@ -1053,14 +1008,6 @@ mod examples {
         let today = Weights::by_hash(Weights::embedded_hash()).unwrap();
         assert!(std::ptr::eq(today, Weights::embedded()));
         assert!(Weights::by_hash(0).is_none());
-    }
-
-    #[test]
-    fn example_weights_earlier_hashes() {
-        use crate::model::Weights;
-
-        assert!(Weights::earlier_hashes().all(|h| h != Weights::embedded_hash()));
-        assert!(Weights::earlier_hashes().all(|h| Weights::by_hash(h).is_some()));
     }
 
     #[test]

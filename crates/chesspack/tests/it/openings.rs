@@ -194,22 +194,41 @@ fn regression_issue_57_stored_openings_need_no_moves() {
     assert_eq!(classified_archive(&packed, None).unwrap(), expected);
 }
 
-/// Archives of format 14 named openings by the table learned from games:
-/// they keep decoding with it, and classifying them names openings by
-/// lichess's table all the same (from their moves).
+/// Issue 67: an archive of an earlier format (here 14, which named
+/// openings by a table learned from games) is refused with a message that
+/// names its version: one format until the first release.
 #[test]
-fn regression_issue_57_older_archives_keep_their_table() {
-    let text = sample();
-    let expected = classified_text(&text);
-    let v14 = std::fs::read(format!(
-        "{}/tests/fixtures/archive/lichess-sample-v14.chpk",
-        env!("CARGO_MANIFEST_DIR")
-    ))
+fn regression_issue_67_an_archive_of_another_version_is_refused() {
+    let mut packed = Vec::new();
+    archive::compress(
+        &sample()[..],
+        &mut packed,
+        &Index,
+        &archive::Options::default(),
+    )
     .unwrap();
-    let r = ArchiveReader::open(Cursor::new(&v14)).unwrap();
-    assert_eq!(r.header().version, 14);
-    assert_eq!(decompress(&v14), text);
-    assert_eq!(classified_archive(&v14, None).unwrap(), expected);
+    // The header and its copy in the index say 14, with right checksums:
+    // only the version is refused.
+    let header = packed[..35].to_vec();
+    let copy = 35 + packed[35..].windows(35).position(|w| w == header).unwrap();
+    for at in [0, copy] {
+        packed[at + 8] = 14;
+        let crc = crc32fast::hash(&packed[at..at + 31]);
+        packed[at + 31..at + 35].copy_from_slice(&crc.to_le_bytes());
+    }
+    let n = packed.len();
+    let index = u64::from_le_bytes(packed[n - 24..n - 16].try_into().unwrap()) as usize;
+    let mut crc = crc32fast::Hasher::new();
+    crc.update(&packed[index..n - 28]);
+    crc.update(&packed[n - 24..n - 8]);
+    let crc = crc.finalize();
+    packed[n - 28..n - 24].copy_from_slice(&crc.to_le_bytes());
+    let err = ArchiveReader::open(Cursor::new(&packed)).err().unwrap();
+    assert!(
+        err.to_string()
+            .starts_with("archive format version 14 is not supported"),
+        "{err}"
+    );
 }
 
 fn decompress(bytes: &[u8]) -> Vec<u8> {

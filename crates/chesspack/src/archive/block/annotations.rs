@@ -42,45 +42,30 @@ pub(super) struct ClockModel {
 
 /// Time-control classes (bullet, blitz, rapid, other) × the bucket of the
 /// side's last residual (7) × early in the game or not.
-pub(super) const CLOCK_CONTEXTS: usize = 4 * 7 * 2;
-/// With [`Coding::Contexts`]: those × the side's predicted clock in
+const CLOCK_CONTEXTS: usize = 4 * 7 * 2;
+/// Those × the side's predicted clock in
 /// quarters of the base time (0 to 3, 4 for the base and more or no base;
 /// eighths cost 3.5 kB more on a lichess account's 3.7 M clocks, and the
 /// other side's last residual or the side's residual before the last, as
 /// further contexts, 9 to 48 kB: too many contexts to learn in a block).
 pub(super) const CLOCK_CONTEXTS_RICH: usize = CLOCK_CONTEXTS * 5;
 
-/// How a block codes its clocks and evaluations.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Coding {
-    /// Formats 1 to 6: a clock by the side's last residual, an evaluation
-    /// by the length of the last change.
-    Plain,
-    /// Format 7: a clock by the side's last residual and the time left;
-    /// an evaluation's change seen from the side that moved, by the last
-    /// change and the evaluation before it, and a mate by the mate before.
-    Contexts,
-}
 /// Residuals (zigzag of the time used) below this are coded directly.
 pub(super) const CLOCK_DIRECT: u64 = 31;
 pub(super) const CLOCK_TREE_BITS: u32 = 5;
 
 /// The adaptive probabilities of the clock stream of one block.
 pub(crate) struct ClockCoder {
-    coding: Coding,
     trees: Vec<BitModel>,
     lengths: Vec<BitModel>,
 }
 
 impl ClockCoder {
-    pub(crate) fn new(coding: Coding) -> ClockCoder {
-        let (contexts, model) = match coding {
-            Coding::Plain => (CLOCK_CONTEXTS, BitModel::default()),
-            Coding::Contexts => (CLOCK_CONTEXTS_RICH, BitModel::warm()),
-        };
+    /// A clock by the side's last residual and the time left.
+    pub(crate) fn new() -> ClockCoder {
+        let model = BitModel::warm();
         ClockCoder {
-            coding,
-            trees: vec![model; contexts << CLOCK_TREE_BITS],
+            trees: vec![model; CLOCK_CONTEXTS_RICH << CLOCK_TREE_BITS],
             lengths: vec![model; 64],
         }
     }
@@ -154,7 +139,7 @@ impl ClockModel {
         }
     }
 
-    pub(super) fn context(&self, coding: Coding, side: usize) -> usize {
+    pub(super) fn context(&self, side: usize) -> usize {
         let bucket = |s: Option<u64>| match s {
             None => 0,
             Some(0) => 1,
@@ -166,17 +151,13 @@ impl ClockModel {
         };
         let early = usize::from(self.count[side] < 5);
         let plain = (self.class * 7 + bucket(self.last_symbol[side])) * 2 + early;
-        match coding {
-            Coding::Plain => plain,
-            Coding::Contexts => {
-                let left = if self.base > 0 {
-                    (4 * self.predict(side) / self.base).clamp(0, 4) as usize
-                } else {
-                    4
-                };
-                plain * 5 + left
-            }
-        }
+        debug_assert!(plain < CLOCK_CONTEXTS);
+        let left = if self.base > 0 {
+            (4 * self.predict(side) / self.base).clamp(0, 4) as usize
+        } else {
+            4
+        };
+        plain * 5 + left
     }
 
     pub(super) fn predict(&self, side: usize) -> i64 {
@@ -192,7 +173,7 @@ impl ClockModel {
     pub(super) fn encode(&mut self, coder: &mut ClockCoder, enc: &mut BinaryEncoder, clock: u32) {
         let side = self.side();
         let z = zigzag(self.predict(side) - i64::from(clock));
-        coder.encode(enc, self.context(coder.coding, side), z);
+        coder.encode(enc, self.context(side), z);
         self.update(side, i64::from(clock), z);
     }
 
@@ -202,7 +183,7 @@ impl ClockModel {
         dec: &mut BinaryDecoder<'_>,
     ) -> Result<u32, String> {
         let side = self.side();
-        let z = coder.decode(dec, self.context(coder.coding, side));
+        let z = coder.decode(dec, self.context(side));
         let clock = self
             .predict(side)
             .checked_sub(unzigzag(z))
@@ -274,15 +255,12 @@ pub(super) fn parse_eval(text: &[u8]) -> Option<Eval> {
 /// change from the game's previous centipawn evaluation or the mate
 /// distance.
 ///
-/// [`Coding::Plain`] codes the change's zigzag bit length by the previous
-/// length, then its bits. [`Coding::Contexts`] sees the change from the
-/// side that moved (a move seldom improves its own side's evaluation by
+/// The change is seen from the side that moved (a move seldom improves its own side's evaluation by
 /// much), codes its size's bit length by the previous length, by the size
 /// of the evaluation before it and by which side that favours, then its
 /// sign; the kind by the previous kind; and a mate after a mate as the
 /// change of its distance.
 pub(crate) struct EvalCoder {
-    coding: Coding,
     kind: Vec<BitModel>,
     lengths: Vec<BitModel>,
     first_mantissa: Vec<BitModel>,
@@ -292,8 +270,7 @@ pub(crate) struct EvalCoder {
     mate_changes: Vec<BitModel>,
 }
 
-pub(super) const EVAL_LENGTH_CONTEXTS: usize = 8;
-/// With [`Coding::Contexts`]: the previous change's length (13) × the
+/// The previous change's length (13) × the
 /// previous evaluation's bit length (13) × whether it favours the side that
 /// moved.
 const EVAL_CONTEXTS_RICH: usize = 13 * 13 * 2;
@@ -309,13 +286,7 @@ pub(super) struct EvalState {
 }
 
 impl EvalState {
-    pub(super) fn context(&self) -> usize {
-        (self.prev_length as usize)
-            .div_ceil(2)
-            .min(EVAL_LENGTH_CONTEXTS - 1)
-    }
-
-    /// The context of [`Coding::Contexts`] when `white` moved last.
+    /// The context of a change when `white` moved last.
     fn rich_context(&self, white: bool) -> usize {
         let seen = if white { self.prev } else { -self.prev };
         let size = (64 - self.prev.unsigned_abs().leading_zeros()).min(12) as usize;
@@ -324,15 +295,11 @@ impl EvalState {
 }
 
 impl EvalCoder {
-    pub(crate) fn new(coding: Coding) -> EvalCoder {
-        let (lengths, model) = match coding {
-            Coding::Plain => (EVAL_LENGTH_CONTEXTS, BitModel::default()),
-            Coding::Contexts => (EVAL_CONTEXTS_RICH, BitModel::warm()),
-        };
+    pub(crate) fn new() -> EvalCoder {
+        let model = BitModel::warm();
         EvalCoder {
-            coding,
             kind: vec![model; 4 * 3],
-            lengths: vec![model; lengths * 64],
+            lengths: vec![model; EVAL_CONTEXTS_RICH * 64],
             first_mantissa: vec![model; 64],
             signs: vec![model; 64 * 2],
             mate_sign: model,
@@ -350,29 +317,22 @@ impl EvalCoder {
         white: bool,
         eval: Option<Eval>,
     ) {
-        let rich = self.coding == Coding::Contexts;
-        let k = if rich { state.prev_kind as usize } else { 0 };
+        let k = state.prev_kind as usize;
         let kind = &mut self.kind[k * 4..(k + 1) * 4];
         match eval {
             Some(Eval::Centipawns(cp)) => {
                 enc.encode_tree(kind, 2, 0);
-                let (v, ctx) = if rich {
-                    let d = cp - state.prev;
-                    let seen = if white { d } else { -d };
-                    (seen.unsigned_abs() + 1, state.rich_context(white))
-                } else {
-                    (zigzag(cp - state.prev) + 1, state.context())
-                };
+                let d = cp - state.prev;
+                let seen = if white { d } else { -d };
+                let (v, ctx) = (seen.unsigned_abs() + 1, state.rich_context(white));
                 let n = 63 - v.leading_zeros();
                 enc.encode_tree(&mut self.lengths[ctx * 64..(ctx + 1) * 64], 6, n);
                 if n > 0 {
                     enc.encode_bit(&mut self.first_mantissa[n as usize], v >> (n - 1) & 1 == 1);
                     encode_low(enc, v, n - 1);
-                    if rich {
-                        let better = (cp > state.prev) == white;
-                        let favours = state.rich_context(white) & 1;
-                        enc.encode_bit(&mut self.signs[n as usize * 2 + favours], better);
-                    }
+                    let better = (cp > state.prev) == white;
+                    let favours = state.rich_context(white) & 1;
+                    enc.encode_bit(&mut self.signs[n as usize * 2 + favours], better);
                 }
                 state.prev = cp;
                 state.prev_length = n;
@@ -380,12 +340,11 @@ impl EvalCoder {
             }
             Some(Eval::Mate(m)) => {
                 enc.encode_tree(kind, 2, 1);
-                if rich && state.prev_kind == 1 {
+                if state.prev_kind == 1 {
                     encode_gamma(enc, &mut self.mate_changes, zigzag(m - state.prev_mate) + 1);
                 } else {
-                    // Plain: the sign; with contexts: whether the side
-                    // that moved is mated.
-                    enc.encode_bit(&mut self.mate_sign, (m < 0) == (white || !rich));
+                    // Whether the side that moved is mated.
+                    enc.encode_bit(&mut self.mate_sign, (m < 0) == white);
                     encode_gamma(enc, &mut self.mate_lengths, m.unsigned_abs() + 1);
                 }
                 state.prev_mate = m;
@@ -404,16 +363,11 @@ impl EvalCoder {
         state: &mut EvalState,
         white: bool,
     ) -> Result<Option<Eval>, String> {
-        let rich = self.coding == Coding::Contexts;
-        let k = if rich { state.prev_kind as usize } else { 0 };
+        let k = state.prev_kind as usize;
         let kind = &mut self.kind[k * 4..(k + 1) * 4];
         match dec.decode_tree(kind, 2) {
             0 => {
-                let ctx = if rich {
-                    state.rich_context(white)
-                } else {
-                    state.context()
-                };
+                let ctx = state.rich_context(white);
                 let n = dec.decode_tree(&mut self.lengths[ctx * 64..(ctx + 1) * 64], 6);
                 let v = if n == 0 {
                     1
@@ -422,14 +376,9 @@ impl EvalCoder {
                     let rest = n - 1;
                     (1u64 << n) | (top << rest) | decode_low(dec, rest)
                 };
-                let change = if rich {
-                    let size = i64::try_from(v - 1).map_err(|_| "evaluation out of range")?;
-                    let better =
-                        n > 0 && dec.decode_bit(&mut self.signs[n as usize * 2 + (ctx & 1)]);
-                    if better == white { size } else { -size }
-                } else {
-                    unzigzag(v - 1)
-                };
+                let size = i64::try_from(v - 1).map_err(|_| "evaluation out of range")?;
+                let better = n > 0 && dec.decode_bit(&mut self.signs[n as usize * 2 + (ctx & 1)]);
+                let change = if better == white { size } else { -size };
                 let cp = state
                     .prev
                     .checked_add(change)
@@ -441,11 +390,11 @@ impl EvalCoder {
                 Ok(Some(Eval::Centipawns(cp)))
             }
             1 => {
-                let m = if rich && state.prev_kind == 1 {
+                let m = if state.prev_kind == 1 {
                     let z = decode_gamma(dec, &mut self.mate_changes) - 1;
                     state.prev_mate.checked_add(unzigzag(z))
                 } else {
-                    let neg = dec.decode_bit(&mut self.mate_sign) == (white || !rich);
+                    let neg = dec.decode_bit(&mut self.mate_sign) == white;
                     let m = decode_gamma(dec, &mut self.mate_lengths) - 1;
                     i64::try_from(m).ok().map(|m| if neg { -m } else { m })
                 }
@@ -473,10 +422,10 @@ mod tests {
     use crate::coder::BinaryDecoder;
 
     #[test]
-    fn clocks_round_trip_in_both_codings() {
+    fn clocks_round_trip() {
         let readings = [60u32, 60, 59, 60, 57, 55, 40, 54, 39, 50, 2, 49, 0, 48];
-        for coding in [Coding::Plain, Coding::Contexts] {
-            let mut coder = ClockCoder::new(coding);
+        {
+            let mut coder = ClockCoder::new();
             let mut model = ClockModel::new(b"60+0");
             let mut enc = BinaryEncoder::new();
             for &c in &readings {
@@ -484,7 +433,7 @@ mod tests {
                 model.encode(&mut coder, &mut enc, c);
             }
             let bytes = enc.finish();
-            let mut coder = ClockCoder::new(coding);
+            let mut coder = ClockCoder::new();
             let mut model = ClockModel::new(b"60+0");
             let mut dec = BinaryDecoder::new(&bytes);
             for &c in &readings {
@@ -547,15 +496,15 @@ mod tests {
             Some(Eval::Centipawns(-250)),
             None,
         ]);
-        for coding in [Coding::Plain, Coding::Contexts] {
-            let mut coder = EvalCoder::new(coding);
+        {
+            let mut coder = EvalCoder::new();
             let mut enc = BinaryEncoder::new();
             let mut state = EvalState::default();
             for (i, e) in evals.iter().enumerate() {
                 coder.encode(&mut enc, &mut state, i % 2 == 0, *e);
             }
             let bytes = enc.finish();
-            let mut coder = EvalCoder::new(coding);
+            let mut coder = EvalCoder::new();
             let mut dec = BinaryDecoder::new(&bytes);
             let mut state = EvalState::default();
             for (i, e) in evals.iter().enumerate() {
@@ -563,39 +512,5 @@ mod tests {
             }
             assert!(!dec.overrun());
         }
-    }
-
-    /// Format 7's evaluation stream: changes seen from the side that moved
-    /// (a move seldom helps the side that makes it by much) and a mate's
-    /// distance counted down from the mate before cost less than format
-    /// 6's.
-    #[test]
-    fn contexts_code_a_game_of_evaluations_in_fewer_bytes() {
-        // Each side loses a little with each move, now and then a lot.
-        let mut evals = Vec::new();
-        let mut cp = 20i64;
-        for ply in 1..=120i64 {
-            let white = ply % 2 == 1;
-            let loss = if ply % 17 == 0 {
-                150
-            } else {
-                (ply * 7919) % 23
-            };
-            cp += if white { -loss } else { loss };
-            evals.push((white, Eval::Centipawns(cp)));
-        }
-        for m in (1..=6).rev() {
-            evals.push((evals.len() % 2 == 0, Eval::Mate(m)));
-        }
-        let size = |coding| {
-            let mut coder = EvalCoder::new(coding);
-            let mut enc = BinaryEncoder::new();
-            let mut state = EvalState::default();
-            for &(white, e) in &evals {
-                coder.encode(&mut enc, &mut state, white, Some(e));
-            }
-            enc.finish().len()
-        };
-        assert!(size(Coding::Contexts) < size(Coding::Plain));
     }
 }

@@ -1,7 +1,7 @@
 //! The `move-lengths` column ([`LengthCoder`]) and the bit-coding helpers
 //! that it and the evaluation coder share.
 
-use super::{get_varint, unzigzag, zigzag};
+use super::{unzigzag, zigzag};
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
 
 /// Codes the bit lengths of the games' move streams: the bit length of
@@ -167,39 +167,36 @@ fn decode_number(
     (1u64 << n) | (top << r) | decode_low(dec, r)
 }
 
-/// The `move-lengths` column being read.
-pub(super) enum Lengths<'a> {
-    /// Varints (formats 1 and 2).
-    Varints(&'a [u8]),
-    /// [`LengthCoder`]'s stream.
-    Coded(BinaryDecoder<'a>, LengthCoder),
+/// The `move-lengths` column being read: [`LengthCoder`]'s stream.
+pub(super) struct Lengths<'a> {
+    dec: BinaryDecoder<'a>,
+    coder: LengthCoder,
 }
 
-impl Lengths<'_> {
-    pub(super) fn next(&mut self, variation: bool) -> Result<usize, String> {
-        let length = match self {
-            Lengths::Varints(data) => get_varint(data)?,
-            Lengths::Coded(dec, coder) => coder.decode(dec, variation),
-        };
-        usize::try_from(length).map_err(|_| "move length overflow".into())
+impl<'a> Lengths<'a> {
+    /// The lengths of the column `data`.
+    pub(super) fn new(data: &'a [u8]) -> Lengths<'a> {
+        Lengths {
+            dec: BinaryDecoder::new(data),
+            coder: LengthCoder::new(),
+        }
     }
 
-    /// The ply count of an annotated line (format 8).
+    pub(super) fn next(&mut self, variation: bool) -> Result<usize, String> {
+        usize::try_from(self.coder.decode(&mut self.dec, variation))
+            .map_err(|_| "move length overflow".into())
+    }
+
+    /// The ply count of an annotated line.
     pub(super) fn plies(&mut self) -> Result<usize, String> {
-        match self {
-            Lengths::Varints(_) => Err("an annotated line in a block of format 2".into()),
-            Lengths::Coded(dec, coder) => usize::try_from(coder.decode_plies(dec))
-                .ok()
-                .filter(|&p| p <= MAX_PLIES)
-                .ok_or_else(|| "implausible ply count".into()),
-        }
+        usize::try_from(self.coder.decode_plies(&mut self.dec))
+            .ok()
+            .filter(|&p| p <= MAX_PLIES)
+            .ok_or_else(|| "implausible ply count".into())
     }
 
     pub(super) fn overrun(&self) -> bool {
-        match self {
-            Lengths::Varints(data) => !data.is_empty(),
-            Lengths::Coded(dec, _) => dec.overrun(),
-        }
+        self.dec.overrun()
     }
 }
 
@@ -267,7 +264,7 @@ mod tests {
             coder.encode(&mut enc, variation, length);
         }
         let bytes = enc.finish();
-        let mut lengths = Lengths::Coded(BinaryDecoder::new(&bytes), LengthCoder::new());
+        let mut lengths = Lengths::new(&bytes);
         for &(plies, variation, length) in &items {
             if let Some(p) = plies {
                 assert_eq!(lengths.plies().unwrap() as u64, p);
@@ -275,8 +272,6 @@ mod tests {
             assert_eq!(lengths.next(variation).unwrap() as u64, length);
         }
         assert!(!lengths.overrun());
-        // Format 2's varints hold no ply counts.
-        assert!(Lengths::Varints(&[1]).plies().is_err());
     }
 
     /// A length near what its ply count predicts costs fewer bits after

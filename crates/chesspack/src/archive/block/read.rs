@@ -12,14 +12,12 @@ use super::{
     METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_MARKS, METHOD_OPENING_MARKS,
     METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
     TAG_VALUES, VERBATIM,
-    annotations::{
-        ClockCoder, ClockModel, Coding, EvalCoder, EvalState, format_annotation, format_eval,
-    },
+    annotations::{ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_eval},
     ends_game,
     fields::{self, FieldCoder, Walk},
     get_varint,
     layout::Layout,
-    lengths::{LengthCoder, Lengths},
+    lengths::Lengths,
     outcome_of, spell_annotated, to_crlf,
 };
 use crate::{
@@ -42,19 +40,12 @@ struct Stored {
     data: Vec<Vec<u8>>,
     /// The marks of the `tag-values` column.
     tag_marks: Marks,
-    /// Whether the `move-lengths` column is [`LengthCoder`]'s stream.
-    coded_lengths: bool,
-    /// How the `clocks` and the `evals` streams are coded.
-    clock_coding: Coding,
-    eval_coding: Coding,
-    /// Whether the block has a `layout` column (format 13).
+    /// Whether the block has a `layout` column.
     layouts: bool,
-    /// Whether the block names openings by lichess's table (format 15).
-    lichess_openings: bool,
 }
 
 /// The magic bytes of an xz stream: a compressed column that starts with
-/// them is xz (format 14), else zstd.
+/// them is xz, else zstd.
 const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0];
 
 /// An xz column of `raw` bytes, read in pure Rust (lzma-rs): a stream that
@@ -92,62 +83,49 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         return Err(format!("implausible game count {games}"));
     }
     let mut data = Vec::with_capacity(COLUMNS.len());
-    let mut tag_marks = Marks::None;
-    let mut coded_lengths = false;
-    let mut codings = [Coding::Plain; 2];
+    let mut tag_marks = Marks::Ids;
     let mut layouts = false;
     let mut engine = false;
-    let mut lichess_openings = false;
+    // The bits that a column's method byte must have, and those it may.
+    let ids = METHOD_MARKS
+        | METHOD_PLAYER_MARKS
+        | METHOD_OPENING_MARKS
+        | METHOD_TIME_MARKS
+        | METHOD_ID_MARKS;
+    let labels = ids | METHOD_LABEL_MARKS | METHOD_BAND_LABEL_MARKS;
     for (i, name) in COLUMNS.iter().enumerate() {
-        if (i == TAG_NUMBERS && tag_marks < Marks::Times)
-            || (i == LAYOUT && !layouts)
-            || (i == ENGINE && !engine)
-        {
-            // Blocks before format 7 (13, 14) have no such column.
+        if (i == LAYOUT && !layouts) || (i == ENGINE && !engine) {
+            // A block without layouts or engine comments has no such column.
             data.push(Vec::new());
             continue;
         }
         let (&method, rest) = payload.split_first().ok_or("missing columns")?;
         payload = rest;
-        let method = if i == TAG_VALUES {
-            let players = METHOD_MARKS | METHOD_PLAYER_MARKS;
-            let openings = players | METHOD_OPENING_MARKS;
-            let times = openings | METHOD_TIME_MARKS;
-            let ids = times | METHOD_ID_MARKS;
-            let labels = ids | METHOD_LABEL_MARKS;
-            let bits = labels | METHOD_BAND_LABEL_MARKS;
-            tag_marks = match method & bits {
-                0 => Marks::None,
-                METHOD_MARKS => Marks::Repeat,
-                b if b == players => Marks::Players,
-                b if b == openings => Marks::Openings,
-                b if b == times => Marks::Times,
-                b if b == ids => Marks::Ids,
-                b if b == labels => Marks::Labels,
-                b if b == bits => Marks::BandLabels,
-                _ => return Err(format!("column {name}: unknown method {method}")),
-            };
-            method & !bits
-        } else if i == MOVE_LENGTHS {
-            coded_lengths = method & METHOD_CODED_LENGTHS != 0;
-            method & !METHOD_CODED_LENGTHS
-        } else if i == CLOCKS || i == EVALS {
-            if method & METHOD_ANNOTATION_CONTEXTS != 0 {
-                codings[usize::from(i == EVALS)] = Coding::Contexts;
-            }
-            method & !METHOD_ANNOTATION_CONTEXTS
-        } else if i == KIND {
-            layouts = method & METHOD_LAYOUT != 0;
-            engine = method & METHOD_ENGINE != 0;
-            lichess_openings = method & METHOD_LICHESS_OPENINGS != 0;
-            method & !(METHOD_LAYOUT | METHOD_ENGINE | METHOD_LICHESS_OPENINGS)
-        } else if i == VERBATIM {
+        let unknown = || format!("column {name}: unknown method {method}");
+        let (required, optional) = match i {
+            TAG_VALUES => (ids, labels),
+            MOVE_LENGTHS => (METHOD_CODED_LENGTHS, 0),
+            CLOCKS | EVALS => (METHOD_ANNOTATION_CONTEXTS, 0),
+            KIND => (METHOD_LICHESS_OPENINGS, METHOD_LAYOUT | METHOD_ENGINE),
             // Whether the last game goes on in the next block: see
             // [`last_game_continues`].
-            method & !METHOD_CONTINUES
-        } else {
-            method
+            VERBATIM => (0, METHOD_CONTINUES),
+            _ => (0, 0),
         };
+        if method & required != required {
+            return Err(unknown());
+        }
+        let bits = method & (required | optional);
+        match i {
+            TAG_VALUES if bits == labels => tag_marks = Marks::BandLabels,
+            TAG_VALUES if bits != ids => return Err(unknown()),
+            KIND => {
+                layouts = method & METHOD_LAYOUT != 0;
+                engine = method & METHOD_ENGINE != 0;
+            }
+            _ => {}
+        }
+        let method = method & !bits;
         let raw = get_varint(&mut payload)?;
         let stored = get_varint(&mut payload)?;
         if raw > MAX_COLUMN || stored > payload.len() as u64 {
@@ -184,11 +162,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         games: games as usize,
         data,
         tag_marks,
-        coded_lengths,
-        clock_coding: codings[0],
-        eval_coding: codings[1],
         layouts,
-        lichess_openings,
     })
 }
 
@@ -306,11 +280,7 @@ pub(crate) fn decode_block_until(
             .split(|&b| b == b'\n')
             .collect()
     };
-    let mut tag_state = TagState::new(stored.tag_marks).with_openings(if stored.lichess_openings {
-        OpeningTable::lichess()
-    } else {
-        OpeningTable::learned()
-    });
+    let mut tag_state = TagState::new(stored.tag_marks);
     for name in &names {
         tag_state.add_name(name);
     }
@@ -346,19 +316,15 @@ pub(crate) fn decode_block_until(
     let moves =
         Bits::from_bytes(d[MOVES].clone(), d[MOVES].len() * 8).map_err(|e| e.to_string())?;
     let mut move_pos = 0usize;
-    let mut move_lengths = if stored.coded_lengths {
-        Lengths::Coded(BinaryDecoder::new(&d[MOVE_LENGTHS]), LengthCoder::new())
-    } else {
-        Lengths::Varints(&d[MOVE_LENGTHS])
-    };
+    let mut move_lengths = Lengths::new(&d[MOVE_LENGTHS]);
     let mut comments = d[COMMENTS].as_slice();
     let mut layouts = d[LAYOUT].as_slice();
     let mut engine = d[ENGINE].as_slice();
     let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
     let mut evals = BinaryDecoder::new(&d[EVALS]);
     let mut annotation_coders = AnnotationCoders {
-        clocks: ClockCoder::new(stored.clock_coding),
-        evals: EvalCoder::new(stored.eval_coding),
+        clocks: ClockCoder::new(),
+        evals: EvalCoder::new(),
         eval_text: d[EVAL_TEXT].as_slice(),
     };
 
@@ -515,10 +481,10 @@ pub(crate) fn decode_block_until(
             if tags_alone {
                 queue.ready(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
             }
-            // The opening where the block stores it with its ply (format 15).
+            // The opening where the block stores it with its ply.
             // (`Some(None)`: the label that says the table names none.)
             let opening_wanted = matches!(w, Want::Opening | Want::OpeningStored);
-            let stored_opening = (opening_wanted && stored.lichess_openings)
+            let stored_opening = opening_wanted
                 .then(|| {
                     let openings = tag_state.openings();
                     let l = label?;

@@ -12,7 +12,7 @@ use super::{
     METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS,
     TAG_SEQ, TAG_VALUES, VERBATIM, annotated_pattern,
     annotations::{
-        ClockCoder, ClockModel, Coding, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
+        ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
     ends_game,
     fields::{self, FieldCoder, Walk},
@@ -64,9 +64,9 @@ impl Columns {
             moves: BitWriter::new(),
             length_coder: LengthCoder::new(),
             lengths: BinaryEncoder::new(),
-            clock_coder: ClockCoder::new(Coding::Contexts),
+            clock_coder: ClockCoder::new(),
             clocks: BinaryEncoder::new(),
-            eval_coder: EvalCoder::new(Coding::Contexts),
+            eval_coder: EvalCoder::new(),
             evals: BinaryEncoder::new(),
             tag_names: Vec::new(),
             tag_values: Vec::new(),
@@ -689,7 +689,6 @@ pub(crate) fn encode_block(
     }
     let engine = !cols.data[ENGINE].is_empty();
     let labels = cols.tag_state.codes_labels();
-    let band_labels = cols.tag_state.codes_band_labels();
     let mut names = Vec::new();
     for n in &cols.tag_names {
         names.extend_from_slice(n);
@@ -733,9 +732,8 @@ pub(crate) fn encode_block(
                     | METHOD_OPENING_MARKS
                     | METHOD_TIME_MARKS
                     | METHOD_ID_MARKS
-                    | if labels { METHOD_LABEL_MARKS } else { 0 }
-                    | if band_labels {
-                        METHOD_BAND_LABEL_MARKS
+                    | if labels {
+                        METHOD_LABEL_MARKS | METHOD_BAND_LABEL_MARKS
                     } else {
                         0
                     }
