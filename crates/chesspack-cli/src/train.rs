@@ -115,7 +115,7 @@ pub enum TrainCommand {
     /// many held-out games of the PGN files it names right.
     Openings {
         /// Where to write the table
-        /// (crates/chesspack/src/openings.bin to ship it).
+        /// (crates/chesspack/src/openings-lichess.bin to ship lichess's).
         #[arg(short, long)]
         output: String,
         /// A position is listed when at least this many training games
@@ -147,14 +147,14 @@ pub enum TrainCommand {
     /// PGN files (leaving out the held-out 5%): the prior that archives
     /// code each game's opening with.
     OpeningPrior {
-        /// Where to write the counts
-        /// (crates/chesspack/src/openings-prior.txt to ship them, or
-        /// openings-prior-bands.txt with `--bands`).
+        /// Where to write the counts (with `--bands`,
+        /// crates/chesspack/src/openings-lichess-prior-bands.txt to ship
+        /// them).
         #[arg(short, long)]
         output: String,
         /// Count by the players' rating band (the mean Elo below 1400,
         /// 1400-1799, 1800-2199, 2200 and up, none), one line a label and a
-        /// column a band: the priors of archive format 12.
+        /// column a band: the priors archives code openings with.
         #[arg(long)]
         bands: bool,
         /// PGN files (`.zst` too).

@@ -198,7 +198,7 @@ fn read_archive_here(data: &[u8]) {
 }
 
 /// Compresses `data` as PGN into an archive and checks that it decompresses
-/// to `data`, byte for byte (format 13, issue 56).
+/// to `data`, byte for byte (issue 56).
 fn compress_pgn(data: &[u8]) {
     use crate::archive;
     let options = archive::Options {
@@ -206,7 +206,7 @@ fn compress_pgn(data: &[u8]) {
         level: 1,
         ..Default::default()
     };
-    // `fast` (whose blocks store openings, format 11) for half the inputs,
+    // `fast` (whose blocks store openings) for half the inputs,
     // by their length.
     let fast = game::ModelCodec::fast();
     let codec: &dyn game::GameCodec = if data.len() % 2 == 1 {

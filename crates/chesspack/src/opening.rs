@@ -1105,7 +1105,7 @@ const AIM_BONUS: i32 = 3549;
 /// opening can be reached: enough for the least frequency.
 const AIM_PENALTY: i32 = 1 << 16;
 
-/// A game's way to its opening (archive format 11): the archive stores the
+/// A game's way to its opening: the archive stores the
 /// opening's label before the moves, so the mainline's moves are coded
 /// knowing that the game reaches a listed position of that label. Until it
 /// has, a move that may no longer reach any ([`Signature`]) is all but
@@ -1340,8 +1340,8 @@ impl BandPriors {
         &self.bands[band.min(RATING_BANDS - 1)]
     }
 
-    /// The hash of the table and the priors' file together, which archives
-    /// of format 12 record.
+    /// The hash of the table and the priors' file together, which archive
+    /// headers record (with more).
     pub(crate) fn hash(&self) -> u64 {
         self.hash
     }
@@ -1349,8 +1349,7 @@ impl BandPriors {
 
 /// How often each opening of the shipped table is the opening
 /// ([`OpeningTable::predict`]) of the games `games` (start, moves): the
-/// file of the prior that archives of format 11 code each game's opening
-/// with (`openings-prior.txt`, one count a line in the table's order of
+/// counts of a prior (one count a line in the table's order of
 /// openings), and the number of games counted (those the table names an
 /// opening of).
 ///
@@ -1381,8 +1380,8 @@ pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (St
 /// table is the opening of the games `games` (their players' Elos, start,
 /// moves) of each band (below 1400, 1400–1799, 1800–2199, 2200 and up, no
 /// Elo: the mean of both, or the one given), one line a label with a count
-/// a band (`openings-prior-bands.txt`, which archives of format 12 code
-/// each game's opening with), and the number of games counted.
+/// a band (`openings-lichess-prior-bands.txt`, which archives code each
+/// game's opening with), and the number of games counted.
 ///
 /// ```
 /// use chesspack::train::opening_prior_bands;

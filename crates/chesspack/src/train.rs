@@ -23,7 +23,7 @@ pub use crate::position::{
 };
 
 /// The prior of archives' engine-comment fields (the library's
-/// `fields.bin`, format 14) from the PGN games of `input`, leaving out the
+/// `fields.bin`) from the PGN games of `input`, leaving out the
 /// held-out ones: the models that coding their engine comments in turn
 /// leaves, keeping each number's place used at least `min_uses` times.
 /// Returns the file and the numbers of games used and held out.

@@ -8,7 +8,7 @@ use super::*;
 ///
 /// A game text longer than 8 MiB (a file with no blank lines, a game of
 /// millions of moves) is stored verbatim in pieces, which may span blocks
-/// (format 10). Blocks count and number the games that start in them; a
+///. Blocks count and number the games that start in them; a
 /// block's first pieces belong to the game that its predecessor ends with
 /// ([`ArchiveReader::rest_of_game`] gives the rest of it).
 pub const CONTINUED: usize = usize::MAX;
@@ -16,7 +16,7 @@ pub const CONTINUED: usize = usize::MAX;
 /// Decodes the games of `block` for which `want` is true, giving their text
 /// (canonical or verbatim) to `sink` with their index in the block. When
 /// every game is wanted, their text is checked against the block's text
-/// checksum (format 4) before the call returns.
+/// checksum before the call returns.
 ///
 /// A game stored in pieces (longer than 8 MiB) comes in several calls with
 /// the same index, which together give its text; the pieces that open the
@@ -73,7 +73,7 @@ pub type GameTags = Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>>;
 
 /// The tags of every game of a block, without checking the block's text.
 /// Moves are decoded only where the archive stores an `ECO` or `Opening`
-/// tag as the value the moves give (format 6): `codec` is the archive's
+/// tag as the value the moves give: `codec` is the archive's
 /// ([`ArchiveReader::codec`]).
 ///
 /// # Errors
@@ -88,7 +88,7 @@ pub fn block_tags(codec: &dyn GameCodec, block: &Block) -> Result<Vec<GameTags>,
 /// [`OpeningTable::lichess`](crate::opening::OpeningTable::lichess)), in
 /// order, `None` for a game it names none of (a game from a FEN, a game
 /// stored verbatim that does not parse). A game whose block stores its
-/// opening's label and ply (format 15: its `Opening` tag is lichess's)
+/// opening's label and ply (its `Opening` tag is lichess's)
 /// decodes no moves; the others decode their mainline's first plies, only
 /// as far as a move can still change the answer. `codec` is the
 /// archive's ([`ArchiveReader::codec`]).

@@ -239,14 +239,14 @@ pub struct Options {
     pub block_bytes: usize,
     /// zstd level of the text columns.
     pub level: i32,
-    /// Which games keep their opening in the archive (formats 11 and 12)
+    /// Which games keep their opening in the archive
     /// rather than have it worked out from their first moves when read.
     pub openings: Openings,
 }
 
 /// Which games of an archive keep the opening their moves give (its label
-/// in the opening table, coded with the tags, the moves coded knowing it:
-/// formats 11 and 12), so that reading their `ECO` and `Opening` tags
+/// in the opening table, coded with the tags, the moves coded knowing it),
+/// so that reading their `ECO` and `Opening` tags
 /// decodes no moves. Only codecs that aim at an opening (`model`, `fast`)
 /// keep any.
 ///

@@ -35,7 +35,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
         r.seek(SeekFrom::Start(0))?;
         let read = Header::read(&mut r);
         let file_len = r.seek(SeekFrom::End(0))?;
-        // A damaged header is read from its copy in the index (format 13).
+        // A damaged header is read from its copy in the index.
         let (header, header_len, header_error) = match read {
             Ok((header, len)) => (header, len, None),
             Err(
@@ -77,7 +77,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
     }
 
     /// Why the header could not be read, where it was read from its copy
-    /// in the index instead (format 13).
+    /// in the index instead.
     pub fn header_error(&self) -> Option<&str> {
         self.header_error.as_deref()
     }
@@ -180,7 +180,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
     /// [`ArchiveReader::game`] gives it, a piece at a time: a game longer
     /// than 8 MiB is never whole in memory. With `check`, the game's whole
     /// block is decoded and its text checked against the stored checksum
-    /// (format 4) before any of it is written: slower, by the games after
+    /// before any of it is written: slower, by the games after
     /// this one in its block.
     ///
     /// # Errors
@@ -351,14 +351,14 @@ impl Block {
     }
 
     /// Whether the block's last game is a text longer than 8 MiB that goes
-    /// on at the start of the next block (format 10; see
+    /// on at the start of the next block (see
     /// [`ArchiveReader::rest_of_game`] and [`CONTINUED`]).
     pub(crate) fn last_game_continues(&self) -> bool {
         block::last_game_continues(&self.payload)
     }
 }
 
-/// The bytes of the input that belong to no game, which format 4 keeps.
+/// The bytes of the input that belong to no game, which the index keeps.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Ends {
     /// A byte order mark and blank lines before the first game.

@@ -129,7 +129,7 @@ const DATE_AS_GAME: u8 = 15;
 const RECENT_VALUE: u8 = 16;
 /// `LICHESS_ID`: a lichess game's URL, its id a number.
 const LICHESS_ID: u8 = 17;
-/// The opening's value that the game's label gives (format 11): the first
+/// The opening's value that the game's label gives: the first
 /// such mark of a game comes with its label in the `tag-numbers` column.
 const LABELLED: u8 = 18;
 
@@ -270,23 +270,21 @@ pub(crate) struct TagState {
     last_elo: Option<i64>,
     /// This game's Elos so far.
     elos: [Option<i64>; 2],
-    /// This game's first date (format 7), when `has_game_date`; the buffer
+    /// This game's first date, when `has_game_date`; the buffer
     /// stays from game to game.
     game_date: Vec<u8>,
     has_game_date: bool,
     /// The last [`RECENT_VALUES`] different values of each tag name, most
-    /// recent first (format 7; tags of [`Role::Other`], [`Role::Opening`]
+    /// recent first (tags of [`Role::Other`], [`Role::Opening`]
     /// and [`Role::Date`]).
     values: Vec<Vec<Vec<u8>>>,
     /// The probabilities of the numbers of the marks.
     numbers: TagNumbers,
     /// Whether a number was coded.
     coded: bool,
-    /// The opening table the block names openings by: the learned one
-    /// (formats 6 to 14) or lichess's.
+    /// The opening table the block names openings by (lichess's).
     openings: &'static OpeningTable,
-    /// Whether the ply of a game's opening is one of its lines' (format
-    /// 15), and which.
+    /// Whether the ply of a game's opening is one of its lines', and which.
     ply_is_line: BitModel,
     ply_line: [BitModel; 8],
 }
@@ -632,7 +630,7 @@ impl TagState {
 
     /// Codes the ply of the position that names the game's opening, `ply`
     /// (1 to 40), after its label, where the block's table knows the plies
-    /// of its lines (format 15): mostly it is the ply of one of the lines
+    /// of its lines: mostly it is the ply of one of the lines
     /// of the label.
     pub(crate) fn encode_ply(&mut self, label: u32, ply: usize, numbers: &mut BinaryEncoder) {
         let lines = self.openings.line_plies(label);

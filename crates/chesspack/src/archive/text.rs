@@ -19,7 +19,7 @@ pub(crate) enum Event {
     /// The next move of the current line.
     Move(Move),
     /// A null move (`--`, or `0000` in UCI movetext): the other side to
-    /// move, nothing moved (format 9).
+    /// move, nothing moved.
     Null,
     /// A numeric annotation glyph (`$n`, or `!`, `?` and their pairs).
     Nag(u8),
@@ -31,7 +31,7 @@ pub(crate) enum Event {
     Close,
 }
 
-/// The result token that ends a movetext: PGN's four, then (format 9)
+/// The result token that ends a movetext: PGN's four, then
 /// the spellings of other tools, with an en dash or a `½`.
 pub(crate) const OUTCOMES: [&str; 9] = [
     "1-0",
@@ -70,9 +70,9 @@ pub(crate) struct ParsedGame {
     pub outcome: Option<u8>,
     /// Whether the result token starts a line of its own (after a move,
     /// comment or other token): canonical output then puts a line feed
-    /// before it instead of a space (format 4).
+    /// before it instead of a space.
     pub result_on_new_line: bool,
-    /// How the movetext spells moves and their numbers (format 9):
+    /// How the movetext spells moves and their numbers:
     /// [`LAYOUT_UCI`], [`LAYOUT_SPACED_DOTS`] and [`LAYOUT_UNNUMBERED`]
     /// bits, 0 for the canonical SAN with numbers.
     pub layout: u8,

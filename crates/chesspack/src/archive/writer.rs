@@ -12,7 +12,7 @@ pub(crate) struct ArchiveWriter<W: Write> {
     /// The first block's lead and the last block's tail.
     pub(super) lead: Vec<u8>,
     pub(super) tail: Vec<u8>,
-    /// The header's bytes, copied into the index (format 13).
+    /// The header's bytes, copied into the index.
     pub(super) header: Vec<u8>,
 }
 
@@ -92,8 +92,8 @@ impl<W: Write> ArchiveWriter<W> {
             index.extend_from_slice(&e.len.to_le_bytes());
             index.extend_from_slice(&e.games.to_le_bytes());
         }
-        // From format 13 a copy of the header, which a reader uses when
-        // the header is damaged.
+        // A copy of the header, which a reader uses when the header is
+        // damaged.
         for end in [&self.lead, &self.tail, &self.header] {
             index.extend_from_slice(&(end.len() as u32).to_le_bytes());
             index.extend_from_slice(end);

@@ -187,8 +187,7 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
     }
     /// This codec for a game's mainline from the standard start that
     /// reaches a position of opening `label` of `table`, one of the
-    /// library's opening tables (as archives of format 11 store it before
-    /// the moves): until it has, moves that lead there are likelier. `None`
+    /// library's opening tables (as archives store it before the moves): until it has, moves that lead there are likelier. `None`
     /// for codecs that cannot (all but `model` and `fast`) and for a label
     /// the table does not have.
     fn aimed_at(

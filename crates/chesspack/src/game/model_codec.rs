@@ -44,8 +44,8 @@ pub struct ModelCodec {
     /// The game's ratings and time control, which `model` reads.
     context: model::GameContext,
     /// The opening table and the label of the opening the mainline
-    /// reaches, where the archive stores it before the moves (format 11:
-    /// [`crate::opening::Aim`]).
+    /// reaches, where the archive stores it before the moves
+    /// ([`crate::opening::Aim`]).
     aim: Option<(&'static OpeningTable, u32)>,
 }
 

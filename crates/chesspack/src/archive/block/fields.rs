@@ -1,4 +1,4 @@
-//! Engine comments (format 14): a comment such as TCEC's
+//! Engine comments: a comment such as TCEC's
 //! `{d=24, sd=49, mt=67797, tl=3542203, s=30518653, n=2069073149, pv=d4
 //! exd4 Nxd4, tb=0, h=45.8, wv=0.38, R50=50, mb=+0+0+0+0+0,}` or
 //! cutechess-cli's `{+0.35/20 1.2s}` is split into a *template*, its text
@@ -449,7 +449,7 @@ impl LineModels {
     }
 }
 
-/// Where the fields' models start (format 14): their states after coding
+/// Where the fields' models start: their states after coding
 /// the engine comments of training games (`chesspack train
 /// engine-comments`), shipped in `fields.bin`. A number's place that the
 /// prior lacks starts from fresh models.

@@ -1,4 +1,4 @@
-//! The layout of a game's text (format 13, issue 56): what turns the
+//! The layout of a game's text (issue 56): what turns the
 //! canonical text back into the input's bytes.
 //!
 //! A parsed game is written canonically (one tag a line, a blank line, the

@@ -9,18 +9,18 @@ use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
 /// leading one through adaptive trees of that bit length, then the other
 /// bits as they are; the mainline and the variations apart.
 ///
-/// From format 8 it also codes the ply count of a game stored as an
+/// It also codes the ply count of a game stored as an
 /// annotated line (`E_ANNOTATED`), the same way, before its moves' length;
 /// that length is then coded as its difference from the ply count times
 /// the block's bits a ply so far, by the ply count's bit length.
 pub(crate) struct LengthCoder {
     exponents: Vec<BitModel>,
     tops: Vec<BitModel>,
-    /// The ply counts' trees (format 8).
+    /// The ply counts' trees.
     ply_exponents: Vec<BitModel>,
     ply_tops: Vec<BitModel>,
     /// The trees of the differences from the predicted length, by the ply
-    /// count's bit length (format 8).
+    /// count's bit length.
     residual_exponents: Vec<BitModel>,
     residual_tops: Vec<BitModel>,
     /// The ply count coded for the next mainline length.
@@ -240,7 +240,7 @@ pub(super) fn decode_gamma(dec: &mut BinaryDecoder<'_>, lengths: &mut [BitModel]
 mod tests {
     use super::*;
 
-    /// Lengths with and without a ply count before them (format 8), a
+    /// Lengths with and without a ply count before them, a
     /// length far from what its ply count predicts and a variation's
     /// length after a counted mainline come back.
     #[test]

@@ -3,43 +3,40 @@
 //! Payload: the number of games (varint), then [`COLUMNS`] columns in that
 //! order, each as a method byte, the raw length and the stored length
 //! (varints) and the stored bytes. The method's low bit says stored (0) or
-//! zstd (1); the bits above it say how some columns are written:
+//! compressed (1): a compressed column whose bytes start with xz's magic
+//! (`FD 37 7A 58 5A 00`) is an xz stream, else a zstd frame (the writer
+//! keeps the smaller). The bits above it are fixed, but for a few that say
+//! what the block holds:
 //!
-//! * `tag-values` + 2 (format 2 on): a value equal to the previous value of
-//!   its tag name in the block is the single byte 1, and a value that
-//!   begins with byte 1 or 2 has a 2 put before it;
-//! * `tag-values` + 6 (format 3): the marks of recent players, players'
-//!   ratings and next days too (see the `tags` module);
-//! * `tag-values` + 14 (format 6): `ECO` and `Opening` stored as the
-//!   value that the moves give, where they equal it (see the `tags` module
-//!   and [`crate::opening`]);
-//! * `clocks` + 2 and `evals` + 2 (format 7): the readings and the
-//!   evaluations coded with richer contexts (see the `annotations` module);
-//! * `tag-values` + 30 (format 7): times, Elos, rating changes and dates
-//!   as steps, values of other tags as one of the last few values of the
-//!   name (see the `tags` module), with the steps' numbers in a 13th
-//!   column, `tag-numbers`, that blocks of earlier formats do not have;
-//! * `tag-values` + 62 (format 8): a lichess game's `Site` URL as a mark,
-//!   its id a number in `tag-numbers`;
-//! * `move-lengths` + 2 (format 3): the bit length of each line's moves,
-//!   coded with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder)), not as varints.
-//! * `verbatim` + 2 (format 10): the block's last game is a piece of a
-//!   game text longer than 8 MiB, which goes on at the start of the next
-//!   block (as games of kind [`KIND_PIECE`]).
-//! * `kind` + 2 (format 13): a 14th column, `layout`, follows
-//!   `tag-numbers`: each parsed game's layout, which turns its canonical
-//!   text into the input's bytes (see the `layout` module).
-//! * `kind` + 4 (format 14): a 15th column, `engine-fields`, follows
+//! * `tag-values` + 62 always: the marks of repeated values, players,
+//!   ratings, dates, rounds, `ECO` and `Opening` that the moves give,
+//!   times, Elos, rating changes, recent values and lichess game URLs (see
+//!   the `tags` module), with their numbers in the `tag-numbers` column;
+//!   + 192 where the codec aims at openings: a game's first `ECO` or
+//!   `Opening` tag that the moves give comes with the opening's label, coded
+//!   with the prior of the game's rating band, and the mainline's moves
+//!   are coded knowing it;
+//! * `move-lengths` + 2 always: the bit length of each line's moves, coded
+//!   with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder));
+//! * `clocks` + 2 and `evals` + 2 always: the readings and evaluations
+//!   coded with contexts (see the `annotations` module);
+//! * `verbatim` + 2: the block's last game is a piece of a game text
+//!   longer than 8 MiB, which goes on at the start of the next block (as
+//!   games of kind [`KIND_PIECE`]);
+//! * `kind` + 8 always: openings are named by lichess's table; + 2: a 14th
+//!   column, `layout`, follows `tag-numbers`: each parsed game's layout,
+//!   which turns its canonical text into the input's bytes (see the
+//!   `layout` module); + 4: a 15th column, `engine-fields`, follows
 //!   (`layout`, where the block has it, else) `tag-numbers`: the fields of
 //!   each game's engine comments, whose templates are in `comments` (see
 //!   the `fields` module).
-//! * A compressed column (low bit 1) whose bytes start with xz's magic
-//!   (`FD 37 7A 58 5A 00`) is an xz stream, else a zstd frame (format 14):
-//!   the writer keeps the smaller.
 //!
-//! Format 3 also stores a game whose movetext is moves alone as one event
-//! (`E_LINE`) with the codec's self-ending stream, instead of an event per
-//! move with a stream that the move count ends.
+//! A method byte without the bits it must have is an error: until the
+//! first release there is one format.
+//!
+//! A game whose movetext is moves alone is one event (`E_LINE`) with the
+//! codec's self-ending stream, instead of an event per move with a stream
+//! that the move count ends.
 
 use shakmaty::{Chess, Move, Position};
 
@@ -59,8 +56,8 @@ pub(crate) use write::encode_block;
 #[cfg(feature = "train")]
 pub(crate) use write::engine_comment_prior;
 
-/// The hash of the engine-comment fields' prior this library ships
-/// (format 14 archives' table hash covers it).
+/// The hash of the engine-comment fields' prior this library ships (the
+/// header's table hash covers it).
 pub(crate) fn fields_prior_hash() -> u64 {
     fields::FieldPrior::embedded_hash()
 }
@@ -98,75 +95,54 @@ const COMMENTS: usize = 8;
 const CLOCKS: usize = 9;
 const EVALS: usize = 10;
 const EVAL_TEXT: usize = 11;
-/// Format 7: the numbers of the tag values' marks, range-coded.
+/// The numbers of the tag values' marks, range-coded.
 const TAG_NUMBERS: usize = 12;
-/// Format 13: each parsed game's layout ([`layout::Layout`]), which
+/// Each parsed game's layout ([`layout::Layout`]), which
 /// gives the input's bytes back from the canonical text.
 const LAYOUT: usize = 13;
-/// Format 14: the fields of each game's engine comments
+/// The fields of each game's engine comments
 /// ([`fields::FieldCoder`]), a stream per game after its length.
 const ENGINE: usize = 14;
 
-/// Column method bit of `kind`: the block has a `layout` column (format
-/// 13), after `tag-numbers`; blocks without it give canonical text.
+/// Column method bit of `kind`: the block has a `layout` column, after
+/// `tag-numbers`; blocks without it give canonical text.
 const METHOD_LAYOUT: u8 = 2;
 
-/// Column method bit of `kind`: the block has an `engine-fields` column
-/// (format 14), after `layout` or `tag-numbers`.
+/// Column method bit of `kind`: the block has an `engine-fields` column,
+/// after `layout` or `tag-numbers`.
 const METHOD_ENGINE: u8 = 4;
 
 /// Column method bit of `kind`: the block names openings (the `ECO` and
 /// `Opening` tags the moves give, the labels and their priors) by
-/// lichess's opening table (format 15), not the table learned from games
-/// that formats 6 to 14 use.
+/// lichess's opening table (every block has it).
 const METHOD_LICHESS_OPENINGS: u8 = 8;
 
-/// Column method bit: the `tag-values` column marks repeated values
-/// ([`Marks::Repeat`](super::tags::Marks::Repeat)); the low bit says raw (0) or zstd (1). Archives
-/// written before the marks (methods 0 and 1) still decode.
+/// The bits of the `tag-values` column's method that every block has:
+/// every mark but the opening's label ([`Marks::Ids`](super::tags::Marks::Ids)).
 const METHOD_MARKS: u8 = 2;
-/// Column method bit, with [`METHOD_MARKS`]: the `tag-values` column uses
-/// the marks of players, ratings and dates too ([`Marks::Players`](super::tags::Marks::Players)).
 const METHOD_PLAYER_MARKS: u8 = 4;
-
-/// Column method bit, with [`METHOD_MARKS`] and [`METHOD_PLAYER_MARKS`]:
-/// the `tag-values` column may store `ECO` and `Opening` as the value the
-/// moves give ([`Marks::Openings`](super::tags::Marks::Openings), format 6).
 const METHOD_OPENING_MARKS: u8 = 8;
-
-/// Column method bit, with the three above: the `tag-values` column uses
-/// the marks of times, Elos, rating changes, dates and recent values too
-/// ([`Marks::Times`](super::tags::Marks::Times), format 7), whose numbers
-/// are in the `tag-numbers` column.
 const METHOD_TIME_MARKS: u8 = 16;
-
-/// Column method bit, with the four above: the `tag-values` column uses
-/// the mark of lichess game URLs too ([`Marks::Ids`](super::tags::Marks::Ids),
-/// format 8), whose ids are in the `tag-numbers` column.
 const METHOD_ID_MARKS: u8 = 32;
 
-/// Column method bit, with the five above: a game's first `ECO` or
-/// `Opening` tag that the moves give comes with the opening's label in the
-/// `tag-numbers` column, and the mainline's moves are coded knowing it
-/// ([`Marks::Labels`](super::tags::Marks::Labels), format 11).
+/// The bits of the `tag-values` column's method, both or neither, of a
+/// block whose games' first `ECO` or `Opening` tag that the moves give
+/// comes with the opening's label in the `tag-numbers` column, coded with
+/// the prior of the game's rating band, and whose mainline moves are coded
+/// knowing it ([`Marks::BandLabels`](super::tags::Marks::BandLabels)).
 const METHOD_LABEL_MARKS: u8 = 64;
-
-/// Column method bit, with the six above: each label is coded with the
-/// prior of the game's rating band
-/// ([`Marks::BandLabels`](super::tags::Marks::BandLabels), format 12).
 const METHOD_BAND_LABEL_MARKS: u8 = 128;
 
-/// Column method bit of `move-lengths`: the lengths are coded with
-/// [`LengthCoder`](lengths::LengthCoder) (format 3), not written as varints.
+/// Column method bit of `move-lengths` (every block has it): the lengths
+/// are coded with [`LengthCoder`](lengths::LengthCoder).
 const METHOD_CODED_LENGTHS: u8 = 2;
 
-/// Column method bit of `clocks` and `evals`: the stream is coded with
-/// [`Coding::Contexts`](annotations::Coding::Contexts) (format 7), not
-/// [`Coding::Plain`](annotations::Coding::Plain).
+/// Column method bit of `clocks` and `evals` (every block has it): the
+/// streams are coded with contexts (see the `annotations` module).
 const METHOD_ANNOTATION_CONTEXTS: u8 = 2;
 
 /// Column method bit of `verbatim`: the block's last game goes on in the
-/// next block, whose first games are pieces of it (format 10).
+/// next block, whose first games are pieces of it.
 const METHOD_CONTINUES: u8 = 2;
 
 /// The largest raw column a decoder accepts (a block holds at most a few
@@ -188,15 +164,15 @@ const E_RESULT_AS_TAG: u8 = 9;
 /// `E_OUTCOME + i`: outcome `text::OUTCOMES[i]`, then the game ends.
 const E_OUTCOME: u8 = 10;
 /// The first event of a game whose movetext is its mainline's moves alone
-/// (format 3): the moves, as many as the codec's self-ending stream holds
+///: the moves, as many as the codec's self-ending stream holds
 /// ([`GameCodec::encode`](crate::game::GameCodec::encode) rather than [`GameCodec::encode_counted`](crate::game::GameCodec::encode_counted)); then
 /// the game's end.
 const E_LINE: u8 = 14;
-/// The result token that follows starts a line of its own (format 4).
+/// The result token that follows starts a line of its own.
 const E_RESULT_LINE: u8 = 15;
 /// The first event of a game whose movetext is its mainline's moves, each
 /// followed by one clock or evaluation comment (lichess's exports), then
-/// its result or end (format 8). A pattern byte follows: `3 × a + b`, where
+/// its result or end. A pattern byte follows: `3 × a + b`, where
 /// `a` is the comments' kind after every move but the last and `b` after
 /// the last, kinds 0 to 2 for [`E_CLK`], [`E_EVAL_CLK`] and [`E_EVAL`].
 /// The ply count is in the `move-lengths` stream, before the moves' length
@@ -204,18 +180,18 @@ const E_RESULT_LINE: u8 = 15;
 /// out: a move and the comment kind, as many times as the plies.
 const E_ANNOTATED: u8 = 16;
 
-/// A null move (format 9): the line's moves so far end, and its moves
+/// A null move: the line's moves so far end, and its moves
 /// after it are a line of their own, from the position after it (in the
 /// order of the game's `(` and null moves).
 const E_NULL: u8 = 17;
 /// `E_OUTCOME_SPELLED + i`: outcome `text::OUTCOMES[4 + i]` (another tool's
-/// spelling, format 9), then the game ends.
+/// spelling), then the game ends.
 const E_OUTCOME_SPELLED: u8 = 18;
-/// An engine comment (format 14): its template is the next text of the
+/// An engine comment: its template is the next text of the
 /// `comments` column, its fields are in the game's `engine-fields` stream.
 const E_ENGINE_NEW: u8 = 23;
 /// An engine comment whose template is that of the same side's last engine
-/// comment in the game (format 14).
+/// comment in the game.
 const E_ENGINE_SAME: u8 = 24;
 
 /// The pattern byte of [`E_ANNOTATED`] for comments of kind `every` after
@@ -382,17 +358,17 @@ impl Lines {
     }
 }
 
-/// `kind` of a parsed game whose lines all end with CR LF (format 4): its
+/// `kind` of a parsed game whose lines all end with CR LF: its
 /// canonical text is written with CR LF line ends ([`to_crlf`]). A parsed
 /// game's kind is this bit, or 0, plus its layout bits
 /// ([`ParsedGame::layout`](crate::archive::text::ParsedGame::layout))
-/// times [`KIND_LAYOUT`] (format 9); a verbatim game's kind is 1.
+/// times [`KIND_LAYOUT`]; a verbatim game's kind is 1.
 const KIND_CRLF: u8 = 2;
-/// The unit of a parsed game's layout bits in its `kind` (format 9).
+/// The unit of a parsed game's layout bits in its `kind`.
 const KIND_LAYOUT: u8 = 4;
 /// `kind` of a verbatim piece that goes on with the text of the game
 /// before it (in this block, or the last of the block before): a game
-/// text longer than 8 MiB is stored in pieces (format 10). It is no game
+/// text longer than 8 MiB is stored in pieces. It is no game
 /// of its own: blocks count the games that start in them.
 const KIND_PIECE: u8 = 3;
 

@@ -167,7 +167,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
 }
 
 /// Whether the last game of the block with `payload` goes on in the next
-/// block (format 10: a game text longer than 8 MiB, stored in pieces). Only
+/// block (a game text longer than 8 MiB, stored in pieces). Only
 /// the first two columns' headers are read; a payload too short to tell
 /// gives `false`, and decoding it gives the error.
 pub(crate) fn last_game_continues(mut payload: &[u8]) -> bool {
@@ -212,7 +212,7 @@ pub(crate) enum Want {
     /// Its tags, mainline moves and clocks, without its text.
     Record,
     /// Its opening, as lichess names it ([`OpeningTable::lichess`]): from
-    /// the label where the block stores it with its ply (format 15), else
+    /// the label where the block stores it with its ply, else
     /// from the mainline's first plies, as far as they can change it.
     Opening,
     /// Its opening where the block stores it, else [`Decoded::NeedsMoves`]:
@@ -235,7 +235,7 @@ pub(crate) enum Decoded {
     /// ([`Want::OpeningStored`]).
     NeedsMoves,
     /// A piece of a verbatim text longer than 8 MiB, which goes on with the
-    /// text given last for the same game (format 10). Given for any `want`
+    /// text given last for the same game. Given for any `want`
     /// but [`Want::Skip`]; the pieces that open a block go on with the last
     /// game of the block before, and come with the game index
     /// [`CONTINUED`](crate::archive::CONTINUED).
@@ -380,7 +380,7 @@ pub(crate) fn decode_block_until(
                 }
                 continue;
             }
-            // The layout of its text (format 13).
+            // The layout of its text.
             let layout = if stored.layouts {
                 let l = Layout::decode(&mut layouts)?;
                 matches!(w, Want::Text | Want::Record).then_some(l)
@@ -396,8 +396,8 @@ pub(crate) fn decode_block_until(
             let mut tc: Option<Vec<u8>> = None;
             // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
             let mut predicted = Vec::new();
-            // The opening's label, where the block codes it (format 11), and
-            // the ply of its position (format 15).
+            // The opening's label, where the block codes it, and
+            // the ply of its position.
             let mut label = None;
             let mut label_ply = None;
             tag_state.start_game();
@@ -465,7 +465,7 @@ pub(crate) fn decode_block_until(
             let stored_events = &events[..=end];
             events = &events[end + 1..];
             // An annotated line's events spelled out, its ply count read
-            // (format 8).
+            //.
             let game_events: std::borrow::Cow<'_, [u8]> =
                 if stored_events.first() == Some(&E_ANNOTATED) {
                     let pattern = *stored_events.get(1).ok_or("bad annotated line")?;
@@ -517,7 +517,7 @@ pub(crate) fn decode_block_until(
             };
             // Clocks and evaluations before moves: their streams follow the
             // events alone, and the mainline's readings are part of its moves'
-            // context (format 6).
+            // context.
             // (None in a pass that wants stored openings alone.)
             let Annotations {
                 mainline_clocks: main_clocks,
@@ -538,7 +538,7 @@ pub(crate) fn decode_block_until(
             // its text, the mainline alone for tags that the moves give.
             let (game_comments, segments, engine_comments) =
                 game_comments(&game_events, &mut comments, whole)?;
-            // The stream of its engine comments' fields (format 14).
+            // The stream of its engine comments' fields.
             let fields = if engine_comments {
                 let len = get_varint(&mut engine)? as usize;
                 if len > engine.len() {
@@ -622,13 +622,13 @@ struct PendingGame<'a> {
     /// [`Want::Text`], [`Want::Record`] or [`Want::Tags`].
     want: Want,
     kind: u8,
-    /// The layout of its text, for its text (format 13).
+    /// The layout of its text, for its text.
     layout: Option<Layout>,
     tags: Vec<(Vec<u8>, Vec<u8>)>,
     /// Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
     predicted: Vec<(usize, usize)>,
     /// The opening's label that the mainline's moves are coded knowing
-    /// (format 11).
+    ///.
     label: Option<u32>,
     /// The opening table of the block.
     openings: &'static OpeningTable,
@@ -639,7 +639,7 @@ struct PendingGame<'a> {
     clocks: std::vec::IntoIter<u32>,
     evals: EvalTexts,
     comments: Vec<&'a [u8]>,
-    /// The stream of its engine comments' fields (format 14).
+    /// The stream of its engine comments' fields.
     fields: &'a [u8],
     /// The moves of each line (the mainline alone for tags).
     lines: Vec<Bits>,
@@ -711,8 +711,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     }
     let start = text::start_of(&tags).map_err(|u| u.detail)?;
     // The game's context, as the writer took it from the same tags and
-    // clocks. Archives before format 5 (6 for clocks) were written by
-    // models that do not read it, for which it changes nothing.
+    // clocks (codecs whose model does not read it ignore it).
     let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
     let variation_codec = codec_of_block.in_context(&context);
     let mut mainline_codec = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
@@ -762,7 +761,7 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     // verbatim does.
     let mut null_in_mainline = false;
     let mut board = Lines::new(&start);
-    // Engine comments (format 14): the positions of their lines, the
+    // Engine comments: the positions of their lines, the
     // mainline's moves, each side's last template and their fields.
     let mut engine = (!fields.is_empty()).then(|| EngineComments {
         walk: Walk::new(&start),
@@ -1012,7 +1011,7 @@ fn plain_record(
     }))
 }
 
-/// What a game's engine comments are decoded with (format 14).
+/// What a game's engine comments are decoded with.
 struct EngineComments<'a> {
     walk: Walk,
     coder: FieldCoder,

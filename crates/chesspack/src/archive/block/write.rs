@@ -101,7 +101,7 @@ impl Columns {
         // Moves first, as they alone can fail. Segments: the mainline, then
         // each variation in the order its `(` appears, each from the
         // position where it starts; a null move ends its line's segment,
-        // and the line goes on in a new one (format 9).
+        // and the line goes on in a new one.
         let mut segments: Vec<(Chess, Vec<Move>)> =
             vec![(game.start.clone(), Vec::with_capacity(game.events.len()))];
         let mut open: Vec<usize> = vec![0];
@@ -144,15 +144,15 @@ impl Columns {
         let line =
             !game.events.is_empty() && game.events.iter().all(|e| matches!(e, Event::Move(_)));
         // The players' ratings and the time control, from the tags the
-        // decoder reads before the moves (format 5), and the mainline's
-        // clocks, which it decodes before the moves (format 6).
+        // decoder reads before the moves, and the mainline's
+        // clocks, which it decodes before the moves.
         let context = GameContext::from_tags(game.tags.iter().map(|(k, v)| (k, v)));
         let variation_codec = codec_of_block.in_context(&context);
         let mut mainline_codec = codec_of_block
             .in_context(&context.with_clocks(mainline_clocks(&game.events, segments[0].1.len())));
-        // ECO and Opening tags that the mainline's moves give (format 6),
+        // ECO and Opening tags that the mainline's moves give,
         // and the opening's label, which the decoder reads before the
-        // moves and codes them knowing (format 11).
+        // moves and codes them knowing.
         let table = self.tag_state.openings();
         let predicted = game
             .tags
@@ -161,7 +161,7 @@ impl Columns {
             .then(|| table.predict_label(&segments[0].0, &segments[0].1))
             .flatten();
         // A game that the table names no opening of has a label that says
-        // so where the table has one (format 15): lichess writes `?`.
+        // so where the table has one: lichess writes `?`.
         let (label, ply) = match predicted {
             Some((l, ply)) => (Some(l), ply),
             None => (table.none_label(), 0),
@@ -213,7 +213,7 @@ impl Columns {
             })?);
         }
 
-        // Engine comments (format 14): their templates and the game's
+        // Engine comments: their templates and the game's
         // stream of their fields, coded before anything is added.
         let engine = engine_comments(game, &segments[0].1);
         let mut templates = engine.as_ref().map(|(t, _)| t.iter());
@@ -328,7 +328,7 @@ impl Columns {
         }
         put_varint(&mut self.data[TAG_SEQ], 0);
         // A mainline each of whose moves one clock or evaluation comment
-        // follows, the same kind after all but the last (format 8): its
+        // follows, the same kind after all but the last: its
         // ply count before its lengths, its events as one.
         let annotated = annotated_line(&events);
         if let Some((plies, _)) = annotated {
@@ -410,7 +410,7 @@ fn code_engine_comments(
 }
 
 /// The marks a block coded by `codec` uses: the opening's label too,
-/// coded with the prior of the game's rating band (format 12), where the
+/// coded with the prior of the game's rating band, where the
 /// codec aims at it ([`GameCodec::aimed_at`]) and the library has the
 /// priors.
 pub(crate) fn block_marks(codec: &dyn GameCodec) -> Marks {
@@ -518,7 +518,7 @@ pub(crate) fn engine_comment_prior<R: std::io::BufRead>(
 }
 
 /// A column compressed with zstd at `level`, or with xz where that is
-/// smaller (format 14): `None` where neither makes it smaller.
+/// smaller: `None` where neither makes it smaller.
 fn compress_column(data: &[u8], level: i32) -> Option<Vec<u8>> {
     let zstd = compress_zstd(data, level).ok();
     // A column that zstd takes below 1/64 of its size is left to it: xz
@@ -643,7 +643,7 @@ pub(crate) fn encode_block(
                     detail: "nul byte in a tag value".into(),
                 });
             }
-            // The layout that gives the input's bytes back (format 13),
+            // The layout that gives the input's bytes back,
             // checked before the game is added.
             canonical.clear();
             text::write(&game, &mut canonical);
