@@ -533,7 +533,7 @@ def _progress(progress: Any, desc: str) -> tuple[Callable[[int, int], None] | No
 def compress(
     src: str | os.PathLike[str],
     dst: str | os.PathLike[str] | None = None,
-    codec: str = "model",
+    codec: str | None = None,
     *,
     threads: int | None = None,
     level: int | None = None,
@@ -545,8 +545,11 @@ def compress(
 ) -> dict[str, Any]:
     """Compresses a PGN file (``.pgn``, also ``.zst``, ``.gz``, ``.bz2`` or
     ``.xz``) into a ``.chpk`` archive (default name: ``src`` + ``.chpk``),
-    or a position file (``.csv``/``.epd``/``.fen``) into a position
-    archive, on all cores. ``level`` (zstd, 1-22) and ``block_games`` are
+    a position file (``.csv``/``.epd``/``.fen``) into a position archive,
+    or engine training data (``.binpack``, ``.plain``, viriformat) into a
+    training archive, on all cores, as ``chesspack compress`` does: the
+    library tells the kind. ``codec``: ``model`` for games and ``fast``
+    for training data unless given. ``level`` (zstd, 1-22) and ``block_games`` are
     the library's defaults (15, 4096) unless given.
 
     The output is written under a temporary name and appears only when
@@ -559,8 +562,11 @@ def compress(
     its moves give keeps its opening in the archive, so that reading its
     ``ECO`` decodes no moves; ``derive_eco=True`` works it out from the
     game's first moves when read instead (archives of master games ~0.7%
-    smaller). Returns games, input and output bytes, and the games stored
-    verbatim (number, category, detail).
+    smaller). Returns the report: ``kind``, ``codec``, ``items`` and their
+    ``unit`` (``game``, ``position`` or ``line``; the same count is under
+    ``games``, ``positions`` or ``lines``), input and output bytes, the
+    games stored verbatim (number, category, detail) and the position
+    lines kept as text (``verbatim_lines``).
     """
     src = os.fspath(src)
     dst = os.fspath(dst) if dst is not None else src + ".chpk"

@@ -53,7 +53,7 @@ def decode_games(
 def compress(
     src: str,
     dst: str,
-    codec: str = "model",
+    codec: Optional[str] = None,
     threads: Optional[int] = None,
     level: Optional[int] = None,
     block_games: Optional[int] = None,

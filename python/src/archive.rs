@@ -13,14 +13,13 @@ use std::{
 };
 
 use chesspack::{
-    archive::{self, ArchiveError, ArchiveReader, BlockReport, ChunkReader, pipeline::Pipeline},
+    archive::{self, ArchiveError, ArchiveReader, ChunkReader, pipeline::Pipeline},
     files,
     game::GameCodec,
 };
 use pyo3::{
     exceptions::{
         PyFileExistsError, PyFileNotFoundError, PyIndexError, PyOSError, PyPermissionError,
-        PyValueError,
     },
     prelude::*,
     types::PyDict,
@@ -28,7 +27,7 @@ use pyo3::{
 use pyo3_arrow::PyRecordBatch;
 use rayon::prelude::*;
 
-use crate::{DecodeError, game_codec, positions, rows};
+use crate::{DecodeError, positions, rows};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Archive>()?;
@@ -132,6 +131,7 @@ fn release_memory() {
 pub(crate) fn archive_err(path: &str, e: ArchiveError) -> PyErr {
     match e {
         ArchiveError::Io(io) => PyOSError::new_err(format!("{path}: {io}")),
+        ArchiveError::Codec(e) => crate::to_py(e),
         e => DecodeError::new_err(format!("{path}: {e}")),
     }
 }
@@ -681,23 +681,24 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
     Ok(())
 }
 
-/// compress(src, dst, codec="model", threads=None, level=None, block_games=None, overwrite=False, progress=None, derive_eco=False) -> dict
+/// compress(src, dst, codec=None, threads=None, level=None, block_games=None, overwrite=False, progress=None, derive_eco=False) -> dict
 ///
-/// Compresses a PGN file (`.pgn` or `.pgn.zst`) into an archive, or a
-/// position file (`.csv`, `.epd`, `.fen`, also `.zst`) into a position
-/// archive. `progress(done, total)` is called with input bytes as blocks
-/// are written. `derive_eco`: a game's `ECO` tag alone is worked out from
-/// its first moves when read (`archive::Openings::Named`). Returns what was
-/// done: games, input and output bytes, and the games stored verbatim
-/// (number, category, detail).
+/// Compresses any chess file the library reads (`chesspack::files::compress`
+/// by the file's kind): PGN, positions, engine training data.
+/// `progress(done, total)` is called with input bytes as blocks are
+/// written. `derive_eco`: a game's `ECO` tag alone is worked out from its
+/// first moves when read (`archive::Openings::Named`). Returns the report:
+/// kind, codec, items and their unit (with the same count under `games`,
+/// `positions` or `lines`), input and output bytes, the games stored
+/// verbatim (number, category, detail) and the position lines kept as text.
 #[pyfunction]
-#[pyo3(signature = (src, dst, codec = "model", threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false))]
+#[pyo3(signature = (src, dst, codec = None, threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false))]
 #[allow(clippy::too_many_arguments)]
 fn compress<'py>(
     py: Python<'py>,
     src: PathBuf,
     dst: PathBuf,
-    codec: &str,
+    codec: Option<String>,
     threads: Option<usize>,
     level: Option<i32>,
     block_games: Option<usize>,
@@ -711,84 +712,47 @@ fn compress<'py>(
             src.display()
         )));
     }
-    let codec = game_codec(codec)?;
     let kind = files::Kind::of_path(&src).map_err(file_err)?;
-    // An archive compressed again only grows (issue 44).
-    if matches!(
-        kind,
-        files::Kind::GameArchive | files::Kind::PositionArchive | files::Kind::TrainingArchive
-    ) {
-        return Err(PyValueError::new_err(format!(
-            "{} is already a chesspack archive (decompress reads it)",
-            src.display()
-        )));
-    }
-    // The library's defaults, unless given.
-    let mut options = archive::Options::default();
-    options.level = level.unwrap_or(options.level);
+    let mut settings = files::Settings::default();
+    settings.codec = codec;
+    settings.pipeline = pipeline(threads);
+    settings.archive.level = level.unwrap_or(settings.archive.level);
+    settings.archive.block_games = block_games.unwrap_or(settings.archive.block_games);
     if derive_eco {
-        options.openings = archive::Openings::Named;
+        settings.archive.openings = archive::Openings::Named;
     }
-    let level = options.level;
     let (input, total, count) = open_input(&src)?;
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();
-    let result = py.detach(|| -> PyResult<(BlockReport, u64)> {
-        if matches!(
-            kind,
-            files::Kind::Binpack | files::Kind::Plain | files::Kind::Viriformat
-        ) {
-            let threads = threads.unwrap_or(0);
-            let codec = chesspack::game::ModelCodec::fast();
-            let report = if kind == files::Kind::Viriformat {
-                archive::training::compress_viriformat(input, &mut out, &codec, threads)
-            } else {
-                archive::training::compress(input, &mut out, &codec, threads)
-            }
-            .map_err(|e| archive_err(&name, e))?;
-            tick(progress.as_ref(), total, total)?;
-            let r = BlockReport {
-                games: report.positions,
-                input_bytes: count.load(Ordering::Relaxed),
-                ..BlockReport::default()
-            };
-            return Ok((r, 0));
-        }
-        if kind == files::Kind::Positions {
-            let report = archive::positions::compress(input, &mut out, level)
-                .map_err(|e| archive_err(&name, e))?;
-            tick(progress.as_ref(), total, total)?;
-            let r = BlockReport {
-                games: report.lines,
-                input_bytes: count.load(Ordering::Relaxed),
-                ..BlockReport::default()
-            };
-            return Ok((r, report.verbatim));
-        }
-        options.block_games = block_games.unwrap_or(options.block_games);
+    let report = py.detach(|| -> PyResult<files::Report> {
         let mut stopped = None;
-        let report =
-            pipeline(threads).compress(input, &mut out, codec.as_ref(), &options, &mut |_| {
-                stop_on_error(
-                    tick(progress.as_ref(), count.load(Ordering::Relaxed), total),
-                    &mut stopped,
-                )
-            });
-        let total_report =
-            report.map_err(|e| stopped.take().unwrap_or_else(|| archive_err(&name, e)))?;
-        Ok((total_report, 0))
-    });
-    let (report, verbatim_lines) = result?;
+        let report = files::compress(kind, input, &mut out, &settings, &mut |_| {
+            stop_on_error(
+                tick(progress.as_ref(), count.load(Ordering::Relaxed), total),
+                &mut stopped,
+            )
+        });
+        let report = report.map_err(|e| stopped.take().unwrap_or_else(|| archive_err(&name, e)))?;
+        tick(progress.as_ref(), total, total)?;
+        Ok(report)
+    })?;
     commit(out)?;
-    let written = std::fs::metadata(&dst).map(|m| m.len()).unwrap_or(0);
     let d = PyDict::new(py);
-    d.set_item("games", report.games)?;
+    d.set_item("kind", format!("{:?}", report.kind).to_lowercase())?;
+    d.set_item("codec", &report.codec)?;
+    d.set_item("items", report.items)?;
+    d.set_item("unit", report.unit())?;
+    d.set_item(format!("{}s", report.unit()), report.items)?;
     d.set_item("input_bytes", report.input_bytes)?;
-    d.set_item("output_bytes", written)?;
-    d.set_item("verbatim_lines", verbatim_lines)?;
+    d.set_item("output_bytes", report.output_bytes)?;
+    d.set_item(
+        "verbatim_lines",
+        report.positions.as_ref().map_or(0, |p| p.verbatim),
+    )?;
     d.set_item(
         "verbatim",
         report
+            .games
             .verbatim
             .iter()
             .map(|(n, c, detail)| (*n, *c, detail.clone()))
@@ -799,8 +763,9 @@ fn compress<'py>(
 
 /// decompress(src, dst, threads=None, overwrite=False, progress=None) -> int
 ///
-/// Writes the PGN (or position file) of an archive; returns the number of
-/// games (or lines). `progress(done, total)` counts stored bytes.
+/// Writes the file an archive of any kind was made from
+/// (`chesspack::files::decompress`); returns the number of games (or
+/// positions, or lines). `progress(done, total)` counts stored bytes.
 #[pyfunction]
 #[pyo3(signature = (src, dst, threads = None, overwrite = false, progress = None))]
 fn decompress(
@@ -818,36 +783,21 @@ fn decompress(
         )));
     }
     let name = src.display().to_string();
-    let kind = files::Kind::of_path(&src).map_err(file_err)?;
+    let file = File::open(&src).map_err(|e| io_err(&src, e))?;
+    let mut settings = files::Settings::default();
+    settings.pipeline = pipeline(threads);
     let mut out = create_output(&dst, overwrite)?;
-    let games = py.detach(|| -> PyResult<u64> {
-        if kind == files::Kind::TrainingArchive {
-            let file = File::open(&src).map_err(|e| io_err(&src, e))?;
-            let threads = threads.unwrap_or(0);
-            return archive::training::decompress(BufReader::new(file), &mut out, threads)
-                .map_err(|e| archive_err(&name, e));
-        }
-        if kind == files::Kind::PositionArchive {
-            let file = File::open(&src).map_err(|e| io_err(&src, e))?;
-            return archive::positions::decompress(BufReader::new(file), &mut out)
-                .map_err(|e| archive_err(&name, e));
-        }
-        let file = File::open(&src).map_err(|e| io_err(&src, e))?;
-        let mut reader =
-            ArchiveReader::open(BufReader::new(file)).map_err(|e| archive_err(&name, e))?;
-        if let Some(why) = reader.index_error() {
-            return Err(archive_err(&name, ArchiveError::Index(why.to_owned())));
-        }
+    let items = py.detach(|| -> PyResult<u64> {
         let mut stopped = None;
-        let report = pipeline(threads).decompress(&mut reader, &mut out, &mut |p| {
+        let report = files::decompress(BufReader::new(file), &mut out, &settings, &mut |p| {
             let total = p.total_bytes.unwrap_or_default();
             stop_on_error(tick(progress.as_ref(), p.bytes, total), &mut stopped)
         });
         let report = report.map_err(|e| stopped.take().unwrap_or_else(|| archive_err(&name, e)))?;
-        Ok(report.games)
+        Ok(report.items)
     })?;
     commit(out)?;
-    Ok(games)
+    Ok(items)
 }
 
 /// verify(src, threads=None) -> dict

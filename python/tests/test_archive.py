@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 import chesspack
-from conftest import PUZZLES, SAMPLE, read_games
+from conftest import PUZZLES, ROOT, SAMPLE, read_games
 
 
 def split_games(text: str) -> list[str]:
@@ -226,7 +226,7 @@ def test_zst_input_and_positions(tmp_path):
     chesspack.compress(src, tmp_path / "z.chpk")
     assert len(chesspack.Archive(tmp_path / "z.chpk")) == 37
     r = chesspack.compress(PUZZLES, tmp_path / "p.chpk")
-    assert r["games"] == 201  # lines, the header among them
+    assert r["lines"] == 201 and r["unit"] == "line"  # the header among them
     assert chesspack.decompress(tmp_path / "p.chpk", tmp_path / "p.csv") == 201
     assert (tmp_path / "p.csv").read_bytes() == PUZZLES.read_bytes()
 
@@ -248,7 +248,7 @@ def test_issue_41_every_compressed_input_the_command_line_reads(tmp_path):
     assert (tmp_path / "gz.pgn").read_bytes() == (tmp_path / "xz.pgn").read_bytes()
     positions = tmp_path / "p.csv.gz"
     positions.write_bytes(gzip.compress(PUZZLES.read_bytes()))
-    assert chesspack.compress(positions, tmp_path / "pg.chpk")["games"] == 201
+    assert chesspack.compress(positions, tmp_path / "pg.chpk")["lines"] == 201
 
 
 def test_regression_issue_44_a_missing_file_is_file_not_found(tmp_path):
@@ -401,3 +401,28 @@ def chess_start() -> str:
     import chess
 
     return chess.STARTING_FEN
+
+
+def test_regression_issue_67_one_entry_point_for_every_kind(tmp_path):
+    # The library tells the kind (as the command line does): games,
+    # positions and engine training data, each with its own unit and
+    # default codec, and each given back whole.
+    training = ROOT / "crates" / "chesspack" / "tests" / "fixtures" / "training"
+    cases = [
+        (SAMPLE, "game", "model"),
+        (PUZZLES, "line", "position-model"),
+        (training / "selfplay.binpack", "position", "fast"),
+    ]
+    for src, unit, codec in cases:
+        out = tmp_path / (src.name + ".chpk")
+        r = chesspack.compress(src, out, threads=1)
+        assert (r["unit"], r["codec"]) == (unit, codec), src.name
+        assert r[unit + "s"] == r["items"] > 0
+        assert r["output_bytes"] == out.stat().st_size
+        assert r["input_bytes"] == src.stat().st_size
+        back = tmp_path / ("back-" + src.name)
+        assert chesspack.decompress(out, back) == r["items"]
+        assert back.read_bytes() == src.read_bytes(), src.name
+    # A binpack's moves by another codec, as asked.
+    r = chesspack.compress(training / "selfplay.binpack", tmp_path / "b.chpk", "brisk", threads=1)
+    assert r["codec"] == "brisk"

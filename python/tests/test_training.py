@@ -19,7 +19,7 @@ def archive(tmp_path):
     src = tmp_path / "selfplay.binpack"
     src.write_bytes(open(FIXTURE, "rb").read())
     report = chesspack.compress(src)
-    assert report["games"] == 3000
+    assert report["positions"] == 3000 and report["codec"] == "fast"
     return tmp_path / "selfplay.binpack.chpk"
 
 
@@ -108,7 +108,7 @@ def test_plain_text_in_and_out(tmp_path):
     text = zstandard.ZstdDecompressor().decompressobj().decompress(z).decode()
     src = tmp_path / "sp.plain"
     src.write_text(text)
-    assert chesspack.compress(src)["games"] == 3000
+    assert chesspack.compress(src)["positions"] == 3000
     t = chesspack.TrainingArchive(str(src) + ".chpk")
     assert t.plain(0) == text
 
@@ -119,7 +119,7 @@ def test_viriformat_in_and_out(tmp_path):
     vf = open(FIXTURE.replace("selfplay.binpack", "selfplay.vf"), "rb").read()
     src = tmp_path / "sp.vf"
     src.write_bytes(vf)
-    assert chesspack.compress(src)["games"] == 2996
+    assert chesspack.compress(src)["positions"] == 2996
     t = chesspack.TrainingArchive(str(src) + ".chpk")
     assert b"".join(t.viriformat(b) for b in range(t.blocks)) == vf
     marlin = b"".join(t.marlinformat(b) for b in range(t.blocks))

@@ -10,7 +10,7 @@
 use std::io::Cursor;
 
 use chesspack::{
-    archive::{self, ArchiveReader, ChunkReader, Options},
+    archive::{self, ArchiveReader, ChunkReader},
     files,
     game::{self, GameCodec},
     model::{self, GameContext},
@@ -237,29 +237,40 @@ pub fn is_archive_bytes(bytes: &[u8]) -> bool {
     files::Kind::of("", bytes) == files::Kind::GameArchive
 }
 
-/// Compresses `pgn` into an archive with `codec` as `chesspack compress`
-/// does with its default options.
+/// Compresses `bytes` (PGN, positions or engine training data, told as
+/// `chesspack compress` tells them: `files::compress`) into an archive with
+/// `codec` (empty: the kind's default) and the default options.
 ///
 /// # Errors
 ///
-/// A message for an unknown codec (the input itself cannot fail: an
-/// unreadable game is kept verbatim).
-pub fn compress_bytes(pgn: &[u8], codec: &str) -> Result<Vec<u8>, String> {
-    let codec = game::codec(codec).map_err(|e| e.to_string())?;
+/// A message for an unknown codec or an archive given to compress (the
+/// input itself cannot fail: an unreadable game is kept verbatim).
+pub fn compress_bytes(bytes: &[u8], codec: &str) -> Result<Vec<u8>, String> {
+    let mut settings = files::Settings::default();
+    settings.codec = (!codec.is_empty()).then(|| codec.to_owned());
     let mut out = Vec::new();
-    archive::compress(pgn, &mut out, codec.as_ref(), &Options::default())
-        .map_err(|e| e.to_string())?;
+    let kind = files::Kind::of("", &bytes[..bytes.len().min(8)]);
+    files::compress(kind, bytes, &mut out, &settings, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .map_err(|e| e.to_string())?;
     Ok(out)
 }
 
-/// The text of a whole archive.
+/// The file an archive of any kind was made from (`files::decompress`).
 ///
 /// # Errors
 ///
 /// A message naming what is damaged.
 pub fn decompress_bytes(bytes: &[u8]) -> Result<Vec<u8>, String> {
     let mut out = Vec::new();
-    archive::decompress(Cursor::new(bytes), &mut out).map_err(|e| e.to_string())?;
+    files::decompress(
+        Cursor::new(bytes),
+        &mut out,
+        &files::Settings::default(),
+        &mut |_| std::ops::ControlFlow::Continue(()),
+    )
+    .map_err(|e| e.to_string())?;
     Ok(out)
 }
 
@@ -491,6 +502,21 @@ mod tests {
             v["plies"].as_array().unwrap().len(),
             listed["games"][2]["plies"]
         );
+    }
+
+    /// Issue 67: the page compresses and opens every kind of file through
+    /// the library's one entry point, as the command line does.
+    #[test]
+    fn regression_issue_67_every_kind_through_the_one_entry_point() {
+        let puzzles = include_bytes!("../../samples/puzzles-sample.csv");
+        let binpack =
+            include_bytes!("../../crates/chesspack/tests/fixtures/training/selfplay.binpack");
+        for input in [SAMPLE, &puzzles[..], &binpack[..]] {
+            let packed = compress_bytes(input, "").unwrap();
+            assert_eq!(decompress_bytes(&packed).unwrap(), input);
+            assert!(compress_bytes(&packed, "").is_err(), "an archive again");
+        }
+        assert!(compress_bytes(SAMPLE, "zip").unwrap_err().contains("zip"));
     }
 
     #[test]

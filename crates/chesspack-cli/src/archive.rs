@@ -11,15 +11,12 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use chesspack::{
-    archive::{self, ArchiveReader, BlockReport, COLUMNS, pipeline::Pipeline},
+    archive::{self, ArchiveReader, COLUMNS, pipeline::Pipeline},
     files,
 };
 use clap::Args;
 
 use crate::{codecs, input};
-
-/// The move codec of new archives.
-pub const DEFAULT_CODEC: &str = "model";
 
 /// Options of `chesspack compress`.
 #[derive(Args, Debug, Clone)]
@@ -311,23 +308,6 @@ impl Output {
     }
 }
 
-/// Writes to an `Output`, counting bytes.
-struct Counted<'a> {
-    out: &'a mut Output,
-    bytes: u64,
-}
-
-impl Write for Counted<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let n = self.out.writer().write(buf)?;
-        self.bytes += n as u64;
-        Ok(n)
-    }
-    fn flush(&mut self) -> io::Result<()> {
-        self.out.writer().flush()
-    }
-}
-
 /// Where `compress` writes: `-o`, else IN.chpk, else stdout for stdin.
 fn compress_output(args: &CompressArgs) -> Result<Option<String>> {
     let output = match &args.output {
@@ -339,59 +319,6 @@ fn compress_output(args: &CompressArgs) -> Result<Option<String>> {
         bail!("input and output are the same file");
     }
     Ok(output)
-}
-
-/// `compress` of a position file: every position through `position-model`.
-fn compress_positions(args: &CompressArgs) -> Result<()> {
-    let output = compress_output(args)?;
-    let pb = input::progress(None, "compressing");
-    let reader = input::open(&args.input, &pb)?;
-    let mut out = Output::create(output.as_deref(), args.force, true)?;
-    let started = Instant::now();
-    let report = chesspack::archive::positions::compress(reader, out.writer(), args.level)
-        .with_context(|| format!("cannot compress {}", args.input))?;
-    pb.finish_and_clear();
-    out.commit()?;
-    if let Some(&first) = report.not_utf8.first() {
-        // A warning: shown even with -q.
-        let n = report.not_utf8.len() as u64;
-        eprintln!(
-            "warning: {}: {n} {} not UTF-8, kept byte for byte (first: line {first})",
-            args.input,
-            if n == 1 { "line is" } else { "lines are" }
-        );
-    }
-    if args.quiet {
-        return Ok(());
-    }
-    let kept: Vec<String> = report.kept.iter().take(5).map(u64::to_string).collect();
-    eprintln!(
-        "{} {}: {} {} in {} bits ({:.2} bits/position), {} {} kept as text{}; {:.1} s",
-        report.lines,
-        plural(report.lines, "line"),
-        report.positions,
-        plural(report.positions, "position"),
-        report.position_bits,
-        report.position_bits as f64 / report.positions.max(1) as f64,
-        report.verbatim,
-        plural(report.verbatim, "line"),
-        if kept.is_empty() {
-            String::new()
-        } else {
-            format!(
-                " (headers, comments or positions that are not valid: line{} {}{})",
-                if kept.len() > 1 { "s" } else { "" },
-                kept.join(", "),
-                if report.verbatim > kept.len() as u64 {
-                    ", ..."
-                } else {
-                    ""
-                }
-            )
-        },
-        started.elapsed().as_secs_f64()
-    );
-    Ok(())
 }
 
 pub fn compress(args: &CompressArgs) -> Result<()> {
@@ -417,107 +344,104 @@ pub fn compress(args: &CompressArgs) -> Result<()> {
     Ok(())
 }
 
+/// The library's settings of `compress` and `decompress`'s arguments.
+fn settings(threads: Option<usize>) -> files::Settings {
+    let mut settings = files::Settings::default();
+    settings.pipeline = pipeline(threads);
+    settings
+}
+
 fn compress_one(args: &CompressArgs) -> Result<()> {
-    let kind = if args.input == "-" {
+    let kind = if args.positions {
+        files::Kind::Positions
+    } else if args.input == "-" {
         files::Kind::Games
     } else {
         files::Kind::of_path(Path::new(&args.input))?
     };
-    // An archive compressed again only grows: refused unless forced, as xz
-    // refuses its own files (issue 44).
-    if !args.force
-        && matches!(
-            kind,
-            files::Kind::GameArchive | files::Kind::PositionArchive | files::Kind::TrainingArchive
-        )
-    {
-        bail!(
-            "{} is already a chesspack archive (`chesspack decompress` reads it; -f compresses it anyway)",
-            args.input
-        );
-    }
-    if args.positions || kind == files::Kind::Positions {
-        return compress_positions(args);
-    }
-    if kind == files::Kind::Binpack || kind == files::Kind::Plain {
-        return compress_training(args, false);
-    }
-    if kind == files::Kind::Viriformat {
-        return compress_training(args, true);
-    }
-    let name = args.codec.as_deref().unwrap_or(DEFAULT_CODEC);
-    let codec = codecs::game_codec(name, &args.engine)?;
-    if codecs::engine_coding(name).is_some()
-        && args.engine.depth > chesspack::game::engine_codec::STREAM_DEPTH_LIMIT
-    {
-        // Archives decode with the default codec, which refuses deeper
-        // streams (see `EngineCodec`).
-        anyhow::bail!(
-            "--depth {} is deeper than archives decode (at most {})",
-            args.engine.depth,
-            chesspack::game::engine_codec::STREAM_DEPTH_LIMIT
-        );
+    let mut settings = settings(args.threads);
+    settings.codec.clone_from(&args.codec);
+    settings.engine = args.engine.params()?;
+    settings.force = args.force;
+    settings.archive.block_games = args.block_games;
+    settings.archive.block_bytes = args.block_kib.saturating_mul(1024);
+    settings.archive.level = args.level;
+    if args.derive_eco {
+        settings.archive.openings = archive::Openings::Named;
     }
     let output = compress_output(args)?;
     let pb = input::progress(None, "compressing");
     let reader = input::open(&args.input, &pb)?;
     let mut out = Output::create(output.as_deref(), args.force, true)?;
     let started = Instant::now();
-    let written;
-    let total = {
-        let mut counted = Counted {
-            out: &mut out,
-            bytes: 0,
-        };
-        let mut options = archive::Options::default();
-        options.block_games = args.block_games;
-        options.block_bytes = args.block_kib.saturating_mul(1024);
-        options.level = args.level;
-        if args.derive_eco {
-            options.openings = archive::Openings::Named;
-        }
-        let total = pipeline(args.threads)
-            .compress(reader, &mut counted, codec.as_ref(), &options, &mut |_| {
-                ControlFlow::Continue(())
-            })
-            .with_context(|| format!("cannot compress {}", args.input))?;
-        written = counted.bytes;
-        total
-    };
+    let report = files::compress(kind, reader, out.writer(), &settings, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .map_err(|e| match e {
+        archive::ArchiveError::AlreadyAnArchive => anyhow::anyhow!(
+            "{} is already a chesspack archive (`chesspack decompress` reads it; -f compresses it anyway)",
+            args.input
+        ),
+        e => anyhow::Error::new(e).context(format!("cannot compress {}", args.input)),
+    })?;
     pb.finish_and_clear();
     out.commit()?;
-    let secs = started.elapsed().as_secs_f64();
-    report_compress(args, &total, written, secs, codec.name());
+    report_compress(args, &report, started.elapsed().as_secs_f64());
     Ok(())
 }
 
-/// `compress` of a binpack (or of `.plain` text or viriformat games, which
-/// the library writes as a binpack first): a training-data archive.
-fn compress_training(args: &CompressArgs, viriformat: bool) -> Result<()> {
-    let output = compress_output(args)?;
-    let pb = input::progress(None, "compressing");
-    let reader = input::open(&args.input, &pb)?;
-    let mut out = Output::create(output.as_deref(), args.force, true)?;
-    let started = Instant::now();
-    let codec = match args.codec.as_deref().unwrap_or("fast") {
-        "fast" => chesspack::game::ModelCodec::fast(),
-        "model" => chesspack::game::ModelCodec::new(),
-        "brisk" => chesspack::game::ModelCodec::brisk(),
-        other => bail!("a binpack's moves are coded by `fast`, `brisk` or `model`, not {other:?}"),
-    };
-    let threads = args.threads.unwrap_or(0);
-    let r = if viriformat {
-        archive::training::compress_viriformat(reader, out.writer(), &codec, threads)
-    } else {
-        archive::training::compress(reader, out.writer(), &codec, threads)
+/// What `compress` did, on stderr: a line for games, positions or engine
+/// training data, the games stored verbatim, with `-v` each column's bytes.
+fn report_compress(args: &CompressArgs, report: &files::Report, secs: f64) {
+    if let Some(p) = &report.positions
+        && let Some(&first) = p.not_utf8.first()
+    {
+        // A warning: shown even with -q.
+        let n = p.not_utf8.len() as u64;
+        eprintln!(
+            "warning: {}: {n} {} not UTF-8, kept byte for byte (first: line {first})",
+            args.input,
+            if n == 1 { "line is" } else { "lines are" }
+        );
     }
-    .with_context(|| format!("cannot compress {}", args.input))?;
-    pb.finish_and_clear();
-    out.commit()?;
-    if !args.quiet {
+    if args.quiet {
+        return;
+    }
+    let (read, written) = (report.input_bytes, report.output_bytes);
+    let mb_s = read as f64 / 1e6 / secs.max(1e-9);
+    if let Some(p) = &report.positions {
+        let kept: Vec<String> = p.kept.iter().take(5).map(u64::to_string).collect();
+        eprintln!(
+            "{} {}: {} {} in {} bits ({:.2} bits/position), {} {} kept as text{}; {secs:.1} s",
+            p.lines,
+            plural(p.lines, "line"),
+            p.positions,
+            plural(p.positions, "position"),
+            p.position_bits,
+            p.position_bits as f64 / p.positions.max(1) as f64,
+            p.verbatim,
+            plural(p.verbatim, "line"),
+            if kept.is_empty() {
+                String::new()
+            } else {
+                format!(
+                    " (headers, comments or positions that are not valid: line{} {}{})",
+                    if kept.len() > 1 { "s" } else { "" },
+                    kept.join(", "),
+                    if p.verbatim > kept.len() as u64 {
+                        ", ..."
+                    } else {
+                        ""
+                    }
+                )
+            },
+        );
+        return;
+    }
+    if let Some(r) = &report.training {
         let positions = r.positions.max(1) as f64;
         eprintln!(
-            "chesspack: {} {} in {} {}, {} → {} bytes ({:.2}% of the input, {:.2} bits/position: moves {:.2}, scores {:.2}), {:.1} MB/s",
+            "chesspack: {} {} in {} {}, {} → {} bytes ({:.2}% of the input, {:.2} bits/position: moves {:.2}, scores {:.2}), {mb_s:.1} MB/s",
             r.positions,
             plural(r.positions, "position"),
             r.chains,
@@ -528,7 +452,6 @@ fn compress_training(args: &CompressArgs, viriformat: bool) -> Result<()> {
             8.0 * r.bytes_out as f64 / positions,
             r.move_bits as f64 / positions,
             r.score_bits as f64 / positions,
-            r.bytes_in as f64 / 1e6 / started.elapsed().as_secs_f64().max(1e-9),
         );
         if r.kept_bytes > 0 {
             eprintln!(
@@ -537,28 +460,21 @@ fn compress_training(args: &CompressArgs, viriformat: bool) -> Result<()> {
                 plural(r.kept_bytes, "byte")
             );
         }
-    }
-    Ok(())
-}
-
-fn report_compress(args: &CompressArgs, total: &BlockReport, written: u64, secs: f64, codec: &str) {
-    if args.quiet {
         return;
     }
-    let mb = total.input_bytes as f64 / 1e6;
+    let (total, codec) = (&report.games, &report.codec);
     if total.input_bytes == 0 {
         // No ratio of nothing.
         eprintln!("chesspack: empty input, {written} bytes of archive, codec {codec}");
     } else {
         eprintln!(
-            "chesspack: {} {}, {} → {} bytes ({:.2}% of the input, {:.1} bytes/game), codec {codec}, {:.1} MB/s",
+            "chesspack: {} {}, {} → {} bytes ({:.2}% of the input, {:.1} bytes/game), codec {codec}, {mb_s:.1} MB/s",
             total.games,
             plural(total.games, "game"),
             total.input_bytes,
             written,
             100.0 * written as f64 / total.input_bytes as f64,
             written as f64 / total.games.max(1) as f64,
-            mb / secs.max(1e-9),
         );
     }
     if !total.verbatim.is_empty() {
@@ -624,70 +540,39 @@ impl<T: Read + Seek + Send> ReadSeek for T {}
 pub fn decompress(args: &DecompressArgs) -> Result<()> {
     // `-c`: stdout, which is also the default.
     let output = args.output.as_deref().filter(|_| !args.stdout);
-    if args.input != "-"
-        && files::Kind::of_path(Path::new(&args.input))? == files::Kind::TrainingArchive
-    {
-        if output == Some(args.input.as_str()) {
-            bail!("input and output are the same file");
-        }
-        let file =
-            File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
-        let mut out = Output::create(output, args.force, false)?;
-        if args.plain || args.viriformat || args.marlinformat {
-            let mut reader = archive::training::TrainingReader::open(io::BufReader::new(file))
-                .with_context(|| format!("cannot read {}", args.input))?;
-            for b in 0..reader.blocks() {
-                let bytes = if args.plain {
-                    reader.rows(b).map(|rows| rows.to_plain().into_bytes())
-                } else if args.viriformat {
-                    reader.viriformat(b)
-                } else {
-                    reader.marlinformat(b)
-                }
-                .with_context(|| format!("cannot decompress {}", args.input))?;
-                out.writer().write_all(&bytes)?;
-            }
-            return out.commit();
-        }
-        archive::training::decompress(
-            io::BufReader::new(file),
-            out.writer(),
-            args.threads.unwrap_or(0),
-        )
-        .with_context(|| format!("cannot decompress {}", args.input))?;
-        return out.commit();
-    }
-    if args.plain || args.viriformat || args.marlinformat {
-        bail!("--plain, --viriformat and --marlinformat are for archives of engine training data");
-    }
-    if is_position_archive(&args.input)? {
-        if args.input != "-" && output == Some(args.input.as_str()) {
-            bail!("input and output are the same file");
-        }
-        let file =
-            File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
-        let mut out = Output::create(output, args.force, false)?;
-        chesspack::archive::positions::decompress(io::BufReader::new(file), out.writer())
-            .with_context(|| format!("cannot decompress {}", args.input))?;
-        return out.commit();
-    }
-    let mut reader = open_archive(&args.input)?;
-    let reader_index_error = check_damage(&reader, &args.input, args.skip_damaged)?;
     if args.input != "-" && output == Some(args.input.as_str()) {
         bail!("input and output are the same file");
     }
+    let mut settings = settings(args.threads);
+    settings.pipeline = settings.pipeline.skip_damaged(args.skip_damaged);
+    settings.training = if args.plain {
+        files::TrainingFormat::Plain
+    } else if args.viriformat {
+        files::TrainingFormat::Viriformat
+    } else if args.marlinformat {
+        files::TrainingFormat::Marlinformat
+    } else {
+        files::TrainingFormat::Binpack
+    };
+    let input = read_seek(&args.input)?;
     let mut out = Output::create(output, args.force, false)?;
-    let total_bytes: u64 = reader.blocks().iter().map(|b| u64::from(b.len)).sum();
-    let pb = input::progress(Some(total_bytes), "decompressing");
-    let report = pipeline(args.threads)
-        .skip_damaged(args.skip_damaged)
-        .decompress(&mut reader, out.writer(), &mut |p| {
-            pb.set_position(p.bytes);
-            ControlFlow::Continue(())
-        })
-        .with_context(|| format!("cannot decompress {}", args.input))?;
+    let pb = input::progress(None, "decompressing");
+    let report = files::decompress(input, out.writer(), &settings, &mut |p| {
+        if let Some(total) = p.total_bytes {
+            pb.set_length(total);
+        }
+        pb.set_position(p.bytes);
+        ControlFlow::Continue(())
+    })
+    .map_err(|e| damage_hint(e, &args.input, "decompress"))?;
     pb.finish_and_clear();
     out.commit()?;
+    if let Some(why) = &report.header_error {
+        eprintln!(
+            "chesspack: {}: archive header is damaged ({why}); read the copy of the header in the index",
+            args.input
+        );
+    }
     for d in &report.damaged {
         eprintln!(
             "chesspack: skipping {} (games {}-{})",
@@ -696,25 +581,53 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
             d.first_game + d.games - 1
         );
     }
-    let damaged = report.damaged.len() as u64;
-    let damaged_games: u64 = report.damaged.iter().map(|d| d.games).sum();
-    let games = report.games;
-    if damaged > 0 || reader_index_error {
-        return Err(DataLost(format!(
-            "{}: {games} {} written, {damaged_games} {} of {damaged} damaged {} left out{}",
-            args.input,
-            plural(games, "game"),
-            plural(damaged_games, "game"),
-            plural(damaged, "block"),
-            if reader_index_error {
-                ", and any games after the last whole block (the index is lost)"
-            } else {
-                ""
-            }
-        ))
-        .into());
+    if report.lost_data() {
+        let damaged = report.damaged.len() as u64;
+        let damaged_games: u64 = report.damaged.iter().map(|d| d.games).sum();
+        let games = report.items;
+        return Err(
+            DataLost(format!(
+                "{}: {games} {} written, {damaged_games} {} of {damaged} damaged {} left out{}",
+                args.input,
+                plural(games, "game"),
+                plural(damaged_games, "game"),
+                plural(damaged, "block"),
+                match &report.index_error {
+                    Some(why) => format!(
+                        ", and any games after the last whole block (the index is lost: {why})"
+                    ),
+                    None => String::new(),
+                }
+            ))
+            .into(),
+        );
     }
     Ok(())
+}
+
+/// An archive's error with what `--skip-damaged` would do about it.
+fn damage_hint(e: archive::ArchiveError, input: &str, what: &str) -> anyhow::Error {
+    let hint = match &e {
+        archive::ArchiveError::Header(_) => {
+            " (--skip-damaged reads the archive with the copy of its header in the index)"
+        }
+        archive::ArchiveError::Index(_) => " (--skip-damaged reads the blocks found)",
+        _ => "",
+    };
+    anyhow::Error::new(e).context(format!("cannot {what} {input}{hint}"))
+}
+
+/// A file (`-`: stdin, read into memory) to read and seek.
+fn read_seek(path: &str) -> Result<Box<dyn ReadSeek>> {
+    Ok(if path == "-" {
+        let mut buf = Vec::new();
+        io::stdin().read_to_end(&mut buf)?;
+        Box::new(Cursor::new(buf))
+    } else {
+        Box::new(io::BufReader::new(
+            File::open(path).with_context(|| format!("cannot open {path}"))?,
+        ))
+    })
 }
 
 /// Whether `path` (not stdin) is a position archive.
@@ -730,10 +643,14 @@ fn position_archive_text(path: &str) -> Result<Option<Vec<u8>>> {
     if !is_position_archive(path)? {
         return Ok(None);
     }
-    let file = File::open(path).with_context(|| format!("cannot open {path}"))?;
     let mut text = Vec::new();
-    chesspack::archive::positions::decompress(io::BufReader::new(file), &mut text)
-        .with_context(|| format!("cannot read {path}"))?;
+    files::decompress(
+        read_seek(path)?,
+        &mut text,
+        &files::Settings::default(),
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .with_context(|| format!("cannot read {path}"))?;
     Ok(Some(text))
 }
 
@@ -1042,10 +959,14 @@ pub fn classify(args: &ClassifyArgs) -> Result<()> {
 
 pub fn verify(args: &VerifyArgs) -> Result<()> {
     if is_position_archive(&args.input)? {
-        let file =
-            File::open(&args.input).with_context(|| format!("cannot open {}", args.input))?;
-        let lines = chesspack::archive::positions::decompress(io::BufReader::new(file), io::sink())
-            .with_context(|| format!("{}: damaged", args.input))?;
+        let lines = files::decompress(
+            read_seek(&args.input)?,
+            io::sink(),
+            &files::Settings::default(),
+            &mut |_| ControlFlow::Continue(()),
+        )
+        .with_context(|| format!("{}: damaged", args.input))?
+        .items;
         outln!(
             "{}: position archive, {lines} {}",
             args.input,

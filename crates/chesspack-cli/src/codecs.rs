@@ -2,7 +2,7 @@
 
 use anyhow::Result;
 use chesspack::game::{
-    self, EngineCodec, GameCodec,
+    self, GameCodec,
     engine_codec::{Coding, DEFAULT_DEPTH, DEFAULT_K_TENTHS, EngineParams},
 };
 use clap::Args;
@@ -40,10 +40,7 @@ impl EngineOpts {
 
 /// The game codec `name` with the engine parameters applied.
 pub fn game_codec(name: &str, opts: &EngineOpts) -> Result<Box<dyn GameCodec>> {
-    Ok(match engine_coding(name) {
-        Some(c) => Box::new(EngineCodec::with_params(c, opts.params()?)),
-        None => game::codec(name)?,
-    })
+    Ok(game::codec_with(name, &opts.params()?)?)
 }
 
 /// Every game codec, or those named, with the engine parameters applied.

@@ -164,7 +164,6 @@ fn read_archive_here(data: &[u8]) {
             if let Ok(block) = r.read_block(b) {
                 let _ = archive::decode_games(r.codec(), &block, &|_| true, &mut |_, _| {});
                 let _ = archive::decode_records(r.codec(), &block, &|_| true, &mut |_, _| {});
-                let _ = archive::game_tags(r.codec(), &block, b % 7);
                 let _ = archive::block_tags(r.codec(), &block);
                 let _ = archive::block_tags_not_given(&block);
                 let _ = archive::block_openings(r.codec(), &block);
@@ -189,7 +188,6 @@ fn read_archive_here(data: &[u8]) {
     let _ = archive::decode_games(&game::Index, &block, &|_| true, &mut |_, _| {});
     let _ = archive::decode_games(&game::Radix, &block, &|g| g % 2 == 0, &mut |_, _| {});
     let _ = archive::decode_records(&game::Index, &block, &|g| g % 3 != 1, &mut |_, _| {});
-    let _ = archive::game_tags(&game::Index, &block, 2);
     let _ = archive::block_tags(&game::Index, &block);
     let _ = archive::block_tags_not_given(&block);
     let _ = archive::block_openings(&game::Index, &block);

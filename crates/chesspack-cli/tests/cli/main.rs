@@ -457,7 +457,7 @@ fn archive_commands_round_trip_the_sample() {
         "4",
     ]);
     assert!(!deep.status.success());
-    assert!(String::from_utf8_lossy(&deep.stderr).contains("--depth 4 is deeper"));
+    assert!(String::from_utf8_lossy(&deep.stderr).contains("engine depth 4 is deeper"));
 
     // No overwriting without -f, and no temporary file left behind.
     let again = chesspack(&["compress", "samples/lichess-sample.pgn", "-o", chpk]);
@@ -1320,5 +1320,59 @@ fn regression_issue_69_d2_an_input_of_whitespace_comes_back() {
         ok(&out);
         assert_eq!(out.stdout, *text, "input {i}");
         assert!(ok(&chesspack(&["verify", c])).contains("decodes to the input's bytes"));
+    }
+}
+
+/// Issue 67: `compress` and `decompress` are the library's one entry point
+/// (`files::compress`, `files::decompress`) for every kind of file: the
+/// command line writes the same archive bytes as the library and gives the
+/// input back.
+#[test]
+fn regression_issue_67_the_cli_compresses_every_kind_as_the_library_does() {
+    use chesspack::files::{self, Kind, Settings};
+    let dir = scratch("issue-67-kinds");
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    for (path, name) in [
+        ("samples/lichess-sample.pgn", "g.pgn"),
+        ("samples/puzzles-sample.csv", "p.csv"),
+        (
+            "crates/chesspack/tests/fixtures/training/selfplay.binpack",
+            "t.binpack",
+        ),
+        (
+            "crates/chesspack/tests/fixtures/training/selfplay.vf",
+            "t.vf",
+        ),
+    ] {
+        let input = std::fs::read(format!("{root}/{path}")).unwrap();
+        let src = dir.join(name);
+        std::fs::write(&src, &input).unwrap();
+        let chpk = dir.join(format!("{name}.chpk"));
+        ok(&chesspack(&[
+            "compress",
+            "-f",
+            "-q",
+            src.to_str().unwrap(),
+            "-o",
+            chpk.to_str().unwrap(),
+        ]));
+        let mut expected = Vec::new();
+        files::compress(
+            Kind::of(name, &input[..8]),
+            &input[..],
+            &mut expected,
+            &Settings::default(),
+            &mut |_| std::ops::ControlFlow::Continue(()),
+        )
+        .unwrap();
+        assert!(std::fs::read(&chpk).unwrap() == expected, "{name}");
+        let args: &[&str] = if name.ends_with(".vf") {
+            &["decompress", "--viriformat"]
+        } else {
+            &["decompress"]
+        };
+        let out = chesspack(&[args, &[chpk.to_str().unwrap()]].concat());
+        ok(&out);
+        assert!(out.stdout == input, "{name}");
     }
 }

@@ -294,44 +294,6 @@ pub fn decode_records(
     })
 }
 
-/// The tags of game `local` (0-based) of a block, as [`block_tags`] gives
-/// them: the moves of that game alone are decoded (its first plies, where
-/// the archive stores an `ECO` or `Opening` tag as the value the moves
-/// give), and the games after it are not read.
-///
-/// # Errors
-///
-/// [`ArchiveError::Damaged`] when the payload does not decode or has no
-/// such game.
-///
-/// ```
-/// use chesspack::archive::{self, ArchiveReader, Options};
-///
-/// let pgn = "[White \"a\"]\n\n1. e4 *\n\n[White \"b\"]\n\n1. d4 *\n";
-/// let mut packed = Vec::new();
-/// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::Index, &Options::default()).unwrap();
-/// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
-/// let block = r.read_block(0).unwrap();
-/// let tags = archive::game_tags(r.codec(), &block, 1).unwrap().unwrap();
-/// assert!(tags.contains(&(b"White".to_vec(), b"b".to_vec())));
-/// ```
-pub fn game_tags(
-    codec: &dyn GameCodec,
-    block: &Block,
-    local: usize,
-) -> Result<GameTags, ArchiveError> {
-    let mut tags = None;
-    decode_one(codec, block, local, block::Want::Tags, &mut |d| {
-        if let (None, block::Decoded::Tags(t)) = (&tags, d) {
-            tags = Some(t);
-        }
-    })?;
-    tags.ok_or_else(|| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason: "game missing from its block".into(),
-    })
-}
-
 /// Decodes game `local` of `block` as `want` asks, giving `sink` what it
 /// decodes to (and the pieces that go on with it); the games after it are
 /// not read, those before it skipped.

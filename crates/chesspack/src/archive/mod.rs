@@ -126,7 +126,7 @@ use self::{
 pub use self::{
     games::{
         CONTINUED, GameRecord, GameRow, GameTags, block_openings, block_tags, block_tags_not_given,
-        decode_games, decode_records, game_tags,
+        decode_games, decode_records,
     },
     header::Header,
     index::BlockEntry,
@@ -227,6 +227,16 @@ pub enum ArchiveError {
         /// Games in the archive.
         games: u64,
     },
+    /// The input of a compress is a chesspack archive already: compressed
+    /// again, it would only grow (`crate::files::Settings::force`).
+    #[error("already a chesspack archive (decompress reads it)")]
+    AlreadyAnArchive,
+    /// A codec that is not there.
+    #[error(transparent)]
+    Codec(#[from] crate::Error),
+    /// Settings that no archive is written or read with.
+    #[error("{0}")]
+    Settings(String),
 }
 
 /// How [`compress`] cuts its input into blocks and compresses text.

@@ -1,7 +1,8 @@
 //! Whole archives on several cores: compress, decompress and verify, in
 //! order, with a thread count, a progress callback and a report. The
-//! command-line tool and the Python package call these and drive no blocks
-//! of their own.
+//! library's one way in ([`crate::files::compress`] and
+//! [`crate::files::decompress`]) runs on it, and every front end verifies
+//! with it: none drives blocks of its own.
 //!
 //! Blocks are read (or cut from the input) on the calling thread while a
 //! pool of worker threads codes the ones before them, and come back to the
@@ -12,22 +13,20 @@
 //! step runs on the calling thread.
 //!
 //! ```
-//! use chesspack::archive::{ArchiveReader, Options, pipeline::Pipeline};
+//! use chesspack::archive::{ArchiveReader, pipeline::Pipeline};
+//! use chesspack::files::{self, Kind, Settings};
 //!
 //! let pgn = "[Result \"1-0\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n";
-//! let codec = chesspack::game::codec("index").unwrap();
-//! let run = Pipeline::new().threads(2);
+//! let mut settings = Settings::default();
+//! settings.codec = Some("index".into());
+//! settings.pipeline = Pipeline::new().threads(2);
+//! let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
 //! let mut packed = Vec::new();
-//! let written = run
-//!     .compress(pgn.as_bytes(), &mut packed, codec.as_ref(), &Options::default(), &mut |_| {
-//!         std::ops::ControlFlow::Continue(())
-//!     })
-//!     .unwrap();
-//! assert_eq!(written.games, 1);
+//! let written = files::compress(Kind::Games, pgn.as_bytes(), &mut packed, &settings, go).unwrap();
+//! assert_eq!(written.items, 1);
 //! let mut reader = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
-//! let mut text = Vec::new();
-//! let read = run.decompress(&mut reader, &mut text, &mut |_| std::ops::ControlFlow::Continue(())).unwrap();
-//! assert_eq!((read.games, text.as_slice()), (1, pgn.as_bytes()));
+//! let checked = settings.pipeline.verify(&mut reader, go).unwrap();
+//! assert_eq!((checked.games, checked.problems.len()), (1, 0));
 //! ```
 
 use std::{
@@ -86,7 +85,7 @@ pub struct Damaged {
 /// What decompressing did.
 #[derive(Debug, Default)]
 #[non_exhaustive]
-pub struct ReadReport {
+pub(crate) struct ReadReport {
     /// Games written.
     pub games: u64,
     /// Blocks written.
@@ -149,7 +148,7 @@ impl Pipeline {
     /// # Errors
     ///
     /// An I/O error of the input or output, or [`ArchiveError::Stopped`].
-    pub fn compress(
+    pub(crate) fn compress(
         &self,
         input: impl BufRead,
         output: impl Write,
@@ -191,7 +190,7 @@ impl Pipeline {
     /// The first damaged block ([`ArchiveError::Damaged`]) or a missing
     /// index ([`ArchiveError::Index`]) unless [`Pipeline::skip_damaged`];
     /// an I/O error; [`ArchiveError::Stopped`].
-    pub fn decompress<R: Read + Seek>(
+    pub(crate) fn decompress<R: Read + Seek>(
         &self,
         reader: &mut ArchiveReader<R>,
         output: impl Write,

@@ -177,23 +177,25 @@ fn encode_block(
 /// column, recognised from its first line) into a position archive.
 ///
 /// ```
-/// use chesspack::archive::positions;
+/// use chesspack::files::{self, Kind, Settings};
 ///
+/// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
 /// let text = "PuzzleId,FEN,Rating\nx1,8/8/8/4k3/8/8/4K3/7R w - - 0 1,900\n";
 /// let mut archive = Vec::new();
-/// let report = positions::compress(text.as_bytes(), &mut archive, 19).unwrap();
+/// let report = files::compress(Kind::Positions, text.as_bytes(), &mut archive, &Settings::default(), go).unwrap();
+/// let report = report.positions.unwrap();
 /// assert_eq!((report.positions, report.verbatim), (1, 1));
 /// let mut back = Vec::new();
-/// positions::decompress(&archive[..], &mut back).unwrap();
+/// files::decompress(std::io::Cursor::new(&archive), &mut back, &Settings::default(), go).unwrap();
 /// assert_eq!(back, text.as_bytes());
 ///
 /// // A line that is not UTF-8 is kept byte for byte, and named.
 /// let odd = b"8/8/8/4k3/8/8/4K3/7R w - -\n\xff\xfe junk\n";
 /// let mut archive = Vec::new();
-/// let report = positions::compress(&odd[..], &mut archive, 3).unwrap();
-/// assert_eq!(report.not_utf8, [2]);
+/// let report = files::compress(Kind::Positions, &odd[..], &mut archive, &Settings::default(), go).unwrap();
+/// assert_eq!(report.positions.unwrap().not_utf8, [2]);
 /// let mut back = Vec::new();
-/// positions::decompress(&archive[..], &mut back).unwrap();
+/// files::decompress(std::io::Cursor::new(&archive), &mut back, &Settings::default(), go).unwrap();
 /// assert_eq!(back, odd);
 /// ```
 ///
@@ -201,7 +203,7 @@ fn encode_block(
 ///
 /// [`ArchiveError::Io`] when reading or writing fails or the input is not
 /// UTF-8.
-pub fn compress(
+pub(crate) fn compress(
     input: impl BufRead,
     mut output: impl Write,
     level: i32,
@@ -326,7 +328,10 @@ fn decode_block(
 /// [`ArchiveError::NotAnArchive`], a damaged header, a model mismatch
 /// ([`ArchiveError::CodecMismatch`]), a damaged block (named by number) or a
 /// truncated file ([`ArchiveError::Index`]).
-pub fn decompress(mut input: impl Read, mut output: impl Write) -> Result<u64, ArchiveError> {
+pub(crate) fn decompress(
+    mut input: impl Read,
+    mut output: impl Write,
+) -> Result<u64, ArchiveError> {
     let mut data = Vec::new();
     input.read_to_end(&mut data)?;
     let own = header();

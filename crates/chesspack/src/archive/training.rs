@@ -129,7 +129,7 @@ fn codec_named(name: &[u8], hash: u64) -> Option<ModelCodec> {
 /// Reading or writing fails (`.plain` text that does not read is an
 /// [`io::ErrorKind::InvalidData`] error naming the line); a move the codec
 /// cannot code (a bug).
-pub fn compress(
+pub(crate) fn compress(
     mut input: impl Read,
     output: impl Write,
     codec: &ModelCodec,
@@ -162,15 +162,19 @@ fn invalid(e: crate::Error) -> io::Error {
 /// scores and result the side to move's ([`TrainingReader::viriformat`]
 /// writes the games back byte for byte).
 ///
+/// Front ends reach it through [`crate::files::compress`]:
+///
 /// ```
-/// use chesspack::archive::training;
+/// use chesspack::{archive::training, files::{self, Kind, Settings}};
 ///
 /// // 1. e4 (+10 for White) e5 (+20), a draw.
 /// let mut vf = vec![0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0x16, 0x42, 0x25, 0x61, 0, 0, 0, 0];
 /// vf.extend([0x88, 0x88, 0x88, 0x88, 0x9e, 0xca, 0xad, 0xe9, 0x40, 0, 1, 0, 0, 0, 1, 0]);
 /// vf.extend([0x0c, 0x07, 10, 0, 0x34, 0x09, 20, 0, 0, 0, 0, 0]);
 /// let mut archive = Vec::new();
-/// let r = training::compress_viriformat(&vf[..], &mut archive, &chesspack::game::ModelCodec::fast(), 1).unwrap();
+/// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
+/// let r = files::compress(Kind::Viriformat, &vf[..], &mut archive, &Settings::default(), go).unwrap();
+/// let r = r.training.unwrap();
 /// assert_eq!((r.chains, r.positions), (1, 2));
 /// let mut reader = training::TrainingReader::open(std::io::Cursor::new(archive)).unwrap();
 /// assert_eq!(reader.viriformat(0).unwrap(), vf);
@@ -183,7 +187,7 @@ fn invalid(e: crate::Error) -> io::Error {
 /// [`io::ErrorKind::InvalidData`] error naming the game and its byte
 /// offset (a truncated game, an illegal move, a start position with a
 /// score, Chess960 castling); reading or writing fails.
-pub fn compress_viriformat(
+pub(crate) fn compress_viriformat(
     mut input: impl Read,
     output: impl Write,
     codec: &ModelCodec,
@@ -805,11 +809,13 @@ impl Rows {
     /// two-square move), `score`, `ply`, `result` and `e` lines.
     ///
     /// ```
-    /// use chesspack::archive::training::{self, Rows};
+    /// use chesspack::archive::training;
+    /// use chesspack::files::{self, Kind, Settings};
     ///
     /// let plain = "fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\nmove e2e4\nscore 20\nply 0\nresult 0\ne\n";
     /// let mut archive = Vec::new();
-    /// training::compress(plain.as_bytes(), &mut archive, &chesspack::game::ModelCodec::fast(), 1).unwrap();
+    /// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
+    /// files::compress(Kind::Plain, plain.as_bytes(), &mut archive, &Settings::default(), go).unwrap();
     /// let mut reader = training::TrainingReader::open(std::io::Cursor::new(archive)).unwrap();
     /// assert_eq!(reader.rows(0).unwrap().to_plain(), plain);
     /// ```
@@ -1183,7 +1189,7 @@ impl<R: Read + Seek> TrainingReader<R> {
 /// # Errors
 ///
 /// As [`TrainingReader::open`] and [`TrainingReader::rows`].
-pub fn decompress(
+pub(crate) fn decompress(
     input: impl Read + Seek,
     mut output: impl Write,
     threads: usize,

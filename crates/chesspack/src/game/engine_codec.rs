@@ -26,7 +26,7 @@ use crate::{
 pub const DEFAULT_DEPTH: u8 = 1;
 /// The deepest search a decoder runs for a stream's header unless it was
 /// made with a larger depth itself (see [`EngineCodec`]).
-pub const STREAM_DEPTH_LIMIT: u8 = 3;
+pub(crate) const STREAM_DEPTH_LIMIT: u8 = 3;
 /// The thesis' k = 80, in tenths.
 pub const DEFAULT_K_TENTHS: u16 = 800;
 /// Score deficits (centipawns below the best move) are clamped to this: a

@@ -252,24 +252,46 @@ pub fn codec(name: &str) -> Result<Box<dyn GameCodec>, Error> {
         .ok_or_else(|| Error::UnknownCodec(crate::error::cut(name)))
 }
 
-/// The game codec called `name` whose [`GameCodec::model_hash`] is `hash`:
-/// [`codec`], or for `model` the earlier weights of that hash that this
-/// library keeps so that their archives still decode
-/// ([`ModelCodec::with_model_hash`]). `None` when the codec exists but not
-/// with that model.
+/// The game codec called `name`, the engine codecs with `engine`'s
+/// parameters: the one map from names to codecs that every front end uses.
+///
+/// ```
+/// use chesspack::game::{self, engine_codec::EngineParams};
+///
+/// let params = EngineParams { depth: 0, ..EngineParams::default() };
+/// let codec = game::codec_with("engine-arith", &params).unwrap();
+/// let start = shakmaty::Chess::default();
+/// let e4 = shakmaty::uci::UciMove::from_ascii(b"e2e4").unwrap().to_move(&start).unwrap();
+/// // The depth is in the stream's header.
+/// let default = game::codec("engine-arith").unwrap();
+/// assert_ne!(codec.encode(&start, &[e4]).unwrap(), default.encode(&start, &[e4]).unwrap());
+/// assert_eq!(game::codec_with("model", &params).unwrap().name(), "model");
+/// ```
+///
+/// # Errors
+///
+/// [`Error::UnknownCodec`] when there is no codec of that name.
+pub fn codec_with(
+    name: &str,
+    engine: &engine_codec::EngineParams,
+) -> Result<Box<dyn GameCodec>, Error> {
+    let coding = match name {
+        "engine-huffman" => engine_codec::Coding::Huffman,
+        "engine-arith" => engine_codec::Coding::Arith,
+        _ => return codec(name),
+    };
+    Ok(Box::new(EngineCodec::with_params(coding, *engine)))
+}
+
+/// The game codec called `name` if its [`GameCodec::model_hash`] is
+/// `hash`; `None` when the codec exists but not with that model.
 ///
 /// # Errors
 ///
 /// [`Error::UnknownCodec`] when there is no codec of that name.
 pub(crate) fn codec_with_hash(name: &str, hash: u64) -> Result<Option<Box<dyn GameCodec>>, Error> {
     let codec = codec(name)?;
-    if codec.model_hash() == hash {
-        return Ok(Some(codec));
-    }
-    Ok(match name {
-        "model" => ModelCodec::with_model_hash(hash).map(|c| Box::new(c) as Box<dyn GameCodec>),
-        _ => None,
-    })
+    Ok((codec.model_hash() == hash).then_some(codec))
 }
 
 /// Plays `moves` from `start`, checking each, and calls `f` with the position

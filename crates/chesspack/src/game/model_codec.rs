@@ -339,6 +339,26 @@ impl ModelCodec {
         }
     }
 
+    /// The learned codec called `name`: `model`, `brisk` or `fast`, the
+    /// codecs that code the moves of engine training data.
+    ///
+    /// ```
+    /// use chesspack::game::{GameCodec, ModelCodec};
+    ///
+    /// assert_eq!(ModelCodec::named("brisk").unwrap().name(), "brisk");
+    /// assert!(ModelCodec::named("radix").is_err());
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// [`Error::UnknownCodec`] for any other name.
+    pub fn named(name: &str) -> Result<ModelCodec, Error> {
+        [ModelCodec::new(), ModelCodec::brisk(), ModelCodec::fast()]
+            .into_iter()
+            .find(|c| c.name() == name)
+            .ok_or_else(|| Error::UnknownCodec(crate::error::cut(name)))
+    }
+
     /// `model` with the embedded weights if their hash is `hash`
     /// (`Weights::by_hash`); `None` for any other hash.
     pub(crate) fn with_model_hash(hash: u64) -> Option<ModelCodec> {

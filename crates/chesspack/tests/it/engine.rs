@@ -185,7 +185,8 @@ fn bad_headers_are_errors() {
 /// decoder made with that depth reads them.
 #[test]
 fn regression_issue_3_deep_stream_headers_are_refused() {
-    use chesspack::game::engine_codec::STREAM_DEPTH_LIMIT;
+    // Archives decode engine streams of at most this depth.
+    const STREAM_DEPTH_LIMIT: u8 = 3;
     let start = pos("8/8/8/4k3/8/8/8/4K2R w K - 0 1");
     let moves = moves_of(&start, &["Rh5+", "Kd4"]);
     let deep = EngineParams {

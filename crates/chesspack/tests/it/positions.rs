@@ -177,13 +177,40 @@ fn unreachable_material_is_not_ranked() {
 }
 
 mod archive {
-    use chesspack::archive::{ArchiveError, positions};
+    use chesspack::{
+        archive::{ArchiveError, positions},
+        files::{self, Kind, Settings},
+    };
+
+    fn compress(text: &str) -> (Vec<u8>, positions::PositionReport) {
+        let mut settings = Settings::default();
+        settings.archive.level = 3;
+        let mut archive = Vec::new();
+        let report = files::compress(
+            Kind::Positions,
+            text.as_bytes(),
+            &mut archive,
+            &settings,
+            &mut |_| std::ops::ControlFlow::Continue(()),
+        )
+        .unwrap();
+        (archive, report.positions.unwrap())
+    }
+
+    fn decompress(archive: &[u8], out: &mut Vec<u8>) -> Result<u64, ArchiveError> {
+        let report = files::decompress(
+            std::io::Cursor::new(archive),
+            out,
+            &Settings::default(),
+            &mut |_| std::ops::ControlFlow::Continue(()),
+        )?;
+        Ok(report.items)
+    }
 
     fn round_trip(text: &str) -> positions::PositionReport {
-        let mut archive = Vec::new();
-        let report = positions::compress(text.as_bytes(), &mut archive, 3).unwrap();
+        let (archive, report) = compress(text);
         let mut back = Vec::new();
-        positions::decompress(&archive[..], &mut back).unwrap();
+        decompress(&archive, &mut back).unwrap();
         assert_eq!(String::from_utf8(back).unwrap(), text);
         report
     }
@@ -209,16 +236,15 @@ mod archive {
 
     #[test]
     fn a_damaged_block_is_named() {
-        let mut archive = Vec::new();
-        positions::compress("k7/8/8/8/8/8/8/7K w - -\n".as_bytes(), &mut archive, 3).unwrap();
+        let (mut archive, _) = compress("k7/8/8/8/8/8/8/7K w - -\n");
         let n = archive.len();
         archive[n - 12] ^= 0x55;
-        let err = positions::decompress(&archive[..], &mut Vec::new()).unwrap_err();
+        let err = decompress(&archive, &mut Vec::new()).unwrap_err();
         assert!(
             matches!(err, ArchiveError::Damaged { block: 1, .. }),
             "{err}"
         );
-        let err = positions::decompress(&archive[..n - 20], &mut Vec::new()).unwrap_err();
+        let err = decompress(&archive[..n - 20], &mut Vec::new()).unwrap_err();
         assert!(err.to_string().contains("block 1"), "{err}");
     }
 }

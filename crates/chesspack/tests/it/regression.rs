@@ -775,3 +775,124 @@ fn regression_issue_69_d3_a_clock_over_two_lines_is_read() {
     archive::decompress(std::io::Cursor::new(&packed), &mut text).unwrap();
     assert_eq!(text, pgn.as_bytes());
 }
+
+/// Issue 67: one way in. `files::compress` takes every kind of file the
+/// library reads (PGN, positions, engine training data as a binpack, as
+/// `.plain` text and as viriformat games), tells its report's unit, and
+/// `files::decompress` gives the input back from the archive alone.
+#[test]
+fn regression_issue_67_one_entry_point_compresses_and_opens_every_kind() {
+    use chesspack::files::{self, Kind, Settings, TrainingFormat};
+    use std::ops::ControlFlow;
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/../..");
+    let fixture = |p: &str| std::fs::read(format!("{root}/{p}")).unwrap();
+    let plain = zstd::decode_all(
+        &fixture("crates/chesspack/tests/fixtures/training/selfplay.plain.zst")[..],
+    )
+    .unwrap();
+    let cases: [(&str, Vec<u8>, &str, &str); 5] = [
+        (
+            "samples/lichess-sample.pgn",
+            fixture("samples/lichess-sample.pgn"),
+            "game",
+            "model",
+        ),
+        (
+            "samples/puzzles-sample.csv",
+            fixture("samples/puzzles-sample.csv"),
+            "line",
+            "position-model",
+        ),
+        (
+            "selfplay.binpack",
+            fixture("crates/chesspack/tests/fixtures/training/selfplay.binpack"),
+            "position",
+            "fast",
+        ),
+        ("selfplay.plain", plain, "position", "fast"),
+        (
+            "selfplay.vf",
+            fixture("crates/chesspack/tests/fixtures/training/selfplay.vf"),
+            "position",
+            "fast",
+        ),
+    ];
+    let go = &mut |_: &_| ControlFlow::Continue(());
+    for (name, input, unit, codec) in cases {
+        let kind = Kind::of(name, &input[..8]);
+        let mut packed = Vec::new();
+        let report =
+            files::compress(kind, &input[..], &mut packed, &Settings::default(), go).unwrap();
+        assert_eq!(
+            (report.unit(), report.codec.as_str()),
+            (unit, codec),
+            "{name}"
+        );
+        assert!(report.items > 0, "{name}");
+        assert_eq!(report.input_bytes, input.len() as u64, "{name}");
+        assert_eq!(report.output_bytes, packed.len() as u64, "{name}");
+        // An archive is not compressed again unless forced.
+        let again = files::compress(
+            Kind::of("x.chpk", &packed[..8]),
+            &packed[..],
+            &mut Vec::new(),
+            &Settings::default(),
+            go,
+        );
+        assert!(matches!(
+            again,
+            Err(chesspack::archive::ArchiveError::AlreadyAnArchive)
+        ));
+        let mut out = Vec::new();
+        let back = files::decompress(
+            std::io::Cursor::new(&packed),
+            &mut out,
+            &Settings::default(),
+            go,
+        )
+        .unwrap();
+        assert_eq!(back.items, report.items, "{name}");
+        if name.ends_with(".binpack") || unit != "position" {
+            assert_eq!(out, input, "{name}");
+        }
+        if name.ends_with(".vf") {
+            let mut settings = Settings::default();
+            settings.training = TrainingFormat::Viriformat;
+            let mut vf = Vec::new();
+            files::decompress(std::io::Cursor::new(&packed), &mut vf, &settings, go).unwrap();
+            assert_eq!(vf, input, "{name} as viriformat");
+        }
+        if name.ends_with(".plain") {
+            let mut settings = Settings::default();
+            settings.training = TrainingFormat::Plain;
+            let mut text = Vec::new();
+            files::decompress(std::io::Cursor::new(&packed), &mut text, &settings, go).unwrap();
+            assert_eq!(text, input, "{name} as .plain");
+        }
+    }
+    // A codec by name, the engine's parameters with it; an unknown one.
+    let mut settings = Settings::default();
+    settings.codec = Some("nope".into());
+    let e = files::compress(
+        Kind::Games,
+        &b"1. e4 *\n"[..],
+        &mut Vec::new(),
+        &settings,
+        go,
+    );
+    assert!(e.unwrap_err().to_string().contains("unknown codec"));
+    settings.codec = Some("engine-arith".into());
+    settings.engine.depth = 5;
+    let e = files::compress(
+        Kind::Games,
+        &b"1. e4 *\n"[..],
+        &mut Vec::new(),
+        &settings,
+        go,
+    );
+    assert!(
+        e.unwrap_err()
+            .to_string()
+            .contains("deeper than archives decode")
+    );
+}

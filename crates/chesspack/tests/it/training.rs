@@ -3,22 +3,41 @@
 
 use std::io::Cursor;
 
-use chesspack::archive::training::{self, Rows, TrainingReader};
+use chesspack::archive::training::{Rows, TrainingReader};
+use chesspack::files::{self, Kind, Settings};
 use sfbinpack::{CompressedTrainingDataEntryReader, TrainingDataEntry};
 
 const FIXTURE: &[u8] = include_bytes!("../fixtures/training/selfplay.binpack");
 const GOLDEN: &[u8] = include_bytes!("../fixtures/training/selfplay.train.golden");
 
-fn compress(binpack: &[u8]) -> Vec<u8> {
+/// `files::compress` of engine training data (a binpack or `.plain` text)
+/// with `codec` on `threads` threads.
+fn compress_with(
+    input: &[u8],
+    codec: &str,
+    threads: usize,
+) -> Result<Vec<u8>, chesspack::archive::ArchiveError> {
+    let mut settings = Settings::default();
+    settings.codec = Some(codec.into());
+    settings.pipeline.threads = threads;
     let mut out = Vec::new();
-    training::compress(binpack, &mut out, &chesspack::game::ModelCodec::fast(), 2)
-        .expect("compresses");
-    out
+    files::compress(Kind::Binpack, input, &mut out, &settings, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })?;
+    Ok(out)
+}
+
+fn compress(binpack: &[u8]) -> Vec<u8> {
+    compress_with(binpack, "fast", 2).expect("compresses")
 }
 
 fn decompress(archive: &[u8]) -> Result<Vec<u8>, chesspack::archive::ArchiveError> {
+    let mut settings = Settings::default();
+    settings.pipeline.threads = 2;
     let mut out = Vec::new();
-    training::decompress(Cursor::new(archive), &mut out, 2)?;
+    files::decompress(Cursor::new(archive), &mut out, &settings, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })?;
     Ok(out)
 }
 
@@ -207,8 +226,7 @@ fn an_empty_binpack_is_an_empty_archive() {
 
 #[test]
 fn the_model_codec_makes_smaller_training_archives() {
-    let mut small = Vec::new();
-    training::compress(FIXTURE, &mut small, &chesspack::game::ModelCodec::new(), 1).unwrap();
+    let small = compress_with(FIXTURE, "model", 1).unwrap();
     assert!(small.len() < compress(FIXTURE).len());
     assert_eq!(decompress(&small).unwrap(), FIXTURE);
     assert_eq!(differences(&rows(&small), &reference(FIXTURE)), 0);
@@ -234,18 +252,11 @@ fn bad_plain_text_names_the_line() {
     let plain = fixture_plain();
     let mut lines: Vec<&str> = plain.lines().collect();
     lines[7] = "move e2e5";
-    let codec = chesspack::game::ModelCodec::fast();
-    let e = training::compress(lines.join("\n").as_bytes(), Vec::new(), &codec, 1)
+    let e = compress_with(lines.join("\n").as_bytes(), "fast", 1)
         .unwrap_err()
         .to_string();
     assert!(e.contains("line 8"), "{e}");
-    let e = training::compress(
-        &b"fen 8/8/8/8/8/8/8/8 w - - 0 1\ne\n"[..],
-        Vec::new(),
-        &codec,
-        1,
-    )
-    .unwrap_err();
+    let e = compress_with(&b"fen 8/8/8/8/8/8/8/8 w - - 0 1\ne\n"[..], "fast", 1).unwrap_err();
     assert!(e.to_string().contains("line 1"), "{e}");
 }
 
@@ -262,12 +273,17 @@ fn viriformat_comes_back_byte_for_byte_as_the_reference_writes_it() {
     use viriformat::dataformat::{Filter, Game};
     let vf = fixture_viriformat();
     let mut archive = Vec::new();
-    let report = training::compress_viriformat(
+    let mut settings = Settings::default();
+    settings.pipeline.threads = 2;
+    let report = files::compress(
+        Kind::Viriformat,
         &vf[..],
         &mut archive,
-        &chesspack::game::ModelCodec::fast(),
-        2,
+        &settings,
+        &mut |_| std::ops::ControlFlow::Continue(()),
     )
+    .unwrap()
+    .training
     .unwrap();
     let positions = report.positions;
     assert!(positions > 2_900, "{positions}");
@@ -316,8 +332,14 @@ fn viriformat_that_would_not_come_back_names_the_game() {
     let mut vf = fixture_viriformat();
     let games = |vf: &[u8]| {
         let mut out = Vec::new();
-        training::compress_viriformat(vf, &mut out, &chesspack::game::ModelCodec::fast(), 1)
-            .map(|_| out)
+        files::compress(
+            Kind::Viriformat,
+            vf,
+            &mut out,
+            &Settings::default(),
+            &mut |_| std::ops::ControlFlow::Continue(()),
+        )
+        .map(|_| out)
     };
     // A score in the second game's start position (the spare fields
     // chesspack writes as 0).

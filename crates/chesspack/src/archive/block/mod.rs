@@ -12,10 +12,10 @@
 //!   ratings, dates, rounds, `ECO` and `Opening` that the moves give,
 //!   times, Elos, rating changes, recent values and lichess game URLs (see
 //!   the `tags` module), with their numbers in the `tag-numbers` column;
-//!   + 192 where the codec aims at openings: a game's first `ECO` or
-//!   `Opening` tag that the moves give comes with the opening's label, coded
-//!   with the prior of the game's rating band, and the mainline's moves
-//!   are coded knowing it;
+//!   and + 192 where the codec aims at openings: a game's first `ECO` or
+//!   `Opening` tag that the moves give comes with the opening's label,
+//!   coded with the prior of the game's rating band, and the mainline's
+//!   moves are coded knowing it;
 //! * `move-lengths` + 2 always: the bit length of each line's moves, coded
 //!   with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder));
 //! * `clocks` + 2 and `evals` + 2 always: the readings and evaluations

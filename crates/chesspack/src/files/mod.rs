@@ -16,6 +16,10 @@
 //! assert_eq!(Kind::of("puzzles.csv.zst", &packed), Kind::Positions);
 //! ```
 
+mod convert;
+
+pub use convert::{Report, Settings, TrainingFormat, compress, decompress};
+
 use std::{
     fs::{self, File},
     io::{self, BufRead, BufReader, BufWriter, Read, Write},

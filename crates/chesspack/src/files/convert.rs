@@ -1,0 +1,388 @@
+//! One way in: [`compress`] any chess file by its [`Kind`] and
+//! [`decompress`] any chesspack archive, with one [`Settings`] and one
+//! [`Report`]. The command line, the Python package and the web page call
+//! these; none of them chooses a codec by name or a path by file kind.
+
+use std::io::{self, BufRead, Read, Seek, Write};
+
+use super::Kind;
+use crate::{
+    archive::{
+        self, ArchiveError, ArchiveReader, BlockReport, Options,
+        pipeline::{Damaged, OnProgress, Pipeline},
+        positions::PositionReport,
+        training::{self, TrainingReader, TrainingReport},
+    },
+    game::{
+        self, ModelCodec,
+        engine_codec::{EngineParams, STREAM_DEPTH_LIMIT},
+    },
+};
+
+/// What an archive of engine training data decompresses to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TrainingFormat {
+    /// The binpack it was made from, byte for byte.
+    #[default]
+    Binpack,
+    /// nnue-pytorch's `.plain` text.
+    Plain,
+    /// viridithas's viriformat games.
+    Viriformat,
+    /// bullet's marlinformat positions.
+    Marlinformat,
+}
+
+/// How [`compress`] and [`decompress`] work: the codec by name, threads,
+/// the archive's blocks and level, what to do with an archive as input or
+/// with damage.
+///
+/// ```
+/// let mut settings = chesspack::files::Settings::default();
+/// settings.codec = Some("fast".into());
+/// settings.pipeline.threads = 1;
+/// assert_eq!(settings.archive.level, 15);
+/// ```
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Settings {
+    /// The move codec ([`game::codec_with`]); `None`: `model` for games,
+    /// `fast` for engine training data (`model`, `brisk` or `fast`).
+    pub codec: Option<String>,
+    /// The engine codecs' parameters.
+    pub engine: EngineParams,
+    /// Worker threads (0: one a core) and, when decompressing, whether
+    /// damaged blocks, a damaged index or header are left out or read from
+    /// their copies instead of stopping the run.
+    pub pipeline: Pipeline,
+    /// A game archive's blocks, zstd level (position archives' too) and
+    /// openings.
+    pub archive: Options,
+    /// Compress an archive as if it were PGN text instead of refusing it.
+    pub force: bool,
+    /// What an archive of engine training data decompresses to.
+    pub training: TrainingFormat,
+}
+
+/// What [`compress`] or [`decompress`] did, for any kind of file.
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Report {
+    /// What the input is (compress) or the archive holds (decompress):
+    /// [`Kind::Games`], [`Kind::Positions`], [`Kind::Binpack`] and the like.
+    pub kind: Kind,
+    /// The move or position codec's name.
+    pub codec: String,
+    /// Games, positions of engine training data, or lines of a position
+    /// file ([`Report::unit`]).
+    pub items: u64,
+    /// Bytes read and written.
+    pub input_bytes: u64,
+    /// Bytes written.
+    pub output_bytes: u64,
+    /// Games: the summed block reports (games stored verbatim, each
+    /// column's bytes).
+    pub games: BlockReport,
+    /// Position files: lines kept as text, bits.
+    pub positions: Option<PositionReport>,
+    /// Engine training data: chains, bits of moves and scores.
+    pub training: Option<TrainingReport>,
+    /// Decompress: blocks left out as damaged, in order.
+    pub damaged: Vec<Damaged>,
+    /// Decompress: why the header was read from its copy in the index.
+    pub header_error: Option<String>,
+    /// Decompress: why the index was missing or damaged (the blocks were
+    /// found by a scan, and games after the last whole block are lost).
+    pub index_error: Option<String>,
+}
+
+impl Report {
+    fn new(kind: Kind) -> Report {
+        Report {
+            kind,
+            codec: String::new(),
+            items: 0,
+            input_bytes: 0,
+            output_bytes: 0,
+            games: BlockReport::default(),
+            positions: None,
+            training: None,
+            damaged: Vec::new(),
+            header_error: None,
+            index_error: None,
+        }
+    }
+
+    /// What [`Report::items`] counts: `game`, `position` or `line`.
+    pub fn unit(&self) -> &'static str {
+        match self.kind {
+            Kind::Positions | Kind::PositionArchive => "line",
+            Kind::Binpack | Kind::Plain | Kind::Viriformat | Kind::TrainingArchive => "position",
+            _ => "game",
+        }
+    }
+
+    /// Whether a decompress left anything out (damaged blocks, or games
+    /// after the last whole block where the index was lost).
+    pub fn lost_data(&self) -> bool {
+        !self.damaged.is_empty() || self.index_error.is_some()
+    }
+}
+
+/// Counts the bytes that pass.
+struct Counted<T> {
+    inner: T,
+    bytes: u64,
+}
+
+impl<T: Read> Read for Counted<T> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+}
+
+impl<T: BufRead> BufRead for Counted<T> {
+    fn fill_buf(&mut self) -> io::Result<&[u8]> {
+        self.inner.fill_buf()
+    }
+
+    fn consume(&mut self, n: usize) {
+        self.bytes += n as u64;
+        self.inner.consume(n);
+    }
+}
+
+impl<T: Write> Write for Counted<T> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.bytes += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+/// Compresses `input`, a file of kind `kind` ([`Kind::of_path`]; PGN for
+/// anything that is not positions or engine training data), into an
+/// archive on `output`: games with the codec `settings` names on its
+/// pipeline's threads, positions with `position-model`, engine training
+/// data with `fast` (or `model`, `brisk`). `progress` is called after each
+/// block of games.
+///
+/// ```
+/// use chesspack::files::{self, Kind, Settings};
+///
+/// let pgn = b"[Result \"1-0\"]\n\n1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7# 1-0\n";
+/// let mut packed = Vec::new();
+/// let report = files::compress(Kind::Games, &pgn[..], &mut packed, &Settings::default(), &mut |_| {
+///     std::ops::ControlFlow::Continue(())
+/// })
+/// .unwrap();
+/// assert_eq!((report.items, report.unit(), report.codec.as_str()), (1, "game", "model"));
+/// assert_eq!(report.output_bytes, packed.len() as u64);
+///
+/// let fens = b"8/8/8/4k3/8/8/8/4K3 w - - 0 1\n";
+/// let mut packed = Vec::new();
+/// let report = files::compress(Kind::Positions, &fens[..], &mut packed, &Settings::default(), &mut |_| {
+///     std::ops::ControlFlow::Continue(())
+/// })
+/// .unwrap();
+/// assert_eq!((report.items, report.unit()), (1, "line"));
+/// ```
+///
+/// # Errors
+///
+/// [`ArchiveError::AlreadyAnArchive`] for an archive unless
+/// [`Settings::force`]; [`ArchiveError::Codec`] for a codec that is not
+/// there, [`ArchiveError::Settings`] for an engine depth that archives do
+/// not decode; an I/O error or [`ArchiveError::Stopped`].
+pub fn compress(
+    kind: Kind,
+    input: impl BufRead,
+    output: impl Write,
+    settings: &Settings,
+    progress: OnProgress<'_>,
+) -> Result<Report, ArchiveError> {
+    let archived = matches!(
+        kind,
+        Kind::GameArchive | Kind::PositionArchive | Kind::TrainingArchive
+    );
+    if archived && !settings.force {
+        return Err(ArchiveError::AlreadyAnArchive);
+    }
+    let mut input = Counted {
+        inner: input,
+        bytes: 0,
+    };
+    let mut output = Counted {
+        inner: output,
+        bytes: 0,
+    };
+    let mut report = Report::new(if archived { Kind::Games } else { kind });
+    match report.kind {
+        Kind::Positions => {
+            let r = archive::positions::compress(&mut input, &mut output, settings.archive.level)?;
+            report.codec = "position-model".into();
+            report.items = r.lines;
+            report.positions = Some(r);
+        }
+        Kind::Binpack | Kind::Plain | Kind::Viriformat => {
+            let codec = ModelCodec::named(settings.codec.as_deref().unwrap_or("fast"))?;
+            let threads = settings.pipeline.threads;
+            let r = if kind == Kind::Viriformat {
+                training::compress_viriformat(&mut input, &mut output, &codec, threads)
+            } else {
+                training::compress(&mut input, &mut output, &codec, threads)
+            }?;
+            report.codec = crate::game::GameCodec::name(&codec).into();
+            report.items = r.positions;
+            report.training = Some(r);
+        }
+        _ => {
+            let name = settings.codec.as_deref().unwrap_or("model");
+            let codec = game::codec_with(name, &settings.engine)?;
+            if name.starts_with("engine-") && settings.engine.depth > STREAM_DEPTH_LIMIT {
+                // Archives decode with the default codec, which refuses
+                // deeper streams (see `EngineCodec`).
+                return Err(ArchiveError::Settings(format!(
+                    "engine depth {} is deeper than archives decode (at most {STREAM_DEPTH_LIMIT})",
+                    settings.engine.depth
+                )));
+            }
+            let r = settings.pipeline.compress(
+                &mut input,
+                &mut output,
+                codec.as_ref(),
+                &settings.archive,
+                progress,
+            )?;
+            report.codec = codec.name().into();
+            report.items = r.games;
+            report.games = r;
+        }
+    }
+    report.input_bytes = input.bytes;
+    report.output_bytes = output.bytes;
+    Ok(report)
+}
+
+/// Decompresses the chesspack archive `input` (of any kind: games,
+/// positions, engine training data, told by its first bytes) onto
+/// `output`: the file it was made from, or for engine training data the
+/// format [`Settings::training`] names. `progress` is called after each
+/// block of games.
+///
+/// A game archive whose header is damaged is read from the header's copy,
+/// and one whose index is lost from its blocks, only with
+/// [`Pipeline::skip_damaged`], which leaves damaged blocks out too: the
+/// report says what.
+///
+/// ```
+/// use chesspack::files::{self, Kind, Settings};
+///
+/// let pgn = b"1. d4 d5 *\n";
+/// let mut packed = Vec::new();
+/// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
+/// files::compress(Kind::Games, &pgn[..], &mut packed, &Settings::default(), go).unwrap();
+/// let mut text = Vec::new();
+/// let report = files::decompress(std::io::Cursor::new(&packed), &mut text, &Settings::default(), go).unwrap();
+/// assert_eq!((text.as_slice(), report.kind, report.items), (&pgn[..], Kind::GameArchive, 1));
+/// ```
+///
+/// # Errors
+///
+/// [`ArchiveError::NotAnArchive`] for anything else; the first damaged
+/// block, a damaged header ([`ArchiveError::Header`]) or index
+/// ([`ArchiveError::Index`]) unless skipped; an I/O error or
+/// [`ArchiveError::Stopped`].
+pub fn decompress(
+    mut input: impl Read + Seek,
+    output: impl Write,
+    settings: &Settings,
+    progress: OnProgress<'_>,
+) -> Result<Report, ArchiveError> {
+    let mut head = [0u8; 8];
+    let n = read_head(&mut input, &mut head)?;
+    input.seek(io::SeekFrom::Start(0))?;
+    let kind = Kind::of("", &head[..n]);
+    if settings.training != TrainingFormat::Binpack && kind != Kind::TrainingArchive {
+        return Err(ArchiveError::Settings(
+            "plain text, viriformat and marlinformat are for archives of engine training data"
+                .into(),
+        ));
+    }
+    let mut output = Counted {
+        inner: output,
+        bytes: 0,
+    };
+    let mut report = Report::new(kind);
+    match kind {
+        Kind::PositionArchive => {
+            report.codec = "position-model".into();
+            report.items = archive::positions::decompress(input, &mut output)?;
+        }
+        Kind::TrainingArchive => {
+            report.items = decompress_training(input, &mut output, settings)?;
+        }
+        _ => {
+            let mut reader = ArchiveReader::open(input)?;
+            report.header_error = reader.header_error().map(str::to_owned);
+            if let Some(why) = &report.header_error
+                && !settings.pipeline.skip_damaged
+            {
+                return Err(ArchiveError::Header(why.clone()));
+            }
+            report.codec = reader.codec().name().into();
+            let r = settings
+                .pipeline
+                .decompress(&mut reader, &mut output, progress)?;
+            report.items = r.games;
+            report.damaged = r.damaged;
+            report.index_error = r.index_error;
+        }
+    }
+    report.output_bytes = output.bytes;
+    Ok(report)
+}
+
+/// The first bytes of `input`, as many as there are up to `head`'s size.
+fn read_head(input: &mut impl Read, head: &mut [u8]) -> io::Result<usize> {
+    let mut n = 0;
+    while n < head.len() {
+        match input.read(&mut head[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// An archive of engine training data as [`Settings::training`] says;
+/// returns its positions.
+fn decompress_training(
+    input: impl Read + Seek,
+    mut output: impl Write,
+    settings: &Settings,
+) -> Result<u64, ArchiveError> {
+    if settings.training == TrainingFormat::Binpack {
+        return training::decompress(input, output, settings.pipeline.threads);
+    }
+    let mut reader = TrainingReader::open(io::BufReader::new(input))?;
+    for b in 0..reader.blocks() {
+        let bytes = match settings.training {
+            TrainingFormat::Plain => reader.rows(b)?.to_plain().into_bytes(),
+            TrainingFormat::Viriformat => reader.viriformat(b)?,
+            _ => reader.marlinformat(b)?,
+        };
+        output.write_all(&bytes)?;
+    }
+    output.flush()?;
+    Ok(reader.positions())
+}
