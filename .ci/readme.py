@@ -60,6 +60,17 @@ def main() -> int:
     binary = os.path.join(ROOT, "target", "release")
     text = open(os.path.join(ROOT, "README.md"), encoding="utf-8").read()
     failures = 0
+    # A README for users (issue 67): at most 200 lines, and every format
+    # number it states is the one the library writes (issue 69).
+    if len(text.splitlines()) > 200:
+        failures += 1
+        print(f"README: {len(text.splitlines())} lines (at most 200)", file=sys.stderr)
+    source = open(os.path.join(ROOT, "crates", "chesspack", "src", "archive", "mod.rs"), encoding="utf-8").read()
+    version = re.search(r"pub const FORMAT_VERSION: u8 = (\d+);", source).group(1)
+    stated = set(re.findall(r"format (?:version )?(?:\(now )?(\d+)", text))
+    if stated != {version}:
+        failures += 1
+        print(f"README: states format {sorted(stated)}, the library writes {version}", file=sys.stderr)
     with tempfile.TemporaryDirectory(prefix="chesspack-readme-") as work:
         shutil.copytree(os.path.join(ROOT, "samples"), os.path.join(work, "samples"))
         env = dict(os.environ, PATH=binary + os.pathsep + os.environ["PATH"])

@@ -559,7 +559,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
     let pb = input::progress(None, "decompressing");
     let report = files::decompress(input, out.writer(), &settings, &mut |p| {
         if let Some(total) = p.total_bytes {
-            pb.set_length(total);
+            input::set_total(&pb, total);
         }
         pb.set_position(p.bytes);
         ControlFlow::Continue(())
@@ -988,10 +988,13 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
         reader.games(),
         plural(reader.games(), "game"),
     );
-    let pb = input::progress(Some(reader.blocks().len() as u64), "verifying");
+    let pb = input::progress(None, "verifying");
     let report = pipeline(args.threads)
         .verify(&mut reader, &mut |p| {
-            pb.set_position(p.blocks as u64);
+            if let Some(total) = p.total_bytes {
+                input::set_total(&pb, total);
+            }
+            pb.set_position(p.bytes);
             ControlFlow::Continue(())
         })
         .with_context(|| format!("cannot verify {}", args.input))?;

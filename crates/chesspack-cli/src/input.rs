@@ -10,27 +10,37 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A progress bar over the bytes of an input, hidden unless stderr is a
-/// terminal.
+/// terminal: with per cent done and time left where the size is known
+/// ([`set_total`]), else a spinner with the bytes so far.
 pub fn progress(len: Option<u64>, what: &str) -> ProgressBar {
-    let pb = match len {
-        Some(len) => ProgressBar::new(len),
-        None => ProgressBar::new_spinner(),
-    };
+    let pb = ProgressBar::new_spinner();
     if !io::stderr().is_terminal() {
         pb.set_draw_target(ProgressDrawTarget::hidden());
     } else {
         pb.set_draw_target(ProgressDrawTarget::stderr());
     }
-    let template = if len.is_some() {
-        "{msg} [{bar:30}] {bytes}/{total_bytes} {bytes_per_sec} eta {eta}"
-    } else {
-        "{spinner} {msg} {bytes} {bytes_per_sec}"
-    };
+    if let Ok(style) = ProgressStyle::with_template("{spinner} {msg} {bytes} {bytes_per_sec}") {
+        pb.set_style(style);
+    }
+    pb.set_message(what.to_owned());
+    if let Some(len) = len {
+        set_total(&pb, len);
+    }
+    pb
+}
+
+/// Gives `pb` its total: from then on it shows a bar, per cent done and
+/// the time left.
+pub fn set_total(pb: &ProgressBar, total: u64) {
+    if pb.length() == Some(total) {
+        return;
+    }
+    pb.set_length(total);
+    let template =
+        "{msg} [{bar:30}] {percent:>3}% {bytes}/{total_bytes} {bytes_per_sec} {eta} left";
     if let Ok(style) = ProgressStyle::with_template(template) {
         pb.set_style(style.progress_chars("=> "));
     }
-    pb.set_message(what.to_owned());
-    pb
 }
 
 /// Opens `path` (`-` is stdin), decompressing zstd, gzip, bzip2 and xz
@@ -41,7 +51,7 @@ pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead + Send>> {
     } else {
         let file = File::open(path).with_context(|| format!("cannot open {path}"))?;
         if let Ok(meta) = file.metadata() {
-            pb.set_length(meta.len());
+            set_total(pb, meta.len());
         }
         Box::new(file)
     };

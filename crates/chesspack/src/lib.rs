@@ -85,6 +85,11 @@ pub use crate::{
     position::PositionCodec,
 };
 
+/// The README's Rust example, compiled and run by `cargo test --doc`.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+mod readme {}
+
 #[cfg(any(feature = "train", test))]
 /// The next state of a xorshift generator: a fixed pseudo-random sequence
 /// (the trainer's initial weights, the tests' random inputs).
