@@ -35,6 +35,16 @@ pub(crate) fn file_hash(bytes: &[u8]) -> u64 {
 }
 
 /// The examples of crate-private items, run as unit tests.
+#[cfg(any(feature = "train", test))]
+/// The next state of a xorshift generator: a fixed pseudo-random sequence
+/// (the trainer's initial weights, the tests' random inputs).
+pub(crate) fn xorshift(x: &mut u64) -> u64 {
+    *x ^= *x << 13;
+    *x ^= *x >> 7;
+    *x ^= *x << 17;
+    *x
+}
+
 #[cfg(test)]
 mod examples {
     #[test]

@@ -71,6 +71,8 @@ pub mod position;
 pub mod record;
 mod simd;
 mod slide;
+#[cfg(test)]
+mod testing;
 #[cfg(feature = "train")]
 pub mod train;
 mod viriformat;
@@ -84,105 +86,6 @@ pub use crate::{
     pgn::{Game, GameReader},
     position::PositionCodec,
 };
-
-/// The README's Rust example, compiled and run by `cargo test --doc`.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-mod readme {}
-
-#[cfg(any(feature = "train", test))]
-/// The next state of a xorshift generator: a fixed pseudo-random sequence
-/// (the trainer's initial weights, the tests' random inputs).
-pub(crate) fn xorshift(x: &mut u64) -> u64 {
-    *x ^= *x << 13;
-    *x ^= *x >> 7;
-    *x ^= *x << 17;
-    *x
-}
-
-/// The positions of `games` random games of at most `plies` plies each,
-/// every position before a move, from the xorshift `seed` (tests).
-#[cfg(test)]
-pub(crate) fn random_game_positions(
-    mut seed: u64,
-    games: usize,
-    plies: usize,
-) -> Vec<shakmaty::Chess> {
-    use shakmaty::Position;
-    let mut positions = Vec::new();
-    for _ in 0..games {
-        let mut pos = shakmaty::Chess::default();
-        for _ in 0..plies {
-            let moves = pos.legal_moves();
-            if moves.is_empty() {
-                break;
-            }
-            positions.push(pos.clone());
-            let i = xorshift(&mut seed) % moves.len() as u64;
-            pos.play_unchecked(moves[i as usize]);
-        }
-    }
-    positions
-}
-
-/// `games` random games of at most `plies` plies from the start, drawn
-/// towards positions that `wanted` names (tests): at each ply, where some
-/// moves lead to such a position and `prefer` (asked with the game's
-/// number and the random state) says so, one of those moves, else any
-/// legal move, each drawn from the xorshift `seed`.
-#[cfg(test)]
-pub(crate) fn games_toward(
-    mut seed: u64,
-    games: usize,
-    plies: usize,
-    wanted: impl Fn(&shakmaty::Chess) -> bool,
-    mut prefer: impl FnMut(usize, &mut u64) -> bool,
-) -> Vec<Vec<shakmaty::Move>> {
-    use shakmaty::Position;
-    (0..games)
-        .map(|g| {
-            let mut pos = shakmaty::Chess::default();
-            let mut moves = Vec::new();
-            for _ in 0..plies {
-                let legal = pos.legal_moves();
-                if legal.is_empty() {
-                    break;
-                }
-                let toward: Vec<shakmaty::Move> = legal
-                    .iter()
-                    .copied()
-                    .filter(|&m| {
-                        let mut after = pos.clone();
-                        after.play_unchecked(m);
-                        wanted(&after)
-                    })
-                    .collect();
-                let from = if !toward.is_empty() && prefer(g, &mut seed) {
-                    &toward[..]
-                } else {
-                    &legal[..]
-                };
-                let m = from[(xorshift(&mut seed) % from.len() as u64) as usize];
-                pos.play_unchecked(m);
-                moves.push(m);
-            }
-            moves
-        })
-        .collect()
-}
-
-/// The positions of FENs with standard castling (tests).
-#[cfg(test)]
-pub(crate) fn fen_positions(fens: &[&str]) -> Vec<shakmaty::Chess> {
-    fens.iter()
-        .map(|fen| {
-            fen.parse::<shakmaty::fen::Fen>()
-                .expect("a FEN")
-                .into_position(shakmaty::CastlingMode::Standard)
-                .expect("a legal position")
-        })
-        .collect()
-}
 
 /// The README's Rust example, compiled and run as a doctest.
 #[cfg(doctest)]

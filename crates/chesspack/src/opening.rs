@@ -1815,12 +1815,12 @@ mod walk_tests {
     /// Random games, biased to the moves of listed positions: each ply
     /// picks, half the time, a move to a listed position.
     fn biased_games(table: &'static OpeningTable, n: usize) -> Vec<Vec<Move>> {
-        crate::games_toward(
+        crate::testing::games_toward(
             0x9e37_79b9_7f4a_7c15,
             n,
             60,
             |p| table.get(p).is_some(),
-            |g, state| g % 3 == 0 || crate::xorshift(state) % 10 < 7,
+            |g, state| g % 3 == 0 || crate::hash::xorshift(state) % 10 < 7,
         )
     }
 

@@ -611,7 +611,7 @@ mod tests {
                 if legal.is_empty() {
                     break;
                 }
-                let r = crate::xorshift(&mut x) as usize;
+                let r = crate::hash::xorshift(&mut x) as usize;
                 // Prefer captures and pawn moves now and then, so that games
                 // reach promotions and bare kings.
                 let pick = legal

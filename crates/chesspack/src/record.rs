@@ -383,8 +383,10 @@ mod tests {
         // Garbage never panics.
         let mut x = 7u64;
         for _ in 0..2000 {
-            let n = (crate::xorshift(&mut x) % 40) as usize;
-            let mut data: Vec<u8> = (0..n).map(|_| crate::xorshift(&mut x) as u8).collect();
+            let n = (crate::hash::xorshift(&mut x) % 40) as usize;
+            let mut data: Vec<u8> = (0..n)
+                .map(|_| crate::hash::xorshift(&mut x) as u8)
+                .collect();
             if let Some(b) = data.first_mut() {
                 *b = [0x10, 0x30][usize::from(*b & 1)] + (*b % 7);
             }
@@ -412,7 +414,7 @@ mod tests {
         use crate::model::{GameContext, TimeControl};
         let mut x = 44u64;
         let context = |x: &mut u64| {
-            let r = crate::xorshift(x);
+            let r = crate::hash::xorshift(x);
             let elo = |v: u64| (!v.is_multiple_of(3)).then_some(800 + (v % 1900) as u16);
             let mut c = GameContext::new()
                 .with_ratings(elo(r), elo(r >> 16))
@@ -437,12 +439,12 @@ mod tests {
         let random_game = |start: &Chess, x: &mut u64| {
             let mut pos = start.clone();
             let mut moves = Vec::new();
-            for _ in 0..(crate::xorshift(x) % 40) {
+            for _ in 0..(crate::hash::xorshift(x) % 40) {
                 let legal = pos.legal_moves();
                 if legal.is_empty() {
                     break;
                 }
-                let m = legal[(crate::xorshift(x) % legal.len() as u64) as usize];
+                let m = legal[(crate::hash::xorshift(x) % legal.len() as u64) as usize];
                 pos.play_unchecked(m);
                 moves.push(m);
             }

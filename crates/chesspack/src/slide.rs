@@ -101,7 +101,7 @@ mod tests {
         // Every square, the empty and full boards and a stream of random
         // occupancies, sparse and dense.
         let mut state = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = || crate::xorshift(&mut state);
+        let mut next = || crate::hash::xorshift(&mut state);
         for i in 0..20_000 {
             let occupied = Bitboard(match i {
                 0 => 0,

@@ -66,11 +66,8 @@ use std::{
     hash::{BuildHasherDefault, Hasher},
 };
 
-use super::{
-    block::{decode_low, encode_low},
-    text::push_digits,
-};
-use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+use super::text::push_digits;
+use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
 use crate::opening::OpeningTable;
 
 /// FNV-1a for the player names of a block: std's SipHash was a tenth of

@@ -260,6 +260,25 @@ impl<'a> BinaryDecoder<'a> {
 }
 
 /// The examples of crate-private items, run as unit tests.
+/// Encodes the low `n` bits of `value` (n < 64) with probability 1/2 each.
+pub(crate) fn encode_low(enc: &mut BinaryEncoder, value: u64, n: u32) {
+    if n > 32 {
+        enc.encode_direct((value >> 32) as u32, n - 32);
+        enc.encode_direct(value as u32, 32);
+    } else {
+        enc.encode_direct(value as u32, n);
+    }
+}
+
+/// Decodes what [`encode_low`] wrote.
+pub(crate) fn decode_low(dec: &mut BinaryDecoder<'_>, n: u32) -> u64 {
+    if n > 32 {
+        (u64::from(dec.decode_direct(n - 32)) << 32) | u64::from(dec.decode_direct(32))
+    } else {
+        u64::from(dec.decode_direct(n))
+    }
+}
+
 #[cfg(test)]
 mod examples {
     #[test]

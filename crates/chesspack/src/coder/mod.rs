@@ -19,7 +19,7 @@ mod huffman;
 mod quantize;
 mod range;
 
-pub(crate) use binary::{BinaryDecoder, BinaryEncoder, BitModel};
+pub(crate) use binary::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
 pub(crate) use huffman::Huffman;
 pub(crate) use quantize::{Model, quantize, quantize_fast};
 pub(crate) use quantize::{fast_scale, scaled};

@@ -521,7 +521,7 @@ fn invalid_stream() -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{coder::quantize, xorshift};
+    use crate::{coder::quantize, hash::xorshift};
 
     #[test]
     fn shortest_point_has_the_most_trailing_zeros() {

@@ -495,7 +495,7 @@ mod tests {
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let pawn_squares = 0x00ff_ffff_ffff_ff00u64;
         for i in 0..20_000 {
-            let mut r = || crate::xorshift(&mut x);
+            let mut r = || crate::hash::xorshift(&mut x);
             // Sparse and dense pawn sets, overlapping or not (the terms do
             // not care whether a square holds pawns of both colours).
             let (a, b) = if i % 2 == 0 {
@@ -550,7 +550,7 @@ mod tests {
                         assert_eq!(material.after(&p, m), Material::of(next.board()), "{m:?}");
                         checked += 1;
                     }
-                    let r = crate::xorshift(&mut x) as usize;
+                    let r = crate::hash::xorshift(&mut x) as usize;
                     p.play_unchecked(moves[r % moves.len()]);
                 }
             }

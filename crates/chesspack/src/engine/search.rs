@@ -372,7 +372,7 @@ impl Searcher {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::xorshift;
+    use crate::hash::xorshift;
     use shakmaty::{CastlingMode, fen::Fen};
 
     /// The tactical moves of `legal_moves()`, sorted by key.

@@ -200,8 +200,8 @@ mod tests {
     /// kings, en passant, promotions), and of crowded positions.
     #[test]
     fn regression_issue_40_kept_attackers_agree_with_looking_them_up() {
-        let mut positions = crate::random_game_positions(0x5851_f42d_4c95_7f2d, 200, 200);
-        positions.extend(crate::fen_positions(&[
+        let mut positions = crate::testing::random_game_positions(0x5851_f42d_4c95_7f2d, 200, 200);
+        positions.extend(crate::testing::fen_positions(&[
             "3rk3/3q4/8/3p4/8/3Q4/3R4/3RK3 w - - 0 1",
             "4k3/8/2b5/3p4/4B3/5Q2/8/4K3 w - - 0 1",
             "1k6/8/8/3r4/8/3K4/3R4/3r4 w - - 0 1",

@@ -715,8 +715,8 @@ mod tests {
     /// games, and of positions with lines through the mover.
     #[test]
     fn unanswered_moves_exchange_what_they_take() {
-        let mut positions = crate::random_game_positions(0x2545_f491_4f6c_dd1d, 40, 120);
-        positions.extend(crate::fen_positions(&[
+        let mut positions = crate::testing::random_game_positions(0x2545_f491_4f6c_dd1d, 40, 120);
+        positions.extend(crate::testing::fen_positions(&[
             // A rook on a file behind our rook; a bishop's diagonal through a knight.
             "r3k3/8/8/8/R7/8/8/4K3 w - - 0 1",
             "4k3/8/8/1b6/8/3N4/8/4K3 w - - 0 1",
@@ -753,7 +753,7 @@ mod tests {
                 || (MOBILITY..MOBILITY + 6 * 8).contains(&i)
                 || (THREATS..THREATS + 6 * 3).contains(&i)
         };
-        let positions = crate::random_game_positions(0x0bad_cafe_f00d_d00d, 20, 100);
+        let positions = crate::testing::random_game_positions(0x0bad_cafe_f00d_d00d, 20, 100);
         let (mut full_f, mut quick_f) = (Features::default(), Features::default());
         let (mut dropped, mut kept) = (0, 0);
         for pos in &positions {
@@ -802,8 +802,8 @@ mod tests {
     /// positions with discovered checks, en passant and promotions.
     #[test]
     fn gives_check_agrees_with_the_rules() {
-        let mut positions = crate::random_game_positions(0x9e37_79b9_7f4a_7c15, 60, 160);
-        positions.extend(crate::fen_positions(&[
+        let mut positions = crate::testing::random_game_positions(0x9e37_79b9_7f4a_7c15, 60, 160);
+        positions.extend(crate::testing::fen_positions(&[
             // En passant uncovering a rook's check, and a bishop's.
             "8/8/8/k2pP2R/8/8/8/4K3 w - d6 0 1",
             "8/8/8/3pP3/8/8/1k6/4K2B w - d6 0 1",

@@ -248,7 +248,7 @@ mod tests {
     /// random move among those that lead to a position of the book's.
     fn book_games(seed: u64, games: usize) -> Vec<Vec<Move>> {
         let book = embedded_book();
-        crate::games_toward(
+        crate::testing::games_toward(
             seed,
             games,
             PLIES + 4,
@@ -456,7 +456,7 @@ mod tests {
         assert_ne!(of(1, &moves, &timed), of(1, &moves, &clocked));
         // The side to move, the castling rights and the en passant
         // square, with the same pieces.
-        let positions = crate::fen_positions(&[
+        let positions = crate::testing::fen_positions(&[
             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq - 0 3",
             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w Kkq - 0 3",

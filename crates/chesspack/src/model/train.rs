@@ -133,7 +133,7 @@ impl Trainer {
         let n = t.w.len();
         let mut seed = 0x9e37_79b9_7f4a_7c15u64;
         let mut next =
-            || (crate::xorshift(&mut seed) >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0;
+            || (crate::hash::xorshift(&mut seed) >> 11) as f32 / (1u64 << 53) as f32 * 2.0 - 1.0;
         let u = (0..super::N_INPUTS * size).map(|_| next() * 0.05).collect();
         t.hidden = Some(Hidden {
             size,

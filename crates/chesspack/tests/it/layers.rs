@@ -130,6 +130,86 @@ fn regression_issue_41_no_import_cycle_between_modules() {
     }
 }
 
+/// The text of the `{ ... }` group that `rest` starts with (nested groups
+/// inside it), or the path that `rest` starts with.
+fn group_or_path(rest: &str) -> &str {
+    let Some(inner) = rest.strip_prefix('{') else {
+        let end = rest
+            .find(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':'))
+            .unwrap_or(rest.len());
+        return &rest[..end];
+    };
+    let mut depth = 1;
+    for (i, c) in inner.char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth -= 1;
+                if depth == 0 {
+                    return &inner[..i];
+                }
+            }
+            _ => {}
+        }
+    }
+    inner
+}
+
+/// Issue 67: inside the archive, `text`, `tags` and `block` are layers
+/// too (`block` imports `tags` and `text`, `tags` imports `text`, never
+/// back). A submodule's imports are the names of its siblings in the
+/// `archive::` and `super::` paths of its files (`super::super::` inside
+/// `block/`).
+#[test]
+fn regression_issue_67_the_archive_s_own_layers_have_no_cycle() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/archive");
+    let siblings = ["text", "tags", "block", "chunk"];
+    let mut graph = BTreeMap::new();
+    for m in siblings {
+        let mut uses = BTreeSet::new();
+        for f in files_of(&src, m) {
+            let text = code(&std::fs::read_to_string(&f).unwrap());
+            let nested =
+                f.parent().is_some_and(|d| d.ends_with("block")) && !f.ends_with("block/mod.rs");
+            let prefixes: &[&str] = if nested {
+                &["archive::", "super::super::"]
+            } else {
+                &["archive::", "super::"]
+            };
+            for prefix in prefixes {
+                for (at, _) in text.match_indices(prefix) {
+                    let words = group_or_path(&text[at + prefix.len()..]);
+                    // A sibling where a path or a group's item starts.
+                    for (i, _) in words.match_indices(|c: char| c.is_alphabetic()) {
+                        let before = words[..i].chars().next_back();
+                        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == ':') {
+                            continue;
+                        }
+                        let head: String = words[i..]
+                            .chars()
+                            .take_while(|c| c.is_alphanumeric() || *c == '_')
+                            .collect();
+                        if words[i + head.len()..].starts_with("::")
+                            && siblings.contains(&head.as_str())
+                            && head != m
+                        {
+                            uses.insert(head);
+                        }
+                    }
+                }
+            }
+        }
+        graph.insert(m.to_owned(), uses);
+    }
+    assert!(
+        graph["block"].contains("tags") && graph["tags"].contains("text"),
+        "{graph:?}"
+    );
+    if let Some(c) = cycle(&graph) {
+        panic!("import cycle inside the archive: {}", c.join(" -> "));
+    }
+}
+
 #[test]
 fn a_cycle_is_found() {
     let g: BTreeMap<String, BTreeSet<String>> = [("a", "b"), ("b", "c"), ("c", "a"), ("d", "a")]

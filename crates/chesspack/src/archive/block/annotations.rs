@@ -2,10 +2,10 @@
 //! back byte for byte, and coded adaptively ([`ClockCoder`], [`EvalCoder`]).
 
 use super::{
-    lengths::{decode_gamma, decode_low, encode_gamma, encode_low},
+    lengths::{decode_gamma, encode_gamma},
     unzigzag, zigzag,
 };
-use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
 pub(super) use crate::pgn::comment::{format_annotation, parse_annotation};
 
 /// Base time and increment in seconds from a `TimeControl` tag like `180+2`.

@@ -2,7 +2,7 @@
 //! that it and the evaluation coder share.
 
 use super::{unzigzag, zigzag};
-use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
 
 /// Codes the bit lengths of the games' move streams: the bit length of
 /// `length + 1` through an adaptive tree, then its two bits below the
@@ -203,25 +203,6 @@ impl<'a> Lengths<'a> {
 /// The most plies an annotated line may have (a corrupted count is
 /// rejected before its events are spelled out).
 pub(super) const MAX_PLIES: usize = 1 << 20;
-
-/// Encodes the low `n` bits of `value` (n < 64) with probability 1/2 each.
-pub(in crate::archive) fn encode_low(enc: &mut BinaryEncoder, value: u64, n: u32) {
-    if n > 32 {
-        enc.encode_direct((value >> 32) as u32, n - 32);
-        enc.encode_direct(value as u32, 32);
-    } else {
-        enc.encode_direct(value as u32, n);
-    }
-}
-
-/// Decodes what [`encode_low`] wrote.
-pub(in crate::archive) fn decode_low(dec: &mut BinaryDecoder<'_>, n: u32) -> u64 {
-    if n > 32 {
-        (u64::from(dec.decode_direct(n - 32)) << 32) | u64::from(dec.decode_direct(32))
-    } else {
-        u64::from(dec.decode_direct(n))
-    }
-}
 
 pub(super) fn encode_gamma(enc: &mut BinaryEncoder, lengths: &mut [BitModel], v: u64) {
     // v ≥ 1: its bit length − 1 through the tree, then the bits below the

@@ -45,7 +45,6 @@ mod fields;
 mod layout;
 mod lengths;
 
-pub(super) use lengths::{decode_low, encode_low};
 mod read;
 mod write;
 
