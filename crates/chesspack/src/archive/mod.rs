@@ -30,10 +30,13 @@
 //! before the first game, and the whitespace after the last game (a lichess
 //! export's single final line feed stays single). A game is stored verbatim
 //! (and comes back byte for byte, with the blank lines after it) when it
-//! holds anything else: a `;` or `%` comment, an unknown token, an illegal
-//! move, an unsupported variant, a bad FEN, text after the result, an
-//! unclosed variation, or more than 8 MiB of text. [`canonical`] gives the
-//! expected output of a PGN text without a codec.
+//! holds anything else: a `;` or `%` comment in its movetext, an unknown
+//! token, an illegal move, an unsupported variant, a bad FEN, moves or
+//! other text after the result, an unclosed variation, or more than 8 MiB
+//! of text. Comments after the result (`; { Game Nr. 7 }`) end the game,
+//! and a tag value with quotes nobody escaped runs to its line's last
+//! `"]`, as python-chess reads them; the game's layout keeps their bytes.
+//! [`canonical`] gives the expected output of a PGN text without a codec.
 //!
 //! # Format
 //!

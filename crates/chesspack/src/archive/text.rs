@@ -162,6 +162,52 @@ fn is_delimiter(b: u8) -> bool {
     b.is_ascii_whitespace() || matches!(b, b'{' | b'}' | b'(' | b')' | b';' | b'$' | b'!' | b'?')
 }
 
+/// The value of a tag line whose value holds quotes nobody escaped, from
+/// `start` (after its opening quote) to the line's last `"]`, and where
+/// that `]` is; `None` where the line does not end so. Backslash escapes
+/// are read as in any value.
+fn unescaped_value(text: &[u8], start: usize) -> Option<(Vec<u8>, usize)> {
+    let line_end = text[start..]
+        .iter()
+        .position(|&b| matches!(b, b'\n' | b'\r'))
+        .map_or(text.len(), |p| start + p);
+    let line = text[start..line_end].trim_ascii_end();
+    let close = line.strip_suffix(b"\"]")?;
+    let mut value = Vec::with_capacity(close.len());
+    let mut bytes = close.iter().copied();
+    while let Some(b) = bytes.next() {
+        match b {
+            0 => return None,
+            b'\\' => match bytes.next() {
+                Some(c @ (b'\\' | b'"')) => value.push(c),
+                _ => return None,
+            },
+            b => value.push(b),
+        }
+    }
+    Some((value, start + close.len() + 1))
+}
+
+/// Whether `rest`, the text after a game's result, holds comments alone
+/// (`;` to the line's end, `{ }`) and whitespace.
+fn is_trailer(mut rest: &[u8]) -> bool {
+    loop {
+        rest = rest.trim_ascii_start();
+        match rest.first() {
+            None => return true,
+            Some(b';') => {
+                let end = rest.iter().position(|&b| b == b'\n').unwrap_or(rest.len());
+                rest = &rest[end..];
+            }
+            Some(b'{') => match rest.iter().position(|&b| b == b'}') {
+                Some(end) => rest = &rest[end + 1..],
+                None => return false,
+            },
+            Some(_) => return false,
+        }
+    }
+}
+
 /// Reads one game.
 pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
     let mut i = 0;
@@ -192,6 +238,7 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
             return fail("syntax", "tag without a quoted value");
         }
         i += 1;
+        let value_start = i;
         let mut value = Vec::new();
         loop {
             // A run of plain bytes at once: one allocation for most values.
@@ -222,7 +269,14 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
             i += 1;
         }
         if i >= n || text[i] != b']' {
-            return fail("syntax", "tag not closed by ]");
+            // Quotes inside a value that nobody escaped (`[Annotator "Lopez
+            // "Battle Royale""]`): the value runs to the line's last `"]`,
+            // as python-chess reads it; the layout gives the bytes back.
+            let Some((v, end)) = unescaped_value(text, value_start) else {
+                return fail("syntax", "tag not closed by ]");
+            };
+            value = v;
+            i = end;
         }
         i += 1;
         tags.push((name, value));
@@ -259,6 +313,12 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         }
         let line_start = i == 0 || text[i - 1] == b'\n';
         if outcome.is_some() {
+            // Comments after the result (`; { Game Nr. 7 }`, as Arena and
+            // TCEC write them) end the game as python-chess reads it; the
+            // layout keeps their bytes. Anything else is no game.
+            if is_trailer(&text[i..]) {
+                break;
+            }
             return fail("syntax", "text after the result");
         }
         match text[i] {

@@ -896,3 +896,98 @@ fn regression_issue_67_one_entry_point_compresses_and_opens_every_kind() {
             .contains("deeper than archives decode")
     );
 }
+
+/// Issue 69: one tag with quotes nobody escaped (newyork1924.pgn's
+/// `[Annotator "Lopez "Battle Royale""]`) no longer makes a game verbatim:
+/// the value runs to the line's last `"]`, as python-chess reads it, and
+/// the game's layout gives the bytes back.
+#[test]
+fn regression_issue_69_a_tag_with_unescaped_quotes_is_parsed() {
+    use chesspack::archive::{self, ArchiveReader, Options};
+    let game = |n: usize| {
+        format!(
+            "[Event \"New York\"]\n[Round \"{n}\"]\n[Annotator \"Lopez \"Battle Royale\"\"]\n[Result \"1-0\"]\n\n\
+             1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0\n\n"
+        )
+    };
+    let text: String = (1..=20).map(game).collect();
+    let mut packed = Vec::new();
+    let report = archive::compress(
+        text.as_bytes(),
+        &mut packed,
+        &chesspack::game::Index,
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
+    let mut out = Vec::new();
+    archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
+    assert_eq!(out, text.as_bytes());
+    // The value as python-chess gives it.
+    let mut r = ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    let block = r.read_block(0).unwrap();
+    let tags = archive::block_tags(r.codec(), &block).unwrap();
+    let Ok(first) = &tags[0] else {
+        panic!("verbatim")
+    };
+    assert!(first.contains(&(b"Annotator".to_vec(), b"Lopez \"Battle Royale\"".to_vec())));
+    // The layout of twenty such games costs little: the same games with the
+    // quotes escaped as PGN asks take nearly as many bytes.
+    let escaped = text.replace(
+        "\"Lopez \"Battle Royale\"\"",
+        "\"Lopez \\\"Battle Royale\\\"\"",
+    );
+    let mut plain = Vec::new();
+    archive::compress(
+        escaped.as_bytes(),
+        &mut plain,
+        &chesspack::game::Index,
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(
+        packed.len() < plain.len() + 60,
+        "{} {}",
+        packed.len(),
+        plain.len()
+    );
+}
+
+/// Issue 69: comments after a game's result (TCEC Season 4's
+/// `; { Game Nr. 7 }` lines) no longer make the game verbatim: the game
+/// ends at its result, as python-chess reads it, and its layout keeps the
+/// comment's bytes; moves after a result still do.
+#[test]
+fn regression_issue_69_comments_after_the_result_end_the_game() {
+    use chesspack::archive::{self, Options};
+    let game = |n: usize| {
+        format!(
+            "[Event \"TCEC Season 4\"]\n[Round \"{n}\"]\n[Result \"1/2-1/2\"]\n\n\
+             1. d4 Nf6 2. c4 e6 3. Nf3 d5 4. Nc3 Be7 1/2-1/2\n; {{ Game Nr. {n} }}\n\n"
+        )
+    };
+    let text: String = (1..=12).map(game).collect();
+    let mut packed = Vec::new();
+    let report = archive::compress(
+        text.as_bytes(),
+        &mut packed,
+        &chesspack::game::Index,
+        &Options::default(),
+    )
+    .unwrap();
+    assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
+    assert_eq!(report.games, 12);
+    let mut out = Vec::new();
+    archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
+    assert_eq!(out, text.as_bytes());
+    // Moves after the result are no game.
+    let bad = "1. e4 e5 1-0 2. Nf3\n";
+    let report = archive::compress(
+        bad.as_bytes(),
+        std::io::sink(),
+        &chesspack::game::Index,
+        &Options::default(),
+    )
+    .unwrap();
+    assert_eq!(report.verbatim.len(), 1);
+}
