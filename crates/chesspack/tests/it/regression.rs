@@ -991,3 +991,60 @@ fn regression_issue_69_comments_after_the_result_end_the_game() {
     .unwrap();
     assert_eq!(report.verbatim.len(), 1);
 }
+
+/// Issue 69: a wrapped movetext whose lines end with a space (TCEC Season
+/// 4's files) is the wrap and one layout flag, not a patch of every line:
+/// it costs about what the same games without the spaces cost.
+#[test]
+fn regression_issue_69_trailing_spaces_at_line_ends_cost_little() {
+    use chesspack::archive::{self, Options};
+    let moves = "1. d4 Nf6 2. c4 e6 3. Nf3 d5 4. Nc3 Be7 5. Bf4 O-O 6. e3 c5 7. dxc5 Bxc5 \
+                 8. Qc2 Nc6 9. a3 Qa5 10. Rd1 Rd8 11. Be2 Be7 12. O-O dxc4 13. Bxc4 a6 1/2-1/2";
+    // Wrapped at 40 columns, as a writer that leaves the space does.
+    let mut wrapped = String::new();
+    let mut line = String::new();
+    for token in moves.split(' ') {
+        if !line.is_empty() && line.len() + 1 + token.len() > 40 {
+            wrapped.push_str(&line);
+            wrapped.push_str(" \n");
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(token);
+    }
+    wrapped.push_str(&line);
+    let game = |n: usize, movetext: &str| {
+        format!(
+            "[Event \"TCEC Season 4\"]\n[Round \"{n}\"]\n[Result \"1/2-1/2\"]\n\n{movetext}\n\n"
+        )
+    };
+    let spaced: String = (1..=30).map(|n| game(n, &wrapped)).collect();
+    let plain: String = (1..=30)
+        .map(|n| game(n, &wrapped.replace(" \n", "\n")))
+        .collect();
+    let pack = |text: &str| {
+        let mut packed = Vec::new();
+        let report = archive::compress(
+            text.as_bytes(),
+            &mut packed,
+            &chesspack::game::Index,
+            &Options::default(),
+        )
+        .unwrap();
+        assert!(report.verbatim.is_empty());
+        let mut out = Vec::new();
+        archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
+        assert_eq!(out, text.as_bytes());
+        // The layout column's own bytes, before zstd sees the games repeat.
+        (packed.len(), report.raw[13])
+    };
+    let (spaced_len, spaced_layout) = pack(&spaced);
+    let (plain_len, plain_layout) = pack(&plain);
+    assert!(spaced_len <= plain_len + 8, "{spaced_len} {plain_len}");
+    assert!(
+        spaced_layout <= plain_layout + 30,
+        "{spaced_layout} {plain_layout}"
+    );
+}

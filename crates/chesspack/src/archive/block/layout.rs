@@ -58,8 +58,12 @@ const COMMENT_KEPT: u64 = 256;
 const NO_BLACK_NUMBERS: u64 = 512;
 /// Flag: a mate is written `+`, as a check.
 const MATE_AS_CHECK: u64 = 1024;
+/// Flag: a line that the wrap breaks ends with the space it broke at
+/// (`e5 \n2. Nf3`: lines with a trailing space, as some engines' PGN has
+/// them).
+const SPACE_AT_BREAK: u64 = 2048;
 /// Every flag there is.
-const FLAGS: u64 = 2047;
+const FLAGS: u64 = 4095;
 
 /// The largest wrap width, result separator, trailer, and hunk count or
 /// length a decoder accepts (a block holds a few megabytes of text).
@@ -96,6 +100,8 @@ pub(crate) struct Style {
     pub no_black_numbers: bool,
     /// A mate written `+`, as a check.
     pub mate_as_check: bool,
+    /// A line the wrap breaks ends with a space.
+    pub space_at_break: bool,
     /// The whitespace before the result token, where it is not the
     /// canonical one.
     pub result_sep: Option<Vec<u8>>,
@@ -288,6 +294,8 @@ fn breaks(wrap: Wrap, col: usize, sep: usize, unit: &[u8]) -> bool {
 struct Render<'o> {
     out: &'o mut Vec<u8>,
     wrap: Wrap,
+    /// A space before each line break the wrap makes.
+    space: bool,
     col: usize,
 }
 
@@ -297,8 +305,7 @@ impl Render<'_> {
         match sep {
             Sep::Break => {
                 if breaks(self.wrap, self.col, 1, unit) {
-                    self.out.push(b'\n');
-                    self.col = 0;
+                    self.line_break();
                 } else {
                     self.out.push(b' ');
                     self.col += 1;
@@ -309,8 +316,7 @@ impl Render<'_> {
                     && !s.contains(&b'\n')
                     && breaks(self.wrap, self.col, s.len(), unit)
                 {
-                    self.out.push(b'\n');
-                    self.col = 0;
+                    self.line_break();
                 } else {
                     self.out.extend_from_slice(s);
                     self.col = column_after(self.col, s);
@@ -319,6 +325,15 @@ impl Render<'_> {
         }
         self.out.extend_from_slice(unit);
         self.col = column_after(self.col, unit);
+    }
+
+    /// A line break of the wrap's.
+    fn line_break(&mut self) {
+        if self.space {
+            self.out.push(b' ');
+        }
+        self.out.push(b'\n');
+        self.col = 0;
     }
 }
 
@@ -335,6 +350,7 @@ pub(crate) fn styled(canonical: &[u8], style: &Style) -> Vec<u8> {
         let mut render = Render {
             out: &mut out,
             wrap: style.wrap,
+            space: style.space_at_break,
             col: 0,
         };
         for_units(&canonical[start..end], style, &mut |sep, unit| {
@@ -660,8 +676,31 @@ pub(crate) fn find(
         comment_kept: false,
         no_black_numbers: black_numbers < canonical_black,
         mate_as_check: mates < canonical_mates,
+        space_at_break: false,
         result_sep,
         trailer,
+    };
+    // Lines that end with a space (`e5 \n`): the wrap is told without it.
+    let unspaced: Option<Vec<u8>> = movetext
+        .filter(|m| {
+            let breaks = m.iter().filter(|&&b| b == b'\n').count();
+            breaks > 0 && m.windows(2).filter(|w| *w == b" \n").count() == breaks
+        })
+        .map(|m| {
+            let mut out = Vec::with_capacity(m.len());
+            for (i, &b) in m.iter().enumerate() {
+                if !(b == b' ' && m.get(i + 1) == Some(&b'\n')) {
+                    out.push(b);
+                }
+            }
+            out
+        });
+    let movetext = match &unspaced {
+        Some(u) => {
+            style.space_at_break = true;
+            Some(&u[..])
+        }
+        None => movetext,
     };
     if let Some(movetext) = movetext {
         let mut kinds = vec![(false, false), (true, false), (false, true), (true, true)];
@@ -738,6 +777,7 @@ impl Layout {
             | flag(s.comment_kept, COMMENT_KEPT)
             | flag(s.no_black_numbers, NO_BLACK_NUMBERS)
             | flag(s.mate_as_check, MATE_AS_CHECK)
+            | flag(s.space_at_break, SPACE_AT_BREAK)
             | flag(s.result_sep.is_some(), RESULT_SEP)
             | flag(s.trailer.is_some(), TRAILER)
             | flag(!self.patch.hunks.is_empty(), PATCH);
@@ -786,6 +826,7 @@ impl Layout {
             comment_kept: on(COMMENT_KEPT),
             no_black_numbers: on(NO_BLACK_NUMBERS),
             mate_as_check: on(MATE_AS_CHECK),
+            space_at_break: on(SPACE_AT_BREAK),
             ..Style::default()
         };
         if on(WRAP) {
