@@ -1048,3 +1048,49 @@ fn regression_issue_69_trailing_spaces_at_line_ends_cost_little() {
         "{spaced_layout} {plain_layout}"
     );
 }
+
+/// Issue 69: engine comments whose labels are not in Latin letters (two
+/// UTF-8 bytes a letter) are fields as Latin ones are: the rule that keeps
+/// prose as text counts characters, not bytes.
+#[test]
+fn regression_issue_69_engine_comments_with_cyrillic_labels_are_fields() {
+    use chesspack::archive::{self, Options};
+    let pack = |label: [&str; 3]| {
+        let mut text = String::from("[Event \"engines\"]\n[Result \"*\"]\n\n");
+        for (ply, san) in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6"]
+            .iter()
+            .enumerate()
+        {
+            if ply % 2 == 0 {
+                text.push_str(&format!("{}. ", ply / 2 + 1));
+            }
+            text.push_str(&format!(
+                "{san} {{{}={}, {}={}.{}s, {}={:+}.{:02}}} ",
+                label[0],
+                18 + ply,
+                label[1],
+                ply % 3,
+                ply * 7 % 10,
+                label[2],
+                ply % 2,
+                ply * 13 % 100
+            ));
+        }
+        text.push_str("*\n");
+        let mut packed = Vec::new();
+        let report = archive::compress(
+            text.as_bytes(),
+            &mut packed,
+            &chesspack::game::Index,
+            &Options::default(),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
+        assert_eq!(out, text.as_bytes());
+        report.raw[14]
+    };
+    // The engine-fields column holds them in both.
+    assert!(pack(["depth", "time", "eval"]) > 0);
+    assert!(pack(["глубина", "время", "оценка"]) > 0);
+}

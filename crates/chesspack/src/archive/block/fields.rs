@@ -123,8 +123,8 @@ pub(super) struct At<'a> {
 }
 
 /// Splits `comment` into a template and its fields; `None` where it holds
-/// a placeholder byte, or where its fields are less than a quarter of its
-/// bytes (prose).
+/// a placeholder byte, or where its fields are less than a quarter of it,
+/// its text counted in characters (prose).
 pub(super) fn split(
     comment: &[u8],
     at: &At<'_>,
@@ -165,11 +165,18 @@ pub(super) fn split(
         i += 1;
     }
     // Prose with a few numbers or moves in it costs less as text: fields
-    // are kept where they are at least a quarter of the comment's bytes
-    // (TCEC's and cutechess-cli's are more than half).
+    // are kept where their bytes are at least a quarter of the comment,
+    // its text counted in characters, so that labels in another script
+    // than Latin (two or three UTF-8 bytes a letter) count as much as
+    // Latin ones (issue 69; TCEC's and cutechess-cli's fields are more
+    // than half).
     let literal = template.iter().filter(|&&b| b > LAST_PLACEHOLDER).count();
     let covered = comment.len() - literal;
-    (!fields.is_empty() && covered * 4 >= comment.len()).then_some((template, fields))
+    let letters = template
+        .iter()
+        .filter(|&&b| b > LAST_PLACEHOLDER && !(0x80..0xc0).contains(&b))
+        .count();
+    (!fields.is_empty() && covered * 4 >= covered + letters).then_some((template, fields))
 }
 
 /// The number that starts at `i`, and where it ends, where its text comes
