@@ -1094,3 +1094,51 @@ fn regression_issue_69_engine_comments_with_cyrillic_labels_are_fields() {
     assert!(pack(["depth", "time", "eval"]) > 0);
     assert!(pack(["глубина", "время", "оценка"]) > 0);
 }
+
+/// Issue 69: fastchess numbers a game from a `FEN` from `1.` while the FEN
+/// says move 9: one layout flag, not a patch of every number.
+#[test]
+fn regression_issue_69_numbers_from_one_after_a_fen_cost_little() {
+    use chesspack::archive::{self, Options};
+    let fen = "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 9";
+    let moves = |first: u32| {
+        let sans = [
+            "Nc3", "a6", "Be3", "e5", "Nb3", "Be6", "f3", "Be7", "Qd2", "O-O",
+        ];
+        let mut out = String::new();
+        for (i, san) in sans.iter().enumerate() {
+            if i % 2 == 0 {
+                out.push_str(&format!("{}. ", first + i as u32 / 2));
+            }
+            out.push_str(san);
+            out.push(' ');
+        }
+        out + "*"
+    };
+    let game = |n: usize, first: u32| {
+        format!(
+            "[Event \"fastchess\"]\n[Round \"{n}\"]\n[FEN \"{fen}\"]\n[SetUp \"1\"]\n[Result \"*\"]\n\n{}\n\n",
+            moves(first)
+        )
+    };
+    let pack = |text: &str| {
+        let mut packed = Vec::new();
+        let report = archive::compress(
+            text.as_bytes(),
+            &mut packed,
+            &chesspack::game::Index,
+            &Options::default(),
+        )
+        .unwrap();
+        assert!(report.verbatim.is_empty());
+        let mut out = Vec::new();
+        archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
+        assert_eq!(out, text.as_bytes());
+        report.raw[13]
+    };
+    let from_one: String = (1..=20).map(|n| game(n, 1)).collect();
+    let from_nine: String = (1..=20).map(|n| game(n, 9)).collect();
+    let (one, nine) = (pack(&from_one), pack(&from_nine));
+    // A flags byte or two a game, no patch.
+    assert!(one <= nine + 40, "{one} {nine}");
+}

@@ -62,8 +62,11 @@ const MATE_AS_CHECK: u64 = 1024;
 /// (`e5 \n2. Nf3`: lines with a trailing space, as some engines' PGN has
 /// them).
 const SPACE_AT_BREAK: u64 = 2048;
+/// Flag: move numbers count from 1 where the game's `FEN` starts at a
+/// later move (fastchess and cutechess write them so).
+const NUMBERS_FROM_ONE: u64 = 4096;
 /// Every flag there is.
-const FLAGS: u64 = 4095;
+const FLAGS: u64 = 8191;
 
 /// The largest wrap width, result separator, trailer, and hunk count or
 /// length a decoder accepts (a block holds a few megabytes of text).
@@ -102,6 +105,8 @@ pub(crate) struct Style {
     pub mate_as_check: bool,
     /// A line the wrap breaks ends with a space.
     pub space_at_break: bool,
+    /// Move numbers count from 1, whatever move the game starts at.
+    pub numbers_from_one: bool,
     /// The whitespace before the result token, where it is not the
     /// canonical one.
     pub result_sep: Option<Vec<u8>>,
@@ -154,6 +159,43 @@ fn is_number(token: &[u8]) -> bool {
     digits > 0 && t.len() > digits && t[digits..].iter().all(|&b| b == b'.')
 }
 
+/// The number of the first move number of a movetext (`9.`, `9...` or
+/// `9.e4`), outside comments.
+fn first_number(movetext: &[u8]) -> Option<u64> {
+    let mut depth = 0usize;
+    for token in movetext.split(|&b| b == b' ' || b == b'\n') {
+        let t = &token[token.iter().take_while(|&&b| b == b'(').count()..];
+        let digits = t.iter().take_while(|b| b.is_ascii_digit()).count();
+        // `9.`, `9...`, and `9.e4` where numbers are glued to moves.
+        if depth == 0 && digits > 0 && t.get(digits) == Some(&b'.') {
+            return std::str::from_utf8(&t[..digits]).ok()?.parse().ok();
+        }
+        depth += token.iter().filter(|&&b| b == b'{').count();
+        depth = depth.saturating_sub(token.iter().filter(|&&b| b == b'}').count());
+    }
+    None
+}
+
+/// Appends move number `token` less `shift` (its `(`s and dots kept).
+fn renumbered(token: &[u8], shift: u64, out: &mut Vec<u8>) {
+    let open = token.iter().take_while(|&&b| b == b'(').count();
+    let digits = token[open..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let n = std::str::from_utf8(&token[open..open + digits])
+        .ok()
+        .and_then(|d| d.parse::<u64>().ok());
+    match n {
+        Some(n) if n > shift => {
+            out.extend_from_slice(&token[..open]);
+            out.extend_from_slice((n - shift).to_string().as_bytes());
+            out.extend_from_slice(&token[open + digits..]);
+        }
+        _ => out.extend_from_slice(token),
+    }
+}
+
 /// The symbol of a canonical glyph token (`$6`, or `$6)` before a
 /// variation's end); what follows it is `token[2..]`.
 fn symbol(token: &[u8]) -> Option<&'static [u8]> {
@@ -188,6 +230,13 @@ fn numbered(unit: &[u8]) -> bool {
 /// line feeds. One buffer holds the unit being made.
 fn for_units<'a>(movetext: &'a [u8], style: &'a Style, f: &mut dyn FnMut(Sep<'a>, &[u8])) {
     let n = movetext.len();
+    // What move numbers lose where they count from 1: the first one's
+    // number less one.
+    let shift = if style.numbers_from_one {
+        first_number(movetext).map_or(0, |m| m.saturating_sub(1))
+    } else {
+        0
+    };
     let mut unit: Vec<u8> = Vec::with_capacity(64);
     let mut sep = Sep::Given(b"");
     // What the token before was: a move number, a comment.
@@ -251,6 +300,7 @@ fn for_units<'a>(movetext: &'a [u8], style: &'a Style, f: &mut dyn FnMut(Sep<'a>
             None if style.mate_as_check && !comment && token.contains(&b'#') => {
                 unit.extend(token.iter().map(|&b| if b == b'#' { b'+' } else { b }));
             }
+            None if number && shift > 0 => renumbered(token, shift, &mut unit),
             None => unit.extend_from_slice(token),
         }
         first = false;
@@ -677,6 +727,9 @@ pub(crate) fn find(
         no_black_numbers: black_numbers < canonical_black,
         mate_as_check: mates < canonical_mates,
         space_at_break: false,
+        // A game from a FEN whose numbers start at 1 in the input.
+        numbers_from_one: first_number(canonical_movetext).is_some_and(|n| n > 1)
+            && movetext.and_then(first_number) == Some(1),
         result_sep,
         trailer,
     };
@@ -778,6 +831,7 @@ impl Layout {
             | flag(s.no_black_numbers, NO_BLACK_NUMBERS)
             | flag(s.mate_as_check, MATE_AS_CHECK)
             | flag(s.space_at_break, SPACE_AT_BREAK)
+            | flag(s.numbers_from_one, NUMBERS_FROM_ONE)
             | flag(s.result_sep.is_some(), RESULT_SEP)
             | flag(s.trailer.is_some(), TRAILER)
             | flag(!self.patch.hunks.is_empty(), PATCH);
@@ -827,6 +881,7 @@ impl Layout {
             no_black_numbers: on(NO_BLACK_NUMBERS),
             mate_as_check: on(MATE_AS_CHECK),
             space_at_break: on(SPACE_AT_BREAK),
+            numbers_from_one: on(NUMBERS_FROM_ONE),
             ..Style::default()
         };
         if on(WRAP) {
