@@ -897,20 +897,10 @@ fn regression_issue_67_one_entry_point_compresses_and_opens_every_kind() {
     );
 }
 
-/// Issue 69: one tag with quotes nobody escaped (newyork1924.pgn's
-/// `[Annotator "Lopez "Battle Royale""]`) no longer makes a game verbatim:
-/// the value runs to the line's last `"]`, as python-chess reads it, and
-/// the game's layout gives the bytes back.
-#[test]
-fn regression_issue_69_a_tag_with_unescaped_quotes_is_parsed() {
-    use chesspack::archive::{self, ArchiveReader, Options};
-    let game = |n: usize| {
-        format!(
-            "[Event \"New York\"]\n[Round \"{n}\"]\n[Annotator \"Lopez \"Battle Royale\"\"]\n[Result \"1-0\"]\n\n\
-             1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0\n\n"
-        )
-    };
-    let text: String = (1..=20).map(game).collect();
+/// `text` compressed with `index` and the default options, checked to come
+/// back byte for byte: the archive and its report (issue 69's tests).
+fn packed_by_index(text: &str) -> (Vec<u8>, chesspack::archive::BlockReport) {
+    use chesspack::archive::{self, Options};
     let mut packed = Vec::new();
     let report = archive::compress(
         text.as_bytes(),
@@ -919,10 +909,28 @@ fn regression_issue_69_a_tag_with_unescaped_quotes_is_parsed() {
         &Options::default(),
     )
     .unwrap();
-    assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
     let mut out = Vec::new();
     archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
     assert_eq!(out, text.as_bytes());
+    (packed, report)
+}
+
+/// Issue 69: one tag with quotes nobody escaped (newyork1924.pgn's
+/// `[Annotator "Lopez "Battle Royale""]`) no longer makes a game verbatim:
+/// the value runs to the line's last `"]`, as python-chess reads it, and
+/// the game's layout gives the bytes back.
+#[test]
+fn regression_issue_69_a_tag_with_unescaped_quotes_is_parsed() {
+    use chesspack::archive::{self, ArchiveReader};
+    let game = |n: usize| {
+        format!(
+            "[Event \"New York\"]\n[Round \"{n}\"]\n[Annotator \"Lopez \"Battle Royale\"\"]\n[Result \"1-0\"]\n\n\
+             1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 5. O-O Be7 1-0\n\n"
+        )
+    };
+    let text: String = (1..=20).map(game).collect();
+    let (packed, report) = packed_by_index(&text);
+    assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
     // The value as python-chess gives it.
     let mut r = ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
     let block = r.read_block(0).unwrap();
@@ -937,14 +945,7 @@ fn regression_issue_69_a_tag_with_unescaped_quotes_is_parsed() {
         "\"Lopez \"Battle Royale\"\"",
         "\"Lopez \\\"Battle Royale\\\"\"",
     );
-    let mut plain = Vec::new();
-    archive::compress(
-        escaped.as_bytes(),
-        &mut plain,
-        &chesspack::game::Index,
-        &Options::default(),
-    )
-    .unwrap();
+    let (plain, _) = packed_by_index(&escaped);
     assert!(
         packed.len() < plain.len() + 60,
         "{} {}",
@@ -959,7 +960,6 @@ fn regression_issue_69_a_tag_with_unescaped_quotes_is_parsed() {
 /// comment's bytes; moves after a result still do.
 #[test]
 fn regression_issue_69_comments_after_the_result_end_the_game() {
-    use chesspack::archive::{self, Options};
     let game = |n: usize| {
         format!(
             "[Event \"TCEC Season 4\"]\n[Round \"{n}\"]\n[Result \"1/2-1/2\"]\n\n\
@@ -967,28 +967,11 @@ fn regression_issue_69_comments_after_the_result_end_the_game() {
         )
     };
     let text: String = (1..=12).map(game).collect();
-    let mut packed = Vec::new();
-    let report = archive::compress(
-        text.as_bytes(),
-        &mut packed,
-        &chesspack::game::Index,
-        &Options::default(),
-    )
-    .unwrap();
+    let (_, report) = packed_by_index(&text);
     assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
     assert_eq!(report.games, 12);
-    let mut out = Vec::new();
-    archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
-    assert_eq!(out, text.as_bytes());
     // Moves after the result are no game.
-    let bad = "1. e4 e5 1-0 2. Nf3\n";
-    let report = archive::compress(
-        bad.as_bytes(),
-        std::io::sink(),
-        &chesspack::game::Index,
-        &Options::default(),
-    )
-    .unwrap();
+    let (_, report) = packed_by_index("1. e4 e5 1-0 2. Nf3\n");
     assert_eq!(report.verbatim.len(), 1);
 }
 
@@ -997,7 +980,6 @@ fn regression_issue_69_comments_after_the_result_end_the_game() {
 /// it costs about what the same games without the spaces cost.
 #[test]
 fn regression_issue_69_trailing_spaces_at_line_ends_cost_little() {
-    use chesspack::archive::{self, Options};
     let moves = "1. d4 Nf6 2. c4 e6 3. Nf3 d5 4. Nc3 Be7 5. Bf4 O-O 6. e3 c5 7. dxc5 Bxc5 \
                  8. Qc2 Nc6 9. a3 Qa5 10. Rd1 Rd8 11. Be2 Be7 12. O-O dxc4 13. Bxc4 a6 1/2-1/2";
     // Wrapped at 40 columns, as a writer that leaves the space does.
@@ -1025,18 +1007,8 @@ fn regression_issue_69_trailing_spaces_at_line_ends_cost_little() {
         .map(|n| game(n, &wrapped.replace(" \n", "\n")))
         .collect();
     let pack = |text: &str| {
-        let mut packed = Vec::new();
-        let report = archive::compress(
-            text.as_bytes(),
-            &mut packed,
-            &chesspack::game::Index,
-            &Options::default(),
-        )
-        .unwrap();
+        let (packed, report) = packed_by_index(text);
         assert!(report.verbatim.is_empty());
-        let mut out = Vec::new();
-        archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
-        assert_eq!(out, text.as_bytes());
         // The layout column's own bytes, before zstd sees the games repeat.
         (packed.len(), report.raw[13])
     };
@@ -1054,7 +1026,6 @@ fn regression_issue_69_trailing_spaces_at_line_ends_cost_little() {
 /// prose as text counts characters, not bytes.
 #[test]
 fn regression_issue_69_engine_comments_with_cyrillic_labels_are_fields() {
-    use chesspack::archive::{self, Options};
     let pack = |label: [&str; 3]| {
         let mut text = String::from("[Event \"engines\"]\n[Result \"*\"]\n\n");
         for (ply, san) in ["e4", "e5", "Nf3", "Nc6", "Bb5", "a6", "Ba4", "Nf6"]
@@ -1077,17 +1048,7 @@ fn regression_issue_69_engine_comments_with_cyrillic_labels_are_fields() {
             ));
         }
         text.push_str("*\n");
-        let mut packed = Vec::new();
-        let report = archive::compress(
-            text.as_bytes(),
-            &mut packed,
-            &chesspack::game::Index,
-            &Options::default(),
-        )
-        .unwrap();
-        let mut out = Vec::new();
-        archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
-        assert_eq!(out, text.as_bytes());
+        let (_, report) = packed_by_index(&text);
         report.raw[14]
     };
     // The engine-fields column holds them in both.
@@ -1099,7 +1060,6 @@ fn regression_issue_69_engine_comments_with_cyrillic_labels_are_fields() {
 /// says move 9: one layout flag, not a patch of every number.
 #[test]
 fn regression_issue_69_numbers_from_one_after_a_fen_cost_little() {
-    use chesspack::archive::{self, Options};
     let fen = "rnbqkb1r/pp2pppp/3p1n2/8/3NP3/8/PPP2PPP/RNBQKB1R w KQkq - 1 9";
     let moves = |first: u32| {
         let sans = [
@@ -1122,18 +1082,8 @@ fn regression_issue_69_numbers_from_one_after_a_fen_cost_little() {
         )
     };
     let pack = |text: &str| {
-        let mut packed = Vec::new();
-        let report = archive::compress(
-            text.as_bytes(),
-            &mut packed,
-            &chesspack::game::Index,
-            &Options::default(),
-        )
-        .unwrap();
+        let (_, report) = packed_by_index(text);
         assert!(report.verbatim.is_empty());
-        let mut out = Vec::new();
-        archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
-        assert_eq!(out, text.as_bytes());
         report.raw[13]
     };
     let from_one: String = (1..=20).map(|n| game(n, 1)).collect();
