@@ -5,29 +5,44 @@
 //! Each reads at an offset that the caller has checked to be in range; a
 //! shorter slice is a bug in the caller and panics.
 
+/// The `N` bytes at `at`: one bounds check, where a byte at a time would
+/// check each.
+#[inline]
+fn bytes_at<const N: usize>(b: &[u8], at: usize) -> [u8; N] {
+    let mut out = [0; N];
+    out.copy_from_slice(&b[at..at + N]);
+    out
+}
+
 /// The `u16` at `at`.
+#[inline]
 pub(crate) fn u16_at(b: &[u8], at: usize) -> u16 {
-    u16::from_le_bytes([b[at], b[at + 1]])
+    u16::from_le_bytes(bytes_at(b, at))
 }
 
 /// The `i16` at `at`.
+#[inline]
 pub(crate) fn i16_at(b: &[u8], at: usize) -> i16 {
-    i16::from_le_bytes([b[at], b[at + 1]])
+    i16::from_le_bytes(bytes_at(b, at))
 }
 
 /// The `u32` at `at`.
+#[inline]
 pub(crate) fn u32_at(b: &[u8], at: usize) -> u32 {
-    u32::from_le_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]])
+    u32::from_le_bytes(bytes_at(b, at))
 }
 
 /// The `i32` at `at`.
+#[inline]
 pub(crate) fn i32_at(b: &[u8], at: usize) -> i32 {
-    u32_at(b, at) as i32
+    i32::from_le_bytes(bytes_at(b, at))
 }
 
-/// The `u64` at `at`.
+/// The `u64` at `at` (the file hash reads every embedded model file with
+/// it: inlined, a load a word).
+#[inline]
 pub(crate) fn u64_at(b: &[u8], at: usize) -> u64 {
-    u64::from(u32_at(b, at)) | u64::from(u32_at(b, at + 4)) << 32
+    u64::from_le_bytes(bytes_at(b, at))
 }
 
 /// Appends `v` as LEB128 (7 bits a byte, low first): the position and
