@@ -437,6 +437,40 @@ struct Parts {
     digits: Vec<(u64, u64)>,
 }
 
+/// The castling rooks of each side (as many as their rights): their
+/// digits, their squares taken and emptied.
+fn castling_rooks(
+    pos: &Chess,
+    taken: &mut Bitboard,
+    cells: &mut Cells,
+    digits: &mut Vec<(u64, u64)>,
+) -> Result<[u32; 2], Error> {
+    let mut castling = [0u32; 2];
+    for (i, color) in [Color::White, Color::Black].into_iter().enumerate() {
+        let rank = color.fold_wb(Rank::First, Rank::Eighth);
+        let rooks: Vec<u32> = pos
+            .castles()
+            .castling_rights()
+            .into_iter()
+            .filter(|sq| sq.rank() == rank)
+            .map(|sq| sq.file() as u32)
+            .collect();
+        if rooks.len() > 2 {
+            return Err(Error::Unrepresentable(
+                "not rankable: castling rights".into(),
+            ));
+        }
+        castling[i] = rooks.len() as u32;
+        digits.push((binomial(8, castling[i]), subset_rank(&rooks)));
+        for f in rooks {
+            let sq = Square::from_coords(shakmaty::File::new(f), rank);
+            taken.add(sq);
+            cells[sq as usize] = None;
+        }
+    }
+    Ok(castling)
+}
+
 fn parts(pos: &Chess) -> Result<Parts, Error> {
     let unrankable = |what: &str| Error::Unrepresentable(format!("not rankable: {what}"));
     let mut cells: Cells = cells_of(pos.board());
@@ -450,28 +484,7 @@ fn parts(pos: &Chess) -> Result<Parts, Error> {
         taken.add(p);
         cells[p as usize] = None;
     }
-    // Castling rooks.
-    let mut castling = [0u32; 2];
-    for (i, color) in [Color::White, Color::Black].into_iter().enumerate() {
-        let rank = color.fold_wb(Rank::First, Rank::Eighth);
-        let rooks: Vec<u32> = pos
-            .castles()
-            .castling_rights()
-            .into_iter()
-            .filter(|sq| sq.rank() == rank)
-            .map(|sq| sq.file() as u32)
-            .collect();
-        if rooks.len() > 2 {
-            return Err(unrankable("castling rights"));
-        }
-        castling[i] = rooks.len() as u32;
-        digits.push((binomial(8, castling[i]), subset_rank(&rooks)));
-        for f in rooks {
-            let sq = Square::from_coords(shakmaty::File::new(f), rank);
-            taken.add(sq);
-            cells[sq as usize] = None;
-        }
-    }
+    let castling = castling_rooks(pos, &mut taken, &mut cells, &mut digits)?;
     let class = Class {
         black_to_move,
         castling,

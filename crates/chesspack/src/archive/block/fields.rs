@@ -179,6 +179,43 @@ pub(super) fn split(
     (!fields.is_empty() && covered * 4 >= covered + letters).then_some((template, fields))
 }
 
+/// The prediction of the number of `key`'s `index`-th place, and whether
+/// its step is coded from the last step (fields that follow the
+/// prediction up to a constant), from the same side's last number there
+/// (`last`), the comment's numbers before it (`named`) and the position.
+fn prediction(
+    (key, index): (&[u8], usize),
+    last: Option<Last>,
+    named: &[(&[u8], i64)],
+    at: &At<'_>,
+) -> (i64, bool) {
+    let find = |k: &[u8]| named.iter().find(|(n, _)| *n == k).map(|&(_, v)| v);
+    match (key, index) {
+        (b"tl=", 0) => match (last, find(b"mt=")) {
+            (Some(l), Some(mt)) => (l.value.wrapping_sub(mt), true),
+            _ => (last.map_or(0, |l| l.value), false),
+        },
+        (b"n=", 0) => match (find(b"s="), find(b"mt=")) {
+            (Some(s), Some(mt)) => ((i128::from(s) * i128::from(mt) / 1000) as i64, false),
+            _ => (last.map_or(0, |l| l.value), false),
+        },
+        // TCEC's moves left to the fifty-move rule: 50 less half the
+        // plies since the last capture or pawn move, rounded up.
+        (b"R50=", 0) => (50 - i64::from(at.after.halfmoves().div_ceil(2)), true),
+        (b"mb=", i) if i < 5 => {
+            let role = [
+                Role::Pawn,
+                Role::Knight,
+                Role::Bishop,
+                Role::Rook,
+                Role::Queen,
+            ][i];
+            (balance(at.after, role), true)
+        }
+        _ => (last.map_or(0, |l| l.value), false),
+    }
+}
+
 /// The number that starts at `i`, and where it ends, where its text comes
 /// back from it.
 fn number_at(c: &[u8], i: usize) -> Option<(Number, usize)> {
@@ -798,33 +835,7 @@ impl FieldCoder {
             .get(&place)
             .or_else(|| self.last[side ^ 1].get(&place))
             .copied();
-        let find = |k: &[u8]| named.iter().find(|(n, _)| *n == k).map(|&(_, v)| v);
-        // The prediction, and whether the step is coded from the last step
-        // (for fields that follow the prediction up to a constant).
-        let (base, from_step) = match (key, index) {
-            (b"tl=", 0) => match (last, find(b"mt=")) {
-                (Some(l), Some(mt)) => (l.value.wrapping_sub(mt), true),
-                _ => (last.map_or(0, |l| l.value), false),
-            },
-            (b"n=", 0) => match (find(b"s="), find(b"mt=")) {
-                (Some(s), Some(mt)) => ((i128::from(s) * i128::from(mt) / 1000) as i64, false),
-                _ => (last.map_or(0, |l| l.value), false),
-            },
-            // TCEC's moves left to the fifty-move rule: 50 less half the
-            // plies since the last capture or pawn move, rounded up.
-            (b"R50=", 0) => (50 - i64::from(at.after.halfmoves().div_ceil(2)), true),
-            (b"mb=", i) if i < 5 => {
-                let role = [
-                    Role::Pawn,
-                    Role::Knight,
-                    Role::Bishop,
-                    Role::Rook,
-                    Role::Queen,
-                ][i];
-                (balance(at.after, role), true)
-            }
-            _ => (last.map_or(0, |l| l.value), false),
-        };
+        let (base, from_step) = prediction((key, index), last, named, at);
         let step_base = if from_step {
             last.map_or(0, |l| l.step)
         } else {
