@@ -615,6 +615,25 @@ pub(crate) enum Part<'a> {
     Kept(usize),
 }
 
+/// A payload's kind byte, its seven section lengths (the five sections'
+/// bytes, then the stems' and the moves' bits) and its five sections.
+fn sections_of(payload: &[u8]) -> Result<(u8, [usize; 7], [&[u8]; 5]), &'static str> {
+    let kind = *payload.first().ok_or("empty block")?;
+    let mut at = 1;
+    let mut lens = [0usize; 7];
+    for l in &mut lens {
+        *l = read_leb(payload, &mut at)
+            .filter(|&v| v < MAX_SECTION as u64)
+            .ok_or("section lengths are damaged")? as usize;
+    }
+    let mut sections = [&payload[..0]; 5];
+    for (s, &len) in sections.iter_mut().zip(&lens[..5]) {
+        *s = payload.get(at..at + len).ok_or("a section is truncated")?;
+        at += len;
+    }
+    Ok((kind, lens, sections))
+}
+
 /// What a block decodes to: the binpack bytes it came from, and, when asked
 /// for, each of its chains and kept pieces in order, to `each`.
 pub(crate) fn decode_block(
@@ -625,24 +644,7 @@ pub(crate) fn decode_block(
     mut each: Option<&mut dyn FnMut(Part<'_>)>,
 ) -> Result<u64, ArchiveError> {
     let damaged = |reason: String| ArchiveError::Damaged { block, reason };
-    let kind = *payload
-        .first()
-        .ok_or_else(|| damaged("empty block".into()))?;
-    let mut at = 1;
-    let mut lens = [0usize; 7];
-    for l in &mut lens {
-        *l = read_leb(payload, &mut at)
-            .filter(|&v| v < MAX_SECTION as u64)
-            .ok_or_else(|| damaged("section lengths are damaged".into()))? as usize;
-    }
-    let mut sections = Vec::new();
-    for &len in &lens[..5] {
-        let s = payload
-            .get(at..at + len)
-            .ok_or_else(|| damaged("a section is truncated".into()))?;
-        sections.push(s);
-        at += len;
-    }
+    let (kind, lens, sections) = sections_of(payload).map_err(|e| damaged(e.into()))?;
     let numbers = unzstd(sections[0]).map_err(|e| damaged(format!("numbers: {e}")))?;
     let kept = unzstd(sections[4]).map_err(|e| damaged(format!("kept bytes: {e}")))?;
     if kind == 1 {
