@@ -617,7 +617,10 @@ pub(crate) enum Part<'a> {
 
 /// A payload's kind byte, its seven section lengths (the five sections'
 /// bytes, then the stems' and the moves' bits) and its five sections.
-fn sections_of(payload: &[u8]) -> Result<(u8, [usize; 7], [&[u8]; 5]), &'static str> {
+type Sections<'a> = (u8, [usize; 7], [&'a [u8]; 5]);
+
+/// The [`Sections`] of `payload`.
+fn sections_of(payload: &[u8]) -> Result<Sections<'_>, &'static str> {
     let kind = *payload.first().ok_or("empty block")?;
     let mut at = 1;
     let mut lens = [0usize; 7];
