@@ -416,20 +416,8 @@ fn regression_issue_56_every_layout_comes_back_byte_for_byte() {
         .into_iter()
         .enumerate()
     {
-        let mut line = String::new();
         let mut out = format!("[White \"M\u{fc}ller {game}\"]\n[Result \"1-0\"]\n\n");
-        for token in moves.split(' ') {
-            if !line.is_empty() && line.len() + 1 + token.len() > width {
-                out.push_str(&line);
-                out.push('\n');
-                line.clear();
-            }
-            if !line.is_empty() {
-                line.push(' ');
-            }
-            line.push_str(token);
-        }
-        out.push_str(&line);
+        out.push_str(&wrapped_at(moves, width, "\n"));
         out.push_str("\n\n\n");
         let mut bytes = out.into_bytes();
         // Latin-1: ü as one byte.
@@ -445,6 +433,24 @@ fn regression_issue_56_every_layout_comes_back_byte_for_byte() {
     }
     wrapped.truncate(wrapped.len() - 2);
     assert_eq!(round_trip_parsed(&wrapped), wrapped);
+}
+
+/// `moves` (tokens split by single spaces) wrapped greedily at `width`
+/// columns, each line ended by `end` but the last.
+fn wrapped_at(moves: &str, width: usize, end: &str) -> String {
+    let (mut out, mut line) = (String::new(), String::new());
+    for token in moves.split(' ') {
+        if !line.is_empty() && line.len() + 1 + token.len() > width {
+            out.push_str(&line);
+            out.push_str(end);
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(token);
+    }
+    out + &line
 }
 
 /// Issue 56, item 2: a file's layout costs next to nothing where a style
@@ -983,20 +989,7 @@ fn regression_issue_69_trailing_spaces_at_line_ends_cost_little() {
     let moves = "1. d4 Nf6 2. c4 e6 3. Nf3 d5 4. Nc3 Be7 5. Bf4 O-O 6. e3 c5 7. dxc5 Bxc5 \
                  8. Qc2 Nc6 9. a3 Qa5 10. Rd1 Rd8 11. Be2 Be7 12. O-O dxc4 13. Bxc4 a6 1/2-1/2";
     // Wrapped at 40 columns, as a writer that leaves the space does.
-    let mut wrapped = String::new();
-    let mut line = String::new();
-    for token in moves.split(' ') {
-        if !line.is_empty() && line.len() + 1 + token.len() > 40 {
-            wrapped.push_str(&line);
-            wrapped.push_str(" \n");
-            line.clear();
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(token);
-    }
-    wrapped.push_str(&line);
+    let wrapped = wrapped_at(moves, 40, " \n");
     let game = |n: usize, movetext: &str| {
         format!(
             "[Event \"TCEC Season 4\"]\n[Round \"{n}\"]\n[Result \"1/2-1/2\"]\n\n{movetext}\n\n"
