@@ -264,6 +264,10 @@ pub fn text(bytes: &[u8]) -> std::borrow::Cow<'_, str> {
 /// assert!(start_position(None, None).is_ok());
 /// assert!(start_position(Some("Chess960"), Some("bqnb1rkr/pp3ppp/3ppn2/2p5/5P2/P2P4/NPP1P1PP/BQ1BNRKR w HFhf - 2 9")).is_ok());
 /// assert!(start_position(Some("Crazyhouse"), None).is_err());
+/// // Chess960 without a FEN: the standard array, in Chess960's castling
+/// // (its UCI castling is the king onto its rook).
+/// let pos = start_position(Some("Chess960"), None).unwrap();
+/// assert!(shakmaty::Position::castles(&pos).mode().is_chess960());
 /// ```
 ///
 /// # Errors
@@ -290,6 +294,10 @@ pub fn start_position(variant: Option<&str>, fen: Option<&str>) -> Result<Chess,
         }
     };
     let Some(fen) = fen else {
+        if chess960 {
+            return Chess::from_setup(shakmaty::Setup::initial(), CastlingMode::Chess960)
+                .map_err(|e| Error::InvalidPosition(e.to_string()));
+        }
         return Ok(Chess::default());
     };
     let invalid = |reason: String| Error::InvalidFen {
