@@ -542,6 +542,7 @@ def compress(
     progress: Any = None,
     storage_options: Mapping[str, Any] | None = None,
     derive_eco: bool = False,
+    no_index: bool = False,
 ) -> dict[str, Any]:
     """Compresses a PGN file (``.pgn``, also ``.zst``, ``.gz``, ``.bz2`` or
     ``.xz``) into a ``.chpk`` archive (default name: ``src`` + ``.chpk``),
@@ -562,7 +563,8 @@ def compress(
     its moves give keeps its opening in the archive, so that reading its
     ``ECO`` decodes no moves; ``derive_eco=True`` works it out from the
     game's first moves when read instead (archives of master games ~0.7%
-    smaller). Returns the report: ``kind``, ``codec``, ``items`` and their
+    smaller). A game archive has a search index (:meth:`Archive.find`)
+    unless ``no_index``. Returns the report: ``kind``, ``codec``, ``items`` and their
     ``unit`` (``game``, ``position`` or ``line``; the same count is under
     ``games``, ``positions`` or ``lines``), input and output bytes, the
     games stored verbatim (number, category, detail) and the position
@@ -573,7 +575,7 @@ def compress(
     cb, close = _progress(progress, "compressing")
     try:
         with _Local(src, storage_options, False) as s, _Local(dst, storage_options, True, overwrite) as d:
-            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb, derive_eco)
+            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb, derive_eco, no_index)
     finally:
         close()
 
@@ -737,6 +739,75 @@ class Archive(Sequence):
         today)."""
         return self._a.read_block(block, pgn, columns)
 
+    def find(
+        self,
+        fen: "str | chess.Board | None" = None,
+        moves: "str | Sequence[str] | None" = None,
+        sub_fen: "str | Sequence[str] | None" = None,
+        material: str | None = None,
+        imbalance: str | None = None,
+        **filters: Any,
+    ) -> "pa.Table":
+        """The games that reach a position (``fen``, or ``moves`` from the
+        start in SAN or UCI: transpositions match), a ``sub_fen`` (pieces on
+        squares; a list: any of them), a ``material`` (``"KRPKR"``) or an
+        ``imbalance`` (``"Q v RR"``), and pass the filters, as ``chesspack
+        find`` finds them: a table of ``game`` (numbered from 0, as
+        ``archive[i]``), ``ply`` (of the first time), ``white``, ``black``,
+        ``white_elo``, ``black_elo``, ``result``, ``date``, ``event``,
+        ``eco``.
+
+        Filters: ``white``, ``black``, ``player`` (a part of the name),
+        ``min_elo``, ``max_elo`` (the players' mean), ``result``
+        (``"1-0"``...), ``from_date``, ``to_date`` (``"2020.01.31"``,
+        ``"2020"``), ``event``, ``eco`` (a start: ``"B9"``), ``speed``
+        (``"blitz"``...), and ``threads``. How the archive was searched is
+        in the table's metadata, ``b"chesspack.search"`` (JSON:
+        ``scanned`` where it has no search index, ``decoded`` games...).
+
+        >>> import tempfile, os
+        >>> d = tempfile.mkdtemp()
+        >>> p = os.path.join(d, "g.pgn")
+        >>> _ = open(p, "w").write('1. e4 c5 2. Nf3 1-0\\n\\n1. Nf3 c5 2. e4 0-1\\n')
+        >>> _ = compress(p)
+        >>> t = Archive(p + ".chpk").find(moves="e4 c5 Nf3")
+        >>> t.column("game").to_pylist(), t.column("ply").to_pylist()
+        ([0, 1], [3, 3])
+        """
+        if isinstance(sub_fen, str):
+            sub_fen = [sub_fen]
+        batch, how = self._a.find(
+            fen=_fen_of(fen), moves=_moves_of(moves), sub_fen=list(sub_fen or []),
+            material=material, imbalance=imbalance, **filters,
+        )
+        return _with_how(batch, how)
+
+    def explore(
+        self,
+        fen: "str | chess.Board | None" = None,
+        moves: "str | Sequence[str] | None" = None,
+        **filters: Any,
+    ) -> "pa.Table":
+        """The opening explorer, as ``chesspack explore``: every move played
+        from the position (the start where none is given) by the games that
+        pass the filters (those of :meth:`find`), most played first: ``san``,
+        ``uci``, ``games``, ``white``, ``draws``, ``black`` (wins, draws,
+        losses), ``mean_rating`` of the player who moved, ``last_game`` and
+        ``best_game`` (the most recent and the highest-rated, numbered from
+        0). The games that reached the position are :meth:`find`'s.
+
+        >>> import tempfile, os
+        >>> d = tempfile.mkdtemp()
+        >>> p = os.path.join(d, "g.pgn")
+        >>> _ = open(p, "w").write('1. e4 e5 1-0\\n\\n1. e4 c5 0-1\\n\\n1. d4 d5 1-0\\n')
+        >>> _ = compress(p)
+        >>> t = Archive(p + ".chpk").explore(moves="e4")
+        >>> t.column("san").to_pylist(), t.column("games").to_pylist()
+        (['c5', 'e5'], [1, 1])
+        """
+        moves_batch, how = self._a.explore(fen=_fen_of(fen), moves=_moves_of(moves), **filters)
+        return _with_how(moves_batch, how)
+
     def to_arrow(self, pgn: bool = False, columns: list[str] | None = None) -> "pa.Table":
         """Every game as one Arrow table (see :meth:`read_block`)."""
         return self.to_reader(pgn, columns).read_all()
@@ -846,6 +917,26 @@ class Archive(Sequence):
 POSITION_COLUMNS: list[str] = list(_native.empty_positions().schema.names)
 """The default columns of :meth:`Archive.positions`; ``uci``, ``fen``
 and any tag by its name may be asked for too."""
+
+
+def _fen_of(fen: Any) -> str | None:
+    return fen if fen is None or isinstance(fen, str) else fen.fen()
+
+
+def _moves_of(moves: Any) -> str | None:
+    if moves is None or isinstance(moves, str):
+        return moves
+    return " ".join(str(m) for m in moves)
+
+
+def _with_how(batch: "pa.RecordBatch", how: dict[str, Any]) -> "pa.Table":
+    """A table of `batch` with how the search went in its metadata."""
+    import json
+
+    import pyarrow as pa
+
+    table = pa.Table.from_batches([batch])
+    return table.replace_schema_metadata({b"chesspack.search": json.dumps(how).encode()})
 
 
 def _numpy(batch: "pa.RecordBatch") -> dict[str, Any]:

@@ -132,6 +132,7 @@ pub(crate) fn archive_err(path: &str, e: ArchiveError) -> PyErr {
     match e {
         ArchiveError::Io(io) => PyOSError::new_err(format!("{path}: {io}")),
         ArchiveError::Codec(e) => crate::to_py(e),
+        ArchiveError::Settings(why) => pyo3::exceptions::PyValueError::new_err(why),
         e => DecodeError::new_err(format!("{path}: {e}")),
     }
 }
@@ -540,6 +541,102 @@ impl Archive {
         PyRecordBatch::new(batch).into_pyarrow(py)
     }
 
+    /// find(fen=None, moves=None, sub_fen=[], material=None, imbalance=None,
+    ///      white=None, black=None, player=None, min_elo=None, max_elo=None,
+    ///      result=None, from_date=None, to_date=None, event=None, eco=None,
+    ///      speed=None, threads=None) -> (pyarrow.RecordBatch, dict)
+    ///
+    /// The games that reach a position, material, imbalance or sub-FEN and
+    /// pass the filters (`chesspack find`), and how they were searched.
+    #[pyo3(signature = (fen=None, moves=None, sub_fen=Vec::new(), material=None, imbalance=None, white=None, black=None, player=None, min_elo=None, max_elo=None, result=None, from_date=None, to_date=None, event=None, eco=None, speed=None, threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn find<'py>(
+        &self,
+        py: Python<'py>,
+        fen: Option<String>,
+        moves: Option<String>,
+        sub_fen: Vec<String>,
+        material: Option<String>,
+        imbalance: Option<String>,
+        white: Option<String>,
+        black: Option<String>,
+        player: Option<String>,
+        min_elo: Option<u32>,
+        max_elo: Option<u32>,
+        result: Option<String>,
+        from_date: Option<String>,
+        to_date: Option<String>,
+        event: Option<String>,
+        eco: Option<String>,
+        speed: Option<String>,
+        threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let q = crate::search::query(
+            fen, moves, sub_fen, material, imbalance, white, black, player, min_elo, max_elo,
+            result, from_date, to_date, event, eco, speed, threads,
+        );
+        let found = py
+            .detach(|| chesspack::search::find(std::slice::from_mut(&mut *self.lock()), &q))
+            .map_err(|e| archive_err(&self.path, e))?;
+        let how = how(py, &found)?;
+        Ok((crate::search::hits_batch(py, &found.hits)?, how))
+    }
+
+    /// explore(fen=None, moves=None, white=None, black=None, player=None,
+    ///         min_elo=None, max_elo=None, result=None, from_date=None,
+    ///         to_date=None, event=None, eco=None, speed=None, threads=None)
+    ///     -> (pyarrow.RecordBatch, dict)
+    ///
+    /// The opening explorer (`chesspack explore`): the moves from the
+    /// position with their games, results and mean rating; how they were
+    /// searched (`reached`: the games that reached the position).
+    #[pyo3(signature = (fen=None, moves=None, white=None, black=None, player=None, min_elo=None, max_elo=None, result=None, from_date=None, to_date=None, event=None, eco=None, speed=None, threads=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn explore<'py>(
+        &self,
+        py: Python<'py>,
+        fen: Option<String>,
+        moves: Option<String>,
+        white: Option<String>,
+        black: Option<String>,
+        player: Option<String>,
+        min_elo: Option<u32>,
+        max_elo: Option<u32>,
+        result: Option<String>,
+        from_date: Option<String>,
+        to_date: Option<String>,
+        event: Option<String>,
+        eco: Option<String>,
+        speed: Option<String>,
+        threads: Option<usize>,
+    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+        let mut q = crate::search::query(
+            fen,
+            moves,
+            Vec::new(),
+            None,
+            None,
+            white,
+            black,
+            player,
+            min_elo,
+            max_elo,
+            result,
+            from_date,
+            to_date,
+            event,
+            eco,
+            speed,
+            threads,
+        );
+        q.explore = true;
+        let explored = py
+            .detach(|| chesspack::search::find(std::slice::from_mut(&mut *self.lock()), &q))
+            .map_err(|e| archive_err(&self.path, e))?;
+        let how = how(py, &explored)?;
+        Ok((crate::search::moves_batch(py, &explored.moves)?, how))
+    }
+
     /// positions(block, columns=None, threads=None) -> (pyarrow.RecordBatch, list[int])
     ///
     /// Every position of the mainlines of block `block`'s games before a
@@ -582,6 +679,18 @@ thread_local! {
 }
 
 /// Runs `f` on a pool of `n` threads, this one among them.
+/// How a search went, as a dict: `scanned` (no usable search index),
+/// `index_error`, `decoded` and `not_searched` games.
+fn how<'py>(py: Python<'py>, found: &chesspack::search::Found) -> PyResult<Bound<'py, PyAny>> {
+    let d = pyo3::types::PyDict::new(py);
+    d.set_item("scanned", found.scanned)?;
+    d.set_item("index_error", found.index_error.clone())?;
+    d.set_item("decoded", found.decoded)?;
+    d.set_item("not_searched", found.not_searched)?;
+    d.set_item("reached", found.reached)?;
+    Ok(d.into_any())
+}
+
 fn on_threads<T: Send>(
     n: usize,
     f: impl FnOnce() -> Result<T, ArchiveError> + Send,
@@ -658,7 +767,9 @@ fn commit(out: files::Output) -> PyResult<()> {
 
 /// The library's pipeline with `threads` workers (one a core when `None`).
 fn pipeline(threads: Option<usize>) -> Pipeline {
-    Pipeline::new().threads(threads.unwrap_or(0))
+    let mut pipeline = Pipeline::default();
+    pipeline.threads = threads.unwrap_or(0);
+    pipeline
 }
 
 /// A progress callback's error kept, to be raised, and the run stopped.
@@ -681,7 +792,7 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
     Ok(())
 }
 
-/// compress(src, dst, codec=None, threads=None, level=None, block_games=None, overwrite=False, progress=None, derive_eco=False) -> dict
+/// compress(src, dst, codec=None, threads=None, level=None, block_games=None, overwrite=False, progress=None, derive_eco=False, no_index=False) -> dict
 ///
 /// Compresses any chess file the library reads (`chesspack::files::compress`
 /// by the file's kind): PGN, positions, engine training data.
@@ -691,8 +802,9 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
 /// kind, codec, items and their unit (with the same count under `games`,
 /// `positions` or `lines`), input and output bytes, the games stored
 /// verbatim (number, category, detail) and the position lines kept as text.
+/// `no_index`: a game archive without its search index.
 #[pyfunction]
-#[pyo3(signature = (src, dst, codec = None, threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false))]
+#[pyo3(signature = (src, dst, codec = None, threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false, no_index = false))]
 #[allow(clippy::too_many_arguments)]
 fn compress<'py>(
     py: Python<'py>,
@@ -705,6 +817,7 @@ fn compress<'py>(
     overwrite: bool,
     progress: Option<Py<PyAny>>,
     derive_eco: bool,
+    no_index: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     if src == dst {
         return Err(PyOSError::new_err(format!(
@@ -721,6 +834,7 @@ fn compress<'py>(
     if derive_eco {
         settings.archive.openings = archive::Openings::Named;
     }
+    settings.no_index = no_index;
     let (input, total, count) = open_input(&src)?;
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();

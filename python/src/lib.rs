@@ -13,6 +13,7 @@ mod archive;
 mod batch;
 mod positions;
 mod rows;
+mod search;
 mod training;
 
 create_exception!(

@@ -78,6 +78,10 @@ pub struct CompressArgs {
     /// Print the bytes of each column.
     #[arg(short, long)]
     verbose: bool,
+    /// Leave the search index out (`find` and `explore` then decode every
+    /// game; `chesspack index` adds it later).
+    #[arg(long)]
+    no_index: bool,
 }
 
 /// Options of `chesspack decompress`.
@@ -177,7 +181,9 @@ pub struct VerifyArgs {
 /// The library's pipeline with `threads` workers (one a core when left
 /// out).
 fn pipeline(threads: Option<usize>) -> Pipeline {
-    Pipeline::new().threads(threads.unwrap_or(0))
+    let mut pipeline = Pipeline::default();
+    pipeline.threads = threads.unwrap_or(0);
+    pipeline
 }
 
 /// Data that a command left out (damaged blocks skipped, a truncated
@@ -366,6 +372,7 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     settings.archive.block_games = args.block_games;
     settings.archive.block_bytes = args.block_kib.saturating_mul(1024);
     settings.archive.level = args.level;
+    settings.no_index = args.no_index;
     if args.derive_eco {
         settings.archive.openings = archive::Openings::Named;
     }
@@ -516,7 +523,7 @@ fn report_compress(args: &CompressArgs, report: &files::Report, secs: f64) {
 }
 
 /// Opens an archive file (`-`: stdin, read into memory).
-fn open_archive(path: &str) -> Result<ArchiveReader<Box<dyn ReadSeek>>> {
+pub(crate) fn open_archive(path: &str) -> Result<ArchiveReader<Box<dyn ReadSeek>>> {
     if path != "-" && files::Kind::of_path(Path::new(path))? == files::Kind::TrainingArchive {
         bail!(
             "{path} is an archive of engine training data: `chesspack decompress` gives its binpack back, and the Python package reads its rows"
@@ -534,7 +541,7 @@ fn open_archive(path: &str) -> Result<ArchiveReader<Box<dyn ReadSeek>>> {
     ArchiveReader::open(r).with_context(|| format!("cannot read {path}"))
 }
 
-trait ReadSeek: Read + Seek + Send {}
+pub(crate) trait ReadSeek: Read + Seek + Send {}
 impl<T: Read + Seek + Send> ReadSeek for T {}
 
 pub fn decompress(args: &DecompressArgs) -> Result<()> {
@@ -544,7 +551,7 @@ pub fn decompress(args: &DecompressArgs) -> Result<()> {
         bail!("input and output are the same file");
     }
     let mut settings = settings(args.threads);
-    settings.pipeline = settings.pipeline.skip_damaged(args.skip_damaged);
+    settings.pipeline.skip_damaged = args.skip_damaged;
     settings.training = if args.plain {
         files::TrainingFormat::Plain
     } else if args.viriformat {
@@ -670,7 +677,7 @@ fn text_lines(text: &[u8]) -> Vec<&[u8]> {
 /// `--skip-damaged` says on stderr what is read instead; returns whether
 /// games may be lost (a damaged index). Every command that reads games
 /// from an archive asks this, so that they agree (issue 69, D4).
-fn check_damage(
+pub(crate) fn check_damage(
     reader: &ArchiveReader<Box<dyn ReadSeek>>,
     input: &str,
     skip: bool,

@@ -14,6 +14,7 @@ mod codecs;
 mod explain;
 mod fen;
 mod input;
+mod search;
 mod stats;
 mod train;
 
@@ -45,6 +46,16 @@ enum Command {
     /// lichess-org/chess-openings): a table of the game, `ECO`, `Opening`
     /// and the ply of the named position.
     Classify(archive::ClassifyArgs),
+    /// Find games by position (FEN or moves, transpositions included),
+    /// sub-FEN, material or imbalance, and by tags: a table of game
+    /// number, ply and tags.
+    Find(search::FindArgs),
+    /// The opening explorer: every move played from a position, with
+    /// games, results and mean rating.
+    Explore(search::ExploreArgs),
+    /// Add a search index to archives written with --no-index (or
+    /// replace theirs).
+    Index(search::IndexArgs),
     /// List every game and position codec.
     Codecs,
     /// Encode or decode one position.
@@ -101,6 +112,9 @@ fn main() -> ExitCode {
         Command::List(args) => archive::list(&args),
         Command::Verify(args) => archive::verify(&args),
         Command::Classify(args) => archive::classify(&args),
+        Command::Find(args) => search::find(&args),
+        Command::Explore(args) => search::explore(&args),
+        Command::Index(args) => search::index(&args),
         Command::Codecs => codecs(),
         Command::Fen(cmd) => fen::run(cmd),
         Command::Stats(args) => stats::run(&args),

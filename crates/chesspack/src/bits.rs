@@ -50,13 +50,7 @@ impl Bits {
     }
 
     /// Wraps whole bytes: `8 * bytes.len()` bits.
-    ///
-    /// ```
-    /// use chesspack::Bits;
-    ///
-    /// assert_eq!(Bits::from_whole_bytes(vec![1, 2]).len(), 16);
-    /// ```
-    pub fn from_whole_bytes(bytes: Vec<u8>) -> Bits {
+    pub(crate) fn from_whole_bytes(bytes: Vec<u8>) -> Bits {
         let len = bytes.len() * 8;
         Bits { bytes, len }
     }
@@ -366,6 +360,11 @@ mod tests {
 /// The examples of crate-private items, run as unit tests.
 #[cfg(test)]
 mod examples {
+    #[test]
+    fn example_from_whole_bytes() {
+        assert_eq!(crate::Bits::from_whole_bytes(vec![1, 2]).len(), 16);
+    }
+
     #[test]
     fn example_bitwriter() {
         use crate::bits::BitWriter;

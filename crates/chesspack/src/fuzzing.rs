@@ -17,6 +17,7 @@ pub fn run(target: &str, data: &[u8]) {
     match target {
         "read_pgn" => read_pgn(data),
         "read_archive" => read_archive(data),
+        "read_search_index" => crate::search::fuzz_section(data),
         "compress_pgn" => compress_pgn(data),
         "decode_record" => decode_record(data),
         "read_training" => read_training(data),
@@ -324,6 +325,26 @@ mod tests {
     fn archive_corpora() {
         replay("read_archive", super::read_archive);
         replay("compress_pgn", super::compress_pgn);
+    }
+
+    /// Issue 68: a search section's reader and the queries on it survive
+    /// its corpus, every byte of its seed flipped, and every cut.
+    #[test]
+    fn regression_issue_68_damaged_search_sections_never_panic() {
+        replay("read_search_index", crate::search::fuzz_section);
+        let seed = fs::read(
+            Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("../../fuzz/corpus/read_search_index/sample"),
+        )
+        .unwrap();
+        for i in 0..seed.len() {
+            for bit in [0x01, 0x80] {
+                let mut d = seed.clone();
+                d[i] ^= bit;
+                crate::search::fuzz_section(&d);
+            }
+            crate::search::fuzz_section(&seed[..i]);
+        }
     }
 
     #[test]

@@ -69,6 +69,7 @@ pub mod order;
 pub mod pgn;
 pub mod position;
 pub mod record;
+pub mod search;
 mod simd;
 mod slide;
 #[cfg(test)]

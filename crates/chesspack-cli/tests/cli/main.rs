@@ -1376,3 +1376,107 @@ fn regression_issue_67_the_cli_compresses_every_kind_as_the_library_does() {
         assert!(out.stdout == input, "{name}");
     }
 }
+
+/// Issue 68: `find --json` gives `game` and `ply` as `get` numbers games,
+/// the same with and without the search index (and after `index`), and
+/// `explore --json` counts what `find` finds; `--pgn` gives the games.
+#[test]
+fn issue_68_find_and_explore_json() {
+    let dir = std::env::temp_dir().join(format!("chesspack-find-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (indexed, plain) = (dir.join("i.chpk"), dir.join("p.chpk"));
+    let (indexed, plain) = (indexed.to_str().unwrap(), plain.to_str().unwrap());
+    let sample = "samples/lichess-sample.pgn";
+    assert!(
+        chesspack(&["compress", "-q", "-f", sample, "-o", indexed])
+            .status
+            .success()
+    );
+    let no_index = ["compress", "-q", "-f", "--no-index", sample, "-o", plain];
+    assert!(chesspack(&no_index).status.success());
+    let find = |archive: &str, query: &[&str]| {
+        let mut args = vec!["find", archive, "--json"];
+        args.extend_from_slice(query);
+        let out = chesspack(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        let rows: Vec<(u64, u64)> = json_lines(&out)
+            .iter()
+            .map(|v| (v["game"].as_u64().unwrap(), v["ply"].as_u64().unwrap()))
+            .collect();
+        (rows, stderr)
+    };
+    let (rows, how) = find(indexed, &["--moves", "d4 c5"]);
+    assert!(how.contains("search index"), "{how}");
+    assert_eq!(
+        rows.iter().map(|r| r.1).collect::<Vec<_>>(),
+        vec![2; rows.len()]
+    );
+    assert!(!rows.is_empty());
+    let (scanned, how) = find(plain, &["--moves", "d4 c5"]);
+    assert!(how.contains("no search index"), "{how}");
+    assert_eq!(rows, scanned);
+    // The games are those `get` gives.
+    for &(game, _) in &rows {
+        let out = chesspack(&["get", indexed, &game.to_string()]);
+        let text = String::from_utf8_lossy(&out.stdout);
+        // The movetext without its comments and black's move numbers.
+        let mut moves = String::new();
+        let mut depth = 0;
+        for c in text.chars() {
+            match c {
+                '{' => depth += 1,
+                '}' => depth -= 1,
+                _ if depth == 0 => moves.push(c),
+                _ => {}
+            }
+        }
+        let moves = moves
+            .replace("1...", "")
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        assert!(moves.contains("1. d4 c5"), "game {game}: {moves}");
+    }
+    let pgn = chesspack(&["find", indexed, "--moves", "d4 c5", "--pgn"]);
+    assert_eq!(
+        String::from_utf8_lossy(&pgn.stdout)
+            .matches("[Event ")
+            .count(),
+        rows.len()
+    );
+    // `index` gives the plain archive the same section.
+    assert!(chesspack(&["index", plain]).status.success());
+    assert_eq!(
+        std::fs::read(plain).unwrap(),
+        std::fs::read(indexed).unwrap()
+    );
+    // The explorer after 1. d4 counts c5 as often as `find` finds it.
+    let out = chesspack(&["explore", indexed, "--moves", "d4", "--json"]);
+    let moves = json_lines(&out);
+    let c5 = moves
+        .iter()
+        .find(|m| m["san"] == "c5")
+        .expect("c5 is played");
+    assert_eq!(c5["games"].as_u64().unwrap(), rows.len() as u64);
+    for field in [
+        "uci",
+        "white",
+        "draws",
+        "black",
+        "mean_rating",
+        "last_game",
+        "best_game",
+    ] {
+        assert!(c5.get(field).is_some(), "{field}");
+    }
+    // A bad query is a usage error naming what is wrong.
+    let out = chesspack(&["find", indexed, "--moves", "e4 e4"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a legal move"));
+    std::fs::remove_dir_all(&dir).unwrap();
+}

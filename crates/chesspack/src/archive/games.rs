@@ -164,68 +164,6 @@ pub fn block_openings(
         .collect()
 }
 
-/// A game as data, decoded without writing its text and reading it back:
-/// its tags, its mainline's moves and the clock after each. What the Python
-/// package's rows and Arrow batches are made of.
-#[derive(Clone, Debug)]
-#[non_exhaustive]
-pub struct GameRecord {
-    /// The tag pairs in their order (values unescaped, `ECO` and `Opening`
-    /// filled in where the moves give them).
-    pub tags: Vec<(Vec<u8>, Vec<u8>)>,
-    /// Where the game starts: its `FEN` tag's position, or the standard one.
-    pub start: shakmaty::Chess,
-    /// The mainline's moves.
-    pub moves: Vec<shakmaty::Move>,
-    /// After each mainline move, the first `[%clk …]` reading in the
-    /// comments that follow it (as python-chess reads them, joined), in
-    /// milliseconds ([`crate::pgn::clock_millis`]).
-    pub clocks: Vec<Option<u64>>,
-    /// After each mainline move, the first `[%eval …]` in the comments
-    /// that follow it ([`crate::pgn::eval_of_comment`]): the evaluation of
-    /// the position the move gives.
-    pub evals: Vec<Option<crate::pgn::Eval>>,
-}
-
-impl GameRecord {
-    /// The record of a game from its parsed events.
-    pub(crate) fn of(
-        tags: Vec<(Vec<u8>, Vec<u8>)>,
-        start: shakmaty::Chess,
-        events: &[text::Event],
-    ) -> GameRecord {
-        let (mut moves, mut clocks, mut evals) = (Vec::new(), Vec::new(), Vec::new());
-        let mut depth = 0usize;
-        for e in events {
-            match e {
-                text::Event::Open => depth += 1,
-                text::Event::Close => depth = depth.saturating_sub(1),
-                text::Event::Move(m) if depth == 0 => {
-                    moves.push(*m);
-                    clocks.push(None);
-                    evals.push(None);
-                }
-                text::Event::Comment(c) if depth == 0 => {
-                    if let Some(last @ None) = clocks.last_mut() {
-                        *last = crate::pgn::clock_millis(c);
-                    }
-                    if let Some(last @ None) = evals.last_mut() {
-                        *last = crate::pgn::eval_of_comment(c);
-                    }
-                }
-                _ => {}
-            }
-        }
-        GameRecord {
-            tags,
-            start,
-            moves,
-            clocks,
-            evals,
-        }
-    }
-}
-
 /// A game's record: `Ok(record)` for a stored game, `Err(text)` for one
 /// stored verbatim (its exact text, for a lenient reader; for a game that
 /// goes on in the next block, the text in this block: see
@@ -261,6 +199,17 @@ pub fn decode_records(
     want: &dyn Fn(usize) -> bool,
     sink: &mut dyn FnMut(usize, GameRow),
 ) -> Result<usize, ArchiveError> {
+    decode_records_until(codec, block, want, sink, usize::MAX)
+}
+
+/// [`decode_records`] that stops after game `last` of the block (0-based).
+pub(crate) fn decode_records_until(
+    codec: &dyn GameCodec,
+    block: &Block,
+    want: &dyn Fn(usize) -> bool,
+    sink: &mut dyn FnMut(usize, GameRow),
+    until: usize,
+) -> Result<usize, ArchiveError> {
     let want = |g| {
         if want(g) {
             block::Want::Record
@@ -270,21 +219,27 @@ pub fn decode_records(
     };
     // A verbatim game's row waits for the pieces that go on with it.
     let mut last: Option<(usize, GameRow)> = None;
-    let decoded = block::decode_block(codec, &block.payload, &want, &mut |g, d| match d {
-        block::Decoded::Record(r) => {
-            if let Some((g, r)) = last.replace((g, r)) {
-                sink(g, r);
+    let decoded = block::decode_block_until(
+        codec,
+        &block.payload,
+        &want,
+        &mut |g, d| match d {
+            block::Decoded::Record(r) => {
+                if let Some((g, r)) = last.replace((g, r)) {
+                    sink(g, r);
+                }
             }
-        }
-        block::Decoded::Piece(t) => {
-            if let Some((owner, Err(text))) = &mut last
-                && *owner == g
-            {
-                text.extend_from_slice(&t);
+            block::Decoded::Piece(t) => {
+                if let Some((owner, Err(text))) = &mut last
+                    && *owner == g
+                {
+                    text.extend_from_slice(&t);
+                }
             }
-        }
-        _ => {}
-    });
+            _ => {}
+        },
+        until,
+    );
     if let Some((g, r)) = last {
         sink(g, r);
     }

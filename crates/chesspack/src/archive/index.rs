@@ -76,18 +76,38 @@ fn take_end<'a>(rest: &mut &'a [u8]) -> Result<&'a [u8], String> {
     Ok(bytes)
 }
 
+/// What the index says: where the blocks are, the file's ends, and the
+/// search section's offset and length where the archive has one.
+pub(super) type IndexParts = (Vec<BlockEntry>, Ends, Option<(u64, u64)>);
+
 pub(super) fn read_index(
     r: &mut (impl Read + Seek),
     header_len: u64,
     file_len: u64,
-) -> Result<(Vec<BlockEntry>, Ends), String> {
+) -> Result<IndexParts, String> {
     let (footer, body) = index_bytes(r, header_len, file_len)?;
-    let index_offset = crate::le::u64_at(&footer, 0);
+    let mut index_offset = crate::le::u64_at(&footer, 0);
     let (entry_bytes, mut rest) = entries_and_rest(&body)?;
     let lead = take_end(&mut rest)?.to_vec();
     let tail = take_end(&mut rest)?.to_vec();
     // The header's copy, read by [`header_from_index`].
     take_end(&mut rest)?;
+    // The search section, between the blocks and the index, where there
+    // is one: its offset and length.
+    let section = if rest.is_empty() {
+        None
+    } else {
+        let at = take_end(&mut rest)?;
+        if at.len() != 16 {
+            return Err("bad index length".into());
+        }
+        let (offset, len) = (crate::le::u64_at(at, 0), crate::le::u64_at(at, 8));
+        if offset.checked_add(len) != Some(index_offset) {
+            return Err("bad search section offset".into());
+        }
+        index_offset = offset;
+        Some((offset, len))
+    };
     if !rest.is_empty() {
         return Err("bad index length".into());
     }
@@ -114,7 +134,7 @@ pub(super) fn read_index(
     if games != entries.iter().map(|e| u64::from(e.games)).sum::<u64>() {
         return Err("footer game count does not match the index".into());
     }
-    Ok((entries, ends))
+    Ok((entries, ends, section))
 }
 
 /// The header from the copy in the index, for an archive whose

@@ -126,19 +126,21 @@ use self::{
     header::read_exact_or,
     index::{header_from_index, read_index, scan_blocks},
 };
+pub(crate) use self::{
+    games::decode_records_until,
+    reader::{Ends, TextWriter},
+    writer::{ArchiveWriter, replace_section},
+};
 pub use self::{
     games::{
-        CONTINUED, GameRecord, GameRow, GameTags, block_openings, block_tags, block_tags_not_given,
+        CONTINUED, GameRow, GameTags, block_openings, block_tags, block_tags_not_given,
         decode_games, decode_records,
     },
     header::Header,
     index::BlockEntry,
     reader::{ArchiveReader, Block},
+    text::GameRecord,
     text::opening_of_text,
-};
-pub(crate) use self::{
-    reader::{Ends, TextWriter},
-    writer::ArchiveWriter,
 };
 
 /// The first bytes of every archive.
@@ -340,11 +342,9 @@ pub fn compress(
     codec: &dyn GameCodec,
     options: &Options,
 ) -> Result<BlockReport, ArchiveError> {
-    pipeline::Pipeline::new()
-        .threads(1)
-        .compress(input, output, codec, options, &mut |_| {
-            std::ops::ControlFlow::Continue(())
-        })
+    pipeline::Pipeline::with_threads(1).compress(input, output, codec, options, None, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
 }
 
 /// Decompresses a whole archive with one worker thread, stopping at the
@@ -355,8 +355,7 @@ pub fn compress(
 /// Any [`ArchiveError`]; a missing index is [`ArchiveError::Index`].
 pub fn decompress(input: impl Read + Seek, output: impl Write) -> Result<u64, ArchiveError> {
     let mut r = ArchiveReader::open(input)?;
-    let report = pipeline::Pipeline::new()
-        .threads(1)
+    let report = pipeline::Pipeline::with_threads(1)
         .decompress(&mut r, output, &mut |_| std::ops::ControlFlow::Continue(()))?;
     Ok(report.games)
 }
@@ -391,14 +390,7 @@ pub fn canonical(input: impl io::BufRead) -> io::Result<Vec<u8>> {
 /// ([`ArchiveReader::game`]): canonical, or the chunk's bytes when the game
 /// is stored verbatim (by any codec: a game that a codec cannot code, which
 /// `encode_block` also stores verbatim, is not foreseen here).
-///
-/// ```
-/// use chesspack::archive::{ChunkReader, canonical_game};
-///
-/// let chunk = ChunkReader::new(&b"1.e4  e5\n*\n"[..]).next().unwrap().unwrap();
-/// assert_eq!(canonical_game(&chunk), b"1. e4 e5\n*\n\n");
-/// ```
-pub fn canonical_game(chunk: &Chunk) -> Vec<u8> {
+pub(crate) fn canonical_game(chunk: &Chunk) -> Vec<u8> {
     match (!chunk.cut).then(|| text::parse(&chunk.bytes)) {
         Some(Ok(game)) if !game.tags.iter().any(|(_, v)| v.contains(&0)) => {
             let mut out = Vec::new();
@@ -415,6 +407,17 @@ pub fn canonical_game(chunk: &Chunk) -> Vec<u8> {
 /// The examples of crate-private items, run as unit tests.
 #[cfg(test)]
 mod examples {
+    #[test]
+    fn example_canonical_game() {
+        use crate::archive::{ChunkReader, canonical_game};
+
+        let chunk = ChunkReader::new(&b"1.e4  e5\n*\n"[..])
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(canonical_game(&chunk), b"1. e4 e5\n*\n\n");
+    }
+
     #[test]
     fn example_textwriter() {
         use crate::archive::{Ends, TextWriter};

@@ -19,7 +19,7 @@
 //! let pgn = "[Result \"1-0\"]\n\n1. f3 e5 2. g4 Qh4# 0-1\n";
 //! let mut settings = Settings::default();
 //! settings.codec = Some("index".into());
-//! settings.pipeline = Pipeline::new().threads(2);
+//! settings.pipeline.threads = 2;
 //! let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
 //! let mut packed = Vec::new();
 //! let written = files::compress(Kind::Games, pgn.as_bytes(), &mut packed, &settings, go).unwrap();
@@ -38,7 +38,7 @@ use super::{
     ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Blocks, ChunkReader, Options,
     decode_games, encode_block,
 };
-use crate::game::GameCodec;
+use crate::{archive::GameRecord, game::GameCodec};
 
 /// How a run of the pipeline goes: its worker threads and what it does with
 /// damaged blocks.
@@ -110,27 +110,35 @@ pub struct VerifyReport {
     pub problems: Vec<String>,
 }
 
+/// What a worker makes of the records of a block's games for a
+/// [`SectionBuilder`] (`None`: a game stored as text).
+pub(crate) type Summarize = fn(Vec<Option<GameRecord>>) -> Box<dyn std::any::Any + Send>;
+
+/// What builds a section that the archive keeps after its blocks (the
+/// search index) from the games' records, block by block in order, while
+/// the archive is written: the workers summarize each block's records,
+/// the builder takes the summaries in order.
+pub(crate) trait SectionBuilder {
+    /// The function the workers summarize a block's records with.
+    fn summarize(&self) -> Summarize;
+    /// A block's summary, in order.
+    fn add_block(&mut self, summary: Box<dyn std::any::Any + Send>);
+    /// The section's bytes.
+    fn finish(&mut self) -> Vec<u8>;
+}
+
 /// A progress callback: [`ControlFlow::Break`] stops the run, which then
 /// returns [`ArchiveError::Stopped`].
-pub type OnProgress<'a> = &'a mut dyn FnMut(&Progress) -> ControlFlow<()>;
+pub(crate) type OnProgress<'a> = &'a mut dyn FnMut(&Progress) -> ControlFlow<()>;
 
 impl Pipeline {
-    /// A pipeline on one thread a core that stops at damage.
-    pub fn new() -> Pipeline {
-        Pipeline::default()
-    }
-
-    /// With `threads` worker threads (0: one a core).
-    pub fn threads(mut self, threads: usize) -> Pipeline {
-        self.threads = threads;
-        self
-    }
-
-    /// Leaving damaged blocks out when decompressing (see
-    /// [`Pipeline::skip_damaged`]).
-    pub fn skip_damaged(mut self, skip: bool) -> Pipeline {
-        self.skip_damaged = skip;
-        self
+    /// A pipeline on `threads` worker threads (0: one a core) that stops
+    /// at damage.
+    pub(crate) fn with_threads(threads: usize) -> Pipeline {
+        Pipeline {
+            threads,
+            skip_damaged: false,
+        }
     }
 
     /// The worker threads a run uses.
@@ -154,8 +162,11 @@ impl Pipeline {
         output: impl Write,
         codec: &dyn GameCodec,
         options: &Options,
+        mut section: Option<&mut dyn SectionBuilder>,
         progress: OnProgress<'_>,
     ) -> Result<BlockReport, ArchiveError> {
+        let summarize = section.as_ref().map(|s| s.summarize());
+        let records = summarize.is_some();
         let mut writer = ArchiveWriter::new(output, codec)?;
         let mut total = BlockReport::default();
         let mut done = Progress::default();
@@ -164,9 +175,16 @@ impl Pipeline {
             .map(|b| b.map_err(ArchiveError::Io));
         self.ordered(
             blocks,
-            |b| encode_block(codec, &b, options.level, options.openings),
-            |block| {
+            |b| {
+                let mut block = encode_block(codec, &b, options.level, options.openings, records);
+                let summary = summarize.map(|f| f(std::mem::take(&mut block.records)));
+                (block, summary)
+            },
+            |(block, summary)| {
                 writer.write_block(&block)?;
+                if let (Some(s), Some(summary)) = (section.as_deref_mut(), summary) {
+                    s.add_block(summary);
+                }
                 total.add(&block.report);
                 done.blocks += 1;
                 done.games += block.report.games;
@@ -177,6 +195,9 @@ impl Pipeline {
         if writer.entries.is_empty() {
             // An input of no game: its whitespace is all there is to keep.
             writer.lead = chunks.lead().to_vec();
+        }
+        if let Some(s) = section {
+            writer.section = s.finish();
         }
         writer.finish()?;
         Ok(total)
@@ -416,8 +437,7 @@ mod tests {
     fn results_come_in_order_and_errors_stop_the_run() {
         for threads in [1, 2, 5] {
             let mut out = Vec::new();
-            Pipeline::new()
-                .threads(threads)
+            Pipeline::with_threads(threads)
                 .ordered(
                     (0..100u64).map(Ok),
                     |i| {
@@ -433,7 +453,7 @@ mod tests {
                 .unwrap();
             assert_eq!(out, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
         }
-        let run = Pipeline::new().threads(2);
+        let run = Pipeline::with_threads(2);
         let items = (0..10u64).map(|i| {
             if i == 6 {
                 Err(ArchiveError::Index("bad item".into()))
@@ -464,7 +484,7 @@ mod tests {
     #[test]
     fn a_worker_panic_reaches_the_caller() {
         let caught = std::panic::catch_unwind(|| {
-            let _ = Pipeline::new().threads(2).ordered(
+            let _ = Pipeline::with_threads(2).ordered(
                 (0..10u64).map(Ok),
                 |i| {
                     assert!(i != 5, "item five");

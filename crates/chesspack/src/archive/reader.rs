@@ -20,6 +20,8 @@ pub struct ArchiveReader<R> {
     pub(super) header_error: Option<String>,
     /// Games before each block.
     pub(super) first_game: Vec<u64>,
+    /// The search section's offset and length, where there is one.
+    pub(super) section: Option<(u64, u64)>,
 }
 
 impl<R: Read + Seek> ArchiveReader<R> {
@@ -50,10 +52,11 @@ impl<R: Read + Seek> ArchiveReader<R> {
             Err(e) => return Err(e),
         };
         let codec = header.codec()?;
-        let (entries, ends, index_error) = match read_index(&mut r, header_len, file_len) {
-            Ok((entries, ends)) => (entries, Some(ends), None),
+        let (entries, ends, section, index_error) = match read_index(&mut r, header_len, file_len) {
+            Ok((entries, ends, section)) => (entries, Some(ends), section, None),
             Err(reason) => (
                 scan_blocks(&mut r, header_len, file_len)?,
+                None,
                 None,
                 Some(reason),
             ),
@@ -73,7 +76,37 @@ impl<R: Read + Seek> ArchiveReader<R> {
             index_error,
             header_error,
             first_game,
+            section,
         })
+    }
+
+    /// The bytes of the archive's search section (`chesspack index`,
+    /// [`crate::search`]), unchecked; `None` where it has none (or its
+    /// index is damaged).
+    ///
+    /// # Errors
+    ///
+    /// An I/O error, or a file shorter than its index says.
+    pub(crate) fn section_bytes(&mut self) -> Result<Option<Vec<u8>>, ArchiveError> {
+        let Some((offset, len)) = self.section else {
+            return Ok(None);
+        };
+        let len = usize::try_from(len)
+            .map_err(|_| ArchiveError::Index("search section too large".into()))?;
+        self.r.seek(SeekFrom::Start(offset))?;
+        let mut bytes = vec![0u8; len];
+        self.r.read_exact(&mut bytes)?;
+        Ok(Some(bytes))
+    }
+
+    /// Where the blocks end: the offset of the search section, or of the
+    /// index where there is none.
+    pub(crate) fn blocks_end(&self) -> u64 {
+        self.entries
+            .last()
+            .map_or(self.header.to_bytes().len() as u64, |e| {
+                e.offset + BLOCK_HEADER_LEN + u64::from(e.len)
+            })
     }
 
     /// Why the header could not be read, where it was read from its copy

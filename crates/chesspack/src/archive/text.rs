@@ -953,6 +953,68 @@ fn push_san(out: &mut Vec<u8>, san: SanPlus) {
     out.extend_from_slice(&buf[..n]);
 }
 
+/// A game as data, decoded without writing its text and reading it back:
+/// its tags, its mainline's moves and the clock after each. What the Python
+/// package's rows and Arrow batches are made of.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct GameRecord {
+    /// The tag pairs in their order (values unescaped, `ECO` and `Opening`
+    /// filled in where the moves give them).
+    pub tags: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Where the game starts: its `FEN` tag's position, or the standard one.
+    pub start: shakmaty::Chess,
+    /// The mainline's moves.
+    pub moves: Vec<shakmaty::Move>,
+    /// After each mainline move, the first `[%clk …]` reading in the
+    /// comments that follow it (as python-chess reads them, joined), in
+    /// milliseconds ([`crate::pgn::clock_millis`]).
+    pub clocks: Vec<Option<u64>>,
+    /// After each mainline move, the first `[%eval …]` in the comments
+    /// that follow it (`pgn::eval_of_comment`): the evaluation of
+    /// the position the move gives.
+    pub evals: Vec<Option<crate::pgn::Eval>>,
+}
+
+impl GameRecord {
+    /// The record of a game from its parsed events.
+    pub(crate) fn of(
+        tags: Vec<(Vec<u8>, Vec<u8>)>,
+        start: shakmaty::Chess,
+        events: &[Event],
+    ) -> GameRecord {
+        let (mut moves, mut clocks, mut evals) = (Vec::new(), Vec::new(), Vec::new());
+        let mut depth = 0usize;
+        for e in events {
+            match e {
+                Event::Open => depth += 1,
+                Event::Close => depth = depth.saturating_sub(1),
+                Event::Move(m) if depth == 0 => {
+                    moves.push(*m);
+                    clocks.push(None);
+                    evals.push(None);
+                }
+                Event::Comment(c) if depth == 0 => {
+                    if let Some(last @ None) = clocks.last_mut() {
+                        *last = crate::pgn::clock_millis(c);
+                    }
+                    if let Some(last @ None) = evals.last_mut() {
+                        *last = crate::pgn::eval_of_comment(c);
+                    }
+                }
+                _ => {}
+            }
+        }
+        GameRecord {
+            tags,
+            start,
+            moves,
+            clocks,
+            evals,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

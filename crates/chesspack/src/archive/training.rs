@@ -209,9 +209,7 @@ fn compress_binpack(
     codec: &ModelCodec,
     threads: usize,
 ) -> Result<TrainingReport, ArchiveError> {
-    let threads = super::pipeline::Pipeline::new()
-        .threads(threads)
-        .worker_threads();
+    let threads = super::pipeline::Pipeline::with_threads(threads).worker_threads();
     let mut input = input;
     let mut report = TrainingReport::default();
     let h = header(codec);
@@ -1199,9 +1197,7 @@ pub(crate) fn decompress(
     mut output: impl Write,
     threads: usize,
 ) -> Result<u64, ArchiveError> {
-    let threads = super::pipeline::Pipeline::new()
-        .threads(threads)
-        .worker_threads();
+    let threads = super::pipeline::Pipeline::with_threads(threads).worker_threads();
     let mut reader = TrainingReader::open(input)?;
     let blocks = reader.blocks();
     let mut next = 0;

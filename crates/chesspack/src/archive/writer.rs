@@ -14,6 +14,8 @@ pub(crate) struct ArchiveWriter<W: Write> {
     pub(super) tail: Vec<u8>,
     /// The header's bytes, copied into the index.
     pub(super) header: Vec<u8>,
+    /// The search section, written after the blocks (empty: none).
+    pub(crate) section: Vec<u8>,
 }
 
 impl<W: Write> ArchiveWriter<W> {
@@ -39,6 +41,7 @@ impl<W: Write> ArchiveWriter<W> {
             lead: Vec::new(),
             tail: Vec::new(),
             header,
+            section: Vec::new(),
         })
     }
 
@@ -85,6 +88,11 @@ impl<W: Write> ArchiveWriter<W> {
     ///
     /// An I/O error of the output.
     pub(crate) fn finish(mut self) -> Result<W, ArchiveError> {
+        let section_at = self.offset;
+        if !self.section.is_empty() {
+            self.w.write_all(&self.section)?;
+            self.offset += self.section.len() as u64;
+        }
         let mut index = INDEX_MAGIC.to_vec();
         index.extend_from_slice(&(self.entries.len() as u32).to_le_bytes());
         for e in &self.entries {
@@ -98,6 +106,11 @@ impl<W: Write> ArchiveWriter<W> {
             index.extend_from_slice(&(end.len() as u32).to_le_bytes());
             index.extend_from_slice(end);
         }
+        if !self.section.is_empty() {
+            index.extend_from_slice(&16u32.to_le_bytes());
+            index.extend_from_slice(&section_at.to_le_bytes());
+            index.extend_from_slice(&(self.section.len() as u64).to_le_bytes());
+        }
         let mut numbers = self.offset.to_le_bytes().to_vec();
         numbers.extend_from_slice(&self.games.to_le_bytes());
         let mut crc = crc32fast::Hasher::new();
@@ -110,4 +123,44 @@ impl<W: Write> ArchiveWriter<W> {
         self.w.flush()?;
         Ok(self.w)
     }
+}
+
+/// Puts `section` as the search section of the archive in `file`
+/// (replacing the one it has): the blocks stay as they are, the file is
+/// cut after them and the section, the index and the footer written
+/// anew. An empty `section` leaves the archive without one.
+///
+/// # Errors
+///
+/// Not an archive of this format, a damaged header or index (which
+/// `decompress --skip-damaged` can still read), or an I/O error.
+pub(crate) fn replace_section(
+    file: &mut std::fs::File,
+    section: Vec<u8>,
+) -> Result<(), ArchiveError> {
+    let reader = ArchiveReader::open(&mut *file)?;
+    if let Some(why) = reader.index_error().or(reader.header_error()) {
+        return Err(ArchiveError::Index(why.to_owned()));
+    }
+    let end = reader.blocks_end();
+    let ends = reader.ends.clone().unwrap_or_default();
+    let entries = reader.entries.clone();
+    let games = reader.games();
+    let header = reader.header().to_bytes();
+    drop(reader);
+    file.set_len(end)?;
+    file.seek(SeekFrom::Start(end))?;
+    let writer = ArchiveWriter {
+        w: io::BufWriter::new(&mut *file),
+        offset: end,
+        entries,
+        games,
+        lead: ends.lead,
+        tail: ends.tail,
+        header,
+        section,
+    };
+    writer.finish()?;
+    file.sync_all()?;
+    Ok(())
 }

@@ -63,6 +63,8 @@ pub struct Settings {
     pub force: bool,
     /// What an archive of engine training data decompresses to.
     pub training: TrainingFormat,
+    /// Leave the search index ([`crate::search`]) out of a game archive.
+    pub no_index: bool,
 }
 
 /// What [`compress`] or [`decompress`] did, for any kind of file.
@@ -254,11 +256,15 @@ pub fn compress(
                     settings.engine.depth
                 )));
             }
+            let mut index = (!settings.no_index).then(crate::search::IndexBuilder::new);
             let r = settings.pipeline.compress(
                 &mut input,
                 &mut output,
                 codec.as_ref(),
                 &settings.archive,
+                index
+                    .as_mut()
+                    .map(|b| b as &mut dyn archive::pipeline::SectionBuilder),
                 progress,
             )?;
             report.codec = codec.name().into();

@@ -167,17 +167,8 @@ impl ScoredPly {
     }
 
     /// The model's rank of the move played with base `k_tenths`: 0 for its
-    /// most probable move. Ties go to the move first in canonical order.
-    ///
-    /// ```
-    /// use chesspack::game::engine_codec::ScoredPly;
-    ///
-    /// let p = ScoredPly { deficits: vec![0, 30, 30], book: vec![], played: 2 };
-    /// assert_eq!(p.rank(800), 2);
-    /// // The book has seen the third move played far more often.
-    /// let p = ScoredPly { deficits: vec![0, 30, 30], book: vec![1, 0, 40], played: 2 };
-    /// assert_eq!(p.rank(800), 0);
-    /// ```
+    /// most probable move. Ties go to the move first in canonical order
+    /// (examples: `examples::rank_of_the_move_played`).
     pub fn rank(&self, k_tenths: u16) -> usize {
         Probabilities::new(k_tenths).rank(self)
     }
@@ -778,5 +769,22 @@ mod examples {
             ..EngineParams::default()
         };
         assert_eq!(header_bits(deeper), 21);
+    }
+
+    #[test]
+    fn rank_of_the_move_played() {
+        let p = super::ScoredPly {
+            deficits: vec![0, 30, 30],
+            book: vec![],
+            played: 2,
+        };
+        assert_eq!(p.rank(800), 2);
+        // The book has seen the third move played far more often.
+        let p = super::ScoredPly {
+            deficits: vec![0, 30, 30],
+            book: vec![1, 0, 40],
+            played: 2,
+        };
+        assert_eq!(p.rank(800), 0);
     }
 }

@@ -137,16 +137,8 @@ pub enum Eval {
 /// point and one or two after, then an optional `,depth`, then `]`.
 /// Centipawns are exact (no floating point): `0.29` is 29, `1.5` is 150.
 ///
-/// ```
-/// use chesspack::pgn::{Eval, eval_of_comment};
-///
-/// assert_eq!(eval_of_comment(b" [%eval 0.29] [%clk 0:03:00] "), Some(Eval::Centipawns(29)));
-/// assert_eq!(eval_of_comment(b"[%eval -1.5,20]"), Some(Eval::Centipawns(-150)));
-/// assert_eq!(eval_of_comment(b"[%eval #-3]"), Some(Eval::Mate(-3)));
-/// assert_eq!(eval_of_comment(b"[%eval 0.123] [%eval 7]"), Some(Eval::Centipawns(700)));
-/// assert_eq!(eval_of_comment(b"good move"), None);
-/// ```
-pub fn eval_of_comment(comment: &[u8]) -> Option<Eval> {
+/// (Examples: `mod examples` below.)
+pub(crate) fn eval_of_comment(comment: &[u8]) -> Option<Eval> {
     let mut from = 0;
     while let Some(at) = comment[from..].windows(6).position(|w| w == b"[%eval") {
         let start = from + at + 6;
@@ -220,5 +212,28 @@ fn sign(s: &[u8]) -> (bool, &[u8]) {
         Some(b'-') => (true, &s[1..]),
         Some(b'+') => (false, &s[1..]),
         _ => (false, s),
+    }
+}
+
+#[cfg(test)]
+mod examples {
+    use super::*;
+
+    #[test]
+    fn eval_of_comment_reads_the_first_eval() {
+        assert_eq!(
+            eval_of_comment(b" [%eval 0.29] [%clk 0:03:00] "),
+            Some(Eval::Centipawns(29))
+        );
+        assert_eq!(
+            eval_of_comment(b"[%eval -1.5,20]"),
+            Some(Eval::Centipawns(-150))
+        );
+        assert_eq!(eval_of_comment(b"[%eval #-3]"), Some(Eval::Mate(-3)));
+        assert_eq!(
+            eval_of_comment(b"[%eval 0.123] [%eval 7]"),
+            Some(Eval::Centipawns(700))
+        );
+        assert_eq!(eval_of_comment(b"good move"), None);
     }
 }

@@ -18,7 +18,8 @@ use shakmaty::{
 use crate::Error;
 
 pub(crate) mod comment;
-pub use comment::{Eval, clock_millis, eval_of_comment};
+pub(crate) use comment::eval_of_comment;
+pub use comment::{Eval, clock_millis};
 
 /// One game: its tags, start position and mainline moves.
 #[derive(Clone, Debug)]

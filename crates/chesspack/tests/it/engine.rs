@@ -214,7 +214,7 @@ fn garbage_ends_quickly() {
     // the arithmetic decoder long before MAX_PLIES.
     // Issue 41: the bound is asserted (an error, or a game far shorter
     // than MAX_PLIES).
-    let bits = chesspack::Bits::from_whole_bytes(vec![0x55; 4]);
+    let bits = chesspack::Bits::from_bytes(vec![0x55; 4], 32).unwrap();
     for codec in codecs() {
         if let Ok(moves) = codec.decode(&Chess::default(), &bits) {
             assert!(

@@ -11,4 +11,5 @@ mod pgn;
 mod positions;
 mod regression;
 mod rows;
+mod search;
 mod training;

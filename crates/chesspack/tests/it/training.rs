@@ -293,12 +293,17 @@ fn viriformat_comes_back_byte_for_byte_as_the_reference_writes_it() {
         archive.len(),
         vf.len()
     );
-    let mut reader = TrainingReader::open(Cursor::new(&archive)).unwrap();
-    let (mut back, mut marlin) = (Vec::new(), Vec::new());
-    for b in 0..reader.blocks() {
-        back.extend(reader.viriformat(b).unwrap());
-        marlin.extend(reader.marlinformat(b).unwrap());
-    }
+    let as_format = |format| {
+        let mut settings = chesspack::files::Settings::default();
+        settings.training = format;
+        let mut out = Vec::new();
+        chesspack::files::decompress(Cursor::new(&archive), &mut out, &settings, &mut |_| {
+            std::ops::ControlFlow::Continue(())
+        })
+        .map(|_| out)
+    };
+    let back = as_format(chesspack::files::TrainingFormat::Viriformat).unwrap();
+    let marlin = as_format(chesspack::files::TrainingFormat::Marlinformat).unwrap();
     assert!(back == vf, "the viriformat bytes differ");
     // The positions as the crate cuts its games into marlinformat records.
     let mut input = std::io::BufReader::new(&vf[..]);
@@ -361,9 +366,18 @@ fn viriformat_that_would_not_come_back_names_the_game() {
     // A binpack's chains that are not all viriformat: kept bytes.
     let mut binpack = FIXTURE.to_vec();
     binpack.extend_from_slice(b"not a chunk");
-    let mut reader = TrainingReader::open(Cursor::new(compress(&binpack))).unwrap();
-    let last = reader.blocks() - 1;
-    let e = reader.viriformat(last).unwrap_err().to_string();
+    let packed = compress(&binpack);
+    let last = TrainingReader::open(Cursor::new(&packed)).unwrap().blocks() - 1;
+    let mut settings = chesspack::files::Settings::default();
+    settings.training = chesspack::files::TrainingFormat::Viriformat;
+    let e = chesspack::files::decompress(
+        Cursor::new(&packed),
+        &mut Vec::new(),
+        &settings,
+        &mut |_| std::ops::ControlFlow::Continue(()),
+    )
+    .unwrap_err()
+    .to_string();
     assert!(
         e.contains(&format!("block {}", last + 1)) && e.contains("kept"),
         "{e}"

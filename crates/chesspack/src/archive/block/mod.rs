@@ -285,6 +285,10 @@ pub(crate) struct EncodedBlock {
     /// The whitespace that ends the last chunk (the end of the input when
     /// this is the last block).
     pub tail: Vec<u8>,
+    /// Each game's record (its tags, where it starts and its mainline's
+    /// moves; `None` for a game stored as text), where the caller asked
+    /// for them (for the search section).
+    pub records: Vec<Option<crate::archive::GameRecord>>,
 }
 
 pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {

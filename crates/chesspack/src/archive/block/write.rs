@@ -608,8 +608,10 @@ pub(crate) fn encode_block(
     chunks: &[Chunk],
     level: i32,
     openings: Openings,
+    records: bool,
 ) -> EncodedBlock {
     let mut cols = Columns::new(block_marks(codec), openings);
+    let mut game_records = Vec::new();
     // Pieces that go on with a game are no games of their own.
     let mut report = BlockReport {
         games: chunks.iter().filter(|c| !c.continues).count() as u64,
@@ -666,6 +668,13 @@ pub(crate) fn encode_block(
                 }
             }
             cols.add_game(&game, codec)?;
+            if records {
+                game_records.push(Some(crate::archive::GameRecord::of(
+                    game.tags.clone(),
+                    game.start.clone(),
+                    &game.events,
+                )));
+            }
             if crlf {
                 *cols.data[KIND].last_mut().expect("a game was added") |= KIND_CRLF;
             }
@@ -677,6 +686,9 @@ pub(crate) fn encode_block(
             Ok(())
         });
         if let Err(u) = result {
+            if records {
+                game_records.push(None);
+            }
             report.verbatim.push((chunk.number, u.category, u.detail));
             cols.add_verbatim(&chunk.bytes, 1);
             text_crc.update(&chunk.bytes);
@@ -765,6 +777,7 @@ pub(crate) fn encode_block(
         text_crc: text_crc.finalize(),
         lead,
         tail: tail.to_vec(),
+        records: game_records,
     }
 }
 

@@ -1,0 +1,327 @@
+//! `chesspack find`, `explore` and `index`: argument parsing and printing
+//! around `chesspack::search`.
+
+use std::{
+    fs::File,
+    io::{self, Write},
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail};
+use chesspack::{
+    archive::{self, ArchiveReader},
+    search::{self, Query},
+};
+use clap::Args;
+use serde_json::json;
+
+use crate::archive::{ReadSeek, check_damage, open_archive};
+
+/// What to look for and the filters, shared by `find` and `explore`.
+#[derive(Args, Debug)]
+pub struct QueryArgs {
+    /// A position by FEN (transpositions match: the move counters do not
+    /// count).
+    #[arg(long, conflicts_with = "moves")]
+    fen: Option<String>,
+    /// A position by moves from the start, in SAN or UCI: "e4 c5 Nf3".
+    #[arg(long)]
+    moves: Option<String>,
+    /// White's player (a part of the name, any case).
+    #[arg(long)]
+    white: Option<String>,
+    /// Black's player.
+    #[arg(long)]
+    black: Option<String>,
+    /// A player of either colour.
+    #[arg(long)]
+    player: Option<String>,
+    /// The least mean rating of the two players.
+    #[arg(long)]
+    min_elo: Option<u32>,
+    /// The most mean rating of the two players.
+    #[arg(long)]
+    max_elo: Option<u32>,
+    /// The result: 1-0, 0-1 or 1/2-1/2.
+    #[arg(long)]
+    result: Option<String>,
+    /// The first date (yyyy.mm.dd, yyyy.mm or yyyy).
+    #[arg(long)]
+    from: Option<String>,
+    /// The last date.
+    #[arg(long)]
+    to: Option<String>,
+    /// A part of the Event tag.
+    #[arg(long)]
+    event: Option<String>,
+    /// The start of the ECO code (B90, B9, B).
+    #[arg(long)]
+    eco: Option<String>,
+    /// lichess's speed: ultrabullet, bullet, blitz, rapid, classical or
+    /// correspondence.
+    #[arg(long)]
+    speed: Option<String>,
+    /// Worker threads that decode games (default: all cores).
+    #[arg(short = 'T', long)]
+    threads: Option<usize>,
+    /// Print one JSON object a line.
+    #[arg(long)]
+    json: bool,
+    /// Print no summary (games found, time, how the archive was searched)
+    /// on stderr.
+    #[arg(short, long)]
+    quiet: bool,
+}
+
+/// Options of `chesspack find`.
+#[derive(Args, Debug)]
+pub struct FindArgs {
+    /// Archives to search.
+    #[arg(value_name = "ARCHIVE", required = true)]
+    archives: Vec<String>,
+    #[command(flatten)]
+    query: QueryArgs,
+    /// Pieces on squares, as a FEN's board ("8/8/8/8/8/8/5PPP/6K1"); given
+    /// again, any of them.
+    #[arg(long)]
+    sub_fen: Vec<String>,
+    /// Exactly this material: KRPKR (White's pieces then Black's, each from
+    /// its king) or "RP v R".
+    #[arg(long)]
+    material: Option<String>,
+    /// White's pieces less Black's: "Q v RR".
+    #[arg(long)]
+    imbalance: Option<String>,
+    /// Print the games themselves as PGN.
+    #[arg(long, conflicts_with = "json")]
+    pgn: bool,
+}
+
+/// Options of `chesspack explore`.
+#[derive(Args, Debug)]
+pub struct ExploreArgs {
+    /// Archives to explore.
+    #[arg(value_name = "ARCHIVE", required = true)]
+    archives: Vec<String>,
+    #[command(flatten)]
+    query: QueryArgs,
+}
+
+/// Options of `chesspack index`.
+#[derive(Args, Debug)]
+pub struct IndexArgs {
+    /// Archives to give a search index (replacing the one each has).
+    #[arg(value_name = "ARCHIVE", required = true)]
+    archives: Vec<String>,
+    /// Worker threads (default: all cores).
+    #[arg(short = 'T', long)]
+    threads: Option<usize>,
+}
+
+fn query_of(a: &QueryArgs) -> Query {
+    let mut q = Query::default();
+    q.fen.clone_from(&a.fen);
+    q.moves.clone_from(&a.moves);
+    q.white.clone_from(&a.white);
+    q.black.clone_from(&a.black);
+    q.player.clone_from(&a.player);
+    q.min_elo = a.min_elo;
+    q.max_elo = a.max_elo;
+    q.result.clone_from(&a.result);
+    q.from.clone_from(&a.from);
+    q.to.clone_from(&a.to);
+    q.event.clone_from(&a.event);
+    q.eco.clone_from(&a.eco);
+    q.speed.clone_from(&a.speed);
+    q.threads = a.threads.unwrap_or(0);
+    q
+}
+
+fn open_all(paths: &[String]) -> Result<Vec<ArchiveReader<Box<dyn ReadSeek>>>> {
+    paths
+        .iter()
+        .map(|p| {
+            let r = open_archive(p)?;
+            check_damage(&r, p, false)?;
+            Ok(r)
+        })
+        .collect()
+}
+
+/// What the search did, on stderr.
+fn say_how(found: &search::Found, started: Instant) {
+    let games = found.reached;
+    let how = if found.scanned {
+        "no search index: every game decoded (`chesspack index` adds one)"
+    } else {
+        "search index"
+    };
+    eprintln!(
+        "chesspack: {games} {} in {:.3} s ({how}; {} decoded)",
+        if games == 1 { "game" } else { "games" },
+        started.elapsed().as_secs_f64(),
+        found.decoded
+    );
+    if let Some(why) = &found.index_error {
+        eprintln!("chesspack: {why}");
+    }
+    if found.not_searched > 0 {
+        let n = found.not_searched;
+        let what = if n == 1 {
+            "game stored as text was"
+        } else {
+            "games stored as text were"
+        };
+        eprintln!("chesspack: {n} {what} not searched");
+    }
+}
+
+pub fn find(args: &FindArgs) -> Result<()> {
+    let mut query = query_of(&args.query);
+    query.sub_fen.clone_from(&args.sub_fen);
+    query.material.clone_from(&args.material);
+    query.imbalance.clone_from(&args.imbalance);
+    let mut archives = open_all(&args.archives)?;
+    let started = Instant::now();
+    let found = search::find(&mut archives, &query)?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let many = args.archives.len() > 1;
+    if args.pgn {
+        // The games, block by block.
+        let mut by_archive: Vec<Vec<u64>> = vec![Vec::new(); archives.len()];
+        for h in &found.hits {
+            by_archive[h.archive].push(h.game);
+        }
+        for (reader, games) in archives.iter_mut().zip(&by_archive) {
+            for &g in games {
+                reader.write_game(g, false, &mut out)?;
+            }
+        }
+    } else if args.query.json {
+        for h in &found.hits {
+            let mut o = json!({
+                "game": h.game, "ply": h.ply, "white": h.white, "black": h.black,
+                "white_elo": h.white_elo, "black_elo": h.black_elo, "result": h.result,
+                "date": h.date, "event": h.event, "eco": h.eco,
+            });
+            if many {
+                o["archive"] = json!(args.archives[h.archive]);
+            }
+            writeln!(out, "{o}")?;
+        }
+    } else {
+        let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
+        writeln!(
+            out,
+            "{}game\tply\tWhite\tBlack\tResult\tDate\tEvent",
+            if many { "archive\t" } else { "" }
+        )?;
+        for h in &found.hits {
+            if many {
+                write!(out, "{}\t", args.archives[h.archive])?;
+            }
+            writeln!(
+                out,
+                "{}\t{}\t{}\t{}\t{}\t{}\t{}",
+                h.game,
+                h.ply,
+                clean(&h.white),
+                clean(&h.black),
+                h.result,
+                h.date,
+                clean(&h.event)
+            )?;
+        }
+    }
+    out.flush()?;
+    if !args.query.quiet {
+        say_how(&found, started);
+    }
+    Ok(())
+}
+
+pub fn explore(args: &ExploreArgs) -> Result<()> {
+    let mut query = query_of(&args.query);
+    query.explore = true;
+    let mut archives = open_all(&args.archives)?;
+    let started = Instant::now();
+    let explored = search::find(&mut archives, &query)?;
+    let mut out = io::BufWriter::new(io::stdout().lock());
+    let total: u64 = explored.moves.iter().map(|m| m.games).sum();
+    let pct = |n: u64, of: u64| {
+        (1000 * n + of / 2)
+            .checked_div(of)
+            .map_or(0.0, |p| p as f64 / 10.0)
+    };
+    let game_ref = |g: Option<(usize, u64)>| {
+        g.map(|(a, n)| {
+            if archives.len() > 1 {
+                format!("{}:{n}", args.archives[a])
+            } else {
+                n.to_string()
+            }
+        })
+    };
+    if args.query.json {
+        for m in &explored.moves {
+            let o = json!({
+                "san": m.san, "uci": m.uci, "games": m.games,
+                "white": m.white, "draws": m.draws, "black": m.black,
+                "white_pct": pct(m.white, m.games), "draws_pct": pct(m.draws, m.games),
+                "black_pct": pct(m.black, m.games), "mean_rating": m.mean_rating,
+                "last_game": game_ref(m.last_game), "best_game": game_ref(m.best_game),
+            });
+            writeln!(out, "{o}")?;
+        }
+    } else {
+        writeln!(
+            out,
+            "{:<8} {:>9} {:>6}  {:>6} {:>6} {:>6}  {:>6}  {:>9}  {:>9}",
+            "move", "games", "%", "white", "draw", "black", "rating", "latest", "best"
+        )?;
+        for m in &explored.moves {
+            writeln!(
+                out,
+                "{:<8} {:>9} {:>5.1}%  {:>5.1}% {:>5.1}% {:>5.1}%  {:>6}  {:>9}  {:>9}",
+                m.san,
+                m.games,
+                pct(m.games, total),
+                pct(m.white, m.games),
+                pct(m.draws, m.games),
+                pct(m.black, m.games),
+                m.mean_rating.map_or("-".into(), |r| r.to_string()),
+                game_ref(m.last_game).unwrap_or_default(),
+                game_ref(m.best_game).unwrap_or_default()
+            )?;
+        }
+    }
+    out.flush()?;
+    if !args.query.quiet {
+        say_how(&explored, started);
+    }
+    Ok(())
+}
+
+pub fn index(args: &IndexArgs) -> Result<()> {
+    for path in &args.archives {
+        let started = Instant::now();
+        let mut file = File::options()
+            .read(true)
+            .write(true)
+            .open(path)
+            .with_context(|| format!("cannot open {path}"))?;
+        let before = file.metadata()?.len();
+        if archive::ArchiveReader::open(&mut file).is_err() {
+            bail!("{path} is not a game archive");
+        }
+        let bytes = search::index(&mut file, args.threads.unwrap_or(0))
+            .with_context(|| format!("cannot index {path}"))?;
+        let after = file.metadata()?.len();
+        eprintln!(
+            "chesspack: {path}: search index of {bytes} bytes ({:.3}x the archive's {before} bytes before) in {:.2} s; {after} bytes now",
+            bytes as f64 / before as f64,
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
+}

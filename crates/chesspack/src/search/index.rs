@@ -1,0 +1,956 @@
+//! The search section: built from the games' records while an archive is
+//! written (or from its blocks, `chesspack index`), read back for queries.
+//!
+//! It holds, for an archive of `n` games:
+//!
+//! * the **opening tree**: every line of moves from the standard start
+//!   that two or more games share, in preorder (a node's move and its
+//!   number of children);
+//! * for each game, where it **leaves** the tree (the deepest shared node
+//!   on its line) and the move it plays there, so that the games that
+//!   reached a node are a range of games sorted by that node;
+//! * for each game, its **changes of state** ([`super::state`]: home
+//!   pawns leaving, pieces taken, promotions) with their plies;
+//! * for each game, the tags that queries filter on: players, ratings,
+//!   result, date, event, ECO and speed.
+//!
+//! Each column is a zstd frame; a CRC-32 covers the section.
+
+use std::{collections::HashMap, sync::Arc};
+
+use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
+
+use super::state::{self, State};
+use crate::archive::{
+    GameRecord,
+    pipeline::{SectionBuilder, Summarize},
+};
+
+/// The section's first bytes.
+pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
+/// The section's layout version.
+pub(crate) const VERSION: u8 = 1;
+/// A game with no node: not from the standard start, or stored as text.
+pub(crate) const NONE: u32 = u32::MAX;
+/// No move.
+pub(crate) const NO_MOVE: u16 = u16::MAX;
+
+/// A game's flags.
+pub(crate) const INDEXED: u8 = 1;
+/// Stored as text: no moves are known.
+pub(crate) const TEXT: u8 = 2;
+
+/// The key a position is found by: the board, the side to move, castling
+/// rights and an en passant square only where the capture is legal (so
+/// that transpositions meet), as the opening table keys positions.
+pub(crate) fn key(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// The key a tree stores a move by: unique among a position's moves.
+pub(crate) fn move_key(m: Move) -> u16 {
+    crate::order::key(m, crate::order::Order::SquareIndex) as u16
+}
+
+/// The legal move of `pos` with key `k`.
+pub(crate) fn move_of(pos: &Chess, k: u16) -> Option<Move> {
+    pos.legal_moves().into_iter().find(|&m| move_key(m) == k)
+}
+
+/// Whether `pos` is the standard start (castling and all).
+pub(crate) fn is_standard_start(pos: &Chess) -> bool {
+    key(pos) == key(&Chess::default()) && pos.fullmoves().get() == 1
+}
+
+/// A game's mainline from its record: the moves while they are legal (a
+/// null move in the mainline ends what can be searched).
+pub(crate) fn legal_prefix(record: &GameRecord) -> usize {
+    let mut pos = record.start.clone();
+    for (i, &m) in record.moves.iter().enumerate() {
+        if !pos.is_legal(m) {
+            return i;
+        }
+        pos.play_unchecked(m);
+    }
+    record.moves.len()
+}
+
+/// The tags a query filters on, of one game.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Meta {
+    pub white: Arc<str>,
+    pub black: Arc<str>,
+    pub event: Arc<str>,
+    pub eco: Arc<str>,
+    /// 0 unknown, 1 White won, 2 drawn, 3 Black won.
+    pub result: u8,
+    pub white_elo: u16,
+    pub black_elo: u16,
+    /// `yyyymmdd`, unknown parts 0.
+    pub date: u32,
+    /// [`SPEEDS`] index plus one, 0 unknown.
+    pub speed: u8,
+}
+
+/// lichess's speeds, by a game's estimated time (base + 40 × increment).
+pub(crate) const SPEEDS: [&str; 6] = [
+    "ultrabullet",
+    "bullet",
+    "blitz",
+    "rapid",
+    "classical",
+    "correspondence",
+];
+
+fn speed_of(tc: &str) -> u8 {
+    let tc = tc.trim();
+    if tc == "-" {
+        return 6;
+    }
+    let first = tc.split(':').next().unwrap_or("");
+    let (base, inc) = first.split_once('+').unwrap_or((first, "0"));
+    let (Ok(base), Ok(inc)) = (base.parse::<u64>(), inc.parse::<u64>()) else {
+        return 0;
+    };
+    let t = base.saturating_add(inc.saturating_mul(40));
+    match t {
+        0..30 => 1,
+        30..180 => 2,
+        180..480 => 3,
+        480..1500 => 4,
+        _ => 5,
+    }
+}
+
+/// A date `yyyy.mm.dd` (or with `-` or `/`; `??` parts unknown) as
+/// `yyyymmdd`, unknown parts 0.
+pub(crate) fn date_of(text: &str) -> u32 {
+    let mut parts = text.trim().split(['.', '-', '/']);
+    let mut n = 0u32;
+    for (width, most) in [(10_000u32, 9999u32), (100, 12), (100, 31)] {
+        let v = parts
+            .next()
+            .and_then(|p| p.parse::<u32>().ok())
+            .filter(|&v| v <= most)
+            .unwrap_or(0);
+        n = n * width + v;
+    }
+    n
+}
+
+fn result_of(text: &str) -> u8 {
+    match text.trim() {
+        "1-0" => 1,
+        "1/2-1/2" => 2,
+        "0-1" => 3,
+        _ => 0,
+    }
+}
+
+impl Meta {
+    /// The tags of a game's record. A game without an `ECO` tag gets the
+    /// one its moves give in lichess's table.
+    pub(crate) fn of(record: &GameRecord) -> Meta {
+        let mut meta = Meta::default();
+        let mut date = None;
+        for (name, value) in &record.tags {
+            let v = String::from_utf8_lossy(value);
+            match name.as_slice() {
+                b"White" => meta.white = v.into(),
+                b"Black" => meta.black = v.into(),
+                b"Event" => meta.event = v.into(),
+                b"ECO" => meta.eco = v.into(),
+                b"Result" => meta.result = result_of(&v),
+                b"WhiteElo" => meta.white_elo = v.trim().parse().unwrap_or(0),
+                b"BlackElo" => meta.black_elo = v.trim().parse().unwrap_or(0),
+                b"Date" => date = date.or(Some(date_of(&v))),
+                b"UTCDate" => date = Some(date.filter(|&d| d != 0).unwrap_or(date_of(&v))),
+                b"TimeControl" => meta.speed = speed_of(&v),
+                _ => {}
+            }
+        }
+        meta.date = date.unwrap_or(0);
+        if meta.eco.is_empty()
+            && let Some(named) =
+                crate::opening::OpeningTable::lichess().classify(&record.start, &record.moves)
+        {
+            meta.eco = named.eco.into();
+        }
+        meta
+    }
+}
+
+/// What the section keeps of a game, made from its record on a worker:
+/// its tags (`None`: stored as text) and, for a game from the standard
+/// start, its mainline's move keys and changes with their plies.
+pub(crate) struct Summary {
+    meta: Option<Meta>,
+    indexed: bool,
+    moves: Vec<u16>,
+    changes: Vec<(u8, u16)>,
+}
+
+impl Summary {
+    /// The summary of a game's record.
+    pub(crate) fn of(record: Option<&GameRecord>) -> Summary {
+        let Some(record) = record else {
+            return Summary {
+                meta: None,
+                indexed: false,
+                moves: Vec::new(),
+                changes: Vec::new(),
+            };
+        };
+        let mut s = Summary {
+            meta: Some(Meta::of(record)),
+            indexed: is_standard_start(&record.start),
+            moves: Vec::new(),
+            changes: Vec::new(),
+        };
+        if s.indexed {
+            let mut pos = record.start.clone();
+            for (i, &m) in record.moves.iter().enumerate() {
+                if !pos.is_legal(m) {
+                    break;
+                }
+                let code = state::change(&pos, m);
+                if code != 0 {
+                    s.changes
+                        .push((code, (i + 1).min(usize::from(u16::MAX)) as u16));
+                }
+                s.moves.push(move_key(m));
+                pos.play_unchecked(m);
+            }
+        }
+        s
+    }
+
+    /// The summaries of a block's records.
+    fn of_block(records: Vec<Option<GameRecord>>) -> Box<dyn std::any::Any + Send> {
+        Box::new(
+            records
+                .iter()
+                .map(|r| Summary::of(r.as_ref()))
+                .collect::<Vec<_>>(),
+        )
+    }
+}
+
+/// A game as the builder keeps it until the tree is made.
+struct Game {
+    flags: u8,
+    meta: [u32; 4],
+    numbers: (u8, u16, u16, u32, u8),
+    /// Its moves' keys and changes (with their plies), in the builder's
+    /// `moves` and `changes`.
+    moves: std::ops::Range<usize>,
+    changes: std::ops::Range<usize>,
+}
+
+/// The tree, made: in preorder each node's move, number of children and
+/// change (the root's: none); each game's last node, the move it plays
+/// there and that node's depth.
+struct Tree {
+    moves: Vec<u16>,
+    children: Vec<u32>,
+    codes: Vec<u8>,
+    exits: Vec<u32>,
+    exit_moves: Vec<u16>,
+    depths: Vec<usize>,
+}
+
+impl IndexBuilder {
+    fn moves_of(&self, g: usize) -> &[u16] {
+        &self.moves[self.games[g].moves.clone()]
+    }
+
+    fn changes_of(&self, g: usize) -> &[(u8, u16)] {
+        &self.changes[self.games[g].changes.clone()]
+    }
+
+    /// The change of game `g`'s move to `ply`.
+    fn change_at(&self, g: usize, ply: usize) -> u8 {
+        let changes = self.changes_of(g);
+        changes
+            .binary_search_by_key(&ply, |&(_, p)| usize::from(p))
+            .map_or(0, |i| changes[i].0)
+    }
+}
+
+/// A node of the tree while it is built: a node that one game alone has
+/// reached keeps that game (its line below is the game's own) until a
+/// second game comes.
+struct Node {
+    mv: u16,
+    count: u32,
+    first_child: u32,
+    next_sibling: u32,
+    only: u32,
+    /// The game that first came here: its change on the move here is the
+    /// node's.
+    first: u32,
+}
+
+/// Builds the search section from the games' records, block by block.
+pub(crate) struct IndexBuilder {
+    games: Vec<Game>,
+    moves: Vec<u16>,
+    changes: Vec<(u8, u16)>,
+    names: HashMap<String, u32>,
+    name_list: Vec<String>,
+}
+
+impl IndexBuilder {
+    /// An empty builder.
+    pub(crate) fn new() -> IndexBuilder {
+        let mut b = IndexBuilder {
+            games: Vec::new(),
+            moves: Vec::new(),
+            changes: Vec::new(),
+            names: HashMap::new(),
+            name_list: Vec::new(),
+        };
+        b.name("");
+        b
+    }
+
+    fn name(&mut self, s: &str) -> u32 {
+        if let Some(&i) = self.names.get(s) {
+            return i;
+        }
+        let i = self.name_list.len() as u32;
+        self.names.insert(s.to_owned(), i);
+        self.name_list.push(s.to_owned());
+        i
+    }
+
+    /// Adds a game's summary.
+    pub(crate) fn add_summary(&mut self, s: Summary) {
+        let Some(meta) = s.meta else {
+            self.games.push(Game {
+                flags: TEXT,
+                meta: [0; 4],
+                numbers: (0, 0, 0, 0, 0),
+                moves: 0..0,
+                changes: 0..0,
+            });
+            return;
+        };
+        let ids = [
+            self.name(&meta.white),
+            self.name(&meta.black),
+            self.name(&meta.event),
+            self.name(&meta.eco),
+        ];
+        let mut game = Game {
+            flags: 0,
+            meta: ids,
+            numbers: (
+                meta.result,
+                meta.white_elo,
+                meta.black_elo,
+                meta.date,
+                meta.speed,
+            ),
+            moves: self.moves.len()..self.moves.len(),
+            changes: self.changes.len()..self.changes.len(),
+        };
+        if s.indexed {
+            game.flags = INDEXED;
+            self.moves.extend_from_slice(&s.moves);
+            self.changes.extend_from_slice(&s.changes);
+            game.moves.end = self.moves.len();
+            game.changes.end = self.changes.len();
+        }
+        self.games.push(game);
+    }
+
+    /// The tree of the games' lines (nodes that two or more games reach,
+    /// in preorder): each node's move and children, and each game's last
+    /// node and the move it plays there.
+    fn tree(&self) -> Tree {
+        let mut nodes = vec![Node {
+            mv: NO_MOVE,
+            count: 0,
+            first_child: NONE,
+            next_sibling: NONE,
+            only: NONE,
+            first: NONE,
+        }];
+        let child = |nodes: &Vec<Node>, n: u32, mv: u16| {
+            let mut c = nodes[n as usize].first_child;
+            while c != NONE && nodes[c as usize].mv != mv {
+                c = nodes[c as usize].next_sibling;
+            }
+            (c != NONE).then_some(c)
+        };
+        let add_child = |nodes: &mut Vec<Node>, n: u32, mv: u16, only: u32| {
+            let id = nodes.len() as u32;
+            let next = nodes[n as usize].first_child;
+            nodes.push(Node {
+                mv,
+                count: 1,
+                first_child: NONE,
+                next_sibling: next,
+                only,
+                first: only,
+            });
+            nodes[n as usize].first_child = id;
+        };
+        for (g, game) in self.games.iter().enumerate() {
+            if game.flags & INDEXED == 0 {
+                continue;
+            }
+            // Entering node `n` at depth `d`: a game that was alone there
+            // goes on below it.
+            let enter = |nodes: &mut Vec<Node>, n: u32, d: usize| {
+                nodes[n as usize].count += 1;
+                let only = std::mem::replace(&mut nodes[n as usize].only, NONE);
+                if only != NONE
+                    && let Some(&mv) = self.moves_of(only as usize).get(d)
+                {
+                    add_child(nodes, n, mv, only);
+                }
+            };
+            let mut n = 0u32;
+            enter(&mut nodes, 0, 0);
+            for (d, &mv) in self.moves_of(g).iter().enumerate() {
+                match child(&nodes, n, mv) {
+                    Some(c) => {
+                        enter(&mut nodes, c, d + 1);
+                        n = c;
+                    }
+                    None => {
+                        add_child(&mut nodes, n, mv, g as u32);
+                        break;
+                    }
+                }
+            }
+        }
+        // Preorder of the nodes two games reach, children by move.
+        let mut order = vec![NONE; nodes.len()];
+        let (mut moves, mut children, mut codes) = (Vec::new(), Vec::new(), Vec::new());
+        let mut stack = vec![(0u32, 0usize)];
+        while let Some((n, depth)) = stack.pop() {
+            order[n as usize] = moves.len() as u32;
+            moves.push(nodes[n as usize].mv);
+            let first = nodes[n as usize].first;
+            codes.push(if first == NONE {
+                0
+            } else {
+                self.change_at(first as usize, depth)
+            });
+            let mut kids = Vec::new();
+            let mut c = nodes[n as usize].first_child;
+            while c != NONE {
+                if nodes[c as usize].count >= 2 {
+                    kids.push(c);
+                }
+                c = nodes[c as usize].next_sibling;
+            }
+            kids.sort_by_key(|&c| nodes[c as usize].mv);
+            children.push(kids.len() as u32);
+            stack.extend(kids.iter().rev().map(|&c| (c, depth + 1)));
+        }
+        let (mut exits, mut exit_moves, mut depths) = (Vec::new(), Vec::new(), Vec::new());
+        for (g, game) in self.games.iter().enumerate() {
+            if game.flags & INDEXED == 0 {
+                exits.push(NONE);
+                exit_moves.push(NO_MOVE);
+                depths.push(0);
+                continue;
+            }
+            let mut n = 0u32;
+            let mut d = 0;
+            let moves = self.moves_of(g);
+            while let Some(&mv) = moves.get(d) {
+                match child(&nodes, n, mv).filter(|&c| nodes[c as usize].count >= 2) {
+                    Some(c) => n = c,
+                    None => break,
+                }
+                d += 1;
+            }
+            exits.push(order[n as usize]);
+            exit_moves.push(moves.get(d).copied().unwrap_or(NO_MOVE));
+            depths.push(d);
+        }
+        Tree {
+            moves,
+            children,
+            codes,
+            exits,
+            exit_moves,
+            depths,
+        }
+    }
+
+    /// The section's bytes.
+    pub(crate) fn bytes(&self) -> Vec<u8> {
+        let Tree {
+            moves,
+            children,
+            codes,
+            exits,
+            exit_moves,
+            depths,
+        } = self.tree();
+        let mut cols: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
+        for m in &moves[1..] {
+            cols[NODE_MOVES].extend_from_slice(&m.to_le_bytes());
+        }
+        cols[NODE_CHANGES].extend_from_slice(&codes[1..]);
+        for &c in &children {
+            put_varint(&mut cols[NODE_CHILDREN], u64::from(c));
+        }
+        for (g, game) in self.games.iter().enumerate() {
+            cols[FLAGS].push(game.flags);
+            cols[EXITS].extend_from_slice(&exits[g].to_le_bytes());
+            cols[EXIT_MOVES].extend_from_slice(&exit_moves[g].to_le_bytes());
+            let (result, welo, belo, date, speed) = game.numbers;
+            cols[RESULTS].push(result);
+            cols[SPEED].push(speed);
+            cols[WHITE_ELO].extend_from_slice(&welo.to_le_bytes());
+            cols[BLACK_ELO].extend_from_slice(&belo.to_le_bytes());
+            cols[DATES].extend_from_slice(&date.to_le_bytes());
+            for (i, id) in game.meta.iter().enumerate() {
+                cols[WHITE + i].extend_from_slice(&id.to_le_bytes());
+            }
+            // The changes after the game leaves the tree: those before are
+            // its nodes'.
+            let after: Vec<(u8, u16)> = self
+                .changes_of(g)
+                .iter()
+                .copied()
+                .filter(|&(_, ply)| usize::from(ply) > depths[g])
+                .collect();
+            put_varint(&mut cols[CHANGE_COUNTS], after.len() as u64);
+            cols[CHANGES].extend(after.iter().map(|&(code, _)| code));
+            // The plies of the changes of material (pieces taken,
+            // promotions), each from the last (the first from the node).
+            let mut last = depths[g] as u64;
+            for &(code, ply) in &after {
+                if state::changes_material(code) {
+                    put_varint(&mut cols[MATERIAL_PLIES], u64::from(ply) - last);
+                    last = u64::from(ply);
+                }
+            }
+        }
+        for n in &self.name_list {
+            cols[NAMES].extend_from_slice(n.as_bytes());
+            cols[NAMES].push(0);
+        }
+        // Node numbers and dates compress better a byte plane at a time.
+        for col in [EXITS, DATES] {
+            cols[col] = planes(&cols[col], 4);
+        }
+        let mut out = MAGIC.to_vec();
+        out.push(VERSION);
+        put_varint(&mut out, self.games.len() as u64);
+        put_varint(&mut out, moves.len() as u64);
+        for col in &cols {
+            let z = zstd::bulk::compress(col, 19).unwrap_or_else(|_| col.clone());
+            put_varint(&mut out, col.len() as u64);
+            put_varint(&mut out, z.len() as u64);
+            out.extend_from_slice(&z);
+        }
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+}
+
+impl SectionBuilder for IndexBuilder {
+    fn summarize(&self) -> Summarize {
+        Summary::of_block
+    }
+
+    fn add_block(&mut self, summary: Box<dyn std::any::Any + Send>) {
+        if let Ok(games) = summary.downcast::<Vec<Summary>>() {
+            for s in *games {
+                self.add_summary(s);
+            }
+        }
+    }
+
+    fn finish(&mut self) -> Vec<u8> {
+        self.bytes()
+    }
+}
+
+const NODE_MOVES: usize = 0;
+const NODE_CHILDREN: usize = 1;
+const FLAGS: usize = 2;
+const EXITS: usize = 3;
+const EXIT_MOVES: usize = 4;
+const RESULTS: usize = 5;
+const SPEED: usize = 6;
+const WHITE_ELO: usize = 7;
+const BLACK_ELO: usize = 8;
+const DATES: usize = 9;
+/// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
+const WHITE: usize = 10;
+const NAMES: usize = 14;
+const CHANGE_COUNTS: usize = 15;
+const CHANGES: usize = 16;
+const NODE_CHANGES: usize = 17;
+const MATERIAL_PLIES: usize = 18;
+const COLUMNS: usize = 19;
+
+/// `width`-byte numbers a byte plane at a time: every number's first
+/// byte, then every second byte...
+fn planes(b: &[u8], width: usize) -> Vec<u8> {
+    (0..width)
+        .flat_map(|k| b.iter().skip(k).step_by(width).copied())
+        .collect()
+}
+
+/// The numbers of [`planes`] back.
+fn unplanes(b: &[u8], width: usize) -> Vec<u8> {
+    let n = b.len() / width;
+    let mut out = vec![0u8; n * width];
+    for k in 0..width {
+        for i in 0..n {
+            out[i * width + k] = b[k * n + i];
+        }
+    }
+    out
+}
+
+fn put_varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+pub(crate) fn get_varint(data: &mut &[u8]) -> Result<u64, String> {
+    let mut v = 0u64;
+    for shift in (0..64).step_by(7) {
+        let (&b, rest) = data.split_first().ok_or("truncated")?;
+        *data = rest;
+        v |= u64::from(b & 0x7f) << shift;
+        if b < 0x80 {
+            return Ok(v);
+        }
+    }
+    Err("varint too long".into())
+}
+
+/// The search section, read.
+#[derive(Debug)]
+pub(crate) struct Index {
+    pub games: usize,
+    /// Each node's move key (the root's is [`NO_MOVE`]), the end of its
+    /// subtree in preorder, its depth.
+    pub node_move: Vec<u16>,
+    pub node_end: Vec<u32>,
+    pub node_depth: Vec<u16>,
+    pub node_parent: Vec<u32>,
+    /// The state at each node.
+    pub node_state: Vec<State>,
+    pub flags: Vec<u8>,
+    pub exits: Vec<u32>,
+    pub exit_moves: Vec<u16>,
+    /// The games with a node, sorted by it, and their nodes.
+    pub by_exit: Vec<u32>,
+    pub sorted_exits: Vec<u32>,
+    pub results: Vec<u8>,
+    pub speeds: Vec<u8>,
+    pub white_elo: Vec<u16>,
+    pub black_elo: Vec<u16>,
+    pub dates: Vec<u32>,
+    /// White, Black, Event, ECO: ids into `names`.
+    pub ids: [Vec<u32>; 4],
+    pub names: Vec<Arc<str>>,
+    /// Each game's changes: `change_at[g]..change_at[g + 1]`.
+    pub change_at: Vec<u32>,
+    pub changes: Vec<u8>,
+    /// The ply of each change of material (0 for the others).
+    pub change_plies: Vec<u16>,
+}
+
+fn u16s(b: &[u8]) -> Vec<u16> {
+    b.chunks_exact(2)
+        .map(|c| u16::from_le_bytes([c[0], c[1]]))
+        .collect()
+}
+
+fn u32s(b: &[u8]) -> Vec<u32> {
+    b.chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect()
+}
+
+impl Index {
+    /// Reads a section for an archive of `games` games, checking all of it:
+    /// a damaged section is an error, never a wrong answer.
+    pub(crate) fn read(bytes: &[u8], games: u64) -> Result<Index, String> {
+        let body = bytes
+            .len()
+            .checked_sub(4)
+            .map(|at| &bytes[..at])
+            .ok_or("truncated")?;
+        if crc32fast::hash(body) != crate::le::u32_at(bytes, body.len()) {
+            return Err("checksum mismatch".into());
+        }
+        let mut data = body
+            .strip_prefix(MAGIC.as_slice())
+            .ok_or("bad search section marker")?;
+        let (&version, rest) = data.split_first().ok_or("truncated")?;
+        if version != VERSION {
+            return Err(format!("search section version {version} is not supported"));
+        }
+        data = rest;
+        let n = get_varint(&mut data)?;
+        if n != games {
+            return Err(format!("it indexes {n} games, the archive has {games}"));
+        }
+        let n = n as usize;
+        let nodes = get_varint(&mut data)? as usize;
+        if nodes == 0 || nodes > 1 << 31 {
+            return Err("bad tree size".into());
+        }
+        let mut cols = Vec::with_capacity(COLUMNS);
+        for _ in 0..COLUMNS {
+            let raw = get_varint(&mut data)? as usize;
+            let stored = get_varint(&mut data)? as usize;
+            if stored > data.len() || raw > 1 << 34 {
+                return Err("truncated".into());
+            }
+            let (z, rest) = data.split_at(stored);
+            data = rest;
+            let col = zstd::bulk::decompress(z, raw).map_err(|e| e.to_string())?;
+            if col.len() != raw {
+                return Err("a column has the wrong length".into());
+            }
+            cols.push(col);
+        }
+        if !data.is_empty() {
+            return Err("bytes after the last column".into());
+        }
+        let want = |col: usize, size: usize, count: usize| {
+            (cols[col].len() == size * count)
+                .then_some(())
+                .ok_or_else(|| format!("column {col} has the wrong length"))
+        };
+        want(NODE_MOVES, 2, nodes - 1)?;
+        want(NODE_CHANGES, 1, nodes - 1)?;
+        for (col, size) in [
+            (FLAGS, 1),
+            (EXITS, 4),
+            (EXIT_MOVES, 2),
+            (RESULTS, 1),
+            (SPEED, 1),
+            (WHITE_ELO, 2),
+            (BLACK_ELO, 2),
+            (DATES, 4),
+            (WHITE, 4),
+            (WHITE + 1, 4),
+            (WHITE + 2, 4),
+            (WHITE + 3, 4),
+        ] {
+            want(col, size, n)?;
+        }
+        // The tree: moves, then ends and depths from the child counts.
+        let mut node_move = vec![NO_MOVE];
+        node_move.extend(u16s(&cols[NODE_MOVES]));
+        let mut counts = cols[NODE_CHILDREN].as_slice();
+        let mut node_end = vec![0u32; nodes];
+        let mut node_depth = vec![0u16; nodes];
+        let mut node_parent = vec![NONE; nodes];
+        // (node, children left) from the root down.
+        let mut stack: Vec<(usize, u64)> = Vec::new();
+        for i in 0..nodes {
+            let kids = get_varint(&mut counts)?;
+            if i > 0 {
+                let Some(top) = stack.last_mut() else {
+                    return Err("the tree has more than one root".into());
+                };
+                top.1 -= 1;
+            }
+            node_depth[i] = stack.len() as u16;
+            if let Some(&(p, _)) = stack.last() {
+                node_parent[i] = p as u32;
+            }
+            stack.push((i, kids));
+            while let Some(&(n, 0)) = stack.last() {
+                node_end[n] = i as u32 + 1;
+                stack.pop();
+            }
+            if stack.len() > usize::from(u16::MAX) {
+                return Err("the tree is too deep".into());
+            }
+        }
+        if !stack.is_empty() || !counts.is_empty() {
+            return Err("the tree's children do not add up".into());
+        }
+        let mut node_state = Vec::with_capacity(nodes);
+        node_state.push(State::of(&Chess::default()));
+        for i in 1..nodes {
+            let mut s = node_state[node_parent[i] as usize];
+            let code = cols[NODE_CHANGES][i - 1];
+            if code != 0 {
+                if !state::valid(code) {
+                    return Err("a bad change".into());
+                }
+                s.apply(code);
+            }
+            node_state.push(s);
+        }
+        let flags = cols[FLAGS].clone();
+        let exits = u32s(&unplanes(&cols[EXITS], 4));
+        for (g, &e) in exits.iter().enumerate() {
+            let indexed = flags[g] & INDEXED != 0;
+            if (e == NONE) == indexed || (e != NONE && e as usize >= nodes) {
+                return Err(format!("game {}'s node is wrong", g + 1));
+            }
+        }
+        let mut by_exit: Vec<u32> = (0..n as u32)
+            .filter(|&g| exits[g as usize] != NONE)
+            .collect();
+        by_exit.sort_by_key(|&g| exits[g as usize]);
+        let sorted_exits = by_exit.iter().map(|&g| exits[g as usize]).collect();
+        let names: Vec<Arc<str>> = cols[NAMES]
+            .split(|&b| b == 0)
+            .map(|s| Arc::from(String::from_utf8_lossy(s)))
+            .collect();
+        let ids = [
+            u32s(&cols[WHITE]),
+            u32s(&cols[WHITE + 1]),
+            u32s(&cols[WHITE + 2]),
+            u32s(&cols[WHITE + 3]),
+        ];
+        if ids.iter().flatten().any(|&i| i as usize >= names.len()) {
+            return Err("a name id is out of range".into());
+        }
+        let mut counts = cols[CHANGE_COUNTS].as_slice();
+        let changes = cols[CHANGES].clone();
+        if changes.iter().any(|&c| !state::valid(c)) {
+            return Err("a bad change".into());
+        }
+        let mut change_at = Vec::with_capacity(n + 1);
+        let mut change_plies = vec![0u16; changes.len()];
+        let mut plies = cols[MATERIAL_PLIES].as_slice();
+        let mut at = 0usize;
+        change_at.push(0);
+        for &exit in &exits {
+            let k = get_varint(&mut counts)? as usize;
+            if k > 0 && exit == NONE {
+                return Err("changes of a game without a node".into());
+            }
+            let from = at;
+            at = at
+                .checked_add(k)
+                .filter(|&a| a <= changes.len())
+                .ok_or("too few changes")?;
+            let mut ply = if exit == NONE {
+                0
+            } else {
+                u64::from(node_depth[exit as usize])
+            };
+            for i in from..at {
+                if state::changes_material(changes[i]) {
+                    ply += get_varint(&mut plies)?;
+                    change_plies[i] = u16::try_from(ply).map_err(|_| "a ply out of range")?;
+                }
+            }
+            change_at.push(at as u32);
+        }
+        if at != changes.len() || !counts.is_empty() || !plies.is_empty() {
+            return Err("the changes do not add up".into());
+        }
+        Ok(Index {
+            games: n,
+            node_move,
+            node_end,
+            node_depth,
+            node_parent,
+            node_state,
+            flags,
+            exit_moves: u16s(&cols[EXIT_MOVES]),
+            exits,
+            by_exit,
+            sorted_exits,
+            results: cols[RESULTS].clone(),
+            speeds: cols[SPEED].clone(),
+            white_elo: u16s(&cols[WHITE_ELO]),
+            black_elo: u16s(&cols[BLACK_ELO]),
+            dates: u32s(&unplanes(&cols[DATES], 4)),
+            ids,
+            names,
+            change_at,
+            changes,
+            change_plies,
+        })
+    }
+
+    /// Game `g`'s tags.
+    pub(crate) fn meta(&self, g: usize) -> Meta {
+        let name = |i: usize| self.names[self.ids[i][g] as usize].clone();
+        Meta {
+            white: name(0),
+            black: name(1),
+            event: name(2),
+            eco: name(3),
+            result: self.results[g],
+            white_elo: self.white_elo[g],
+            black_elo: self.black_elo[g],
+            date: self.dates[g],
+            speed: self.speeds[g],
+        }
+    }
+
+    /// The games whose last node is in the subtree of node `n`.
+    pub(crate) fn games_below(&self, n: usize) -> &[u32] {
+        let lo = self.sorted_exits.partition_point(|&e| (e as usize) < n);
+        let hi = self.sorted_exits.partition_point(|&e| e < self.node_end[n]);
+        &self.by_exit[lo..hi]
+    }
+
+    /// The position of game `g` after the move it plays where it leaves
+    /// the tree (`None` where it plays none there), that ply, and whether
+    /// that move changes the state.
+    pub(crate) fn after_exit(&self, g: usize) -> Option<(Chess, u32, bool)> {
+        let exit = self.exits[g];
+        if exit == NONE || self.exit_moves[g] == NO_MOVE {
+            return None;
+        }
+        let mut path = Vec::new();
+        let mut n = exit;
+        while n != 0 && n != NONE {
+            path.push(self.node_move[n as usize]);
+            n = self.node_parent[n as usize];
+        }
+        let mut pos = Chess::default();
+        for &k in path.iter().rev() {
+            let m = move_of(&pos, k)?;
+            pos.play_unchecked(m);
+        }
+        let m = move_of(&pos, self.exit_moves[g])?;
+        let changes = state::change(&pos, m) != 0;
+        pos.play_unchecked(m);
+        Some((pos, u32::from(self.node_depth[exit as usize]) + 1, changes))
+    }
+
+    /// The states of game `g` (of the standard start) from where it
+    /// leaves the tree, in order.
+    ///
+    /// With each state, the first ply after the node with its material:
+    /// the ply of the change of material that made it, or the ply after
+    /// the node.
+    pub(crate) fn states(&self, g: usize) -> impl Iterator<Item = (State, u32)> + '_ {
+        let (a, b) = (self.change_at[g] as usize, self.change_at[g + 1] as usize);
+        let exit = self.exits[g] as usize;
+        let mut s = self.node_state[exit];
+        let mut since = u32::from(self.node_depth[exit]) + 1;
+        std::iter::once((s, since)).chain((a..b).map(move |i| {
+            let c = self.changes[i];
+            s.apply(c);
+            if state::changes_material(c) {
+                since = u32::from(self.change_plies[i]);
+            }
+            (s, since)
+        }))
+    }
+}

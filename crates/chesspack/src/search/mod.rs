@@ -1,0 +1,1161 @@
+//! Finding games by position: every game that reached a position (by FEN
+//! or by moves, transpositions included), the moves played from it with
+//! their results (an opening explorer), games by material, imbalance or
+//! pieces on squares (a sub-FEN), all with filters on players, ratings,
+//! result, dates, event, ECO and speed.
+//!
+//! An archive written by `compress` has a search section ([`index`] adds
+//! one to an archive without): an opening tree of the lines that games
+//! share, where each game leaves it, each game's changes of state (home
+//! pawns leaving, pieces taken, promotions, with their plies) and the tags
+//! queries filter on. A query walks the tree for the games that reached a
+//! position on a shared line, and decodes only the games whose state
+//! could hold the position after they left it; a material query decodes
+//! nothing. An archive without a section (or with a damaged one) is
+//! searched by decoding every game, and the answer says so.
+//!
+//! ```
+//! use chesspack::{files, search};
+//!
+//! let pgn = "[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 d6 1-0\n\n\
+//!            [White \"c\"]\n[Black \"d\"]\n[Result \"0-1\"]\n\n1. Nf3 c5 2. e4 Nc6 0-1\n";
+//! let mut packed = Vec::new();
+//! let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
+//! files::compress(files::Kind::Games, pgn.as_bytes(), &mut packed, &Default::default(), go).unwrap();
+//! let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+//! let mut archives = [archive];
+//!
+//! // 1. e4 c5 2. Nf3 and 1. Nf3 c5 2. e4 meet.
+//! let mut query = search::Query::default();
+//! query.moves = Some("e4 c5 Nf3".into());
+//! let found = search::find(&mut archives, &query).unwrap();
+//! assert_eq!(found.hits.iter().map(|h| (h.game, h.ply)).collect::<Vec<_>>(), [(1, 3), (2, 3)]);
+//! assert!(!found.scanned);
+//!
+//! query.explore = true;
+//! let explored = search::find(&mut archives, &query).unwrap();
+//! let moves: Vec<_> = explored.moves.iter().map(|m| (m.san.as_str(), m.games, m.white)).collect();
+//! assert_eq!(moves, [("Nc6", 1, 0), ("d6", 1, 1)]);
+//! ```
+
+mod index;
+mod state;
+
+use std::{
+    collections::{BTreeMap, HashMap},
+    io::{Read, Seek},
+};
+
+use shakmaty::{
+    CastlingMode, Chess, Color, Move, Position,
+    fen::Fen,
+    san::{San, SanPlus},
+    uci::UciMove,
+};
+
+pub(crate) use self::index::IndexBuilder;
+use self::{
+    index::{INDEXED, Index, Meta, NO_MOVE, SPEEDS, TEXT, key, move_key, move_of},
+    state::{Pattern, State},
+};
+use crate::archive::{
+    ArchiveError, ArchiveReader, GameRecord, decode_records, decode_records_until,
+    pipeline::Pipeline,
+};
+
+/// What to look for: one of a position (`fen` or `moves`), sub-FENs,
+/// a material or an imbalance, or none (the filters alone), and the
+/// filters. Text fields are as the command line takes them.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Query {
+    /// A position by FEN (the board, side to move, castling and en passant
+    /// count; the move counters do not).
+    pub fen: Option<String>,
+    /// A position by moves from the standard start, in SAN or UCI,
+    /// separated by spaces (move numbers allowed): `"e4 c5 Nf3"`.
+    pub moves: Option<String>,
+    /// Pieces on squares, as a FEN's board with the other squares empty:
+    /// a position matches where it has all of one's pieces on their
+    /// squares (a list: any of them).
+    pub sub_fen: Vec<String>,
+    /// Exactly this material, as Scoutfish writes it: `KRPKR` (White's
+    /// pieces, then Black's, each from its king) or `RP v R`.
+    pub material: Option<String>,
+    /// White's pieces less Black's by role, as Scoutfish writes it:
+    /// `Q v RR`, `v PP` (White two pawns down).
+    pub imbalance: Option<String>,
+    /// A player of White, of Black, of either: a part of the name, any
+    /// case.
+    pub white: Option<String>,
+    /// See [`Query::white`].
+    pub black: Option<String>,
+    /// See [`Query::white`].
+    pub player: Option<String>,
+    /// The least and most rating: the mean of both players' (or the one
+    /// given); a game without a rating does not pass.
+    pub min_elo: Option<u32>,
+    /// See [`Query::min_elo`].
+    pub max_elo: Option<u32>,
+    /// `1-0`, `0-1` or `1/2-1/2`.
+    pub result: Option<String>,
+    /// The first and last date (`yyyy.mm.dd`, `yyyy-mm-dd`, `yyyy.mm` or
+    /// `yyyy`); a game without a date does not pass.
+    pub from: Option<String>,
+    /// See [`Query::from`].
+    pub to: Option<String>,
+    /// A part of the `Event` tag, any case.
+    pub event: Option<String>,
+    /// The start of the ECO code (`B90`, `B9`, `B`): the game's `ECO` tag
+    /// or, without one, what its moves give in lichess's table.
+    pub eco: Option<String>,
+    /// lichess's speed by the `TimeControl` tag: `ultrabullet`, `bullet`,
+    /// `blitz`, `rapid`, `classical` or `correspondence`.
+    pub speed: Option<String>,
+    /// Worker threads that decode games (0: one a core).
+    pub threads: usize,
+    /// The opening explorer: also count the moves played from the
+    /// position ([`Found::moves`]).
+    pub explore: bool,
+}
+
+/// A game that reached what was looked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Hit {
+    /// Which archive of those searched (from 0).
+    pub archive: usize,
+    /// The game's number in the archive, from 1, as `get` numbers games.
+    pub game: u64,
+    /// The first ply where it was reached: 0 is the game's start, 1 after
+    /// White's first move. For a query of the filters alone, 0.
+    pub ply: u32,
+    /// Tags: `White`, `Black`, `Event`, `ECO` (or what the moves give),
+    /// `Result` (empty where unknown), the date as `yyyy.mm.dd` with `??`
+    /// for what is unknown, the ratings (0: none).
+    pub white: String,
+    /// See [`Hit::white`].
+    pub black: String,
+    /// See [`Hit::white`].
+    pub event: String,
+    /// See [`Hit::white`].
+    pub eco: String,
+    /// See [`Hit::white`].
+    pub result: &'static str,
+    /// See [`Hit::white`].
+    pub date: String,
+    /// See [`Hit::white`].
+    pub white_elo: u16,
+    /// See [`Hit::white`].
+    pub black_elo: u16,
+}
+
+/// What [`find`] found, and how.
+#[derive(Clone, Debug, Default)]
+#[non_exhaustive]
+pub struct Found {
+    /// The games, by number.
+    pub hits: Vec<Hit>,
+    /// How many games were found (with [`Query::explore`], those that
+    /// reached the position, the games that ended there included).
+    pub reached: u64,
+    /// Whether every game was decoded: the archive has no search section,
+    /// or a damaged one ([`Found::index_error`]).
+    pub scanned: bool,
+    /// Why the search section could not be used.
+    pub index_error: Option<String>,
+    /// Games decoded to confirm a match.
+    pub decoded: u64,
+    /// Games stored as text (which no query reads): not searched.
+    pub not_searched: u64,
+    /// With [`Query::explore`]: the moves from the position, most played
+    /// first.
+    pub moves: Vec<MoveStats>,
+}
+
+/// A move played from the position, with what followed.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct MoveStats {
+    /// The move in SAN and UCI.
+    pub san: String,
+    /// See [`MoveStats::san`].
+    pub uci: String,
+    /// Games that played it (from their first time in the position).
+    pub games: u64,
+    /// Those White won, drew, Black won (the rest have no result).
+    pub white: u64,
+    /// See [`MoveStats::white`].
+    pub draws: u64,
+    /// See [`MoveStats::white`].
+    pub black: u64,
+    /// The mean rating of the player who made the move, over the games
+    /// with one.
+    pub mean_rating: Option<u32>,
+    /// The most recent game (by date, then archive and number) and the
+    /// one with the highest mean rating: the archive (from 0) and the
+    /// game's number in it.
+    pub last_game: Option<(usize, u64)>,
+    /// See [`MoveStats::last_game`].
+    pub best_game: Option<(usize, u64)>,
+}
+
+/// A move's stats while they are counted: the rating sum and count of
+/// its movers, the latest game (date, archive, number) and the best (mean
+/// rating, archive, number).
+type Tally = (
+    MoveStats,
+    u64,
+    u64,
+    Option<(u32, usize, u64)>,
+    Option<(u32, usize, u64)>,
+);
+
+/// What is looked for.
+enum Target {
+    Any,
+    Position {
+        key: u64,
+        state: State,
+    },
+    Material([[u8; 5]; 2]),
+    Imbalance([i8; 5]),
+    /// Each pattern with the least state that shows it.
+    Patterns(Vec<(Pattern, State)>),
+}
+
+fn bad(what: impl Into<String>) -> ArchiveError {
+    ArchiveError::Settings(what.into())
+}
+
+/// The position that `query` names, if it names one.
+fn position_of(query: &Query) -> Result<Option<Chess>, ArchiveError> {
+    if let Some(fen) = &query.fen {
+        let parsed: Fen = fen
+            .trim()
+            .parse()
+            .map_err(|e| bad(format!("bad FEN {fen:?}: {e}")))?;
+        let pos = match parsed.clone().into_position(CastlingMode::Standard) {
+            Ok(pos) => pos,
+            // Castling rights that only Chess960 gives.
+            Err(_) => parsed
+                .into_position(CastlingMode::Chess960)
+                .map_err(|e| bad(format!("bad FEN {fen:?}: {e}")))?,
+        };
+        return Ok(Some(pos));
+    }
+    let Some(moves) = &query.moves else {
+        return Ok(None);
+    };
+    let mut pos = Chess::default();
+    for token in moves.split_whitespace() {
+        // Move numbers: `1.`, `1...`, `12.e4`.
+        let token = token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+        if token.is_empty() {
+            continue;
+        }
+        let m = token
+            .parse::<SanPlus>()
+            .ok()
+            .and_then(|s| s.san.to_move(&pos).ok())
+            .or_else(|| {
+                token
+                    .parse::<UciMove>()
+                    .ok()
+                    .and_then(|u| u.to_move(&pos).ok())
+            })
+            .ok_or_else(|| {
+                bad(format!(
+                    "{token:?} is not a legal move after {moves:?} so far"
+                ))
+            })?;
+        pos.play_unchecked(m);
+    }
+    Ok(Some(pos))
+}
+
+fn target_of(query: &Query) -> Result<Target, ArchiveError> {
+    let given = [
+        query.fen.is_some() || query.moves.is_some(),
+        !query.sub_fen.is_empty(),
+        query.material.is_some(),
+        query.imbalance.is_some(),
+    ];
+    if given.iter().filter(|&&g| g).count() > 1 || (query.fen.is_some() && query.moves.is_some()) {
+        return Err(bad(
+            "give one of a FEN, moves, sub-FENs, a material or an imbalance",
+        ));
+    }
+    if let Some(pos) = position_of(query)? {
+        return Ok(Target::Position {
+            key: key(&pos),
+            state: State::of(&pos),
+        });
+    }
+    if let Some(m) = &query.material {
+        return state::parse_material(m)
+            .map(Target::Material)
+            .ok_or_else(|| bad(format!("bad material {m:?}: write it as KRPKR or RP v R")));
+    }
+    if let Some(m) = &query.imbalance {
+        return state::parse_imbalance(m)
+            .map(Target::Imbalance)
+            .ok_or_else(|| bad(format!("bad imbalance {m:?}: write it as Q v RR")));
+    }
+    if !query.sub_fen.is_empty() {
+        let patterns = query
+            .sub_fen
+            .iter()
+            .map(|s| {
+                let p = Pattern::parse(s).ok_or_else(|| bad(format!("bad sub-FEN {s:?}")))?;
+                let least = State::of_board(&p.board);
+                Ok((p, least))
+            })
+            .collect::<Result<_, ArchiveError>>()?;
+        return Ok(Target::Patterns(patterns));
+    }
+    Ok(Target::Any)
+}
+
+impl Target {
+    /// Whether position `pos` is what is looked for.
+    fn matches(&self, pos: &Chess) -> bool {
+        match self {
+            Target::Any => true,
+            Target::Position { key: k, state } => {
+                pos.board().occupied().count() == state_pieces(state) && key(pos) == *k
+            }
+            Target::Material(m) => State::of(pos).material == *m,
+            Target::Imbalance(d) => state::imbalance_of(&State::of(pos).material) == *d,
+            Target::Patterns(ps) => ps.iter().any(|(p, _)| p.matches(pos.board())),
+        }
+    }
+
+    /// Whether a game in state `s` could be at what is looked for.
+    fn possible(&self, s: &State) -> bool {
+        match self {
+            Target::Any => true,
+            Target::Position { state, .. } => s == state,
+            Target::Material(m) => s.material == *m,
+            Target::Imbalance(d) => state::imbalance_of(&s.material) == *d,
+            Target::Patterns(ps) => ps.iter().any(|(p, _)| p.possible(s)),
+        }
+    }
+
+    /// Whether a game in state `s` could still come to what is looked for
+    /// (home pawns never come back; pieces only by promotion).
+    fn could_follow(&self, s: &State) -> bool {
+        match self {
+            Target::Position { state, .. } => s.can_reach(state),
+            Target::Material(m) => s.can_reach(&State {
+                home: 0,
+                material: *m,
+            }),
+            Target::Patterns(ps) => ps.iter().any(|(_, least)| s.can_reach(least)),
+            _ => true,
+        }
+    }
+
+    /// Whether the state alone decides (no position need be looked at).
+    fn by_state(&self) -> bool {
+        matches!(
+            self,
+            Target::Any | Target::Material(_) | Target::Imbalance(_)
+        )
+    }
+}
+
+/// The number of pieces on a board in state `s` (kings included).
+fn state_pieces(s: &State) -> usize {
+    2 + s
+        .material
+        .iter()
+        .flatten()
+        .map(|&n| usize::from(n))
+        .sum::<usize>()
+}
+
+/// The filters, read.
+struct Filter {
+    white: Option<String>,
+    black: Option<String>,
+    player: Option<String>,
+    min_elo: Option<u32>,
+    max_elo: Option<u32>,
+    result: Option<u8>,
+    from: Option<u32>,
+    to: Option<u32>,
+    event: Option<String>,
+    eco: Option<String>,
+    speed: Option<u8>,
+}
+
+/// A date bound: `yyyy`, `yyyy.mm` or `yyyy.mm.dd`; `last` fills what is
+/// not given with its end.
+fn date_bound(text: &str, last: bool) -> Result<u32, ArchiveError> {
+    let parts: Vec<&str> = text.trim().split(['.', '-', '/']).collect();
+    let num = |i: usize, most: u32| -> Result<Option<u32>, ArchiveError> {
+        parts
+            .get(i)
+            .map(|p| {
+                p.parse::<u32>()
+                    .ok()
+                    .filter(|&v| v <= most)
+                    .ok_or_else(|| bad(format!("bad date {text:?}: write yyyy.mm.dd")))
+            })
+            .transpose()
+    };
+    let year = num(0, 9999)?.ok_or_else(|| bad(format!("bad date {text:?}")))?;
+    let month = num(1, 12)?.unwrap_or(if last { 12 } else { 1 });
+    let day = num(2, 31)?.unwrap_or(if last { 31 } else { 1 });
+    Ok(year * 10_000 + month * 100 + day)
+}
+
+impl Filter {
+    fn of(q: &Query) -> Result<Filter, ArchiveError> {
+        let lower = |s: &Option<String>| s.as_ref().map(|s| s.trim().to_lowercase());
+        let result = q
+            .result
+            .as_deref()
+            .map(|r| match r.trim() {
+                "1-0" => Ok(1),
+                "1/2-1/2" | "1/2" | "draw" => Ok(2),
+                "0-1" => Ok(3),
+                other => Err(bad(format!("bad result {other:?}: 1-0, 0-1 or 1/2-1/2"))),
+            })
+            .transpose()?;
+        let speed = q
+            .speed
+            .as_deref()
+            .map(|s| {
+                let s = s.trim().to_lowercase();
+                SPEEDS
+                    .iter()
+                    .position(|&n| n == s)
+                    .map(|i| i as u8 + 1)
+                    .ok_or_else(|| bad(format!("bad speed {s:?}: one of {}", SPEEDS.join(", "))))
+            })
+            .transpose()?;
+        Ok(Filter {
+            white: lower(&q.white),
+            black: lower(&q.black),
+            player: lower(&q.player),
+            min_elo: q.min_elo,
+            max_elo: q.max_elo,
+            result,
+            from: q
+                .from
+                .as_deref()
+                .map(|d| date_bound(d, false))
+                .transpose()?,
+            to: q.to.as_deref().map(|d| date_bound(d, true)).transpose()?,
+            event: lower(&q.event),
+            eco: q.eco.as_ref().map(|e| e.trim().to_uppercase()),
+            speed,
+        })
+    }
+
+    fn passes(&self, m: &Meta) -> bool {
+        self.passes_names(&m.white, &m.black, &m.event, &m.eco) && self.passes_numbers(m)
+    }
+
+    /// The filters on names: of White, Black, Event and ECO.
+    fn passes_names(&self, white: &str, black: &str, event: &str, eco: &str) -> bool {
+        let has = |name: &str, part: &Option<String>| {
+            part.as_ref()
+                .is_none_or(|p| name.to_lowercase().contains(p.as_str()))
+        };
+        if !has(white, &self.white) || !has(black, &self.black) || !has(event, &self.event) {
+            return false;
+        }
+        if let Some(p) = &self.player
+            && !white.to_lowercase().contains(p.as_str())
+            && !black.to_lowercase().contains(p.as_str())
+        {
+            return false;
+        }
+        self.eco
+            .as_ref()
+            .is_none_or(|e| eco.to_uppercase().starts_with(e.as_str()))
+    }
+
+    /// The filters on numbers: ratings, result, speed, dates.
+    fn passes_numbers(&self, m: &Meta) -> bool {
+        if self.min_elo.is_some() || self.max_elo.is_some() {
+            let elo = match (m.white_elo, m.black_elo) {
+                (0, 0) => return false,
+                (w, 0) => u32::from(w),
+                (0, b) => u32::from(b),
+                (w, b) => (u32::from(w) + u32::from(b)) / 2,
+            };
+            if self.min_elo.is_some_and(|e| elo < e) || self.max_elo.is_some_and(|e| elo > e) {
+                return false;
+            }
+        }
+        if self.result.is_some_and(|r| r != m.result) || self.speed.is_some_and(|s| s != m.speed) {
+            return false;
+        }
+        if (self.from.is_some() || self.to.is_some()) && m.date / 10_000 == 0 {
+            return false;
+        }
+        !(self.from.is_some_and(|d| m.date < d) || self.to.is_some_and(|d| m.date > d))
+    }
+
+    fn names_filtered(&self) -> bool {
+        self.white.is_some()
+            || self.black.is_some()
+            || self.player.is_some()
+            || self.event.is_some()
+            || self.eco.is_some()
+    }
+
+    /// Whether game `g` of the index passes: its names through `names`
+    /// (each name id's bits: matches the White, Black, player, event, ECO
+    /// filter), its numbers straight from the columns.
+    fn passes_index(&self, ix: &Index, g: usize, names: &[u8]) -> bool {
+        if !names.is_empty() {
+            let [w, b, e, eco] = [0, 1, 2, 3].map(|i| names[ix.ids[i][g] as usize]);
+            let ok = (self.white.is_none() || w & 1 != 0)
+                && (self.black.is_none() || b & 2 != 0)
+                && (self.player.is_none() || (w | b) & 4 != 0)
+                && (self.event.is_none() || e & 8 != 0)
+                && (self.eco.is_none() || eco & 16 != 0);
+            if !ok {
+                return false;
+            }
+        }
+        let m = Meta {
+            result: ix.results[g],
+            white_elo: ix.white_elo[g],
+            black_elo: ix.black_elo[g],
+            date: ix.dates[g],
+            speed: ix.speeds[g],
+            ..Meta::default()
+        };
+        self.passes_numbers(&m)
+    }
+
+    /// Each name's bits for [`Filter::passes_index`]; empty where no
+    /// filter is on names.
+    fn name_bits(&self, names: &[std::sync::Arc<str>]) -> Vec<u8> {
+        if !self.names_filtered() {
+            return Vec::new();
+        }
+        let has = |name: &str, part: &Option<String>| {
+            part.as_ref()
+                .is_some_and(|p| name.to_lowercase().contains(p.as_str()))
+        };
+        names
+            .iter()
+            .map(|n| {
+                u8::from(has(n, &self.white))
+                    | u8::from(has(n, &self.black)) << 1
+                    | u8::from(has(n, &self.player)) << 2
+                    | u8::from(has(n, &self.event)) << 3
+                    | u8::from(
+                        self.eco
+                            .as_ref()
+                            .is_some_and(|e| n.to_uppercase().starts_with(e.as_str())),
+                    ) << 4
+            })
+            .collect()
+    }
+}
+/// Reads `data` as a search section (its checksum made to match) and runs
+/// queries of each kind on it alone: for the fuzz target
+/// `read_search_index`. Whatever the bytes, no panic.
+#[cfg(any(test, feature = "fuzzing"))]
+pub(crate) fn fuzz_section(data: &[u8]) {
+    let mut bytes = data.to_vec();
+    bytes.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+    // The number of games the section says.
+    let games = data
+        .get(5..)
+        .and_then(|mut rest| index::get_varint(&mut rest).ok())
+        .unwrap_or(0);
+    let Ok(ix) = Index::read(&bytes, games) else {
+        return;
+    };
+    let q = Query {
+        player: Some("a".into()),
+        min_elo: Some(2000),
+        ..Query::default()
+    };
+    let filter = Filter::of(&q).expect("a valid filter");
+    for target in [
+        target_of(&Query::default()),
+        target_of(&Query {
+            moves: Some("e4 c5".into()),
+            ..Query::default()
+        }),
+        target_of(&Query {
+            material: Some("KRPKR".into()),
+            ..Query::default()
+        }),
+        target_of(&Query {
+            sub_fen: vec!["8/8/8/8/4P3/8/8/8".into()],
+            ..Query::default()
+        }),
+    ] {
+        let target = target.expect("a valid query");
+        for next_moves in [false, true] {
+            let _ = from_index(&ix, &target, &filter, next_moves, &mut 0);
+        }
+    }
+}
+
+/// A game's first ply in `lo..=hi` at what is looked for, and the move it
+/// played there: the game replayed while its moves are legal.
+fn first_match(
+    record: &GameRecord,
+    target: &Target,
+    lo: u32,
+    hi: u32,
+) -> Option<(u32, Option<Move>)> {
+    let mut pos = record.start.clone();
+    let n = index::legal_prefix(record);
+    for ply in 0..=n.min(hi as usize) {
+        if ply as u32 >= lo && target.matches(&pos) {
+            return Some((ply as u32, record.moves[..n].get(ply).copied()));
+        }
+        if let Some(&m) = record.moves[..n].get(ply) {
+            pos.play_unchecked(m);
+        }
+    }
+    None
+}
+
+/// A game found: its number from 0, ply, the move it played there (where
+/// known), its tags.
+struct Found0 {
+    game: usize,
+    ply: u32,
+    next: Option<u16>,
+    meta: Meta,
+}
+
+/// A game to decode: its number from 0 and the plies to look at.
+#[derive(Clone, Copy)]
+struct Candidate {
+    game: usize,
+    lo: u32,
+    hi: u32,
+}
+
+fn result_text(r: u8) -> &'static str {
+    ["", "1-0", "1/2-1/2", "0-1"][usize::from(r.min(3))]
+}
+
+fn date_text(d: u32) -> String {
+    let part = |v: u32, w: usize| {
+        if v == 0 {
+            "?".repeat(w)
+        } else {
+            format!("{v:0w$}")
+        }
+    };
+    format!(
+        "{}.{}.{}",
+        part(d / 10_000, 4),
+        part(d / 100 % 100, 2),
+        part(d % 100, 2)
+    )
+}
+
+/// Reads the archive's search section: `Ok(None)` where it has none.
+fn read_index<R: Read + Seek>(archive: &mut ArchiveReader<R>) -> (Option<Index>, Option<String>) {
+    match archive.section_bytes() {
+        Ok(None) => (None, None),
+        Ok(Some(bytes)) => match Index::read(&bytes, archive.games()) {
+            Ok(index) => (Some(index), None),
+            Err(why) => (None, Some(format!("damaged search section: {why}"))),
+        },
+        Err(e) => (None, Some(format!("search section unreadable: {e}"))),
+    }
+}
+
+/// Searches `archives` for `query`: every game that passes the filters
+/// and reaches what the query names, by archive and number, with the
+/// first ply where it does. With [`Query::explore`], the opening
+/// explorer: every move played from the position that the query names
+/// (the standard start where it names none) by those games, counted from
+/// each game's first time in the position: games, results, the mover's
+/// mean rating, the latest and the highest-rated game; most played first
+/// ([`Found::moves`]; [`Found::hits`] is then empty: the games are those
+/// of the same query without `explore`).
+///
+/// # Errors
+///
+/// [`ArchiveError::Settings`] for a query that does not parse (a bad FEN,
+/// an illegal move, a bad date) or that explores from no position (a
+/// material, an imbalance or sub-FENs); a damaged block that a query must
+/// decode. A damaged search section is no error: the games are decoded
+/// instead, and [`Found::index_error`] says why.
+pub fn find<R: Read + Seek>(
+    archives: &mut [ArchiveReader<R>],
+    query: &Query,
+) -> Result<Found, ArchiveError> {
+    if query.explore {
+        return explore(archives, query);
+    }
+    let target = target_of(query)?;
+    let filter = Filter::of(query)?;
+    let (found, mut report) = search_all(archives, &target, &filter, query.threads, false)?;
+    report.hits = found.iter().map(|(a, f)| hit_of(*a, f)).collect();
+    report.reached = report.hits.len() as u64;
+    Ok(report)
+}
+
+fn hit_of(archive: usize, f: &Found0) -> Hit {
+    Hit {
+        archive,
+        game: f.game as u64 + 1,
+        ply: f.ply,
+        result: result_text(f.meta.result),
+        date: date_text(f.meta.date),
+        white: f.meta.white.to_string(),
+        black: f.meta.black.to_string(),
+        event: f.meta.event.to_string(),
+        eco: f.meta.eco.to_string(),
+        white_elo: f.meta.white_elo,
+        black_elo: f.meta.black_elo,
+    }
+}
+
+/// [`find`] with [`Query::explore`].
+fn explore<R: Read + Seek>(
+    archives: &mut [ArchiveReader<R>],
+    query: &Query,
+) -> Result<Found, ArchiveError> {
+    let pos = match position_of(query)? {
+        Some(pos) => pos,
+        None if matches!(target_of(query)?, Target::Any) => Chess::default(),
+        None => {
+            return Err(bad(
+                "the explorer starts from a position: give a FEN or moves",
+            ));
+        }
+    };
+    let target = Target::Position {
+        key: key(&pos),
+        state: State::of(&pos),
+    };
+    let filter = Filter::of(query)?;
+    let (found, mut report) = search_all(archives, &target, &filter, query.threads, true)?;
+    report.reached = found.len() as u64;
+    let mover = pos.turn();
+    // By move key: stats, rating sum and count, latest (date, archive,
+    // game), best (rating, archive, game).
+    let mut by_move: BTreeMap<u16, Tally> = BTreeMap::new();
+    for (archive, f) in found {
+        let Some(k) = f.next else { continue };
+        let e = by_move.entry(k).or_default();
+        e.0.games += 1;
+        match f.meta.result {
+            1 => e.0.white += 1,
+            2 => e.0.draws += 1,
+            3 => e.0.black += 1,
+            _ => {}
+        }
+        let elo = match mover {
+            Color::White => f.meta.white_elo,
+            Color::Black => f.meta.black_elo,
+        };
+        if elo > 0 {
+            e.1 += u64::from(elo);
+            e.2 += 1;
+        }
+        let game = f.game as u64 + 1;
+        let latest = (f.meta.date, archive, game);
+        if e.3.is_none_or(|l| l <= latest) {
+            e.3 = Some(latest);
+        }
+        let mean = (u32::from(f.meta.white_elo) + u32::from(f.meta.black_elo)) / 2;
+        if e.4.is_none_or(|b| b.0 < mean) {
+            e.4 = Some((mean, archive, game));
+        }
+    }
+    let mut moves = Vec::new();
+    for (k, (mut stats, sum, rated, latest, best)) in by_move {
+        let m =
+            move_of(&pos, k).ok_or_else(|| bad("a game's move is not legal in the position"))?;
+        stats.san = San::from_move(&pos, m).to_string();
+        stats.uci = m.to_uci(CastlingMode::Standard).to_string();
+        stats.mean_rating = (rated > 0).then(|| (sum / rated) as u32);
+        stats.last_game = latest.map(|l| (l.1, l.2));
+        stats.best_game = best.map(|b| (b.1, b.2));
+        moves.push(stats);
+    }
+    moves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| a.san.cmp(&b.san)));
+    report.moves = moves;
+    Ok(report)
+}
+
+/// The games at `target` that pass `filter` in each archive, by archive
+/// and number, and the report without its hits.
+fn search_all<R: Read + Seek>(
+    archives: &mut [ArchiveReader<R>],
+    target: &Target,
+    filter: &Filter,
+    threads: usize,
+    next_moves: bool,
+) -> Result<(Vec<(usize, Found0)>, Found), ArchiveError> {
+    let mut all = Vec::new();
+    let mut report = Found::default();
+    for (i, archive) in archives.iter_mut().enumerate() {
+        let (found, r) = search(archive, target, filter, threads, next_moves)?;
+        all.extend(found.into_iter().map(|f| (i, f)));
+        report.scanned |= r.scanned;
+        report.decoded += r.decoded;
+        report.not_searched += r.not_searched;
+        if let Some(why) = r.index_error {
+            report.index_error = Some(match report.index_error.take() {
+                Some(before) => format!("{before}; archive {}: {why}", i + 1),
+                None if i == 0 => why,
+                None => format!("archive {}: {why}", i + 1),
+            });
+        }
+    }
+    Ok((all, report))
+}
+
+/// The games at `target` that pass `filter`, by number, and the report
+/// without its hits.
+fn search<R: Read + Seek>(
+    archive: &mut ArchiveReader<R>,
+    target: &Target,
+    filter: &Filter,
+    threads: usize,
+    next_moves: bool,
+) -> Result<(Vec<Found0>, Found), ArchiveError> {
+    let (index, index_error) = read_index(archive);
+    let mut report = Found {
+        scanned: index.is_none(),
+        index_error,
+        ..Found::default()
+    };
+    let (mut found, candidates) = match &index {
+        Some(ix) => from_index(ix, target, filter, next_moves, &mut report.not_searched),
+        None => (
+            Vec::new(),
+            (0..archive.games() as usize)
+                .map(|g| Candidate {
+                    game: g,
+                    lo: 0,
+                    hi: u32::MAX,
+                })
+                .collect(),
+        ),
+    };
+    let scanning = index.is_none();
+    let decoded = decode_candidates(
+        archive,
+        &candidates,
+        target,
+        threads,
+        scanning.then_some(filter),
+    )?;
+    report.decoded = decoded.1;
+    report.not_searched += decoded.2;
+    found.extend(decoded.0);
+    found.sort_by_key(|f| f.game);
+    Ok((found, report))
+}
+
+/// What the search section answers on its own: the games found (in the
+/// tree, or by their state alone) and the games to decode; games stored
+/// as text are counted in `not_searched`.
+fn from_index(
+    ix: &Index,
+    target: &Target,
+    filter: &Filter,
+    next_moves: bool,
+    not_searched: &mut u64,
+) -> (Vec<Found0>, Vec<Candidate>) {
+    let mut found: Vec<Found0> = Vec::new();
+    let mut candidates: Vec<Candidate> = Vec::new();
+    let names = filter.name_bits(&ix.names);
+    let mut hit = vec![u32::MAX; ix.games];
+    let mut next = vec![NO_MOVE; ix.games];
+    tree_walk(ix, target, &mut hit, &mut next, next_moves);
+    for g in 0..ix.games {
+        if ix.flags[g] & TEXT != 0 {
+            *not_searched += 1;
+            continue;
+        }
+        if !filter.passes_index(ix, g, &names) {
+            continue;
+        }
+        if hit[g] != u32::MAX {
+            let next = (next[g] != NO_MOVE).then_some(next[g]);
+            let meta = ix.meta(g);
+            found.push(Found0 {
+                game: g,
+                ply: hit[g],
+                next,
+                meta,
+            });
+            continue;
+        }
+        if ix.flags[g] & INDEXED == 0 {
+            candidates.push(Candidate {
+                game: g,
+                lo: 0,
+                hi: u32::MAX,
+            });
+            continue;
+        }
+        // After the game leaves the tree: does a state it comes to
+        // hold what is looked for? The first (the state where it
+        // leaves) or a later one.
+        let (mut first, mut later, mut since) = (false, false, 0);
+        for (i, (s, from)) in ix.states(g).enumerate() {
+            if !target.could_follow(&s) {
+                break;
+            }
+            if target.possible(&s) {
+                if i == 0 {
+                    first = true;
+                } else {
+                    (later, since) = (true, from);
+                    break;
+                }
+            }
+        }
+        if !first && !later {
+            continue;
+        }
+        if later && target.by_state() && !next_moves {
+            // Material decides: the ply of the change of material that
+            // made it (the state where the game leaves the tree is the
+            // tree's).
+            let meta = ix.meta(g);
+            found.push(Found0 {
+                game: g,
+                ply: since,
+                next: None,
+                meta,
+            });
+            continue;
+        }
+        if !later {
+            // Only the state where it leaves: the ply after is
+            // known from the tree and the move it plays there.
+            let Some((pos, ply, changes)) = ix.after_exit(g) else {
+                continue;
+            };
+            if changes {
+                continue;
+            }
+            if !next_moves && target.matches(&pos) {
+                let meta = ix.meta(g);
+                found.push(Found0 {
+                    game: g,
+                    ply,
+                    next: None,
+                    meta,
+                });
+                continue;
+            }
+        }
+        candidates.push(Candidate {
+            game: g,
+            lo: 0,
+            hi: u32::MAX,
+        });
+    }
+    (found, candidates)
+}
+
+/// The games of the opening tree at what is looked for: their first ply
+/// there (into `hit`) and, with `next_moves`, the move each played from
+/// it. Positions are made only where the target needs them; a subtree
+/// whose state cannot come to the target is left.
+fn tree_walk(ix: &Index, target: &Target, hit: &mut [u32], next: &mut [u16], next_moves: bool) {
+    let positions = !target.by_state();
+    let mut stack = vec![(0usize, positions.then(Chess::default))];
+    while let Some((n, pos)) = stack.pop() {
+        let s = &ix.node_state[n];
+        if !target.could_follow(s) {
+            continue;
+        }
+        if target.possible(s) && pos.as_ref().is_none_or(|p| target.matches(p)) {
+            let depth = u32::from(ix.node_depth[n]);
+            // The children, for the move each game played.
+            let mut kids = Vec::new();
+            let mut c = n + 1;
+            while c < ix.node_end[n] as usize {
+                kids.push(c);
+                c = ix.node_end[c] as usize;
+            }
+            for &g in ix.games_below(n) {
+                let g = g as usize;
+                if hit[g] <= depth {
+                    continue;
+                }
+                hit[g] = depth;
+                if next_moves {
+                    let e = ix.exits[g] as usize;
+                    next[g] = if e == n {
+                        ix.exit_moves[g]
+                    } else {
+                        let i = kids.partition_point(|&c| c <= e) - 1;
+                        ix.node_move[kids[i]]
+                    };
+                }
+            }
+            continue;
+        }
+        let end = ix.node_end[n] as usize;
+        let legal = pos.as_ref().map(|p| p.legal_moves());
+        let mut c = n + 1;
+        while c < end {
+            match (&pos, &legal) {
+                (Some(pos), Some(legal)) => {
+                    if let Some(&m) = legal.iter().find(|&&m| move_key(m) == ix.node_move[c]) {
+                        let mut child = pos.clone();
+                        child.play_unchecked(m);
+                        stack.push((c, Some(child)));
+                    }
+                }
+                _ => stack.push((c, None)),
+            }
+            c = ix.node_end[c] as usize;
+        }
+    }
+}
+
+/// Decodes the candidates' games, block by block on the workers, and
+/// looks at their plies: the games found, the games decoded, and the games
+/// stored as text (scanning). `filter` is applied to the decoded tags
+/// where there is no index.
+fn decode_candidates<R: Read + Seek>(
+    archive: &mut ArchiveReader<R>,
+    candidates: &[Candidate],
+    target: &Target,
+    threads: usize,
+    filter: Option<&Filter>,
+) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
+    let mut by_block: BTreeMap<usize, HashMap<usize, Candidate>> = BTreeMap::new();
+    // The first game of each block, from 0.
+    let starts: Vec<u64> = (0..archive.blocks().len())
+        .map(|b| archive.first_game(b) - 1)
+        .collect();
+    for c in candidates {
+        let b = starts.partition_point(|&s| s <= c.game as u64) - 1;
+        by_block
+            .entry(b)
+            .or_default()
+            .insert(c.game - starts[b] as usize, *c);
+    }
+    let codec = archive.header().codec()?;
+    let codec = codec.as_ref();
+    let mut out = Vec::new();
+    let (mut decoded, mut text) = (0u64, 0u64);
+    let jobs: Vec<(usize, HashMap<usize, Candidate>)> = by_block.into_iter().collect();
+    let payloads = jobs
+        .into_iter()
+        .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));
+    let pipeline = Pipeline {
+        threads,
+        skip_damaged: false,
+    };
+    pipeline.ordered(
+        payloads,
+        |(block, want)| {
+            let mut found = Vec::new();
+            let mut counts = (0u64, 0u64);
+            let until = want.keys().max().copied().unwrap_or(0);
+            let r = decode_records_until(
+                codec,
+                &block,
+                &|g| want.contains_key(&g),
+                &mut |g, row| {
+                    let Some(c) = want.get(&g) else { return };
+                    let record = match row {
+                        Ok(r) => r,
+                        Err(_) => {
+                            counts.1 += 1;
+                            return;
+                        }
+                    };
+                    counts.0 += 1;
+                    let meta = Meta::of(&record);
+                    if filter.is_some_and(|f| !f.passes(&meta)) {
+                        return;
+                    }
+                    let hi = c.hi;
+                    if let Some((ply, m)) = first_match(&record, target, c.lo, hi) {
+                        found.push(Found0 {
+                            game: c.game,
+                            ply,
+                            next: m.map(move_key),
+                            meta,
+                        });
+                    }
+                },
+                until,
+            );
+            r.map(|_| (found, counts))
+        },
+        |r| {
+            let (found, counts) = r?;
+            out.extend(found);
+            decoded += counts.0;
+            text += counts.1;
+            Ok(())
+        },
+    )?;
+    Ok((out, decoded, text))
+}
+
+/// Adds a search section to the archive in `file` (replacing the one it
+/// has), built from its games decoded on `threads` workers (0: one a
+/// core); returns the section's size in bytes.
+///
+/// # Errors
+///
+/// A damaged archive (a damaged header, index or block: `decompress
+/// --skip-damaged` reads what is left), or an I/O error.
+pub fn index(file: &mut std::fs::File, threads: usize) -> Result<u64, ArchiveError> {
+    let mut archive = ArchiveReader::open(&mut *file)?;
+    if let Some(why) = archive.index_error().or(archive.header_error()) {
+        return Err(ArchiveError::Index(why.to_owned()));
+    }
+    let codec = archive.header().codec()?;
+    let codec = codec.as_ref();
+    let mut builder = IndexBuilder::new();
+    let counts: Vec<usize> = archive.blocks().iter().map(|e| e.games as usize).collect();
+    let payloads = (0..counts.len()).map(|b| archive.read_block(b).map(|block| (b, block)));
+    let pipeline = Pipeline {
+        threads,
+        skip_damaged: false,
+    };
+    pipeline.ordered(
+        payloads,
+        |(b, block)| {
+            let mut rows = Vec::new();
+            decode_records(codec, &block, &|_| true, &mut |_, row| {
+                rows.push(index::Summary::of(row.as_ref().ok()));
+            })?;
+            if rows.len() != counts[b] {
+                return Err(ArchiveError::Damaged {
+                    block: b as u64 + 1,
+                    reason: "its games do not decode to the number it holds".into(),
+                });
+            }
+            Ok(rows)
+        },
+        |rows| {
+            for s in rows? {
+                builder.add_summary(s);
+            }
+            Ok(())
+        },
+    )?;
+    drop(archive);
+    let bytes = builder.bytes();
+    let len = bytes.len() as u64;
+    crate::archive::replace_section(file, bytes)?;
+    Ok(len)
+}

@@ -1,0 +1,344 @@
+//! What a game cannot undo: the pawns still on their home squares and the
+//! material. A position can only be reached while a game's state is the
+//! position's own, so a game's list of state changes (one byte and a ply
+//! each) tells which plies of it could hold a position, a material or a
+//! pattern without decoding its moves.
+
+use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Rank, Role, Square};
+
+/// The roles that count as material, in the order of [`State::material`].
+const ROLES: [Role; 5] = [
+    Role::Pawn,
+    Role::Knight,
+    Role::Bishop,
+    Role::Rook,
+    Role::Queen,
+];
+
+/// The pawns on their home squares (bits 0–7: White's a2–h2, 8–15:
+/// Black's a7–h7) and each side's pieces by role (pawn to queen).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct State {
+    pub home: u16,
+    pub material: [[u8; 5]; 2],
+}
+
+/// The home squares' bit of `sq` for `color`'s pawns, if it is one.
+fn home_bit(color: Color, sq: Square) -> Option<u16> {
+    let rank = match color {
+        Color::White => Rank::Second,
+        Color::Black => Rank::Seventh,
+    };
+    (sq.rank() == rank).then(|| {
+        let file = sq.file() as u16;
+        1 << (file + if color == Color::White { 0 } else { 8 })
+    })
+}
+
+/// A side's index into [`State::material`]: White 0, Black 1.
+fn side(color: Color) -> usize {
+    match color {
+        Color::White => 0,
+        Color::Black => 1,
+    }
+}
+
+fn role_index(role: Role) -> Option<usize> {
+    ROLES.iter().position(|&r| r == role)
+}
+
+impl State {
+    /// The state of a board.
+    pub(crate) fn of_board(board: &Board) -> State {
+        let mut home = 0u16;
+        for color in Color::ALL {
+            let rank = match color {
+                Color::White => Bitboard::from_rank(Rank::Second),
+                Color::Black => Bitboard::from_rank(Rank::Seventh),
+            };
+            for sq in board.by_piece(Role::Pawn.of(color)) & rank {
+                home |= home_bit(color, sq).unwrap_or(0);
+            }
+        }
+        let mut material = [[0u8; 5]; 2];
+        for color in Color::ALL {
+            for (i, role) in ROLES.iter().enumerate() {
+                material[side(color)][i] = board.by_piece(role.of(color)).count() as u8;
+            }
+        }
+        State { home, material }
+    }
+
+    /// The state of a position.
+    pub(crate) fn of(pos: &Chess) -> State {
+        State::of_board(pos.board())
+    }
+
+    /// Whether a game in this state could still reach state `to`: home
+    /// pawns never come back, pawns never grow in number, and a piece is
+    /// only gained by promoting a pawn.
+    pub(crate) fn can_reach(&self, to: &State) -> bool {
+        if self.home & to.home != to.home {
+            return false;
+        }
+        for c in 0..2 {
+            let (from, to) = (&self.material[c], &to.material[c]);
+            if from[0] < to[0] {
+                return false;
+            }
+            let spare = u32::from(from[0] - to[0]);
+            let short: u32 = (1..5)
+                .map(|r| u32::from(to[r].saturating_sub(from[r])))
+                .sum();
+            if short > spare {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// The state after the change that `code` ([`change`]) says.
+    pub(crate) fn apply(&mut self, code: u8) {
+        let mover = if code >= 126 {
+            Color::Black
+        } else {
+            Color::White
+        };
+        let (vacated, captured, promoted) = decode(code % 126);
+        if let Some(bit) = vacated {
+            self.home &= !(1u16 << bit);
+        }
+        let (us, them) = (side(mover), side(!mover));
+        if let Some(r) = captured {
+            self.material[them][r] = self.material[them][r].saturating_sub(1);
+        }
+        if let Some(r) = promoted {
+            self.material[us][0] = self.material[us][0].saturating_sub(1);
+            self.material[us][r] = self.material[us][r].saturating_add(1);
+        }
+    }
+}
+
+/// The change of state that move `m` makes in `pos` as one byte, 0 for
+/// none: a home square left (its bit plus one, 0 for none: 17 values)
+/// times 6 plus the role taken (0 none, then pawn to queen); or, for a
+/// promotion, 102 plus 6 times the new role (0 knight to 3 queen) plus the
+/// role taken; plus 126 where Black moves.
+pub(crate) fn change(pos: &Chess, m: Move) -> u8 {
+    let mover = pos.turn();
+    let code = change_of(mover, m);
+    if code == 0 || mover == Color::White {
+        code
+    } else {
+        code + 126
+    }
+}
+
+fn change_of(mover: Color, m: Move) -> u8 {
+    let captured = m.capture().and_then(role_index).map_or(0, |r| r + 1);
+    if let Some(p) = m.promotion().and_then(role_index) {
+        return (102 + 6 * (p - 1) + captured) as u8;
+    }
+    let mut vacated = 0;
+    if let Some(from) = m.from()
+        && m.role() == Role::Pawn
+        && let Some(bit) = home_bit(mover, from)
+    {
+        vacated = bit.trailing_zeros() as usize + 1;
+    }
+    if !m.is_en_passant()
+        && m.capture() == Some(Role::Pawn)
+        && let Some(bit) = home_bit(!mover, m.to())
+    {
+        // One move leaves at most one home square: a pawn taken on its
+        // home square is taken by a piece, never by a pawn from its own.
+        vacated = bit.trailing_zeros() as usize + 1;
+    }
+    (vacated * 6 + captured) as u8
+}
+
+/// A change's home bit, role taken and role promoted to (indexes into
+/// [`ROLES`]).
+fn decode(code: u8) -> (Option<u32>, Option<usize>, Option<usize>) {
+    let code = usize::from(code);
+    let captured = (code % 6).checked_sub(1);
+    if code >= 102 {
+        return (None, captured, Some((code - 102) / 6 + 1));
+    }
+    let vacated = (code / 6).checked_sub(1).map(|b| b as u32);
+    (vacated, captured, None)
+}
+
+/// Whether change `code` changes the material (a piece taken, a
+/// promotion), not only the home pawns.
+pub(crate) fn changes_material(code: u8) -> bool {
+    let code = code % 126;
+    code >= 102 || !code.is_multiple_of(6)
+}
+
+/// Whether `code` is a change a move can make.
+pub(crate) fn valid(code: u8) -> bool {
+    !code.is_multiple_of(126) && code < 252
+}
+
+/// Material as Scoutfish writes it: White's pieces then Black's, each
+/// side from its king (`KRPKR`, `KQPPKQ`); kings may be left out where the
+/// sides are split by a `v` (`RP v R`).
+pub(crate) fn parse_material(text: &str) -> Option<[[u8; 5]; 2]> {
+    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let upper = text.to_ascii_uppercase();
+    let (white, black) = if let Some((w, b)) = upper.split_once('V') {
+        (w.to_owned(), b.to_owned())
+    } else {
+        let rest = upper.strip_prefix('K')?;
+        let at = rest.find('K')?;
+        (rest[..at].to_owned(), rest[at + 1..].to_owned())
+    };
+    let mut m = [[0u8; 5]; 2];
+    for (side, letters) in [white, black].iter().enumerate() {
+        let letters = letters.strip_prefix('K').unwrap_or(letters);
+        for ch in letters.chars() {
+            let role = Role::from_char(ch.to_ascii_lowercase())?;
+            let r = role_index(role)?;
+            m[side][r] = m[side][r].checked_add(1)?;
+        }
+    }
+    Some(m)
+}
+
+/// An imbalance as Scoutfish writes it, White's extra pieces `v` Black's
+/// (`Q v RR`, `v PP`): the difference of the two sides' pieces by role.
+pub(crate) fn parse_imbalance(text: &str) -> Option<[i8; 5]> {
+    let text: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+    let upper = text.to_ascii_uppercase();
+    let (white, black) = upper.split_once('V')?;
+    let mut d = [0i8; 5];
+    for (sign, letters) in [(1i8, white), (-1, black)] {
+        for ch in letters.chars() {
+            let r = role_index(Role::from_char(ch.to_ascii_lowercase())?)?;
+            d[r] = d[r].checked_add(sign)?;
+        }
+    }
+    Some(d)
+}
+
+/// The difference of the sides' material by role, White's less Black's.
+pub(crate) fn imbalance_of(material: &[[u8; 5]; 2]) -> [i8; 5] {
+    let mut d = [0i8; 5];
+    for r in 0..5 {
+        d[r] = material[0][r] as i8 - material[1][r] as i8;
+    }
+    d
+}
+
+/// A sub-FEN: pieces on squares, the other squares anything (a full FEN's
+/// board is one too).
+#[derive(Clone, Debug)]
+pub(crate) struct Pattern {
+    pub board: Board,
+}
+
+impl Pattern {
+    /// Parses the board part of a FEN (what follows a space is ignored).
+    pub(crate) fn parse(text: &str) -> Option<Pattern> {
+        let board_part = text.split_whitespace().next()?;
+        let board: Board = board_part.parse().ok()?;
+        Some(Pattern { board })
+    }
+
+    /// Whether `board` has the pattern's pieces on its squares.
+    pub(crate) fn matches(&self, board: &Board) -> bool {
+        self.board
+            .iter()
+            .all(|(sq, piece)| board.piece_at(sq) == Some(piece))
+    }
+
+    /// Whether a game in state `s` could show the pattern: at least its
+    /// pieces, its pawns on home squares still there, its other pieces on
+    /// home squares where those pawns have gone.
+    pub(crate) fn possible(&self, s: &State) -> bool {
+        let need = State::of_board(&self.board);
+        for c in 0..2 {
+            for r in 0..5 {
+                if s.material[c][r] < need.material[c][r] {
+                    return false;
+                }
+            }
+        }
+        if s.home & need.home != need.home {
+            return false;
+        }
+        for (sq, piece) in self.board.iter() {
+            for color in Color::ALL {
+                if piece != Role::Pawn.of(color)
+                    && let Some(bit) = home_bit(color, sq)
+                    && s.home & bit != 0
+                {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use shakmaty::{san::San, uci::UciMove};
+
+    fn play(pos: &mut Chess, m: Move) -> u8 {
+        let c = change(pos, m);
+        pos.play_unchecked(m);
+        c
+    }
+
+    #[test]
+    fn changes_replay_the_state_of_real_moves() {
+        let mut pos = Chess::default();
+        let mut state = State::of(&pos);
+        let line = [
+            "e4", "d5", "exd5", "Qxd5", "Nc3", "Qa5", "d4", "c6", "Bc4", "Bf5", "Bxf7+", "Kxf7",
+        ];
+        for san in line {
+            let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+            let code = play(&mut pos, m);
+            if code != 0 {
+                assert!(valid(code));
+                state.apply(code);
+            }
+            assert_eq!(state, State::of(&pos), "{san}");
+        }
+        // A promotion with a capture.
+        let mut pos: Chess = "rn2k3/1P6/8/8/8/8/8/4K3 w - - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        let mut state = State::of(&pos);
+        let m = "b7a8q".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+        let code = play(&mut pos, m);
+        state.apply(code);
+        assert_eq!(state, State::of(&pos));
+    }
+
+    #[test]
+    fn a_state_reaches_only_what_can_follow_it() {
+        let start = State::of(&Chess::default());
+        let mut later = start;
+        later.home &= !1;
+        later.material[1][1] -= 1;
+        assert!(start.can_reach(&later));
+        assert!(!later.can_reach(&start));
+    }
+
+    #[test]
+    fn material_and_imbalances_read_as_scoutfish_writes_them() {
+        let m = parse_material("KRPKR").unwrap();
+        assert_eq!(m, [[1, 0, 0, 1, 0], [0, 0, 0, 1, 0]]);
+        assert_eq!(parse_material("RP v R"), Some(m));
+        assert_eq!(parse_imbalance("Q v RR"), Some([0, 0, 0, -2, 1]));
+        assert_eq!(parse_material("KXK"), None);
+        assert_eq!(parse_imbalance("QRR"), None);
+    }
+}

@@ -1,0 +1,597 @@
+//! Issue 68: finding games by position, material, sub-FEN and tags, and
+//! the explorer, checked against a replay of the games as they were
+//! written, with and without the search index.
+
+use std::{
+    collections::{BTreeMap, BTreeSet},
+    io::Cursor,
+    ops::ControlFlow,
+};
+
+use chesspack::{
+    archive::ArchiveReader,
+    files::{self, Kind, Settings},
+    search::{self, Query},
+};
+use shakmaty::{
+    Board, CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role,
+    fen::Fen,
+    san::{San, SanPlus},
+    zobrist::Zobrist64,
+};
+
+/// A game as written: its tags, start and moves.
+struct Game {
+    start: Chess,
+    fen: Option<String>,
+    moves: Vec<Move>,
+    white: String,
+    black: String,
+    white_elo: u32,
+    black_elo: u32,
+    result: &'static str,
+    date: String,
+}
+
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
+const OPENINGS: &[&str] = &[
+    "e4 c5 Nf3 d6 d4 cxd4 Nxd4 Nf6 Nc3 a6",
+    "Nf3 c5 e4 d6 d4 cxd4 Nxd4 Nf6 Nc3 g6",
+    "d4 Nf6 c4 e6 Nc3 Bb4",
+    "c4 e6 d4 Nf6 Nc3 Bb4 Qc2",
+    "e4 e5 Nf3 Nc6 Bb5 a6 Ba4 Nf6",
+    "e4 e5 Nf3 Nc6 Bc4",
+    "d4 d5 c4 e6 Nc3 Nf6",
+    "",
+];
+
+const FENS: &[&str] = &[
+    "r3k2r/pppppppp/8/8/8/8/PPPPPPPP/R3K2R w KQkq - 0 1",
+    "4k3/1P4P1/8/3pP3/8/8/1p4p1/4K3 w - d6 0 1",
+];
+
+/// Games from shared openings (transpositions among them) that go on at
+/// random, taking pieces often so that endgames are reached; some from a
+/// FEN.
+fn games(n: usize, seed: u64) -> Vec<Game> {
+    let mut rng = Rng(seed);
+    let names = ["Carlsen", "Caruana", "Ding", "Firouzja", "Nepo", "So"];
+    let results = ["1-0", "0-1", "1/2-1/2", "*"];
+    (0..n)
+        .map(|i| {
+            let fen = (i % 23 == 5).then(|| FENS[i % FENS.len()].to_owned());
+            let start = match &fen {
+                Some(f) => f
+                    .parse::<Fen>()
+                    .unwrap()
+                    .into_position(CastlingMode::Standard)
+                    .unwrap(),
+                None => Chess::default(),
+            };
+            let mut pos = start.clone();
+            let mut moves = Vec::new();
+            if fen.is_none() {
+                for san in OPENINGS[rng.below(OPENINGS.len())].split_whitespace() {
+                    let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+                    pos.play_unchecked(m);
+                    moves.push(m);
+                }
+            }
+            let plies = 10 + rng.below(110);
+            while moves.len() < plies {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                let captures: Vec<Move> =
+                    legal.iter().copied().filter(|m| m.is_capture()).collect();
+                let m = if !captures.is_empty() && rng.below(10) < 7 {
+                    captures[rng.below(captures.len())]
+                } else {
+                    legal[rng.below(legal.len())]
+                };
+                pos.play_unchecked(m);
+                moves.push(m);
+            }
+            Game {
+                start,
+                fen,
+                moves,
+                white: names[rng.below(names.len())].into(),
+                black: names[rng.below(names.len())].into(),
+                white_elo: 2400 + rng.below(400) as u32,
+                black_elo: 2400 + rng.below(400) as u32,
+                result: results[rng.below(results.len())],
+                date: format!(
+                    "{}.{:02}.{:02}",
+                    2015 + rng.below(10),
+                    1 + rng.below(12),
+                    1 + rng.below(28)
+                ),
+            }
+        })
+        .collect()
+}
+
+fn pgn_of(games: &[Game]) -> String {
+    let mut out = String::new();
+    for (i, g) in games.iter().enumerate() {
+        out += &format!(
+            "[Event \"Test {}\"]\n[Date \"{}\"]\n[White \"{}\"]\n[Black \"{}\"]\n[Result \"{}\"]\n[WhiteElo \"{}\"]\n[BlackElo \"{}\"]\n",
+            i % 3,
+            g.date,
+            g.white,
+            g.black,
+            g.result,
+            g.white_elo,
+            g.black_elo
+        );
+        if let Some(f) = &g.fen {
+            out += &format!("[SetUp \"1\"]\n[FEN \"{f}\"]\n");
+        }
+        out += "\n";
+        let mut pos = g.start.clone();
+        for (ply, &m) in g.moves.iter().enumerate() {
+            let number = pos.fullmoves().get();
+            if pos.turn() == Color::White {
+                out += &format!("{number}. ");
+            } else if ply == 0 {
+                out += &format!("{number}... ");
+            }
+            out += &SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
+            out += " ";
+        }
+        out += g.result;
+        out += "\n\n";
+    }
+    out
+}
+
+fn pack(pgn: &str, no_index: bool) -> Vec<u8> {
+    let mut settings = Settings::default();
+    settings.no_index = no_index;
+    settings.pipeline.threads = 2;
+    settings.archive.block_games = 40;
+    let mut out = Vec::new();
+    files::compress(
+        Kind::Games,
+        pgn.as_bytes(),
+        &mut out,
+        &settings,
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    out
+}
+
+fn key(pos: &Chess) -> u64 {
+    pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
+}
+
+/// Each game's positions, replayed.
+fn positions(g: &Game) -> Vec<Chess> {
+    let mut pos = g.start.clone();
+    let mut out = vec![pos.clone()];
+    for &m in &g.moves {
+        pos.play_unchecked(m);
+        out.push(pos.clone());
+    }
+    out
+}
+
+fn material(board: &Board) -> String {
+    let mut s = String::new();
+    for color in [Color::White, Color::Black] {
+        s.push('K');
+        for role in [
+            Role::Queen,
+            Role::Rook,
+            Role::Bishop,
+            Role::Knight,
+            Role::Pawn,
+        ] {
+            for _ in 0..board.by_piece(role.of(color)).count() {
+                s.push(role.upper_char());
+            }
+        }
+    }
+    s
+}
+
+/// The expected (game, ply) of a predicate on positions, over the games
+/// that pass `keep`.
+fn expected(
+    games: &[Game],
+    keep: impl Fn(&Game) -> bool,
+    hit: impl Fn(&Chess) -> bool,
+) -> BTreeSet<(u64, u32)> {
+    let mut out = BTreeSet::new();
+    for (i, g) in games.iter().enumerate() {
+        if !keep(g) {
+            continue;
+        }
+        if let Some(ply) = positions(g).iter().position(&hit) {
+            out.insert((i as u64 + 1, ply as u32));
+        }
+    }
+    out
+}
+
+/// What `find` finds in `archive`, which is searched through its index
+/// where `indexed`.
+fn found_in(archive: &[u8], indexed: bool, q: &Query) -> (BTreeSet<(u64, u32)>, search::Found) {
+    let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+    let f = search::find(&mut archives, q).unwrap();
+    assert_eq!(f.scanned, !indexed, "{:?}", f.index_error);
+    (f.hits.iter().map(|h| (h.game, h.ply)).collect(), f)
+}
+
+/// The archives with and without an index, and the games.
+fn fixture() -> (Vec<Game>, Vec<u8>, Vec<u8>) {
+    let games = games(300, 0x9e37_79b9_7f4a_7c15);
+    let pgn = pgn_of(&games);
+    (games, pack(&pgn, false), pack(&pgn, true))
+}
+
+#[test]
+fn issue_68_positions_are_found_as_a_replay_finds_them() {
+    let (games, indexed, plain) = fixture();
+    let mut rng = Rng(7);
+    let mut queries: Vec<Chess> = vec![Chess::default()];
+    // From real games at many plies, and one that no game reached.
+    for _ in 0..60 {
+        let g = &games[rng.below(games.len())];
+        let ps = positions(g);
+        let ply = [0, 2, 3, 4, 6, 9, 12, 20, 30, 50, ps.len() - 1][rng.below(11)].min(ps.len() - 1);
+        queries.push(ps[ply].clone());
+    }
+    queries.push(
+        "8/8/8/8/8/8/8/K6k w - - 0 1"
+            .parse::<Fen>()
+            .unwrap()
+            .into_position(CastlingMode::Standard)
+            .unwrap(),
+    );
+    let mut seen_transposition = false;
+    for pos in &queries {
+        let k = key(pos);
+        let want = expected(&games, |_| true, |p| key(p) == k);
+        let fen = Fen::from_position(pos, EnPassantMode::Legal).to_string();
+        let mut q = Query::default();
+        q.fen = Some(fen.clone());
+        let (got, report) = found_in(&indexed, true, &q);
+        assert_eq!(got, want, "{fen}");
+        assert!(!report.scanned);
+        let (scanned, report) = found_in(&plain, false, &q);
+        assert_eq!(scanned, want, "{fen} without the index");
+        assert!(report.scanned);
+        seen_transposition |= fen.starts_with("rnbqkb1r/1p2pppp/p2p1n2/8/3NP3/2N5");
+    }
+    // 1. e4 c5 2. Nf3 d6 and 1. Nf3 c5 2. e4 d6 meet.
+    let mut q = Query::default();
+    q.moves = Some("1. e4 c5 2. Nf3 d6".into());
+    let (got, _) = found_in(&indexed, true, &q);
+    let from_e4 = got
+        .iter()
+        .filter(|&&(g, _)| games[g as usize - 1].moves[0].to().to_string() == "e4")
+        .count();
+    assert!(
+        from_e4 > 0 && from_e4 < got.len(),
+        "both move orders: {got:?}"
+    );
+    let _ = seen_transposition;
+}
+
+#[test]
+fn issue_68_materials_imbalances_and_sub_fens_are_found_as_a_replay_finds_them() {
+    let (games, indexed, plain) = fixture();
+    let mut rng = Rng(11);
+    for _ in 0..20 {
+        let g = &games[rng.below(games.len())];
+        let ps = positions(g);
+        let board = ps[rng.below(ps.len())].board().clone();
+        // Material.
+        let m = material(&board);
+        let want = expected(&games, |_| true, |p| material(p.board()) == m);
+        let mut q = Query::default();
+        q.material = Some(m.clone());
+        assert_eq!(found_in(&indexed, true, &q).0, want, "{m}");
+        assert_eq!(found_in(&plain, false, &q).0, want, "{m} without the index");
+        // A sub-FEN of three of the board's pieces.
+        let mut sub = Board::empty();
+        let squares: Vec<_> = board.occupied().into_iter().collect();
+        for _ in 0..3 {
+            let sq = squares[rng.below(squares.len())];
+            sub.set_piece_at(sq, board.piece_at(sq).unwrap());
+        }
+        let pattern = sub.clone();
+        let has = |p: &Chess| {
+            pattern
+                .iter()
+                .all(|(sq, pc)| p.board().piece_at(sq) == Some(pc))
+        };
+        let want = expected(&games, |_| true, has);
+        let mut q = Query::default();
+        q.sub_fen = vec![sub.board_fen().to_string()];
+        assert_eq!(found_in(&indexed, true, &q).0, want, "{:?}", q.sub_fen);
+        assert_eq!(
+            found_in(&plain, false, &q).0,
+            want,
+            "{:?} without the index",
+            q.sub_fen
+        );
+    }
+    // An imbalance: White a rook up for a knight... as the positions have it.
+    let diff = |b: &Board, r: Role| {
+        b.by_piece(r.of(Color::White)).count() as i32
+            - b.by_piece(r.of(Color::Black)).count() as i32
+    };
+    let want = expected(
+        &games,
+        |_| true,
+        |p| {
+            let b = p.board();
+            diff(b, Role::Rook) == 1
+                && diff(b, Role::Knight) == -1
+                && [Role::Pawn, Role::Bishop, Role::Queen]
+                    .iter()
+                    .all(|&r| diff(b, r) == 0)
+        },
+    );
+    let mut q = Query::default();
+    q.imbalance = Some("R v N".into());
+    assert_eq!(found_in(&indexed, true, &q).0, want);
+    assert_eq!(found_in(&plain, false, &q).0, want);
+}
+
+#[test]
+fn issue_68_filters_select_the_games_a_replay_selects() {
+    let (games, indexed, plain) = fixture();
+    type Keep = Box<dyn Fn(&Game) -> bool>;
+    let cases: Vec<(Query, Keep)> = vec![
+        {
+            let mut q = Query::default();
+            q.player = Some("car".into());
+            (
+                q,
+                Box::new(|g: &Game| g.white.starts_with("Car") || g.black.starts_with("Car")),
+            )
+        },
+        {
+            let mut q = Query::default();
+            q.white = Some("ding".into());
+            q.result = Some("1-0".into());
+            (
+                q,
+                Box::new(|g: &Game| g.white == "Ding" && g.result == "1-0"),
+            )
+        },
+        {
+            let mut q = Query::default();
+            q.min_elo = Some(2500);
+            q.max_elo = Some(2650);
+            (
+                q,
+                Box::new(|g: &Game| (2500..=2650).contains(&((g.white_elo + g.black_elo) / 2))),
+            )
+        },
+        {
+            let mut q = Query::default();
+            q.from = Some("2018.03".into());
+            q.to = Some("2020".into());
+            (
+                q,
+                Box::new(|g: &Game| {
+                    g.date.as_str() >= "2018.03.01" && g.date.as_str() <= "2020.12.31"
+                }),
+            )
+        },
+        {
+            let mut q = Query::default();
+            q.moves = Some("e4".into());
+            q.black = Some("so".into());
+            (q, Box::new(|g: &Game| g.black == "So"))
+        },
+    ];
+    for (q, keep) in cases {
+        let want = if q.moves.is_some() {
+            let mut e4 = Chess::default();
+            e4.play_unchecked(San::from_ascii(b"e4").unwrap().to_move(&e4).unwrap());
+            let k = key(&e4);
+            expected(&games, keep, |p| key(p) == k)
+        } else {
+            // The filters alone: every game that passes, at its start.
+            expected(&games, keep, |_| true)
+        };
+        assert_eq!(found_in(&indexed, true, &q).0, want, "{q:?}");
+        assert_eq!(
+            found_in(&plain, false, &q).0,
+            want,
+            "{q:?} without the index"
+        );
+    }
+}
+
+#[test]
+fn issue_68_the_explorer_counts_the_moves_a_replay_counts() {
+    let (games, indexed, plain) = fixture();
+    for line in [
+        "",
+        "e4",
+        "e4 c5 Nf3",
+        "d4 Nf6 c4 e6 Nc3",
+        "e4 e5 Nf3 Nc6 Bb5 a6",
+    ] {
+        let mut pos = Chess::default();
+        for san in line.split_whitespace() {
+            let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+            pos.play_unchecked(m);
+        }
+        let k = key(&pos);
+        // (san) -> (games, white wins)
+        let mut want: BTreeMap<String, (u64, u64)> = BTreeMap::new();
+        for g in &games {
+            let ps = positions(g);
+            if let Some(ply) = ps.iter().position(|p| key(p) == k)
+                && let Some(&m) = g.moves.get(ply)
+            {
+                let e = want
+                    .entry(San::from_move(&ps[ply], m).to_string())
+                    .or_default();
+                e.0 += 1;
+                e.1 += u64::from(g.result == "1-0");
+            }
+        }
+        let mut q = Query::default();
+        q.moves = Some(line.into());
+        q.explore = true;
+        for archive in [&indexed, &plain] {
+            let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+            let e = search::find(&mut archives, &q).unwrap();
+            let got: BTreeMap<String, (u64, u64)> = e
+                .moves
+                .iter()
+                .map(|m| (m.san.clone(), (m.games, m.white)))
+                .collect();
+            assert_eq!(got, want, "{line:?}");
+            let counts: Vec<u64> = e.moves.iter().map(|m| m.games).collect();
+            assert!(counts.windows(2).all(|w| w[0] >= w[1]), "most played first");
+        }
+    }
+}
+
+#[test]
+fn issue_68_index_adds_the_section_that_compress_writes() {
+    let (_, indexed, plain) = fixture();
+    let dir = std::env::temp_dir().join(format!("chesspack-index-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("plain.chpk");
+    std::fs::write(&path, &plain).unwrap();
+    let mut file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    search::index(&mut file, 2).unwrap();
+    drop(file);
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        indexed,
+        "the same bytes as compress writes"
+    );
+    // Again: the section is replaced, not added.
+    let mut file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    search::index(&mut file, 1).unwrap();
+    drop(file);
+    assert_eq!(std::fs::read(&path).unwrap(), indexed);
+    // The games read as before.
+    let mut a = Vec::new();
+    chesspack::decompress(Cursor::new(&indexed), &mut a).unwrap();
+    let mut b = Vec::new();
+    chesspack::decompress(Cursor::new(&plain), &mut b).unwrap();
+    assert_eq!(a, b);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn issue_68_a_damaged_index_gives_no_wrong_answer() {
+    let (games, indexed, plain) = fixture();
+    // The index's entry for the section: a length and 16 bytes.
+    let section = indexed.len() - plain.len() - 20;
+    let mut q = Query::default();
+    q.moves = Some("e4 c5 Nf3 d6".into());
+    let (want, _) = found_in(&plain, false, &q);
+    assert!(!want.is_empty());
+    let _ = games;
+    // The section sits where the plain archive's index starts.
+    let reader = ArchiveReader::open(Cursor::new(&plain)).unwrap();
+    let last = reader.blocks().last().unwrap();
+    let at = last.offset as usize + 16 + last.len as usize;
+    let mut rng = Rng(3);
+    for _ in 0..60 {
+        let mut bad = indexed.clone();
+        let i = at + rng.below(section);
+        bad[i] ^= 1 << rng.below(8);
+        let (got, report) = found_in(&bad, false, &q);
+        assert_eq!(got, want, "byte {i} flipped");
+        assert!(report.scanned && report.index_error.is_some(), "byte {i}");
+        // The games still read.
+        let mut text = Vec::new();
+        chesspack::decompress(Cursor::new(&bad), &mut text).unwrap();
+    }
+}
+
+/// The bytes of an archive with a search section, pinned: a change of the
+/// section's layout replaces this golden (docs/format.md, *Search section*).
+const GOLDEN_INDEXED: &str = concat!(
+    "4348504b0d0a1a0a0f05696e6465780000000000000000dcce8077b38e92629ba6e9e843504b42ce0000000300000062",
+    "c75a92030a030300000000000000212157686974650a426c61636b0a526573756c740a5768697465456c6f0a44617465",
+    "0a000e0e01020304050001020300010203003e4242416e616e640003010054616c004361726c73656e00030200426f74",
+    "76696e6e696b00312f322d312f3200312d3000302d31003237383000323031332e31312e3039000006060e090e090e09",
+    "000d0dacd842917196856ab360aea127020909001402ad166370d9000000000205050000000000020505000000000000",
+    "0000000000000505000010010ac6c4efca43504b53010304060f28b52ffd2006310000e0181065a80c040d28b52ffd20",
+    "0421000001010100030c28b52ffd20031900000101010c1528b52ffd200c610000030003000000000000000000060f28",
+    "b52ffd20063100005867a80c5073030c28b52ffd2003190000020103030c28b52ffd2003190000000000060f28b52ffd",
+    "2006310000dc0a00000000060f28b52ffd20063100000000000000000c1528b52ffd200c6100002500002d0000330000",
+    "0100000c1528b52ffd200c6100000100000002000000040000000c1528b52ffd200c6100000200000001000000050000",
+    "000c1128b52ffd200c45000010000001001bc0020c1528b52ffd200c610000030000000300000006000000252e28b52f",
+    "fd202529010000416e616e64004361726c73656e004235300054616c00426f7476696e6e696b0042333100030c28b52f",
+    "fd20031900000304030a1328b52ffd200a510000c6187fc01ec618d802c9030c28b52ffd20031900001ec000030c28b5",
+    "2ffd2003190000030401bcf012b943504b49010000002300000000000000ce0000000300000000000000010000000a23",
+    "0000004348504b0d0a1a0a0f05696e6465780000000000000000dcce8077b38e92629ba6e9e810000000010100000000",
+    "00007d010000000000000e32d8127e0200000000000003000000000000004348504b454e440a",
+);
+
+#[test]
+fn issue_68_golden_archive_with_an_index() {
+    let pgn = "[White \"Anand\"]\n[Black \"Carlsen\"]\n[Result \"1/2-1/2\"]\n[WhiteElo \"2780\"]\n[Date \"2013.11.09\"]\n\n1. e4 c5 2. Nf3 d6 3. d4 cxd4 1/2-1/2\n\n\
+               [White \"Carlsen\"]\n[Black \"Anand\"]\n[Result \"1-0\"]\n\n1. Nf3 c5 2. e4 d6 3. d4 Nf6 1-0\n\n\
+               [White \"Tal\"]\n[Black \"Botvinnik\"]\n[Result \"0-1\"]\n\n1. e4 c5 2. Nf3 Nc6 3. Bb5 g6 4. Bxc6 dxc6 0-1\n";
+    let mut settings = Settings::default();
+    settings.codec = Some("index".into());
+    settings.pipeline.threads = 1;
+    let mut packed = Vec::new();
+    files::compress(
+        Kind::Games,
+        pgn.as_bytes(),
+        &mut packed,
+        &settings,
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
+    if std::env::var_os("CHESSPACK_PRINT_GOLDEN").is_some() {
+        println!("{hex}");
+    }
+    assert_eq!(
+        hex, GOLDEN_INDEXED,
+        "the format changed: replace the golden"
+    );
+    let mut text = Vec::new();
+    chesspack::decompress(Cursor::new(&packed), &mut text).unwrap();
+    assert_eq!(text, pgn.as_bytes());
+    let mut q = Query::default();
+    q.moves = Some("e4 c5 Nf3 d6".into());
+    let (got, _) = found_in(&packed, true, &q);
+    assert_eq!(got, BTreeSet::from([(1, 4), (2, 4)]));
+    let mut q = Query::default();
+    q.material = Some("KQRRBNNPPPPPPPPKQRRBBNPPPPPPPP".into());
+    assert_eq!(found_in(&packed, true, &q).0, BTreeSet::from([(3, 8)]));
+}

@@ -1,0 +1,143 @@
+//! `Archive.find` and `Archive.explore`: `chesspack::search` queries as
+//! Arrow record batches.
+
+use std::sync::Arc;
+
+use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array};
+use arrow_schema::{DataType, Field, Schema};
+use chesspack::search::{self, Query};
+use pyo3::{exceptions::PyValueError, prelude::*};
+use pyo3_arrow::PyRecordBatch;
+
+/// The query of keyword arguments.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn query(
+    fen: Option<String>,
+    moves: Option<String>,
+    sub_fen: Vec<String>,
+    material: Option<String>,
+    imbalance: Option<String>,
+    white: Option<String>,
+    black: Option<String>,
+    player: Option<String>,
+    min_elo: Option<u32>,
+    max_elo: Option<u32>,
+    result: Option<String>,
+    from_date: Option<String>,
+    to_date: Option<String>,
+    event: Option<String>,
+    eco: Option<String>,
+    speed: Option<String>,
+    threads: Option<usize>,
+) -> Query {
+    let mut q = Query::default();
+    q.fen = fen;
+    q.moves = moves;
+    q.sub_fen = sub_fen;
+    q.material = material;
+    q.imbalance = imbalance;
+    q.white = white;
+    q.black = black;
+    q.player = player;
+    q.min_elo = min_elo;
+    q.max_elo = max_elo;
+    q.result = result;
+    q.from = from_date;
+    q.to = to_date;
+    q.event = event;
+    q.eco = eco;
+    q.speed = speed;
+    q.threads = threads.unwrap_or(0);
+    q
+}
+
+fn field(name: &str, t: DataType, nullable: bool) -> Field {
+    Field::new(name, t, nullable)
+}
+
+/// The games found, one row each: `game` from 0 as `Archive` numbers them.
+pub(crate) fn hits_batch<'py>(
+    py: Python<'py>,
+    hits: &[search::Hit],
+) -> PyResult<Bound<'py, PyAny>> {
+    let text = |f: fn(&search::Hit) -> &str| -> ArrayRef {
+        Arc::new(StringArray::from_iter_values(hits.iter().map(f)))
+    };
+    let schema = Schema::new(vec![
+        field("game", DataType::UInt64, false),
+        field("ply", DataType::UInt32, false),
+        field("white", DataType::Utf8, false),
+        field("black", DataType::Utf8, false),
+        field("white_elo", DataType::UInt16, true),
+        field("black_elo", DataType::UInt16, true),
+        field("result", DataType::Utf8, true),
+        field("date", DataType::Utf8, false),
+        field("event", DataType::Utf8, false),
+        field("eco", DataType::Utf8, false),
+    ]);
+    let elo = |f: fn(&search::Hit) -> u16| -> ArrayRef {
+        Arc::new(UInt16Array::from_iter(
+            hits.iter().map(|h| Some(f(h)).filter(|&e| e > 0)),
+        ))
+    };
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(UInt64Array::from_iter_values(
+            hits.iter().map(|h| h.game - 1),
+        )),
+        Arc::new(UInt32Array::from_iter_values(hits.iter().map(|h| h.ply))),
+        text(|h| &h.white),
+        text(|h| &h.black),
+        elo(|h| h.white_elo),
+        elo(|h| h.black_elo),
+        Arc::new(StringArray::from_iter(
+            hits.iter()
+                .map(|h| Some(h.result).filter(|r| !r.is_empty())),
+        )),
+        text(|h| &h.date),
+        text(|h| &h.event),
+        text(|h| &h.eco),
+    ];
+    let batch = RecordBatch::try_new(Arc::new(schema), columns)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    PyRecordBatch::new(batch).into_pyarrow(py)
+}
+
+/// The explorer's moves, one row each, most played first.
+pub(crate) fn moves_batch<'py>(
+    py: Python<'py>,
+    moves: &[search::MoveStats],
+) -> PyResult<Bound<'py, PyAny>> {
+    let count = |f: fn(&search::MoveStats) -> u64| -> ArrayRef {
+        Arc::new(UInt64Array::from_iter_values(moves.iter().map(f)))
+    };
+    let game = |f: fn(&search::MoveStats) -> Option<(usize, u64)>| -> ArrayRef {
+        Arc::new(UInt64Array::from_iter(
+            moves.iter().map(|m| f(m).map(|(_, g)| g - 1)),
+        ))
+    };
+    let schema = Schema::new(vec![
+        field("san", DataType::Utf8, false),
+        field("uci", DataType::Utf8, false),
+        field("games", DataType::UInt64, false),
+        field("white", DataType::UInt64, false),
+        field("draws", DataType::UInt64, false),
+        field("black", DataType::UInt64, false),
+        field("mean_rating", DataType::UInt32, true),
+        field("last_game", DataType::UInt64, true),
+        field("best_game", DataType::UInt64, true),
+    ]);
+    let columns: Vec<ArrayRef> = vec![
+        Arc::new(StringArray::from_iter_values(moves.iter().map(|m| &m.san))),
+        Arc::new(StringArray::from_iter_values(moves.iter().map(|m| &m.uci))),
+        count(|m| m.games),
+        count(|m| m.white),
+        count(|m| m.draws),
+        count(|m| m.black),
+        Arc::new(UInt32Array::from_iter(moves.iter().map(|m| m.mean_rating))),
+        game(|m| m.last_game),
+        game(|m| m.best_game),
+    ];
+    let batch = RecordBatch::try_new(Arc::new(schema), columns)
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+    PyRecordBatch::new(batch).into_pyarrow(py)
+}

@@ -1,0 +1,130 @@
+"""Issue 68: Archive.find and Archive.explore against python-chess replaying
+every game of the shipped sample."""
+
+import collections
+import io
+import json
+import os
+
+import chess
+import chess.pgn
+import chess.polyglot
+import pytest
+
+import chesspack
+
+SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "lichess-sample.pgn")
+
+
+def games():
+    """Every game of the sample python-chess reads, with its boards."""
+    out = []
+    with open(SAMPLE, encoding="utf-8") as f:
+        text = f.read()
+    f = io.StringIO(text)
+    while (game := chess.pgn.read_game(f)) is not None:
+        board = game.board()
+        boards = [board.copy()]
+        for m in game.mainline_moves():
+            board.push(m)
+            boards.append(board.copy())
+        out.append((game, boards))
+    return out
+
+
+@pytest.fixture(scope="module", params=[False, True], ids=["index", "no-index"])
+def archive(request, tmp_path_factory):
+    d = tmp_path_factory.mktemp("search")
+    src = d / "sample.pgn"
+    src.write_bytes(open(SAMPLE, "rb").read())
+    out = d / ("plain.chpk" if request.param else "indexed.chpk")
+    chesspack.compress(str(src), str(out), no_index=request.param)
+    return chesspack.Archive(str(out)), request.param
+
+
+def how(table):
+    return json.loads(table.schema.metadata[b"chesspack.search"])
+
+
+def searched(game):
+    """Whether chesspack searches the game: a variant it does not play is
+    stored as text."""
+    return game.headers.get("Variant", "Standard") in ("Standard", "Chess960", "From Position")
+
+
+def first_plies(pred):
+    found = {}
+    for i, (game, boards) in enumerate(games()):
+        if not searched(game):
+            continue
+        for ply, b in enumerate(boards):
+            if pred(b):
+                found[i] = ply
+                break
+    return found
+
+
+def test_issue_68_positions_found_as_python_chess_finds_them(archive):
+    a, plain = archive
+    boards = [b for _, bs in games()[:10] for b in bs[::7]]
+    for board in boards[:25]:
+        key = chess.polyglot.zobrist_hash(board)
+        want = first_plies(lambda b: chess.polyglot.zobrist_hash(b) == key)
+        t = a.find(fen=board)
+        assert dict(zip(t.column("game").to_pylist(), t.column("ply").to_pylist())) == want, board.fen()
+        assert how(t)["scanned"] == plain
+
+
+def test_issue_68_material_and_sub_fen(archive):
+    a, _ = archive
+    game, boards = games()[3]
+    late = boards[-1]
+    mat = "".join(
+        "K" + "".join(chess.piece_symbol(p).upper() * len(late.pieces(p, c)) for p in (5, 4, 3, 2, 1))
+        for c in (chess.WHITE, chess.BLACK)
+    )
+    counts = lambda b: [len(b.pieces(p, c)) for c in (True, False) for p in range(1, 6)]
+    want = first_plies(lambda b: counts(b) == counts(late))
+    t = a.find(material=mat)
+    assert dict(zip(t.column("game").to_pylist(), t.column("ply").to_pylist())) == want
+    squares = list(late.piece_map())[:3]
+    pattern = {sq: late.piece_at(sq) for sq in squares}
+    sub = chess.Board(None)
+    for sq, p in pattern.items():
+        sub.set_piece_at(sq, p)
+    want = first_plies(lambda b: all(b.piece_at(sq) == p for sq, p in pattern.items()))
+    t = a.find(sub_fen=sub.board_fen())
+    assert dict(zip(t.column("game").to_pylist(), t.column("ply").to_pylist())) == want
+
+
+def test_issue_68_explore_counts_the_moves_python_chess_counts(archive):
+    a, _ = archive
+    for line in ([], ["e2e4"], ["d2d4", "d7d5"]):
+        board = chess.Board()
+        for u in line:
+            board.push_uci(u)
+        key = chess.polyglot.zobrist_hash(board)
+        want = collections.Counter()
+        for game, boards in games():
+            if not searched(game):
+                continue
+            moves = list(game.mainline_moves())
+            for ply, b in enumerate(boards):
+                if chess.polyglot.zobrist_hash(b) == key:
+                    if ply < len(moves):
+                        want[b.san(moves[ply])] += 1
+                    break
+        t = a.explore(moves=line)
+        assert dict(zip(t.column("san").to_pylist(), t.column("games").to_pylist())) == dict(want)
+
+
+def test_issue_68_filters_and_bad_queries(archive):
+    a, _ = archive
+    t = a.find(white="a", result="1-0")
+    for g in t.column("game").to_pylist():
+        tags = a.tags(g)
+        assert "a" in tags["White"].lower() and tags["Result"] == "1-0"
+    with pytest.raises(ValueError, match="not a legal move"):
+        a.find(moves="e4 e4")
+    with pytest.raises(ValueError, match="bad FEN"):
+        a.find(fen="not a fen")
