@@ -776,11 +776,11 @@ class Archive(Sequence):
         """
         if isinstance(sub_fen, str):
             sub_fen = [sub_fen]
-        batch, how = self._a.find(
+        query = dict(
             fen=_fen_of(fen), moves=_moves_of(moves), sub_fen=list(sub_fen or []),
             material=material, imbalance=imbalance, **filters,
         )
-        return _with_how(batch, how)
+        return _with_how(*self._a.search(query))
 
     def explore(
         self,
@@ -805,8 +805,8 @@ class Archive(Sequence):
         >>> t.column("san").to_pylist(), t.column("games").to_pylist()
         (['c5', 'e5'], [1, 1])
         """
-        moves_batch, how = self._a.explore(fen=_fen_of(fen), moves=_moves_of(moves), **filters)
-        return _with_how(moves_batch, how)
+        query = dict(fen=_fen_of(fen), moves=_moves_of(moves), **filters)
+        return _with_how(*self._a.search(query, explore=True))
 
     def to_arrow(self, pgn: bool = False, columns: list[str] | None = None) -> "pa.Table":
         """Every game as one Arrow table (see :meth:`read_block`)."""

@@ -91,43 +91,7 @@ class Archive:
     def game_text(self, i: int) -> str: ...
     def tags(self, i: int) -> list[tuple[str, str]]: ...
     def block_games(self, block: int) -> list[str]: ...
-    def find(
-        self,
-        fen: str | None = None,
-        moves: str | None = None,
-        sub_fen: list[str] = ...,
-        material: str | None = None,
-        imbalance: str | None = None,
-        white: str | None = None,
-        black: str | None = None,
-        player: str | None = None,
-        min_elo: int | None = None,
-        max_elo: int | None = None,
-        result: str | None = None,
-        from_date: str | None = None,
-        to_date: str | None = None,
-        event: str | None = None,
-        eco: str | None = None,
-        speed: str | None = None,
-        threads: int | None = None,
-    ) -> tuple[pa.RecordBatch, dict[str, Any]]: ...
-    def explore(
-        self,
-        fen: str | None = None,
-        moves: str | None = None,
-        white: str | None = None,
-        black: str | None = None,
-        player: str | None = None,
-        min_elo: int | None = None,
-        max_elo: int | None = None,
-        result: str | None = None,
-        from_date: str | None = None,
-        to_date: str | None = None,
-        event: str | None = None,
-        eco: str | None = None,
-        speed: str | None = None,
-        threads: int | None = None,
-    ) -> tuple[pa.RecordBatch, dict[str, Any]]: ...
+    def search(self, query: dict[str, Any], explore: bool = False) -> tuple[pa.RecordBatch, dict[str, Any]]: ...
     def read_block(self, block: int, pgn: bool = False) -> pa.RecordBatch: ...
 
 class TrainingArchive:

@@ -541,100 +541,33 @@ impl Archive {
         PyRecordBatch::new(batch).into_pyarrow(py)
     }
 
-    /// find(fen=None, moves=None, sub_fen=[], material=None, imbalance=None,
-    ///      white=None, black=None, player=None, min_elo=None, max_elo=None,
-    ///      result=None, from_date=None, to_date=None, event=None, eco=None,
-    ///      speed=None, threads=None) -> (pyarrow.RecordBatch, dict)
+    /// search(query, explore=False) -> (pyarrow.RecordBatch, dict)
     ///
-    /// The games that reach a position, material, imbalance or sub-FEN and
-    /// pass the filters (`chesspack find`), and how they were searched.
-    #[pyo3(signature = (fen=None, moves=None, sub_fen=Vec::new(), material=None, imbalance=None, white=None, black=None, player=None, min_elo=None, max_elo=None, result=None, from_date=None, to_date=None, event=None, eco=None, speed=None, threads=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn find<'py>(
+    /// `chesspack find` (or, with `explore`, `chesspack explore`) with the
+    /// query's keys (`fen`, `moves`, `sub_fen`, `material`, `imbalance`,
+    /// `white`, `black`, `player`, `min_elo`, `max_elo`, `result`,
+    /// `from_date`, `to_date`, `event`, `eco`, `speed`, `threads`): the
+    /// games found (or the moves from the position) and how the archive was
+    /// searched.
+    #[pyo3(signature = (query, explore = false))]
+    fn search<'py>(
         &self,
         py: Python<'py>,
-        fen: Option<String>,
-        moves: Option<String>,
-        sub_fen: Vec<String>,
-        material: Option<String>,
-        imbalance: Option<String>,
-        white: Option<String>,
-        black: Option<String>,
-        player: Option<String>,
-        min_elo: Option<u32>,
-        max_elo: Option<u32>,
-        result: Option<String>,
-        from_date: Option<String>,
-        to_date: Option<String>,
-        event: Option<String>,
-        eco: Option<String>,
-        speed: Option<String>,
-        threads: Option<usize>,
+        query: &Bound<'py, PyDict>,
+        explore: bool,
     ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let q = crate::search::query(
-            fen, moves, sub_fen, material, imbalance, white, black, player, min_elo, max_elo,
-            result, from_date, to_date, event, eco, speed, threads,
-        );
+        let mut q = crate::search::query(query)?;
+        q.explore = explore;
         let found = py
             .detach(|| chesspack::search::find(std::slice::from_mut(&mut *self.lock()), &q))
             .map_err(|e| archive_err(&self.path, e))?;
         let how = how(py, &found)?;
-        Ok((crate::search::hits_batch(py, &found.hits)?, how))
-    }
-
-    /// explore(fen=None, moves=None, white=None, black=None, player=None,
-    ///         min_elo=None, max_elo=None, result=None, from_date=None,
-    ///         to_date=None, event=None, eco=None, speed=None, threads=None)
-    ///     -> (pyarrow.RecordBatch, dict)
-    ///
-    /// The opening explorer (`chesspack explore`): the moves from the
-    /// position with their games, results and mean rating; how they were
-    /// searched (`reached`: the games that reached the position).
-    #[pyo3(signature = (fen=None, moves=None, white=None, black=None, player=None, min_elo=None, max_elo=None, result=None, from_date=None, to_date=None, event=None, eco=None, speed=None, threads=None))]
-    #[allow(clippy::too_many_arguments)]
-    fn explore<'py>(
-        &self,
-        py: Python<'py>,
-        fen: Option<String>,
-        moves: Option<String>,
-        white: Option<String>,
-        black: Option<String>,
-        player: Option<String>,
-        min_elo: Option<u32>,
-        max_elo: Option<u32>,
-        result: Option<String>,
-        from_date: Option<String>,
-        to_date: Option<String>,
-        event: Option<String>,
-        eco: Option<String>,
-        speed: Option<String>,
-        threads: Option<usize>,
-    ) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
-        let mut q = crate::search::query(
-            fen,
-            moves,
-            Vec::new(),
-            None,
-            None,
-            white,
-            black,
-            player,
-            min_elo,
-            max_elo,
-            result,
-            from_date,
-            to_date,
-            event,
-            eco,
-            speed,
-            threads,
-        );
-        q.explore = true;
-        let explored = py
-            .detach(|| chesspack::search::find(std::slice::from_mut(&mut *self.lock()), &q))
-            .map_err(|e| archive_err(&self.path, e))?;
-        let how = how(py, &explored)?;
-        Ok((crate::search::moves_batch(py, &explored.moves)?, how))
+        let batch = if explore {
+            crate::search::moves_batch(py, &found.moves)?
+        } else {
+            crate::search::hits_batch(py, &found.hits)?
+        };
+        Ok((batch, how))
     }
 
     /// positions(block, columns=None, threads=None) -> (pyarrow.RecordBatch, list[int])

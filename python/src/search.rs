@@ -6,49 +6,47 @@ use std::sync::Arc;
 use arrow_array::{ArrayRef, RecordBatch, StringArray, UInt16Array, UInt32Array, UInt64Array};
 use arrow_schema::{DataType, Field, Schema};
 use chesspack::search::{self, Query};
-use pyo3::{exceptions::PyValueError, prelude::*};
+use pyo3::{
+    exceptions::{PyTypeError, PyValueError},
+    prelude::*,
+    types::PyDict,
+};
 use pyo3_arrow::PyRecordBatch;
 
-/// The query of keyword arguments.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn query(
-    fen: Option<String>,
-    moves: Option<String>,
-    sub_fen: Vec<String>,
-    material: Option<String>,
-    imbalance: Option<String>,
-    white: Option<String>,
-    black: Option<String>,
-    player: Option<String>,
-    min_elo: Option<u32>,
-    max_elo: Option<u32>,
-    result: Option<String>,
-    from_date: Option<String>,
-    to_date: Option<String>,
-    event: Option<String>,
-    eco: Option<String>,
-    speed: Option<String>,
-    threads: Option<usize>,
-) -> Query {
+/// The query of a dict of keyword arguments; an unknown key is an error.
+pub(crate) fn query(d: &Bound<'_, PyDict>) -> PyResult<Query> {
     let mut q = Query::default();
-    q.fen = fen;
-    q.moves = moves;
-    q.sub_fen = sub_fen;
-    q.material = material;
-    q.imbalance = imbalance;
-    q.white = white;
-    q.black = black;
-    q.player = player;
-    q.min_elo = min_elo;
-    q.max_elo = max_elo;
-    q.result = result;
-    q.from = from_date;
-    q.to = to_date;
-    q.event = event;
-    q.eco = eco;
-    q.speed = speed;
-    q.threads = threads.unwrap_or(0);
-    q
+    for (k, v) in d.iter() {
+        let key: String = k.extract()?;
+        if v.is_none() {
+            continue;
+        }
+        match key.as_str() {
+            "fen" => q.fen = Some(v.extract()?),
+            "moves" => q.moves = Some(v.extract()?),
+            "sub_fen" => q.sub_fen = v.extract()?,
+            "material" => q.material = Some(v.extract()?),
+            "imbalance" => q.imbalance = Some(v.extract()?),
+            "white" => q.white = Some(v.extract()?),
+            "black" => q.black = Some(v.extract()?),
+            "player" => q.player = Some(v.extract()?),
+            "min_elo" => q.min_elo = Some(v.extract()?),
+            "max_elo" => q.max_elo = Some(v.extract()?),
+            "result" => q.result = Some(v.extract()?),
+            "from_date" => q.from = Some(v.extract()?),
+            "to_date" => q.to = Some(v.extract()?),
+            "event" => q.event = Some(v.extract()?),
+            "eco" => q.eco = Some(v.extract()?),
+            "speed" => q.speed = Some(v.extract()?),
+            "threads" => q.threads = v.extract()?,
+            other => {
+                return Err(PyTypeError::new_err(format!(
+                    "unknown query argument {other:?}"
+                )));
+            }
+        }
+    }
+    Ok(q)
 }
 
 fn field(name: &str, t: DataType, nullable: bool) -> Field {

@@ -616,25 +616,14 @@ fn unplanes(b: &[u8], width: usize) -> Vec<u8> {
     out
 }
 
-fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
+use crate::le::write_leb as put_varint;
 
+/// The LEB128 number at the front of `data`, which moves past it.
 pub(crate) fn get_varint(data: &mut &[u8]) -> Result<u64, String> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = data.split_first().ok_or("truncated")?;
-        *data = rest;
-        v |= u64::from(b & 0x7f) << shift;
-        if b < 0x80 {
-            return Ok(v);
-        }
-    }
-    Err("varint too long".into())
+    let mut at = 0;
+    let v = crate::le::read_leb(data, &mut at).ok_or("truncated")?;
+    *data = &data[at..];
+    Ok(v)
 }
 
 /// The search section, read.

@@ -73,14 +73,7 @@ fn games(n: usize, seed: u64) -> Vec<Game> {
     (0..n)
         .map(|i| {
             let fen = (i % 23 == 5).then(|| FENS[i % FENS.len()].to_owned());
-            let start = match &fen {
-                Some(f) => f
-                    .parse::<Fen>()
-                    .unwrap()
-                    .into_position(CastlingMode::Standard)
-                    .unwrap(),
-                None => Chess::default(),
-            };
+            let start = chesspack::pgn::start_position(None, fen.as_deref()).unwrap();
             let mut pos = start.clone();
             let mut moves = Vec::new();
             if fen.is_none() {
