@@ -702,9 +702,13 @@ impl Index {
         }
         let mut cols = Vec::with_capacity(COLUMNS);
         for _ in 0..COLUMNS {
-            let raw = get_varint(&mut data)? as usize;
-            let stored = get_varint(&mut data)? as usize;
-            if stored > data.len() || raw > 1 << 34 {
+            // A column of at most 1 GiB (32-bit targets too).
+            let raw = usize::try_from(get_varint(&mut data)?)
+                .ok()
+                .filter(|&r| r <= 1 << 30)
+                .ok_or("a column too large")?;
+            let stored = usize::try_from(get_varint(&mut data)?).unwrap_or(usize::MAX);
+            if stored > data.len() {
                 return Err("truncated".into());
             }
             let (z, rest) = data.split_at(stored);
