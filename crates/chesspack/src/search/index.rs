@@ -62,19 +62,6 @@ pub(crate) fn is_standard_start(pos: &Chess) -> bool {
     key(pos) == key(&Chess::default()) && pos.fullmoves().get() == 1
 }
 
-/// A game's mainline from its record: the moves while they are legal (a
-/// null move in the mainline ends what can be searched).
-pub(crate) fn legal_prefix(record: &GameRecord) -> usize {
-    let mut pos = record.start.clone();
-    for (i, &m) in record.moves.iter().enumerate() {
-        if !pos.is_legal(m) {
-            return i;
-        }
-        pos.play_unchecked(m);
-    }
-    record.moves.len()
-}
-
 /// The tags a query filters on, of one game.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Meta {

@@ -604,23 +604,17 @@ pub(crate) fn fuzz_section(data: &[u8]) {
     }
 }
 
-/// A game's first ply in `lo..=hi` at what is looked for, and the move it
-/// played there: the game replayed while its moves are legal.
-fn first_match(
-    record: &GameRecord,
-    target: &Target,
-    lo: u32,
-    hi: u32,
-) -> Option<(u32, Option<Move>)> {
+/// A game's first ply at what is looked for, and the move it played
+/// there: the game replayed while its moves are legal (a null move in the
+/// mainline ends what is searched).
+fn first_match(record: &GameRecord, target: &Target) -> Option<(u32, Option<Move>)> {
     let mut pos = record.start.clone();
-    let n = index::legal_prefix(record);
-    for ply in 0..=n.min(hi as usize) {
-        if ply as u32 >= lo && target.matches(&pos) {
-            return Some((ply as u32, record.moves[..n].get(ply).copied()));
+    for ply in 0..=record.moves.len() {
+        let next = record.moves.get(ply).copied().filter(|&m| pos.is_legal(m));
+        if target.matches(&pos) {
+            return Some((ply as u32, next));
         }
-        if let Some(&m) = record.moves[..n].get(ply) {
-            pos.play_unchecked(m);
-        }
+        pos.play_unchecked(next?);
     }
     None
 }
@@ -632,14 +626,6 @@ struct Found0 {
     ply: u32,
     next: Option<u16>,
     meta: Meta,
-}
-
-/// A game to decode: its number from 0 and the plies to look at.
-#[derive(Clone, Copy)]
-struct Candidate {
-    game: usize,
-    lo: u32,
-    hi: u32,
 }
 
 fn result_text(r: u8) -> &'static str {
@@ -836,16 +822,7 @@ fn search<R: Read + Seek>(
     };
     let (mut found, candidates) = match &index {
         Some(ix) => from_index(ix, target, filter, next_moves, &mut report.not_searched),
-        None => (
-            Vec::new(),
-            (0..archive.games() as usize)
-                .map(|g| Candidate {
-                    game: g,
-                    lo: 0,
-                    hi: u32::MAX,
-                })
-                .collect(),
-        ),
+        None => (Vec::new(), (0..archive.games() as usize).collect()),
     };
     let scanning = index.is_none();
     let decoded = decode_candidates(
@@ -871,9 +848,9 @@ fn from_index(
     filter: &Filter,
     next_moves: bool,
     not_searched: &mut u64,
-) -> (Vec<Found0>, Vec<Candidate>) {
+) -> (Vec<Found0>, Vec<usize>) {
     let mut found: Vec<Found0> = Vec::new();
-    let mut candidates: Vec<Candidate> = Vec::new();
+    let mut candidates: Vec<usize> = Vec::new();
     let names = filter.name_bits(&ix.names);
     let mut hit = vec![u32::MAX; ix.games];
     let mut next = vec![NO_MOVE; ix.games];
@@ -898,11 +875,7 @@ fn from_index(
             continue;
         }
         if ix.flags[g] & INDEXED == 0 {
-            candidates.push(Candidate {
-                game: g,
-                lo: 0,
-                hi: u32::MAX,
-            });
+            candidates.push(g);
             continue;
         }
         // After the game leaves the tree: does a state it comes to
@@ -958,11 +931,7 @@ fn from_index(
                 continue;
             }
         }
-        candidates.push(Candidate {
-            game: g,
-            lo: 0,
-            hi: u32::MAX,
-        });
+        candidates.push(g);
     }
     (found, candidates)
 }
@@ -1031,35 +1000,32 @@ fn tree_walk(ix: &Index, target: &Target, hit: &mut [u32], next: &mut [u16], nex
 /// where there is no index.
 fn decode_candidates<R: Read + Seek>(
     archive: &mut ArchiveReader<R>,
-    candidates: &[Candidate],
+    candidates: &[usize],
     target: &Target,
     threads: usize,
     filter: Option<&Filter>,
 ) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
-    let mut by_block: BTreeMap<usize, HashMap<usize, Candidate>> = BTreeMap::new();
+    let mut by_block: BTreeMap<usize, HashMap<usize, usize>> = BTreeMap::new();
     // The first game of each block, from 0.
     let starts: Vec<u64> = (0..archive.blocks().len())
         .map(|b| archive.first_game(b) - 1)
         .collect();
-    for c in candidates {
-        let b = starts.partition_point(|&s| s <= c.game as u64) - 1;
+    for &game in candidates {
+        let b = starts.partition_point(|&s| s <= game as u64) - 1;
         by_block
             .entry(b)
             .or_default()
-            .insert(c.game - starts[b] as usize, *c);
+            .insert(game - starts[b] as usize, game);
     }
     let codec = archive.header().codec()?;
     let codec = codec.as_ref();
     let mut out = Vec::new();
     let (mut decoded, mut text) = (0u64, 0u64);
-    let jobs: Vec<(usize, HashMap<usize, Candidate>)> = by_block.into_iter().collect();
+    let jobs: Vec<(usize, HashMap<usize, usize>)> = by_block.into_iter().collect();
     let payloads = jobs
         .into_iter()
         .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));
-    let pipeline = Pipeline {
-        threads,
-        skip_damaged: false,
-    };
+    let pipeline = Pipeline::with_threads(threads);
     pipeline.ordered(
         payloads,
         |(block, want)| {
@@ -1071,7 +1037,7 @@ fn decode_candidates<R: Read + Seek>(
                 &block,
                 &|g| want.contains_key(&g),
                 &mut |g, row| {
-                    let Some(c) = want.get(&g) else { return };
+                    let Some(&game) = want.get(&g) else { return };
                     let record = match row {
                         Ok(r) => r,
                         Err(_) => {
@@ -1084,10 +1050,9 @@ fn decode_candidates<R: Read + Seek>(
                     if filter.is_some_and(|f| !f.passes(&meta)) {
                         return;
                     }
-                    let hi = c.hi;
-                    if let Some((ply, m)) = first_match(&record, target, c.lo, hi) {
+                    if let Some((ply, m)) = first_match(&record, target) {
                         found.push(Found0 {
-                            game: c.game,
+                            game,
                             ply,
                             next: m.map(move_key),
                             meta,
@@ -1127,10 +1092,7 @@ pub fn index(file: &mut std::fs::File, threads: usize) -> Result<u64, ArchiveErr
     let mut builder = IndexBuilder::new();
     let counts: Vec<usize> = archive.blocks().iter().map(|e| e.games as usize).collect();
     let payloads = (0..counts.len()).map(|b| archive.read_block(b).map(|block| (b, block)));
-    let pipeline = Pipeline {
-        threads,
-        skip_damaged: false,
-    };
+    let pipeline = Pipeline::with_threads(threads);
     pipeline.ordered(
         payloads,
         |(b, block)| {
