@@ -16,7 +16,10 @@
 //!
 //! Each column is a zstd frame; a CRC-32 covers the section.
 
-use std::{collections::HashMap, sync::Arc};
+use std::{
+    collections::HashMap,
+    sync::{Arc, OnceLock},
+};
 
 use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
 
@@ -69,6 +72,12 @@ pub(crate) struct Meta {
     pub black: Arc<str>,
     pub event: Arc<str>,
     pub eco: Arc<str>,
+    pub numbers: Numbers,
+}
+
+/// The tags a query filters on that are numbers, of one game.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Numbers {
     /// 0 unknown, 1 White won, 2 drawn, 3 Black won.
     pub result: u8,
     pub white_elo: u16,
@@ -147,16 +156,16 @@ impl Meta {
                 b"Black" => meta.black = v.into(),
                 b"Event" => meta.event = v.into(),
                 b"ECO" => meta.eco = v.into(),
-                b"Result" => meta.result = result_of(&v),
-                b"WhiteElo" => meta.white_elo = v.trim().parse().unwrap_or(0),
-                b"BlackElo" => meta.black_elo = v.trim().parse().unwrap_or(0),
+                b"Result" => meta.numbers.result = result_of(&v),
+                b"WhiteElo" => meta.numbers.white_elo = v.trim().parse().unwrap_or(0),
+                b"BlackElo" => meta.numbers.black_elo = v.trim().parse().unwrap_or(0),
                 b"Date" => date = date.or(Some(date_of(&v))),
                 b"UTCDate" => date = Some(date.filter(|&d| d != 0).unwrap_or(date_of(&v))),
-                b"TimeControl" => meta.speed = speed_of(&v),
+                b"TimeControl" => meta.numbers.speed = speed_of(&v),
                 _ => {}
             }
         }
-        meta.date = date.unwrap_or(0);
+        meta.numbers.date = date.unwrap_or(0);
         if meta.eco.is_empty()
             && let Some(named) =
                 crate::opening::OpeningTable::lichess().classify(&record.start, &record.moves)
@@ -227,7 +236,7 @@ impl Summary {
 struct Game {
     flags: u8,
     meta: [u32; 4],
-    numbers: (u8, u16, u16, u32, u8),
+    numbers: Numbers,
     /// Its moves' keys and changes (with their plies), in the builder's
     /// `moves` and `changes`.
     moves: std::ops::Range<usize>,
@@ -317,7 +326,7 @@ impl IndexBuilder {
             self.games.push(Game {
                 flags: TEXT,
                 meta: [0; 4],
-                numbers: (0, 0, 0, 0, 0),
+                numbers: Numbers::default(),
                 moves: 0..0,
                 changes: 0..0,
             });
@@ -332,13 +341,7 @@ impl IndexBuilder {
         let mut game = Game {
             flags: 0,
             meta: ids,
-            numbers: (
-                meta.result,
-                meta.white_elo,
-                meta.black_elo,
-                meta.date,
-                meta.speed,
-            ),
+            numbers: meta.numbers,
             moves: self.moves.len()..self.moves.len(),
             changes: self.changes.len()..self.changes.len(),
         };
@@ -493,12 +496,12 @@ impl IndexBuilder {
             cols[FLAGS].push(game.flags);
             cols[EXITS].extend_from_slice(&exits[g].to_le_bytes());
             cols[EXIT_MOVES].extend_from_slice(&exit_moves[g].to_le_bytes());
-            let (result, welo, belo, date, speed) = game.numbers;
-            cols[RESULTS].push(result);
-            cols[SPEED].push(speed);
-            cols[WHITE_ELO].extend_from_slice(&welo.to_le_bytes());
-            cols[BLACK_ELO].extend_from_slice(&belo.to_le_bytes());
-            cols[DATES].extend_from_slice(&date.to_le_bytes());
+            let n = game.numbers;
+            cols[RESULTS].push(n.result);
+            cols[SPEED].push(n.speed);
+            cols[WHITE_ELO].extend_from_slice(&n.white_elo.to_le_bytes());
+            cols[BLACK_ELO].extend_from_slice(&n.black_elo.to_le_bytes());
+            cols[DATES].extend_from_slice(&n.date.to_le_bytes());
             for (i, id) in game.meta.iter().enumerate() {
                 cols[WHITE + i].extend_from_slice(&id.to_le_bytes());
             }
@@ -591,16 +594,15 @@ fn planes(b: &[u8], width: usize) -> Vec<u8> {
         .collect()
 }
 
-/// The numbers of [`planes`] back.
-fn unplanes(b: &[u8], width: usize) -> Vec<u8> {
-    let n = b.len() / width;
-    let mut out = vec![0u8; n * width];
-    for k in 0..width {
-        for i in 0..n {
-            out[i * width + k] = b[k * n + i];
-        }
-    }
-    out
+/// The 4-byte numbers of [`planes`] back.
+fn unplanes(b: &[u8]) -> Vec<u32> {
+    let n = b.len() / 4;
+    let (p0, rest) = b.split_at(n);
+    let (p1, rest) = rest.split_at(n);
+    let (p2, p3) = rest.split_at(n);
+    (0..n)
+        .map(|i| u32::from_le_bytes([p0[i], p1[i], p2[i], p3[i]]))
+        .collect()
 }
 
 use crate::le::write_leb as put_varint;
@@ -613,7 +615,9 @@ pub(crate) fn get_varint(data: &mut &[u8]) -> Result<u64, String> {
     Ok(v)
 }
 
-/// The search section, read.
+/// The search section, read: the tree, the games' nodes and the tags that
+/// are numbers at once; the names and the changes of state when a query
+/// first needs them (an explorer needs neither).
 #[derive(Debug)]
 pub(crate) struct Index {
     pub games: usize,
@@ -623,8 +627,10 @@ pub(crate) struct Index {
     pub node_end: Vec<u32>,
     pub node_depth: Vec<u16>,
     pub node_parent: Vec<u32>,
-    /// The state at each node.
-    pub node_state: Vec<State>,
+    /// The change of state that each node's move makes (0: none).
+    pub node_change: Vec<u8>,
+    /// The state at each node, made on first use.
+    node_state: OnceLock<Vec<State>>,
     pub flags: Vec<u8>,
     pub exits: Vec<u32>,
     pub exit_moves: Vec<u16>,
@@ -636,15 +642,51 @@ pub(crate) struct Index {
     pub white_elo: Vec<u16>,
     pub black_elo: Vec<u16>,
     pub dates: Vec<u32>,
-    /// White, Black, Event, ECO: ids into `names`.
+    /// The section's bytes and each column's place in them (its length
+    /// unpacked, then where its frame is), for the columns read later.
+    bytes: Vec<u8>,
+    columns: Vec<(usize, std::ops::Range<usize>)>,
+    names: OnceLock<Result<Names, String>>,
+    changes: OnceLock<Result<Changes, String>>,
+}
+
+/// The names of the section: White, Black, Event, ECO of each game, as
+/// ids into `names`.
+#[derive(Debug)]
+pub(crate) struct Names {
     pub ids: [Vec<u32>; 4],
     pub names: Vec<Arc<str>>,
-    /// Each game's changes: `change_at[g]..change_at[g + 1]`.
-    pub change_at: Vec<u32>,
-    pub changes: Vec<u8>,
-    /// The ply of each change of material (0 for the others).
-    pub change_plies: Vec<u16>,
 }
+
+/// The games' changes of state after their nodes.
+#[derive(Debug)]
+struct Changes {
+    /// Each game's changes: `at[g]..at[g + 1]`.
+    at: Vec<u32>,
+    codes: Vec<u8>,
+    /// The plies of the changes of material, in order: game `g`'s from
+    /// `material_at[g]`.
+    material_at: Vec<u32>,
+    plies: Vec<u16>,
+}
+
+/// Each byte's kind as a change: 0 not one, 1 home pawns alone, 2 a change
+/// of material.
+const CHANGE_KIND: [u8; 256] = {
+    let mut kinds = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        if state::valid(c as u8) {
+            kinds[c] = if state::changes_material(c as u8) {
+                2
+            } else {
+                1
+            };
+        }
+        c += 1;
+    }
+    kinds
+};
 
 fn u16s(b: &[u8]) -> Vec<u16> {
     b.chunks_exact(2)
@@ -659,15 +701,16 @@ fn u32s(b: &[u8]) -> Vec<u32> {
 }
 
 impl Index {
-    /// Reads a section for an archive of `games` games, checking all of it:
-    /// a damaged section is an error, never a wrong answer.
-    pub(crate) fn read(bytes: &[u8], games: u64) -> Result<Index, String> {
+    /// Reads a section for an archive of `games` games. Its checksum is
+    /// checked at once and each column where it is read: a damaged section
+    /// is an error, never a wrong answer.
+    pub(crate) fn read(bytes: Vec<u8>, games: u64) -> Result<Index, String> {
         let body = bytes
             .len()
             .checked_sub(4)
             .map(|at| &bytes[..at])
             .ok_or("truncated")?;
-        if crc32fast::hash(body) != crate::le::u32_at(bytes, body.len()) {
+        if crc32fast::hash(body) != crate::le::u32_at(&bytes, body.len()) {
             return Err("checksum mismatch".into());
         }
         let mut data = body
@@ -687,7 +730,7 @@ impl Index {
         if nodes == 0 || nodes > 1 << 31 {
             return Err("bad tree size".into());
         }
-        let mut cols = Vec::with_capacity(COLUMNS);
+        let mut columns = Vec::with_capacity(COLUMNS);
         for _ in 0..COLUMNS {
             // A column of at most 1 GiB (32-bit targets too).
             let raw = usize::try_from(get_varint(&mut data)?)
@@ -698,44 +741,26 @@ impl Index {
             if stored > data.len() {
                 return Err("truncated".into());
             }
-            let (z, rest) = data.split_at(stored);
-            data = rest;
-            let col = zstd::bulk::decompress(z, raw).map_err(|e| e.to_string())?;
-            if col.len() != raw {
-                return Err("a column has the wrong length".into());
-            }
-            cols.push(col);
+            let at = body.len() - data.len();
+            columns.push((raw, at..at + stored));
+            data = &data[stored..];
         }
         if !data.is_empty() {
             return Err("bytes after the last column".into());
         }
-        let want = |col: usize, size: usize, count: usize| {
-            (cols[col].len() == size * count)
-                .then_some(())
+        let column = |col: usize, size: usize, count: usize| {
+            let c = unpack(&bytes, &columns[col])?;
+            (c.len() == size * count)
+                .then_some(c)
                 .ok_or_else(|| format!("column {col} has the wrong length"))
         };
-        want(NODE_MOVES, 2, nodes - 1)?;
-        want(NODE_CHANGES, 1, nodes - 1)?;
-        for (col, size) in [
-            (FLAGS, 1),
-            (EXITS, 4),
-            (EXIT_MOVES, 2),
-            (RESULTS, 1),
-            (SPEED, 1),
-            (WHITE_ELO, 2),
-            (BLACK_ELO, 2),
-            (DATES, 4),
-            (WHITE, 4),
-            (WHITE + 1, 4),
-            (WHITE + 2, 4),
-            (WHITE + 3, 4),
-        ] {
-            want(col, size, n)?;
-        }
         // The tree: moves, then ends and depths from the child counts.
-        let mut node_move = vec![NO_MOVE];
-        node_move.extend(u16s(&cols[NODE_MOVES]));
-        let mut counts = cols[NODE_CHILDREN].as_slice();
+        let mut node_move = Vec::with_capacity(nodes);
+        node_move.push(NO_MOVE);
+        node_move.extend(u16s(&column(NODE_MOVES, 2, nodes - 1)?));
+        let node_changes = column(NODE_CHANGES, 1, nodes - 1)?;
+        let children = unpack(&bytes, &columns[NODE_CHILDREN])?;
+        let mut counts = children.as_slice();
         let mut node_end = vec![0u32; nodes];
         let mut node_depth = vec![0u16; nodes];
         let mut node_parent = vec![NONE; nodes];
@@ -765,80 +790,37 @@ impl Index {
         if !stack.is_empty() || !counts.is_empty() {
             return Err("the tree's children do not add up".into());
         }
-        let mut node_state = Vec::with_capacity(nodes);
-        node_state.push(State::of(&Chess::default()));
-        for i in 1..nodes {
-            let mut s = node_state[node_parent[i] as usize];
-            let code = cols[NODE_CHANGES][i - 1];
-            if code != 0 {
-                if !state::valid(code) {
-                    return Err("a bad change".into());
-                }
-                s.apply(code);
-            }
-            node_state.push(s);
+        if node_changes.iter().any(|&c| c != 0 && !state::valid(c)) {
+            return Err("a bad change".into());
         }
-        let flags = cols[FLAGS].clone();
-        let exits = u32s(&unplanes(&cols[EXITS], 4));
+        let mut node_change = Vec::with_capacity(nodes);
+        node_change.push(0);
+        node_change.extend_from_slice(&node_changes);
+        let flags = column(FLAGS, 1, n)?;
+        let exits = unplanes(&column(EXITS, 4, n)?);
+        // The games by node: counted, then placed (a counting sort).
+        let mut starts = vec![0u32; nodes + 1];
         for (g, &e) in exits.iter().enumerate() {
             let indexed = flags[g] & INDEXED != 0;
             if (e == NONE) == indexed || (e != NONE && e as usize >= nodes) {
                 return Err(format!("game {}'s node is wrong", g + 1));
             }
-        }
-        let mut by_exit: Vec<u32> = (0..n as u32)
-            .filter(|&g| exits[g as usize] != NONE)
-            .collect();
-        by_exit.sort_by_key(|&g| exits[g as usize]);
-        let sorted_exits = by_exit.iter().map(|&g| exits[g as usize]).collect();
-        let names: Vec<Arc<str>> = cols[NAMES]
-            .split(|&b| b == 0)
-            .map(|s| Arc::from(String::from_utf8_lossy(s)))
-            .collect();
-        let ids = [
-            u32s(&cols[WHITE]),
-            u32s(&cols[WHITE + 1]),
-            u32s(&cols[WHITE + 2]),
-            u32s(&cols[WHITE + 3]),
-        ];
-        if ids.iter().flatten().any(|&i| i as usize >= names.len()) {
-            return Err("a name id is out of range".into());
-        }
-        let mut counts = cols[CHANGE_COUNTS].as_slice();
-        let changes = cols[CHANGES].clone();
-        if changes.iter().any(|&c| !state::valid(c)) {
-            return Err("a bad change".into());
-        }
-        let mut change_at = Vec::with_capacity(n + 1);
-        let mut change_plies = vec![0u16; changes.len()];
-        let mut plies = cols[MATERIAL_PLIES].as_slice();
-        let mut at = 0usize;
-        change_at.push(0);
-        for &exit in &exits {
-            let k = get_varint(&mut counts)? as usize;
-            if k > 0 && exit == NONE {
-                return Err("changes of a game without a node".into());
+            if e != NONE {
+                starts[e as usize + 1] += 1;
             }
-            let from = at;
-            at = at
-                .checked_add(k)
-                .filter(|&a| a <= changes.len())
-                .ok_or("too few changes")?;
-            let mut ply = if exit == NONE {
-                0
-            } else {
-                u64::from(node_depth[exit as usize])
-            };
-            for i in from..at {
-                if state::changes_material(changes[i]) {
-                    ply += get_varint(&mut plies)?;
-                    change_plies[i] = u16::try_from(ply).map_err(|_| "a ply out of range")?;
-                }
-            }
-            change_at.push(at as u32);
         }
-        if at != changes.len() || !counts.is_empty() || !plies.is_empty() {
-            return Err("the changes do not add up".into());
+        for i in 0..nodes {
+            starts[i + 1] += starts[i];
+        }
+        let mut by_exit = vec![0u32; starts[nodes] as usize];
+        let mut sorted_exits = vec![0u32; by_exit.len()];
+        for (g, &e) in exits.iter().enumerate() {
+            if e != NONE {
+                let at = &mut starts[e as usize];
+                by_exit[*at as usize] = g as u32;
+                sorted_exits[*at as usize] = e;
+                *at += 1;
+            }
         }
         Ok(Index {
             games: n,
@@ -846,39 +828,151 @@ impl Index {
             node_end,
             node_depth,
             node_parent,
-            node_state,
+            node_change,
+            node_state: OnceLock::new(),
             flags,
-            exit_moves: u16s(&cols[EXIT_MOVES]),
+            exit_moves: u16s(&column(EXIT_MOVES, 2, n)?),
             exits,
             by_exit,
             sorted_exits,
-            results: cols[RESULTS].clone(),
-            speeds: cols[SPEED].clone(),
-            white_elo: u16s(&cols[WHITE_ELO]),
-            black_elo: u16s(&cols[BLACK_ELO]),
-            dates: u32s(&unplanes(&cols[DATES], 4)),
-            ids,
-            names,
-            change_at,
-            changes,
-            change_plies,
+            results: column(RESULTS, 1, n)?,
+            speeds: column(SPEED, 1, n)?,
+            white_elo: u16s(&column(WHITE_ELO, 2, n)?),
+            black_elo: u16s(&column(BLACK_ELO, 2, n)?),
+            dates: unplanes(&column(DATES, 4, n)?),
+            bytes,
+            columns,
+            names: OnceLock::new(),
+            changes: OnceLock::new(),
         })
     }
 
-    /// Game `g`'s tags.
-    pub(crate) fn meta(&self, g: usize) -> Meta {
-        let name = |i: usize| self.names[self.ids[i][g] as usize].clone();
-        Meta {
-            white: name(0),
-            black: name(1),
-            event: name(2),
-            eco: name(3),
+    /// The state at each node.
+    pub(crate) fn node_states(&self) -> &[State] {
+        self.node_state.get_or_init(|| {
+            let mut states = Vec::with_capacity(self.node_move.len());
+            states.push(State::of(&Chess::default()));
+            for i in 1..self.node_move.len() {
+                let mut s = states[self.node_parent[i] as usize];
+                if self.node_change[i] != 0 {
+                    s.apply(self.node_change[i]);
+                }
+                states.push(s);
+            }
+            states
+        })
+    }
+
+    /// The names, read on first use.
+    pub(crate) fn names(&self) -> Result<&Names, String> {
+        self.names
+            .get_or_init(|| self.read_names())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn read_names(&self) -> Result<Names, String> {
+        let names: Vec<Arc<str>> = unpack(&self.bytes, &self.columns[NAMES])?
+            .split(|&b| b == 0)
+            .map(|s| Arc::from(String::from_utf8_lossy(s)))
+            .collect();
+        let ids = |col: usize| -> Result<Vec<u32>, String> {
+            let c = unpack(&self.bytes, &self.columns[col])?;
+            if c.len() != 4 * self.games {
+                return Err(format!("column {col} has the wrong length"));
+            }
+            let ids = u32s(&c);
+            if ids.iter().any(|&i| i as usize >= names.len()) {
+                return Err("a name id is out of range".into());
+            }
+            Ok(ids)
+        };
+        Ok(Names {
+            ids: [
+                ids(WHITE)?,
+                ids(WHITE + 1)?,
+                ids(WHITE + 2)?,
+                ids(WHITE + 3)?,
+            ],
+            names,
+        })
+    }
+
+    /// The changes, read on first use.
+    fn changes(&self) -> Result<&Changes, String> {
+        self.changes
+            .get_or_init(|| self.read_changes())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn read_changes(&self) -> Result<Changes, String> {
+        let counts = unpack(&self.bytes, &self.columns[CHANGE_COUNTS])?;
+        let codes = unpack(&self.bytes, &self.columns[CHANGES])?;
+        let material = unpack(&self.bytes, &self.columns[MATERIAL_PLIES])?;
+        let mut counts = counts.as_slice();
+        let mut at_of = Vec::with_capacity(self.games + 1);
+        let mut material_at = Vec::with_capacity(self.games + 1);
+        let mut plies = Vec::with_capacity(material.len());
+        let mut m = 0usize;
+        let mut at = 0usize;
+        at_of.push(0);
+        material_at.push(0);
+        for &exit in &self.exits {
+            let k = get_varint(&mut counts)? as usize;
+            if k > 0 && exit == NONE {
+                return Err("changes of a game without a node".into());
+            }
+            let from = at;
+            at = at
+                .checked_add(k)
+                .filter(|&a| a <= codes.len())
+                .ok_or("too few changes")?;
+            let mut ply = if exit == NONE {
+                0
+            } else {
+                u64::from(self.node_depth[exit as usize])
+            };
+            for &c in &codes[from..at] {
+                match CHANGE_KIND[usize::from(c)] {
+                    0 => return Err("a bad change".into()),
+                    1 => {}
+                    _ => {
+                        let step = crate::le::read_leb(&material, &mut m).ok_or("truncated")?;
+                        ply = ply.saturating_add(step);
+                        plies.push(u16::try_from(ply).map_err(|_| "a ply out of range")?);
+                    }
+                }
+            }
+            at_of.push(at as u32);
+            material_at.push(plies.len() as u32);
+        }
+        if at != codes.len() || !counts.is_empty() || m != material.len() {
+            return Err("the changes do not add up".into());
+        }
+        Ok(Changes {
+            at: at_of,
+            codes,
+            material_at,
+            plies,
+        })
+    }
+
+    /// Game `g`'s tags that are numbers.
+    pub(crate) fn numbers(&self, g: usize) -> Numbers {
+        Numbers {
             result: self.results[g],
             white_elo: self.white_elo[g],
             black_elo: self.black_elo[g],
             date: self.dates[g],
             speed: self.speeds[g],
         }
+    }
+
+    /// Game `g`'s names: White, Black, Event, ECO.
+    pub(crate) fn names_of(&self, g: usize) -> Result<[Arc<str>; 4], String> {
+        let n = self.names()?;
+        Ok([0, 1, 2, 3].map(|i| n.names[n.ids[i][g] as usize].clone()))
     }
 
     /// The games whose last node is in the subtree of node `n`.
@@ -919,18 +1013,33 @@ impl Index {
     /// With each state, the first ply after the node with its material:
     /// the ply of the change of material that made it, or the ply after
     /// the node.
-    pub(crate) fn states(&self, g: usize) -> impl Iterator<Item = (State, u32)> + '_ {
-        let (a, b) = (self.change_at[g] as usize, self.change_at[g + 1] as usize);
+    pub(crate) fn states(
+        &self,
+        g: usize,
+    ) -> Result<impl Iterator<Item = (State, u32)> + '_, String> {
+        let changes = self.changes()?;
+        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
         let exit = self.exits[g] as usize;
-        let mut s = self.node_state[exit];
+        let mut s = self.node_states()[exit];
         let mut since = u32::from(self.node_depth[exit]) + 1;
-        std::iter::once((s, since)).chain((a..b).map(move |i| {
-            let c = self.changes[i];
+        let mut m = changes.material_at[g] as usize;
+        Ok(std::iter::once((s, since)).chain((a..b).map(move |i| {
+            let c = changes.codes[i];
             s.apply(c);
-            if state::changes_material(c) {
-                since = u32::from(self.change_plies[i]);
+            if CHANGE_KIND[usize::from(c)] == 2 {
+                since = u32::from(changes.plies[m]);
+                m += 1;
             }
             (s, since)
-        }))
+        })))
     }
+}
+
+/// Column `at` of a section's `bytes`, unpacked and of the length it says.
+fn unpack(bytes: &[u8], (raw, at): &(usize, std::ops::Range<usize>)) -> Result<Vec<u8>, String> {
+    let col = zstd::bulk::decompress(&bytes[at.clone()], *raw).map_err(|e| e.to_string())?;
+    if col.len() != *raw {
+        return Err("a column has the wrong length".into());
+    }
+    Ok(col)
 }

@@ -44,6 +44,7 @@ mod state;
 use std::{
     collections::{BTreeMap, HashMap},
     io::{Read, Seek},
+    sync::Arc,
 };
 
 use shakmaty::{
@@ -55,7 +56,7 @@ use shakmaty::{
 
 pub(crate) use self::index::IndexBuilder;
 use self::{
-    index::{INDEXED, Index, Meta, NO_MOVE, SPEEDS, TEXT, key, move_key, move_of},
+    index::{INDEXED, Index, Meta, NO_MOVE, Names, Numbers, SPEEDS, TEXT, key, move_key, move_of},
     state::{Pattern, State},
 };
 use crate::archive::{
@@ -456,7 +457,7 @@ impl Filter {
     }
 
     fn passes(&self, m: &Meta) -> bool {
-        self.passes_names(&m.white, &m.black, &m.event, &m.eco) && self.passes_numbers(m)
+        self.passes_names(&m.white, &m.black, &m.event, &m.eco) && self.passes_numbers(&m.numbers)
     }
 
     /// The filters on names: of White, Black, Event and ECO.
@@ -480,7 +481,7 @@ impl Filter {
     }
 
     /// The filters on numbers: ratings, result, speed, dates.
-    fn passes_numbers(&self, m: &Meta) -> bool {
+    fn passes_numbers(&self, m: &Numbers) -> bool {
         if self.min_elo.is_some() || self.max_elo.is_some() {
             let elo = match (m.white_elo, m.black_elo) {
                 (0, 0) => return false,
@@ -501,6 +502,17 @@ impl Filter {
         !(self.from.is_some_and(|d| m.date < d) || self.to.is_some_and(|d| m.date > d))
     }
 
+    /// Whether no filter is given.
+    fn is_empty(&self) -> bool {
+        !self.names_filtered()
+            && self.min_elo.is_none()
+            && self.max_elo.is_none()
+            && self.result.is_none()
+            && self.from.is_none()
+            && self.to.is_none()
+            && self.speed.is_none()
+    }
+
     fn names_filtered(&self) -> bool {
         self.white.is_some()
             || self.black.is_some()
@@ -512,9 +524,9 @@ impl Filter {
     /// Whether game `g` of the index passes: its names through `names`
     /// (each name id's bits: matches the White, Black, player, event, ECO
     /// filter), its numbers straight from the columns.
-    fn passes_index(&self, ix: &Index, g: usize, names: &[u8]) -> bool {
-        if !names.is_empty() {
-            let [w, b, e, eco] = [0, 1, 2, 3].map(|i| names[ix.ids[i][g] as usize]);
+    fn passes_index(&self, ix: &Index, g: usize, names: Option<(&[u8], &Names)>) -> bool {
+        if let Some((names, n)) = names {
+            let [w, b, e, eco] = [0, 1, 2, 3].map(|i| names[n.ids[i][g] as usize]);
             let ok = (self.white.is_none() || w & 1 != 0)
                 && (self.black.is_none() || b & 2 != 0)
                 && (self.player.is_none() || (w | b) & 4 != 0)
@@ -524,23 +536,11 @@ impl Filter {
                 return false;
             }
         }
-        let m = Meta {
-            result: ix.results[g],
-            white_elo: ix.white_elo[g],
-            black_elo: ix.black_elo[g],
-            date: ix.dates[g],
-            speed: ix.speeds[g],
-            ..Meta::default()
-        };
-        self.passes_numbers(&m)
+        self.passes_numbers(&ix.numbers(g))
     }
 
-    /// Each name's bits for [`Filter::passes_index`]; empty where no
-    /// filter is on names.
-    fn name_bits(&self, names: &[std::sync::Arc<str>]) -> Vec<u8> {
-        if !self.names_filtered() {
-            return Vec::new();
-        }
+    /// Each name's bits for [`Filter::passes_index`].
+    fn name_bits(&self, names: &[Arc<str>]) -> Vec<u8> {
         let has = |name: &str, part: &Option<String>| {
             part.as_ref()
                 .is_some_and(|p| name.to_lowercase().contains(p.as_str()))
@@ -573,7 +573,7 @@ pub(crate) fn fuzz_section(data: &[u8]) {
         .get(5..)
         .and_then(|mut rest| index::get_varint(&mut rest).ok())
         .unwrap_or(0);
-    let Ok(ix) = Index::read(&bytes, games) else {
+    let Ok(ix) = Index::read(bytes, games) else {
         return;
     };
     let q = Query {
@@ -602,6 +602,9 @@ pub(crate) fn fuzz_section(data: &[u8]) {
             let _ = from_index(&ix, &target, &filter, next_moves, &mut 0);
         }
     }
+    for g in 0..ix.games.min(3) {
+        let _ = ix.names_of(g);
+    }
 }
 
 /// A game's first ply at what is looked for, and the move it played
@@ -620,12 +623,29 @@ fn first_match(record: &GameRecord, target: &Target) -> Option<(u32, Option<Move
 }
 
 /// A game found: its number from 0, ply, the move it played there (where
-/// known), its tags.
+/// known), its tags that are numbers and its names (White, Black, Event,
+/// ECO; `None` until a query that gives them needs them).
 struct Found0 {
+    archive: usize,
     game: usize,
     ply: u32,
     next: Option<u16>,
-    meta: Meta,
+    numbers: Numbers,
+    names: Option<Box<[Arc<str>; 4]>>,
+}
+
+impl Found0 {
+    /// A game found in the index, its names not yet read.
+    fn indexed(ix: &Index, game: usize, ply: u32, next: Option<u16>) -> Found0 {
+        Found0 {
+            archive: 0,
+            game,
+            ply,
+            next,
+            numbers: ix.numbers(game),
+            names: None,
+        }
+    }
 }
 
 fn result_text(r: u8) -> &'static str {
@@ -652,7 +672,7 @@ fn date_text(d: u32) -> String {
 fn read_index<R: Read + Seek>(archive: &mut ArchiveReader<R>) -> (Option<Index>, Option<String>) {
     match archive.section_bytes() {
         Ok(None) => (None, None),
-        Ok(Some(bytes)) => match Index::read(&bytes, archive.games()) {
+        Ok(Some(bytes)) => match Index::read(bytes, archive.games()) {
             Ok(index) => (Some(index), None),
             Err(why) => (None, Some(format!("damaged search section: {why}"))),
         },
@@ -687,24 +707,25 @@ pub fn find<R: Read + Seek>(
     let target = target_of(query)?;
     let filter = Filter::of(query)?;
     let (found, mut report) = search_all(archives, &target, &filter, query.threads, false)?;
-    report.hits = found.iter().map(|(a, f)| hit_of(*a, f)).collect();
+    report.hits = found.iter().map(hit_of).collect();
     report.reached = report.hits.len() as u64;
     Ok(report)
 }
 
-fn hit_of(archive: usize, f: &Found0) -> Hit {
+fn hit_of(f: &Found0) -> Hit {
+    let name = |i: usize| f.names.as_ref().map_or(String::new(), |n| n[i].to_string());
     Hit {
-        archive,
+        archive: f.archive,
         game: f.game as u64 + 1,
         ply: f.ply,
-        result: result_text(f.meta.result),
-        date: date_text(f.meta.date),
-        white: f.meta.white.to_string(),
-        black: f.meta.black.to_string(),
-        event: f.meta.event.to_string(),
-        eco: f.meta.eco.to_string(),
-        white_elo: f.meta.white_elo,
-        black_elo: f.meta.black_elo,
+        result: result_text(f.numbers.result),
+        date: date_text(f.numbers.date),
+        white: name(0),
+        black: name(1),
+        event: name(2),
+        eco: name(3),
+        white_elo: f.numbers.white_elo,
+        black_elo: f.numbers.black_elo,
     }
 }
 
@@ -733,30 +754,31 @@ fn explore<R: Read + Seek>(
     // By move key: stats, rating sum and count, latest (date, archive,
     // game), best (rating, archive, game).
     let mut by_move: BTreeMap<u16, Tally> = BTreeMap::new();
-    for (archive, f) in found {
+    for f in found {
+        let archive = f.archive;
         let Some(k) = f.next else { continue };
         let e = by_move.entry(k).or_default();
         e.0.games += 1;
-        match f.meta.result {
+        match f.numbers.result {
             1 => e.0.white += 1,
             2 => e.0.draws += 1,
             3 => e.0.black += 1,
             _ => {}
         }
         let elo = match mover {
-            Color::White => f.meta.white_elo,
-            Color::Black => f.meta.black_elo,
+            Color::White => f.numbers.white_elo,
+            Color::Black => f.numbers.black_elo,
         };
         if elo > 0 {
             e.1 += u64::from(elo);
             e.2 += 1;
         }
         let game = f.game as u64 + 1;
-        let latest = (f.meta.date, archive, game);
+        let latest = (f.numbers.date, archive, game);
         if e.3.is_none_or(|l| l <= latest) {
             e.3 = Some(latest);
         }
-        let mean = (u32::from(f.meta.white_elo) + u32::from(f.meta.black_elo)) / 2;
+        let mean = (u32::from(f.numbers.white_elo) + u32::from(f.numbers.black_elo)) / 2;
         if e.4.is_none_or(|b| b.0 < mean) {
             e.4 = Some((mean, archive, game));
         }
@@ -785,12 +807,20 @@ fn search_all<R: Read + Seek>(
     filter: &Filter,
     threads: usize,
     next_moves: bool,
-) -> Result<(Vec<(usize, Found0)>, Found), ArchiveError> {
+) -> Result<(Vec<Found0>, Found), ArchiveError> {
     let mut all = Vec::new();
     let mut report = Found::default();
     for (i, archive) in archives.iter_mut().enumerate() {
         let (found, r) = search(archive, target, filter, threads, next_moves)?;
-        all.extend(found.into_iter().map(|f| (i, f)));
+        let mut found = found;
+        for f in &mut found {
+            f.archive = i;
+        }
+        if all.is_empty() {
+            all = found;
+        } else {
+            all.append(&mut found);
+        }
         report.scanned |= r.scanned;
         report.decoded += r.decoded;
         report.not_searched += r.not_searched;
@@ -814,17 +844,33 @@ fn search<R: Read + Seek>(
     threads: usize,
     next_moves: bool,
 ) -> Result<(Vec<Found0>, Found), ArchiveError> {
-    let (index, index_error) = read_index(archive);
+    let (index, mut index_error) = read_index(archive);
+    // A column that does not read is a damaged section: every game is
+    // decoded instead.
+    let mut not_searched = 0;
+    let answer = index.as_ref().and_then(|ix| {
+        from_index(ix, target, filter, next_moves, &mut not_searched)
+            .and_then(|(mut found, candidates)| {
+                // The names of the games found, where they are given.
+                if !next_moves {
+                    for f in &mut found {
+                        f.names = Some(Box::new(ix.names_of(f.game)?));
+                    }
+                }
+                Ok((found, candidates))
+            })
+            .map_err(|why| index_error = Some(format!("damaged search section: {why}")))
+            .ok()
+    });
+    let scanning = answer.is_none();
     let mut report = Found {
-        scanned: index.is_none(),
+        scanned: scanning,
         index_error,
+        not_searched: if scanning { 0 } else { not_searched },
         ..Found::default()
     };
-    let (mut found, candidates) = match &index {
-        Some(ix) => from_index(ix, target, filter, next_moves, &mut report.not_searched),
-        None => (Vec::new(), (0..archive.games() as usize).collect()),
-    };
-    let scanning = index.is_none();
+    let (mut found, candidates) =
+        answer.unwrap_or_else(|| (Vec::new(), (0..archive.games() as usize).collect()));
     let decoded = decode_candidates(
         archive,
         &candidates,
@@ -848,10 +894,16 @@ fn from_index(
     filter: &Filter,
     next_moves: bool,
     not_searched: &mut u64,
-) -> (Vec<Found0>, Vec<usize>) {
+) -> Result<(Vec<Found0>, Vec<usize>), String> {
     let mut found: Vec<Found0> = Vec::new();
     let mut candidates: Vec<usize> = Vec::new();
-    let names = filter.name_bits(&ix.names);
+    let names = match filter.names_filtered() {
+        true => Some(ix.names()?),
+        false => None,
+    };
+    let bits = names.map(|n| filter.name_bits(&n.names));
+    let names = bits.as_deref().zip(names);
+    let filtered = !filter.is_empty();
     let mut hit = vec![u32::MAX; ix.games];
     let mut next = vec![NO_MOVE; ix.games];
     tree_walk(ix, target, &mut hit, &mut next, next_moves);
@@ -860,18 +912,12 @@ fn from_index(
             *not_searched += 1;
             continue;
         }
-        if !filter.passes_index(ix, g, &names) {
+        if filtered && !filter.passes_index(ix, g, names) {
             continue;
         }
         if hit[g] != u32::MAX {
             let next = (next[g] != NO_MOVE).then_some(next[g]);
-            let meta = ix.meta(g);
-            found.push(Found0 {
-                game: g,
-                ply: hit[g],
-                next,
-                meta,
-            });
+            found.push(Found0::indexed(ix, g, hit[g], next));
             continue;
         }
         if ix.flags[g] & INDEXED == 0 {
@@ -882,7 +928,7 @@ fn from_index(
         // hold what is looked for? The first (the state where it
         // leaves) or a later one.
         let (mut first, mut later, mut since) = (false, false, 0);
-        for (i, (s, from)) in ix.states(g).enumerate() {
+        for (i, (s, from)) in ix.states(g)?.enumerate() {
             if !target.could_follow(&s) {
                 break;
             }
@@ -902,13 +948,7 @@ fn from_index(
             // Material decides: the ply of the change of material that
             // made it (the state where the game leaves the tree is the
             // tree's).
-            let meta = ix.meta(g);
-            found.push(Found0 {
-                game: g,
-                ply: since,
-                next: None,
-                meta,
-            });
+            found.push(Found0::indexed(ix, g, since, None));
             continue;
         }
         if !later {
@@ -921,19 +961,13 @@ fn from_index(
                 continue;
             }
             if !next_moves && target.matches(&pos) {
-                let meta = ix.meta(g);
-                found.push(Found0 {
-                    game: g,
-                    ply,
-                    next: None,
-                    meta,
-                });
+                found.push(Found0::indexed(ix, g, ply, None));
                 continue;
             }
         }
         candidates.push(g);
     }
-    (found, candidates)
+    Ok((found, candidates))
 }
 
 /// The games of the opening tree at what is looked for: their first ply
@@ -942,13 +976,15 @@ fn from_index(
 /// whose state cannot come to the target is left.
 fn tree_walk(ix: &Index, target: &Target, hit: &mut [u32], next: &mut [u16], next_moves: bool) {
     let positions = !target.by_state();
-    let mut stack = vec![(0usize, positions.then(Chess::default))];
-    while let Some((n, pos)) = stack.pop() {
-        let s = &ix.node_state[n];
-        if !target.could_follow(s) {
+    // Each node to visit, its position (where the target needs one) and
+    // its state.
+    let start = Chess::default();
+    let mut stack = vec![(0usize, positions.then(|| start.clone()), State::of(&start))];
+    while let Some((n, pos, s)) = stack.pop() {
+        if !target.could_follow(&s) {
             continue;
         }
-        if target.possible(s) && pos.as_ref().is_none_or(|p| target.matches(p)) {
+        if target.possible(&s) && pos.as_ref().is_none_or(|p| target.matches(p)) {
             let depth = u32::from(ix.node_depth[n]);
             // The children, for the move each game played.
             let mut kids = Vec::new();
@@ -979,15 +1015,19 @@ fn tree_walk(ix: &Index, target: &Target, hit: &mut [u32], next: &mut [u16], nex
         let legal = pos.as_ref().map(|p| p.legal_moves());
         let mut c = n + 1;
         while c < end {
+            let mut child_state = s;
+            if ix.node_change[c] != 0 {
+                child_state.apply(ix.node_change[c]);
+            }
             match (&pos, &legal) {
                 (Some(pos), Some(legal)) => {
                     if let Some(&m) = legal.iter().find(|&&m| move_key(m) == ix.node_move[c]) {
                         let mut child = pos.clone();
                         child.play_unchecked(m);
-                        stack.push((c, Some(child)));
+                        stack.push((c, Some(child), child_state));
                     }
                 }
-                _ => stack.push((c, None)),
+                _ => stack.push((c, None, child_state)),
             }
             c = ix.node_end[c] as usize;
         }
@@ -1052,10 +1092,12 @@ fn decode_candidates<R: Read + Seek>(
                     }
                     if let Some((ply, m)) = first_match(&record, target) {
                         found.push(Found0 {
+                            archive: 0,
                             game,
                             ply,
                             next: m.map(move_key),
-                            meta,
+                            numbers: meta.numbers,
+                            names: Some(Box::new([meta.white, meta.black, meta.event, meta.eco])),
                         });
                     }
                 },

@@ -171,13 +171,13 @@ fn decode(code: u8) -> (Option<u32>, Option<usize>, Option<usize>) {
 
 /// Whether change `code` changes the material (a piece taken, a
 /// promotion), not only the home pawns.
-pub(crate) fn changes_material(code: u8) -> bool {
+pub(crate) const fn changes_material(code: u8) -> bool {
     let code = code % 126;
     code >= 102 || !code.is_multiple_of(6)
 }
 
 /// Whether `code` is a change a move can make.
-pub(crate) fn valid(code: u8) -> bool {
+pub(crate) const fn valid(code: u8) -> bool {
     !code.is_multiple_of(126) && code < 252
 }
 

@@ -588,3 +588,72 @@ fn issue_68_golden_archive_with_an_index() {
     q.material = Some("KQRRBNNPPPPPPPPKQRRBBNPPPPPPPP".into());
     assert_eq!(found_in(&packed, true, &q).0, BTreeSet::from([(3, 8)]));
 }
+
+/// The search section of an indexed archive: where it starts, and each
+/// column's place (its unpacked length's varint, and its frame).
+fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<(usize, usize)>) {
+    let reader = ArchiveReader::open(Cursor::new(plain)).unwrap();
+    let last = reader.blocks().last().unwrap();
+    let at = last.offset as usize + 16 + last.len as usize;
+    let len = indexed.len() - plain.len() - 20;
+    let varint = |i: &mut usize| {
+        let (mut v, mut shift) = (0usize, 0);
+        loop {
+            let b = indexed[*i];
+            *i += 1;
+            v |= usize::from(b & 0x7f) << shift;
+            shift += 7;
+            if b < 0x80 {
+                return v;
+            }
+        }
+    };
+    let mut i = at + 5;
+    varint(&mut i);
+    varint(&mut i);
+    let mut columns = Vec::new();
+    for _ in 0..19 {
+        let raw_at = i;
+        varint(&mut i);
+        let stored = varint(&mut i);
+        columns.push((raw_at, i));
+        i += stored;
+    }
+    assert_eq!(i + 4, at + len, "the section ends with its checksum");
+    (at, len, columns)
+}
+
+#[test]
+fn issue_68_a_column_read_on_first_use_that_does_not_read_gives_no_wrong_answer() {
+    let (_, indexed, plain) = fixture();
+    let (at, len, columns) = section_columns(&indexed, &plain);
+    let mut queries = [Query::default(), Query::default(), Query::default()];
+    queries[0].moves = Some("e4 c5 Nf3 d6".into());
+    queries[1].material = Some("KRPKR".into());
+    queries[2].white = Some("a".into());
+    // The names (ids, then the names), the changes and their plies: read
+    // when a query first needs them, after the section's checksum passed.
+    for (column, &(raw_at, _)) in columns.iter().enumerate().skip(10) {
+        let mut bad = indexed.clone();
+        // One less for its unpacked length (a varint of the same size).
+        let before = bad[raw_at];
+        assert!(before & 0x7f > 0, "column {column}");
+        bad[raw_at] -= 1;
+        let end = at + len - 4;
+        let crc = crc32fast::hash(&bad[at..end]);
+        bad[end..end + 4].copy_from_slice(&crc.to_le_bytes());
+        let mut noticed = 0;
+        for q in &queries {
+            let (want, _) = found_in(&plain, false, q);
+            let mut archives = [ArchiveReader::open(Cursor::new(&bad)).unwrap()];
+            let got = search::find(&mut archives, q).unwrap();
+            let got_set: BTreeSet<_> = got.hits.iter().map(|h| (h.game, h.ply)).collect();
+            assert_eq!(got_set, want, "column {column}, {q:?}");
+            assert_eq!(got.scanned, got.index_error.is_some());
+            noticed += usize::from(got.scanned);
+        }
+        // A query that reads the column says so (a query that does not
+        // read it answers from the others).
+        assert!(noticed > 0, "column {column}");
+    }
+}
