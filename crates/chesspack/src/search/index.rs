@@ -760,36 +760,7 @@ impl Index {
         node_move.extend(u16s(&column(NODE_MOVES, 2, nodes - 1)?));
         let node_changes = column(NODE_CHANGES, 1, nodes - 1)?;
         let children = unpack(&bytes, &columns[NODE_CHILDREN])?;
-        let mut counts = children.as_slice();
-        let mut node_end = vec![0u32; nodes];
-        let mut node_depth = vec![0u16; nodes];
-        let mut node_parent = vec![NONE; nodes];
-        // (node, children left) from the root down.
-        let mut stack: Vec<(usize, u64)> = Vec::new();
-        for i in 0..nodes {
-            let kids = get_varint(&mut counts)?;
-            if i > 0 {
-                let Some(top) = stack.last_mut() else {
-                    return Err("the tree has more than one root".into());
-                };
-                top.1 -= 1;
-            }
-            node_depth[i] = stack.len() as u16;
-            if let Some(&(p, _)) = stack.last() {
-                node_parent[i] = p as u32;
-            }
-            stack.push((i, kids));
-            while let Some(&(n, 0)) = stack.last() {
-                node_end[n] = i as u32 + 1;
-                stack.pop();
-            }
-            if stack.len() > usize::from(u16::MAX) {
-                return Err("the tree is too deep".into());
-            }
-        }
-        if !stack.is_empty() || !counts.is_empty() {
-            return Err("the tree's children do not add up".into());
-        }
+        let (node_end, node_depth, node_parent) = tree_shape(&children, nodes)?;
         if node_changes.iter().any(|&c| c != 0 && !state::valid(c)) {
             return Err("a bad change".into());
         }
@@ -798,30 +769,7 @@ impl Index {
         node_change.extend_from_slice(&node_changes);
         let flags = column(FLAGS, 1, n)?;
         let exits = unplanes(&column(EXITS, 4, n)?);
-        // The games by node: counted, then placed (a counting sort).
-        let mut starts = vec![0u32; nodes + 1];
-        for (g, &e) in exits.iter().enumerate() {
-            let indexed = flags[g] & INDEXED != 0;
-            if (e == NONE) == indexed || (e != NONE && e as usize >= nodes) {
-                return Err(format!("game {}'s node is wrong", g + 1));
-            }
-            if e != NONE {
-                starts[e as usize + 1] += 1;
-            }
-        }
-        for i in 0..nodes {
-            starts[i + 1] += starts[i];
-        }
-        let mut by_exit = vec![0u32; starts[nodes] as usize];
-        let mut sorted_exits = vec![0u32; by_exit.len()];
-        for (g, &e) in exits.iter().enumerate() {
-            if e != NONE {
-                let at = &mut starts[e as usize];
-                by_exit[*at as usize] = g as u32;
-                sorted_exits[*at as usize] = e;
-                *at += 1;
-            }
-        }
+        let (by_exit, sorted_exits) = by_node(&exits, &flags, nodes)?;
         Ok(Index {
             games: n,
             node_move,
@@ -1033,6 +981,74 @@ impl Index {
             (s, since)
         })))
     }
+}
+
+/// Each node's subtree end, depth and parent.
+type Shape = (Vec<u32>, Vec<u16>, Vec<u32>);
+
+/// The tree's [`Shape`], from the children of each node in preorder.
+fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
+    let mut counts = children;
+    let mut node_end = vec![0u32; nodes];
+    let mut node_depth = vec![0u16; nodes];
+    let mut node_parent = vec![NONE; nodes];
+    // (node, children left) from the root down.
+    let mut stack: Vec<(usize, u64)> = Vec::new();
+    for i in 0..nodes {
+        let kids = get_varint(&mut counts)?;
+        if i > 0 {
+            let Some(top) = stack.last_mut() else {
+                return Err("the tree has more than one root".into());
+            };
+            top.1 -= 1;
+        }
+        node_depth[i] = stack.len() as u16;
+        if let Some(&(p, _)) = stack.last() {
+            node_parent[i] = p as u32;
+        }
+        stack.push((i, kids));
+        while let Some(&(n, 0)) = stack.last() {
+            node_end[n] = i as u32 + 1;
+            stack.pop();
+        }
+        if stack.len() > usize::from(u16::MAX) {
+            return Err("the tree is too deep".into());
+        }
+    }
+    if !stack.is_empty() || !counts.is_empty() {
+        return Err("the tree's children do not add up".into());
+    }
+    Ok((node_end, node_depth, node_parent))
+}
+
+/// The games with a node, sorted by it, and their nodes; checks that the
+/// games from the standard start, and only they, have one.
+fn by_node(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(Vec<u32>, Vec<u32>), String> {
+    // The games by node: counted, then placed (a counting sort).
+    let mut starts = vec![0u32; nodes + 1];
+    for (g, &e) in exits.iter().enumerate() {
+        let indexed = flags[g] & INDEXED != 0;
+        if (e == NONE) == indexed || (e != NONE && e as usize >= nodes) {
+            return Err(format!("game {}'s node is wrong", g + 1));
+        }
+        if e != NONE {
+            starts[e as usize + 1] += 1;
+        }
+    }
+    for i in 0..nodes {
+        starts[i + 1] += starts[i];
+    }
+    let mut by_exit = vec![0u32; starts[nodes] as usize];
+    let mut sorted_exits = vec![0u32; by_exit.len()];
+    for (g, &e) in exits.iter().enumerate() {
+        if e != NONE {
+            let at = &mut starts[e as usize];
+            by_exit[*at as usize] = g as u32;
+            sorted_exits[*at as usize] = e;
+            *at += 1;
+        }
+    }
+    Ok((by_exit, sorted_exits))
 }
 
 /// Column `at` of a section's `bytes`, unpacked and of the length it says.
