@@ -49,10 +49,6 @@ pub(crate) fn query(d: &Bound<'_, PyDict>) -> PyResult<Query> {
     Ok(q)
 }
 
-fn field(name: &str, t: DataType, nullable: bool) -> Field {
-    Field::new(name, t, nullable)
-}
-
 /// The games found, one row each: `game` from 0 as `Archive` numbers them.
 pub(crate) fn hits_batch<'py>(
     py: Python<'py>,
@@ -62,16 +58,16 @@ pub(crate) fn hits_batch<'py>(
         Arc::new(StringArray::from_iter_values(hits.iter().map(f)))
     };
     let schema = Schema::new(vec![
-        field("game", DataType::UInt64, false),
-        field("ply", DataType::UInt32, false),
-        field("white", DataType::Utf8, false),
-        field("black", DataType::Utf8, false),
-        field("white_elo", DataType::UInt16, true),
-        field("black_elo", DataType::UInt16, true),
-        field("result", DataType::Utf8, true),
-        field("date", DataType::Utf8, false),
-        field("event", DataType::Utf8, false),
-        field("eco", DataType::Utf8, false),
+        Field::new("game", DataType::UInt64, false),
+        Field::new("ply", DataType::UInt32, false),
+        Field::new("white", DataType::Utf8, false),
+        Field::new("black", DataType::Utf8, false),
+        Field::new("white_elo", DataType::UInt16, true),
+        Field::new("black_elo", DataType::UInt16, true),
+        Field::new("result", DataType::Utf8, true),
+        Field::new("date", DataType::Utf8, false),
+        Field::new("event", DataType::Utf8, false),
+        Field::new("eco", DataType::Utf8, false),
     ]);
     let elo = |f: fn(&search::Hit) -> u16| -> ArrayRef {
         Arc::new(UInt16Array::from_iter(
@@ -114,15 +110,15 @@ pub(crate) fn moves_batch<'py>(
         ))
     };
     let schema = Schema::new(vec![
-        field("san", DataType::Utf8, false),
-        field("uci", DataType::Utf8, false),
-        field("games", DataType::UInt64, false),
-        field("white", DataType::UInt64, false),
-        field("draws", DataType::UInt64, false),
-        field("black", DataType::UInt64, false),
-        field("mean_rating", DataType::UInt32, true),
-        field("last_game", DataType::UInt64, true),
-        field("best_game", DataType::UInt64, true),
+        Field::new("san", DataType::Utf8, false),
+        Field::new("uci", DataType::Utf8, false),
+        Field::new("games", DataType::UInt64, false),
+        Field::new("white", DataType::UInt64, false),
+        Field::new("draws", DataType::UInt64, false),
+        Field::new("black", DataType::UInt64, false),
+        Field::new("mean_rating", DataType::UInt32, true),
+        Field::new("last_game", DataType::UInt64, true),
+        Field::new("best_game", DataType::UInt64, true),
     ]);
     let columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values(moves.iter().map(|m| &m.san))),

@@ -7,9 +7,9 @@ use std::{
     time::Instant,
 };
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use chesspack::{
-    archive::{self, ArchiveReader},
+    archive::ArchiveReader,
     search::{self, Query},
 };
 use clap::Args;
@@ -311,9 +311,6 @@ pub fn index(args: &IndexArgs) -> Result<()> {
             .open(path)
             .with_context(|| format!("cannot open {path}"))?;
         let before = file.metadata()?.len();
-        if archive::ArchiveReader::open(&mut file).is_err() {
-            bail!("{path} is not a game archive");
-        }
         let bytes = search::index(&mut file, args.threads.unwrap_or(0))
             .with_context(|| format!("cannot index {path}"))?;
         let after = file.metadata()?.len();

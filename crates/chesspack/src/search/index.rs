@@ -634,9 +634,10 @@ pub(crate) struct Index {
     pub flags: Vec<u8>,
     pub exits: Vec<u32>,
     pub exit_moves: Vec<u16>,
-    /// The games with a node, sorted by it, and their nodes.
+    /// The games with a node, sorted by it; the games of node `n` are
+    /// `by_exit[first[n]..first[n + 1]]`.
     pub by_exit: Vec<u32>,
-    pub sorted_exits: Vec<u32>,
+    first: Vec<u32>,
     pub results: Vec<u8>,
     pub speeds: Vec<u8>,
     pub white_elo: Vec<u16>,
@@ -769,7 +770,7 @@ impl Index {
         node_change.extend_from_slice(&node_changes);
         let flags = column(FLAGS, 1, n)?;
         let exits = unplanes(&column(EXITS, 4, n)?);
-        let (by_exit, sorted_exits) = by_node(&exits, &flags, nodes)?;
+        let (by_exit, first) = by_node(&exits, &flags, nodes)?;
         Ok(Index {
             games: n,
             node_move,
@@ -782,7 +783,7 @@ impl Index {
             exit_moves: u16s(&column(EXIT_MOVES, 2, n)?),
             exits,
             by_exit,
-            sorted_exits,
+            first,
             results: column(RESULTS, 1, n)?,
             speeds: column(SPEED, 1, n)?,
             white_elo: u16s(&column(WHITE_ELO, 2, n)?),
@@ -925,9 +926,8 @@ impl Index {
 
     /// The games whose last node is in the subtree of node `n`.
     pub(crate) fn games_below(&self, n: usize) -> &[u32] {
-        let lo = self.sorted_exits.partition_point(|&e| (e as usize) < n);
-        let hi = self.sorted_exits.partition_point(|&e| e < self.node_end[n]);
-        &self.by_exit[lo..hi]
+        let end = self.node_end[n] as usize;
+        &self.by_exit[self.first[n] as usize..self.first[end] as usize]
     }
 
     /// The position of game `g` after the move it plays where it leaves
@@ -1021,34 +1021,34 @@ fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
     Ok((node_end, node_depth, node_parent))
 }
 
-/// The games with a node, sorted by it, and their nodes; checks that the
-/// games from the standard start, and only they, have one.
+/// The games with a node, sorted by it, and where each node's games start
+/// among them (one more, for the end); checks that the games from the
+/// standard start, and only they, have one.
 fn by_node(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(Vec<u32>, Vec<u32>), String> {
     // The games by node: counted, then placed (a counting sort).
-    let mut starts = vec![0u32; nodes + 1];
+    let mut first = vec![0u32; nodes + 1];
     for (g, &e) in exits.iter().enumerate() {
         let indexed = flags[g] & INDEXED != 0;
         if (e == NONE) == indexed || (e != NONE && e as usize >= nodes) {
             return Err(format!("game {}'s node is wrong", g + 1));
         }
         if e != NONE {
-            starts[e as usize + 1] += 1;
+            first[e as usize + 1] += 1;
         }
     }
     for i in 0..nodes {
-        starts[i + 1] += starts[i];
+        first[i + 1] += first[i];
     }
-    let mut by_exit = vec![0u32; starts[nodes] as usize];
-    let mut sorted_exits = vec![0u32; by_exit.len()];
+    let mut next = first.clone();
+    let mut by_exit = vec![0u32; first[nodes] as usize];
     for (g, &e) in exits.iter().enumerate() {
         if e != NONE {
-            let at = &mut starts[e as usize];
+            let at = &mut next[e as usize];
             by_exit[*at as usize] = g as u32;
-            sorted_exits[*at as usize] = e;
             *at += 1;
         }
     }
-    Ok((by_exit, sorted_exits))
+    Ok((by_exit, first))
 }
 
 /// Column `at` of a section's `bytes`, unpacked and of the length it says.

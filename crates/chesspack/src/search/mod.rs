@@ -215,14 +215,10 @@ type Tally = (
 /// What is looked for.
 enum Target {
     Any,
-    Position {
-        key: u64,
-        state: State,
-    },
+    Position { key: u64, state: State },
     Material([[u8; 5]; 2]),
     Imbalance([i8; 5]),
-    /// Each pattern with the least state that shows it.
-    Patterns(Vec<(Pattern, State)>),
+    Patterns(Vec<Pattern>),
 }
 
 fn bad(what: impl Into<String>) -> ArchiveError {
@@ -307,11 +303,7 @@ fn target_of(query: &Query) -> Result<Target, ArchiveError> {
         let patterns = query
             .sub_fen
             .iter()
-            .map(|s| {
-                let p = Pattern::parse(s).ok_or_else(|| bad(format!("bad sub-FEN {s:?}")))?;
-                let least = State::of_board(&p.board);
-                Ok((p, least))
-            })
+            .map(|s| Pattern::parse(s).ok_or_else(|| bad(format!("bad sub-FEN {s:?}"))))
             .collect::<Result<_, ArchiveError>>()?;
         return Ok(Target::Patterns(patterns));
     }
@@ -328,7 +320,7 @@ impl Target {
             }
             Target::Material(m) => State::of(pos).material == *m,
             Target::Imbalance(d) => state::imbalance_of(&State::of(pos).material) == *d,
-            Target::Patterns(ps) => ps.iter().any(|(p, _)| p.matches(pos.board())),
+            Target::Patterns(ps) => ps.iter().any(|p| p.matches(pos.board())),
         }
     }
 
@@ -339,7 +331,7 @@ impl Target {
             Target::Position { state, .. } => s == state,
             Target::Material(m) => s.material == *m,
             Target::Imbalance(d) => state::imbalance_of(&s.material) == *d,
-            Target::Patterns(ps) => ps.iter().any(|(p, _)| p.possible(s)),
+            Target::Patterns(ps) => ps.iter().any(|p| p.possible(s)),
         }
     }
 
@@ -352,7 +344,7 @@ impl Target {
                 home: 0,
                 material: *m,
             }),
-            Target::Patterns(ps) => ps.iter().any(|(_, least)| s.can_reach(least)),
+            Target::Patterns(ps) => ps.iter().any(|p| s.can_reach(&p.least)),
             _ => true,
         }
     }
@@ -811,8 +803,7 @@ fn search_all<R: Read + Seek>(
     let mut all = Vec::new();
     let mut report = Found::default();
     for (i, archive) in archives.iter_mut().enumerate() {
-        let (found, r) = search(archive, target, filter, threads, next_moves)?;
-        let mut found = found;
+        let (mut found, r) = search(archive, target, filter, threads, next_moves)?;
         for f in &mut found {
             f.archive = i;
         }
@@ -897,10 +888,7 @@ fn from_index(
 ) -> Result<(Vec<Found0>, Vec<usize>), String> {
     let mut found: Vec<Found0> = Vec::new();
     let mut candidates: Vec<usize> = Vec::new();
-    let names = match filter.names_filtered() {
-        true => Some(ix.names()?),
-        false => None,
-    };
+    let names = filter.names_filtered().then(|| ix.names()).transpose()?;
     let bits = names.map(|n| filter.name_bits(&n.names));
     let names = bits.as_deref().zip(names);
     let filtered = !filter.is_empty();

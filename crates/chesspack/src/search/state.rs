@@ -236,6 +236,12 @@ pub(crate) fn imbalance_of(material: &[[u8; 5]; 2]) -> [i8; 5] {
 #[derive(Clone, Debug)]
 pub(crate) struct Pattern {
     pub board: Board,
+    /// The least state that shows it: its pieces, its pawns on their home
+    /// squares.
+    pub least: State,
+    /// The home squares' bits of the pawns that must have gone: those
+    /// where the pattern has another piece.
+    gone: u16,
 }
 
 impl Pattern {
@@ -243,7 +249,19 @@ impl Pattern {
     pub(crate) fn parse(text: &str) -> Option<Pattern> {
         let board_part = text.split_whitespace().next()?;
         let board: Board = board_part.parse().ok()?;
-        Some(Pattern { board })
+        let mut gone = 0;
+        for (sq, piece) in board.iter() {
+            for color in Color::ALL {
+                if piece != Role::Pawn.of(color) {
+                    gone |= home_bit(color, sq).unwrap_or(0);
+                }
+            }
+        }
+        Some(Pattern {
+            least: State::of_board(&board),
+            board,
+            gone,
+        })
     }
 
     /// Whether `board` has the pattern's pieces on its squares.
@@ -257,7 +275,7 @@ impl Pattern {
     /// pieces, its pawns on home squares still there, its other pieces on
     /// home squares where those pawns have gone.
     pub(crate) fn possible(&self, s: &State) -> bool {
-        let need = State::of_board(&self.board);
+        let need = &self.least;
         for c in 0..2 {
             for r in 0..5 {
                 if s.material[c][r] < need.material[c][r] {
@@ -265,20 +283,7 @@ impl Pattern {
                 }
             }
         }
-        if s.home & need.home != need.home {
-            return false;
-        }
-        for (sq, piece) in self.board.iter() {
-            for color in Color::ALL {
-                if piece != Role::Pawn.of(color)
-                    && let Some(bit) = home_bit(color, sq)
-                    && s.home & bit != 0
-                {
-                    return false;
-                }
-            }
-        }
-        true
+        s.home & need.home == need.home && s.home & self.gone == 0
     }
 }
 

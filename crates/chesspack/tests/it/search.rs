@@ -589,9 +589,9 @@ fn issue_68_golden_archive_with_an_index() {
     assert_eq!(found_in(&packed, true, &q).0, BTreeSet::from([(3, 8)]));
 }
 
-/// The search section of an indexed archive: where it starts, and each
-/// column's place (its unpacked length's varint, and its frame).
-fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<(usize, usize)>) {
+/// The search section of an indexed archive: where it starts, its length,
+/// and where each column's unpacked length (a varint) is.
+fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<usize>) {
     let reader = ArchiveReader::open(Cursor::new(plain)).unwrap();
     let last = reader.blocks().last().unwrap();
     let at = last.offset as usize + 16 + last.len as usize;
@@ -613,10 +613,9 @@ fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<(usize, u
     varint(&mut i);
     let mut columns = Vec::new();
     for _ in 0..19 {
-        let raw_at = i;
+        columns.push(i);
         varint(&mut i);
         let stored = varint(&mut i);
-        columns.push((raw_at, i));
         i += stored;
     }
     assert_eq!(i + 4, at + len, "the section ends with its checksum");
@@ -633,7 +632,7 @@ fn issue_68_a_column_read_on_first_use_that_does_not_read_gives_no_wrong_answer(
     queries[2].white = Some("a".into());
     // The names (ids, then the names), the changes and their plies: read
     // when a query first needs them, after the section's checksum passed.
-    for (column, &(raw_at, _)) in columns.iter().enumerate().skip(10) {
+    for (column, &raw_at) in columns.iter().enumerate().skip(10) {
         let mut bad = indexed.clone();
         // One less for its unpacked length (a varint of the same size).
         let before = bad[raw_at];
