@@ -48,27 +48,49 @@ struct Stored {
 /// them is xz, else zstd.
 const XZ_MAGIC: &[u8] = &[0xfd, b'7', b'z', b'X', b'Z', 0];
 
-/// An xz column of `raw` bytes, read in pure Rust (lzma-rs): a stream that
-/// would give more is an error as soon as it does.
+/// A writer that refuses more than `left` bytes.
+struct Bounded {
+    out: Vec<u8>,
+    left: usize,
+}
+
+impl std::io::Write for Bounded {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        if buf.len() > self.left {
+            return Err(std::io::Error::other("longer than its length"));
+        }
+        self.left -= buf.len();
+        self.out.extend_from_slice(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// An xz column of `raw` bytes: a stream that would give more is an error
+/// as soon as it does. Read with liblzma where the `compression` feature
+/// builds it (faster), else in pure Rust ([`decompress_xz_rust`]: the
+/// browser); the bytes are the same.
+#[cfg(feature = "compression")]
 fn decompress_xz(bytes: &[u8], raw: usize) -> Result<Vec<u8>, String> {
-    /// A writer that refuses more than `left` bytes.
-    struct Bounded {
-        out: Vec<u8>,
-        left: usize,
-    }
-    impl std::io::Write for Bounded {
-        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-            if buf.len() > self.left {
-                return Err(std::io::Error::other("longer than its length"));
-            }
-            self.left -= buf.len();
-            self.out.extend_from_slice(buf);
-            Ok(buf.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use std::io::Write;
+    let mut dec = xz2::write::XzDecoder::new(Bounded {
+        out: Vec::with_capacity(raw),
+        left: raw,
+    });
+    dec.write_all(bytes)
+        .and_then(|()| dec.finish())
+        .map(|b| b.out)
+        .map_err(|e| format!("xz: {e}"))
+}
+
+#[cfg(not(feature = "compression"))]
+use self::decompress_xz_rust as decompress_xz;
+
+/// [`decompress_xz`] in pure Rust (lzma-rs).
+#[cfg(any(test, not(feature = "compression")))]
+fn decompress_xz_rust(bytes: &[u8], raw: usize) -> Result<Vec<u8>, String> {
     let mut out = Bounded {
         out: Vec::with_capacity(raw),
         left: raw,
@@ -1385,8 +1407,9 @@ fn slice_bits(bits: &Bits, start: usize, len: usize) -> Bits {
 mod tests {
     use super::*;
 
-    /// xz streams of liblzma (xz2, the reference) read back with lzma-rs,
-    /// in every check; a stream longer than its column is an error.
+    /// xz streams of liblzma (xz2, the reference) read back with liblzma
+    /// and with lzma-rs, in every check; a stream longer than its column is
+    /// an error.
     #[cfg(feature = "compression")]
     #[test]
     fn xz_columns_of_liblzma_read_back() {
@@ -1397,9 +1420,11 @@ mod tests {
             std::io::Write::write_all(&mut enc, &data).unwrap();
             let xz = enc.finish().unwrap();
             assert!(xz.starts_with(XZ_MAGIC));
-            assert_eq!(decompress_xz(&xz, data.len()).unwrap(), data);
-            assert!(decompress_xz(&xz, data.len() - 1).is_err());
-            assert!(decompress_xz(&xz[..xz.len() / 2], data.len()).is_err());
+            for read in [decompress_xz, decompress_xz_rust] {
+                assert_eq!(read(&xz, data.len()).unwrap(), data);
+                assert!(read(&xz, data.len() - 1).is_err());
+                assert!(read(&xz[..xz.len() / 2], data.len()).is_err());
+            }
         }
     }
 }
