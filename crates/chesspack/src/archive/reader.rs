@@ -22,6 +22,9 @@ pub struct ArchiveReader<R> {
     pub(super) first_game: Vec<u64>,
     /// The search section's offset and length, where there is one.
     pub(super) section: Option<(u64, u64)>,
+    /// The search section as read, kept between queries (a layer above
+    /// says what it is: see [`ArchiveReader::kept_section`]).
+    pub(super) kept: Option<std::sync::Arc<dyn std::any::Any + Send + Sync>>,
 }
 
 impl<R: Read + Seek> ArchiveReader<R> {
@@ -77,6 +80,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
             header_error,
             first_game,
             section,
+            kept: None,
         })
     }
 
@@ -97,6 +101,21 @@ impl<R: Read + Seek> ArchiveReader<R> {
         let mut bytes = vec![0u8; len];
         self.r.read_exact(&mut bytes)?;
         Ok(Some(bytes))
+    }
+
+    /// The search section as a layer above read it (with
+    /// [`ArchiveReader::section_bytes`]) and kept, if it is a `T`: queries
+    /// on an open archive read it once.
+    pub(crate) fn kept_section<T: std::any::Any + Send + Sync>(&self) -> Option<std::sync::Arc<T>> {
+        self.kept.clone()?.downcast().ok()
+    }
+
+    /// Keeps `section` for [`ArchiveReader::kept_section`].
+    pub(crate) fn keep_section(
+        &mut self,
+        section: std::sync::Arc<dyn std::any::Any + Send + Sync>,
+    ) {
+        self.kept = Some(section);
     }
 
     /// Where the blocks end: the offset of the search section, or of the

@@ -660,16 +660,28 @@ fn date_text(d: u32) -> String {
     )
 }
 
-/// Reads the archive's search section: `Ok(None)` where it has none.
-fn read_index<R: Read + Seek>(archive: &mut ArchiveReader<R>) -> (Option<Index>, Option<String>) {
-    match archive.section_bytes() {
+/// The archive's search section (`None` where it has none), or why it
+/// could not be read.
+type SectionRead = (Option<Index>, Option<String>);
+
+/// Reads the archive's search section, once: the archive keeps what was
+/// read for its next query.
+fn read_index<R: Read + Seek>(archive: &mut ArchiveReader<R>) -> Arc<SectionRead> {
+    if let Some(kept) = archive.kept_section::<SectionRead>() {
+        return kept;
+    }
+    let read: SectionRead = match archive.section_bytes() {
         Ok(None) => (None, None),
         Ok(Some(bytes)) => match Index::read(bytes, archive.games()) {
             Ok(index) => (Some(index), None),
             Err(why) => (None, Some(format!("damaged search section: {why}"))),
         },
-        Err(e) => (None, Some(format!("search section unreadable: {e}"))),
-    }
+        // An I/O error may pass: the next query reads again.
+        Err(e) => return Arc::new((None, Some(format!("search section unreadable: {e}")))),
+    };
+    let read = Arc::new(read);
+    archive.keep_section(read.clone());
+    read
 }
 
 /// Searches `archives` for `query`: every game that passes the filters
@@ -835,7 +847,8 @@ fn search<R: Read + Seek>(
     threads: usize,
     next_moves: bool,
 ) -> Result<(Vec<Found0>, Found), ArchiveError> {
-    let (index, mut index_error) = read_index(archive);
+    let read = read_index(archive);
+    let (index, mut index_error) = (&read.0, read.1.clone());
     // A column that does not read is a damaged section: every game is
     // decoded instead.
     let mut not_searched = 0;

@@ -656,3 +656,31 @@ fn issue_68_a_column_read_on_first_use_that_does_not_read_gives_no_wrong_answer(
         assert!(noticed > 0, "column {column}");
     }
 }
+
+#[test]
+fn issue_68_queries_on_one_open_archive_answer_as_on_a_fresh_one() {
+    // The archive keeps its search section between queries (Python's
+    // `Archive`, the web page): each answer is the one a fresh reader
+    // gives, in any order of queries of every kind.
+    let (_, indexed, _) = fixture();
+    let mut queries = vec![Query::default(); 6];
+    queries[0].moves = Some("e4 c5 Nf3 d6".into());
+    queries[1].material = Some("KRPKR".into());
+    queries[2].white = Some("a".into());
+    queries[3].sub_fen = vec!["8/8/8/8/4P3/8/8/8".into()];
+    queries[4].explore = true;
+    queries[5].moves = Some("d4".into());
+    queries[5].explore = true;
+    let mut open = [ArchiveReader::open(Cursor::new(&indexed)).unwrap()];
+    for round in 0..2 {
+        for q in &queries {
+            let kept = search::find(&mut open, q).unwrap();
+            let mut fresh = [ArchiveReader::open(Cursor::new(&indexed)).unwrap()];
+            let want = search::find(&mut fresh, q).unwrap();
+            assert_eq!(kept.hits, want.hits, "round {round}, {q:?}");
+            assert_eq!(kept.moves, want.moves, "round {round}, {q:?}");
+            assert_eq!(kept.decoded, want.decoded, "round {round}, {q:?}");
+            assert!(!kept.scanned);
+        }
+    }
+}
