@@ -5,7 +5,7 @@ import init, * as cp from './pkg/chesspack_web.js';
 const LICHESS_BITS_PER_PLY = 4.48;
 
 const $ = (id) => document.getElementById(id);
-const state = { text: '', number: 1, analysis: null, ply: 0, archive: null };
+const state = { text: '', number: 1, analysis: null, ply: 0 };
 
 function message(text, kind = 'error') {
   const m = $('message');
@@ -52,29 +52,28 @@ const svg = (tag, attrs = {}, text) => {
 const GLYPH = { k: '♚', q: '♛', r: '♜', b: '♝', n: '♞', p: '♟' };
 const SQ = 45;
 
-function squareXY(name) {
-  const file = name.charCodeAt(0) - 97;
-  const rank = name.charCodeAt(1) - 49;
-  return [file * SQ, (7 - rank) * SQ];
+// The square at column `f`, row `r` of the drawing (row 0 at the top).
+function squareAt(f, r, flip) {
+  return flip ? String.fromCharCode(104 - f) + (r + 1) : String.fromCharCode(97 + f) + (8 - r);
 }
 
-function drawBoard(fen, lastUci) {
-  const board = $('board');
+// Draws `fen` on `board` (an svg): the last move and a selected square
+// marked, dots on `targets`, White at the bottom unless `flip`.
+function drawOn(board, fen, { last = null, flip = false, selected = null, targets = [] } = {}) {
   board.replaceChildren();
-  const marked = lastUci ? [lastUci.slice(0, 2), lastUci.slice(2, 4)] : [];
+  const marked = last ? [last.slice(0, 2), last.slice(2, 4)] : [];
   for (let r = 0; r < 8; r++) {
     for (let f = 0; f < 8; f++) {
-      const name = String.fromCharCode(97 + f) + (8 - r);
+      const name = squareAt(f, r, flip);
       const light = (r + f) % 2 === 0;
-      board.append(svg('rect', {
-        x: f * SQ, y: r * SQ, width: SQ, height: SQ,
-        fill: marked.includes(name) ? (light ? '#f6f669' : '#baca2b') : (light ? 'var(--light)' : 'var(--dark)'),
-      }));
+      const fill = name === selected ? '#7fb0e0'
+        : marked.includes(name) ? (light ? '#f6f669' : '#baca2b') : (light ? 'var(--light)' : 'var(--dark)');
+      board.append(svg('rect', { x: f * SQ, y: r * SQ, width: SQ, height: SQ, fill, 'data-square': name }));
     }
   }
   for (let i = 0; i < 8; i++) {
-    board.append(svg('text', { x: i * SQ + 2, y: 358, 'font-size': 9, fill: '#333' }, String.fromCharCode(97 + i)));
-    board.append(svg('text', { x: 350, y: i * SQ + 10, 'font-size': 9, fill: '#333' }, String(8 - i)));
+    board.append(svg('text', { x: i * SQ + 2, y: 358, 'font-size': 9, fill: '#333' }, squareAt(i, 7, flip)[0]));
+    board.append(svg('text', { x: 350, y: i * SQ + 10, 'font-size': 9, fill: '#333' }, squareAt(7, i, flip)[1]));
   }
   const rows = fen.split(' ')[0].split('/');
   rows.forEach((row, r) => {
@@ -85,14 +84,25 @@ function drawBoard(fen, lastUci) {
         continue;
       }
       const white = c === c.toUpperCase();
+      const [x, y] = flip ? [7 - f, 7 - r] : [f, r];
       board.append(svg('text', {
-        x: f * SQ + SQ / 2, y: r * SQ + SQ * 0.8, 'text-anchor': 'middle', 'font-size': 38,
-        fill: white ? '#fff' : '#111', stroke: white ? '#111' : '#111', 'stroke-width': white ? 1.2 : 0.5,
-        class: 'piece', 'data-piece': c,
+        x: x * SQ + SQ / 2, y: y * SQ + SQ * 0.8, 'text-anchor': 'middle', 'font-size': 38,
+        fill: white ? '#fff' : '#111', stroke: '#111', 'stroke-width': white ? 1.2 : 0.5,
+        class: 'piece', 'data-piece': c, 'data-square': String.fromCharCode(97 + f) + (8 - r),
       }, GLYPH[c.toLowerCase()]));
       f += 1;
     }
   });
+  for (const t of targets) {
+    const file = t.charCodeAt(0) - 97;
+    const rank = t.charCodeAt(1) - 49;
+    const [x, y] = flip ? [7 - file, rank] : [file, 7 - rank];
+    board.append(svg('circle', { cx: x * SQ + SQ / 2, cy: y * SQ + SQ / 2, r: 7, fill: '#0005', class: 'target', 'pointer-events': 'none' }));
+  }
+}
+
+function drawBoard(fen, lastUci) {
+  drawOn($('board'), fen, { last: lastUci });
 }
 
 // ---- one game ----------------------------------------------------------
@@ -262,7 +272,9 @@ function renderList(list, title, open) {
 }
 
 const show = guarded(() => {
-  state.archive = null;
+  if (db.archive) db.archive.free();
+  db.archive = null;
+  $('db').hidden = true;
   const text = $('pgn').value;
   if (!text.trim()) {
     message('Paste a PGN game first, or load the sample.', 'info');
@@ -288,22 +300,407 @@ const show = guarded(() => {
   }
 });
 
-const openArchive = guarded((bytes, name) => {
-  const archive = new cp.Archive(bytes);
-  const list = JSON.parse(archive.list());
-  state.archive = archive;
-  $('pgn').value = '';
-  const open = guarded((n) => {
-    const text = state.archive.game(n);
-    $('pgn').value = text;
-    openGame(text, 1);
-    document.querySelectorAll('#games tbody tr').forEach((tr) => tr.classList.toggle('open', Number(tr.dataset.number) === n));
-  });
-  renderList(list, `${name}: ${list.total} games, codec ${list.codec}`, open);
-  $('list').hidden = false;
-  if (list.games.length) open(list.games[0].number);
-  else message('The archive holds no games.', 'info');
+// ---- the database: an archive explored by position ------------------------
+
+const PAGE = 50;
+const FILTERS = ['player', 'min_elo', 'max_elo', 'speed', 'from', 'to'];
+const db = {
+  archive: null, name: '', start: START, line: [], cursor: 0, flip: false,
+  filters: {}, find: null, sort: 'number', offset: 0, legal: [], selected: null,
+  keys: 'db', timings: {},
+};
+
+const dbFen = () => (db.cursor === 0 ? db.start : db.line[db.cursor - 1].fen);
+
+// The query of the games list: sub-FEN, material or imbalance when one is
+// asked for; else every game at the start of the standard position, the
+// games that reached the position everywhere else; the filters always.
+function listQuery() {
+  if (db.find) return { ...db.filters, [db.find.kind]: db.find.text };
+  if (db.cursor === 0 && db.start === START) return { ...db.filters };
+  return { ...db.filters, fen: dbFen() };
+}
+
+// Times `f` with performance.now() into db.timings[name] (the browser test
+// reads them from body's data-timings).
+function timed(name, f) {
+  const t = performance.now();
+  const v = f();
+  db.timings[name] = Math.round((performance.now() - t) * 10) / 10;
+  document.body.dataset.timings = JSON.stringify(db.timings);
+  return v;
+}
+
+function pct(n, of) {
+  return of ? (100 * n) / of : 0;
+}
+
+function renderExplorer(v) {
+  const body = $('explorer').tBodies[0];
+  const total = v.moves.reduce((s, m) => s + m.games, 0);
+  body.replaceChildren(...v.moves.map((m) => {
+    const tr = document.createElement('tr');
+    tr.tabIndex = 0;
+    tr.dataset.uci = m.uci;
+    const [w, d, b] = [pct(m.white, m.games), pct(m.draws, m.games), pct(m.black, m.games)];
+    const label = (x) => (x >= 12 ? `${x.toFixed(0)}%` : '');
+    tr.innerHTML = `<td class="san"></td><td class="num">${m.games.toLocaleString('en')}<small> ${pct(m.games, total).toFixed(0)}%</small></td>`
+      + `<td class="bar"><div class="wdl" title="White ${w.toFixed(1)}%, draws ${d.toFixed(1)}%, Black ${b.toFixed(1)}%">`
+      + `<span class="w" style="width:${w}%">${label(w)}</span><span class="d" style="width:${d}%">${label(d)}</span><span class="b" style="width:${b}%">${label(b)}</span></div></td>`
+      + `<td class="num">${m.mean_rating ?? '–'}</td>`;
+    tr.children[0].textContent = m.san;
+    tr.title = `latest game: #${m.last_game}; highest rated: #${m.best_game}`;
+    tr.addEventListener('click', () => playMove(m.uci));
+    tr.addEventListener('keydown', (e) => e.key === 'Enter' && playMove(m.uci));
+    return tr;
+  }));
+  if (v.moves.length === 0) {
+    const tr = document.createElement('tr');
+    tr.innerHTML = '<td colspan="4">no game played on from here</td>';
+    body.append(tr);
+  }
+  const how = v.scanned
+    ? `no search index: every game decoded${v.index_error ? ` (${v.index_error})` : ''}`
+    : `search index, ${v.decoded.toLocaleString('en')} games decoded`;
+  const text = v.not_searched ? `; ${v.not_searched} ${v.not_searched === 1 ? 'game' : 'games'} stored as text not searched` : '';
+  $('explore-status').textContent = `${v.reached.toLocaleString('en')} ${v.reached === 1 ? 'game' : 'games'} reached this position (${how}${text}), in ${db.timings.explore} ms.`;
+}
+
+function renderHits(v) {
+  const body = $('hits').tBodies[0];
+  body.replaceChildren(...v.games.map((g) => {
+    const tr = document.createElement('tr');
+    tr.dataset.number = g.game;
+    tr.dataset.ply = g.ply;
+    const elo = (e) => (e ? ` (${e})` : '');
+    for (const [c, cls] of [[g.game, 'num'], [g.white + elo(g.white_elo)], [g.black + elo(g.black_elo)], [g.result || '*'], [g.date], [g.event], [g.ply, 'num']]) {
+      const td = document.createElement('td');
+      td.textContent = c;
+      if (cls) td.className = cls;
+      tr.append(td);
+    }
+    tr.addEventListener('click', () => openDbGame(g.game, g.ply));
+    return tr;
+  }));
+  const kinds = { sub_fen: 'sub-FEN', material: 'material', imbalance: 'imbalance' };
+  const what = db.find ? `with ${kinds[db.find.kind]} ${db.find.text}`
+    : (db.cursor === 0 && db.start === START ? 'of the archive' : 'that reached this position');
+  const text = v.not_searched ? ` (${v.not_searched} stored as text not searched)` : '';
+  $('hits-title').textContent = `${v.total.toLocaleString('en')} ${v.total === 1 ? 'game' : 'games'} ${what}${text}`;
+  const end = Math.min(v.offset + v.games.length, v.total);
+  $('hits-range').textContent = v.total ? `${(v.offset + 1).toLocaleString('en')}–${end.toLocaleString('en')} of ${v.total.toLocaleString('en')}` : 'none';
+  $('hits-prev').disabled = v.offset === 0;
+  $('hits-next').disabled = end >= v.total;
+  $('find-clear').hidden = !db.find;
+}
+
+const showHits = guarded(() => {
+  const v = timed('games', () => JSON.parse(db.archive.find(JSON.stringify(listQuery()), db.sort, db.offset, PAGE)));
+  renderHits(v);
 });
+
+function renderLine() {
+  const line = $('db-line');
+  line.replaceChildren();
+  const parts = db.start.split(' ');
+  let number = Number(parts[5]) || 1;
+  let white = parts[1] !== 'b';
+  db.line.forEach((p, i) => {
+    if (white || i === 0) line.append(`${number}.${white ? '' : '..'} `);
+    const m = document.createElement('span');
+    m.className = 'm' + (i + 1 === db.cursor ? ' current' : '') + (i + 1 > db.cursor ? ' after' : '');
+    m.textContent = p.san;
+    m.addEventListener('click', () => goTo(i + 1));
+    line.append(m, ' ');
+    if (!white) number += 1;
+    white = !white;
+  });
+  if (db.line.length === 0) line.textContent = 'Click or drag a piece, or a move in the table.';
+}
+
+function drawDbBoard() {
+  const last = db.cursor > 0 ? db.line[db.cursor - 1].uci : null;
+  const targets = db.selected ? db.legal.filter((m) => m.uci.startsWith(db.selected)).map((m) => m.uci.slice(2, 4)) : [];
+  drawOn($('db-board'), dbFen(), { last, flip: db.flip, selected: db.selected, targets });
+}
+
+// The view after a change of position, filters or find: board, line, FEN,
+// the explorer's table and the first page of games.
+const refresh = guarded((games = true) => {
+  db.selected = null;
+  db.legal = JSON.parse(cp.positionMoves(dbFen())).legal;
+  drawDbBoard();
+  renderLine();
+  $('db-fen').value = dbFen();
+  $('db-link').hidden = true;
+  const q = { ...db.filters, fen: dbFen() };
+  // The games too where the list shows the same query's.
+  const same = games && JSON.stringify(listQuery()) === JSON.stringify(q);
+  const v = timed('explore', () => JSON.parse(db.archive.explore(JSON.stringify(q), same)));
+  db.explored = v;
+  renderExplorer(v);
+  if (games) {
+    db.offset = 0;
+    showHits();
+  }
+  message('');
+});
+
+function goTo(cursor) {
+  db.cursor = Math.max(0, Math.min(cursor, db.line.length));
+  db.keys = 'db';
+  refresh(!db.find);
+}
+
+// Plays `uci` from the current position: the line after it is cut unless
+// the move is the line's next one.
+const playMove = guarded((uci) => {
+  db.keys = 'db';
+  const next = db.line[db.cursor];
+  if (next && next.uci === uci) {
+    goTo(db.cursor + 1);
+    return;
+  }
+  const v = JSON.parse(cp.play(dbFen(), uci));
+  db.line = db.line.slice(0, db.cursor);
+  db.line.push(v);
+  db.cursor += 1;
+  refresh(!db.find);
+});
+
+// A move from `from` to `to` on the board: played when legal, with a
+// choice of piece when it promotes.
+function tryMove(from, to) {
+  const moves = db.legal.filter((m) => m.uci.slice(0, 4) === from + to);
+  if (moves.length === 1) {
+    playMove(moves[0].uci);
+    return true;
+  }
+  if (moves.length > 1) {
+    const promo = $('promo');
+    const white = dbFen().split(' ')[1] === 'w';
+    promo.replaceChildren(...['q', 'r', 'b', 'n'].map((p) => {
+      const b = document.createElement('button');
+      b.textContent = white ? { q: '♕', r: '♖', b: '♗', n: '♘' }[p] : GLYPH[p];
+      b.title = { q: 'queen', r: 'rook', b: 'bishop', n: 'knight' }[p];
+      b.dataset.promote = p;
+      b.addEventListener('click', () => {
+        promo.hidden = true;
+        playMove(from + to + p);
+      });
+      return b;
+    }));
+    promo.hidden = false;
+    promo.querySelector('button').focus();
+    return true;
+  }
+  return false;
+}
+
+// The square under a pointer event on the board.
+function squareOf(e) {
+  const box = $('db-board').getBoundingClientRect();
+  const f = Math.floor(((e.clientX - box.left) / box.width) * 8);
+  const r = Math.floor(((e.clientY - box.top) / box.height) * 8);
+  if (f < 0 || f > 7 || r < 0 || r > 7) return null;
+  return squareAt(f, r, db.flip);
+}
+
+function boardInput() {
+  const board = $('db-board');
+  let drag = null;
+  board.addEventListener('pointerdown', (e) => {
+    const sq = squareOf(e);
+    if (!sq || !db.archive) return;
+    db.keys = 'db';
+    $('promo').hidden = true;
+    if (db.selected && db.selected !== sq && tryMove(db.selected, sq)) return;
+    if (db.legal.some((m) => m.uci.startsWith(sq))) {
+      db.selected = sq;
+      drawDbBoard();
+      const piece = [...board.querySelectorAll('.piece')].find((p) => p.dataset.square === sq);
+      if (piece) {
+        drag = { from: sq, piece, x: Number(piece.getAttribute('x')), y: Number(piece.getAttribute('y')), moved: false };
+        board.setPointerCapture(e.pointerId);
+      }
+    } else {
+      db.selected = null;
+      drawDbBoard();
+    }
+  });
+  board.addEventListener('pointermove', (e) => {
+    if (!drag) return;
+    const box = board.getBoundingClientRect();
+    const x = ((e.clientX - box.left) / box.width) * 360;
+    const y = ((e.clientY - box.top) / box.height) * 360;
+    drag.moved = true;
+    drag.piece.setAttribute('x', x);
+    drag.piece.setAttribute('y', y + SQ * 0.3);
+    board.append(drag.piece);
+  });
+  board.addEventListener('pointerup', (e) => {
+    if (!drag) return;
+    const { from, moved } = drag;
+    drag = null;
+    const sq = squareOf(e);
+    if (moved && sq && sq !== from && tryMove(from, sq)) return;
+    drawDbBoard();
+  });
+}
+
+const openDbGame = guarded((number, ply) => {
+  const text = db.archive.game(number);
+  $('pgn').value = text;
+  openGame(text, 1);
+  showPly(ply);
+  db.keys = 'game';
+  document.querySelectorAll('#hits tbody tr').forEach((tr) => tr.classList.toggle('open', Number(tr.dataset.number) === number));
+  $('game').scrollIntoView({ block: 'start' });
+});
+
+// The view as a URL fragment: the start (where not the standard one), the
+// moves, the filters, a find and the sample when it is the sample.
+function viewHash() {
+  const p = new URLSearchParams();
+  if (db.name === 'sample') p.set('db', 'sample');
+  if (db.start !== START) p.set('fen', db.start);
+  if (db.line.length) p.set('moves', db.line.slice(0, db.cursor).map((m) => m.uci).join(' '));
+  for (const [k, v] of Object.entries(db.filters)) p.set(k, v);
+  if (db.find) p.set(db.find.kind, db.find.text);
+  if (db.sort !== 'number') p.set('sort', db.sort);
+  return p.toString();
+}
+
+// Applies a fragment written by viewHash (an unknown or illegal part is a
+// message, the rest applies).
+const applyHash = guarded((hash) => {
+  const p = new URLSearchParams(hash.replace(/^#/, ''));
+  db.start = p.get('fen') ? JSON.parse(cp.positionMoves(p.get('fen'))).fen : START;
+  db.line = [];
+  let fen = db.start;
+  for (const uci of (p.get('moves') || '').split(/[\s,]+/).filter(Boolean)) {
+    const v = JSON.parse(cp.play(fen, uci));
+    db.line.push(v);
+    fen = v.fen;
+  }
+  db.cursor = db.line.length;
+  db.filters = {};
+  for (const k of FILTERS) if (p.get(k)) db.filters[k] = p.get(k);
+  db.find = null;
+  for (const kind of ['sub_fen', 'material', 'imbalance']) if (p.get(kind)) db.find = { kind, text: p.get(kind) };
+  db.sort = p.get('sort') || 'number';
+  const form = $('filters');
+  for (const k of FILTERS) form.elements[k].value = db.filters[k] || '';
+  $('hits-sort').value = db.sort;
+  if (db.find) {
+    $('find-kind').value = db.find.kind;
+    $('find-text').value = db.find.text;
+  }
+  refresh();
+});
+
+const openArchive = guarded((bytes, name) => {
+  const archive = timed('open', () => {
+    const a = new cp.Archive(bytes);
+    return a;
+  });
+  if (db.archive) db.archive.free();
+  db.archive = archive;
+  db.name = name;
+  const info = JSON.parse(archive.info());
+  $('pgn').value = '';
+  $('list').hidden = true;
+  $('db').hidden = false;
+  $('db-title').textContent = `${name === 'sample' ? 'The sample' : name}: ${info.games.toLocaleString('en')} games`;
+  if (location.hash.length > 1 && (name === 'sample' || !location.hash.includes('db=sample'))) {
+    applyHash(location.hash);
+  } else {
+    Object.assign(db, { start: START, line: [], cursor: 0, find: null, offset: 0 });
+    refresh();
+  }
+  const v = db.explored || { scanned: false };
+  $('db-note').textContent = `${(info.bytes / 1e6).toFixed(info.bytes < 1e6 ? 3 : 1)} MB, codec ${info.codec}, opened in ${db.timings.open} ms; `
+    + (v.scanned
+      ? `no search index${v.index_error ? ` (${v.index_error})` : ''}: position search decodes every game (chesspack index adds one).`
+      : 'with its search index.');
+  showEmpty('Click a game in the list below to play through it here.');
+  $('db').scrollIntoView({ block: 'start' });
+});
+
+const openSampleDb = guarded(async () => {
+  const r = await fetch('pkg/sample.pgn');
+  if (!r.ok) throw new Error('the sample is missing: run web/build.sh');
+  const bytes = cp.compress(new Uint8Array(await r.arrayBuffer()), 'model');
+  openArchive(bytes, 'sample');
+});
+
+function dbInput() {
+  boardInput();
+  $('db-start').addEventListener('click', () => goTo(0));
+  $('db-back').addEventListener('click', () => goTo(db.cursor - 1));
+  $('db-fwd').addEventListener('click', () => goTo(db.cursor + 1));
+  $('db-end').addEventListener('click', () => goTo(Infinity));
+  $('db-flip').addEventListener('click', () => {
+    db.flip = !db.flip;
+    drawDbBoard();
+  });
+  $('db-share').addEventListener('click', () => {
+    const hash = viewHash();
+    history.replaceState(null, '', `#${hash}`);
+    const link = $('db-link');
+    link.value = location.href;
+    link.hidden = false;
+    link.select();
+    if (navigator.clipboard) navigator.clipboard.writeText(location.href).catch(() => {});
+  });
+  const fenGo = guarded(() => {
+    db.start = JSON.parse(cp.positionMoves($('db-fen').value)).fen;
+    db.line = [];
+    db.cursor = 0;
+    db.find = null;
+    refresh();
+  });
+  $('db-fen-go').addEventListener('click', fenGo);
+  $('db-fen').addEventListener('keydown', (e) => e.key === 'Enter' && fenGo());
+  $('filters').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const form = e.target;
+    db.filters = {};
+    for (const k of FILTERS) if (form.elements[k].value.trim()) db.filters[k] = form.elements[k].value.trim();
+    refresh();
+  });
+  $('filters-clear').addEventListener('click', () => {
+    $('filters').reset();
+    db.filters = {};
+    refresh();
+  });
+  $('find').addEventListener('submit', (e) => {
+    e.preventDefault();
+    const text = $('find-text').value.trim();
+    if (!text) return;
+    db.find = { kind: $('find-kind').value, text };
+    db.offset = 0;
+    showHits();
+  });
+  $('find-clear').addEventListener('click', () => {
+    db.find = null;
+    db.offset = 0;
+    showHits();
+  });
+  $('hits-prev').addEventListener('click', () => {
+    db.offset = Math.max(0, db.offset - PAGE);
+    showHits();
+  });
+  $('hits-next').addEventListener('click', () => {
+    db.offset += PAGE;
+    showHits();
+  });
+  $('hits-sort').addEventListener('change', (e) => {
+    db.sort = e.target.value;
+    db.offset = 0;
+    showHits();
+  });
+}
 
 async function readFile(file) {
   let bytes = new Uint8Array(await file.arrayBuffer());
@@ -392,13 +789,25 @@ async function main() {
     const f = e.dataTransfer.files[0];
     if (f) readFile(f).catch((err) => message(String(err)));
   });
+  $('sample-db').addEventListener('click', openSampleDb);
+  dbInput();
+  $('game').addEventListener('click', () => { db.keys = 'game'; });
   $('first').addEventListener('click', () => showPly(0));
   $('prev').addEventListener('click', () => showPly(state.ply - 1));
   $('next').addEventListener('click', () => showPly(state.ply + 1));
   $('last').addEventListener('click', () => showPly(Infinity));
   $('moves').addEventListener('click', (e) => e.target.dataset.ply && showPly(Number(e.target.dataset.ply)));
   document.addEventListener('keydown', (e) => {
-    if (e.target.tagName === 'TEXTAREA' || e.target.tagName === 'INPUT' || !state.analysis) return;
+    if (e.target.tagName === 'TEXTAREA' || e.target.tagName === 'INPUT' || e.target.tagName === 'SELECT') return;
+    if (db.archive && db.keys === 'db') {
+      const steps = { ArrowLeft: -1, ArrowRight: 1 };
+      if (e.key in steps) goTo(db.cursor + steps[e.key]);
+      if (e.key === 'Home') goTo(0);
+      if (e.key === 'End') goTo(Infinity);
+      if (e.key in steps || e.key === 'Home' || e.key === 'End') e.preventDefault();
+      return;
+    }
+    if (!state.analysis) return;
     const moves = { ArrowLeft: -1, ArrowRight: 1 };
     if (e.key in moves) showPly(state.ply + moves[e.key]);
     if (e.key === 'Home') showPly(0);
@@ -408,6 +817,9 @@ async function main() {
   $('fen').addEventListener('keydown', (e) => e.key === 'Enter' && measureFen());
   measureFen();
   showEmpty();
+  // A shared view of the sample opens it; one of another archive waits
+  // for the archive to be opened.
+  if (location.hash.includes('db=sample')) await openSampleDb();
   document.body.dataset.ready = 'yes';
 }
 

@@ -16,6 +16,7 @@ use chesspack::{
     model::{self, GameContext},
     pgn::{Game, GameReader},
     position,
+    search::{self, Query},
 };
 use serde_json::{Value, json};
 use shakmaty::{Chess, EnPassantMode, Move, Position, fen::Fen, san::SanPlus, uci::UciMove};
@@ -328,25 +329,130 @@ pub fn decompress_js(bytes: &[u8]) -> Result<Vec<u8>, JsError> {
     decompress_bytes(bytes).map_err(js)
 }
 
+/// The most games a page of [`Archive::find`] gives.
+pub const MAX_PAGE: usize = 500;
+
 /// An archive opened in memory: its games listed by their tags, any one
-/// read alone (the archive's random access).
+/// read alone (the archive's random access), and searched by position
+/// (`chesspack::search`, the section read once and kept while the archive
+/// is open).
 #[wasm_bindgen]
 pub struct Archive {
     reader: ArchiveReader<Cursor<Vec<u8>>>,
+    bytes: usize,
+    /// The games of the last query, so that its pages cost nothing.
+    last: Option<Kept>,
+}
+
+/// The games a query found, kept for its pages.
+struct Kept {
+    /// The query, as JSON text (its keys sorted).
+    query: String,
+    /// The games by number, and how they were found.
+    hits: Vec<search::Hit>,
+    how: Value,
+    /// The order of the pages: a sort and the games' places in `hits`.
+    sort: String,
+    order: Vec<usize>,
+}
+
+/// A [`Query`] from the page's JSON object: one of `fen`, `moves`,
+/// `sub_fen` (text, several separated by `;` or new lines: any of them),
+/// `material`, `imbalance`, and the filters `white`, `black`, `player`,
+/// `min_elo`, `max_elo`, `result`, `from`, `to`, `event`, `eco`, `speed`,
+/// as `chesspack find` takes them. Empty text is no filter.
+///
+/// # Errors
+///
+/// A message naming a field of the wrong type.
+pub fn query_of(v: &Value) -> Result<Query, String> {
+    let text = |name: &str| -> Result<Option<String>, String> {
+        match &v[name] {
+            Value::Null => Ok(None),
+            Value::String(s) if s.trim().is_empty() => Ok(None),
+            Value::String(s) => Ok(Some(s.trim().to_owned())),
+            Value::Number(n) => Ok(Some(n.to_string())),
+            other => Err(format!("{name}: {other} is not text")),
+        }
+    };
+    let number = |name: &str| -> Result<Option<u32>, String> {
+        text(name)?
+            .map(|t| {
+                t.parse::<u32>()
+                    .map_err(|_| format!("{name}: {t:?} is not a whole number"))
+            })
+            .transpose()
+    };
+    let mut q = Query::default();
+    q.fen = text("fen")?;
+    q.moves = text("moves")?;
+    q.sub_fen = text("sub_fen")?
+        .map(|s| {
+            s.split([';', '\n'])
+                .map(str::trim)
+                .filter(|s| !s.is_empty())
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    q.material = text("material")?;
+    q.imbalance = text("imbalance")?;
+    q.white = text("white")?;
+    q.black = text("black")?;
+    q.player = text("player")?;
+    q.min_elo = number("min_elo")?;
+    q.max_elo = number("max_elo")?;
+    q.result = text("result")?;
+    q.from = text("from")?;
+    q.to = text("to")?;
+    q.event = text("event")?;
+    q.eco = text("eco")?;
+    q.speed = text("speed")?;
+    // One thread in the browser.
+    q.threads = 1;
+    Ok(q)
+}
+
+/// How a search went: `{reached, scanned, decoded, not_searched,
+/// index_error}` (`scanned`: every game decoded, for want of a search
+/// section).
+fn how(found: &search::Found) -> Value {
+    json!({
+        "reached": found.reached,
+        "scanned": found.scanned,
+        "decoded": found.decoded,
+        "not_searched": found.not_searched,
+        "index_error": found.index_error,
+    })
 }
 
 impl Archive {
-    /// Opens the archive in `bytes`.
+    /// Opens the archive in `bytes`. A damaged search section is no error
+    /// (queries then decode every game and say why).
     ///
     /// # Errors
     ///
-    /// A message naming what is wrong with its header, index or footer.
+    /// A message naming what is wrong with its header or block index.
     pub fn open(bytes: Vec<u8>) -> Result<Archive, String> {
+        let size = bytes.len();
         let reader = ArchiveReader::open(Cursor::new(bytes)).map_err(|e| e.to_string())?;
         if let Some(why) = reader.index_error() {
-            return Err(format!("damaged index: {why}"));
+            return Err(format!("damaged block index: {why}"));
         }
-        Ok(Archive { reader })
+        Ok(Archive {
+            reader,
+            bytes: size,
+            last: None,
+        })
+    }
+
+    /// What the archive is: `{codec, games, bytes}`.
+    pub fn info(&self) -> Value {
+        json!({
+            "codec": self.reader.codec().name(),
+            "games": self.reader.games(),
+            "bytes": self.bytes,
+        })
     }
 
     /// The archive's games, at most [`MAX_LISTED`], as [`games`] lists
@@ -407,6 +513,185 @@ impl Archive {
     pub fn game(&mut self, number: u64) -> Result<Vec<u8>, String> {
         self.reader.game(number).map_err(|e| e.to_string())
     }
+
+    /// The opening explorer from the position of `query` (the start where
+    /// it names none; see [`query_of`]) with its filters, as `chesspack
+    /// explore --json` gives it: `{moves: [{san, uci, games, white,
+    /// draws, black, mean_rating, last_game, best_game}], reached,
+    /// scanned, decoded, not_searched, index_error}`. With `games`, the
+    /// games that reached the position are kept from the same search for
+    /// [`Archive::find`] of the same query (the page's list).
+    ///
+    /// # Errors
+    ///
+    /// A message for a query that does not parse or a damaged block.
+    pub fn explore(&mut self, query: &Value, games: bool) -> Result<Value, String> {
+        let mut q = query_of(query)?;
+        q.explore = true;
+        q.games = games;
+        let mut found =
+            search::find(std::slice::from_mut(&mut self.reader), &q).map_err(|e| e.to_string())?;
+        if games {
+            self.last = Some(Kept {
+                query: query.to_string(),
+                hits: std::mem::take(&mut found.hits),
+                how: how(&found),
+                sort: "number".into(),
+                order: Vec::new(),
+            });
+        }
+        let game = |g: Option<(usize, u64)>| g.map(|(_, n)| n);
+        let moves: Vec<Value> = found
+            .moves
+            .iter()
+            .map(|m| {
+                json!({
+                    "san": m.san, "uci": m.uci, "games": m.games,
+                    "white": m.white, "draws": m.draws, "black": m.black,
+                    "mean_rating": m.mean_rating,
+                    "last_game": game(m.last_game), "best_game": game(m.best_game),
+                })
+            })
+            .collect();
+        let mut v = how(&found);
+        v["moves"] = json!(moves);
+        Ok(v)
+    }
+
+    /// The games that `query` finds ([`query_of`]: a position, sub-FENs,
+    /// a material or an imbalance, or the filters alone), `limit` (at
+    /// most [`MAX_PAGE`]) from `offset`, in the order `sort` names:
+    /// `number`, `date` (newest first) or `rating` (highest mean rating
+    /// first). The answer is kept (as is that of [`Archive::explore`],
+    /// which finds the games too), so that the next page of the same query
+    /// costs nothing: `{total, offset, games: [{game, ply, white, black,
+    /// white_elo, black_elo, result, date, event, eco}], reached, scanned,
+    /// decoded, not_searched, index_error}`.
+    ///
+    /// # Errors
+    ///
+    /// A message for a query that does not parse, an unknown sort or a
+    /// damaged block.
+    pub fn find(
+        &mut self,
+        query: &Value,
+        sort: &str,
+        offset: usize,
+        limit: usize,
+    ) -> Result<Value, String> {
+        let key = query.to_string();
+        if self.last.as_ref().is_none_or(|k| k.query != key) {
+            let found = search::find(std::slice::from_mut(&mut self.reader), &query_of(query)?)
+                .map_err(|e| e.to_string())?;
+            let how = how(&found);
+            self.last = Some(Kept {
+                query: key,
+                hits: found.hits,
+                how,
+                sort: String::new(),
+                order: Vec::new(),
+            });
+        }
+        let kept = self.last.as_mut().expect("kept above");
+        let sort = if sort.is_empty() { "number" } else { sort };
+        if kept.sort != sort || kept.order.len() != kept.hits.len() {
+            let hits = &kept.hits;
+            let mut order: Vec<usize> = (0..hits.len()).collect();
+            let mean = |h: &search::Hit| match (h.white_elo, h.black_elo) {
+                (0, 0) => 0,
+                (0, e) | (e, 0) => u32::from(e),
+                (w, b) => (u32::from(w) + u32::from(b)) / 2,
+            };
+            match sort {
+                "number" => {}
+                // `??` sorts before digits: unknown dates last.
+                "date" => order.sort_by(|&a, &b| hits[b].date.cmp(&hits[a].date).then(a.cmp(&b))),
+                "rating" => {
+                    order.sort_by(|&a, &b| mean(&hits[b]).cmp(&mean(&hits[a])).then(a.cmp(&b)))
+                }
+                other => return Err(format!("unknown sort {other:?}: number, date or rating")),
+            }
+            kept.sort = sort.to_owned();
+            kept.order = order;
+        }
+        let (hits, how) = (&kept.hits, &kept.how);
+        let page: Vec<Value> = kept
+            .order
+            .iter()
+            .skip(offset)
+            .take(limit.min(MAX_PAGE))
+            .map(|&i| {
+                let h = &hits[i];
+                json!({
+                    "game": h.game, "ply": h.ply, "white": h.white, "black": h.black,
+                    "white_elo": h.white_elo, "black_elo": h.black_elo, "result": h.result,
+                    "date": h.date, "event": h.event, "eco": h.eco,
+                })
+            })
+            .collect();
+        let mut v = how.clone();
+        v["total"] = json!(hits.len());
+        v["offset"] = json!(offset);
+        v["games"] = json!(page);
+        Ok(v)
+    }
+}
+
+/// The position `fen` for a board the user moves on: `{fen, turn, check,
+/// outcome, legal: [{uci, san}]}`, its legal moves in UCI (castling as
+/// the king's two-square move) and SAN, `outcome` `1-0`, `0-1`,
+/// `1/2-1/2` or null.
+///
+/// # Errors
+///
+/// A message when `fen` is not a legal position of standard chess.
+pub fn position_moves(fen: &str) -> Result<Value, String> {
+    let pos = position::parse_fen(fen.trim()).map_err(|e| e.to_string())?;
+    let legal: Vec<Value> = pos
+        .legal_moves()
+        .iter()
+        .map(|&m| {
+            json!({
+                "uci": m.to_uci(shakmaty::CastlingMode::Standard).to_string(),
+                "san": SanPlus::from_move(pos.clone(), m).to_string(),
+            })
+        })
+        .collect();
+    let outcome = pos.outcome().known().map(|o| o.to_string());
+    Ok(json!({
+        "fen": fen_of(&pos),
+        "turn": if pos.turn() == shakmaty::Color::White { "w" } else { "b" },
+        "check": pos.is_check(),
+        "outcome": outcome,
+        "legal": legal,
+    }))
+}
+
+/// The move `mv` (UCI or SAN) played in `fen`: `{fen, san, uci}`, the FEN
+/// after it.
+///
+/// # Errors
+///
+/// A message when `fen` is not a legal position or `mv` not a legal move
+/// in it.
+pub fn play(fen: &str, mv: &str) -> Result<Value, String> {
+    let mut pos = position::parse_fen(fen.trim()).map_err(|e| e.to_string())?;
+    let m = mv
+        .parse::<UciMove>()
+        .ok()
+        .and_then(|u| u.to_move(&pos).ok())
+        .or_else(|| {
+            mv.parse::<SanPlus>()
+                .ok()
+                .and_then(|s| s.san.to_move(&pos).ok())
+        })
+        .ok_or_else(|| format!("{mv:?} is not a legal move in {fen}"))?;
+    let san = SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string();
+    Ok(json!({
+        "fen": fen_of(&pos),
+        "san": san,
+        "uci": m.to_uci(shakmaty::CastlingMode::Standard).to_string(),
+    }))
 }
 
 #[wasm_bindgen]
@@ -415,6 +700,12 @@ impl Archive {
     #[wasm_bindgen(constructor)]
     pub fn open_js(bytes: Vec<u8>) -> Result<Archive, JsError> {
         Archive::open(bytes).map_err(js)
+    }
+
+    /// [`Archive::info`] as JSON text.
+    #[wasm_bindgen(js_name = info)]
+    pub fn info_js(&self) -> String {
+        self.info().to_string()
     }
 
     /// [`Archive::list`] as JSON text.
@@ -430,6 +721,40 @@ impl Archive {
             .map(|t| String::from_utf8_lossy(&t).into_owned())
             .map_err(js)
     }
+
+    /// [`Archive::explore`]: the query and the answer as JSON text.
+    #[wasm_bindgen(js_name = explore)]
+    pub fn explore_js(&mut self, query: &str, games: bool) -> Result<String, JsError> {
+        let q: Value = serde_json::from_str(query).map_err(|e| JsError::new(&e.to_string()))?;
+        self.explore(&q, games).map(|v| v.to_string()).map_err(js)
+    }
+
+    /// [`Archive::find`]: the query and the answer as JSON text.
+    #[wasm_bindgen(js_name = find)]
+    pub fn find_js(
+        &mut self,
+        query: &str,
+        sort: &str,
+        offset: u32,
+        limit: u32,
+    ) -> Result<String, JsError> {
+        let q: Value = serde_json::from_str(query).map_err(|e| JsError::new(&e.to_string()))?;
+        self.find(&q, sort, offset as usize, limit as usize)
+            .map(|v| v.to_string())
+            .map_err(js)
+    }
+}
+
+/// [`position_moves`] as JSON text.
+#[wasm_bindgen(js_name = positionMoves)]
+pub fn position_moves_js(fen: &str) -> Result<String, JsError> {
+    position_moves(fen).map(|v| v.to_string()).map_err(js)
+}
+
+/// [`play`] as JSON text.
+#[wasm_bindgen(js_name = play)]
+pub fn play_js(fen: &str, mv: &str) -> Result<String, JsError> {
+    play(fen, mv).map(|v| v.to_string()).map_err(js)
 }
 
 #[cfg(test)]
@@ -437,6 +762,7 @@ mod tests {
     use super::*;
 
     const SAMPLE: &[u8] = include_bytes!("../../samples/lichess-sample.pgn");
+    const START: &str = "rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1";
 
     #[test]
     fn analyse_agrees_with_the_codec_and_the_model() {
@@ -517,6 +843,153 @@ mod tests {
             assert!(compress_bytes(&packed, "").is_err(), "an archive again");
         }
         assert!(compress_bytes(SAMPLE, "zip").unwrap_err().contains("zip"));
+    }
+
+    /// Issue 70: the page's explorer and games list are the library's
+    /// search, with the filters, paging and sorting the page asks for.
+    #[test]
+    fn regression_issue_70_explorer_and_games_of_a_position() {
+        let bytes = compress_bytes(SAMPLE, "model").unwrap();
+        let mut a = Archive::open(bytes.clone()).unwrap();
+        assert_eq!(a.info()["games"], a.reader.games());
+        let start = a.explore(&json!({}), true).unwrap();
+        assert_eq!(start["scanned"], false);
+        let moves = start["moves"].as_array().unwrap();
+        let games: u64 = moves.iter().map(|m| m["games"].as_u64().unwrap()).sum();
+        // Games from the start with a move (the sample has FEN starts too).
+        let from_start = a.find(&json!({"fen": START}), "", 0, 1).unwrap();
+        assert_eq!(json!(games), from_start["total"]);
+        assert_eq!(start["reached"], from_start["total"]);
+        // The most played first move, played, reaches as many games.
+        let first = &moves[0];
+        let after = play(START, first["uci"].as_str().unwrap()).unwrap();
+        assert_eq!(after["san"], first["san"]);
+        let found = a
+            .find(&json!({"fen": after["fen"]}), "number", 0, 2)
+            .unwrap();
+        assert_eq!(found["total"], first["games"]);
+        assert_eq!(
+            found["games"].as_array().unwrap().len(),
+            2.min(first["games"].as_u64().unwrap()) as usize
+        );
+        assert_eq!(found["games"][0]["ply"], 1);
+        // The second page follows the first.
+        let all = a
+            .find(&json!({"fen": after["fen"]}), "number", 0, 500)
+            .unwrap();
+        let page = a
+            .find(&json!({"fen": after["fen"]}), "number", 1, 1)
+            .unwrap();
+        assert_eq!(page["games"][0], all["games"][1]);
+        // Newest first.
+        let by_date = a.find(&json!({}), "date", 0, 500).unwrap();
+        let dates: Vec<&str> = by_date["games"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| g["date"].as_str().unwrap())
+            .collect();
+        assert!(dates.windows(2).all(|w| w[0] >= w[1]), "{dates:?}");
+        // Every game but those stored as text (which no query reads).
+        let listed = by_date["total"].as_u64().unwrap() + by_date["not_searched"].as_u64().unwrap();
+        assert_eq!(listed, a.reader.games());
+        // A filter narrows the explorer and the games alike.
+        let rated = json!({"min_elo": "2000"});
+        let explored = a.explore(&rated, false).unwrap();
+        let n: u64 = explored["moves"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["games"].as_u64().unwrap())
+            .sum();
+        let rated_start = json!({"min_elo": "2000", "fen": START});
+        assert_eq!(json!(n), a.find(&rated_start, "", 0, 1).unwrap()["total"]);
+        assert!(n < a.reader.games());
+        // Material and sub-FEN queries give games too.
+        let kings = a
+            .find(
+                &json!({"sub_fen": "8/8/8/8/8/8/8/4K3; 8/8/8/8/8/8/8/6K1"}),
+                "",
+                0,
+                500,
+            )
+            .unwrap();
+        assert!(kings["total"].as_u64().unwrap() > 0);
+        // The explorer's games are the list's, from its one search.
+        let mut fresh = Archive::open(bytes.clone()).unwrap();
+        for q in [
+            json!({"fen": after["fen"]}),
+            json!({"fen": START, "player": "a"}),
+        ] {
+            let explored = a.explore(&q, true).unwrap();
+            let listed = a.find(&q, "rating", 0, 500).unwrap();
+            assert_eq!(listed["total"], explored["reached"]);
+            assert_eq!(
+                listed["games"],
+                fresh.find(&q, "rating", 0, 500).unwrap()["games"]
+            );
+        }
+        // Bad queries are messages.
+        assert!(
+            a.explore(&json!({"fen": "not a fen"}), false)
+                .unwrap_err()
+                .contains("FEN")
+        );
+        assert!(
+            a.find(&json!({"min_elo": "high"}), "", 0, 1)
+                .unwrap_err()
+                .contains("min_elo")
+        );
+        assert!(
+            a.find(&json!({}), "colour", 0, 1)
+                .unwrap_err()
+                .contains("sort")
+        );
+        // An archive without a search section opens, and its queries scan.
+        let mut plain = Vec::new();
+        let mut settings = files::Settings::default();
+        settings.no_index = true;
+        files::compress(
+            files::Kind::Games,
+            SAMPLE,
+            &mut plain,
+            &settings,
+            &mut |_| std::ops::ControlFlow::Continue(()),
+        )
+        .unwrap();
+        let mut b = Archive::open(plain).unwrap();
+        let scanned = b.explore(&json!({}), true).unwrap();
+        assert_eq!(scanned["scanned"], true);
+        assert_eq!(scanned["moves"], start["moves"]);
+    }
+
+    #[test]
+    fn the_board_gives_legal_moves_and_plays_them() {
+        let p = position_moves(START).unwrap();
+        assert_eq!(p["legal"].as_array().unwrap().len(), 20);
+        assert_eq!(p["turn"], "w");
+        let e4 = play(START, "e2e4").unwrap();
+        assert_eq!(e4["san"], "e4");
+        assert_eq!(
+            play(e4["fen"].as_str().unwrap(), "c5").unwrap()["uci"],
+            "c7c5"
+        );
+        assert!(
+            play(START, "e2e5")
+                .unwrap_err()
+                .contains("not a legal move")
+        );
+        let castle = "r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1";
+        let castling = position_moves(castle).unwrap();
+        let ucis: Vec<&str> = castling["legal"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| m["uci"].as_str().unwrap())
+            .collect();
+        assert!(ucis.contains(&"e1g1") && ucis.contains(&"e1c1"));
+        let mate = "rnb1kbnr/pppp1ppp/8/4p3/6Pq/5P2/PPPPP2P/RNBQKBNR w KQkq - 1 3";
+        assert_eq!(position_moves(mate).unwrap()["outcome"], "0-1");
     }
 
     #[test]

@@ -174,19 +174,186 @@ try {
   await page.waitForSelector('#message:not([hidden])');
   check(true, `a truncated archive gives a message: ${await page.textContent('#message')}`);
 
-  // An archive: its games listed, one opened (random access).
-  await page.setInputFiles('#file', { name: 'sample.chpk', mimeType: 'application/octet-stream', buffer: nativeArchive });
-  await page.waitForSelector('#list:not([hidden])');
-  const listed = await page.$$eval('#games tbody tr', (rs) => rs.length);
-  const total = (text.match(/^\[Event /gm) || []).length;
-  check(listed === total, `the archive lists its ${total} games (${listed})`);
-  await page.click('#games tbody tr:nth-child(3)');
-  await page.waitForFunction(() => document.querySelector('#games tbody tr.open')?.dataset.number === '3');
+  // Issue 70: an archive opens as a database: the explorer beside a
+  // board, the games of the position, a game opened at its ply.
   const archivePath = join(tmpdir(), `chesspack-web-${process.pid}.chpk`);
   writeFileSync(archivePath, nativeArchive);
-  const game3 = native('get', archivePath, '3').toString();
+  const explore = (...args) => native('explore', archivePath, '--json', '-q', ...args).toString().trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  const findCount = (...args) => native('find', archivePath, '--json', '-q', ...args).toString().trim().split('\n').filter(Boolean).length;
+  const explorerRows = () => page.$$eval('#explorer tbody tr[data-uci]', (rs) => rs.map((r) => ({
+    san: r.children[0].textContent, games: Number(r.children[1].firstChild.textContent.replace(/,/g, '')), rating: r.children[3].textContent,
+  })));
+  const sameAsCli = (rows, cli) => JSON.stringify(rows) === JSON.stringify(cli.map((m) => ({ san: m.san, games: m.games, rating: m.mean_rating === null ? '–' : String(m.mean_rating) })));
+  const timings = async () => JSON.parse(await page.getAttribute('body', 'data-timings'));
+  await page.setInputFiles('#file', { name: 'sample.chpk', mimeType: 'application/octet-stream', buffer: nativeArchive });
+  await page.waitForSelector('#db:not([hidden]) #explorer tbody tr[data-uci]');
+  const startRows = await explorerRows();
+  check(sameAsCli(startRows, explore()), `the explorer at the start is chesspack explore's (${startRows.map((r) => `${r.san} ${r.games}`).join(', ')})`);
+  check(/with its search index/.test(await page.textContent('#db-note')), `the archive's index is shown: ${await page.textContent('#db-note')}`);
+  const total = (text.match(/^\[Event /gm) || []).length;
+  const allTitle = await page.textContent('#hits-title');
+  check(Number(allTitle.match(/^(\d+)/)[1]) === findCount() && allTitle.includes('of the archive'), `the games list holds every searched game: ${allTitle} (${total} in the file)`);
+
+  // 1. e4 by clicking e2 then e4; 1... c5 by dragging.
+  const centre = async (sq) => {
+    await page.locator('#db-board').scrollIntoViewIfNeeded();
+    const boardBox = await page.locator('#db-board').boundingBox();
+    const f = sq.charCodeAt(0) - 97;
+    const r = 7 - (sq.charCodeAt(1) - 49);
+    return [boardBox.x + (f + 0.5) * boardBox.width / 8, boardBox.y + (r + 0.5) * boardBox.height / 8];
+  };
+  await page.mouse.click(...(await centre('e2')));
+  check((await page.$$('#db-board circle.target')).length === 2, 'a clicked pawn shows its two moves');
+  await page.mouse.click(...(await centre('e4')));
+  await page.waitForFunction(() => document.querySelector('#db-line').textContent.includes('e4'));
+  await page.mouse.move(...(await centre('c7')));
+  await page.mouse.down();
+  await page.mouse.move(...(await centre('c6')), { steps: 3 });
+  await page.mouse.move(...(await centre('c5')), { steps: 3 });
+  await page.mouse.up();
+  await page.waitForFunction(() => document.querySelector('#db-line').textContent.includes('c5'));
+  const sicilian = 'rnbqkbnr/pp1ppppp/8/2p5/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2';
+  check((await page.inputValue('#db-fen')) === sicilian, `1.e4 c5 played on the board (click, then drag): ${await page.inputValue('#db-fen')}`);
+  const sicilianRows = await explorerRows();
+  check(sameAsCli(sicilianRows, explore('--moves', 'e4 c5')), `the explorer after 1.e4 c5 is chesspack explore's (${sicilianRows.map((r) => `${r.san} ${r.games}`).join(', ') || 'none'})`);
+  const e4Rows = explore('--moves', 'e4');
+  const hitsTitle = await page.textContent('#hits-title');
+  check(Number(hitsTitle.match(/^(\d+)/)[1]) === findCount('--moves', 'e4 c5'), `the games that reached 1.e4 c5 are chesspack find's: ${hitsTitle}`);
+
+  // Back, and a move of the table.
+  await page.click('#db-back');
+  check(sameAsCli(await explorerRows(), e4Rows), 'back: the explorer after 1.e4 again');
+  await page.keyboard.press('ArrowRight');
+  await page.waitForFunction((f) => document.querySelector('#db-fen').value === f, sicilian);
+  check(true, 'the arrow key walks the line forward');
+  await page.click('#db-start');
+  const second = startRows[1] || startRows[0];
+  await page.click(`#explorer tbody tr:nth-child(${startRows.indexOf(second) + 1})`);
+  await page.waitForFunction((san) => document.querySelector('#db-line').textContent.includes(san), second.san);
+  check(sameAsCli(await explorerRows(), explore('--moves', second.san)), `a click on ${second.san} in the table plays it and explores on`);
+
+  // A game of the list opens at the ply where it reached the position.
+  const row = await page.$('#hits tbody tr');
+  const [number, ply] = await row.evaluate((r) => [Number(r.dataset.number), Number(r.dataset.ply)]);
+  await row.click();
+  await page.waitForFunction(() => !document.querySelector('#game').classList.contains('empty'));
+  const got = native('get', archivePath, String(number)).toString();
+  check((await page.inputValue('#pgn')) === got, `game ${number} opened from the list is what chesspack get gives`);
+  check((await page.textContent('#ply-label')).startsWith(`ply ${ply}:`), `it opens at ply ${ply}: ${await page.textContent('#ply-label')}`);
+
+  // Filters: the table and the games follow them.
+  await page.click('#db-start');
+  await page.fill('#filters input[name=min_elo]', '2000');
+  await page.click('#filters button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#hits-title').textContent.includes('of the archive'));
+  check(sameAsCli(await explorerRows(), explore('--min-elo', '2000')), 'with a rating of at least 2000 the explorer is chesspack explore --min-elo 2000');
+  const rated = Number((await page.textContent('#hits-title')).match(/^(\d+)/)[1]);
+  check(rated === findCount('--min-elo', '2000') && rated < findCount(), `and so are the games (${rated})`);
+  await page.click('#filters-clear');
+
+  // Find by pieces on squares and by material.
+  const subFen = '8/8/8/8/4P3/8/8/8';
+  await page.selectOption('#find-kind', 'sub_fen');
+  await page.fill('#find-text', subFen);
+  await page.click('#find button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#hits-title').textContent.includes('sub-FEN'));
+  const subTitle = await page.textContent('#hits-title');
+  check(Number(subTitle.match(/^(\d+)/)[1]) === findCount('--sub-fen', subFen), `a sub-FEN finds chesspack find's games: ${subTitle}`);
+  await page.selectOption('#find-kind', 'imbalance');
+  await page.fill('#find-text', 'v P');
+  await page.click('#find button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#hits-title').textContent.includes('imbalance'));
+  const imbTitle = await page.textContent('#hits-title');
+  check(Number(imbTitle.match(/^(\d+)/)[1]) === findCount('--imbalance', 'v P'), `an imbalance finds chesspack find's games: ${imbTitle}`);
+  await page.click('#find-clear');
+
+  // Paging and sorting.
+  await page.selectOption('#hits-sort', 'date');
+  const dates = await page.$$eval('#hits tbody tr', (rs) => rs.map((r) => r.children[4].textContent));
+  check(dates.every((d, i) => i === 0 || dates[i - 1] >= d), 'newest first sorts by date');
+  await page.selectOption('#hits-sort', 'number');
+  const firstPage = await page.$$eval('#hits tbody tr', (rs) => rs.map((r) => r.dataset.number));
+  const moreThanAPage = !(await page.isDisabled('#hits-next'));
+  if (moreThanAPage) {
+    await page.click('#hits-next');
+    const next = await page.$$eval('#hits tbody tr', (rs) => rs.map((r) => r.dataset.number));
+    check(Number(next[0]) > Number(firstPage.at(-1)), `the next page follows (${await page.textContent('#hits-range')})`);
+    await page.click('#hits-prev');
+  }
+  check(firstPage.length === Math.min(50, findCount()), `a page of up to 50 games (${firstPage.length})`);
+
+  // A promotion asks for the piece.
+  await page.fill('#db-fen', '8/P6k/8/8/8/8/8/K7 w - - 0 1');
+  await page.press('#db-fen', 'Enter');
+  await page.waitForFunction(() => document.querySelector('#db-fen').value.startsWith('8/P6k'));
+  await page.mouse.click(...(await centre('a7')));
+  await page.mouse.click(...(await centre('a8')));
+  await page.waitForSelector('#promo:not([hidden])');
+  await page.click('#promo button[data-promote=n]');
+  await page.waitForFunction(() => document.querySelector('#db-line').textContent.includes('a8=N'));
+  check((await page.inputValue('#db-fen')).startsWith('N7/7k/'), 'a promotion offers the four pieces and plays the one chosen');
+  check(/no game|^0 games/.test(await page.textContent('#explore-status')) || (await explorerRows()).length === 0, 'a position no game reached has no moves');
+
+  // The sample as a database, a view shared as a link and opened again.
+  await page.click('#sample-db');
+  await page.waitForFunction(() => document.querySelector('#db-title').textContent.startsWith('The sample'));
+  await page.click('#explorer tbody tr:nth-child(1)');
+  await page.waitForFunction(() => document.querySelector('#db-line .m'));
+  await page.fill('#filters input[name=player]', 'a');
+  await page.click('#filters button[type=submit]');
+  await page.waitForFunction(() => document.querySelector('#db-line .m'));
+  await page.click('#db-share');
+  const link = await page.inputValue('#db-link');
+  const sharedFen = await page.inputValue('#db-fen');
+  const sharedRows = await explorerRows();
+  const shared = await browser.newPage({ viewport: { width: 1180, height: 1000 } });
+  const requests = [];
+  shared.on('request', (r) => requests.push(r.url()));
+  await shared.goto(link);
+  await shared.waitForSelector('body[data-ready=yes]', { timeout: 30000 });
+  await shared.waitForSelector('#explorer tbody tr');
+  check((await shared.inputValue('#db-fen')) === sharedFen && (await shared.inputValue('#filters input[name=player]')) === 'a', `the shared link opens the same view: ${link.slice(link.indexOf('#'))}`);
+  check(JSON.stringify(await shared.$$eval('#explorer tbody tr[data-uci]', (rs) => rs.map((r) => r.children[0].textContent))) === JSON.stringify(sharedRows.map((r) => r.san)), 'with the same moves in the table');
+  const offsite = requests.filter((u) => !u.startsWith(`http://127.0.0.1:${port}/`));
+  check(offsite.length === 0, `no request leaves the page's own server (${requests.length} requests${offsite.length ? `: ${offsite.join(' ')}` : ''})`);
+  await shared.close();
+
+  // A phone: 400 px wide, nothing wider than the screen.
+  await page.setViewportSize({ width: 400, height: 900 });
+  await page.click('#db-start');
+  const wide = await page.evaluate(() => document.documentElement.scrollWidth);
+  check(wide <= 400, `at 400 px wide the page is ${wide} px wide`);
+  mkdirSync(dirname(screenshot), { recursive: true });
+  await page.locator('#db').screenshot({ path: join(dirname(screenshot), 'database-phone.png') });
+  await page.setViewportSize({ width: 1180, height: 1300 });
+  await page.click('#explorer tbody tr:nth-child(1)');
+  await page.waitForFunction(() => document.querySelector('#db-line .m'));
+  await page.locator('#db').screenshot({ path: join(dirname(screenshot), 'database.png') });
+  console.log(`     screenshots: ${join(dirname(screenshot), 'database.png')}, database-phone.png`);
+  console.log(`     the sample database in this browser: ${JSON.stringify(await timings())} ms`);
   rmSync(archivePath);
-  check((await page.inputValue('#pgn')) === game3, 'game 3 opened from the archive is what chesspack get gives');
+
+  // A large archive, when one is given (CHESSPACK_WEB_ARCHIVE): the times
+  // to open it, to take each explorer step and to list the first games.
+  if (process.env.CHESSPACK_WEB_ARCHIVE) {
+    const big = process.env.CHESSPACK_WEB_ARCHIVE;
+    const t = Date.now();
+    await page.setInputFiles('#file', big);
+    const base = big.split('/').pop();
+    await page.waitForFunction((n) => document.querySelector('#db-title').textContent.startsWith(n) && document.querySelector('#explorer tbody tr'), base, { timeout: 120000 });
+    console.log(`     ${big}: file to first view ${Date.now() - t} ms; ${JSON.stringify(await timings())}`);
+    const steps = [];
+    for (const uci of ['e2e4', 'c7c5', 'g1f3', 'd7d6', 'd2d4', 'c5d4', 'f3d4', 'g8f6', 'b1c3', 'a7a6']) {
+      const before = await page.getAttribute('body', 'data-timings');
+      await page.click(`#explorer tbody tr[data-uci=${uci}]`);
+      await page.waitForFunction((b) => document.body.dataset.timings !== b, before);
+      steps.push((await timings()));
+    }
+    console.log(`     explorer steps (ms): ${steps.map((s) => s.explore).join(', ')}; first page of games (ms): ${steps.map((s) => s.games).join(', ')}`);
+    // The module's init gives the instance it made.
+    const memory = await page.evaluate(async () => (await (await import('./pkg/chesspack_web.js')).default()).memory.buffer.byteLength);
+    console.log(`     wasm memory ${(memory / 2 ** 20).toFixed(0)} MiB`);
+  }
 
   // A lichess-style .pgn.zst download, dropped as it is.
   const zst = execFileSync('zstd', ['-q', '-c', sample]);

@@ -49,6 +49,7 @@ pub(crate) fn run<R>(f: impl FnOnce(Width) -> R) -> R {
 /// the processor has: `avx2` or `plain` (any other value: no limit). For
 /// timing the narrower paths on one machine; the integers, and so the
 /// bits, are the same at every width.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
 const LIMIT_VARIABLE: &str = "CHESSPACK_VECTORS";
 
 /// The widest vectors that this processor has and [`LIMIT_VARIABLE`]

@@ -118,6 +118,9 @@ pub struct Query {
     /// The opening explorer: also count the moves played from the
     /// position ([`Found::moves`]).
     pub explore: bool,
+    /// With [`Query::explore`]: also give the games ([`Found::hits`]), as
+    /// the same query without `explore` gives them, from the one search.
+    pub games: bool,
 }
 
 /// A game that reached what was looked for.
@@ -155,7 +158,8 @@ pub struct Hit {
 #[derive(Clone, Debug, Default)]
 #[non_exhaustive]
 pub struct Found {
-    /// The games, by number.
+    /// The games, by number (with [`Query::explore`], only where
+    /// [`Query::games`] asks for them).
     pub hits: Vec<Hit>,
     /// How many games were found (with [`Query::explore`], those that
     /// reached the position, the games that ended there included).
@@ -710,7 +714,7 @@ pub fn find<R: Read + Seek>(
     }
     let target = target_of(query)?;
     let filter = Filter::of(query)?;
-    let (found, mut report) = search_all(archives, &target, &filter, query.threads, false)?;
+    let (found, mut report) = search_all(archives, &target, &filter, query.threads, false, true)?;
     report.hits = found.iter().map(hit_of).collect();
     report.reached = report.hits.len() as u64;
     Ok(report)
@@ -752,8 +756,12 @@ fn explore<R: Read + Seek>(
         state: State::of(&pos),
     };
     let filter = Filter::of(query)?;
-    let (found, mut report) = search_all(archives, &target, &filter, query.threads, true)?;
+    let (found, mut report) =
+        search_all(archives, &target, &filter, query.threads, true, query.games)?;
     report.reached = found.len() as u64;
+    if query.games {
+        report.hits = found.iter().map(hit_of).collect();
+    }
     let mover = pos.turn();
     // By move key: stats, rating sum and count, latest (date, archive,
     // game), best (rating, archive, game).
@@ -804,18 +812,20 @@ fn explore<R: Read + Seek>(
 }
 
 /// The games at `target` that pass `filter` in each archive, by archive
-/// and number, and the report without its hits.
+/// and number (with their names where `names`), and the report without
+/// its hits.
 fn search_all<R: Read + Seek>(
     archives: &mut [ArchiveReader<R>],
     target: &Target,
     filter: &Filter,
     threads: usize,
     next_moves: bool,
+    names: bool,
 ) -> Result<(Vec<Found0>, Found), ArchiveError> {
     let mut all = Vec::new();
     let mut report = Found::default();
     for (i, archive) in archives.iter_mut().enumerate() {
-        let (mut found, r) = search(archive, target, filter, threads, next_moves)?;
+        let (mut found, r) = search(archive, target, filter, threads, next_moves, names)?;
         for f in &mut found {
             f.archive = i;
         }
@@ -838,14 +848,15 @@ fn search_all<R: Read + Seek>(
     Ok((all, report))
 }
 
-/// The games at `target` that pass `filter`, by number, and the report
-/// without its hits.
+/// The games at `target` that pass `filter`, by number (with their names
+/// where `names`), and the report without its hits.
 fn search<R: Read + Seek>(
     archive: &mut ArchiveReader<R>,
     target: &Target,
     filter: &Filter,
     threads: usize,
     next_moves: bool,
+    names: bool,
 ) -> Result<(Vec<Found0>, Found), ArchiveError> {
     let read = read_index(archive);
     let (index, mut index_error) = (&read.0, read.1.clone());
@@ -856,7 +867,7 @@ fn search<R: Read + Seek>(
         from_index(ix, target, filter, next_moves, &mut not_searched)
             .and_then(|(mut found, candidates)| {
                 // The names of the games found, where they are given.
-                if !next_moves {
+                if names {
                     for f in &mut found {
                         f.names = Some(Box::new(ix.names_of(f.game)?));
                     }

@@ -462,6 +462,29 @@ fn issue_68_the_explorer_counts_the_moves_a_replay_counts() {
             assert_eq!(got, want, "{line:?}");
             let counts: Vec<u64> = e.moves.iter().map(|m| m.games).collect();
             assert!(counts.windows(2).all(|w| w[0] >= w[1]), "most played first");
+            assert!(e.hits.is_empty(), "no games unless asked for");
+        }
+    }
+}
+
+/// Issue 70: the explorer gives the games that reached the position from
+/// its one search (the web page's table and list), as `find` gives them.
+#[test]
+fn issue_70_the_explorer_gives_the_games_of_find() {
+    let (_, indexed, plain) = fixture();
+    for line in ["", "e4", "e4 c5 Nf3", "d4 Nf6 c4 e6 Nc3"] {
+        for archive in [&indexed, &plain] {
+            let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+            let mut q = Query::default();
+            q.moves = Some(line.into());
+            q.min_elo = Some(1500);
+            let found = search::find(&mut archives, &q).unwrap();
+            q.explore = true;
+            q.games = true;
+            let explored = search::find(&mut archives, &q).unwrap();
+            assert_eq!(explored.hits, found.hits, "{line:?}");
+            assert_eq!(explored.reached, found.reached);
+            assert!(!explored.moves.is_empty());
         }
     }
 }
