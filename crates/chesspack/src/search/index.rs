@@ -32,7 +32,7 @@ use crate::archive::{
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 1;
+pub(crate) const VERSION: u8 = 2;
 /// A game with no node: not from the standard start, or stored as text.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -255,7 +255,113 @@ struct Tree {
     depths: Vec<usize>,
 }
 
+/// A stretch where a game comes back to the tree after it left it: at
+/// `ply` its position is `node`'s (the first node in preorder with that
+/// position), and it follows the tree's moves from there down to `end` (a
+/// descendant, or `node` itself), where it plays `next` ([`NO_MOVE`]: the
+/// game ends there).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Reentry {
+    pub ply: u32,
+    pub node: u32,
+    pub end: u32,
+    pub next: u16,
+}
+
+/// The made tree's shape for the builder: each node's subtree end and
+/// its position's key; the first node of each key.
+struct Made {
+    end: Vec<u32>,
+    by_key: HashMap<u64, u32>,
+}
+
+impl Made {
+    fn of(tree: &Tree) -> Made {
+        let n = tree.moves.len();
+        let mut end = vec![0u32; n];
+        let mut by_key = HashMap::with_capacity(n);
+        // (node, position, children left); a node's subtree ends where
+        // its last child's does.
+        let start = Chess::default();
+        by_key.insert(key(&start), 0);
+        let mut stack: Vec<(usize, Chess, u32)> = vec![(0, start, tree.children[0])];
+        let mut next = 1usize;
+        while let Some((x, pos, left)) = stack.last_mut() {
+            if *left == 0 {
+                end[*x] = next as u32;
+                stack.pop();
+                continue;
+            }
+            *left -= 1;
+            let mut p = pos.clone();
+            if let Some(m) = move_of(&p, tree.moves[next]) {
+                p.play_unchecked(m);
+            }
+            by_key.entry(key(&p)).or_insert(next as u32);
+            stack.push((next, p, tree.children[next]));
+            next += 1;
+        }
+        Made { end, by_key }
+    }
+
+    /// The child of node `x` by move key `mv`.
+    fn child(&self, tree: &Tree, x: u32, mv: u16) -> Option<u32> {
+        let mut c = x + 1;
+        while c < self.end[x as usize] {
+            if tree.moves[c as usize] == mv {
+                return Some(c);
+            }
+            c = self.end[c as usize];
+        }
+        None
+    }
+}
+
 impl IndexBuilder {
+    /// Where game `g` comes back to the tree after it leaves it.
+    fn reentries_of(&self, g: usize, tree: &Tree, shape: &Made) -> Vec<Reentry> {
+        let mut out: Vec<Reentry> = Vec::new();
+        let moves = self.moves_of(g);
+        let depth = tree.depths[g];
+        if self.games[g].flags & INDEXED == 0 || depth >= moves.len() {
+            return out;
+        }
+        let mut pos = Chess::default();
+        // On the tree at a node, in a stretch that started at `out.last()`.
+        let mut on: Option<u32> = None;
+        for (i, &k) in moves.iter().enumerate() {
+            let Some(m) = move_of(&pos, k) else { break };
+            pos.play_unchecked(m);
+            let ply = i + 1;
+            if ply <= depth {
+                continue;
+            }
+            if let Some(x) = on {
+                if let Some(c) = shape.child(tree, x, k) {
+                    on = Some(c);
+                    continue;
+                }
+                let last = out.last_mut().expect("a stretch is open");
+                (last.end, last.next) = (x, k);
+                on = None;
+            }
+            if let Some(&n) = shape.by_key.get(&key(&pos)) {
+                out.push(Reentry {
+                    ply: ply as u32,
+                    node: n,
+                    end: n,
+                    next: NO_MOVE,
+                });
+                on = Some(n);
+            }
+        }
+        if let Some(x) = on {
+            let last = out.last_mut().expect("a stretch is open");
+            (last.end, last.next) = (x, NO_MOVE);
+        }
+        out
+    }
+
     fn moves_of(&self, g: usize) -> &[u16] {
         &self.moves[self.games[g].moves.clone()]
     }
@@ -474,8 +580,25 @@ impl IndexBuilder {
         }
     }
 
+    /// Where each game comes back to the tree after it leaves it (on the
+    /// rayon pool where the `parallel` feature builds one: the order of
+    /// the answer is the games').
+    fn reentries(&self, tree: &Tree) -> Vec<Vec<Reentry>> {
+        let made = Made::of(tree);
+        let one = |g: usize| self.reentries_of(g, tree, &made);
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            (0..self.games.len()).into_par_iter().map(one).collect()
+        }
+        #[cfg(not(feature = "parallel"))]
+        (0..self.games.len()).map(one).collect()
+    }
+
     /// The section's bytes.
     pub(crate) fn bytes(&self) -> Vec<u8> {
+        let tree = self.tree();
+        let reentries = self.reentries(&tree);
         let Tree {
             moves,
             children,
@@ -483,7 +606,7 @@ impl IndexBuilder {
             exits,
             exit_moves,
             depths,
-        } = self.tree();
+        } = tree;
         let mut cols: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
         for m in &moves[1..] {
             cols[NODE_MOVES].extend_from_slice(&m.to_le_bytes());
@@ -524,13 +647,24 @@ impl IndexBuilder {
                     last = u64::from(ply);
                 }
             }
+            // Where it comes back to the tree: each ply from the last
+            // (the first from its node), the node, how far down it goes.
+            put_varint(&mut cols[REENTRY_COUNTS], reentries[g].len() as u64);
+            let mut last = depths[g] as u32;
+            for r in &reentries[g] {
+                put_varint(&mut cols[REENTRY_PLIES], u64::from(r.ply - last));
+                last = r.ply;
+                cols[REENTRY_NODES].extend_from_slice(&r.node.to_le_bytes());
+                put_varint(&mut cols[REENTRY_ENDS], u64::from(r.end - r.node));
+                cols[REENTRY_NEXT].extend_from_slice(&r.next.to_le_bytes());
+            }
         }
         for n in &self.name_list {
             cols[NAMES].extend_from_slice(n.as_bytes());
             cols[NAMES].push(0);
         }
         // Node numbers and dates compress better a byte plane at a time.
-        for col in [EXITS, DATES] {
+        for col in [EXITS, DATES, REENTRY_NODES] {
             cols[col] = planes(&cols[col], 4);
         }
         let mut out = MAGIC.to_vec();
@@ -584,7 +718,12 @@ const CHANGE_COUNTS: usize = 15;
 const CHANGES: usize = 16;
 const NODE_CHANGES: usize = 17;
 const MATERIAL_PLIES: usize = 18;
-const COLUMNS: usize = 19;
+const REENTRY_COUNTS: usize = 19;
+const REENTRY_PLIES: usize = 20;
+const REENTRY_NODES: usize = 21;
+const REENTRY_ENDS: usize = 22;
+const REENTRY_NEXT: usize = 23;
+const COLUMNS: usize = 24;
 
 /// `width`-byte numbers a byte plane at a time: every number's first
 /// byte, then every second byte...
@@ -649,6 +788,15 @@ pub(crate) struct Index {
     columns: Vec<(usize, std::ops::Range<usize>)>,
     names: OnceLock<Result<Names, String>>,
     changes: OnceLock<Result<Changes, String>>,
+    reentries: OnceLock<Result<Reentries, String>>,
+}
+
+/// Where the games come back to the tree after they leave it.
+#[derive(Debug)]
+struct Reentries {
+    /// Game `g`'s: `list[at[g]..at[g + 1]]`, by ply.
+    at: Vec<u32>,
+    list: Vec<Reentry>,
 }
 
 /// The names of the section: White, Black, Event, ECO of each game, as
@@ -793,7 +941,76 @@ impl Index {
             columns,
             names: OnceLock::new(),
             changes: OnceLock::new(),
+            reentries: OnceLock::new(),
         })
+    }
+
+    /// Where game `g` comes back to the tree after it leaves it, by ply
+    /// (read on first use).
+    pub(crate) fn reentries_of(&self, g: usize) -> Result<&[Reentry], String> {
+        let r = self
+            .reentries
+            .get_or_init(|| self.read_reentries())
+            .as_ref()
+            .map_err(Clone::clone)?;
+        Ok(&r.list[r.at[g] as usize..r.at[g + 1] as usize])
+    }
+
+    fn read_reentries(&self) -> Result<Reentries, String> {
+        let col = |c: usize| unpack(&self.bytes, &self.columns[c]);
+        let counts = col(REENTRY_COUNTS)?;
+        let plies = col(REENTRY_PLIES)?;
+        let nodes = col(REENTRY_NODES)?;
+        let ends = col(REENTRY_ENDS)?;
+        let next = col(REENTRY_NEXT)?;
+        if nodes.len() % 4 != 0 || next.len() * 2 != nodes.len() {
+            return Err("the re-entries do not add up".into());
+        }
+        let nodes = unplanes(&nodes);
+        let next = u16s(&next);
+        let tree = self.node_move.len() as u64;
+        let (mut counts, mut p, mut e) = (counts.as_slice(), 0usize, 0usize);
+        let mut at = Vec::with_capacity(self.games + 1);
+        let mut list = Vec::with_capacity(nodes.len());
+        at.push(0);
+        for &exit in &self.exits {
+            let k = get_varint(&mut counts)? as usize;
+            if k > 0 && exit == NONE {
+                return Err("re-entries of a game without a node".into());
+            }
+            let mut ply = if exit == NONE {
+                0
+            } else {
+                u64::from(self.node_depth[exit as usize])
+            };
+            for _ in 0..k {
+                let i = list.len();
+                let (&node, &mv) = nodes.get(i).zip(next.get(i)).ok_or("too few re-entries")?;
+                let step = crate::le::read_leb(&plies, &mut p).ok_or("truncated")?;
+                let down = crate::le::read_leb(&ends, &mut e).ok_or("truncated")?;
+                ply = ply.saturating_add(step);
+                let end = u64::from(node).saturating_add(down);
+                // A later ply, a node of the tree, an end below it.
+                if step == 0
+                    || u64::from(node) >= tree
+                    || end >= u64::from(self.node_end[node as usize])
+                    || ply > u64::from(u32::MAX)
+                {
+                    return Err("a bad re-entry".into());
+                }
+                list.push(Reentry {
+                    ply: ply as u32,
+                    node,
+                    end: end as u32,
+                    next: mv,
+                });
+            }
+            at.push(list.len() as u32);
+        }
+        if list.len() != nodes.len() || !counts.is_empty() || p != plies.len() || e != ends.len() {
+            return Err("the re-entries do not add up".into());
+        }
+        Ok(Reentries { at, list })
     }
 
     /// The state at each node.

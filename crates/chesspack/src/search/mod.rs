@@ -918,7 +918,10 @@ fn from_index(
     let filtered = !filter.is_empty();
     let mut hit = vec![u32::MAX; ix.games];
     let mut next = vec![NO_MOVE; ix.games];
-    tree_walk(ix, target, &mut hit, &mut next, next_moves);
+    let matched = tree_walk(ix, target, &mut hit, &mut next, next_moves);
+    // A position of the tree: every game that reaches it is on the tree
+    // there, on its own line or where it comes back to the tree.
+    let on_tree = matches!(target, Target::Position { .. }) && !matched.is_empty();
     for g in 0..ix.games {
         if ix.flags[g] & TEXT != 0 {
             *not_searched += 1;
@@ -934,6 +937,17 @@ fn from_index(
         }
         if ix.flags[g] & INDEXED == 0 {
             candidates.push(g);
+            continue;
+        }
+        if on_tree {
+            if let Some((ply, next)) = reentry_hit(ix, g, &matched)? {
+                found.push(Found0::indexed(
+                    ix,
+                    g,
+                    ply,
+                    next_moves.then_some(next).flatten(),
+                ));
+            }
             continue;
         }
         // After the game leaves the tree: does a state it comes to
@@ -984,10 +998,18 @@ fn from_index(
 
 /// The games of the opening tree at what is looked for: their first ply
 /// there (into `hit`) and, with `next_moves`, the move each played from
-/// it. Positions are made only where the target needs them; a subtree
-/// whose state cannot come to the target is left.
-fn tree_walk(ix: &Index, target: &Target, hit: &mut [u32], next: &mut [u16], next_moves: bool) {
+/// it; for a position, the nodes at it (the answer). Positions are made
+/// only where the target needs them; a subtree whose state cannot come to
+/// the target is left.
+fn tree_walk(
+    ix: &Index,
+    target: &Target,
+    hit: &mut [u32],
+    next: &mut [u16],
+    next_moves: bool,
+) -> Vec<usize> {
     let positions = !target.by_state();
+    let mut matched = Vec::new();
     // Each node to visit, its position (where the target needs one) and
     // its state.
     let start = Chess::default();
@@ -1021,7 +1043,12 @@ fn tree_walk(ix: &Index, target: &Target, hit: &mut [u32], next: &mut [u16], nex
                     };
                 }
             }
-            continue;
+            if !matches!(target, Target::Position { .. }) {
+                continue;
+            }
+            // A position may come again below (pieces moved there and
+            // back): games that come back to the tree there reach it too.
+            matched.push(n);
         }
         let end = ix.node_end[n] as usize;
         let legal = pos.as_ref().map(|p| p.legal_moves());
@@ -1044,6 +1071,41 @@ fn tree_walk(ix: &Index, target: &Target, hit: &mut [u32], next: &mut [u16], nex
             c = ix.node_end[c] as usize;
         }
     }
+    matched
+}
+
+/// The first ply where game `g` comes back to the tree at one of the
+/// `matched` nodes after it left the tree, and the move it plays there.
+fn reentry_hit(
+    ix: &Index,
+    g: usize,
+    matched: &[usize],
+) -> Result<Option<(u32, Option<u16>)>, String> {
+    for r in ix.reentries_of(g)? {
+        let (node, end) = (r.node as usize, r.end as usize);
+        // The nodes from `node` down to `end`, in the order the game
+        // comes to them: the shallowest at it first.
+        let on_path = matched
+            .iter()
+            .filter(|&&x| node <= x && x <= end && end < ix.node_end[x] as usize)
+            .min_by_key(|&&x| ix.node_depth[x]);
+        let Some(&x) = on_path else { continue };
+        let ply = r
+            .ply
+            .saturating_add(u32::from(ix.node_depth[x] - ix.node_depth[node]));
+        let next = if x == end {
+            r.next
+        } else {
+            // The child of `x` on the way down to `end`.
+            let mut c = x + 1;
+            while ix.node_end[c] as usize <= end {
+                c = ix.node_end[c] as usize;
+            }
+            ix.node_move[c]
+        };
+        return Ok(Some((ply, (next != NO_MOVE).then_some(next))));
+    }
+    Ok(None)
 }
 
 /// Decodes the candidates' games, block by block on the workers, and

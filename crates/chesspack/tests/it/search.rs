@@ -562,7 +562,7 @@ const GOLDEN_INDEXED: &str = concat!(
     "0a000e0e01020304050001020300010203003e4242416e616e640003010054616c004361726c73656e00030200426f74",
     "76696e6e696b00312f322d312f3200312d3000302d31003237383000323031332e31312e3039000006060e090e090e09",
     "000d0dacd842917196856ab360aea127020909001402ad166370d9000000000205050000000000020505000000000000",
-    "0000000000000505000010010ac6c4efca43504b53010304060f28b52ffd2006310000e0181065a80c040d28b52ffd20",
+    "0000000000000505000010010ac6c4efca43504b53020304060f28b52ffd2006310000e0181065a80c040d28b52ffd20",
     "0421000001010100030c28b52ffd20031900000101010c1528b52ffd200c610000030003000000000000000000060f28",
     "b52ffd20063100005867a80c5073030c28b52ffd2003190000020103030c28b52ffd2003190000000000060f28b52ffd",
     "2006310000dc0a00000000060f28b52ffd20063100000000000000000c1528b52ffd200c6100002500002d0000330000",
@@ -570,9 +570,11 @@ const GOLDEN_INDEXED: &str = concat!(
     "000c1128b52ffd200c45000010000001001bc0020c1528b52ffd200c610000030000000300000006000000252e28b52f",
     "fd202529010000416e616e64004361726c73656e004235300054616c00426f7476696e6e696b0042333100030c28b52f",
     "fd20031900000304030a1328b52ffd200a510000c6187fc01ec618d802c9030c28b52ffd20031900001ec000030c28b5",
-    "2ffd2003190000030401bcf012b943504b49010000002300000000000000ce0000000300000000000000010000000a23",
-    "0000004348504b0d0a1a0a0f05696e6465780000000000000000dcce8077b38e92629ba6e9e810000000010100000000",
-    "00007d010000000000000e32d8127e0200000000000003000000000000004348504b454e440a",
+    "2ffd2003190000030401030c28b52ffd2003190000000100010a28b52ffd200109000003040d28b52ffd200421000003",
+    "000000010a28b52ffd200109000000020b28b52ffd200211000058674b88bd5343504b49010000002300000000000000",
+    "ce0000000300000000000000010000000a230000004348504b0d0a1a0a0f05696e6465780000000000000000dcce8077",
+    "b38e92629ba6e9e8100000000101000000000000bf0100000000000062afe12dc0020000000000000300000000000000",
+    "4348504b454e440a",
 );
 
 #[test]
@@ -635,7 +637,8 @@ fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<usize>) {
     varint(&mut i);
     varint(&mut i);
     let mut columns = Vec::new();
-    for _ in 0..19 {
+    // The section's 24 columns.
+    for _ in 0..24 {
         columns.push(i);
         varint(&mut i);
         let stored = varint(&mut i);
@@ -706,4 +709,63 @@ fn issue_68_queries_on_one_open_archive_answer_as_on_a_fresh_one() {
             assert!(!kept.scanned);
         }
     }
+}
+
+/// Issue 68: games that leave the opening tree and come back to it later
+/// (a transposition into a shared line, pieces moved out and back) are
+/// found where they come back, from the index alone, with the ply and the
+/// move they play there, as decoding every game finds them.
+#[test]
+fn issue_68_games_that_come_back_to_the_tree_are_found_without_decoding() {
+    let lines = [
+        "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. c3 Nf6",
+        "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. c3 Nf6",
+        // Into the shared line at ply 4, along it for two plies.
+        "1. Nf3 Nc6 2. e4 e5 3. Bc4 Bc5 4. d3 d6",
+        // Back to the start at ply 4 (a node's position), then along the
+        // shared line to ply 9.
+        "1. Nh3 Nh6 2. Ng1 Ng8 3. e4 e5 4. Nf3 Nc6 5. Bc4 Nf6",
+        // A shared line that comes to the start again, then 1. e4 e5.
+        "1. Nc3 Nc6 2. Nb1 Nb8 3. e4 e5 4. Nf3 d6",
+        "1. Nc3 Nc6 2. Nb1 Nb8 3. e4 e5 4. Nf3 d6",
+    ];
+    let pgn: String = lines
+        .iter()
+        .enumerate()
+        .map(|(i, l)| format!("[White \"w{i}\"]\n[Black \"b{i}\"]\n[Result \"*\"]\n\n{l} *\n\n"))
+        .collect();
+    let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
+    let cases: [(&str, &[(u64, u32)]); 4] = [
+        ("e4 e5 Nf3 Nc6", &[(1, 4), (2, 4), (3, 4), (4, 8)]),
+        ("e4 e5 Nf3 Nc6 Bc4", &[(1, 5), (2, 5), (3, 5), (4, 9)]),
+        ("e4 e5", &[(1, 2), (2, 2), (4, 6), (5, 6), (6, 6)]),
+        ("", &[(1, 0), (2, 0), (3, 0), (4, 0), (5, 0), (6, 0)]),
+    ];
+    for (line, want) in cases {
+        let mut q = Query::default();
+        q.moves = Some(line.into());
+        let (got, report) = found_in(&indexed, true, &q);
+        assert_eq!(got, want.iter().copied().collect(), "{line:?}");
+        assert_eq!(report.decoded, 0, "{line:?}: from the index alone");
+        assert_eq!(found_in(&plain, false, &q).0, got, "{line:?} decoded");
+        q.explore = true;
+        let moves = |archive: &[u8]| {
+            let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+            let e = search::find(&mut archives, &q).unwrap();
+            let m: Vec<(String, u64)> = e.moves.iter().map(|m| (m.san.clone(), m.games)).collect();
+            (m, e.decoded)
+        };
+        let (explored, decoded) = moves(&indexed);
+        assert_eq!(decoded, 0, "{line:?}: the explorer from the index alone");
+        assert_eq!(explored, moves(&plain).0, "{line:?}: the explorer");
+    }
+    // After 1. e4 e5 2. Nf3 Nc6 3. Bc4: Bc5 three times, Nf6 once (the
+    // game that came back at the start).
+    let mut q = Query::default();
+    q.moves = Some("e4 e5 Nf3 Nc6 Bc4".into());
+    q.explore = true;
+    let mut archives = [ArchiveReader::open(Cursor::new(&indexed)).unwrap()];
+    let e = search::find(&mut archives, &q).unwrap();
+    let got: Vec<(&str, u64)> = e.moves.iter().map(|m| (m.san.as_str(), m.games)).collect();
+    assert_eq!(got, [("Bc5", 3), ("Nf6", 1)]);
 }
