@@ -200,9 +200,9 @@ pub fn find(args: &FindArgs) -> Result<()> {
     } else if args.query.json {
         for h in &found.hits {
             let mut o = json!({
-                "game": h.game, "ply": h.ply, "white": h.white, "black": h.black,
+                "game": h.game, "ply": h.ply, "white": &*h.white, "black": &*h.black,
                 "white_elo": h.white_elo, "black_elo": h.black_elo, "result": h.result,
-                "date": h.date, "event": h.event, "eco": h.eco,
+                "date": h.date, "event": &*h.event, "eco": &*h.eco,
             });
             if many {
                 o["archive"] = json!(args.archives[h.archive]);

@@ -136,14 +136,15 @@ pub struct Hit {
     pub ply: u32,
     /// Tags: `White`, `Black`, `Event`, `ECO` (or what the moves give),
     /// `Result` (empty where unknown), the date as `yyyy.mm.dd` with `??`
-    /// for what is unknown, the ratings (0: none).
-    pub white: String,
+    /// for what is unknown, the ratings (0: none). The names are shared
+    /// with the search section's table of names (a hit costs no copy).
+    pub white: Arc<str>,
     /// See [`Hit::white`].
-    pub black: String,
+    pub black: Arc<str>,
     /// See [`Hit::white`].
-    pub event: String,
+    pub event: Arc<str>,
     /// See [`Hit::white`].
-    pub eco: String,
+    pub eco: Arc<str>,
     /// See [`Hit::white`].
     pub result: &'static str,
     /// See [`Hit::white`].
@@ -627,7 +628,7 @@ struct Found0 {
     ply: u32,
     next: Option<u16>,
     numbers: Numbers,
-    names: Option<Box<[Arc<str>; 4]>>,
+    names: Option<[Arc<str>; 4]>,
 }
 
 impl Found0 {
@@ -715,13 +716,19 @@ pub fn find<R: Read + Seek>(
     let target = target_of(query)?;
     let filter = Filter::of(query)?;
     let (found, mut report) = search_all(archives, &target, &filter, query.threads, false, true)?;
-    report.hits = found.iter().map(hit_of).collect();
+    let none: Arc<str> = Arc::from("");
+    report.hits = found.iter().map(|f| hit_of(f, &none)).collect();
     report.reached = report.hits.len() as u64;
     Ok(report)
 }
 
-fn hit_of(f: &Found0) -> Hit {
-    let name = |i: usize| f.names.as_ref().map_or(String::new(), |n| n[i].to_string());
+/// The hit of a game found; `none` the name of a game without names.
+fn hit_of(f: &Found0, none: &Arc<str>) -> Hit {
+    let name = |i: usize| {
+        f.names
+            .as_ref()
+            .map_or_else(|| none.clone(), |n| n[i].clone())
+    };
     Hit {
         archive: f.archive,
         game: f.game as u64 + 1,
@@ -760,7 +767,8 @@ fn explore<R: Read + Seek>(
         search_all(archives, &target, &filter, query.threads, true, query.games)?;
     report.reached = found.len() as u64;
     if query.games {
-        report.hits = found.iter().map(hit_of).collect();
+        let none: Arc<str> = Arc::from("");
+        report.hits = found.iter().map(|f| hit_of(f, &none)).collect();
     }
     let mover = pos.turn();
     // By move key: stats, rating sum and count, latest (date, archive,
@@ -869,7 +877,7 @@ fn search<R: Read + Seek>(
                 // The names of the games found, where they are given.
                 if names {
                     for f in &mut found {
-                        f.names = Some(Box::new(ix.names_of(f.game)?));
+                        f.names = Some(ix.names_of(f.game)?);
                     }
                 }
                 Ok((found, candidates))
@@ -1171,7 +1179,7 @@ fn decode_candidates<R: Read + Seek>(
                             ply,
                             next: m.map(move_key),
                             numbers: meta.numbers,
-                            names: Some(Box::new([meta.white, meta.black, meta.event, meta.eco])),
+                            names: Some([meta.white, meta.black, meta.event, meta.eco]),
                         });
                     }
                 },
