@@ -311,8 +311,16 @@ pub fn index(args: &IndexArgs) -> Result<()> {
             .open(path)
             .with_context(|| format!("cannot open {path}"))?;
         let before = file.metadata()?.len();
-        let bytes = search::index(&mut file, args.threads.unwrap_or(0))
-            .with_context(|| format!("cannot index {path}"))?;
+        let pb = crate::input::progress(None, "indexing");
+        let bytes = search::index(&mut file, args.threads.unwrap_or(0), &mut |p| {
+            if let Some(total) = p.total_bytes {
+                crate::input::set_total(&pb, total);
+            }
+            pb.set_position(p.bytes);
+            std::ops::ControlFlow::Continue(())
+        })
+        .with_context(|| format!("cannot index {path}"))?;
+        pb.finish_and_clear();
         let after = file.metadata()?.len();
         eprintln!(
             "chesspack: {path}: search index of {bytes} bytes ({:.3}x the archive's {before} bytes before) in {:.2} s; {after} bytes now",

@@ -61,7 +61,7 @@ use self::{
 };
 use crate::archive::{
     ArchiveError, ArchiveReader, GameRecord, decode_records, decode_records_until,
-    pipeline::Pipeline,
+    pipeline::{OnProgress, Pipeline, Progress},
 };
 
 /// What to look for: one of a position (`fen` or `moves`), sub-FENs,
@@ -1200,13 +1200,20 @@ fn decode_candidates<R: Read + Seek>(
 
 /// Adds a search section to the archive in `file` (replacing the one it
 /// has), built from its games decoded on `threads` workers (0: one a
-/// core); returns the section's size in bytes.
+/// core); returns the section's size in bytes. `progress` is called after
+/// each block with the stored bytes read so far and in all
+/// ([`Progress::total_bytes`](crate::archive::pipeline::Progress)).
 ///
 /// # Errors
 ///
 /// A damaged archive (a damaged header, index or block: `decompress
-/// --skip-damaged` reads what is left), or an I/O error.
-pub fn index(file: &mut std::fs::File, threads: usize) -> Result<u64, ArchiveError> {
+/// --skip-damaged` reads what is left), an I/O error, or
+/// [`ArchiveError::Stopped`] where `progress` stops the run.
+pub fn index(
+    file: &mut std::fs::File,
+    threads: usize,
+    progress: OnProgress<'_>,
+) -> Result<u64, ArchiveError> {
     let mut archive = ArchiveReader::open(&mut *file)?;
     if let Some(why) = archive.index_error().or(archive.header_error()) {
         return Err(ArchiveError::Index(why.to_owned()));
@@ -1215,6 +1222,11 @@ pub fn index(file: &mut std::fs::File, threads: usize) -> Result<u64, ArchiveErr
     let codec = codec.as_ref();
     let mut builder = IndexBuilder::new();
     let counts: Vec<usize> = archive.blocks().iter().map(|e| e.games as usize).collect();
+    let sizes: Vec<u64> = archive.blocks().iter().map(|e| u64::from(e.len)).collect();
+    let mut done = Progress {
+        total_bytes: Some(sizes.iter().sum()),
+        ..Progress::default()
+    };
     let payloads = (0..counts.len()).map(|b| archive.read_block(b).map(|block| (b, block)));
     let pipeline = Pipeline::with_threads(threads);
     pipeline.ordered(
@@ -1230,13 +1242,20 @@ pub fn index(file: &mut std::fs::File, threads: usize) -> Result<u64, ArchiveErr
                     reason: "its games do not decode to the number it holds".into(),
                 });
             }
-            Ok(rows)
+            Ok((b, rows))
         },
         |rows| {
-            for s in rows? {
+            let (b, rows) = rows?;
+            done.games += rows.len() as u64;
+            for s in rows {
                 builder.add_summary(s);
             }
-            Ok(())
+            done.blocks += 1;
+            done.bytes += sizes[b];
+            match progress(&done) {
+                std::ops::ControlFlow::Continue(()) => Ok(()),
+                std::ops::ControlFlow::Break(()) => Err(ArchiveError::Stopped),
+            }
         },
     )?;
     drop(archive);

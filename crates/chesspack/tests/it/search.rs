@@ -501,7 +501,16 @@ fn issue_68_index_adds_the_section_that_compress_writes() {
         .write(true)
         .open(&path)
         .unwrap();
-    search::index(&mut file, 2).unwrap();
+    let mut seen = Vec::new();
+    search::index(&mut file, 2, &mut |p| {
+        seen.push((p.blocks, p.bytes, p.total_bytes));
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    // Issue 69: a progress a block, up to the stored bytes in all.
+    let (blocks, bytes, total) = *seen.last().unwrap();
+    assert!(blocks > 1 && Some(bytes) == total, "{seen:?}");
+    assert!(seen.windows(2).all(|w| w[0].1 < w[1].1));
     drop(file);
     assert_eq!(
         std::fs::read(&path).unwrap(),
@@ -514,7 +523,7 @@ fn issue_68_index_adds_the_section_that_compress_writes() {
         .write(true)
         .open(&path)
         .unwrap();
-    search::index(&mut file, 1).unwrap();
+    search::index(&mut file, 1, &mut |_| ControlFlow::Continue(())).unwrap();
     drop(file);
     assert_eq!(std::fs::read(&path).unwrap(), indexed);
     // The games read as before.
