@@ -24,7 +24,15 @@ use clap::{Parser, Subcommand};
 
 /// Store chess games and positions in as few bits as information theory allows.
 #[derive(Parser, Debug)]
-#[command(name = "chesspack", version, about, long_about = None)]
+#[command(
+    name = "chesspack",
+    version,
+    about,
+    long_about = None,
+    after_help = "Exit status: 0 done; 1 an error (named on stderr); 2 a usage error (bad \
+                  arguments); 3 written with data left out (damaged blocks skipped); 141 the \
+                  reader of the output stopped early (`| head`)."
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,

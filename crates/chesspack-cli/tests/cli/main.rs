@@ -1480,3 +1480,23 @@ fn issue_68_find_and_explore_json() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a legal move"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Issue 69: every exit status the command line gives is listed in its
+/// help, and a usage error is status 2.
+#[test]
+fn regression_issue_69_exit_statuses_are_listed_in_the_help() {
+    let help = String::from_utf8_lossy(&chesspack(&["--help"]).stdout).into_owned();
+    for status in [
+        "0 done",
+        "1 an error",
+        "2 a usage error",
+        "3 written with data left out",
+        "141",
+    ] {
+        assert!(help.contains(status), "{status}: {help}");
+    }
+    assert_eq!(
+        chesspack(&["compress", "--no-such-flag"]).status.code(),
+        Some(2)
+    );
+}
