@@ -350,9 +350,14 @@ try {
       steps.push((await timings()));
     }
     console.log(`     explorer steps (ms): ${steps.map((s) => s.explore).join(', ')}; first page of games (ms): ${steps.map((s) => s.games).join(', ')}`);
-    // The module's init gives the instance it made.
+    // The module's init gives the instance it made; the tab's JavaScript
+    // heap from the browser's own metrics.
     const memory = await page.evaluate(async () => (await (await import('./pkg/chesspack_web.js')).default()).memory.buffer.byteLength);
-    console.log(`     wasm memory ${(memory / 2 ** 20).toFixed(0)} MiB`);
+    const cdp = await page.context().newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const { metrics } = await cdp.send('Performance.getMetrics');
+    const heap = metrics.find((m) => m.name === 'JSHeapTotalSize').value;
+    console.log(`     wasm memory ${(memory / 2 ** 20).toFixed(0)} MiB, JavaScript heap ${(heap / 2 ** 20).toFixed(0)} MiB; ${browser.version()} headless`);
   }
 
   // A lichess-style .pgn.zst download, dropped as it is.

@@ -21,7 +21,7 @@ use std::{
     sync::{Arc, OnceLock},
 };
 
-use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
+use shakmaty::{Chess, EnPassantMode, Move, Position, Role, Square, zobrist::Zobrist64};
 
 use super::state::{self, State};
 use crate::archive::{
@@ -55,9 +55,46 @@ pub(crate) fn move_key(m: Move) -> u16 {
     crate::order::key(m, crate::order::Order::SquareIndex) as u16
 }
 
-/// The legal move of `pos` with key `k`.
+/// The legal move of `pos` with key `k`: made from the key and the board,
+/// then checked (no list of legal moves is made).
 pub(crate) fn move_of(pos: &Chess, k: u16) -> Option<Move> {
-    pos.legal_moves().into_iter().find(|&m| move_key(m) == k)
+    let promotion = match k & 7 {
+        0 => None,
+        1 => Some(Role::Knight),
+        2 => Some(Role::Bishop),
+        3 => Some(Role::Rook),
+        4 => Some(Role::Queen),
+        _ => return None,
+    };
+    let squares = usize::from(k >> 3);
+    let from = Square::new(u32::try_from(squares / 64).ok().filter(|&f| f < 64)?);
+    let to = Square::new((squares % 64) as u32);
+    let board = pos.board();
+    let piece = board.piece_at(from).filter(|p| p.color == pos.turn())?;
+    let target = board.piece_at(to);
+    let m = if piece.role == Role::King
+        && target.is_some_and(|t| t.color == pos.turn() && t.role == Role::Rook)
+    {
+        Move::Castle {
+            king: from,
+            rook: to,
+        }
+    } else if piece.role == Role::Pawn
+        && target.is_none()
+        && from.file() != to.file()
+        && promotion.is_none()
+    {
+        Move::EnPassant { from, to }
+    } else {
+        Move::Normal {
+            role: piece.role,
+            from,
+            capture: target.map(|t| t.role),
+            to,
+            promotion,
+        }
+    };
+    (pos.is_legal(m) && move_key(m) == k).then_some(m)
 }
 
 /// Whether `pos` is the standard start (castling and all).
@@ -671,11 +708,20 @@ impl IndexBuilder {
         out.push(VERSION);
         put_varint(&mut out, self.games.len() as u64);
         put_varint(&mut out, moves.len() as u64);
-        for col in &cols {
-            let z = zstd::bulk::compress(col, 19).unwrap_or_else(|_| col.clone());
+        // The columns compressed at once where rayon gives threads (the
+        // same bytes: each column alone, in order).
+        let pack = |col: &Vec<u8>| zstd::bulk::compress(col, 19).unwrap_or_else(|_| col.clone());
+        #[cfg(feature = "parallel")]
+        let packed: Vec<Vec<u8>> = {
+            use rayon::prelude::*;
+            cols.par_iter().map(pack).collect()
+        };
+        #[cfg(not(feature = "parallel"))]
+        let packed: Vec<Vec<u8>> = cols.iter().map(pack).collect();
+        for (col, z) in cols.iter().zip(&packed) {
             put_varint(&mut out, col.len() as u64);
             put_varint(&mut out, z.len() as u64);
-            out.extend_from_slice(&z);
+            out.extend_from_slice(z);
         }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -1275,4 +1321,34 @@ fn unpack(bytes: &[u8], (raw, at): &(usize, std::ops::Range<usize>)) -> Result<V
         return Err("a column has the wrong length".into());
     }
     Ok(col)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A move made from its key and the board is the legal move with that
+    /// key, and no other key makes a move: in random games and in
+    /// positions with castling both ways, en passant and promotions.
+    #[test]
+    fn a_move_from_its_key_is_the_legal_move_with_that_key() {
+        let mut positions = crate::testing::random_game_positions(0x5eed, 40, 120);
+        positions.extend(crate::testing::fen_positions(&[
+            "r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R w KQkq - 0 1",
+            "r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R b KQkq - 0 1",
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "4k3/1P4P1/8/8/8/8/1p4p1/R3K2R w KQ - 0 1",
+            "r3k3/1P4P1/8/8/8/8/1p4p1/4K3 b q - 0 1",
+        ]));
+        for pos in &positions {
+            let legal = pos.legal_moves();
+            for &m in &legal {
+                assert_eq!(move_of(pos, move_key(m)), Some(m), "{m:?}");
+            }
+            let keys: std::collections::HashSet<u16> = legal.iter().map(|&m| move_key(m)).collect();
+            for k in (0..=u16::MAX).step_by(7).filter(|k| !keys.contains(k)) {
+                assert_eq!(move_of(pos, k), None, "key {k}");
+            }
+        }
+    }
 }
