@@ -303,6 +303,9 @@ const show = guarded(() => {
 // ---- the database: an archive explored by position ------------------------
 
 const PAGE = 50;
+// Without a search index, the most games the page searches before it is
+// asked to.
+const SCAN_WITHOUT_ASKING = 20000;
 const FILTERS = ['player', 'min_elo', 'max_elo', 'speed', 'from', 'to'];
 const db = {
   archive: null, name: '', start: START, line: [], cursor: 0, flip: false,
@@ -428,6 +431,13 @@ function drawDbBoard() {
 // the explorer's table and the first page of games.
 const refresh = guarded((games = true) => {
   db.selected = null;
+  if (db.deferred) {
+    db.legal = JSON.parse(cp.positionMoves(dbFen())).legal;
+    drawDbBoard();
+    renderLine();
+    $('db-fen').value = dbFen();
+    return;
+  }
   db.legal = JSON.parse(cp.positionMoves(dbFen())).legal;
   drawDbBoard();
   renderLine();
@@ -608,21 +618,42 @@ const openArchive = guarded((bytes, name) => {
   db.archive = archive;
   db.name = name;
   const info = JSON.parse(archive.info());
+  db.explored = null;
   $('pgn').value = '';
   $('list').hidden = true;
   $('db').hidden = false;
   $('db-title').textContent = `${name === 'sample' ? 'The sample' : name}: ${info.games.toLocaleString('en')} games`;
-  if (location.hash.length > 1 && (name === 'sample' || !location.hash.includes('db=sample'))) {
+  const size = `${(info.bytes / 1e6).toFixed(info.bytes < 1e6 ? 3 : 1)} MB, codec ${info.codec}, opened in ${db.timings.open} ms; `;
+  $('db-note').textContent = size + (info.indexed
+    ? 'with its search index.'
+    : 'no search index: position search decodes every game (chesspack index adds one).');
+  // Without an index every query decodes every game: a large archive
+  // waits for the user to ask.
+  db.deferred = !info.indexed && info.games > SCAN_WITHOUT_ASKING;
+  if (db.deferred) {
+    Object.assign(db, { start: START, line: [], cursor: 0, find: null, offset: 0 });
+    db.legal = JSON.parse(cp.positionMoves(START)).legal;
+    drawDbBoard();
+    renderLine();
+    $('explorer').tBodies[0].replaceChildren();
+    $('hits').tBodies[0].replaceChildren();
+    $('hits-title').textContent = 'Games';
+    $('explore-status').textContent = `No search index: each step decodes all ${info.games.toLocaleString('en')} games. `;
+    const go = document.createElement('button');
+    go.textContent = 'explore anyway';
+    go.addEventListener('click', () => {
+      db.deferred = false;
+      refresh();
+    });
+    $('explore-status').append(go);
+  } else if (location.hash.length > 1 && (name === 'sample' || !location.hash.includes('db=sample'))) {
     applyHash(location.hash);
   } else {
     Object.assign(db, { start: START, line: [], cursor: 0, find: null, offset: 0 });
     refresh();
   }
-  const v = db.explored || { scanned: false };
-  $('db-note').textContent = `${(info.bytes / 1e6).toFixed(info.bytes < 1e6 ? 3 : 1)} MB, codec ${info.codec}, opened in ${db.timings.open} ms; `
-    + (v.scanned
-      ? `no search index${v.index_error ? ` (${v.index_error})` : ''}: position search decodes every game (chesspack index adds one).`
-      : 'with its search index.');
+  const v = db.explored || {};
+  if (v.index_error) $('db-note').textContent = `${size}the search index is damaged (${v.index_error}): position search decodes every game.`;
   showEmpty('Click a game in the list below to play through it here.');
   $('db').scrollIntoView({ block: 'start' });
 });

@@ -446,12 +446,15 @@ impl Archive {
         })
     }
 
-    /// What the archive is: `{codec, games, bytes}`.
+    /// What the archive is: `{codec, games, bytes, indexed}` (`indexed`:
+    /// it has a search section; without one every query decodes every
+    /// game).
     pub fn info(&self) -> Value {
         json!({
             "codec": self.reader.codec().name(),
             "games": self.reader.games(),
             "bytes": self.bytes,
+            "indexed": self.reader.has_search_section(),
         })
     }
 
@@ -958,6 +961,10 @@ mod tests {
         )
         .unwrap();
         let mut b = Archive::open(plain).unwrap();
+        assert_eq!(
+            (a.info()["indexed"].clone(), b.info()["indexed"].clone()),
+            (json!(true), json!(false))
+        );
         let scanned = b.explore(&json!({}), true).unwrap();
         assert_eq!(scanned["scanned"], true);
         assert_eq!(scanned["moves"], start["moves"]);

@@ -294,6 +294,16 @@ try {
   check((await page.inputValue('#db-fen')).startsWith('N7/7k/'), 'a promotion offers the four pieces and plays the one chosen');
   check(/no game|^0 games/.test(await page.textContent('#explore-status')) || (await explorerRows()).length === 0, 'a position no game reached has no moves');
 
+  // An archive without a search index opens too, and says that its
+  // queries decode every game.
+  const plainArchive = native('compress', '-q', '-c', '--no-index', '--codec', 'model', sample);
+  await page.setInputFiles('#file', { name: 'plain.chpk', mimeType: 'application/octet-stream', buffer: plainArchive });
+  await page.waitForFunction(() => document.querySelector('#db-title').textContent.startsWith('plain.chpk'));
+  await page.waitForSelector('#explorer tbody tr[data-uci]');
+  check(/no search index/.test(await page.textContent('#db-note')) && /no search index: every game decoded/.test(await page.textContent('#explore-status')),
+    `an archive without an index says so: ${await page.textContent('#db-note')} / ${await page.textContent('#explore-status')}`);
+  check(sameAsCli(await explorerRows(), explore()), 'and its explorer, by decoding every game, is the indexed one');
+
   // The sample as a database, a view shared as a link and opened again.
   await page.click('#sample-db');
   await page.waitForFunction(() => document.querySelector('#db-title').textContent.startsWith('The sample'));

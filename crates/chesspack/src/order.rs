@@ -143,17 +143,9 @@ pub(crate) fn sort_in_place(moves: &mut shakmaty::MoveList, order: Order) {
 }
 
 /// The index of `m` among the legal moves of `pos` in `order`, with the
-/// number of legal moves; `None` when `m` is not legal.
-///
-/// ```
-/// use chesspack::order::{index_of, Order};
-/// use shakmaty::{Chess, uci::UciMove};
-///
-/// let pos = Chess::default();
-/// let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
-/// assert_eq!(index_of(&pos, e4, Order::SquareIndex), Some((13, 20)));
-/// ```
-pub fn index_of(pos: &Chess, m: Move, order: Order) -> Option<(usize, usize)> {
+/// number of legal moves; `None` when `m` is not legal (1. e4 is the 14th
+/// of 20 by square index: a unit test below).
+pub(crate) fn index_of(pos: &Chess, m: Move, order: Order) -> Option<(usize, usize)> {
     let moves = pos.legal_moves();
     // One pass: the moves with smaller keys, and one with the same key
     // (keys are unique among legal moves), which must be `m`.
@@ -730,6 +722,16 @@ mod examples {
             index_of(&pos, e4, Order::Thesis).map(|(i, _)| i)
         );
         assert_eq!(moves.nth(moves.index_of(e4).unwrap()), Some(e4));
+    }
+
+    #[test]
+    fn example_index_of() {
+        use crate::order::{Order, index_of};
+        use shakmaty::{Chess, uci::UciMove};
+
+        let pos = Chess::default();
+        let e4 = "e2e4".parse::<UciMove>().unwrap().to_move(&pos).unwrap();
+        assert_eq!(index_of(&pos, e4, Order::SquareIndex), Some((13, 20)));
     }
 
     #[test]

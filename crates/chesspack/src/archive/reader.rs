@@ -84,6 +84,28 @@ impl<R: Read + Seek> ArchiveReader<R> {
         })
     }
 
+    /// Whether the archive has a search section (written by `compress`
+    /// unless `--no-index`, added by `chesspack index`): queries on an
+    /// archive without one decode every game ([`crate::search`]).
+    ///
+    /// ```
+    /// use chesspack::{archive::ArchiveReader, files};
+    ///
+    /// let pgn = b"[White \"a\"]\n\n1. e4 e5 *\n";
+    /// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
+    /// let mut settings = files::Settings::default();
+    /// for no_index in [false, true] {
+    ///     settings.no_index = no_index;
+    ///     let mut packed = Vec::new();
+    ///     files::compress(files::Kind::Games, &pgn[..], &mut packed, &settings, go).unwrap();
+    ///     let archive = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+    ///     assert_eq!(archive.has_search_section(), !no_index);
+    /// }
+    /// ```
+    pub fn has_search_section(&self) -> bool {
+        self.section.is_some()
+    }
+
     /// The bytes of the archive's search section (`chesspack index`,
     /// [`crate::search`]), unchecked; `None` where it has none (or its
     /// index is damaged).
