@@ -650,19 +650,25 @@ fn result_text(r: u8) -> &'static str {
 }
 
 fn date_text(d: u32) -> String {
-    let part = |v: u32, w: usize| {
-        if v == 0 {
-            "?".repeat(w)
-        } else {
-            format!("{v:0w$}")
+    // One allocation a hit: `yyyy.mm.dd`, `?` for each digit of a part
+    // that is unknown (0).
+    let mut out = String::with_capacity(10);
+    for (i, (v, width)) in [(d / 10_000, 4u32), (d / 100 % 100, 2), (d % 100, 2)]
+        .into_iter()
+        .enumerate()
+    {
+        if i > 0 {
+            out.push('.');
         }
-    };
-    format!(
-        "{}.{}.{}",
-        part(d / 10_000, 4),
-        part(d / 100 % 100, 2),
-        part(d % 100, 2)
-    )
+        for k in (0..width).rev() {
+            out.push(if v == 0 {
+                '?'
+            } else {
+                char::from(b'0' + (v / 10u32.pow(k) % 10) as u8)
+            });
+        }
+    }
+    out
 }
 
 /// The archive's search section (`None` where it has none), or why it
@@ -1263,4 +1269,17 @@ pub fn index(
     let len = bytes.len() as u64;
     crate::archive::replace_section(file, bytes)?;
     Ok(len)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn dates_are_written_with_question_marks_for_what_is_unknown() {
+        use super::date_text;
+        assert_eq!(date_text(20_210_723), "2021.07.23");
+        assert_eq!(date_text(19_990_000), "1999.??.??");
+        assert_eq!(date_text(0), "????.??.??");
+        assert_eq!(date_text(8_000_105), "0800.01.05");
+        assert_eq!(date_text(20_211_200), "2021.12.??");
+    }
 }
