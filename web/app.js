@@ -610,10 +610,7 @@ const applyHash = guarded((hash) => {
 });
 
 const openArchive = guarded((bytes, name) => {
-  const archive = timed('open', () => {
-    const a = new cp.Archive(bytes);
-    return a;
-  });
+  const archive = timed('open', () => new cp.Archive(bytes));
   if (db.archive) db.archive.free();
   db.archive = archive;
   db.name = name;

@@ -600,17 +600,12 @@ impl Archive {
         if kept.sort != sort || kept.order.len() != kept.hits.len() {
             let hits = &kept.hits;
             let mut order: Vec<usize> = (0..hits.len()).collect();
-            let mean = |h: &search::Hit| match (h.white_elo, h.black_elo) {
-                (0, 0) => 0,
-                (0, e) | (e, 0) => u32::from(e),
-                (w, b) => (u32::from(w) + u32::from(b)) / 2,
-            };
             match sort {
                 "number" => {}
                 // `??` sorts before digits: unknown dates last.
                 "date" => order.sort_by(|&a, &b| hits[b].date.cmp(&hits[a].date).then(a.cmp(&b))),
                 "rating" => {
-                    order.sort_by(|&a, &b| mean(&hits[b]).cmp(&mean(&hits[a])).then(a.cmp(&b)))
+                    order.sort_by(|&a, &b| hits[b].rating.cmp(&hits[a].rating).then(a.cmp(&b)))
                 }
                 other => return Err(format!("unknown sort {other:?}: number, date or rating")),
             }

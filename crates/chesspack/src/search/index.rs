@@ -125,6 +125,19 @@ pub(crate) struct Numbers {
     pub speed: u8,
 }
 
+impl Numbers {
+    /// The mean of both players' ratings, or the one given (`None`:
+    /// neither): what a query's rating bounds look at.
+    pub(crate) fn rating(&self) -> Option<u32> {
+        match (self.white_elo, self.black_elo) {
+            (0, 0) => None,
+            (w, 0) => Some(u32::from(w)),
+            (0, b) => Some(u32::from(b)),
+            (w, b) => Some((u32::from(w) + u32::from(b)) / 2),
+        }
+    }
+}
+
 /// lichess's speeds, by a game's estimated time (base + 40 × increment).
 pub(crate) const SPEEDS: [&str; 6] = [
     "ultrabullet",

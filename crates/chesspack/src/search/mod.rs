@@ -153,6 +153,9 @@ pub struct Hit {
     pub white_elo: u16,
     /// See [`Hit::white`].
     pub black_elo: u16,
+    /// The mean of both ratings, or the one given (0: neither), as
+    /// [`Query::min_elo`] and [`Query::max_elo`] look at it.
+    pub rating: u16,
 }
 
 /// What [`find`] found, and how.
@@ -480,11 +483,8 @@ impl Filter {
     /// The filters on numbers: ratings, result, speed, dates.
     fn passes_numbers(&self, m: &Numbers) -> bool {
         if self.min_elo.is_some() || self.max_elo.is_some() {
-            let elo = match (m.white_elo, m.black_elo) {
-                (0, 0) => return false,
-                (w, 0) => u32::from(w),
-                (0, b) => u32::from(b),
-                (w, b) => (u32::from(w) + u32::from(b)) / 2,
+            let Some(elo) = m.rating() else {
+                return false;
             };
             if self.min_elo.is_some_and(|e| elo < e) || self.max_elo.is_some_and(|e| elo > e) {
                 return false;
@@ -747,6 +747,7 @@ fn hit_of(f: &Found0, none: &Arc<str>) -> Hit {
         eco: name(3),
         white_elo: f.numbers.white_elo,
         black_elo: f.numbers.black_elo,
+        rating: f.numbers.rating().map_or(0, |r| r as u16),
     }
 }
 
