@@ -775,33 +775,8 @@ impl TagState {
                     .ok_or("a player mark points past the names seen")?;
                 replace(value, name);
             }
-            [ELO_STEP] if matches!(role, Role::Elo(_)) => {
-                let side = usize::from(role == Role::Elo(1));
-                let last = self.players[side]
-                    .as_ref()
-                    .and_then(|p| self.elo.get(p))
-                    .and_then(|e| number(e))
-                    .ok_or("an Elo step without the player's Elo")?;
-                let d = self.numbers.elo_step.decode(numbers)?;
-                if d.abs() >= MAX_ELO_STEP {
-                    return Err("an Elo step that is not a step".into());
-                }
-                let elo = last + d;
-                if elo < 0 {
-                    return Err("an Elo step out of range".into());
-                }
-                value.clear();
-                push_digits(value, elo.unsigned_abs(), 1);
-            }
-            [ELO_NEAR] if matches!(role, Role::Elo(_)) => {
-                let side = usize::from(role == Role::Elo(1));
-                let last = self
-                    .elo_reference(side)
-                    .ok_or("an Elo mark without an Elo before")?;
-                let elo = last + self.numbers.elo_near.decode(numbers)?;
-                if !(0..1_000_000_000).contains(&elo) {
-                    return Err("an Elo mark out of range".into());
-                }
+            [mark @ (ELO_STEP | ELO_NEAR)] if matches!(role, Role::Elo(_)) => {
+                let elo = self.coded_elo(mark, usize::from(role == Role::Elo(1)), numbers)?;
                 value.clear();
                 push_digits(value, elo.unsigned_abs(), 1);
             }
@@ -884,6 +859,40 @@ impl TagState {
             _ => replace(value, stored),
         }
         Ok(())
+    }
+
+    /// The Elo of side `side` that mark `mark` (`ELO_STEP` or `ELO_NEAR`)
+    /// codes.
+    fn coded_elo(
+        &mut self,
+        mark: u8,
+        side: usize,
+        numbers: &mut BinaryDecoder<'_>,
+    ) -> Result<i64, String> {
+        if mark == ELO_STEP {
+            let last = self.players[side]
+                .as_ref()
+                .and_then(|p| self.elo.get(p))
+                .and_then(|e| number(e))
+                .ok_or("an Elo step without the player's Elo")?;
+            let d = self.numbers.elo_step.decode(numbers)?;
+            if d.abs() >= MAX_ELO_STEP {
+                return Err("an Elo step that is not a step".into());
+            }
+            let elo = last + d;
+            if elo < 0 {
+                return Err("an Elo step out of range".into());
+            }
+            return Ok(elo);
+        }
+        let last = self
+            .elo_reference(side)
+            .ok_or("an Elo mark without an Elo before")?;
+        let elo = last + self.numbers.elo_near.decode(numbers)?;
+        if !(0..1_000_000_000).contains(&elo) {
+            return Err("an Elo mark out of range".into());
+        }
+        Ok(elo)
     }
 
     fn is_mark(&self, b: u8) -> bool {

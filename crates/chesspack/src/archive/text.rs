@@ -210,104 +210,31 @@ fn is_trailer(mut rest: &[u8]) -> bool {
 
 /// Reads one game.
 pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
-    let mut i = 0;
-    let n = text.len();
-    let skip_ws = |i: &mut usize| {
-        while *i < n && text[*i].is_ascii_whitespace() {
-            *i += 1;
-        }
-    };
-    // Tags (room for the seven-tag roster and a few more).
-    let mut tags = Vec::with_capacity(16);
-    skip_ws(&mut i);
-    while i < n && text[i] == b'[' {
-        i += 1;
-        skip_ws(&mut i);
-        let name_start = i;
-        while i < n && !text[i].is_ascii_whitespace() && !matches!(text[i], b'"' | b']' | b'[') {
-            i += 1;
-        }
-        let name = text[name_start..i].to_vec();
-        if name.is_empty() {
-            return fail("syntax", "tag without a name");
-        }
-        while i < n && matches!(text[i], b' ' | b'\t') {
-            i += 1;
-        }
-        if i >= n || text[i] != b'"' {
-            return fail("syntax", "tag without a quoted value");
-        }
-        i += 1;
-        let value_start = i;
-        let mut value = Vec::new();
-        loop {
-            // A run of plain bytes at once: one allocation for most values.
-            let run = text[i..]
-                .iter()
-                .position(|c| matches!(c, b'"' | b'\\' | b'\n' | b'\r' | 0))
-                .map_or(n, |p| i + p);
-            value.extend_from_slice(&text[i..run]);
-            i = run;
-            match text.get(i) {
-                None | Some(b'\n' | b'\r' | 0) => return fail("syntax", "unterminated tag value"),
-                Some(b'"') => break,
-                Some(b'\\') => match text.get(i + 1) {
-                    Some(&c @ (b'\\' | b'"')) => {
-                        value.push(c);
-                        i += 2;
-                    }
-                    _ => return fail("syntax", "unknown escape in tag value"),
-                },
-                Some(&c) => {
-                    value.push(c);
-                    i += 1;
-                }
-            }
-        }
-        i += 1;
-        while i < n && matches!(text[i], b' ' | b'\t') {
-            i += 1;
-        }
-        if i >= n || text[i] != b']' {
-            // Quotes inside a value that nobody escaped (`[Annotator "Lopez
-            // "Battle Royale""]`): the value runs to the line's last `"]`,
-            // as python-chess reads it; the layout gives the bytes back.
-            let Some((v, end)) = unescaped_value(text, value_start) else {
-                return fail("syntax", "tag not closed by ]");
-            };
-            value = v;
-            i = end;
-        }
-        i += 1;
-        tags.push((name, value));
-        skip_ws(&mut i);
-    }
+    let mut i = skip_ws(text, 0);
+    let tags = parse_tags(text, &mut i)?;
     let start = start_of(&tags)?;
-
-    // Movetext.
-    struct Line {
-        pos: Chess,
-        before_last: Option<Chess>,
-    }
-    // A move takes 4 bytes of movetext or more (`e4 ` and its number);
-    // longer texts grow as they go.
-    let mut events = Vec::with_capacity((n.saturating_sub(i) / 4).min(4096));
+    let n = text.len();
+    let mut reader = Movetext {
+        // A move takes 4 bytes of movetext or more (`e4 ` and its number);
+        // longer texts grow as they go.
+        events: Vec::with_capacity((n.saturating_sub(i) / 4).min(4096)),
+        line: Line {
+            pos: start.clone(),
+            before_last: None,
+        },
+        stack: Vec::new(),
+        ply: 0,
+        numbers: 0,
+        spaced_dots: false,
+        uci: 0,
+        // The position before the last move is kept only where a
+        // variation may start from it (a `(` anywhere in the movetext).
+        variations: text[i.min(n)..].contains(&b'('),
+    };
     let mut outcome = None;
     let mut result_on_new_line = false;
-    let mut line = Line {
-        pos: start.clone(),
-        before_last: None,
-    };
-    let mut stack: Vec<Line> = Vec::new();
-    let mut ply = 0usize;
-    // What the layout bits are told from: move numbers, `5. ...`
-    // numbers, and moves in UCI among all moves.
-    let (mut numbers, mut spaced_dots, mut uci) = (0usize, false, 0usize);
-    // The position before the last move is kept only where a variation
-    // may start from it (a `(` anywhere in the movetext).
-    let variations = text[i.min(n)..].contains(&b'(');
     loop {
-        skip_ws(&mut i);
+        i = skip_ws(text, i);
         if i >= n {
             break;
         }
@@ -328,56 +255,23 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                 let Some(end) = text[i + 1..].iter().position(|&b| b == b'}') else {
                     return fail("syntax", "unterminated comment");
                 };
-                events.push(Event::Comment(text[i + 1..i + 1 + end].to_vec()));
+                reader
+                    .events
+                    .push(Event::Comment(text[i + 1..i + 1 + end].to_vec()));
                 i += end + 2;
             }
             b'}' => return fail("syntax", "unmatched }"),
             b'(' => {
-                let Some(before) = line.before_last.clone() else {
-                    return fail("syntax", "variation before any move");
-                };
-                stack.push(std::mem::replace(
-                    &mut line,
-                    Line {
-                        pos: before,
-                        before_last: None,
-                    },
-                ));
-                events.push(Event::Open);
+                reader.open()?;
                 i += 1;
             }
             b')' => {
-                let Some(parent) = stack.pop() else {
-                    return fail("syntax", "unmatched )");
-                };
-                line = parent;
-                events.push(Event::Close);
+                reader.close()?;
                 i += 1;
             }
-            b'$' => {
-                let digits = text[i + 1..]
-                    .iter()
-                    .take_while(|b| b.is_ascii_digit())
-                    .count();
-                let nag = std::str::from_utf8(&text[i + 1..i + 1 + digits])
-                    .ok()
-                    .and_then(|s| s.parse::<u8>().ok());
-                let Some(nag) = nag else {
-                    return fail("syntax", "bad nag");
-                };
-                events.push(Event::Nag(nag));
-                i += 1 + digits;
-            }
-            b'!' | b'?' => {
-                let (nag, len) = match (text[i], text.get(i + 1)) {
-                    (b'!', Some(b'!')) => (3, 2),
-                    (b'?', Some(b'?')) => (4, 2),
-                    (b'!', Some(b'?')) => (5, 2),
-                    (b'?', Some(b'!')) => (6, 2),
-                    (b'!', _) => (1, 1),
-                    _ => (2, 1),
-                };
-                events.push(Event::Nag(nag));
+            b'$' | b'!' | b'?' => {
+                let (nag, len) = nag_at(&text[i..])?;
+                reader.events.push(Event::Nag(nag));
                 i += len;
             }
             _ => {
@@ -385,13 +279,13 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                     .iter()
                     .position(|&b| is_delimiter(b))
                     .map_or(n, |p| i + p);
-                let mut token = &text[i..end];
+                let token = &text[i..end];
                 i = end;
                 if let Some(o) = OUTCOMES.iter().position(|o| o.as_bytes() == token) {
                     outcome = Some(o as u8);
                     // The separator before the result, when a token came
                     // before it: a line break or not.
-                    result_on_new_line = !events.is_empty()
+                    result_on_new_line = !reader.events.is_empty()
                         && text[..i - token.len()]
                             .iter()
                             .rev()
@@ -399,132 +293,293 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                             .any(|&b| b == b'\n');
                     continue;
                 }
-                // A move number, possibly glued to the move (not UCI's
-                // null move `0000`).
-                let digits = token.iter().take_while(|b| b.is_ascii_digit()).count();
-                let castle_with_zeros = token.starts_with(b"0-0");
-                if digits > 0 && !castle_with_zeros && token != b"0000" {
-                    let dots = token[digits..].iter().take_while(|&&b| b == b'.').count();
-                    if digits + dots == token.len() {
-                        numbers += 1;
-                        continue;
-                    }
-                    if dots == 0 {
-                        return fail(
-                            "syntax",
-                            format!("unknown token {:?}", String::from_utf8_lossy(token)),
-                        );
-                    }
-                    numbers += 1;
-                    token = &token[digits + dots..];
-                }
-                // Dots apart from their number: Crafty's `5. ... Qd6`, or
-                // glued to the move (`5. ...Qd6`).
-                let dots = token.iter().take_while(|&&b| b == b'.').count();
-                if dots == token.len() {
-                    spaced_dots = true;
-                    continue;
-                }
-                token = &token[dots..];
-                // A move in UCI (`g1f3`, `e7e8q`, `0000`): a fully
-                // disambiguated pawn move in SAN (`e2e4`) is the same move.
-                let uci_event = if uci_shaped(token)
-                    && let Ok(u) = shakmaty::uci::UciMove::from_ascii(token)
-                {
-                    match u {
-                        shakmaty::uci::UciMove::Null => {
-                            after_null(&line.pos).is_some().then_some(Event::Null)
-                        }
-                        _ => u.to_move(&line.pos).ok().map(Event::Move),
-                    }
-                } else {
-                    None
-                };
-                let event = if let Some(event) = uci_event {
-                    uci += 1;
-                    event
-                } else {
-                    let owned;
-                    if token.starts_with(b"0-0") {
-                        owned = token
-                            .iter()
-                            .map(|&b| if b == b'0' { b'O' } else { b })
-                            .collect::<Vec<u8>>();
-                        token = &owned;
-                    }
-                    let Ok(san) = SanPlus::from_ascii(token) else {
-                        return fail(
-                            "syntax",
-                            format!("unknown token {:?}", String::from_utf8_lossy(token)),
-                        );
-                    };
-                    if san.san == San::Null {
-                        if after_null(&line.pos).is_none() {
-                            return fail(
-                                "illegal move",
-                                format!("null move in check at ply {}", ply + 1),
-                            );
-                        }
-                        Event::Null
-                    } else {
-                        let Ok(m) = san_to_move(san.san, &line.pos) else {
-                            return fail(
-                                "illegal move",
-                                format!("illegal move {san} at ply {}", ply + 1),
-                            );
-                        };
-                        Event::Move(m)
-                    }
-                };
-                // The move (or null move, found legal above) played.
-                if variations {
-                    line.before_last = Some(line.pos.clone());
-                }
-                match event {
-                    Event::Move(m) => line.pos.play_unchecked(m),
-                    _ => {
-                        if let Some(after) = after_null(&line.pos) {
-                            line.pos = after;
-                        }
-                    }
-                }
-                events.push(event);
-                ply += 1;
-                if ply as u64 > crate::game::MAX_PLIES {
-                    return fail("too long", "more plies than a decoder accepts");
-                }
+                reader.word(token)?;
             }
         }
     }
-    if !stack.is_empty() {
-        return fail("syntax", "unclosed variation");
-    }
-    let mut layout = 0;
-    if events.is_empty() && outcome.is_none() {
-        // Tags alone: a game of its own (issue 44), written without a
-        // movetext line.
-        if tags.is_empty() {
-            return fail("syntax", "no tags and no movetext");
-        }
-        layout |= LAYOUT_NO_MOVETEXT;
-    }
-    if ply > 0 && uci == ply {
-        layout |= LAYOUT_UCI;
-    }
-    if spaced_dots {
-        layout |= LAYOUT_SPACED_DOTS;
-    }
-    if ply > 0 && numbers == 0 {
-        layout |= LAYOUT_UNNUMBERED;
-    }
+    let layout = reader.layout(tags.is_empty(), outcome.is_some())?;
     Ok(ParsedGame {
         tags,
         start,
-        events,
+        events: reader.events,
         outcome,
         result_on_new_line,
         layout,
     })
+}
+
+/// The index of the first byte from `i` on that is no white space.
+fn skip_ws(text: &[u8], mut i: usize) -> usize {
+    while i < text.len() && text[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// A tag's name and value.
+type Tag = (Vec<u8>, Vec<u8>);
+
+/// Reads the tags that start at `*i` (white space skipped before them),
+/// and the white space after them.
+fn parse_tags(text: &[u8], i: &mut usize) -> Result<Vec<Tag>, Unparsed> {
+    let n = text.len();
+    // Room for the seven-tag roster and a few more.
+    let mut tags = Vec::with_capacity(16);
+    while *i < n && text[*i] == b'[' {
+        *i = skip_ws(text, *i + 1);
+        let name_start = *i;
+        while *i < n && !text[*i].is_ascii_whitespace() && !matches!(text[*i], b'"' | b']' | b'[') {
+            *i += 1;
+        }
+        let name = text[name_start..*i].to_vec();
+        if name.is_empty() {
+            return fail("syntax", "tag without a name");
+        }
+        while *i < n && matches!(text[*i], b' ' | b'\t') {
+            *i += 1;
+        }
+        if *i >= n || text[*i] != b'"' {
+            return fail("syntax", "tag without a quoted value");
+        }
+        let value_start = *i + 1;
+        let (mut value, end) = tag_value(text, value_start)?;
+        *i = end + 1;
+        while *i < n && matches!(text[*i], b' ' | b'\t') {
+            *i += 1;
+        }
+        if *i >= n || text[*i] != b']' {
+            // Quotes inside a value that nobody escaped (`[Annotator "Lopez
+            // "Battle Royale""]`): the value runs to the line's last `"]`,
+            // as python-chess reads it; the layout gives the bytes back.
+            let Some((v, end)) = unescaped_value(text, value_start) else {
+                return fail("syntax", "tag not closed by ]");
+            };
+            value = v;
+            *i = end;
+        }
+        *i = skip_ws(text, *i + 1);
+        tags.push((name, value));
+    }
+    Ok(tags)
+}
+
+/// The value of a quoted tag value that starts at `i` (after its `"`),
+/// its escapes read, and the index of its closing `"`.
+fn tag_value(text: &[u8], mut i: usize) -> Result<(Vec<u8>, usize), Unparsed> {
+    let mut value = Vec::new();
+    loop {
+        // A run of plain bytes at once: one allocation for most values.
+        let run = text[i..]
+            .iter()
+            .position(|c| matches!(c, b'"' | b'\\' | b'\n' | b'\r' | 0))
+            .map_or(text.len(), |p| i + p);
+        value.extend_from_slice(&text[i..run]);
+        i = run;
+        match text.get(i) {
+            None | Some(b'\n' | b'\r' | 0) => return fail("syntax", "unterminated tag value"),
+            Some(b'"') => return Ok((value, i)),
+            Some(b'\\') => match text.get(i + 1) {
+                Some(&c @ (b'\\' | b'"')) => {
+                    value.push(c);
+                    i += 2;
+                }
+                _ => return fail("syntax", "unknown escape in tag value"),
+            },
+            Some(&c) => {
+                value.push(c);
+                i += 1;
+            }
+        }
+    }
+}
+
+/// The glyph that `text` starts with (`$14`, `!`, `?!`, …) and its length.
+fn nag_at(text: &[u8]) -> Result<(u8, usize), Unparsed> {
+    if text[0] == b'$' {
+        let digits = text[1..].iter().take_while(|b| b.is_ascii_digit()).count();
+        let nag = std::str::from_utf8(&text[1..1 + digits])
+            .ok()
+            .and_then(|s| s.parse::<u8>().ok());
+        return match nag {
+            Some(nag) => Ok((nag, 1 + digits)),
+            None => fail("syntax", "bad nag"),
+        };
+    }
+    Ok(match (text[0], text.get(1)) {
+        (b'!', Some(b'!')) => (3, 2),
+        (b'?', Some(b'?')) => (4, 2),
+        (b'!', Some(b'?')) => (5, 2),
+        (b'?', Some(b'!')) => (6, 2),
+        (b'!', _) => (1, 1),
+        _ => (2, 1),
+    })
+}
+
+/// A line of moves as it is read.
+struct Line {
+    pos: Chess,
+    before_last: Option<Chess>,
+}
+
+/// A game's movetext as it is read: its events, the line being read and
+/// the lines it is a variation of, and what its layout is told from.
+struct Movetext {
+    events: Vec<Event>,
+    line: Line,
+    stack: Vec<Line>,
+    ply: usize,
+    /// Move numbers, `5. ...` numbers, and moves in UCI among all moves.
+    numbers: usize,
+    spaced_dots: bool,
+    uci: usize,
+    /// Whether the position before the last move is kept.
+    variations: bool,
+}
+
+impl Movetext {
+    fn open(&mut self) -> Result<(), Unparsed> {
+        let Some(before) = self.line.before_last.clone() else {
+            return fail("syntax", "variation before any move");
+        };
+        let line = Line {
+            pos: before,
+            before_last: None,
+        };
+        self.stack.push(std::mem::replace(&mut self.line, line));
+        self.events.push(Event::Open);
+        Ok(())
+    }
+
+    fn close(&mut self) -> Result<(), Unparsed> {
+        let Some(parent) = self.stack.pop() else {
+            return fail("syntax", "unmatched )");
+        };
+        self.line = parent;
+        self.events.push(Event::Close);
+        Ok(())
+    }
+
+    /// A word of the movetext that is no result: a move number, a move, or
+    /// both glued together.
+    fn word(&mut self, mut token: &[u8]) -> Result<(), Unparsed> {
+        // A move number, possibly glued to the move (not UCI's null move
+        // `0000`).
+        let digits = token.iter().take_while(|b| b.is_ascii_digit()).count();
+        let castle_with_zeros = token.starts_with(b"0-0");
+        if digits > 0 && !castle_with_zeros && token != b"0000" {
+            let dots = token[digits..].iter().take_while(|&&b| b == b'.').count();
+            self.numbers += 1;
+            if digits + dots == token.len() {
+                return Ok(());
+            }
+            if dots == 0 {
+                return fail(
+                    "syntax",
+                    format!("unknown token {:?}", String::from_utf8_lossy(token)),
+                );
+            }
+            token = &token[digits + dots..];
+        }
+        // Dots apart from their number: Crafty's `5. ... Qd6`, or glued to
+        // the move (`5. ...Qd6`).
+        let dots = token.iter().take_while(|&&b| b == b'.').count();
+        if dots == token.len() {
+            self.spaced_dots = true;
+            return Ok(());
+        }
+        let event = self.move_event(&token[dots..])?;
+        // The move (or null move, found legal) played.
+        if self.variations {
+            self.line.before_last = Some(self.line.pos.clone());
+        }
+        match event {
+            Event::Move(m) => self.line.pos.play_unchecked(m),
+            _ => {
+                if let Some(after) = after_null(&self.line.pos) {
+                    self.line.pos = after;
+                }
+            }
+        }
+        self.events.push(event);
+        self.ply += 1;
+        if self.ply as u64 > crate::game::MAX_PLIES {
+            return fail("too long", "more plies than a decoder accepts");
+        }
+        Ok(())
+    }
+
+    /// The move (or null move) that `token` spells in the line's position,
+    /// in UCI or SAN.
+    fn move_event(&mut self, token: &[u8]) -> Result<Event, Unparsed> {
+        let pos = &self.line.pos;
+        // A move in UCI (`g1f3`, `e7e8q`, `0000`): a fully disambiguated
+        // pawn move in SAN (`e2e4`) is the same move.
+        if uci_shaped(token)
+            && let Ok(u) = shakmaty::uci::UciMove::from_ascii(token)
+        {
+            let event = match u {
+                shakmaty::uci::UciMove::Null => after_null(pos).is_some().then_some(Event::Null),
+                _ => u.to_move(pos).ok().map(Event::Move),
+            };
+            if let Some(event) = event {
+                self.uci += 1;
+                return Ok(event);
+            }
+        }
+        let owned;
+        let mut token = token;
+        if token.starts_with(b"0-0") {
+            owned = token
+                .iter()
+                .map(|&b| if b == b'0' { b'O' } else { b })
+                .collect::<Vec<u8>>();
+            token = &owned;
+        }
+        let Ok(san) = SanPlus::from_ascii(token) else {
+            return fail(
+                "syntax",
+                format!("unknown token {:?}", String::from_utf8_lossy(token)),
+            );
+        };
+        let ply = self.ply + 1;
+        if san.san == San::Null {
+            if after_null(pos).is_none() {
+                return fail("illegal move", format!("null move in check at ply {ply}"));
+            }
+            return Ok(Event::Null);
+        }
+        match san_to_move(san.san, pos) {
+            Ok(m) => Ok(Event::Move(m)),
+            Err(_) => fail("illegal move", format!("illegal move {san} at ply {ply}")),
+        }
+    }
+
+    /// The layout bits of the game read (`no_tags`: it has none; `result`:
+    /// its movetext ends with one).
+    fn layout(&self, no_tags: bool, result: bool) -> Result<u8, Unparsed> {
+        if !self.stack.is_empty() {
+            return fail("syntax", "unclosed variation");
+        }
+        let mut layout = 0;
+        if self.events.is_empty() && !result {
+            // Tags alone: a game of its own (issue 44), written without a
+            // movetext line.
+            if no_tags {
+                return fail("syntax", "no tags and no movetext");
+            }
+            layout |= LAYOUT_NO_MOVETEXT;
+        }
+        if self.ply > 0 && self.uci == self.ply {
+            layout |= LAYOUT_UCI;
+        }
+        if self.spaced_dots {
+            layout |= LAYOUT_SPACED_DOTS;
+        }
+        if self.ply > 0 && self.numbers == 0 {
+            layout |= LAYOUT_UNNUMBERED;
+        }
+        Ok(layout)
+    }
 }
 
 /// Writes `game` in the canonical layout.

@@ -329,26 +329,8 @@ impl<'a> Context<'a> {
         let r = role_index(role);
         let to = target(m);
         let from = m.from().unwrap_or(to);
-        if let Some((entry, total)) = self.book {
-            let k = move_key(m);
-            let count = entry
-                .count(k)
-                .saturating_sub(u32::from(self.exclude == Some(k)));
-            let share = if count == 0 {
-                10
-            } else {
-                let mut b = 0;
-                while b < 9 && count << (b + 1) <= total {
-                    b += 1;
-                }
-                b
-            };
-            let confidence = match total {
-                ..50 => 0,
-                50..500 => 1,
-                _ => 2,
-            };
-            f.push(BOOK + confidence * 11 + share);
+        if let Some(book) = self.book_feature(m) {
+            f.push(book);
         }
         f.push(TO + (self.phase * 6 + r) * 64 + self.relative(to));
         f.push(FROM + (self.phase * 6 + r) * 64 + self.relative(from));
@@ -376,15 +358,7 @@ impl<'a> Context<'a> {
         // does not matter): the full set's.
         let mut after = Bitboard::EMPTY;
         if full {
-            let s = see_unanswered(m, self.their_attacks).unwrap_or_else(|| see(pos, m));
-            let bucket = match s {
-                ..-200 => 0,
-                -200..0 => 1,
-                0 => 2,
-                1..200 => 3,
-                _ => 4,
-            };
-            f.push(SEE + usize::from(capture.is_some()) * 5 + bucket);
+            f.push(SEE + usize::from(capture.is_some()) * 5 + self.see_bucket(pos, m));
             let occ = pos.board().occupied().without(from).with(to);
             after = attacks::attacks(
                 to,
@@ -424,18 +398,7 @@ impl<'a> Context<'a> {
         let mover_attacks_to = role != Role::Pawn || pawn_attacks(self.us, from).contains(to);
         debug_assert_eq!(
             mover_attacks_to,
-            match role {
-                Role::Pawn => pawn_attacks(self.us, from),
-                _ => attacks::attacks(
-                    from,
-                    Piece {
-                        color: self.us,
-                        role,
-                    },
-                    pos.board().occupied(),
-                ),
-            }
-            .contains(to)
+            self.attacks_from(pos, role, from).contains(to)
         );
         let defended = if mover_attacks_to {
             self.ours_twice.contains(to)
@@ -453,63 +416,157 @@ impl<'a> Context<'a> {
         }
         f.push(KING_DISTANCE + r * 8 + distance(to, self.their_king));
         if full {
-            if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
-                let reach = (after & !pos.board().by_color(self.us)).count();
-                f.push(MOBILITY + r * 8 + (reach / 2).min(7));
-            }
-            // Threats: enemy pieces the moved piece attacks that are worth
-            // more than it or undefended (the king excluded).
-            let targets = after & self.their_pieces.without(to) & self.threatened_by[r];
-            f.push(THREATS + r * 3 + (targets.count()).min(2));
+            self.reach_features(pos, role, to, after, f);
         }
         if self.our_last_from == Some(to) {
             f.push(UNDO + r);
         }
-        if self.our_castling.any() {
-            if role == Role::King {
-                f.push(CASTLING_LOST);
-            } else if role == Role::Rook && self.our_castling.contains(from) {
-                f.push(CASTLING_LOST + 1);
-            }
+        if self.our_castling.any()
+            && let Some(lost) = self.castling_lost(role, from)
+        {
+            f.push(CASTLING_LOST + lost);
         }
         if self.our_last == Some(from) {
             f.push(SAME_PIECE + r);
         }
         if self.checkers.any() {
-            let kind = if role == Role::King {
-                0
-            } else if capture.is_some() && self.checkers.contains(to) {
-                1
-            } else {
-                2
-            };
-            f.push(EVASION + kind);
+            f.push(EVASION + self.evasion_kind(role, capture.is_some(), to));
         }
-        if role == Role::Pawn && capture.is_none() {
-            // Passed: no enemy pawn ahead on this or the adjacent files.
-            let file = u32::from(to.file());
-            let mut ahead = 0u64;
-            for f in file.saturating_sub(1)..=(file + 1).min(7) {
-                ahead |= 0x0101_0101_0101_0101u64 << f;
-            }
-            let rank = u32::from(to.rank()) as usize;
-            let below = |ranks: usize| {
-                (1u64 << (8 * ranks).min(63)).wrapping_sub(1)
-                    | if ranks >= 8 { u64::MAX } else { 0 }
-            };
-            let in_front = match self.us {
-                Color::White => Bitboard(ahead & !below(rank + 1)),
-                Color::Black => Bitboard(ahead & below(rank)),
-            };
-            if !(in_front & self.their_pawns).any() {
-                let rel_rank = if self.us == Color::White {
-                    rank
-                } else {
-                    7 - rank
-                };
-                f.push(PASSED_PUSH + rel_rank);
-            }
+        if role == Role::Pawn
+            && capture.is_none()
+            && let Some(rank) = self.passed_rank(to)
+        {
+            f.push(PASSED_PUSH + rank);
         }
+    }
+
+    /// The full set's features of what the piece of `role` moved to `to`
+    /// attacks from there (`after`): its mobility and threats.
+    #[inline]
+    fn reach_features(
+        &self,
+        pos: &Chess,
+        role: Role,
+        to: Square,
+        after: Bitboard,
+        f: &mut Features,
+    ) {
+        let r = role_index(role);
+        if matches!(role, Role::Knight | Role::Bishop | Role::Rook | Role::Queen) {
+            let reach = (after & !pos.board().by_color(self.us)).count();
+            f.push(MOBILITY + r * 8 + (reach / 2).min(7));
+        }
+        // Threats: enemy pieces the moved piece attacks that are worth
+        // more than it or undefended (the king excluded).
+        let targets = after & self.their_pieces.without(to) & self.threatened_by[r];
+        f.push(THREATS + r * 3 + (targets.count()).min(2));
+    }
+
+    /// How a move of `role` to `to` answers a check: the king moves, the
+    /// checker is taken (`capture`), or another move.
+    #[inline]
+    fn evasion_kind(&self, role: Role, capture: bool, to: Square) -> usize {
+        if role == Role::King {
+            0
+        } else if capture && self.checkers.contains(to) {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// The castling a move of `role` from `from` gives up: all (a king's
+    /// move) or one side's (a rook's from its square).
+    #[inline]
+    fn castling_lost(&self, role: Role, from: Square) -> Option<usize> {
+        if role == Role::King {
+            Some(0)
+        } else if role == Role::Rook && self.our_castling.contains(from) {
+            Some(1)
+        } else {
+            None
+        }
+    }
+
+    /// The book feature of `m`: its share of the book position's games and
+    /// how many games the position has.
+    #[inline]
+    fn book_feature(&self, m: Move) -> Option<usize> {
+        let (entry, total) = self.book?;
+        let k = move_key(m);
+        let count = entry
+            .count(k)
+            .saturating_sub(u32::from(self.exclude == Some(k)));
+        let share = if count == 0 {
+            10
+        } else {
+            let mut b = 0;
+            while b < 9 && count << (b + 1) <= total {
+                b += 1;
+            }
+            b
+        };
+        let confidence = match total {
+            ..50 => 0,
+            50..500 => 1,
+            _ => 2,
+        };
+        Some(BOOK + confidence * 11 + share)
+    }
+
+    /// The bucket of `m`'s static exchange evaluation.
+    #[inline]
+    fn see_bucket(&self, pos: &Chess, m: Move) -> usize {
+        let s = see_unanswered(m, self.their_attacks).unwrap_or_else(|| see(pos, m));
+        match s {
+            ..-200 => 0,
+            -200..0 => 1,
+            0 => 2,
+            1..200 => 3,
+            _ => 4,
+        }
+    }
+
+    /// The squares a piece of the mover's of `role` on `from` attacks.
+    fn attacks_from(&self, pos: &Chess, role: Role, from: Square) -> Bitboard {
+        match role {
+            Role::Pawn => pawn_attacks(self.us, from),
+            _ => attacks::attacks(
+                from,
+                Piece {
+                    color: self.us,
+                    role,
+                },
+                pos.board().occupied(),
+            ),
+        }
+    }
+
+    /// The mover's rank of `to` where a pawn that moves there is passed:
+    /// no enemy pawn ahead on this or the adjacent files.
+    #[inline]
+    fn passed_rank(&self, to: Square) -> Option<usize> {
+        let file = u32::from(to.file());
+        let mut ahead = 0u64;
+        for f in file.saturating_sub(1)..=(file + 1).min(7) {
+            ahead |= 0x0101_0101_0101_0101u64 << f;
+        }
+        let rank = u32::from(to.rank()) as usize;
+        let below = |ranks: usize| {
+            (1u64 << (8 * ranks).min(63)).wrapping_sub(1) | if ranks >= 8 { u64::MAX } else { 0 }
+        };
+        let in_front = match self.us {
+            Color::White => Bitboard(ahead & !below(rank + 1)),
+            Color::Black => Bitboard(ahead & below(rank)),
+        };
+        if (in_front & self.their_pawns).any() {
+            return None;
+        }
+        Some(if self.us == Color::White {
+            rank
+        } else {
+            7 - rank
+        })
     }
 }
 

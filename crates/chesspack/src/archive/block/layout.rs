@@ -618,6 +618,13 @@ pub(crate) fn find(
     crlf: bool,
     previous: &Style,
 ) -> Option<Layout> {
+    let check = |style: &Style| line_ends(styled(canonical, style), crlf) == original;
+    let plain = |style: Style| {
+        Some(Layout {
+            style,
+            patch: Patch::default(),
+        })
+    };
     let canonical_is_original = if crlf {
         super::to_crlf(canonical) == original
     } else {
@@ -627,36 +634,74 @@ pub(crate) fn find(
         // The previous game's style where it gives the same text: a file's
         // records stay the same bytes (a short game that no wrap breaks,
         // a game without numbers to glue).
-        if *previous != Style::default() && line_ends(styled(canonical, previous), crlf) == original
-        {
-            return Some(Layout {
-                style: previous.clone(),
-                patch: Patch::default(),
-            });
+        if *previous != Style::default() && check(previous) {
+            return plain(previous.clone());
         }
         return Some(Layout::default());
     }
-    let lf: std::borrow::Cow<'_, [u8]> = if crlf {
-        original
-            .iter()
-            .enumerate()
-            .filter(|&(i, &b)| !(b == b'\r' && original.get(i + 1) == Some(&b'\n')))
-            .map(|(_, &b)| b)
-            .collect::<Vec<u8>>()
-            .into()
-    } else {
-        original.into()
-    };
-    let lf = lf.as_ref();
-    let ws = super::trailing_whitespace(lf);
+    let lf = without_cr(original, crlf);
+    let ws = super::trailing_whitespace(&lf);
     let body = &lf[..lf.len() - ws];
     let canonical_ws = super::trailing_whitespace(canonical);
     let canonical_body = &canonical[..canonical.len() - canonical_ws];
     let trailer = (lf[lf.len() - ws..] != canonical[canonical_body.len()..])
         .then(|| lf[lf.len() - ws..].to_vec());
-    // The whitespace before the result, where the game ends with one and
-    // a token comes before it.
-    let result_sep = OUTCOMES.iter().find_map(|o| {
+    let result_sep = result_separator(body, canonical_body);
+    // The previous game's style first: files keep one.
+    let style = Style {
+        result_sep: result_sep.clone(),
+        trailer: trailer.clone(),
+        ..previous.clone()
+    };
+    if check(&style) {
+        return plain(style);
+    }
+    // The movetext outside comments tells numbers and glyphs.
+    let start = movetext_start(canonical);
+    let movetext = body
+        .get(start..)
+        .filter(|_| body.get(..start) == canonical.get(..start));
+    let canonical_movetext = &canonical_body[start.min(canonical_body.len())..];
+    let mut style = Style {
+        result_sep,
+        trailer,
+        ..told_style(
+            canonical_movetext,
+            movetext,
+            movetext.unwrap_or(&body[body.len().min(start)..]),
+        )
+    };
+    // Lines that end with a space (`e5 \n`): the wrap is told without it.
+    let unspaced = movetext.and_then(unspaced);
+    style.space_at_break = unspaced.is_some();
+    if let Some(movetext) = unspaced.as_deref().or(movetext)
+        && let Some(found) = wrapped(canonical_movetext, movetext, &style, previous, &check)
+    {
+        return plain(found);
+    }
+    let best = line_ends(styled(canonical, &style), crlf);
+    let patch = Patch::between(&best, original);
+    (patch.apply(best).as_deref() == Ok(original)).then_some(Layout { style, patch })
+}
+
+/// `text` without the CR of its CR LF line ends, where `crlf`.
+fn without_cr(text: &[u8], crlf: bool) -> std::borrow::Cow<'_, [u8]> {
+    if !crlf {
+        return text.into();
+    }
+    text.iter()
+        .enumerate()
+        .filter(|&(i, &b)| !(b == b'\r' && text.get(i + 1) == Some(&b'\n')))
+        .map(|(_, &b)| b)
+        .collect::<Vec<u8>>()
+        .into()
+}
+
+/// The white space before the result of `body` where it is not the
+/// canonical text's (`canonical_body`), the game ends with a result and a
+/// token comes before it.
+fn result_separator(body: &[u8], canonical_body: &[u8]) -> Option<Vec<u8>> {
+    OUTCOMES.iter().find_map(|o| {
         let o = o.as_bytes();
         let before = body.strip_suffix(o)?;
         let c_before = canonical_body.strip_suffix(o)?;
@@ -670,28 +715,17 @@ pub(crate) fn find(
             && before.len() > sep.len()
             && !c_sep.is_empty())
         .then(|| sep.to_vec())
-    });
-    let check = |style: &Style| line_ends(styled(canonical, style), crlf) == original;
-    // The previous game's style first: files keep one.
-    let mut style = Style {
-        result_sep: result_sep.clone(),
-        trailer: trailer.clone(),
-        ..previous.clone()
-    };
-    if check(&style) {
-        return Some(Layout {
-            style,
-            patch: Patch::default(),
-        });
-    }
-    // The movetext outside comments tells numbers and glyphs.
-    let start = movetext_start(canonical);
-    let movetext = body
-        .get(start..)
-        .filter(|_| body.get(..start) == canonical.get(..start));
+    })
+}
+
+/// The style that a movetext's numbers, glyphs and mates tell, against the
+/// canonical text's (`movetext`: the input's movetext where its tags are
+/// the canonical ones; `read`: the bytes to read them from), without a
+/// wrap.
+fn told_style(canonical_movetext: &[u8], movetext: Option<&[u8]>, read: &[u8]) -> Style {
     let (mut depth, mut prev) = (0usize, b' ');
     let (mut compact, mut glyphs, mut black_numbers, mut mates) = (false, false, 0usize, 0usize);
-    for &b in movetext.unwrap_or(&body[body.len().min(start)..]) {
+    for &b in read {
         match b {
             b'{' => depth += 1,
             b'}' => depth = depth.saturating_sub(1),
@@ -703,7 +737,6 @@ pub(crate) fn find(
         }
         prev = b;
     }
-    let canonical_movetext = &canonical_body[start.min(canonical_body.len())..];
     let canonical_black = canonical_movetext.windows(2).filter(|w| w == b"..").count();
     // `#` outside comments.
     let canonical_mates = canonical_movetext
@@ -718,7 +751,7 @@ pub(crate) fn find(
         })
         .filter(|&m| m)
         .count();
-    style = Style {
+    Style {
         wrap: Wrap::None,
         compact,
         glyphs,
@@ -730,80 +763,79 @@ pub(crate) fn find(
         // A game from a FEN whose numbers start at 1 in the input.
         numbers_from_one: first_number(canonical_movetext).is_some_and(|n| n > 1)
             && movetext.and_then(first_number) == Some(1),
-        result_sep,
-        trailer,
-    };
-    // Lines that end with a space (`e5 \n`): the wrap is told without it.
-    let unspaced: Option<Vec<u8>> = movetext
-        .filter(|m| {
-            let breaks = m.iter().filter(|&&b| b == b'\n').count();
-            breaks > 0 && m.windows(2).filter(|w| *w == b" \n").count() == breaks
-        })
-        .map(|m| {
-            let mut out = Vec::with_capacity(m.len());
-            for (i, &b) in m.iter().enumerate() {
-                if !(b == b' ' && m.get(i + 1) == Some(&b'\n')) {
-                    out.push(b);
-                }
-            }
-            out
-        });
-    let movetext = match &unspaced {
-        Some(u) => {
-            style.space_at_break = true;
-            Some(&u[..])
+        result_sep: None,
+        trailer: None,
+    }
+}
+
+/// `movetext` without the space at the end of each of its lines, where
+/// every line but the last ends with one.
+fn unspaced(movetext: &[u8]) -> Option<Vec<u8>> {
+    let breaks = movetext.iter().filter(|&&b| b == b'\n').count();
+    if breaks == 0 || movetext.windows(2).filter(|w| *w == b" \n").count() != breaks {
+        return None;
+    }
+    let mut out = Vec::with_capacity(movetext.len());
+    for (i, &b) in movetext.iter().enumerate() {
+        if !(b == b' ' && movetext.get(i + 1) == Some(&b'\n')) {
+            out.push(b);
         }
-        None => movetext,
+    }
+    Some(out)
+}
+
+/// The first of `style` with a wrap (or none) and a way of breaking
+/// numbers and comments that `check` finds gives the text back, from the
+/// widths that `movetext`'s lines tell; `previous`'s first.
+fn wrapped(
+    canonical_movetext: &[u8],
+    movetext: &[u8],
+    style: &Style,
+    previous: &Style,
+    check: &dyn Fn(&Style) -> bool,
+) -> Option<Style> {
+    let mut kinds = vec![(false, false), (true, false), (false, true), (true, true)];
+    kinds.sort_by_key(|&k| k != (previous.number_kept, previous.comment_kept));
+    let broken = movetext.contains(&b'\n');
+    let (prev_fit, prev_fill) = match previous.wrap {
+        Wrap::Fit(w) => (Some(w), None),
+        Wrap::Fill(t) => (None, Some(t)),
+        Wrap::None => (None, None),
     };
-    if let Some(movetext) = movetext {
-        let mut kinds = vec![(false, false), (true, false), (false, true), (true, true)];
-        kinds.sort_by_key(|&k| k != (previous.number_kept, previous.comment_kept));
-        for (number_kept, comment_kept) in kinds {
-            let candidate = Style {
-                number_kept,
-                comment_kept,
-                ..style.clone()
+    for (number_kept, comment_kept) in kinds {
+        let candidate = Style {
+            number_kept,
+            comment_kept,
+            ..style.clone()
+        };
+        let Some((fit, fill)) = widths(&units(canonical_movetext, &candidate), movetext) else {
+            continue;
+        };
+        let mut wraps = Vec::new();
+        if !broken && previous.wrap == Wrap::None {
+            wraps.push(Wrap::None);
+        }
+        let fill = fill.map(|r| Wrap::Fill(pick(r, prev_fill)));
+        let fit = fit.map(|r| Wrap::Fit(pick(r, prev_fit)));
+        if prev_fill.is_some() {
+            wraps.extend(fill.into_iter().chain(fit));
+        } else {
+            wraps.extend(fit.into_iter().chain(fill));
+        }
+        if !broken {
+            wraps.push(Wrap::None);
+        }
+        for wrap in wraps {
+            let c = Style {
+                wrap,
+                ..candidate.clone()
             };
-            let Some((fit, fill)) = widths(&units(canonical_movetext, &candidate), movetext) else {
-                continue;
-            };
-            let broken = movetext.contains(&b'\n');
-            let (prev_fit, prev_fill) = match previous.wrap {
-                Wrap::Fit(w) => (Some(w), None),
-                Wrap::Fill(t) => (None, Some(t)),
-                Wrap::None => (None, None),
-            };
-            let mut wraps = Vec::new();
-            if !broken && previous.wrap == Wrap::None {
-                wraps.push(Wrap::None);
-            }
-            let fill = fill.map(|r| Wrap::Fill(pick(r, prev_fill)));
-            let fit = fit.map(|r| Wrap::Fit(pick(r, prev_fit)));
-            if prev_fill.is_some() {
-                wraps.extend(fill.into_iter().chain(fit));
-            } else {
-                wraps.extend(fit.into_iter().chain(fill));
-            }
-            if !broken {
-                wraps.push(Wrap::None);
-            }
-            for wrap in wraps {
-                let c = Style {
-                    wrap,
-                    ..candidate.clone()
-                };
-                if check(&c) {
-                    return Some(Layout {
-                        style: c,
-                        patch: Patch::default(),
-                    });
-                }
+            if check(&c) {
+                return Some(c);
             }
         }
     }
-    let best = line_ends(styled(canonical, &style), crlf);
-    let patch = Patch::between(&best, original);
-    (patch.apply(best).as_deref() == Ok(original)).then_some(Layout { style, patch })
+    None
 }
 
 impl Layout {

@@ -123,6 +123,9 @@ const METHOD_PLAYER_MARKS: u8 = 4;
 const METHOD_OPENING_MARKS: u8 = 8;
 const METHOD_TIME_MARKS: u8 = 16;
 const METHOD_ID_MARKS: u8 = 32;
+/// The method bits of the `tag-values` column that every block has.
+const TAG_VALUE_MARKS: u8 =
+    METHOD_MARKS | METHOD_PLAYER_MARKS | METHOD_OPENING_MARKS | METHOD_TIME_MARKS | METHOD_ID_MARKS;
 
 /// The bits of the `tag-values` column's method, both or neither, of a
 /// block whose games' first `ECO` or `Opening` tag that the moves give

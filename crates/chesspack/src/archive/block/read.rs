@@ -8,9 +8,8 @@ use super::{
     E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
     E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE,
     LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
-    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_ID_MARKS, METHOD_LABEL_MARKS,
-    METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_MARKS, METHOD_OPENING_MARKS,
-    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
+    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT,
+    METHOD_LICHESS_OPENINGS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS,
     TAG_VALUES, VERBATIM,
     annotations::{ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_eval},
     ends_game,
@@ -109,11 +108,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut layouts = false;
     let mut engine = false;
     // The bits that a column's method byte must have, and those it may.
-    let ids = METHOD_MARKS
-        | METHOD_PLAYER_MARKS
-        | METHOD_OPENING_MARKS
-        | METHOD_TIME_MARKS
-        | METHOD_ID_MARKS;
+    let ids = TAG_VALUE_MARKS;
     let labels = ids | METHOD_LABEL_MARKS | METHOD_BAND_LABEL_MARKS;
     for (i, name) in COLUMNS.iter().enumerate() {
         if (i == LAYOUT && !layouts) || (i == ENGINE && !engine) {
@@ -288,70 +283,12 @@ pub(crate) fn decode_block_until(
     last: usize,
 ) -> Result<usize, String> {
     let stored = read_columns(payload)?;
-    let d = &stored.data;
-    if d[KIND].len() != stored.games {
-        return Err("kind column does not match the game count".into());
-    }
-    // Tag names and values, split by name.
-    let names: Vec<&[u8]> = if d[TAG_NAMES].is_empty() {
-        Vec::new()
-    } else {
-        d[TAG_NAMES]
-            .strip_suffix(b"\n")
-            .ok_or("bad tag names")?
-            .split(|&b| b == b'\n')
-            .collect()
-    };
-    let mut tag_state = TagState::new(stored.tag_marks);
-    for name in &names {
-        tag_state.add_name(name);
-    }
-    let time_control = names.iter().position(|&n| n == b"TimeControl");
-    let mut counts = vec![0usize; names.len()];
-    {
-        let mut seq = d[TAG_SEQ].as_slice();
-        while !seq.is_empty() {
-            let id = get_varint(&mut seq)?;
-            if id > 0 {
-                *counts
-                    .get_mut(id as usize - 1)
-                    .ok_or("tag id out of range")? += 1;
-            }
-        }
-    }
-    let mut values: Vec<std::vec::IntoIter<&[u8]>> = Vec::with_capacity(names.len());
-    {
-        let mut rest = d[TAG_VALUES].as_slice();
-        for &count in &counts {
-            let mut v: Vec<&[u8]> = Vec::with_capacity(count);
-            for _ in 0..count {
-                v.push(take_until(&mut rest, 0, "tag value")?);
-            }
-            values.push(v.into_iter());
-        }
-    }
-    let mut tag_numbers = BinaryDecoder::new(&d[TAG_NUMBERS]);
-    let mut kind = d[KIND].iter();
-    let mut verbatim = d[VERBATIM].as_slice();
-    let mut seq = d[TAG_SEQ].as_slice();
-    let mut events = d[EVENTS].as_slice();
-    let moves =
-        Bits::from_bytes(d[MOVES].clone(), d[MOVES].len() * 8).map_err(|e| e.to_string())?;
-    let mut move_pos = 0usize;
-    let mut move_lengths = Lengths::new(&d[MOVE_LENGTHS]);
-    let mut comments = d[COMMENTS].as_slice();
-    let mut layouts = d[LAYOUT].as_slice();
-    let mut engine = d[ENGINE].as_slice();
-    let mut clocks = BinaryDecoder::new(&d[CLOCKS]);
-    let mut evals = BinaryDecoder::new(&d[EVALS]);
-    let mut annotation_coders = AnnotationCoders {
-        clocks: ClockCoder::new(),
-        evals: EvalCoder::new(),
-        eval_text: d[EVAL_TEXT].as_slice(),
-    };
-
+    let mut c = Cursors::new(&stored)?;
     // Pieces of a game are no games of their own.
-    let games = d[KIND].iter().filter(|&&k| k != KIND_PIECE).count();
+    let games = stored.data[KIND]
+        .iter()
+        .filter(|&&k| k != KIND_PIECE)
+        .count();
     let mut queue = Queue::new(codec_of_block, sink, games);
     // Games read so far are decoded and given to the sink before an error
     // in a later one is returned, as when each is decoded in turn.
@@ -359,14 +296,9 @@ pub(crate) fn decode_block_until(
         // Games started so far.
         let mut started = 0usize;
         for _ in 0..stored.games {
-            let game_kind = *kind.next().ok_or("kind column ends early")?;
+            let game_kind = *c.kind.next().ok_or("kind column ends early")?;
             if game_kind == KIND_PIECE {
-                let len = get_varint(&mut verbatim)? as usize;
-                if len > verbatim.len() {
-                    return Err("verbatim column ends early".into());
-                }
-                let (text, rest) = verbatim.split_at(len);
-                verbatim = rest;
+                let text = c.verbatim_text()?;
                 let owner = started.checked_sub(1).unwrap_or(crate::archive::CONTINUED);
                 if want(owner) != Want::Skip {
                     queue.ready(owner, Decoded::Piece(text.to_vec()));
@@ -379,256 +311,420 @@ pub(crate) fn decode_block_until(
             }
             started += 1;
             let w = want(g);
-            if game_kind != 1 && (game_kind & 1 != 0 || game_kind / KIND_LAYOUT > text::LAYOUTS) {
-                return Err(format!("unknown game kind {game_kind}"));
-            }
             if game_kind == 1 {
-                let len = get_varint(&mut verbatim)? as usize;
-                if len > verbatim.len() {
-                    return Err("verbatim column ends early".into());
+                let text = c.verbatim_text()?;
+                if let Some(d) = verbatim_decoded(w, text) {
+                    queue.ready(g, d);
                 }
-                let (text, rest) = verbatim.split_at(len);
-                verbatim = rest;
-                match w {
-                    Want::Skip => {}
-                    Want::Text => queue.ready(g, Decoded::Text(text.to_vec())),
-                    Want::Record => queue.ready(g, Decoded::Record(Err(text.to_vec()))),
-                    Want::Tags | Want::TagsNotGiven => {
-                        queue.ready(g, Decoded::Tags(Err(text.to_vec())))
-                    }
-                    Want::Opening | Want::OpeningStored => {
-                        queue.ready(g, Decoded::Opening(verbatim_opening(text)))
-                    }
-                }
-                continue;
-            }
-            // The layout of its text.
-            let layout = if stored.layouts {
-                let l = Layout::decode(&mut layouts)?;
-                matches!(w, Want::Text | Want::Record).then_some(l)
+            } else if game_kind & 1 != 0 || game_kind / KIND_LAYOUT > text::LAYOUTS {
+                return Err(format!("unknown game kind {game_kind}"));
             } else {
-                None
-            };
-            // Tags (for a skipped game only its time control, which the clock
-            // stream needs).
-            let mut tags = Vec::new();
-            // The first `TimeControl` of the game, as the writer's clock model
-            // takes it (a game with two read the last before issue 26's fuzzing
-            // found it: such a game's clocks did not decode).
-            let mut tc: Option<Vec<u8>> = None;
-            // Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
-            let mut predicted = Vec::new();
-            // The opening's label, where the block codes it, and
-            // the ply of its position.
-            let mut label = None;
-            let mut label_ply = None;
-            tag_state.start_game();
-            loop {
-                let id = get_varint(&mut seq)?;
-                if id == 0 {
-                    break;
-                }
-                let i = id as usize - 1;
-                let stored_value = values[i].next().ok_or("tag values end early")?;
-                if let Some(k) = tag_state.labelled(i, stored_value)? {
-                    if label.is_none() {
-                        if d[TAG_NUMBERS].is_empty() {
-                            return Err("an opening label without a tag-numbers column".into());
-                        }
-                        let l = tag_state.decode_label(&mut tag_numbers)?;
-                        label = Some(l);
-                        label_ply = tag_state.decode_ply(l, &mut tag_numbers)?;
+                c.parsed_game(g, w, game_kind, &mut queue)?;
+            }
+        }
+        c.check_end()
+    })();
+    queue.flush()?;
+    read.map(|()| games)
+}
+
+/// What `w` asks of a game stored verbatim as `text`.
+fn verbatim_decoded(w: Want, text: &[u8]) -> Option<Decoded> {
+    Some(match w {
+        Want::Skip => return None,
+        Want::Text => Decoded::Text(text.to_vec()),
+        Want::Record => Decoded::Record(Err(text.to_vec())),
+        Want::Tags | Want::TagsNotGiven => Decoded::Tags(Err(text.to_vec())),
+        Want::Opening | Want::OpeningStored => Decoded::Opening(verbatim_opening(text)),
+    })
+}
+
+/// Cursors over a block's columns, moved on game by game.
+struct Cursors<'a> {
+    /// Tag names, and the values of each, in game order.
+    names: Vec<&'a [u8]>,
+    values: Vec<std::vec::IntoIter<&'a [u8]>>,
+    time_control: Option<usize>,
+    tag_state: TagState,
+    has_tag_numbers: bool,
+    tag_numbers: BinaryDecoder<'a>,
+    kind: std::slice::Iter<'a, u8>,
+    verbatim: &'a [u8],
+    seq: &'a [u8],
+    events: &'a [u8],
+    moves: Bits,
+    move_pos: usize,
+    move_lengths: Lengths<'a>,
+    comments: &'a [u8],
+    has_layouts: bool,
+    layouts: &'a [u8],
+    engine: &'a [u8],
+    clocks: BinaryDecoder<'a>,
+    evals: BinaryDecoder<'a>,
+    annotation_coders: AnnotationCoders<'a>,
+}
+
+/// A parsed game's tags as its block stores them.
+struct StoredTags {
+    /// Tags (for a skipped game none).
+    tags: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The first `TimeControl` of the game, as the writer's clock model
+    /// takes it (a game with two read the last before issue 26's fuzzing
+    /// found it: such a game's clocks did not decode).
+    time_control: Option<Vec<u8>>,
+    /// Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
+    predicted: Vec<(usize, usize)>,
+    /// The opening's label, where the block codes it, and the ply of its
+    /// position.
+    label: Option<u32>,
+    label_ply: Option<usize>,
+}
+
+impl<'a> Cursors<'a> {
+    fn new(stored: &'a Stored) -> Result<Cursors<'a>, String> {
+        let d = &stored.data;
+        if d[KIND].len() != stored.games {
+            return Err("kind column does not match the game count".into());
+        }
+        // Tag names and values, split by name.
+        let names: Vec<&[u8]> = if d[TAG_NAMES].is_empty() {
+            Vec::new()
+        } else {
+            d[TAG_NAMES]
+                .strip_suffix(b"\n")
+                .ok_or("bad tag names")?
+                .split(|&b| b == b'\n')
+                .collect()
+        };
+        let mut tag_state = TagState::new(stored.tag_marks);
+        for name in &names {
+            tag_state.add_name(name);
+        }
+        let mut counts = vec![0usize; names.len()];
+        let mut seq = d[TAG_SEQ].as_slice();
+        while !seq.is_empty() {
+            let id = get_varint(&mut seq)?;
+            if id > 0 {
+                *counts
+                    .get_mut(id as usize - 1)
+                    .ok_or("tag id out of range")? += 1;
+            }
+        }
+        let mut values = Vec::with_capacity(names.len());
+        let mut rest = d[TAG_VALUES].as_slice();
+        for &count in &counts {
+            let mut v: Vec<&[u8]> = Vec::with_capacity(count);
+            for _ in 0..count {
+                v.push(take_until(&mut rest, 0, "tag value")?);
+            }
+            values.push(v.into_iter());
+        }
+        Ok(Cursors {
+            time_control: names.iter().position(|&n| n == b"TimeControl"),
+            names,
+            values,
+            tag_state,
+            has_tag_numbers: !d[TAG_NUMBERS].is_empty(),
+            tag_numbers: BinaryDecoder::new(&d[TAG_NUMBERS]),
+            kind: d[KIND].iter(),
+            verbatim: &d[VERBATIM],
+            seq: &d[TAG_SEQ],
+            events: &d[EVENTS],
+            moves: Bits::from_bytes(d[MOVES].clone(), d[MOVES].len() * 8)
+                .map_err(|e| e.to_string())?,
+            move_pos: 0,
+            move_lengths: Lengths::new(&d[MOVE_LENGTHS]),
+            comments: &d[COMMENTS],
+            has_layouts: stored.layouts,
+            layouts: &d[LAYOUT],
+            engine: &d[ENGINE],
+            clocks: BinaryDecoder::new(&d[CLOCKS]),
+            evals: BinaryDecoder::new(&d[EVALS]),
+            annotation_coders: AnnotationCoders {
+                clocks: ClockCoder::new(),
+                evals: EvalCoder::new(),
+                eval_text: &d[EVAL_TEXT],
+            },
+        })
+    }
+
+    /// The next text of the `verbatim` column.
+    fn verbatim_text(&mut self) -> Result<&'a [u8], String> {
+        take_counted(&mut self.verbatim, "verbatim")
+    }
+
+    /// Reads a parsed game's columns and gives what `w` asks of it to
+    /// `queue`, now or once its moves are decoded.
+    fn parsed_game(
+        &mut self,
+        g: usize,
+        w: Want,
+        game_kind: u8,
+        queue: &mut Queue<'_, 'a>,
+    ) -> Result<(), String> {
+        // The layout of its text.
+        let layout = if self.has_layouts {
+            let l = Layout::decode(&mut self.layouts)?;
+            matches!(w, Want::Text | Want::Record).then_some(l)
+        } else {
+            None
+        };
+        let StoredTags {
+            mut tags,
+            time_control,
+            predicted,
+            label,
+            label_ply,
+        } = self.tags(w)?;
+        let game_events = self.game_events()?;
+        let mut clock_model = ClockModel::new(time_control.as_deref().unwrap_or_default());
+        // Tags that the moves give need the moves.
+        let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
+        if tags_alone {
+            queue.ready(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
+        }
+        // The opening where the block stores it with its ply.
+        // (`Some(None)`: the label that says the table names none.)
+        let stored_opening = matches!(w, Want::Opening | Want::OpeningStored)
+            .then(|| stored_opening(self.tag_state.openings(), label, label_ply))
+            .flatten();
+        if let Some(o) = stored_opening {
+            queue.ready(g, Decoded::Opening(o));
+        } else if w == Want::OpeningStored {
+            queue.ready(g, Decoded::NeedsMoves);
+        }
+        // Tags the moves give, and an opening not stored, need the
+        // mainline's first plies.
+        let tags_from_moves = (w == Want::Tags && !predicted.is_empty())
+            || (w == Want::Opening && stored_opening.is_none());
+        // The whole game: its text, or its record.
+        let whole = matches!(w, Want::Text | Want::Record);
+        let plies = if whole || tags_from_moves {
+            segment_plies(&game_events)?
+        } else {
+            vec![0]
+        };
+        // Clocks and evaluations before moves: their streams follow the
+        // events alone, and the mainline's readings are part of its moves'
+        // context. (None in a pass that wants stored openings alone.)
+        let Annotations {
+            mainline_clocks,
+            clocks,
+            evals,
+        } = if w == Want::OpeningStored {
+            Annotations::none()
+        } else {
+            read_annotations(
+                &game_events,
+                &mut clock_model,
+                &mut self.annotation_coders,
+                (&mut self.clocks, &mut self.evals),
+                plies[0],
+            )?
+        };
+        // This game's comments and lines in the other columns: kept for
+        // its text, the mainline alone for tags that the moves give.
+        let (comments, segments, engine_comments) =
+            game_comments(&game_events, &mut self.comments, whole)?;
+        // The stream of its engine comments' fields.
+        let fields = if engine_comments {
+            take_counted(&mut self.engine, "engine-fields")?
+        } else {
+            &[]
+        };
+        let lines = self.lines(segments, whole, tags_from_moves)?;
+        if whole || tags_from_moves {
+            queue.pending(
+                g,
+                PendingGame {
+                    want: w,
+                    kind: game_kind,
+                    layout,
+                    tags,
+                    predicted,
+                    label,
+                    openings: self.tag_state.openings(),
+                    events: game_events,
+                    plies,
+                    mainline_clocks,
+                    clocks,
+                    evals,
+                    comments,
+                    fields,
+                    lines,
+                },
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The next game's tags: all that `w` asks for (for a skipped game
+    /// none), and those that its other columns are read with.
+    fn tags(&mut self, w: Want) -> Result<StoredTags, String> {
+        let mut t = StoredTags {
+            tags: Vec::new(),
+            time_control: None,
+            predicted: Vec::new(),
+            label: None,
+            label_ply: None,
+        };
+        self.tag_state.start_game();
+        loop {
+            let id = get_varint(&mut self.seq)?;
+            if id == 0 {
+                return Ok(t);
+            }
+            let i = id as usize - 1;
+            let stored_value = self
+                .values
+                .get_mut(i)
+                .and_then(Iterator::next)
+                .ok_or("tag values end early")?;
+            let name = self.names[i];
+            if let Some(k) = self.tag_state.labelled(i, stored_value)? {
+                if t.label.is_none() {
+                    if !self.has_tag_numbers {
+                        return Err("an opening label without a tag-numbers column".into());
                     }
-                    if matches!(w, Want::Tags | Want::Text | Want::Record) {
-                        let o = label
-                            .and_then(|l| tag_state.openings().label_or_none(l))
-                            .ok_or("a bad opening label")?;
-                        let value = if k == 0 { o.eco } else { o.name };
-                        tags.push((names[i].to_vec(), value.as_bytes().to_vec()));
-                    }
-                    continue;
+                    let l = self.tag_state.decode_label(&mut self.tag_numbers)?;
+                    t.label = Some(l);
+                    t.label_ply = self.tag_state.decode_ply(l, &mut self.tag_numbers)?;
                 }
-                if let Some(k) = tag_state.predicted(i, stored_value)? {
-                    if matches!(
-                        w,
-                        Want::Tags
-                            | Want::Text
-                            | Want::Record
-                            | Want::Opening
-                            | Want::OpeningStored
-                    ) {
-                        predicted.push((tags.len(), k));
-                        tags.push((names[i].to_vec(), Vec::new()));
-                    }
-                    continue;
+                if matches!(w, Want::Tags | Want::Text | Want::Record) {
+                    let o = t
+                        .label
+                        .and_then(|l| self.tag_state.openings().label_or_none(l))
+                        .ok_or("a bad opening label")?;
+                    let value = if k == 0 { o.eco } else { o.name };
+                    t.tags.push((name.to_vec(), value.as_bytes().to_vec()));
                 }
-                let value = tag_state.decode(i, stored_value, &mut tag_numbers)?;
-                if Some(i) == time_control && tc.is_none() {
-                    tc = Some(value.to_vec());
+            } else if let Some(k) = self.tag_state.predicted(i, stored_value)? {
+                if !matches!(w, Want::Skip | Want::TagsNotGiven) {
+                    t.predicted.push((t.tags.len(), k));
+                    t.tags.push((name.to_vec(), Vec::new()));
+                }
+            } else {
+                let value = self
+                    .tag_state
+                    .decode(i, stored_value, &mut self.tag_numbers)?;
+                if Some(i) == self.time_control && t.time_control.is_none() {
+                    t.time_control = Some(value.to_vec());
                 }
                 if w != Want::Skip {
-                    tags.push((names[i].to_vec(), value.to_vec()));
+                    t.tags.push((name.to_vec(), value.to_vec()));
                 }
-            }
-            // Events of this game.
-            let end = events
-                .iter()
-                .enumerate()
-                .scan(false, |after_nag, (i, &b)| {
-                    // A glyph's number and an annotated line's pattern are no
-                    // events.
-                    let is_end = !*after_nag && ends_game(b);
-                    *after_nag = !*after_nag && (b == E_NAG || (i == 0 && b == E_ANNOTATED));
-                    Some((i, is_end))
-                })
-                .find(|&(_, e)| e)
-                .map(|(i, _)| i)
-                .ok_or("events column ends early")?;
-            let stored_events = &events[..=end];
-            events = &events[end + 1..];
-            // An annotated line's events spelled out, its ply count read
-            //.
-            let game_events: std::borrow::Cow<'_, [u8]> =
-                if stored_events.first() == Some(&E_ANNOTATED) {
-                    let pattern = *stored_events.get(1).ok_or("bad annotated line")?;
-                    let mut all = spell_annotated(pattern, move_lengths.plies()?)?;
-                    all.extend_from_slice(&stored_events[2..]);
-                    all.into()
-                } else {
-                    stored_events.into()
-                };
-            let mut clock_model = ClockModel::new(tc.as_deref().unwrap_or_default());
-            // Tags that the moves give need the moves.
-            let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
-            if tags_alone {
-                queue.ready(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
-            }
-            // The opening where the block stores it with its ply.
-            // (`Some(None)`: the label that says the table names none.)
-            let opening_wanted = matches!(w, Want::Opening | Want::OpeningStored);
-            let stored_opening = opening_wanted
-                .then(|| {
-                    let openings = tag_state.openings();
-                    let l = label?;
-                    if Some(l) == openings.none_label() {
-                        return Some(None);
-                    }
-                    let o = openings.label(l)?;
-                    Some(Some(Named {
-                        eco: o.eco,
-                        name: o.name,
-                        ply: label_ply?,
-                    }))
-                })
-                .flatten();
-            if let Some(o) = stored_opening {
-                queue.ready(g, Decoded::Opening(o));
-            } else if w == Want::OpeningStored {
-                queue.ready(g, Decoded::NeedsMoves);
-            }
-            // Tags the moves give, and an opening not stored, need the
-            // mainline's first plies.
-            let tags_from_moves = (w == Want::Tags && !predicted.is_empty())
-                || (w == Want::Opening && stored_opening.is_none());
-            // The whole game: its text, or its record.
-            let whole = matches!(w, Want::Text | Want::Record);
-            let plies = if whole || tags_from_moves {
-                segment_plies(&game_events)?
-            } else {
-                vec![0]
-            };
-            // Clocks and evaluations before moves: their streams follow the
-            // events alone, and the mainline's readings are part of its moves'
-            // context.
-            // (None in a pass that wants stored openings alone.)
-            let Annotations {
-                mainline_clocks: main_clocks,
-                clocks: clock_values,
-                evals: eval_values,
-            } = if w == Want::OpeningStored {
-                Annotations::none()
-            } else {
-                read_annotations(
-                    &game_events,
-                    &mut clock_model,
-                    &mut annotation_coders,
-                    (&mut clocks, &mut evals),
-                    plies[0],
-                )?
-            };
-            // This game's comments and lines in the other columns: kept for
-            // its text, the mainline alone for tags that the moves give.
-            let (game_comments, segments, engine_comments) =
-                game_comments(&game_events, &mut comments, whole)?;
-            // The stream of its engine comments' fields.
-            let fields = if engine_comments {
-                let len = get_varint(&mut engine)? as usize;
-                if len > engine.len() {
-                    return Err("engine-fields column ends early".into());
-                }
-                let (f, rest) = engine.split_at(len);
-                engine = rest;
-                f
-            } else {
-                &[]
-            };
-            let mut lines = Vec::new();
-            for s in 0..segments {
-                let len = move_lengths.next(s > 0)?;
-                let end = move_pos.checked_add(len).ok_or("move length overflow")?;
-                if whole || (s == 0 && tags_from_moves) {
-                    if end > moves.len() {
-                        return Err("moves column ends early".into());
-                    }
-                    lines.push(slice_bits(&moves, move_pos, len));
-                }
-                move_pos = end;
-            }
-            if whole || tags_from_moves {
-                queue.pending(
-                    g,
-                    PendingGame {
-                        want: w,
-                        kind: game_kind,
-                        layout,
-                        tags,
-                        predicted,
-                        label,
-                        openings: tag_state.openings(),
-                        events: game_events,
-                        plies,
-                        mainline_clocks: main_clocks,
-                        clocks: clock_values,
-                        evals: eval_values,
-                        comments: game_comments,
-                        fields,
-                        lines,
-                    },
-                )?;
             }
         }
-        if clocks.overrun() || evals.overrun() {
+    }
+
+    /// The next game's events, an annotated line's spelled out.
+    fn game_events(&mut self) -> Result<std::borrow::Cow<'a, [u8]>, String> {
+        let end = self
+            .events
+            .iter()
+            .enumerate()
+            .scan(false, |after_nag, (i, &b)| {
+                // A glyph's number and an annotated line's pattern are no
+                // events.
+                let is_end = !*after_nag && ends_game(b);
+                *after_nag = !*after_nag && (b == E_NAG || (i == 0 && b == E_ANNOTATED));
+                Some((i, is_end))
+            })
+            .find(|&(_, e)| e)
+            .map(|(i, _)| i)
+            .ok_or("events column ends early")?;
+        let (stored_events, rest) = self.events.split_at(end + 1);
+        self.events = rest;
+        // An annotated line's ply count is read from its moves' lengths.
+        Ok(if stored_events.first() == Some(&E_ANNOTATED) {
+            let pattern = *stored_events.get(1).ok_or("bad annotated line")?;
+            let mut all = spell_annotated(pattern, self.move_lengths.plies()?)?;
+            all.extend_from_slice(&stored_events[2..]);
+            all.into()
+        } else {
+            stored_events.into()
+        })
+    }
+
+    /// The moves of the next game's `segments` lines: all where the game
+    /// is `whole`, the mainline alone for tags `from_moves`, else none.
+    fn lines(
+        &mut self,
+        segments: usize,
+        whole: bool,
+        from_moves: bool,
+    ) -> Result<Vec<Bits>, String> {
+        let mut lines = Vec::new();
+        for s in 0..segments {
+            let len = self.move_lengths.next(s > 0)?;
+            let end = self
+                .move_pos
+                .checked_add(len)
+                .ok_or("move length overflow")?;
+            if whole || (s == 0 && from_moves) {
+                if end > self.moves.len() {
+                    return Err("moves column ends early".into());
+                }
+                lines.push(slice_bits(&self.moves, self.move_pos, len));
+            }
+            self.move_pos = end;
+        }
+        Ok(lines)
+    }
+
+    /// Checks, after the block's last game, that every column was read to
+    /// its end.
+    fn check_end(&mut self) -> Result<(), String> {
+        if self.clocks.overrun() || self.evals.overrun() {
             return Err("clock or evaluation stream ends early".into());
         }
-        if !d[TAG_NUMBERS].is_empty() && tag_numbers.overrun() {
+        if self.has_tag_numbers && self.tag_numbers.overrun() {
             return Err("tag-numbers column ends early".into());
         }
-        if move_lengths.overrun() {
+        if self.move_lengths.overrun() {
             return Err("move-lengths column does not match the games".into());
         }
-        if kind.next().is_some()
-            || !verbatim.is_empty()
-            || !seq.is_empty()
-            || !events.is_empty()
-            || !layouts.is_empty()
-            || !engine.is_empty()
+        if self.kind.next().is_some()
+            || !self.verbatim.is_empty()
+            || !self.seq.is_empty()
+            || !self.events.is_empty()
+            || !self.layouts.is_empty()
+            || !self.engine.is_empty()
         {
             return Err("columns hold more than the game count".into());
         }
         Ok(())
-    })();
-    queue.flush()?;
-    read.map(|()| games)
+    }
+}
+
+/// The next item of a column of `varint` lengths and bytes.
+fn take_counted<'a>(column: &mut &'a [u8], name: &str) -> Result<&'a [u8], String> {
+    let len = get_varint(column)?;
+    if len > column.len() as u64 {
+        return Err(format!("{name} column ends early"));
+    }
+    let (item, rest) = column.split_at(len as usize);
+    *column = rest;
+    Ok(item)
+}
+
+/// The opening of a game whose block stores it with its ply (`Some(None)`:
+/// the label that says the table names none).
+fn stored_opening(
+    openings: &'static OpeningTable,
+    label: Option<u32>,
+    ply: Option<usize>,
+) -> Option<Option<Named<'static>>> {
+    let l = label?;
+    if Some(l) == openings.none_label() {
+        return Some(None);
+    }
+    let o = openings.label(l)?;
+    Some(Some(Named {
+        eco: o.eco,
+        name: o.name,
+        ply: ply?,
+    }))
 }
 
 /// The opening of a game stored verbatim, as lichess names it: `None`
@@ -670,6 +766,9 @@ struct PendingGame<'a> {
 /// Decodes the moves of a game whose columns are read and gives its text
 /// (or its tags).
 fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decoded, String> {
+    if matches!(game.want, Want::Tags | Want::Opening) {
+        return finish_opening(codec_of_block, game);
+    }
     let PendingGame {
         want,
         kind,
@@ -687,156 +786,66 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
         fields,
         lines,
     } = game;
-    let mut comments = comments.into_iter();
-    let mut lines = lines.into_iter();
-    if want == Want::Tags || want == Want::Opening {
-        // The mainline's first plies, as far as the opening table reaches.
-        let bits = lines.next().ok_or("moves column ends early")?;
-        let start = text::start_of(&tags).map_err(|u| u.detail)?;
-        let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
-        let mut in_context = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
-        // A game whose label the block stores has its moves coded knowing it.
-        if let Some(l) = label {
-            in_context = in_context
-                .aimed_at(openings, l)
-                .ok_or("an opening label for a codec that cannot aim at it")?;
-        }
-        let codec = in_context.as_ref();
-        let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
-        // Only as far as a move may still change the opening: lichess's
-        // for an opening, the block's for its tags.
-        let table = if want == Want::Opening {
-            OpeningTable::lichess()
-        } else {
-            openings
-        };
-        let mut walk = table.walk(&start);
-        let mut played = 0;
-        let prefix = codec
-            .decode_prefix(&start, &bits, counted, &mut |moves| {
-                for &m in &moves[played..] {
-                    walk.play(m);
-                }
-                played = moves.len();
-                walk.goes_on()
-            })
-            .map_err(|e| e.to_string())?;
-        // The moves after the last question (the game's last ones).
-        for &m in &prefix[played..] {
-            walk.play(m);
-        }
-        if want == Want::Opening {
-            return Ok(Decoded::Opening(walk.named()));
-        }
-        fill_openings(&mut tags, &predicted, walk.opening())?;
-        return Ok(Decoded::Tags(Ok(tags)));
-    }
     let start = text::start_of(&tags).map_err(|u| u.detail)?;
-    // The game's context, as the writer took it from the same tags and
-    // clocks (codecs whose model does not read it ignore it).
-    let context = GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)));
-    let variation_codec = codec_of_block.in_context(&context);
-    let mut mainline_codec = codec_of_block.in_context(&context.with_clocks(mainline_clocks));
-    if let Some(l) = label {
-        mainline_codec = mainline_codec
-            .aimed_at(openings, l)
-            .ok_or("an opening label for a codec that cannot aim at it")?;
-    }
-    let line = events.first() == Some(&E_LINE);
-    let mut next_segment = 0;
-    let mut read_segment = |start: &Chess| -> Result<std::vec::IntoIter<Move>, String> {
-        let n = *plies
-            .get(next_segment)
-            .ok_or("more lines than the events say")?;
-        let to_end = line && next_segment == 0;
-        let codec = if next_segment == 0 {
-            &mainline_codec
-        } else {
-            &variation_codec
-        };
-        let codec = codec.as_ref();
-        let bits = lines.next().ok_or("more lines than the events say")?;
-        next_segment += 1;
-        let decoded = if to_end {
-            codec.decode(start, &bits)
-        } else {
-            codec.decode_counted(start, &bits, n)
-        }
-        .map_err(|e| e.to_string())?;
-        Ok(decoded.into_iter())
+    let context = context_of(&tags);
+    let mut segments = Segments {
+        variation: codec_of_block.in_context(&context),
+        mainline: mainline_codec(codec_of_block, context, mainline_clocks, openings, label)?,
+        plies,
+        lines: lines.into_iter(),
+        next: 0,
+        to_end: events.first() == Some(&E_LINE),
     };
-    let mut segs = vec![read_segment(&start)?];
+    let mainline = segments.read(&start)?;
     if !predicted.is_empty() {
-        let opening = openings.predict(&start, segs[0].as_slice());
+        let opening = openings.predict(&start, mainline.as_slice());
         fill_openings(&mut tags, &predicted, opening)?;
     }
     if want == Want::Record && is_plain(&events) {
         // No text to write: the record straight from the readings.
-        let moves: Vec<Move> = segs.pop().map(Iterator::collect).unwrap_or_default();
-        return plain_record(tags, start, moves, &events, clocks, evals).map(Decoded::Record);
+        return plain_record(tags, start, mainline.collect(), &events, clocks, evals)
+            .map(Decoded::Record);
     }
-    // Positions are followed only where a variation needs its start or a
-    // line goes on after a null move.
-    let variations = events.contains(&E_OPEN) || events.contains(&E_NULL);
-    // A record's mainline is moves from the start: a game with a null
-    // move in its mainline gives its text instead, as a game stored
-    // verbatim does.
-    let mut null_in_mainline = false;
-    let mut board = Lines::new(&start);
-    // Engine comments: the positions of their lines, the
-    // mainline's moves, each side's last template and their fields.
-    let mut engine = (!fields.is_empty()).then(|| EngineComments {
+    // Engine comments: the positions of their lines, the mainline's
+    // moves, each side's last template and their fields.
+    let engine = (!fields.is_empty()).then(|| EngineComments {
         walk: Walk::new(&start),
-        coder: FieldCoder::new(&start, segs[0].as_slice()),
+        coder: FieldCoder::new(&start, mainline.as_slice()),
         dec: BinaryDecoder::new(fields),
         last: [None, None],
         fields: Vec::new(),
     });
-    let mut out_events = Vec::with_capacity(events.len());
-    let mut outcome = None;
-    let mut result_on_new_line = false;
-    let mut i = 0;
+    let mut replay = Replay {
+        segs: vec![mainline],
+        // Positions are followed only where a variation needs its start
+        // or a line goes on after a null move.
+        variations: events.contains(&E_OPEN) || events.contains(&E_NULL),
+        board: Lines::new(&start),
+        engine,
+        out: Vec::with_capacity(events.len()),
+        outcome: None,
+        result_on_new_line: false,
+        null_in_mainline: false,
+    };
+    let mut comments = comments.into_iter();
     let mut annotation = Vec::new();
+    let mut i = 0;
     while i < events.len() {
         let code = events[i];
         i += 1;
         match code {
-            E_LINE if i == 1 => {
-                for m in segs[0].by_ref() {
-                    if variations {
-                        board.play(m);
-                    }
-                    if let Some(e) = &mut engine {
-                        e.walk.play(m);
-                    }
-                    out_events.push(Event::Move(m));
-                }
-            }
-            E_MOVE => {
-                let m = segs
-                    .last_mut()
-                    .and_then(Iterator::next)
-                    .ok_or("fewer moves than the events say")?;
-                if variations {
-                    board.play(m);
-                }
-                if let Some(e) = &mut engine {
-                    e.walk.play(m);
-                }
-                out_events.push(Event::Move(m));
-            }
             E_NAG => {
                 let n = *events.get(i).ok_or("nag missing")?;
                 i += 1;
-                out_events.push(Event::Nag(n));
+                replay.out.push(Event::Nag(n));
             }
             E_COMMENT => {
-                out_events.push(Event::Comment(
-                    comments.next().ok_or("comment column ends early")?.to_vec(),
-                ));
+                let c = comments.next().ok_or("comment column ends early")?;
+                replay.out.push(Event::Comment(c.to_vec()));
             }
             E_ENGINE_NEW | E_ENGINE_SAME => {
-                let e = engine
+                let e = replay
+                    .engine
                     .as_mut()
                     .ok_or("an engine comment without its fields")?;
                 let new = if code == E_ENGINE_NEW {
@@ -844,101 +853,290 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                 } else {
                     None
                 };
-                out_events.push(Event::Comment(e.comment(new)?));
+                let c = e.comment(new)?;
+                replay.out.push(Event::Comment(c));
             }
             E_CLK | E_EVAL | E_EVAL_CLK => {
                 let (eval, clock) = next_reading(code, &mut clocks, &mut evals)?;
                 annotation.clear();
                 format_annotation(eval, clock, &mut annotation);
-                out_events.push(Event::Comment(annotation.clone()));
+                replay.out.push(Event::Comment(annotation.clone()));
+            }
+            E_RESULT_LINE if i < events.len() && events[i] != E_END => {
+                replay.result_on_new_line = true;
+            }
+            E_RESULT_AS_TAG => replay.outcome = Some(result_tag(&tags)?),
+            _ => replay.structure(code, i == 1, &mut segments)?,
+        }
+    }
+    replay.finish(tags, start, want, kind, layout)
+}
+
+/// [`finish`] of a game whose tags that the moves give, or whose opening,
+/// are wanted: the mainline's first plies, as far as the opening table
+/// reaches.
+fn finish_opening(
+    codec_of_block: &dyn GameCodec,
+    game: PendingGame<'_>,
+) -> Result<Decoded, String> {
+    let PendingGame {
+        want,
+        mut tags,
+        predicted,
+        label,
+        openings,
+        events,
+        plies,
+        mainline_clocks,
+        lines,
+        ..
+    } = game;
+    let bits = lines.into_iter().next().ok_or("moves column ends early")?;
+    let start = text::start_of(&tags).map_err(|u| u.detail)?;
+    let codec = mainline_codec(
+        codec_of_block,
+        context_of(&tags),
+        mainline_clocks,
+        openings,
+        label,
+    )?;
+    let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
+    // Only as far as a move may still change the opening: lichess's for an
+    // opening, the block's for its tags.
+    let table = if want == Want::Opening {
+        OpeningTable::lichess()
+    } else {
+        openings
+    };
+    let mut walk = table.walk(&start);
+    let mut played = 0;
+    let prefix = codec
+        .decode_prefix(&start, &bits, counted, &mut |moves| {
+            for &m in &moves[played..] {
+                walk.play(m);
+            }
+            played = moves.len();
+            walk.goes_on()
+        })
+        .map_err(|e| e.to_string())?;
+    // The moves after the last question (the game's last ones).
+    for &m in &prefix[played..] {
+        walk.play(m);
+    }
+    if want == Want::Opening {
+        return Ok(Decoded::Opening(walk.named()));
+    }
+    fill_openings(&mut tags, &predicted, walk.opening())?;
+    Ok(Decoded::Tags(Ok(tags)))
+}
+
+/// A game's context, as the writer took it from the same tags (codecs
+/// whose model does not read it ignore it).
+fn context_of(tags: &[(Vec<u8>, Vec<u8>)]) -> GameContext {
+    GameContext::from_tags(tags.iter().map(|(k, v)| (k, v)))
+}
+
+/// The codec of a game's mainline: in its context with its clocks, and
+/// aimed at its opening where the block stores its label (its moves were
+/// coded knowing it).
+fn mainline_codec(
+    codec: &dyn GameCodec,
+    context: GameContext,
+    clocks: Vec<Option<u32>>,
+    openings: &'static OpeningTable,
+    label: Option<u32>,
+) -> Result<Box<dyn GameCodec>, String> {
+    let in_context = codec.in_context(&context.with_clocks(clocks));
+    match label {
+        Some(l) => in_context
+            .aimed_at(openings, l)
+            .ok_or_else(|| "an opening label for a codec that cannot aim at it".into()),
+        None => Ok(in_context),
+    }
+}
+
+/// The outcome that a game's `Result` tag gives.
+fn result_tag(tags: &[(Vec<u8>, Vec<u8>)]) -> Result<u8, String> {
+    let tag = tags
+        .iter()
+        .find(|(k, _)| k == b"Result")
+        .map(|(_, v)| v.as_slice());
+    let o = text::OUTCOMES
+        .iter()
+        .position(|o| Some(o.as_bytes()) == tag)
+        .ok_or("result tag is not a result")?;
+    Ok(o as u8)
+}
+
+/// The move streams of a game's lines, decoded one at a time as its
+/// events open them.
+struct Segments {
+    mainline: Box<dyn GameCodec>,
+    variation: Box<dyn GameCodec>,
+    /// The number of moves of each line.
+    plies: Vec<usize>,
+    lines: std::vec::IntoIter<Bits>,
+    next: usize,
+    /// Whether the mainline is decoded to its stream's end (its events
+    /// start with `E_LINE`).
+    to_end: bool,
+}
+
+impl Segments {
+    /// The moves of the next line, from `start`.
+    fn read(&mut self, start: &Chess) -> Result<std::vec::IntoIter<Move>, String> {
+        let n = *self
+            .plies
+            .get(self.next)
+            .ok_or("more lines than the events say")?;
+        let first = self.next == 0;
+        let codec = if first {
+            &self.mainline
+        } else {
+            &self.variation
+        };
+        let bits = self.lines.next().ok_or("more lines than the events say")?;
+        self.next += 1;
+        let decoded = if first && self.to_end {
+            codec.decode(start, &bits)
+        } else {
+            codec.decode_counted(start, &bits, n)
+        };
+        Ok(decoded.map_err(|e| e.to_string())?.into_iter())
+    }
+}
+
+/// A game's events replayed into the events of its text: its lines'
+/// moves, the positions that its variations start from, and where its
+/// engine comments stand.
+struct Replay<'f> {
+    /// The moves of the open lines, the innermost last.
+    segs: Vec<std::vec::IntoIter<Move>>,
+    /// Whether positions are followed: only where a variation needs its
+    /// start or a line goes on after a null move.
+    variations: bool,
+    board: Lines,
+    engine: Option<EngineComments<'f>>,
+    out: Vec<Event>,
+    outcome: Option<u8>,
+    result_on_new_line: bool,
+    /// A record's mainline is moves from the start: a game with a null
+    /// move in its mainline gives its text instead, as a game stored
+    /// verbatim does.
+    null_in_mainline: bool,
+}
+
+impl Replay<'_> {
+    fn play(&mut self, m: Move) {
+        if self.variations {
+            self.board.play(m);
+        }
+        if let Some(e) = &mut self.engine {
+            e.walk.play(m);
+        }
+        self.out.push(Event::Move(m));
+    }
+
+    /// An event of the game's structure (`first`: its first event): a move
+    /// or the whole mainline, a null move, a variation's start or end, the
+    /// end or a result.
+    fn structure(&mut self, code: u8, first: bool, segments: &mut Segments) -> Result<(), String> {
+        match code {
+            E_LINE if first => {
+                while let Some(m) = self.segs[0].next() {
+                    self.play(m);
+                }
+            }
+            E_MOVE => {
+                let m = self
+                    .segs
+                    .last_mut()
+                    .and_then(Iterator::next)
+                    .ok_or("fewer moves than the events say")?;
+                self.play(m);
             }
             E_NULL => {
-                if segs.pop().is_none_or(|mut s| s.next().is_some()) {
+                if self.segs.pop().is_none_or(|mut s| s.next().is_some()) {
                     return Err("more moves than the events say".into());
                 }
-                null_in_mainline |= segs.is_empty();
-                let after = board.null().ok_or("a null move in check")?;
-                if let Some(e) = &mut engine {
+                self.null_in_mainline |= self.segs.is_empty();
+                let after = self.board.null().ok_or("a null move in check")?;
+                if let Some(e) = &mut self.engine {
                     e.walk.null().ok_or("a null move in check")?;
                 }
-                segs.push(read_segment(&after)?);
-                out_events.push(Event::Null);
+                self.segs.push(segments.read(&after)?);
+                self.out.push(Event::Null);
             }
             E_OPEN => {
-                let start = board.open();
-                if let Some(e) = &mut engine {
+                let start = self.board.open();
+                if let Some(e) = &mut self.engine {
                     e.walk.open();
                 }
-                segs.push(read_segment(&start)?);
-                out_events.push(Event::Open);
+                self.segs.push(segments.read(&start)?);
+                self.out.push(Event::Open);
             }
             E_CLOSE => {
-                if segs.len() < 2 {
+                if self.segs.len() < 2 {
                     return Err("unmatched variation end".into());
                 }
-                if segs.pop().is_some_and(|mut s| s.next().is_some()) {
+                if self.segs.pop().is_some_and(|mut s| s.next().is_some()) {
                     return Err("more moves than the events say".into());
                 }
-                board.close();
-                if let Some(e) = &mut engine {
+                self.board.close();
+                if let Some(e) = &mut self.engine {
                     e.walk.close();
                 }
-                out_events.push(Event::Close);
+                self.out.push(Event::Close);
             }
             E_END => {}
-            E_RESULT_LINE if i < events.len() && events[i] != E_END => {
-                result_on_new_line = true;
-            }
-            E_RESULT_AS_TAG => {
-                let tag = tags
-                    .iter()
-                    .find(|(k, _)| k == b"Result")
-                    .map(|(_, v)| v.as_slice());
-                outcome = Some(
-                    text::OUTCOMES
-                        .iter()
-                        .position(|o| Some(o.as_bytes()) == tag)
-                        .ok_or("result tag is not a result")? as u8,
-                );
-            }
             c => match outcome_of(c) {
-                Some(o) => outcome = Some(o),
+                Some(o) => self.outcome = Some(o),
                 None => return Err(format!("unknown event {c}")),
             },
         }
+        Ok(())
     }
-    if segs.len() != 1 || segs.pop().is_some_and(|mut s| s.next().is_some()) {
-        return Err("moves and events disagree".into());
-    }
-    if engine.is_some_and(|e| e.dec.overrun()) {
-        return Err("engine-fields stream ends early".into());
-    }
-    if want == Want::Record && !null_in_mainline {
-        return Ok(Decoded::Record(Ok(GameRecord::of(
+
+    /// The game replayed: its record, or its text in its layout.
+    fn finish(
+        mut self,
+        tags: Vec<(Vec<u8>, Vec<u8>)>,
+        start: Chess,
+        want: Want,
+        kind: u8,
+        layout: Option<Layout>,
+    ) -> Result<Decoded, String> {
+        if self.segs.len() != 1 || self.segs.pop().is_some_and(|mut s| s.next().is_some()) {
+            return Err("moves and events disagree".into());
+        }
+        if self.engine.is_some_and(|e| e.dec.overrun()) {
+            return Err("engine-fields stream ends early".into());
+        }
+        if want == Want::Record && !self.null_in_mainline {
+            let record = GameRecord::of(tags, start, &self.out);
+            return Ok(Decoded::Record(Ok(record)));
+        }
+        let game = ParsedGame {
             tags,
             start,
-            &out_events,
-        ))));
+            events: self.out,
+            outcome: self.outcome,
+            result_on_new_line: self.result_on_new_line,
+            layout: kind / KIND_LAYOUT,
+        };
+        let mut out = Vec::new();
+        text::write(&game, &mut out);
+        if let Some(layout) = layout {
+            out = layout.apply(&out, kind & KIND_CRLF != 0)?;
+        } else if kind & KIND_CRLF != 0 {
+            out = to_crlf(&out);
+        }
+        Ok(if want == Want::Record {
+            Decoded::Record(Err(out))
+        } else {
+            Decoded::Text(out)
+        })
     }
-    let game = ParsedGame {
-        tags,
-        start,
-        events: out_events,
-        outcome,
-        result_on_new_line,
-        layout: kind / KIND_LAYOUT,
-    };
-    let mut out = Vec::new();
-    text::write(&game, &mut out);
-    if let Some(layout) = layout {
-        out = layout.apply(&out, kind & KIND_CRLF != 0)?;
-    } else if kind & KIND_CRLF != 0 {
-        out = to_crlf(&out);
-    }
-    if want == Want::Record {
-        return Ok(Decoded::Record(Err(out)));
-    }
-    Ok(Decoded::Text(out))
 }
 
 /// The evaluation text and clock reading of annotation event `code`

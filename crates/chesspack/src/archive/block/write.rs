@@ -7,10 +7,9 @@ use super::{
     E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
     E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT,
     KIND_PIECE, LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
-    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_ID_MARKS, METHOD_LABEL_MARKS,
-    METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_MARKS, METHOD_OPENING_MARKS,
-    METHOD_PLAYER_MARKS, METHOD_TIME_MARKS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS,
-    TAG_SEQ, TAG_VALUES, VERBATIM, annotated_pattern,
+    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT,
+    METHOD_LICHESS_OPENINGS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
+    TAG_VALUE_MARKS, TAG_VALUES, VERBATIM, annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -32,7 +31,7 @@ use crate::{
     coder::BinaryEncoder,
     game::GameCodec,
     model::GameContext,
-    opening::OpeningTable,
+    opening::{Opening, OpeningTable},
 };
 
 struct Columns {
@@ -98,235 +97,27 @@ impl Columns {
         game: &ParsedGame,
         codec_of_block: &dyn GameCodec,
     ) -> Result<(), Unparsed> {
-        // Moves first, as they alone can fail. Segments: the mainline, then
-        // each variation in the order its `(` appears, each from the
-        // position where it starts; a null move ends its line's segment,
-        // and the line goes on in a new one.
-        let mut segments: Vec<(Chess, Vec<Move>)> =
-            vec![(game.start.clone(), Vec::with_capacity(game.events.len()))];
-        let mut open: Vec<usize> = vec![0];
-        let mut lines = Lines::new(&game.start);
-        // Positions are followed only to start variations and go on after
-        // null moves.
-        let variations = game
-            .events
-            .iter()
-            .any(|e| matches!(e, Event::Open | Event::Null));
-        for event in &game.events {
-            match event {
-                Event::Move(m) => {
-                    segments[open[open.len() - 1]].1.push(*m);
-                    if variations {
-                        lines.play(*m);
-                    }
-                }
-                Event::Null => {
-                    let after = lines.null().ok_or_else(|| Unparsed {
-                        category: "illegal move",
-                        detail: "null move in check".into(),
-                    })?;
-                    segments.push((after, Vec::new()));
-                    *open.last_mut().expect("a line is open") = segments.len() - 1;
-                }
-                Event::Open => {
-                    let start = lines.open();
-                    segments.push((start, Vec::new()));
-                    open.push(segments.len() - 1);
-                }
-                Event::Close => {
-                    lines.close();
-                    open.pop();
-                }
-                _ => {}
-            }
-        }
+        // Moves first, as they alone can fail.
+        let segments = segments_of(game)?;
         // A game of moves alone: its stream says how many.
         let line =
             !game.events.is_empty() && game.events.iter().all(|e| matches!(e, Event::Move(_)));
-        // The players' ratings and the time control, from the tags the
-        // decoder reads before the moves, and the mainline's
-        // clocks, which it decodes before the moves.
-        let context = GameContext::from_tags(game.tags.iter().map(|(k, v)| (k, v)));
-        let variation_codec = codec_of_block.in_context(&context);
-        let mut mainline_codec = codec_of_block
-            .in_context(&context.with_clocks(mainline_clocks(&game.events, segments[0].1.len())));
-        // ECO and Opening tags that the mainline's moves give,
-        // and the opening's label, which the decoder reads before the
-        // moves and codes them knowing.
+        let (start, mainline) = (&segments[0].0, segments[0].1.as_slice());
+        let opening = self.opening_of(game, start, mainline);
         let table = self.tag_state.openings();
-        let predicted = game
-            .tags
-            .iter()
-            .any(|(k, _)| k == b"ECO" || k == b"Opening")
-            .then(|| table.predict_label(&segments[0].0, &segments[0].1))
-            .flatten();
-        // A game that the table names no opening of has a label that says
-        // so where the table has one: lichess writes `?`.
-        let (label, ply) = match predicted {
-            Some((l, ply)) => (Some(l), ply),
-            None => (table.none_label(), 0),
-        };
-        let matches = |o: Option<crate::opening::Opening<'_>>, name: &[u8], value: &[u8]| {
-            o.is_some_and(|o| {
-                (name == b"ECO" && o.eco.as_bytes() == value)
-                    || (name == b"Opening" && o.name.as_bytes() == value)
-            })
-        };
-        let labelled = label.and_then(|l| table.label_or_none(l));
-        // A label where the game's `Opening` tag is the one it gives (a
-        // lichess export), and with `Openings::Every` where its `ECO` tag
-        // is; otherwise the tags keep the mark of what the moves give.
-        let label = label.filter(|_| {
-            self.tag_state.codes_labels()
-                && game.tags.iter().any(|(k, v)| {
-                    (k == b"Opening" || self.openings == Openings::Every) && matches(labelled, k, v)
-                })
-        });
-        // The tags stored as the label's, or else as what the moves give.
-        let opening = if label.is_some() {
-            labelled
-        } else {
-            predicted.and_then(|(l, _)| table.label(l))
-        };
-        let given = |name: &[u8], value: &[u8]| matches(opening, name, value);
-        if let Some(l) = label {
-            mainline_codec = mainline_codec
-                .aimed_at(table, l)
-                .expect("a block that codes labels has a codec that aims");
-        }
-        let mut encoded = Vec::with_capacity(segments.len());
-        for (i, (start, moves)) in segments.iter().enumerate() {
-            let codec = if i == 0 {
-                &mainline_codec
-            } else {
-                &variation_codec
-            };
-            let codec = codec.as_ref();
-            let bits = if line {
-                codec.encode(start, moves)
-            } else {
-                codec.encode_counted(start, moves)
-            };
-            encoded.push(bits.map_err(|e| Unparsed {
-                category: "codec",
-                detail: e.to_string(),
-            })?);
-        }
+        let encoded = encode_segments(
+            codec_of_block,
+            game,
+            &segments,
+            (table, opening.label),
+            line,
+        )?;
 
-        // Engine comments: their templates and the game's
-        // stream of their fields, coded before anything is added.
-        let engine = engine_comments(game, &segments[0].1);
-        let mut templates = engine.as_ref().map(|(t, _)| t.iter());
-
-        let mut events = Vec::with_capacity(game.events.len() + 2);
-        let mut clocks = ClockModel::new(tag(&game.tags, b"TimeControl").unwrap_or(b""));
-        let mut eval_state = EvalState::default();
-        if line {
-            events.push(E_LINE);
-        }
-        for event in game.events.iter().filter(|_| !line) {
-            match event {
-                Event::Move(_) => {
-                    clocks.on_move();
-                    events.push(E_MOVE);
-                }
-                Event::Null => {
-                    clocks.on_move();
-                    events.push(E_NULL);
-                }
-                Event::Nag(n) => {
-                    events.push(E_NAG);
-                    events.push(*n);
-                }
-                Event::Comment(c) => match parse_annotation(c) {
-                    None if let Some(Some(t)) = templates.as_mut().map(|t| t.next()) => match t {
-                        Some((template, false)) => {
-                            self.data[COMMENTS].extend_from_slice(template);
-                            self.data[COMMENTS].push(b'}');
-                            events.push(E_ENGINE_NEW);
-                        }
-                        Some((_, true)) => events.push(E_ENGINE_SAME),
-                        None => {
-                            self.data[COMMENTS].extend_from_slice(c);
-                            self.data[COMMENTS].push(b'}');
-                            events.push(E_COMMENT);
-                        }
-                    },
-                    Some(a) => {
-                        if let Some(e) = a.eval {
-                            let value = parse_eval(e);
-                            if value.is_none() {
-                                self.data[EVAL_TEXT].extend_from_slice(e);
-                                self.data[EVAL_TEXT].push(b']');
-                            }
-                            let white = clocks.side() == 0;
-                            self.eval_coder
-                                .encode(&mut self.evals, &mut eval_state, white, value);
-                        }
-                        if let Some(clock) = a.clock {
-                            clocks.encode(&mut self.clock_coder, &mut self.clocks, clock);
-                        }
-                        events.push(match (a.eval, a.clock) {
-                            (Some(_), Some(_)) => E_EVAL_CLK,
-                            (None, Some(_)) => E_CLK,
-                            _ => E_EVAL,
-                        });
-                    }
-                    None => {
-                        self.data[COMMENTS].extend_from_slice(c);
-                        self.data[COMMENTS].push(b'}');
-                        events.push(E_COMMENT);
-                    }
-                },
-                Event::Open => {
-                    clocks.on_open();
-                    events.push(E_OPEN);
-                }
-                Event::Close => {
-                    clocks.on_close();
-                    events.push(E_CLOSE);
-                }
-            }
-        }
-        let result_tag = game
-            .tags
-            .iter()
-            .find(|(k, _)| k == b"Result")
-            .map(|(_, v)| v.as_slice());
-        if game.result_on_new_line && game.outcome.is_some() {
-            events.push(E_RESULT_LINE);
-        }
-        match game.outcome {
-            None => events.push(E_END),
-            Some(o) if result_tag == Some(text::OUTCOMES[usize::from(o)].as_bytes()) => {
-                events.push(E_RESULT_AS_TAG);
-            }
-            Some(o) => events.push(outcome_code(o)),
-        }
-        self.tag_state.start_game();
-        let mut unsent = label;
-        for (name, value) in &game.tags {
-            let id = self.tag_id(name);
-            put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
-            let column = &mut self.tag_values[id];
-            if self.tag_state.predicts(id).is_some() && given(name, value) {
-                if label.is_some() {
-                    self.tag_state.encode_labelled(column);
-                } else {
-                    self.tag_state.encode_predicted(column);
-                }
-                // The label with the game's first such mark.
-                if let Some(l) = unsent.take() {
-                    self.tag_state.encode_label(l, &mut self.tag_numbers);
-                    self.tag_state.encode_ply(l, ply, &mut self.tag_numbers);
-                }
-            } else {
-                self.tag_state
-                    .encode(id, value, column, &mut self.tag_numbers);
-            }
-            column.push(0);
-        }
-        put_varint(&mut self.data[TAG_SEQ], 0);
+        // Engine comments: their templates and the game's stream of their
+        // fields, coded before anything is added.
+        let engine = engine_comments(game, mainline);
+        let events = self.events_of(game, line, engine.as_ref().map(|(t, _)| t.iter()));
+        self.add_tags(game, &opening);
         // A mainline each of whose moves one clock or evaluation comment
         // follows, the same kind after all but the last: its
         // ply count before its lengths, its events as one.
@@ -354,6 +145,268 @@ impl Columns {
         self.data[KIND].push(game.layout * KIND_LAYOUT);
         Ok(())
     }
+
+    /// How the block codes the opening of `game`, whose mainline is
+    /// `mainline` from `start`.
+    fn opening_of(&self, game: &ParsedGame, start: &Chess, mainline: &[Move]) -> GameOpening {
+        // ECO and Opening tags that the mainline's moves give, and the
+        // opening's label, which the decoder reads before the moves and
+        // codes them knowing.
+        let table = self.tag_state.openings();
+        let predicted = game
+            .tags
+            .iter()
+            .any(|(k, _)| k == b"ECO" || k == b"Opening")
+            .then(|| table.predict_label(start, mainline))
+            .flatten();
+        // A game that the table names no opening of has a label that says
+        // so where the table has one: lichess writes `?`.
+        let (label, ply) = match predicted {
+            Some((l, ply)) => (Some(l), ply),
+            None => (table.none_label(), 0),
+        };
+        let labelled = label.and_then(|l| table.label_or_none(l));
+        // A label where the game's `Opening` tag is the one it gives (a
+        // lichess export), and with `Openings::Every` where its `ECO` tag
+        // is; otherwise the tags keep the mark of what the moves give.
+        let label = label.filter(|_| {
+            self.tag_state.codes_labels()
+                && game.tags.iter().any(|(k, v)| {
+                    (k == b"Opening" || self.openings == Openings::Every)
+                        && names_tag(labelled, k, v)
+                })
+        });
+        GameOpening {
+            label,
+            ply,
+            // The tags stored as the label's, or else as what the moves
+            // give.
+            opening: if label.is_some() {
+                labelled
+            } else {
+                predicted.and_then(|(l, _)| table.label(l))
+            },
+        }
+    }
+
+    /// The game's events as the `events` column codes them; its comments,
+    /// clocks and evaluations are added to their columns (`line`: a game of
+    /// moves alone; `templates`: its engine comments').
+    fn events_of(
+        &mut self,
+        game: &ParsedGame,
+        line: bool,
+        mut templates: Option<std::slice::Iter<'_, Template>>,
+    ) -> Vec<u8> {
+        let mut events = Vec::with_capacity(game.events.len() + 2);
+        let mut clocks = ClockModel::new(tag(&game.tags, b"TimeControl").unwrap_or(b""));
+        let mut eval_state = EvalState::default();
+        if line {
+            events.push(E_LINE);
+        }
+        for event in game.events.iter().filter(|_| !line) {
+            match event {
+                Event::Move(_) => {
+                    clocks.on_move();
+                    events.push(E_MOVE);
+                }
+                Event::Null => {
+                    clocks.on_move();
+                    events.push(E_NULL);
+                }
+                Event::Nag(n) => events.extend_from_slice(&[E_NAG, *n]),
+                Event::Comment(c) => events.push(match parse_annotation(c) {
+                    Some(a) => {
+                        if let Some(e) = a.eval {
+                            let value = parse_eval(e);
+                            if value.is_none() {
+                                self.data[EVAL_TEXT].extend_from_slice(e);
+                                self.data[EVAL_TEXT].push(b']');
+                            }
+                            let white = clocks.side() == 0;
+                            self.eval_coder
+                                .encode(&mut self.evals, &mut eval_state, white, value);
+                        }
+                        if let Some(clock) = a.clock {
+                            clocks.encode(&mut self.clock_coder, &mut self.clocks, clock);
+                        }
+                        match (a.eval, a.clock) {
+                            (Some(_), Some(_)) => E_EVAL_CLK,
+                            (None, Some(_)) => E_CLK,
+                            _ => E_EVAL,
+                        }
+                    }
+                    None => self.comment(c, templates.as_mut().and_then(Iterator::next)),
+                }),
+                Event::Open => {
+                    clocks.on_open();
+                    events.push(E_OPEN);
+                }
+                Event::Close => {
+                    clocks.on_close();
+                    events.push(E_CLOSE);
+                }
+            }
+        }
+        let result_tag = tag(&game.tags, b"Result");
+        if game.result_on_new_line && game.outcome.is_some() {
+            events.push(E_RESULT_LINE);
+        }
+        events.push(match game.outcome {
+            None => E_END,
+            Some(o) if result_tag == Some(text::OUTCOMES[usize::from(o)].as_bytes()) => {
+                E_RESULT_AS_TAG
+            }
+            Some(o) => outcome_code(o),
+        });
+        events
+    }
+
+    /// The event of a comment that is no clock or evaluation, whose engine
+    /// template is `template`; its text or template goes to `comments`.
+    fn comment(&mut self, c: &[u8], template: Option<&Template>) -> u8 {
+        let (text, event) = match template {
+            Some(Some((_, true))) => return E_ENGINE_SAME,
+            Some(Some((template, false))) => (template.as_slice(), E_ENGINE_NEW),
+            _ => (c, E_COMMENT),
+        };
+        self.data[COMMENTS].extend_from_slice(text);
+        self.data[COMMENTS].push(b'}');
+        event
+    }
+
+    /// Adds the game's tags, its ECO and Opening tags as the marks of
+    /// `opening`.
+    fn add_tags(&mut self, game: &ParsedGame, opening: &GameOpening) {
+        self.tag_state.start_game();
+        let mut unsent = opening.label;
+        for (name, value) in &game.tags {
+            let id = self.tag_id(name);
+            put_varint(&mut self.data[TAG_SEQ], id as u64 + 1);
+            let column = &mut self.tag_values[id];
+            if self.tag_state.predicts(id).is_some() && names_tag(opening.opening, name, value) {
+                if opening.label.is_some() {
+                    self.tag_state.encode_labelled(column);
+                } else {
+                    self.tag_state.encode_predicted(column);
+                }
+                // The label with the game's first such mark.
+                if let Some(l) = unsent.take() {
+                    self.tag_state.encode_label(l, &mut self.tag_numbers);
+                    self.tag_state
+                        .encode_ply(l, opening.ply, &mut self.tag_numbers);
+                }
+            } else {
+                self.tag_state
+                    .encode(id, value, column, &mut self.tag_numbers);
+            }
+            column.push(0);
+        }
+        put_varint(&mut self.data[TAG_SEQ], 0);
+    }
+}
+
+/// How a block codes a game's opening.
+struct GameOpening {
+    /// The label it codes, which the mainline's moves are coded knowing.
+    label: Option<u32>,
+    /// The ply of the label's position.
+    ply: usize,
+    /// The opening whose ECO and Opening tags are stored as marks.
+    opening: Option<Opening<'static>>,
+}
+
+/// Whether tag `name` with `value` is the ECO or the name of `opening`.
+fn names_tag(opening: Option<Opening<'_>>, name: &[u8], value: &[u8]) -> bool {
+    opening.is_some_and(|o| {
+        (name == b"ECO" && o.eco.as_bytes() == value)
+            || (name == b"Opening" && o.name.as_bytes() == value)
+    })
+}
+
+/// The lines of a game's moves, each from the position where it starts:
+/// the mainline, then each variation in the order its `(` appears; a null
+/// move ends its line's segment, and the line goes on in a new one.
+fn segments_of(game: &ParsedGame) -> Result<Vec<(Chess, Vec<Move>)>, Unparsed> {
+    let mut segments = vec![(game.start.clone(), Vec::with_capacity(game.events.len()))];
+    let mut open: Vec<usize> = vec![0];
+    let mut lines = Lines::new(&game.start);
+    // Positions are followed only to start variations and go on after null
+    // moves.
+    let variations = game
+        .events
+        .iter()
+        .any(|e| matches!(e, Event::Open | Event::Null));
+    for event in &game.events {
+        match event {
+            Event::Move(m) => {
+                segments[open[open.len() - 1]].1.push(*m);
+                if variations {
+                    lines.play(*m);
+                }
+            }
+            Event::Null => {
+                let after = lines.null().ok_or_else(|| Unparsed {
+                    category: "illegal move",
+                    detail: "null move in check".into(),
+                })?;
+                segments.push((after, Vec::new()));
+                *open.last_mut().expect("a line is open") = segments.len() - 1;
+            }
+            Event::Open => {
+                let start = lines.open();
+                segments.push((start, Vec::new()));
+                open.push(segments.len() - 1);
+            }
+            Event::Close => {
+                lines.close();
+                open.pop();
+            }
+            _ => {}
+        }
+    }
+    Ok(segments)
+}
+
+/// The move streams of a game's `segments` (`line`: a game of moves
+/// alone, whose stream says how many). The mainline is coded in the
+/// context of the players' ratings, the time control and its clocks,
+/// which the decoder reads before the moves, and knowing the opening's
+/// `label` of `table`.
+fn encode_segments(
+    codec_of_block: &dyn GameCodec,
+    game: &ParsedGame,
+    segments: &[(Chess, Vec<Move>)],
+    (table, label): (&'static OpeningTable, Option<u32>),
+    line: bool,
+) -> Result<Vec<crate::Bits>, Unparsed> {
+    let context = GameContext::from_tags(game.tags.iter().map(|(k, v)| (k, v)));
+    let variation_codec = codec_of_block.in_context(&context);
+    let mut mainline_codec = codec_of_block
+        .in_context(&context.with_clocks(mainline_clocks(&game.events, segments[0].1.len())));
+    if let Some(l) = label {
+        mainline_codec = mainline_codec
+            .aimed_at(table, l)
+            .expect("a block that codes labels has a codec that aims");
+    }
+    let mut encoded = Vec::with_capacity(segments.len());
+    for (i, (start, moves)) in segments.iter().enumerate() {
+        let codec = if i == 0 {
+            &mainline_codec
+        } else {
+            &variation_codec
+        };
+        let bits = if line {
+            codec.encode(start, moves)
+        } else {
+            codec.encode_counted(start, moves)
+        };
+        encoded.push(bits.map_err(|e| Unparsed {
+            category: "codec",
+            detail: e.to_string(),
+        })?);
+    }
+    Ok(encoded)
 }
 
 /// A comment's template, and whether it is the same side's last one.
@@ -623,149 +676,29 @@ pub(crate) fn encode_block(
     let mut style = Style::default();
     for chunk in chunks {
         report.input_bytes += chunk.bytes.len() as u64;
+        text_crc.update(&chunk.bytes);
         if chunk.continues {
             cols.add_verbatim(&chunk.bytes, KIND_PIECE);
-            text_crc.update(&chunk.bytes);
             continue;
         }
-        let parsed = if chunk.cut {
-            Err(Unparsed {
-                category: "too long",
-                detail: "game text longer than 8 MiB".into(),
-            })
-        } else {
-            text::parse(&chunk.bytes)
-        };
-        // A game whose parts do not fit its columns (a codec error, a NUL in
-        // a tag value) is stored verbatim too.
-        let result = parsed.and_then(|mut game| {
-            if game.tags.iter().any(|(_, v)| v.contains(&0)) {
-                return Err(Unparsed {
-                    category: "syntax",
-                    detail: "nul byte in a tag value".into(),
-                });
-            }
-            // The layout that gives the input's bytes back,
-            // checked before the game is added.
-            canonical.clear();
-            text::write(&game, &mut canonical);
-            let crlf = is_crlf(&chunk.bytes);
-            let mut layout =
-                layout::find(&canonical, &chunk.bytes, crlf, &style).ok_or_else(|| Unparsed {
-                    category: "layout",
-                    detail: "the layout does not give the text back".into(),
-                })?;
-            // A result that a wrap put on a line of its own: the wrap says
-            // so, and the events need not (one code less in a game of a
-            // wrapped file, where a result starts a line by chance).
-            if game.result_on_new_line && layout.wraps() {
-                canonical.clear();
-                game.result_on_new_line = false;
-                text::write(&game, &mut canonical);
-                match layout::find(&canonical, &chunk.bytes, crlf, &style) {
-                    Some(l) if l.wraps() && !l.patched() => layout = l,
-                    _ => game.result_on_new_line = true,
+        match cols.add_text(chunk, codec, &mut style, &mut canonical) {
+            Ok(game) if records => game_records.push(Some(crate::archive::GameRecord::of(
+                game.tags,
+                game.start,
+                &game.events,
+            ))),
+            Ok(_) => {}
+            Err(u) => {
+                if records {
+                    game_records.push(None);
                 }
+                report.verbatim.push((chunk.number, u.category, u.detail));
+                cols.add_verbatim(&chunk.bytes, 1);
             }
-            cols.add_game(&game, codec)?;
-            if records {
-                game_records.push(Some(crate::archive::GameRecord::of(
-                    game.tags.clone(),
-                    game.start.clone(),
-                    &game.events,
-                )));
-            }
-            if crlf {
-                *cols.data[KIND].last_mut().expect("a game was added") |= KIND_CRLF;
-            }
-            if layout.style != Style::default() {
-                style.clone_from(&layout.style);
-            }
-            layout.encode(&mut cols.data[LAYOUT]);
-            text_crc.update(&chunk.bytes);
-            Ok(())
-        });
-        if let Err(u) = result {
-            if records {
-                game_records.push(None);
-            }
-            report.verbatim.push((chunk.number, u.category, u.detail));
-            cols.add_verbatim(&chunk.bytes, 1);
-            text_crc.update(&chunk.bytes);
         }
     }
-    // A block whose games are all canonical needs no layout column.
-    let layouts = cols.data[LAYOUT].iter().any(|&b| b != 0);
-    if !layouts {
-        cols.data[LAYOUT].clear();
-    }
-    let engine = !cols.data[ENGINE].is_empty();
-    let labels = cols.tag_state.codes_labels();
-    let mut names = Vec::new();
-    for n in &cols.tag_names {
-        names.extend_from_slice(n);
-        names.push(b'\n');
-    }
-    cols.data[TAG_NAMES] = names;
-    cols.data[TAG_VALUES] = cols.tag_values.concat();
-    cols.data[MOVES] = std::mem::take(&mut cols.moves).finish().as_bytes().to_vec();
-    cols.data[MOVE_LENGTHS] = std::mem::take(&mut cols.lengths).finish();
-    cols.data[CLOCKS] = std::mem::take(&mut cols.clocks).finish();
-    cols.data[EVALS] = std::mem::take(&mut cols.evals).finish();
-    if cols.tag_state.coded_numbers() {
-        cols.data[TAG_NUMBERS] = std::mem::take(&mut cols.tag_numbers).finish();
-    }
-
-    let mut payload = Vec::new();
-    put_varint(&mut payload, chunks.len() as u64);
-    for (i, data) in cols.data.iter().enumerate() {
-        if (i == LAYOUT && !layouts) || (i == ENGINE && !engine) {
-            continue;
-        }
-        report.raw[i] = data.len() as u64;
-        let compressed = if matches!(
-            i,
-            MOVES | MOVE_LENGTHS | CLOCKS | EVALS | TAG_NUMBERS | ENGINE
-        ) || data.is_empty()
-        {
-            None
-        } else {
-            compress_column(data, level)
-        };
-        let (method, stored) = match &compressed {
-            Some(c) => (1u8, c.as_slice()),
-            None => (0u8, data.as_slice()),
-        };
-        payload.push(match i {
-            TAG_VALUES => {
-                method
-                    | METHOD_MARKS
-                    | METHOD_PLAYER_MARKS
-                    | METHOD_OPENING_MARKS
-                    | METHOD_TIME_MARKS
-                    | METHOD_ID_MARKS
-                    | if labels {
-                        METHOD_LABEL_MARKS | METHOD_BAND_LABEL_MARKS
-                    } else {
-                        0
-                    }
-            }
-            MOVE_LENGTHS => method | METHOD_CODED_LENGTHS,
-            CLOCKS | EVALS => method | METHOD_ANNOTATION_CONTEXTS,
-            VERBATIM if chunks.last().is_some_and(|c| c.more) => method | METHOD_CONTINUES,
-            KIND => {
-                method
-                    | METHOD_LICHESS_OPENINGS
-                    | if layouts { METHOD_LAYOUT } else { 0 }
-                    | if engine { METHOD_ENGINE } else { 0 }
-            }
-            _ => method,
-        });
-        put_varint(&mut payload, data.len() as u64);
-        put_varint(&mut payload, stored.len() as u64);
-        payload.extend_from_slice(stored);
-        report.stored[i] = stored.len() as u64;
-    }
+    let continues = chunks.last().is_some_and(|c| c.more);
+    let payload = cols.payload(chunks.len(), continues, level, &mut report);
     let lead = chunks.first().map(|c| c.lead.clone()).unwrap_or_default();
     let tail = chunks.last().map_or(&[][..], |c| {
         let end = c.bytes.len() - trailing_whitespace(&c.bytes);
@@ -778,6 +711,140 @@ pub(crate) fn encode_block(
         lead,
         tail: tail.to_vec(),
         records: game_records,
+    }
+}
+
+impl Columns {
+    /// Adds the game of `chunk` parsed, with the layout that gives its
+    /// bytes back (`style`: the last game's, tried first; `canonical`: a
+    /// buffer); a game whose parts do not fit the columns (a codec error, a
+    /// NUL in a tag value) is not added, and its error is returned.
+    fn add_text(
+        &mut self,
+        chunk: &Chunk,
+        codec: &dyn GameCodec,
+        style: &mut Style,
+        canonical: &mut Vec<u8>,
+    ) -> Result<ParsedGame, Unparsed> {
+        if chunk.cut {
+            return Err(Unparsed {
+                category: "too long",
+                detail: "game text longer than 8 MiB".into(),
+            });
+        }
+        let mut game = text::parse(&chunk.bytes)?;
+        if game.tags.iter().any(|(_, v)| v.contains(&0)) {
+            return Err(Unparsed {
+                category: "syntax",
+                detail: "nul byte in a tag value".into(),
+            });
+        }
+        // The layout that gives the input's bytes back, checked before the
+        // game is added.
+        canonical.clear();
+        text::write(&game, canonical);
+        let crlf = is_crlf(&chunk.bytes);
+        let mut layout =
+            layout::find(canonical, &chunk.bytes, crlf, style).ok_or_else(|| Unparsed {
+                category: "layout",
+                detail: "the layout does not give the text back".into(),
+            })?;
+        // A result that a wrap put on a line of its own: the wrap says so,
+        // and the events need not (one code less in a game of a wrapped
+        // file, where a result starts a line by chance).
+        if game.result_on_new_line && layout.wraps() {
+            canonical.clear();
+            game.result_on_new_line = false;
+            text::write(&game, canonical);
+            match layout::find(canonical, &chunk.bytes, crlf, style) {
+                Some(l) if l.wraps() && !l.patched() => layout = l,
+                _ => game.result_on_new_line = true,
+            }
+        }
+        self.add_game(&game, codec)?;
+        if crlf {
+            *self.data[KIND].last_mut().expect("a game was added") |= KIND_CRLF;
+        }
+        if layout.style != Style::default() {
+            style.clone_from(&layout.style);
+        }
+        layout.encode(&mut self.data[LAYOUT]);
+        Ok(game)
+    }
+
+    /// The block's payload: its game count (`games`, pieces included) and
+    /// its columns, the text columns compressed at `level` (`continues`:
+    /// its last game goes on in the next block). Their sizes go to
+    /// `report`.
+    fn payload(
+        mut self,
+        games: usize,
+        continues: bool,
+        level: i32,
+        report: &mut BlockReport,
+    ) -> Vec<u8> {
+        // A block whose games are all canonical needs no layout column.
+        let layouts = self.data[LAYOUT].iter().any(|&b| b != 0);
+        let engine = !self.data[ENGINE].is_empty();
+        let labels = self.tag_state.codes_labels();
+        let mut names = Vec::new();
+        for n in &self.tag_names {
+            names.extend_from_slice(n);
+            names.push(b'\n');
+        }
+        self.data[TAG_NAMES] = names;
+        self.data[TAG_VALUES] = self.tag_values.concat();
+        self.data[MOVES] = self.moves.finish().as_bytes().to_vec();
+        self.data[MOVE_LENGTHS] = self.lengths.finish();
+        self.data[CLOCKS] = self.clocks.finish();
+        self.data[EVALS] = self.evals.finish();
+        if self.tag_state.coded_numbers() {
+            self.data[TAG_NUMBERS] = self.tag_numbers.finish();
+        }
+        let mut payload = Vec::new();
+        put_varint(&mut payload, games as u64);
+        for (i, data) in self.data.iter().enumerate() {
+            if (i == LAYOUT && !layouts) || (i == ENGINE && !engine) {
+                continue;
+            }
+            report.raw[i] = data.len() as u64;
+            let coded = matches!(
+                i,
+                MOVES | MOVE_LENGTHS | CLOCKS | EVALS | TAG_NUMBERS | ENGINE
+            );
+            let compressed = if coded || data.is_empty() {
+                None
+            } else {
+                compress_column(data, level)
+            };
+            let (method, stored) = match &compressed {
+                Some(c) => (1u8, c.as_slice()),
+                None => (0u8, data.as_slice()),
+            };
+            payload.push(
+                method
+                    | match i {
+                        TAG_VALUES if labels => {
+                            TAG_VALUE_MARKS | METHOD_LABEL_MARKS | METHOD_BAND_LABEL_MARKS
+                        }
+                        TAG_VALUES => TAG_VALUE_MARKS,
+                        MOVE_LENGTHS => METHOD_CODED_LENGTHS,
+                        CLOCKS | EVALS => METHOD_ANNOTATION_CONTEXTS,
+                        VERBATIM if continues => METHOD_CONTINUES,
+                        KIND => {
+                            METHOD_LICHESS_OPENINGS
+                                | if layouts { METHOD_LAYOUT } else { 0 }
+                                | if engine { METHOD_ENGINE } else { 0 }
+                        }
+                        _ => 0,
+                    },
+            );
+            put_varint(&mut payload, data.len() as u64);
+            put_varint(&mut payload, stored.len() as u64);
+            payload.extend_from_slice(stored);
+            report.stored[i] = stored.len() as u64;
+        }
+        payload
     }
 }
 
