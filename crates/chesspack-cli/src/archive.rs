@@ -504,6 +504,13 @@ fn report_compress(args: &CompressArgs, report: &files::Report, secs: f64) {
             eprintln!("  {count:>8} {category} (e.g. game {number}: {detail})");
         }
     }
+    if total.text_blocks > 0 {
+        eprintln!(
+            "chesspack: {} {} stored as the games' text, compressed: their columns came to more",
+            total.text_blocks,
+            plural(total.text_blocks, "block")
+        );
+    }
     if args.verbose {
         eprintln!(
             "{:<14} {:>14} {:>14} {:>8}",

@@ -69,6 +69,10 @@ pub struct ChunkReader<R> {
     cutting: bool,
     /// Whether the last line read ended with a line feed.
     line_complete: bool,
+    /// The byte that ends a line: a line feed, or a carriage return where
+    /// the input's first bytes (its first buffer) hold a CR and no LF (a
+    /// file with CR line ends, as classic Mac OS wrote them).
+    line_end: u8,
     /// The length of the last chunk: room for the next one (up to 64 KiB),
     /// which is most times about as long, so that its lines are not
     /// appended into a doubling series of buffers.
@@ -90,6 +94,7 @@ impl<R: BufRead> ChunkReader<R> {
             done: false,
             cutting: false,
             line_complete: true,
+            line_end: b'\n',
             last_len: 0,
             lead: Vec::new(),
         }
@@ -108,14 +113,21 @@ impl<R: BufRead> ChunkReader<R> {
             return Ok(true);
         }
         self.line.clear();
-        let n = Read::take(&mut self.input, MAX_CHUNK as u64).read_until(b'\n', &mut self.line)?;
+        if !self.started {
+            let first = self.input.fill_buf()?;
+            if first.contains(&b'\r') && !first.contains(&b'\n') {
+                self.line_end = b'\r';
+            }
+        }
+        let n = Read::take(&mut self.input, MAX_CHUNK as u64)
+            .read_until(self.line_end, &mut self.line)?;
         if n == 0 {
             return Ok(false);
         }
         if self.line_complete {
             self.line_number += 1;
         }
-        self.line_complete = self.line.ends_with(b"\n");
+        self.line_complete = self.line.last() == Some(&self.line_end);
         if !self.started {
             self.started = true;
             if self.line.starts_with(b"\xef\xbb\xbf") {
@@ -341,6 +353,21 @@ mod tests {
         assert_eq!(cut(text), [&b"1. e4 *\r\n\r\n"[..]]);
         let chunk = ChunkReader::new(&text[..]).next().unwrap().unwrap();
         assert_eq!(chunk.lead, b"\xef\xbb\xbf\r\n\r\n");
+    }
+
+    #[test]
+    fn lines_that_end_with_cr_alone_are_lines() {
+        let text = b"[White \"a\"]\r\r1. e4 *\r\r[White \"b\"]\r\r1. d4 *\r";
+        assert_eq!(
+            cut(text),
+            [
+                &b"[White \"a\"]\r\r1. e4 *\r\r"[..],
+                &b"[White \"b\"]\r\r1. d4 *\r"[..]
+            ]
+        );
+        // A CR inside a file of LF line ends is no line end.
+        assert_eq!(cut(b"1. e4 {a\rb} *\n\n1. d4 *\n").len(), 2);
+        assert_eq!(cut(b"1. e4 {a\r\r[b} *\n").len(), 1);
     }
 
     #[test]

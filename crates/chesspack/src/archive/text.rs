@@ -308,6 +308,12 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
     })
 }
 
+/// The tags of the game of `text`, read as [`parse`] reads them, without
+/// its movetext.
+pub(crate) fn tags_of(text: &[u8]) -> Result<Vec<Tag>, Unparsed> {
+    parse_tags(text, &mut skip_ws(text, 0))
+}
+
 /// The index of the first byte from `i` on that is no white space.
 fn skip_ws(text: &[u8], mut i: usize) -> usize {
     while i < text.len() && text[i].is_ascii_whitespace() {

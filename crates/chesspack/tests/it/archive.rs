@@ -576,6 +576,48 @@ fn golden_bytes_pin_the_format() {
     }
 }
 
+/// Issue 69's floor: a block of games that repeat is stored as its text
+/// (games of kind 5, the `verbatim` column without lengths: method bit 2),
+/// here with a game that does not parse among them (kind 1).
+#[test]
+fn golden_bytes_pin_the_text_block() {
+    let game = "[Event \"Rated Blitz game\"]\n[Result \"1-0\"]\n\n\
+                1. e4 e5 2. Nf3 Nc6 3. Bc4 Nf6 4. Ng5 d5 5. exd5 Na5 6. Bb5+ c6 1-0\n\n";
+    let mut text = game.repeat(12);
+    text.push_str("1. e4 e5 2. Ke3 *\n\n");
+    text.push_str(&game.repeat(3));
+    let mut packed = Vec::new();
+    let report = archive::compress(text.as_bytes(), &mut packed, &Index, &Options::default());
+    assert_eq!(report.unwrap().text_blocks, 1);
+    let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
+    if std::env::var_os("CHESSPACK_PRINT_GOLDEN").is_some() {
+        println!("{hex}");
+    }
+    assert_eq!(
+        hex, GOLDEN_TEXT_BLOCK,
+        "format changed: bump FORMAT_VERSION"
+    );
+    assert_eq!(decompress(&packed), text.as_bytes());
+    let mut r = ArchiveReader::open(Cursor::new(&packed)).unwrap();
+    let block = r.read_block(0).unwrap();
+    let tags = archive::block_tags(r.codec(), &block).unwrap();
+    assert_eq!(tags.len(), 16);
+    assert!(tags.iter().enumerate().all(|(i, t)| t.is_ok() == (i != 12)));
+    assert_eq!(r.game(14).unwrap(), game.as_bytes());
+}
+
+const GOLDEN_TEXT_BLOCK: &str = concat!(
+    "4348504b0d0a1a0a0f05696e6465780000000000000000dcce8077b38e92629ba6e9e843504b42c5",
+    "00000010000000170abcea100810100505050505050505050505050105050505a30d7928b52ffd60",
+    "a3057d030052871717705963989a07b554715eb381d4e089b2bc2976d5dfab2cc0c62aef0d02b184",
+    "0ef4418e7275e61a717bd4355aa7793c96d2fc8090a3b184e686348fc5ba1f7b24de6be02010f0ac",
+    "d2b05d98d7c0b59ce92ea32ae46833678167d76e091303004fe6a4aa0872013733ffd80c00000000",
+    "00003e00000000000000000205050000000000000000020505000000000002050500000000000000",
+    "000000008278c35f43504b49010000002300000000000000c5000000100000000000000002000000",
+    "0a0a230000004348504b0d0a1a0a0f05696e6465780000000000000000dcce8077b38e92629ba6e9",
+    "e83fb2dc12f80000000000000010000000000000004348504b454e440a",
+);
+
 /// [`GOLDEN_TEXT_V7`] to [`GOLDEN_TEXT_V14`] in format 15 (`index`): the
 /// block names openings by lichess's table.
 const GOLDEN_ARCHIVE: &str = concat!(

@@ -38,6 +38,7 @@
 //! codec's self-ending stream, instead of an event per move with a stream
 //! that the move count ends.
 
+use crate::archive::chunk::ChunkReader;
 use shakmaty::{Chess, Move, Position};
 
 mod annotations;
@@ -146,6 +147,26 @@ const METHOD_ANNOTATION_CONTEXTS: u8 = 2;
 /// Column method bit of `verbatim`: the block's last game goes on in the
 /// next block, whose first games are pieces of it.
 const METHOD_CONTINUES: u8 = 2;
+/// Column method bit of `verbatim`: the column holds its texts without
+/// their lengths, and cutting it into games as [`ChunkReader`] cuts input
+/// gives them (a block stored as text whose games cut so; the writer
+/// checks that they do).
+const METHOD_RECUT: u8 = 4;
+
+/// The lengths of the games that [`ChunkReader`] cuts `text` into, where it
+/// cuts all of it into whole games; `None` where it cuts a piece or keeps
+/// a lead.
+fn recut_lengths(text: &[u8]) -> Option<Vec<usize>> {
+    let mut lengths = Vec::new();
+    for chunk in ChunkReader::new(text) {
+        let chunk = chunk.ok()?;
+        if chunk.cut || chunk.more || !chunk.lead.is_empty() {
+            return None;
+        }
+        lengths.push(chunk.bytes.len());
+    }
+    Some(lengths)
+}
 
 /// The largest raw column a decoder accepts (a block holds at most a few
 /// megabytes of games and one over-long chunk).
@@ -258,6 +279,9 @@ pub struct BlockReport {
     pub stored: [u64; N_COLUMNS],
     /// Games stored verbatim: (game number, category, detail).
     pub verbatim: Vec<(u64, &'static str, String)>,
+    /// Blocks stored as their games' text, compressed, because their
+    /// columns came to more.
+    pub text_blocks: u64,
 }
 
 impl BlockReport {
@@ -270,6 +294,7 @@ impl BlockReport {
             self.stored[i] += other.stored[i];
         }
         self.verbatim.extend(other.verbatim.iter().cloned());
+        self.text_blocks += other.text_blocks;
     }
 }
 
@@ -377,6 +402,11 @@ const KIND_LAYOUT: u8 = 4;
 /// text longer than 8 MiB is stored in pieces. It is no game
 /// of its own: blocks count the games that start in them.
 const KIND_PIECE: u8 = 3;
+/// `kind` of a game that parses, stored as its text in the `verbatim`
+/// column: the games of a block that its columns would store in more bytes
+/// than its text compressed (the floor, [`write::encode_block`]). Read, it
+/// is parsed again, and gives tags and records as a parsed game does.
+const KIND_TEXT: u8 = 5;
 
 /// Whether every line of `bytes` ends with CR LF (and one does).
 pub(crate) fn is_crlf(bytes: &[u8]) -> bool {
@@ -390,6 +420,24 @@ pub(crate) fn is_crlf(bytes: &[u8]) -> bool {
         }
     }
     any
+}
+
+/// `kind` bit of a parsed game whose lines end with CR alone (no LF in its
+/// text): it is parsed, and its layout found, with LF for CR
+/// ([`lf_text`]), and its text written so is given CR for LF.
+const KIND_CR: u8 = 64;
+
+/// `text` with LF for CR where its lines end with CR alone (it holds a CR
+/// and no LF), else `None`.
+pub(crate) fn lf_text(text: &[u8]) -> Option<Vec<u8>> {
+    (text.contains(&b'\r') && !text.contains(&b'\n')).then(|| swap_line_ends(text, b'\r', b'\n'))
+}
+
+/// `text` with `to` for every `from`.
+pub(super) fn swap_line_ends(text: &[u8], from: u8, to: u8) -> Vec<u8> {
+    text.iter()
+        .map(|&b| if b == from { to } else { b })
+        .collect()
 }
 
 /// `text` with a CR before every LF that lacks one (a comment's own CR LF

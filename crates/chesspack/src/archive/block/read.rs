@@ -6,18 +6,18 @@ use shakmaty::{Chess, Move};
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_ENGINE_NEW,
     E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
-    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CRLF, KIND_LAYOUT, KIND_PIECE,
-    LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
-    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT,
-    METHOD_LICHESS_OPENINGS, MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS,
-    TAG_VALUES, VERBATIM,
+    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CR, KIND_CRLF, KIND_LAYOUT,
+    KIND_PIECE, KIND_TEXT, LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS,
+    METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE,
+    METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT, MOVE_LENGTHS, MOVES,
+    TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
     annotations::{ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_eval},
     ends_game,
     fields::{self, FieldCoder, Walk},
     get_varint,
     layout::Layout,
     lengths::Lengths,
-    outcome_of, spell_annotated, to_crlf,
+    lf_text, outcome_of, recut_lengths, spell_annotated, swap_line_ends, to_crlf,
 };
 use crate::{
     Bits,
@@ -41,6 +41,9 @@ struct Stored {
     tag_marks: Marks,
     /// Whether the block has a `layout` column.
     layouts: bool,
+    /// Whether its `verbatim` column is texts without lengths
+    /// ([`METHOD_RECUT`]).
+    recut: bool,
 }
 
 /// The magic bytes of an xz stream: a compressed column that starts with
@@ -107,6 +110,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut tag_marks = Marks::Ids;
     let mut layouts = false;
     let mut engine = false;
+    let mut recut = false;
     // The bits that a column's method byte must have, and those it may.
     let ids = TAG_VALUE_MARKS;
     let labels = ids | METHOD_LABEL_MARKS | METHOD_BAND_LABEL_MARKS;
@@ -126,7 +130,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
             KIND => (METHOD_LICHESS_OPENINGS, METHOD_LAYOUT | METHOD_ENGINE),
             // Whether the last game goes on in the next block: see
             // [`last_game_continues`].
-            VERBATIM => (0, METHOD_CONTINUES),
+            VERBATIM => (0, METHOD_CONTINUES | METHOD_RECUT),
             _ => (0, 0),
         };
         if method & required != required {
@@ -140,6 +144,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
                 layouts = method & METHOD_LAYOUT != 0;
                 engine = method & METHOD_ENGINE != 0;
             }
+            VERBATIM => recut = method & METHOD_RECUT != 0,
             _ => {}
         }
         let method = method & !bits;
@@ -180,6 +185,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         data,
         tag_marks,
         layouts,
+        recut,
     })
 }
 
@@ -311,12 +317,15 @@ pub(crate) fn decode_block_until(
             }
             started += 1;
             let w = want(g);
-            if game_kind == 1 {
+            if game_kind == 1 || game_kind == KIND_TEXT {
                 let text = c.verbatim_text()?;
-                if let Some(d) = verbatim_decoded(w, text) {
+                if let Some(d) = verbatim_decoded(w, text, game_kind == KIND_TEXT)? {
                     queue.ready(g, d);
                 }
-            } else if game_kind & 1 != 0 || game_kind / KIND_LAYOUT > text::LAYOUTS {
+            } else if game_kind & 1 != 0
+                || (game_kind & !KIND_CR) / KIND_LAYOUT > text::LAYOUTS
+                || game_kind & (KIND_CR | KIND_CRLF) == KIND_CR | KIND_CRLF
+            {
                 return Err(format!("unknown game kind {game_kind}"));
             } else {
                 c.parsed_game(g, w, game_kind, &mut queue)?;
@@ -328,15 +337,48 @@ pub(crate) fn decode_block_until(
     read.map(|()| games)
 }
 
-/// What `w` asks of a game stored verbatim as `text`.
-fn verbatim_decoded(w: Want, text: &[u8]) -> Option<Decoded> {
-    Some(match w {
-        Want::Skip => return None,
+/// What `w` asks of a game stored as `text`: verbatim, or, where `parsed`,
+/// a game that parses ([`KIND_TEXT`]), whose tags and record are read from
+/// its text.
+fn verbatim_decoded(w: Want, text: &[u8], parsed: bool) -> Result<Option<Decoded>, String> {
+    let unparsed =
+        |u: text::Unparsed| format!("a game stored as text does not parse: {}", u.detail);
+    // Read as the writer read it: lines that end with CR alone with LF.
+    let lf = if parsed { lf_text(text) } else { None };
+    let read = lf.as_deref().unwrap_or(text);
+    Ok(Some(match w {
+        Want::Skip => return Ok(None),
         Want::Text => Decoded::Text(text.to_vec()),
+        Want::Record if parsed => {
+            let game = text::parse(read).map_err(unparsed)?;
+            if null_in_mainline(&game.events) {
+                // As a parsed game's: its text.
+                Decoded::Record(Err(text.to_vec()))
+            } else {
+                Decoded::Record(Ok(GameRecord::of(game.tags, game.start, &game.events)))
+            }
+        }
         Want::Record => Decoded::Record(Err(text.to_vec())),
+        Want::Tags | Want::TagsNotGiven if parsed => {
+            Decoded::Tags(Ok(text::tags_of(read).map_err(unparsed)?))
+        }
         Want::Tags | Want::TagsNotGiven => Decoded::Tags(Err(text.to_vec())),
-        Want::Opening | Want::OpeningStored => Decoded::Opening(verbatim_opening(text)),
-    })
+        Want::Opening | Want::OpeningStored => Decoded::Opening(verbatim_opening(read)),
+    }))
+}
+
+/// Whether a null move is among the mainline's `events`.
+fn null_in_mainline(events: &[Event]) -> bool {
+    let mut depth = 0usize;
+    for e in events {
+        match e {
+            Event::Open => depth += 1,
+            Event::Close => depth = depth.saturating_sub(1),
+            Event::Null if depth == 0 => return true,
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Cursors over a block's columns, moved on game by game.
@@ -350,6 +392,8 @@ struct Cursors<'a> {
     tag_numbers: BinaryDecoder<'a>,
     kind: std::slice::Iter<'a, u8>,
     verbatim: &'a [u8],
+    /// The lengths of its texts, where the `verbatim` column has none.
+    recut: Option<std::vec::IntoIter<usize>>,
     seq: &'a [u8],
     events: &'a [u8],
     moves: Bits,
@@ -428,6 +472,13 @@ impl<'a> Cursors<'a> {
             tag_numbers: BinaryDecoder::new(&d[TAG_NUMBERS]),
             kind: d[KIND].iter(),
             verbatim: &d[VERBATIM],
+            recut: if stored.recut {
+                let lengths =
+                    recut_lengths(&d[VERBATIM]).ok_or("a text that does not cut into games")?;
+                Some(lengths.into_iter())
+            } else {
+                None
+            },
             seq: &d[TAG_SEQ],
             events: &d[EVENTS],
             moves: Bits::from_bytes(d[MOVES].clone(), d[MOVES].len() * 8)
@@ -450,7 +501,13 @@ impl<'a> Cursors<'a> {
 
     /// The next text of the `verbatim` column.
     fn verbatim_text(&mut self) -> Result<&'a [u8], String> {
-        take_counted(&mut self.verbatim, "verbatim")
+        let Some(lengths) = &mut self.recut else {
+            return take_counted(&mut self.verbatim, "verbatim");
+        };
+        let len = lengths.next().ok_or("verbatim column ends early")?;
+        let (text, rest) = self.verbatim.split_at(len.min(self.verbatim.len()));
+        self.verbatim = rest;
+        Ok(text)
     }
 
     /// Reads a parsed game's columns and gives what `w` asks of it to
@@ -1122,7 +1179,7 @@ impl Replay<'_> {
             events: self.out,
             outcome: self.outcome,
             result_on_new_line: self.result_on_new_line,
-            layout: kind / KIND_LAYOUT,
+            layout: (kind & !KIND_CR) / KIND_LAYOUT,
         };
         let mut out = Vec::new();
         text::write(&game, &mut out);
@@ -1130,6 +1187,9 @@ impl Replay<'_> {
             out = layout.apply(&out, kind & KIND_CRLF != 0)?;
         } else if kind & KIND_CRLF != 0 {
             out = to_crlf(&out);
+        }
+        if kind & KIND_CR != 0 {
+            out = swap_line_ends(&out, b'\n', b'\r');
         }
         Ok(if want == Want::Record {
             Decoded::Record(Err(out))

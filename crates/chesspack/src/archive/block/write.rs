@@ -5,11 +5,12 @@ use shakmaty::{Chess, Move};
 use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_ENGINE_NEW,
     E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
-    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CRLF, KIND_LAYOUT,
-    KIND_PIECE, LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS,
-    METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT,
-    METHOD_LICHESS_OPENINGS, MOVE_LENGTHS, MOVES, N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
-    TAG_VALUE_MARKS, TAG_VALUES, VERBATIM, annotated_pattern,
+    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CR, KIND_CRLF,
+    KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS,
+    METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE,
+    METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT, MOVE_LENGTHS, MOVES,
+    N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
+    annotated_pattern,
     annotations::{
         ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
     },
@@ -18,7 +19,7 @@ use super::{
     is_crlf,
     layout::{self, Style},
     lengths::LengthCoder,
-    outcome_code, put_varint, trailing_whitespace,
+    lf_text, outcome_code, put_varint, recut_lengths, trailing_whitespace,
 };
 use crate::{
     archive::{
@@ -52,6 +53,11 @@ struct Columns {
     tag_numbers: BinaryEncoder,
     /// Which games' openings are kept (where `tag_state` codes labels).
     openings: Openings,
+    /// A block stored as its games' text (the floor): xz is tried on its
+    /// text however well zstd does.
+    text: bool,
+    /// Whether its `verbatim` column is the text alone ([`METHOD_RECUT`]).
+    recut: bool,
 }
 
 impl Columns {
@@ -72,6 +78,8 @@ impl Columns {
             tag_state: TagState::new(marks).with_openings(OpeningTable::lichess()),
             tag_numbers: BinaryEncoder::new(),
             openings,
+            text: false,
+            recut: false,
         }
     }
 
@@ -571,13 +579,14 @@ pub(crate) fn engine_comment_prior<R: std::io::BufRead>(
 }
 
 /// A column compressed with zstd at `level`, or with xz where that is
-/// smaller: `None` where neither makes it smaller.
-fn compress_column(data: &[u8], level: i32) -> Option<Vec<u8>> {
+/// smaller: `None` where neither makes it smaller. xz is tried where
+/// zstd leaves more than 1/64 of the column, or `always`.
+fn compress_column(data: &[u8], level: i32, always: bool) -> Option<Vec<u8>> {
     let zstd = compress_zstd(data, level).ok();
     // A column that zstd takes below 1/64 of its size is left to it: xz
     // would save a few bytes at most, and its match finder is slowest on
     // such repetitive data (seconds for a few MiB).
-    let xz = if zstd.as_ref().is_some_and(|z| z.len() * 64 < data.len()) {
+    let xz = if !always && zstd.as_ref().is_some_and(|z| z.len() * 64 < data.len()) {
         None
     } else {
         compress_xz(data)
@@ -665,6 +674,8 @@ pub(crate) fn encode_block(
 ) -> EncodedBlock {
     let mut cols = Columns::new(block_marks(codec), openings);
     let mut game_records = Vec::new();
+    // Each chunk's kind where the block is stored as text.
+    let mut kinds = Vec::with_capacity(chunks.len());
     // Pieces that go on with a game are no games of their own.
     let mut report = BlockReport {
         games: chunks.iter().filter(|c| !c.continues).count() as u64,
@@ -679,9 +690,12 @@ pub(crate) fn encode_block(
         text_crc.update(&chunk.bytes);
         if chunk.continues {
             cols.add_verbatim(&chunk.bytes, KIND_PIECE);
+            kinds.push(KIND_PIECE);
             continue;
         }
-        match cols.add_text(chunk, codec, &mut style, &mut canonical) {
+        let added = cols.add_text(chunk, codec, &mut style, &mut canonical);
+        kinds.push(if added.is_ok() { KIND_TEXT } else { 1 });
+        match added {
             Ok(game) if records => game_records.push(Some(crate::archive::GameRecord::of(
                 game.tags,
                 game.start,
@@ -698,7 +712,13 @@ pub(crate) fn encode_block(
         }
     }
     let continues = chunks.last().is_some_and(|c| c.more);
-    let payload = cols.payload(chunks.len(), continues, level, &mut report);
+    let mut payload = cols.payload(chunks.len(), continues, level, &mut report);
+    if let Some((text, text_report)) = as_text(chunks, &kinds, continues, level, payload.len()) {
+        payload = text;
+        report.raw = text_report.raw;
+        report.stored = text_report.stored;
+        report.text_blocks = 1;
+    }
     let lead = chunks.first().map(|c| c.lead.clone()).unwrap_or_default();
     let tail = chunks.last().map_or(&[][..], |c| {
         let end = c.bytes.len() - trailing_whitespace(&c.bytes);
@@ -712,6 +732,49 @@ pub(crate) fn encode_block(
         tail: tail.to_vec(),
         records: game_records,
     }
+}
+
+/// The floor: the block of `chunks` as its games' text alone (`kinds`:
+/// [`KIND_TEXT`] for a game that parses, 1 for one stored verbatim,
+/// [`KIND_PIECE`]), one column compressed with zstd or xz, where that is
+/// smaller than `coded`, the size of its payload in columns. Tried only
+/// where the columns come to more than half of zstd -1 of the text: columns
+/// store games at a tenth of that or less, and xz takes time.
+fn as_text(
+    chunks: &[Chunk],
+    kinds: &[u8],
+    continues: bool,
+    level: i32,
+    coded: usize,
+) -> Option<(Vec<u8>, BlockReport)> {
+    let text = chunks.iter().fold(Vec::new(), |mut t, c| {
+        t.extend_from_slice(&c.bytes);
+        t
+    });
+    let quick = zstd::bulk::compress(&text, 1).ok()?;
+    if coded * 2 <= quick.len() {
+        return None;
+    }
+    // No tags are stored: any marks will do.
+    let mut cols = Columns::new(Marks::Ids, Openings::Every);
+    cols.text = true;
+    // The text alone where cutting it gives the games again: the lengths
+    // of its games cost xz bytes that xz of the text does not spend.
+    let lengths = chunks.iter().map(|c| c.bytes.len()).collect::<Vec<_>>();
+    if chunks.iter().all(|c| !c.cut && !c.continues && !c.more)
+        && recut_lengths(&text) == Some(lengths)
+    {
+        cols.recut = true;
+        cols.data[KIND] = kinds.to_vec();
+        cols.data[VERBATIM] = text;
+    } else {
+        for (chunk, &kind) in chunks.iter().zip(kinds) {
+            cols.add_verbatim(&chunk.bytes, kind);
+        }
+    }
+    let mut report = BlockReport::default();
+    let payload = cols.payload(chunks.len(), continues, level, &mut report);
+    (payload.len() < coded).then_some((payload, report))
 }
 
 impl Columns {
@@ -732,7 +795,10 @@ impl Columns {
                 detail: "game text longer than 8 MiB".into(),
             });
         }
-        let mut game = text::parse(&chunk.bytes)?;
+        // Lines that end with CR alone are read with LF.
+        let lf = lf_text(&chunk.bytes);
+        let bytes = lf.as_deref().unwrap_or(&chunk.bytes);
+        let mut game = text::parse(bytes)?;
         if game.tags.iter().any(|(_, v)| v.contains(&0)) {
             return Err(Unparsed {
                 category: "syntax",
@@ -743,12 +809,11 @@ impl Columns {
         // game is added.
         canonical.clear();
         text::write(&game, canonical);
-        let crlf = is_crlf(&chunk.bytes);
-        let mut layout =
-            layout::find(canonical, &chunk.bytes, crlf, style).ok_or_else(|| Unparsed {
-                category: "layout",
-                detail: "the layout does not give the text back".into(),
-            })?;
+        let crlf = is_crlf(bytes);
+        let mut layout = layout::find(canonical, bytes, crlf, style).ok_or_else(|| Unparsed {
+            category: "layout",
+            detail: "the layout does not give the text back".into(),
+        })?;
         // A result that a wrap put on a line of its own: the wrap says so,
         // and the events need not (one code less in a game of a wrapped
         // file, where a result starts a line by chance).
@@ -756,14 +821,18 @@ impl Columns {
             canonical.clear();
             game.result_on_new_line = false;
             text::write(&game, canonical);
-            match layout::find(canonical, &chunk.bytes, crlf, style) {
+            match layout::find(canonical, bytes, crlf, style) {
                 Some(l) if l.wraps() && !l.patched() => layout = l,
                 _ => game.result_on_new_line = true,
             }
         }
         self.add_game(&game, codec)?;
+        let kind = self.data[KIND].last_mut().expect("a game was added");
         if crlf {
-            *self.data[KIND].last_mut().expect("a game was added") |= KIND_CRLF;
+            *kind |= KIND_CRLF;
+        }
+        if lf.is_some() {
+            *kind |= KIND_CR;
         }
         if layout.style != Style::default() {
             style.clone_from(&layout.style);
@@ -815,7 +884,7 @@ impl Columns {
             let compressed = if coded || data.is_empty() {
                 None
             } else {
-                compress_column(data, level)
+                compress_column(data, level, self.text)
             };
             let (method, stored) = match &compressed {
                 Some(c) => (1u8, c.as_slice()),
@@ -830,7 +899,10 @@ impl Columns {
                         TAG_VALUES => TAG_VALUE_MARKS,
                         MOVE_LENGTHS => METHOD_CODED_LENGTHS,
                         CLOCKS | EVALS => METHOD_ANNOTATION_CONTEXTS,
-                        VERBATIM if continues => METHOD_CONTINUES,
+                        VERBATIM => {
+                            (if continues { METHOD_CONTINUES } else { 0 })
+                                | if self.recut { METHOD_RECUT } else { 0 }
+                        }
                         KIND => {
                             METHOD_LICHESS_OPENINGS
                                 | if layouts { METHOD_LAYOUT } else { 0 }
@@ -866,7 +938,7 @@ mod tests {
         assert_eq!(dec.finish().unwrap(), data);
         // Too short a column to try.
         assert!(compress_xz(&data[..100]).is_none());
-        let best = compress_column(&data, 15).unwrap();
+        let best = compress_column(&data, 15, false).unwrap();
         assert!(best.len() <= xz.len());
     }
 
