@@ -42,8 +42,21 @@ pub(super) const NUMBER: u8 = 1;
 /// TCEC's `pd=`, the reply its engine expected to the opponent's last
 /// move).
 pub(super) const LINE: u8 = 2;
+/// Placeholder of a line of moves in UCI (`pv=c2c4 d8e7`, issue 69), from
+/// the same positions as [`LINE`]'s (`UCI_LINE + 0` to `+ 2`).
+pub(super) const UCI_LINE: u8 = LINE + 3;
 /// The last placeholder byte.
-const LAST_PLACEHOLDER: u8 = LINE + 2;
+const LAST_PLACEHOLDER: u8 = UCI_LINE + 2;
+
+/// The number of moves back from the comment's position where the line of
+/// placeholder `b` starts, and whether it is written in UCI.
+fn line_kind(b: u8) -> (usize, bool) {
+    if b >= UCI_LINE {
+        (usize::from(b - UCI_LINE), true)
+    } else {
+        (usize::from(b - LINE), false)
+    }
+}
 
 /// The most digits a number field holds (below 2^63).
 const MAX_DIGITS: usize = 18;
@@ -289,6 +302,33 @@ fn san_move(pos: &Chess, token: &[u8]) -> Option<Move> {
     (text == token).then_some(m)
 }
 
+/// The move whose UCI is `token` in `pos` (`e2e4`, `e7e8q`; castling as
+/// the king's two squares).
+fn uci_move(pos: &Chess, token: &[u8]) -> Option<Move> {
+    if !(4..=5).contains(&token.len()) || !token[0].is_ascii_lowercase() {
+        return None;
+    }
+    let m = shakmaty::uci::UciMove::from_ascii(token).ok()?.to_move(pos).ok()?;
+    let mut text = Vec::with_capacity(5);
+    write_uci(m, &mut text);
+    (text == token).then_some(m)
+}
+
+/// Writes `m` in UCI.
+fn write_uci(m: Move, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    let _ = write!(out, "{}", m.to_uci(shakmaty::CastlingMode::Standard));
+}
+
+/// The move that `token` spells in `pos`, in UCI where `uci`, else in SAN.
+fn spelled_move(pos: &Chess, token: &[u8], uci: bool) -> Option<Move> {
+    if uci {
+        uci_move(pos, token)
+    } else {
+        san_move(pos, token)
+    }
+}
+
 /// Writes `m` in SAN with its check or mate mark, and plays it
 /// ([`crate::archive::text::san_and_play`]).
 fn write_san(pos: &mut Chess, m: Move, out: &mut Vec<u8>) {
@@ -303,9 +343,10 @@ fn behind<'a>(at: &At<'a>, back: usize) -> Option<&'a Chess> {
     }
 }
 
-/// The line of SAN moves that starts at `i`: its placeholder, its moves
-/// and where it ends. Its first move may be legal in several of the
-/// positions: the first where the coder guesses it, else the first.
+/// The line of moves in SAN, or in UCI, that starts at `i`: its
+/// placeholder, its moves and where it ends. Its first move may be legal
+/// in several of the positions: the first where the coder guesses it, else
+/// the first. The first move's spelling is the line's.
 fn line_at(c: &[u8], i: usize, at: &At<'_>, coder: &FieldCoder) -> Option<(u8, Vec<Move>, usize)> {
     let token_end = |s: usize| s + c[s..].iter().take_while(|&&b| !ends_token(b)).count();
     let end = token_end(i);
@@ -314,24 +355,28 @@ fn line_at(c: &[u8], i: usize, at: &At<'_>, coder: &FieldCoder) -> Option<(u8, V
         let Some(pos) = behind(at, back) else {
             continue;
         };
-        let Some(m) = san_move(pos, &c[i..end]) else {
+        let token = &c[i..end];
+        let Some((m, uci)) = san_move(pos, token)
+            .map(|m| (m, false))
+            .or_else(|| uci_move(pos, token).map(|m| (m, true)))
+        else {
             continue;
         };
         if coder.guessed(back, at, m) {
-            found = Some((back, m));
+            found = Some((back, m, uci));
             break;
         }
-        found = found.or(Some((back, m)));
+        found = found.or(Some((back, m, uci)));
     }
-    let (back, first) = found?;
-    let kind = LINE + back as u8;
+    let (back, first, uci) = found?;
+    let kind = if uci { UCI_LINE } else { LINE } + back as u8;
     let mut pos = behind(at, back)?.clone();
     pos.play_unchecked(first);
     let mut moves = vec![first];
     let mut end = end;
     while moves.len() < MAX_LINE && c.get(end) == Some(&b' ') && end + 1 < c.len() {
         let next_end = token_end(end + 1);
-        match san_move(&pos, &c[end + 1..next_end]) {
+        match spelled_move(&pos, &c[end + 1..next_end], uci) {
             Some(m) => {
                 pos.play_unchecked(m);
                 moves.push(m);
@@ -808,7 +853,7 @@ impl FieldCoder {
                         Some(Field::Number(_)) => return Err("a number for a line".into()),
                         None => None,
                     };
-                    let line = self.line(io, usize::from(b - LINE), at, moves)?;
+                    let line = self.line(io, line_kind(b).0, at, moves)?;
                     if !encoding {
                         fields.push(Field::Line(line));
                     }
@@ -1265,14 +1310,20 @@ pub(super) fn render(
         match fields.next().ok_or("fewer fields than the template")? {
             Field::Number(n) => n.write(out),
             Field::Line(moves) => {
-                let mut pos = behind(at, usize::from(b - LINE))
+                let (back, uci) = line_kind(b);
+                let mut pos = behind(at, back)
                     .ok_or("a line from before the first move")?
                     .clone();
                 for (j, &m) in moves.iter().enumerate() {
                     if j > 0 {
                         out.push(b' ');
                     }
-                    write_san(&mut pos, m, out);
+                    if uci {
+                        write_uci(m, out);
+                        pos.play_unchecked(m);
+                    } else {
+                        write_san(&mut pos, m, out);
+                    }
                 }
             }
         }
