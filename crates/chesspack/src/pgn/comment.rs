@@ -72,10 +72,48 @@ pub(crate) fn parse_annotation(c: &[u8]) -> Option<Annotation<'_>> {
 }
 
 /// The clock reading of a comment that archives store as a clock (a
-/// lichess `[%clk H:MM:SS]` comment, alone or after an eval), in seconds:
-/// the readings that make a game's clock context.
+/// lichess `[%clk H:MM:SS]` comment, alone or after an eval, or a
+/// chess.com one), in seconds: the readings that make a game's clock
+/// context.
 pub(crate) fn clock_of_comment(c: &[u8]) -> Option<u32> {
-    parse_annotation(c).and_then(|a| a.clock)
+    parse_annotation(c)
+        .and_then(|a| a.clock)
+        .or_else(|| parse_compact_clock(c).map(|(s, _)| s))
+}
+
+/// Splits a clock comment as chess.com writes it, `[%clk H:MM:SS]` or
+/// `[%clk H:MM:SS.d]` with nothing around it, into its seconds and its
+/// tenth (where written); `None` for any other comment, or one that would
+/// not be written back the same.
+pub(crate) fn parse_compact_clock(c: &[u8]) -> Option<(u32, Option<u8>)> {
+    let r = c.strip_prefix(b"[%clk ")?.strip_suffix(b"]")?;
+    let (hms, tenth) = match r {
+        [hms @ .., b'.', d] if d.is_ascii_digit() => (hms, Some(d - b'0')),
+        _ => (r, None),
+    };
+    let s = std::str::from_utf8(hms).ok()?;
+    let mut parts = s.split(':');
+    let (h, m, sec) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() {
+        return None;
+    }
+    let (h, m, sec): (u32, u32, u32) = (h.parse().ok()?, m.parse().ok()?, sec.parse().ok()?);
+    if m >= 60 || sec >= 60 || h >= 1000 {
+        return None;
+    }
+    let seconds = h * 3600 + m * 60 + sec;
+    let mut again = Vec::with_capacity(c.len());
+    format_compact_clock(seconds, tenth, &mut again);
+    (again == c).then_some((seconds, tenth))
+}
+
+/// Writes a chess.com clock comment ([`parse_compact_clock`]).
+pub(crate) fn format_compact_clock(seconds: u32, tenth: Option<u8>, out: &mut Vec<u8>) {
+    format_clock(seconds, out);
+    if let Some(t) = tenth {
+        out.pop();
+        out.extend_from_slice(&[b'.', b'0' + t, b']']);
+    }
 }
 
 /// The reading of the first `[%clk H:MM:SS]` or `[%clk H:MM:SS.f]` command

@@ -1174,7 +1174,11 @@ fn regression_issue_69_coordinate_pvs_are_fields() {
             if i % 2 == 0 {
                 text.push_str(&format!("{}. ", i / 2 + 1));
             }
-            text.push_str(&format!("{san} {{d={}, pv={}}} ", 10 + i % 7, line.join(" ")));
+            text.push_str(&format!(
+                "{san} {{d={}, pv={}}} ",
+                10 + i % 7,
+                line.join(" ")
+            ));
         }
         text + "*\n\n"
     };
@@ -1193,4 +1197,85 @@ fn regression_issue_69_coordinate_pvs_are_fields() {
         uci_packed.len(),
         san_packed.len()
     );
+}
+
+/// Issue 69: chess.com's clock comments, `{[%clk 0:02:59]}` without spaces
+/// and `{[%clk 0:02:59.9]}` with a tenth, are clock readings in the clock
+/// column, as lichess's are: they went through the engine fields (+23% for
+/// clocks). The records give their readings in milliseconds.
+#[test]
+fn regression_issue_69_chess_com_clocks_are_readings() {
+    use chesspack::archive::{self, ArchiveReader};
+    use shakmaty::san::SanPlus;
+    // `spelling` 0: lichess's, 1: chess.com's, 2: chess.com's with tenths.
+    let game = |n: u64, spelling: u8| {
+        let mut x = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x >> 33) as u32
+        };
+        let choices: Vec<u32> = (0..50).map(|_| next()).collect();
+        let mut pos = Chess::default();
+        let moves = crate::common::play(&pos, &choices);
+        let mut text = format!(
+            "[Event \"Live Chess\"]\n[Round \"{n}\"]\n[TimeControl \"180\"]\n[Result \"*\"]\n\n"
+        );
+        let mut left = [1800u32, 1800];
+        for (i, &m) in moves.iter().enumerate() {
+            let side = &mut left[i % 2];
+            *side = side.saturating_sub(next() % 60);
+            let (s, t) = (*side / 10, *side % 10);
+            let clock = format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
+            let comment = match spelling {
+                0 => format!("{{ [%clk {clock}] }}"),
+                1 => format!("{{[%clk {clock}]}}"),
+                _ => format!("{{[%clk {clock}.{t}]}}"),
+            };
+            let number = if i % 2 == 0 {
+                format!("{}. ", i / 2 + 1)
+            } else {
+                format!("{}... ", i / 2 + 1)
+            };
+            let san = SanPlus::from_move_and_play_unchecked(&mut pos, m);
+            text.push_str(&format!("{number}{san} {comment} "));
+        }
+        text + "*\n\n"
+    };
+    let files: Vec<String> = (0..3)
+        .map(|spelling| (1..=30).map(|n| game(n, spelling)).collect())
+        .collect();
+    let packed: Vec<_> = files.iter().map(|f| packed_by_index(f)).collect();
+    for (p, r) in &packed {
+        assert!(r.verbatim.is_empty());
+        assert_eq!(r.text_blocks, 0);
+        // No comment is stored as text or fields.
+        assert_eq!((r.raw[8], r.raw[14]), (0, 0), "{} bytes", p.len());
+    }
+    // chess.com's spelling costs what lichess's does; a tenth about its
+    // 3.3 bits.
+    let (lichess, compact, tenths) = (packed[0].0.len(), packed[1].0.len(), packed[2].0.len());
+    assert!(compact <= lichess + 8, "{compact} {lichess}");
+    let readings = files[2].matches("%clk").count();
+    assert!(
+        tenths - compact < readings / 2,
+        "{tenths} {compact} {readings}"
+    );
+    // Records give the tenths.
+    let mut r = ArchiveReader::open(std::io::Cursor::new(&packed[2].0)).unwrap();
+    let block = r.read_block(0).unwrap();
+    let mut first = None;
+    archive::decode_records(r.codec(), &block, &|g| g == 0, &mut |_, row| {
+        first = Some(row.unwrap().clocks);
+    })
+    .unwrap();
+    let clocks = first.unwrap();
+    let text = &files[2];
+    let at = text.find("[%clk ").unwrap() + 6;
+    let written = &text[at..at + text[at..].find(']').unwrap()];
+    let (hms, tenth) = written.split_once('.').unwrap();
+    let secs: Vec<u64> = hms.split(':').map(|p| p.parse().unwrap()).collect();
+    let ms = (secs[0] * 3600 + secs[1] * 60 + secs[2]) * 1000 + tenth.parse::<u64>().unwrap() * 100;
+    assert_eq!(clocks[0], Some(ms));
 }

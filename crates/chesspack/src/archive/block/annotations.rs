@@ -6,7 +6,9 @@ use super::{
     unzigzag, zigzag,
 };
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
-pub(super) use crate::pgn::comment::{format_annotation, parse_annotation};
+pub(super) use crate::pgn::comment::{
+    format_annotation, format_compact_clock, parse_annotation, parse_compact_clock,
+};
 
 /// Base time and increment in seconds from a `TimeControl` tag like `180+2`.
 pub(super) fn time_control(tc: &[u8]) -> (i64, i64) {
@@ -58,6 +60,8 @@ pub(super) const CLOCK_TREE_BITS: u32 = 5;
 pub(crate) struct ClockCoder {
     trees: Vec<BitModel>,
     lengths: Vec<BitModel>,
+    /// The tenth of a chess.com reading (`0:02:59.9`): a tree of 4 bits.
+    tenths: Vec<BitModel>,
 }
 
 impl ClockCoder {
@@ -67,7 +71,22 @@ impl ClockCoder {
         ClockCoder {
             trees: vec![model; CLOCK_CONTEXTS_RICH << CLOCK_TREE_BITS],
             lengths: vec![model; 64],
+            tenths: vec![model; 16],
         }
+    }
+
+    /// Codes the tenth `t` (0 to 9) of a reading.
+    pub(super) fn encode_tenth(&mut self, enc: &mut BinaryEncoder, t: u8) {
+        enc.encode_tree(&mut self.tenths, 4, u32::from(t));
+    }
+
+    /// The tenth of a reading.
+    pub(super) fn decode_tenth(&mut self, dec: &mut BinaryDecoder<'_>) -> Result<u8, String> {
+        let t = dec.decode_tree(&mut self.tenths, 4);
+        u8::try_from(t)
+            .ok()
+            .filter(|&t| t <= 9)
+            .ok_or_else(|| "a tenth of a second over 9".into())
     }
 
     pub(super) fn tree(&mut self, ctx: usize) -> &mut [BitModel] {

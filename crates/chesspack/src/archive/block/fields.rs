@@ -308,7 +308,10 @@ fn uci_move(pos: &Chess, token: &[u8]) -> Option<Move> {
     if !(4..=5).contains(&token.len()) || !token[0].is_ascii_lowercase() {
         return None;
     }
-    let m = shakmaty::uci::UciMove::from_ascii(token).ok()?.to_move(pos).ok()?;
+    let m = shakmaty::uci::UciMove::from_ascii(token)
+        .ok()?
+        .to_move(pos)
+        .ok()?;
     let mut text = Vec::with_capacity(5);
     write_uci(m, &mut text);
     (text == token).then_some(m)

@@ -216,6 +216,15 @@ const E_ENGINE_NEW: u8 = 23;
 /// An engine comment whose template is that of the same side's last engine
 /// comment in the game.
 const E_ENGINE_SAME: u8 = 24;
+/// A clock comment as chess.com writes it, `[%clk H:MM:SS]` (issue 69):
+/// its reading is the next of the `clocks` stream.
+const E_CLK_COMPACT: u8 = 25;
+/// [`E_CLK_COMPACT`] with a tenth of a second, `[%clk H:MM:SS.d]`: the
+/// tenth follows the reading in the `clocks` stream.
+const E_CLK_TENTHS: u8 = 26;
+/// The pattern byte of [`E_ANNOTATED`] whose comments are all
+/// [`E_CLK_COMPACT`] (`+ 1`: all [`E_CLK_TENTHS`]).
+const PATTERN_COMPACT: u8 = 9;
 
 /// The pattern byte of [`E_ANNOTATED`] for comments of kind `every` after
 /// every move but the last and of kind `last` after the last.
@@ -226,10 +235,13 @@ fn annotated_pattern(every: u8, last: u8) -> u8 {
 /// The events an [`E_ANNOTATED`] game of `plies` plies and pattern byte
 /// `pattern` stands for, up to its end.
 fn spell_annotated(pattern: u8, plies: usize) -> Result<Vec<u8>, String> {
-    if pattern >= 9 || plies == 0 {
+    if pattern > PATTERN_COMPACT + 1 || plies == 0 {
         return Err("bad annotated line".into());
     }
-    let (every, last) = (E_CLK + pattern / 3, E_CLK + pattern % 3);
+    let (every, last) = match pattern.checked_sub(PATTERN_COMPACT) {
+        Some(k) => (E_CLK_COMPACT + k, E_CLK_COMPACT + k),
+        None => (E_CLK + pattern / 3, E_CLK + pattern % 3),
+    };
     let mut events = Vec::with_capacity(2 * plies + 2);
     for _ in 1..plies {
         events.extend_from_slice(&[E_MOVE, every]);
@@ -490,8 +502,13 @@ mod tests {
         );
         let one = annotated_pattern(E_EVAL, E_EVAL);
         assert_eq!(spell_annotated(one, 1).unwrap(), [E_MOVE, E_EVAL]);
+        // chess.com's clocks (issue 69).
+        assert_eq!(
+            spell_annotated(PATTERN_COMPACT + 1, 2).unwrap(),
+            [E_MOVE, E_CLK_TENTHS, E_MOVE, E_CLK_TENTHS]
+        );
         // Damaged patterns and counts are errors.
-        assert!(spell_annotated(9, 3).is_err());
+        assert!(spell_annotated(PATTERN_COMPACT + 2, 3).is_err());
         assert!(spell_annotated(pattern, 0).is_err());
     }
 }

@@ -4,14 +4,17 @@
 use shakmaty::{Chess, Move};
 
 use super::{
-    CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_ENGINE_NEW,
-    E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
-    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CR, KIND_CRLF, KIND_LAYOUT,
-    KIND_PIECE, KIND_TEXT, LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS,
+    CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE, E_COMMENT,
+    E_END, E_ENGINE_NEW, E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN,
+    E_RESULT_AS_TAG, E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CR, KIND_CRLF,
+    KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS,
     METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE,
     METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT, MOVE_LENGTHS, MOVES,
     TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
-    annotations::{ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_eval},
+    annotations::{
+        ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_compact_clock,
+        format_eval,
+    },
     ends_game,
     fields::{self, FieldCoder, Walk},
     get_varint,
@@ -811,7 +814,7 @@ struct PendingGame<'a> {
     /// The number of moves of each line.
     plies: Vec<usize>,
     mainline_clocks: Vec<Option<u32>>,
-    clocks: std::vec::IntoIter<u32>,
+    clocks: std::vec::IntoIter<Reading>,
     evals: EvalTexts,
     comments: Vec<&'a [u8]>,
     /// The stream of its engine comments' fields.
@@ -913,10 +916,15 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
                 let c = e.comment(new)?;
                 replay.out.push(Event::Comment(c));
             }
-            E_CLK | E_EVAL | E_EVAL_CLK => {
+            E_CLK | E_EVAL | E_EVAL_CLK | E_CLK_COMPACT | E_CLK_TENTHS => {
                 let (eval, clock) = next_reading(code, &mut clocks, &mut evals)?;
                 annotation.clear();
-                format_annotation(eval, clock, &mut annotation);
+                match clock {
+                    Some((seconds, tenth)) if code >= E_CLK_COMPACT => {
+                        format_compact_clock(seconds, tenth, &mut annotation);
+                    }
+                    _ => format_annotation(eval, clock.map(|c| c.0), &mut annotation),
+                }
                 replay.out.push(Event::Comment(annotation.clone()));
             }
             E_RESULT_LINE if i < events.len() && events[i] != E_END => {
@@ -1203,13 +1211,13 @@ impl Replay<'_> {
 /// (`E_CLK`, `E_EVAL` or `E_EVAL_CLK`), the next of their streams.
 fn next_reading<'e>(
     code: u8,
-    clocks: &mut std::vec::IntoIter<u32>,
+    clocks: &mut std::vec::IntoIter<Reading>,
     evals: &'e mut EvalTexts,
-) -> Result<(Option<&'e [u8]>, Option<u32>), String> {
-    let eval = if code == E_CLK {
-        None
-    } else {
+) -> Result<(Option<&'e [u8]>, Option<Reading>), String> {
+    let eval = if matches!(code, E_EVAL | E_EVAL_CLK) {
         Some(evals.next().ok_or("evaluation events disagree")?)
+    } else {
+        None
     };
     let clock = if code == E_EVAL {
         None
@@ -1228,7 +1236,8 @@ fn is_plain(events: &[u8]) -> bool {
         match events[i] {
             E_NAG => i += 1,
             E_LINE if i == 0 => {}
-            E_MOVE | E_CLK | E_EVAL | E_EVAL_CLK | E_END | E_RESULT_LINE | E_RESULT_AS_TAG => {}
+            E_MOVE | E_CLK | E_EVAL | E_EVAL_CLK | E_CLK_COMPACT | E_CLK_TENTHS | E_END
+            | E_RESULT_LINE | E_RESULT_AS_TAG => {}
             c if outcome_of(c).is_some() => {}
             _ => return false,
         }
@@ -1246,7 +1255,7 @@ fn plain_record(
     start: Chess,
     moves: Vec<Move>,
     events: &[u8],
-    mut clocks: std::vec::IntoIter<u32>,
+    mut clocks: std::vec::IntoIter<Reading>,
     mut evals: EvalTexts,
 ) -> Result<GameRow, String> {
     let n = moves.len();
@@ -1261,13 +1270,13 @@ fn plain_record(
             E_LINE => played = n,
             E_MOVE => played += 1,
             E_NAG => i += 1,
-            E_CLK | E_EVAL | E_EVAL_CLK => {
+            E_CLK | E_EVAL | E_EVAL_CLK | E_CLK_COMPACT | E_CLK_TENTHS => {
                 let (eval, clock) = next_reading(code, &mut clocks, &mut evals)?;
                 let Some(at) = played.checked_sub(1) else {
                     continue;
                 };
-                if let (Some(c), Some(slot @ None)) = (clock, clock_after.get_mut(at)) {
-                    *slot = Some(u64::from(c) * 1000);
+                if let (Some((c, tenth)), Some(slot @ None)) = (clock, clock_after.get_mut(at)) {
+                    *slot = Some(u64::from(c) * 1000 + u64::from(tenth.unwrap_or(0)) * 100);
                 }
                 if let (Some(e), Some(slot @ None)) = (eval, eval_after.get_mut(at)) {
                     // As the comment's text would be read.
@@ -1480,11 +1489,15 @@ struct AnnotationCoders<'a> {
 }
 
 /// A game's clock readings and evaluations.
+/// A clock reading: its seconds, and its tenth where chess.com's spelling
+/// writes one.
+type Reading = (u32, Option<u8>);
+
 struct Annotations {
     /// The clock after each mainline ply, where a reading follows it.
     mainline_clocks: Vec<Option<u32>>,
     /// Every reading, in stream order.
-    clocks: std::vec::IntoIter<u32>,
+    clocks: std::vec::IntoIter<Reading>,
     /// Every evaluation's text, in stream order.
     evals: EvalTexts,
 }
@@ -1553,6 +1566,20 @@ fn read_annotations(
                 model.on_close();
                 depth = depth.saturating_sub(1);
             }
+            code @ (E_CLK_COMPACT | E_CLK_TENTHS) => {
+                let c = model.decode(&mut coders.clocks, clocks)?;
+                let tenth = if code == E_CLK_TENTHS {
+                    Some(coders.clocks.decode_tenth(clocks)?)
+                } else {
+                    None
+                };
+                if depth == 0
+                    && let Some(slot) = ply.checked_sub(1).and_then(|p| mainline.get_mut(p))
+                {
+                    *slot = Some(c);
+                }
+                values.push((c, tenth));
+            }
             code @ (E_CLK | E_EVAL | E_EVAL_CLK) => {
                 if code != E_CLK {
                     let white = model.side() == 0;
@@ -1573,7 +1600,7 @@ fn read_annotations(
                     {
                         *slot = Some(c);
                     }
-                    values.push(c);
+                    values.push((c, None));
                 }
             }
             _ => {}

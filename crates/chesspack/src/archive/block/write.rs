@@ -3,16 +3,17 @@
 use shakmaty::{Chess, Move};
 
 use super::{
-    BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLOSE, E_COMMENT, E_END, E_ENGINE_NEW,
-    E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN, E_RESULT_AS_TAG,
-    E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock, KIND, KIND_CR, KIND_CRLF,
-    KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, METHOD_ANNOTATION_CONTEXTS,
-    METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE,
-    METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT, MOVE_LENGTHS, MOVES,
-    N_COLUMNS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
-    annotated_pattern,
+    BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE,
+    E_COMMENT, E_END, E_ENGINE_NEW, E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG,
+    E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock,
+    KIND, KIND_CR, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines,
+    METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
+    METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT,
+    MOVE_LENGTHS, MOVES, N_COLUMNS, PATTERN_COMPACT, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
+    TAG_VALUE_MARKS, TAG_VALUES, VERBATIM, annotated_pattern,
     annotations::{
-        ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_eval, tag,
+        ClockCoder, ClockModel, EvalCoder, EvalState, parse_annotation, parse_compact_clock,
+        parse_eval, tag,
     },
     ends_game,
     fields::{self, FieldCoder, Walk},
@@ -244,7 +245,19 @@ impl Columns {
                             _ => E_EVAL,
                         }
                     }
-                    None => self.comment(c, templates.as_mut().and_then(Iterator::next)),
+                    None => match parse_compact_clock(c) {
+                        Some((seconds, tenth)) => {
+                            clocks.encode(&mut self.clock_coder, &mut self.clocks, seconds);
+                            match tenth {
+                                Some(t) => {
+                                    self.clock_coder.encode_tenth(&mut self.clocks, t);
+                                    E_CLK_TENTHS
+                                }
+                                None => E_CLK_COMPACT,
+                            }
+                        }
+                        None => self.comment(c, templates.as_mut().and_then(Iterator::next)),
+                    },
                 }),
                 Event::Open => {
                     clocks.on_open();
@@ -426,7 +439,7 @@ type Template = Option<(Vec<u8>, bool)>;
 /// ([`fields`]), and the stream of their fields; `None` where the game has
 /// none.
 fn engine_comments(game: &ParsedGame, mainline: &[Move]) -> Option<(Vec<Template>, Vec<u8>)> {
-    let plain = |e: &Event| matches!(e, Event::Comment(c) if parse_annotation(c).is_none());
+    let plain = |e: &Event| matches!(e, Event::Comment(c) if !is_reading(c));
     if !game.events.iter().any(plain) {
         return None;
     }
@@ -452,7 +465,7 @@ fn code_engine_comments(
             }
             Event::Open => walk.open(),
             Event::Close => walk.close(),
-            Event::Comment(c) if parse_annotation(c).is_none() => {
+            Event::Comment(c) if !is_reading(c) => {
                 let at = walk.at();
                 let Some((template, mut fields)) = fields::split(c, &at, coder) else {
                     templates.push(None);
@@ -489,7 +502,12 @@ pub(crate) fn block_marks(codec: &dyn GameCodec) -> Marks {
 /// but the last, as many times as the plies (at least one), then the
 /// result or end codes alone.
 fn annotated_line(events: &[u8]) -> Option<(usize, u8)> {
-    let is_kind = |k: u8| matches!(k, E_CLK | E_EVAL_CLK | E_EVAL);
+    let is_kind = |k: u8| {
+        matches!(
+            k,
+            E_CLK | E_EVAL_CLK | E_EVAL | E_CLK_COMPACT | E_CLK_TENTHS
+        )
+    };
     let plies = events
         .chunks_exact(2)
         .take_while(|pair| pair[0] == E_MOVE && is_kind(pair[1]))
@@ -504,7 +522,18 @@ fn annotated_line(events: &[u8]) -> Option<(usize, u8)> {
     if (1..plies - 1).any(|i| kind(i) != every) {
         return None;
     }
+    let compact = |k: u8| k >= E_CLK_COMPACT;
+    if compact(every) || compact(last) {
+        // chess.com's clocks: one kind all through.
+        return (every == last).then(|| (plies, PATTERN_COMPACT + every - E_CLK_COMPACT));
+    }
     Some((plies, annotated_pattern(every, last)))
+}
+
+/// Whether comment `c` is a clock or evaluation reading, which the
+/// `clocks` and `evals` columns store (lichess's, or chess.com's clock).
+fn is_reading(c: &[u8]) -> bool {
+    parse_annotation(c).is_some() || parse_compact_clock(c).is_some()
 }
 
 /// The clock after each of the `plies` mainline moves of a game's events,
