@@ -152,7 +152,7 @@ pub(super) fn split(
     while i < comment.len() {
         let prev = if i == 0 { None } else { Some(comment[i - 1]) };
         // A line of moves at a token's start.
-        if prev.is_none_or(|p| b" =({[".contains(&p))
+        if prev.is_none_or(|p| b" =({[\"".contains(&p))
             && let Some((kind, moves, end)) = line_at(comment, i, at, coder)
         {
             template.push(kind);
@@ -282,6 +282,22 @@ fn number_at(c: &[u8], i: usize) -> Option<(Number, usize)> {
     (back == c[i..end]).then_some((n, end))
 }
 
+/// Whether `text` ends with a token shaped like a move in UCI (`e2e4`,
+/// `e7e8q`).
+fn after_uci_token(text: &[u8]) -> bool {
+    let start = text
+        .iter()
+        .rposition(|&b| ends_token(b))
+        .map_or(0, |p| p + 1);
+    let t = &text[start..];
+    (4..=5).contains(&t.len())
+        && matches!(t[0], b'a'..=b'h')
+        && matches!(t[1], b'1'..=b'8')
+        && matches!(t[2], b'a'..=b'h')
+        && matches!(t[3], b'1'..=b'8')
+        && t.get(4).is_none_or(|p| b"qrbn".contains(p))
+}
+
 /// Whether `b` ends a token of a line of moves.
 fn ends_token(b: u8) -> bool {
     matches!(
@@ -349,8 +365,14 @@ fn behind<'a>(at: &At<'a>, back: usize) -> Option<&'a Chess> {
 /// The line of moves in SAN, or in UCI, that starts at `i`: its
 /// placeholder, its moves and where it ends. Its first move may be legal
 /// in several of the positions: the first where the coder guesses it, else
-/// the first. The first move's spelling is the line's.
+/// the first. The first move's spelling is the line's; a line in UCI
+/// starts after `=` or `"`, or after white space that follows a move in
+/// UCI (a line wrapped): `pv=c2c4 d7d5`, but `an illegal move: c7f7` stays
+/// text.
 fn line_at(c: &[u8], i: usize, at: &At<'_>, coder: &FieldCoder) -> Option<(u8, Vec<Move>, usize)> {
+    let before = c[..i].trim_ascii_end();
+    let uci_here = matches!(before.last(), Some(b'=' | b'"')) && before.len() == i
+        || before.len() < i && after_uci_token(before);
     let token_end = |s: usize| s + c[s..].iter().take_while(|&&b| !ends_token(b)).count();
     let end = token_end(i);
     let mut found = None;
@@ -361,7 +383,7 @@ fn line_at(c: &[u8], i: usize, at: &At<'_>, coder: &FieldCoder) -> Option<(u8, V
         let token = &c[i..end];
         let Some((m, uci)) = san_move(pos, token)
             .map(|m| (m, false))
-            .or_else(|| uci_move(pos, token).map(|m| (m, true)))
+            .or_else(|| uci_move(pos, token).filter(|_| uci_here).map(|m| (m, true)))
         else {
             continue;
         };
@@ -1419,6 +1441,43 @@ mod tests {
         assert_eq!(text, comment);
         // Placeholder bytes in a comment: no split.
         assert!(split(b"d=1\x02", &walk.at(), &coder).is_none());
+    }
+
+    #[test]
+    fn lines_in_uci_are_fields_after_an_equals_sign() {
+        let mainline = moves("e4 e5 Nf3");
+        let mut walk = Walk::new(&Chess::default());
+        for &m in &mainline[..2] {
+            walk.play(m);
+        }
+        let coder = FieldCoder::new(&Chess::default(), &mainline);
+        let shown = |comment: &[u8]| -> String {
+            let (template, fields) = split(comment, &walk.at(), &coder).unwrap();
+            let mut text = Vec::new();
+            render(&template, &fields, &walk.at(), &mut text).unwrap();
+            assert_eq!(text, comment);
+            template
+                .iter()
+                .map(|&b| match b {
+                    NUMBER => '#',
+                    b if b <= LAST_PLACEHOLDER => char::from(b'0' + b),
+                    b => char::from(b),
+                })
+                .collect()
+        };
+        // From before the move (placeholder 6), wrapped over two lines (the
+        // second line a line of its own, legal from there too).
+        assert_eq!(shown(b"d=20, pv=e7e5 g1f3\n b8c6,"), "d=#, pv=6\n 6,");
+        // In prose, a move in UCI stays text.
+        let prose = split(
+            b"d=20, sd=31, mt=1000, tl=59000, s=100, n=100, e: g1f3",
+            &walk.at(),
+            &coder,
+        );
+        assert!(prose.is_some());
+        assert!(
+            prose.is_none_or(|(t, _)| !t.iter().any(|&b| (LINE..=LAST_PLACEHOLDER).contains(&b)))
+        );
     }
 
     /// The comments of a game coded and decoded with the same walk.

@@ -910,7 +910,15 @@ impl Columns {
                 i,
                 MOVES | MOVE_LENGTHS | CLOCKS | EVALS | TAG_NUMBERS | ENGINE
             );
-            let compressed = if coded || data.is_empty() {
+            let compressed = if data.is_empty() {
+                None
+            } else if i == ENGINE {
+                // Each game's stream starts from the same prior: games that
+                // repeat an earlier one's comments repeat its bytes.
+                compress_zstd(data, level)
+                    .ok()
+                    .filter(|c| c.len() < data.len())
+            } else if coded {
                 None
             } else {
                 compress_column(data, level, self.text)
