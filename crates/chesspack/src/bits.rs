@@ -217,6 +217,13 @@ impl BitWriter {
     }
 
     /// The bits written.
+    /// Writes zero bits up to the next whole byte.
+    pub(crate) fn align(&mut self) {
+        while !self.len().is_multiple_of(8) {
+            self.write_bit(false);
+        }
+    }
+
     pub(crate) fn finish(self) -> Bits {
         Bits {
             bytes: self.bytes,

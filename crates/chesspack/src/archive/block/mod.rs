@@ -147,6 +147,12 @@ const METHOD_ANNOTATION_CONTEXTS: u8 = 2;
 /// Column method bit of `verbatim`: the block's last game goes on in the
 /// next block, whose first games are pieces of it.
 const METHOD_CONTINUES: u8 = 2;
+/// Column method bit of `moves`: each game's streams are padded with zero
+/// bits to a whole byte, so that the games of a block that repeat an
+/// earlier one's moves repeat its bytes, and the column is compressed
+/// (issue 69: engine matches without a book).
+const METHOD_ALIGNED: u8 = 2;
+
 /// Column method bit of `verbatim`: the column holds its texts without
 /// their lengths, and cutting it into games as [`ChunkReader`] cuts input
 /// gives them (a block stored as text whose games cut so; the writer

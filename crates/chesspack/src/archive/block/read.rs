@@ -7,10 +7,10 @@ use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE, E_COMMENT,
     E_END, E_ENGINE_NEW, E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN,
     E_RESULT_AS_TAG, E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CR, KIND_CRLF,
-    KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, MAX_COLUMN, METHOD_ANNOTATION_CONTEXTS,
-    METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES, METHOD_ENGINE,
-    METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT, MOVE_LENGTHS, MOVES,
-    TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
+    KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, MAX_COLUMN, METHOD_ALIGNED,
+    METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
+    METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT,
+    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_compact_clock,
         format_eval,
@@ -47,6 +47,9 @@ struct Stored {
     /// Whether its `verbatim` column is texts without lengths
     /// ([`METHOD_RECUT`]).
     recut: bool,
+    /// Whether each game's move streams end on a whole byte
+    /// ([`METHOD_ALIGNED`]).
+    aligned: bool,
 }
 
 /// The magic bytes of an xz stream: a compressed column that starts with
@@ -114,6 +117,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let mut layouts = false;
     let mut engine = false;
     let mut recut = false;
+    let mut aligned = false;
     // The bits that a column's method byte must have, and those it may.
     let ids = TAG_VALUE_MARKS;
     let labels = ids | METHOD_LABEL_MARKS | METHOD_BAND_LABEL_MARKS;
@@ -129,6 +133,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         let (required, optional) = match i {
             TAG_VALUES => (ids, labels),
             MOVE_LENGTHS => (METHOD_CODED_LENGTHS, 0),
+            MOVES => (0, METHOD_ALIGNED),
             CLOCKS | EVALS => (METHOD_ANNOTATION_CONTEXTS, 0),
             KIND => (METHOD_LICHESS_OPENINGS, METHOD_LAYOUT | METHOD_ENGINE),
             // Whether the last game goes on in the next block: see
@@ -148,6 +153,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
                 engine = method & METHOD_ENGINE != 0;
             }
             VERBATIM => recut = method & METHOD_RECUT != 0,
+            MOVES => aligned = method & METHOD_ALIGNED != 0,
             _ => {}
         }
         let method = method & !bits;
@@ -189,6 +195,7 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         tag_marks,
         layouts,
         recut,
+        aligned,
     })
 }
 
@@ -401,6 +408,8 @@ struct Cursors<'a> {
     events: &'a [u8],
     moves: Bits,
     move_pos: usize,
+    /// Whether each game's move streams end on a whole byte.
+    aligned: bool,
     move_lengths: Lengths<'a>,
     comments: &'a [u8],
     has_layouts: bool,
@@ -487,6 +496,7 @@ impl<'a> Cursors<'a> {
             moves: Bits::from_bytes(d[MOVES].clone(), d[MOVES].len() * 8)
                 .map_err(|e| e.to_string())?,
             move_pos: 0,
+            aligned: stored.aligned,
             move_lengths: Lengths::new(&d[MOVE_LENGTHS]),
             comments: &d[COMMENTS],
             has_layouts: stored.layouts,
@@ -728,6 +738,9 @@ impl<'a> Cursors<'a> {
                 lines.push(slice_bits(&self.moves, self.move_pos, len));
             }
             self.move_pos = end;
+        }
+        if self.aligned {
+            self.move_pos = self.move_pos.next_multiple_of(8);
         }
         Ok(lines)
     }

@@ -6,7 +6,7 @@ use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE,
     E_COMMENT, E_END, E_ENGINE_NEW, E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG,
     E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock,
-    KIND, KIND_CR, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines,
+    KIND, KIND_CR, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, METHOD_ALIGNED,
     METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
     METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT,
     MOVE_LENGTHS, MOVES, N_COLUMNS, PATTERN_COMPACT, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
@@ -39,6 +39,9 @@ use crate::{
 struct Columns {
     data: [Vec<u8>; N_COLUMNS],
     moves: BitWriter,
+    /// The same streams, each game's padded to a whole byte
+    /// ([`METHOD_ALIGNED`]).
+    aligned_moves: BitWriter,
     length_coder: LengthCoder,
     lengths: BinaryEncoder,
     clock_coder: ClockCoder,
@@ -68,6 +71,7 @@ impl Columns {
         Columns {
             data: Default::default(),
             moves: BitWriter::new(),
+            aligned_moves: BitWriter::new(),
             length_coder: LengthCoder::new(),
             lengths: BinaryEncoder::new(),
             clock_coder: ClockCoder::new(),
@@ -139,7 +143,9 @@ impl Columns {
             self.length_coder
                 .encode(&mut self.lengths, i > 0, bits.len() as u64);
             self.moves.write_bits(bits);
+            self.aligned_moves.write_bits(bits);
         }
+        self.aligned_moves.align();
         match annotated {
             Some((plies, pattern)) => {
                 self.data[EVENTS].extend_from_slice(&[E_ANNOTATED, pattern]);
@@ -763,6 +769,19 @@ pub(crate) fn encode_block(
     }
 }
 
+/// The `moves` column with each game's streams padded to a whole byte
+/// (`aligned`), and compressed, where that is smaller than the column
+/// (`plain` bytes): games that repeat an earlier one's moves (engines
+/// without a book). A quick zstd -1 says first whether to try.
+fn aligned_moves(aligned: &[u8], plain: usize, level: i32) -> Option<(Vec<u8>, Vec<u8>)> {
+    let quick = zstd::bulk::compress(aligned, 1).ok()?;
+    if quick.len() * 10 > plain * 9 {
+        return None;
+    }
+    let c = compress_zstd(aligned, level).ok()?;
+    (c.len() < plain).then(|| (aligned.to_vec(), c))
+}
+
 /// The floor: the block of `chunks` as its games' text alone (`kinds`:
 /// [`KIND_TEXT`] for a game that parses, 1 for one stored verbatim,
 /// [`KIND_PIECE`]), one column compressed with zstd or xz, where that is
@@ -893,6 +912,14 @@ impl Columns {
         self.data[TAG_NAMES] = names;
         self.data[TAG_VALUES] = self.tag_values.concat();
         self.data[MOVES] = self.moves.finish().as_bytes().to_vec();
+        let aligned = aligned_moves(
+            self.aligned_moves.finish().as_bytes(),
+            self.data[MOVES].len(),
+            level,
+        );
+        if let Some((bytes, _)) = &aligned {
+            self.data[MOVES].clone_from(bytes);
+        }
         self.data[MOVE_LENGTHS] = self.lengths.finish();
         self.data[CLOCKS] = self.clocks.finish();
         self.data[EVALS] = self.evals.finish();
@@ -912,6 +939,8 @@ impl Columns {
             );
             let compressed = if data.is_empty() {
                 None
+            } else if i == MOVES {
+                aligned.as_ref().map(|(_, c)| c.clone())
             } else if i == ENGINE {
                 // Each game's stream starts from the same prior: games that
                 // repeat an earlier one's comments repeat its bytes.
@@ -935,6 +964,7 @@ impl Columns {
                         }
                         TAG_VALUES => TAG_VALUE_MARKS,
                         MOVE_LENGTHS => METHOD_CODED_LENGTHS,
+                        MOVES if aligned.is_some() => METHOD_ALIGNED,
                         CLOCKS | EVALS => METHOD_ANNOTATION_CONTEXTS,
                         VERBATIM => {
                             (if continues { METHOD_CONTINUES } else { 0 })
