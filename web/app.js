@@ -365,7 +365,7 @@ function renderExplorer(v) {
   const how = v.scanned
     ? `no search index: every game decoded${v.index_error ? ` (${v.index_error})` : ''}`
     : `search index, ${v.decoded.toLocaleString('en')} games decoded`;
-  const text = v.not_searched ? `; ${v.not_searched} ${v.not_searched === 1 ? 'game' : 'games'} stored as text not searched` : '';
+  const text = v.not_searched ? `; ${v.not_searched} ${v.not_searched === 1 ? 'game' : 'games'} stored verbatim not searched` : '';
   $('explore-status').textContent = `${v.reached.toLocaleString('en')} ${v.reached === 1 ? 'game' : 'games'} reached this position (${how}${text}), in ${db.timings.explore} ms.`;
 }
 
@@ -388,7 +388,7 @@ function renderHits(v) {
   const kinds = { sub_fen: 'sub-FEN', material: 'material', imbalance: 'imbalance' };
   const what = db.find ? `with ${kinds[db.find.kind]} ${db.find.text}`
     : (db.cursor === 0 && db.start === START ? 'of the archive' : 'that reached this position');
-  const text = v.not_searched ? ` (${v.not_searched} stored as text not searched)` : '';
+  const text = v.not_searched ? ` (${v.not_searched} stored verbatim not searched)` : '';
   $('hits-title').textContent = `${v.total.toLocaleString('en')} ${v.total === 1 ? 'game' : 'games'} ${what}${text}`;
   const end = Math.min(v.offset + v.games.length, v.total);
   $('hits-range').textContent = v.total ? `${(v.offset + 1).toLocaleString('en')}–${end.toLocaleString('en')} of ${v.total.toLocaleString('en')}` : 'none';

@@ -48,7 +48,7 @@ def how(table):
 
 def searched(game):
     """Whether chesspack searches the game: a variant it does not play is
-    stored as text."""
+    stored verbatim."""
     return game.headers.get("Variant", "Standard") in ("Standard", "Chess960", "From Position")
 
 

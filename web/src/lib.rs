@@ -888,7 +888,7 @@ mod tests {
             .map(|g| g["date"].as_str().unwrap())
             .collect();
         assert!(dates.windows(2).all(|w| w[0] >= w[1]), "{dates:?}");
-        // Every game but those stored as text (which no query reads).
+        // Every game but those stored verbatim (which no query reads).
         let listed = by_date["total"].as_u64().unwrap() + by_date["not_searched"].as_u64().unwrap();
         assert_eq!(listed, a.reader.games());
         // A filter narrows the explorer and the games alike.

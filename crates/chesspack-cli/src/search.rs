@@ -168,9 +168,9 @@ fn say_how(found: &search::Found, started: Instant) {
     if found.not_searched > 0 {
         let n = found.not_searched;
         let what = if n == 1 {
-            "game stored as text was"
+            "game stored verbatim was"
         } else {
-            "games stored as text were"
+            "games stored verbatim were"
         };
         eprintln!("chesspack: {n} {what} not searched");
     }

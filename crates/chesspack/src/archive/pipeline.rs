@@ -111,7 +111,7 @@ pub struct VerifyReport {
 }
 
 /// What a worker makes of the records of a block's games for a
-/// [`SectionBuilder`] (`None`: a game stored as text).
+/// [`SectionBuilder`] (`None`: a game stored verbatim).
 pub(crate) type Summarize = fn(Vec<Option<GameRecord>>) -> Box<dyn std::any::Any + Send>;
 
 /// What builds a section that the archive keeps after its blocks (the

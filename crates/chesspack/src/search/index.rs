@@ -33,7 +33,7 @@ use crate::archive::{
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
 pub(crate) const VERSION: u8 = 2;
-/// A game with no node: not from the standard start, or stored as text.
+/// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
 pub(crate) const NO_MOVE: u16 = u16::MAX;
@@ -227,7 +227,7 @@ impl Meta {
 }
 
 /// What the section keeps of a game, made from its record on a worker:
-/// its tags (`None`: stored as text) and, for a game from the standard
+/// its tags (`None`: stored verbatim) and, for a game from the standard
 /// start, its mainline's move keys and changes with their plies.
 pub(crate) struct Summary {
     meta: Option<Meta>,

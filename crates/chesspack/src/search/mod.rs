@@ -175,7 +175,8 @@ pub struct Found {
     pub index_error: Option<String>,
     /// Games decoded to confirm a match.
     pub decoded: u64,
-    /// Games stored as text (which no query reads): not searched.
+    /// Games stored verbatim (text the reader does not parse as a game,
+    /// which no query reads): not searched.
     pub not_searched: u64,
     /// With [`Query::explore`]: the moves from the position, most played
     /// first.
@@ -1125,7 +1126,7 @@ fn reentry_hit(
 
 /// Decodes the candidates' games, block by block on the workers, and
 /// looks at their plies: the games found, the games decoded, and the games
-/// stored as text (scanning). `filter` is applied to the decoded tags
+/// stored verbatim (scanning). `filter` is applied to the decoded tags
 /// where there is no index.
 fn decode_candidates<R: Read + Seek>(
     archive: &mut ArchiveReader<R>,

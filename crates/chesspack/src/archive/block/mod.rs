@@ -332,7 +332,7 @@ pub(crate) struct EncodedBlock {
     /// this is the last block).
     pub tail: Vec<u8>,
     /// Each game's record (its tags, where it starts and its mainline's
-    /// moves; `None` for a game stored as text), where the caller asked
+    /// moves; `None` for a game stored verbatim), where the caller asked
     /// for them (for the search section).
     pub records: Vec<Option<crate::archive::GameRecord>>,
 }
