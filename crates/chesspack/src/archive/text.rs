@@ -95,7 +95,7 @@ pub(crate) fn after_null(pos: &Chess) -> Option<Chess> {
 
 /// Whether `token` has the shape of a UCI move: from and to squares and
 /// perhaps a promotion letter, or `0000`.
-fn uci_shaped(token: &[u8]) -> bool {
+pub(crate) fn uci_shaped(token: &[u8]) -> bool {
     let square = |f: u8, r: u8| (b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r);
     match token {
         b"0000" => true,

@@ -50,16 +50,7 @@ pub(crate) fn parse_annotation(c: &[u8]) -> Option<Annotation<'_>> {
     let mut clock = None;
     if let Some(r) = rest.strip_prefix(b"[%clk ") {
         let end = r.iter().position(|&b| b == b']')?;
-        let s = std::str::from_utf8(&r[..end]).ok()?;
-        let mut parts = s.split(':');
-        let (h, m, sec) = (parts.next()?, parts.next()?, parts.next()?);
-        let h: u32 = h.parse().ok()?;
-        let m: u32 = m.parse().ok()?;
-        let sec: u32 = sec.parse().ok()?;
-        if m >= 60 || sec >= 60 || h >= 1000 {
-            return None;
-        }
-        clock = Some(h * 3600 + m * 60 + sec);
+        clock = Some(hms_seconds(&r[..end])?);
         rest = r[end + 1..].strip_prefix(b" ")?;
     }
     if !rest.is_empty() || (eval.is_none() && clock.is_none()) {
@@ -91,6 +82,15 @@ pub(crate) fn parse_compact_clock(c: &[u8]) -> Option<(u32, Option<u8>)> {
         [hms @ .., b'.', d] if d.is_ascii_digit() => (hms, Some(d - b'0')),
         _ => (r, None),
     };
+    let seconds = hms_seconds(hms)?;
+    let mut again = Vec::with_capacity(c.len());
+    format_compact_clock(seconds, tenth, &mut again);
+    (again == c).then_some((seconds, tenth))
+}
+
+/// The seconds of a clock's `H:MM:SS` (fewer than 1000 hours); `None` for
+/// any other text.
+fn hms_seconds(hms: &[u8]) -> Option<u32> {
     let s = std::str::from_utf8(hms).ok()?;
     let mut parts = s.split(':');
     let (h, m, sec) = (parts.next()?, parts.next()?, parts.next()?);
@@ -98,13 +98,7 @@ pub(crate) fn parse_compact_clock(c: &[u8]) -> Option<(u32, Option<u8>)> {
         return None;
     }
     let (h, m, sec): (u32, u32, u32) = (h.parse().ok()?, m.parse().ok()?, sec.parse().ok()?);
-    if m >= 60 || sec >= 60 || h >= 1000 {
-        return None;
-    }
-    let seconds = h * 3600 + m * 60 + sec;
-    let mut again = Vec::with_capacity(c.len());
-    format_compact_clock(seconds, tenth, &mut again);
-    (again == c).then_some((seconds, tenth))
+    (m < 60 && sec < 60 && h < 1000).then_some(h * 3600 + m * 60 + sec)
 }
 
 /// Writes a chess.com clock comment ([`parse_compact_clock`]).

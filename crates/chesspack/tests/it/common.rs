@@ -82,6 +82,30 @@ pub fn start(kind: u32) -> Chess {
     }
 }
 
+/// A xorshift generator: repeatable random numbers for tests.
+pub struct Rng(pub u64);
+
+impl Rng {
+    /// A generator for `seed`, mixed so that near seeds give far streams.
+    pub fn seeded(seed: u64) -> Rng {
+        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    /// The next number's top 31 bits.
+    pub fn next_u32(&mut self) -> u32 {
+        (self.next() >> 33) as u32
+    }
+    pub fn below(&mut self, n: usize) -> usize {
+        (self.next() % n as u64) as usize
+    }
+}
+
 /// Plays a game from `start` where `choices` pick the moves; a special move
 /// (castling, en passant, promotion) is preferred when one is legal and the
 /// choice is divisible by 3.

@@ -427,23 +427,20 @@ fn regression_issue_56_every_layout_comes_back_byte_for_byte() {
     assert_eq!(round_trip_parsed(&wrapped), wrapped);
 }
 
-/// `moves` (tokens split by single spaces) wrapped greedily at `width`
-/// columns, each line ended by `end` but the last.
+/// The moves of a random legal game of `plies` from `start`: a different
+/// game for each `seed`.
+fn random_game(seed: u64, start: &Chess, plies: usize) -> Vec<shakmaty::Move> {
+    let mut rng = crate::common::Rng::seeded(seed);
+    let choices: Vec<u32> = (0..plies).map(|_| rng.next_u32()).collect();
+    crate::common::play(start, &choices)
+}
+
 /// The SAN movetext of a random legal game of `plies` from `start` (White to
 /// move), numbered from `first`: a different game for each `seed`.
 fn distinct_moves(seed: u64, start: &Chess, plies: usize, first: u32) -> String {
-    let mut x = seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-    let choices: Vec<u32> = (0..plies)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 33) as u32
-        })
-        .collect();
     let mut pos = start.clone();
     let mut out = Vec::new();
-    for (i, m) in crate::common::play(start, &choices).into_iter().enumerate() {
+    for (i, m) in random_game(seed, start, plies).into_iter().enumerate() {
         if i % 2 == 0 {
             out.push(format!("{}.", first + i as u32 / 2));
         }
@@ -452,6 +449,8 @@ fn distinct_moves(seed: u64, start: &Chess, plies: usize, first: u32) -> String 
     out.join(" ")
 }
 
+/// `moves` (tokens split by single spaces) wrapped greedily at `width`
+/// columns, each line ended by `end` but the last.
 fn wrapped_at(moves: &str, width: usize, end: &str) -> String {
     let (mut out, mut line) = (String::new(), String::new());
     for token in moves.split(' ') {
@@ -1144,17 +1143,8 @@ fn regression_issue_69_cr_line_ends_are_games() {
 fn regression_issue_69_coordinate_pvs_are_fields() {
     use shakmaty::{CastlingMode, Position, san::SanPlus};
     let game = |n: u64, uci: bool| {
-        let mut x = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let choices: Vec<u32> = (0..40)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x >> 33) as u32
-            })
-            .collect();
         let start = Chess::default();
-        let moves = crate::common::play(&start, &choices);
+        let moves = random_game(n, &start, 40);
         let mut pos = start.clone();
         let mut text = format!("[Event \"Match\"]\n[Round \"{n}\"]\n[Result \"*\"]\n\n");
         for (i, &m) in moves.iter().enumerate() {
@@ -1209,14 +1199,8 @@ fn regression_issue_69_chess_com_clocks_are_readings() {
     use shakmaty::san::SanPlus;
     // `spelling` 0: lichess's, 1: chess.com's, 2: chess.com's with tenths.
     let game = |n: u64, spelling: u8| {
-        let mut x = n.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-        let mut next = || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            (x >> 33) as u32
-        };
-        let choices: Vec<u32> = (0..50).map(|_| next()).collect();
+        let mut rng = crate::common::Rng::seeded(n);
+        let choices: Vec<u32> = (0..50).map(|_| rng.next_u32()).collect();
         let mut pos = Chess::default();
         let moves = crate::common::play(&pos, &choices);
         let mut text = format!(
@@ -1225,7 +1209,7 @@ fn regression_issue_69_chess_com_clocks_are_readings() {
         let mut left = [1800u32, 1800];
         for (i, &m) in moves.iter().enumerate() {
             let side = &mut left[i % 2];
-            *side = side.saturating_sub(next() % 60);
+            *side = side.saturating_sub(rng.next_u32() % 60);
             let (s, t) = (*side / 10, *side % 10);
             let clock = format!("{}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60);
             let comment = match spelling {

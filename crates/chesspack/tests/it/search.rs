@@ -8,6 +8,7 @@ use std::{
     ops::ControlFlow,
 };
 
+use crate::common::Rng;
 use chesspack::{
     archive::ArchiveReader,
     files::{self, Kind, Settings},
@@ -31,20 +32,6 @@ struct Game {
     black_elo: u32,
     result: &'static str,
     date: String,
-}
-
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
 }
 
 const OPENINGS: &[&str] = &[

@@ -290,12 +290,7 @@ fn after_uci_token(text: &[u8]) -> bool {
         .rposition(|&b| ends_token(b))
         .map_or(0, |p| p + 1);
     let t = &text[start..];
-    (4..=5).contains(&t.len())
-        && matches!(t[0], b'a'..=b'h')
-        && matches!(t[1], b'1'..=b'8')
-        && matches!(t[2], b'a'..=b'h')
-        && matches!(t[3], b'1'..=b'8')
-        && t.get(4).is_none_or(|p| b"qrbn".contains(p))
+    t != b"0000" && crate::archive::text::uci_shaped(t)
 }
 
 /// Whether `b` ends a token of a line of moves.

@@ -770,16 +770,17 @@ pub(crate) fn encode_block(
 }
 
 /// The `moves` column with each game's streams padded to a whole byte
-/// (`aligned`), and compressed, where that is smaller than the column
+/// (`aligned`), compressed, where that is smaller than the column
 /// (`plain` bytes): games that repeat an earlier one's moves (engines
 /// without a book). A quick zstd -1 says first whether to try.
-fn aligned_moves(aligned: &[u8], plain: usize, level: i32) -> Option<(Vec<u8>, Vec<u8>)> {
+fn aligned_moves(aligned: &[u8], plain: usize, level: i32) -> Option<Vec<u8>> {
     let quick = zstd::bulk::compress(aligned, 1).ok()?;
     if quick.len() * 10 > plain * 9 {
         return None;
     }
-    let c = compress_zstd(aligned, level).ok()?;
-    (c.len() < plain).then(|| (aligned.to_vec(), c))
+    compress_zstd(aligned, level)
+        .ok()
+        .filter(|c| c.len() < plain)
 }
 
 /// The floor: the block of `chunks` as its games' text alone (`kinds`:
@@ -912,13 +913,11 @@ impl Columns {
         self.data[TAG_NAMES] = names;
         self.data[TAG_VALUES] = self.tag_values.concat();
         self.data[MOVES] = self.moves.finish().as_bytes().to_vec();
-        let aligned = aligned_moves(
-            self.aligned_moves.finish().as_bytes(),
-            self.data[MOVES].len(),
-            level,
-        );
-        if let Some((bytes, _)) = &aligned {
-            self.data[MOVES].clone_from(bytes);
+        let aligned_raw = self.aligned_moves.finish();
+        let mut aligned = aligned_moves(aligned_raw.as_bytes(), self.data[MOVES].len(), level);
+        let moves_aligned = aligned.is_some();
+        if moves_aligned {
+            self.data[MOVES] = aligned_raw.as_bytes().to_vec();
         }
         self.data[MOVE_LENGTHS] = self.lengths.finish();
         self.data[CLOCKS] = self.clocks.finish();
@@ -940,7 +939,7 @@ impl Columns {
             let compressed = if data.is_empty() {
                 None
             } else if i == MOVES {
-                aligned.as_ref().map(|(_, c)| c.clone())
+                aligned.take()
             } else if i == ENGINE {
                 // Each game's stream starts from the same prior: games that
                 // repeat an earlier one's comments repeat its bytes.
@@ -964,7 +963,7 @@ impl Columns {
                         }
                         TAG_VALUES => TAG_VALUE_MARKS,
                         MOVE_LENGTHS => METHOD_CODED_LENGTHS,
-                        MOVES if aligned.is_some() => METHOD_ALIGNED,
+                        MOVES if moves_aligned => METHOD_ALIGNED,
                         CLOCKS | EVALS => METHOD_ANNOTATION_CONTEXTS,
                         VERBATIM => {
                             (if continues { METHOD_CONTINUES } else { 0 })
