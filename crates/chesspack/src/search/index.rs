@@ -850,12 +850,19 @@ pub(crate) struct Index {
     reentries: OnceLock<Result<Reentries, String>>,
 }
 
-/// Where the games come back to the tree after they leave it.
+/// Where the games come back to the tree after they leave it: the
+/// columns as stored (the nodes out of their byte planes), read through
+/// at each query by [`Index::reentry_hits`].
 #[derive(Debug)]
 struct Reentries {
-    /// Game `g`'s: `list[at[g]..at[g + 1]]`, by ply.
-    at: Vec<u32>,
-    list: Vec<Reentry>,
+    /// A varint a game: how many.
+    counts: Vec<u8>,
+    /// Varints: each ply from the last (the first from the game's node).
+    plies: Vec<u8>,
+    nodes: Vec<u32>,
+    /// Varints: how far down from its node each goes.
+    ends: Vec<u8>,
+    next: Vec<u16>,
 }
 
 /// The names of the section: White, Black, Event, ECO of each game, as
@@ -956,28 +963,89 @@ impl Index {
         if !data.is_empty() {
             return Err("bytes after the last column".into());
         }
-        let column = |col: usize, size: usize, count: usize| {
-            let c = unpack(&bytes, &columns[col])?;
+        // The columns every query needs, unpacked at once where rayon
+        // gives threads (each alone: the same bytes either way); those of
+        // 16-bit numbers straight into their vectors (the tree's moves
+        // after the root's).
+        let wanted = [
+            NODE_CHANGES,
+            NODE_CHILDREN,
+            FLAGS,
+            EXITS,
+            RESULTS,
+            SPEED,
+            DATES,
+        ];
+        let words = [
+            (NODE_MOVES, 1, nodes - 1),
+            (EXIT_MOVES, 0, n),
+            (WHITE_ELO, 0, n),
+            (BLACK_ELO, 0, n),
+        ];
+        let one = |&col: &usize| unpack(&bytes, &columns[col]).map(|c| (col, c));
+        let word = |&(col, lead, count): &(usize, usize, usize)| {
+            unpack_words(&bytes, &columns[col], lead, count).map(|c| (col, c))
+        };
+        #[cfg(feature = "parallel")]
+        let (unpacked, unpacked_words) = {
+            use rayon::prelude::*;
+            rayon::join(
+                || wanted.par_iter().map(one).collect::<Result<Vec<_>, _>>(),
+                || words.par_iter().map(word).collect::<Result<Vec<_>, _>>(),
+            )
+        };
+        #[cfg(not(feature = "parallel"))]
+        let (unpacked, unpacked_words) = (
+            wanted.iter().map(one).collect::<Result<Vec<_>, _>>(),
+            words.iter().map(word).collect::<Result<Vec<_>, _>>(),
+        );
+        let mut got: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
+        for (col, c) in unpacked? {
+            got[col] = c;
+        }
+        let mut got_words: Vec<Vec<u16>> = vec![Vec::new(); COLUMNS];
+        for (col, c) in unpacked_words? {
+            got_words[col] = c;
+        }
+        let children = std::mem::take(&mut got[NODE_CHILDREN]);
+        let mut column = |col: usize, size: usize, count: usize| {
+            let c = std::mem::take(&mut got[col]);
             (c.len() == size * count)
                 .then_some(c)
                 .ok_or_else(|| format!("column {col} has the wrong length"))
         };
-        // The tree: moves, then ends and depths from the child counts.
-        let mut node_move = Vec::with_capacity(nodes);
-        node_move.push(NO_MOVE);
-        node_move.extend(u16s(&column(NODE_MOVES, 2, nodes - 1)?));
         let node_changes = column(NODE_CHANGES, 1, nodes - 1)?;
-        let children = unpack(&bytes, &columns[NODE_CHILDREN])?;
-        let (node_end, node_depth, node_parent) = tree_shape(&children, nodes)?;
-        if node_changes.iter().any(|&c| c != 0 && !state::valid(c)) {
-            return Err("a bad change".into());
-        }
-        let mut node_change = Vec::with_capacity(nodes);
-        node_change.push(0);
-        node_change.extend_from_slice(&node_changes);
         let flags = column(FLAGS, 1, n)?;
-        let exits = unplanes(&column(EXITS, 4, n)?);
-        let (by_exit, first) = by_node(&exits, &flags, nodes)?;
+        let exits = column(EXITS, 4, n)?;
+        let (results, speeds) = (column(RESULTS, 1, n)?, column(SPEED, 1, n)?);
+        let dates = column(DATES, 4, n)?;
+        let mut node_move = std::mem::take(&mut got_words[NODE_MOVES]);
+        node_move[0] = NO_MOVE;
+        let exit_moves = std::mem::take(&mut got_words[EXIT_MOVES]);
+        let white_elo = std::mem::take(&mut got_words[WHITE_ELO]);
+        let black_elo = std::mem::take(&mut got_words[BLACK_ELO]);
+        // The tree (moves, then ends and depths from the child counts) and
+        // the games by node, each on a thread where there are two.
+        let tree = || -> Result<_, String> {
+            let shape = tree_shape(&children, nodes)?;
+            let mut node_change = node_changes;
+            if node_change.iter().any(|&c| c != 0 && !state::valid(c)) {
+                return Err("a bad change".into());
+            }
+            node_change.insert(0, 0);
+            Ok((shape, node_change))
+        };
+        let games = || -> Result<_, String> {
+            let exits = unplanes(&exits);
+            let by = by_node(&exits, &flags, nodes)?;
+            Ok((exits, by))
+        };
+        #[cfg(feature = "parallel")]
+        let (tree, games) = rayon::join(tree, games);
+        #[cfg(not(feature = "parallel"))]
+        let (tree, games) = (tree(), games());
+        let ((node_end, node_depth, node_parent), node_change) = tree?;
+        let (exits, (by_exit, first)) = games?;
         Ok(Index {
             games: n,
             node_move,
@@ -987,15 +1055,15 @@ impl Index {
             node_change,
             node_state: OnceLock::new(),
             flags,
-            exit_moves: u16s(&column(EXIT_MOVES, 2, n)?),
+            exit_moves,
             exits,
             by_exit,
             first,
-            results: column(RESULTS, 1, n)?,
-            speeds: column(SPEED, 1, n)?,
-            white_elo: u16s(&column(WHITE_ELO, 2, n)?),
-            black_elo: u16s(&column(BLACK_ELO, 2, n)?),
-            dates: unplanes(&column(DATES, 4, n)?),
+            results,
+            speeds,
+            white_elo,
+            black_elo,
+            dates: unplanes(&dates),
             bytes,
             columns,
             names: OnceLock::new(),
@@ -1004,72 +1072,103 @@ impl Index {
         })
     }
 
-    /// Where game `g` comes back to the tree after it leaves it, by ply
-    /// (read on first use).
-    pub(crate) fn reentries_of(&self, g: usize) -> Result<&[Reentry], String> {
+    /// The games that come back to the tree at one of the `matched` nodes
+    /// after they leave it: for each game with no ply in `hit` yet, the
+    /// first ply where it does (into `hit`) and, with `next_moves`, the
+    /// move it plays there (into `next`). One pass through the columns;
+    /// a stretch is looked at closely only where its first node is on
+    /// the way to a matched node.
+    pub(crate) fn reentry_hits(
+        &self,
+        matched: &[usize],
+        hit: &mut [u32],
+        next: &mut [u16],
+        next_moves: bool,
+    ) -> Result<(), String> {
         let r = self
             .reentries
             .get_or_init(|| self.read_reentries())
             .as_ref()
             .map_err(Clone::clone)?;
-        Ok(&r.list[r.at[g] as usize..r.at[g + 1] as usize])
-    }
-
-    fn read_reentries(&self) -> Result<Reentries, String> {
-        let col = |c: usize| unpack(&self.bytes, &self.columns[c]);
-        let counts = col(REENTRY_COUNTS)?;
-        let plies = col(REENTRY_PLIES)?;
-        let nodes = col(REENTRY_NODES)?;
-        let ends = col(REENTRY_ENDS)?;
-        let next = col(REENTRY_NEXT)?;
-        if nodes.len() % 4 != 0 || next.len() * 2 != nodes.len() {
-            return Err("the re-entries do not add up".into());
+        let tree = self.node_move.len();
+        // The matched nodes and the nodes above them.
+        let mut above = vec![0u64; tree.div_ceil(64)];
+        for &x in matched {
+            let mut n = x as u32;
+            while n != NONE && (n as usize) < tree {
+                above[n as usize / 64] |= 1 << (n % 64);
+                n = self.node_parent[n as usize];
+            }
         }
-        let nodes = unplanes(&nodes);
-        let next = u16s(&next);
-        let tree = self.node_move.len() as u64;
-        let (mut counts, mut p, mut e) = (counts.as_slice(), 0usize, 0usize);
-        let mut at = Vec::with_capacity(self.games + 1);
-        let mut list = Vec::with_capacity(nodes.len());
-        at.push(0);
-        for &exit in &self.exits {
+        let (mut counts, mut p, mut e, mut i) = (r.counts.as_slice(), 0usize, 0usize, 0usize);
+        for (g, &exit) in self.exits.iter().enumerate() {
             let k = get_varint(&mut counts)? as usize;
             if k > 0 && exit == NONE {
                 return Err("re-entries of a game without a node".into());
             }
-            let mut ply = if exit == NONE {
-                0
-            } else {
-                u64::from(self.node_depth[exit as usize])
-            };
+            let mut steps = 0u64;
             for _ in 0..k {
-                let i = list.len();
-                let (&node, &mv) = nodes.get(i).zip(next.get(i)).ok_or("too few re-entries")?;
-                let step = crate::le::read_leb(&plies, &mut p).ok_or("truncated")?;
-                let down = crate::le::read_leb(&ends, &mut e).ok_or("truncated")?;
-                ply = ply.saturating_add(step);
-                let end = u64::from(node).saturating_add(down);
-                // A later ply, a node of the tree, an end below it.
-                if step == 0
-                    || u64::from(node) >= tree
-                    || end >= u64::from(self.node_end[node as usize])
-                    || ply > u64::from(u32::MAX)
-                {
+                let node = *r.nodes.get(i).ok_or("too few re-entries")? as usize;
+                let step = crate::le::read_leb(&r.plies, &mut p).ok_or("truncated")?;
+                let down = crate::le::read_leb(&r.ends, &mut e).ok_or("truncated")?;
+                i += 1;
+                if step == 0 || node >= tree {
                     return Err("a bad re-entry".into());
                 }
-                list.push(Reentry {
-                    ply: ply as u32,
-                    node,
-                    end: end as u32,
-                    next: mv,
-                });
+                steps = steps.saturating_add(step);
+                if hit[g] != u32::MAX || above[node / 64] & (1 << (node % 64)) == 0 {
+                    continue;
+                }
+                let end = (node as u64).saturating_add(down);
+                if end >= u64::from(self.node_end[node]) {
+                    return Err("a bad re-entry".into());
+                }
+                let end = end as usize;
+                // The nodes from `node` down to `end`, in the order the
+                // game comes to them: the shallowest at it first.
+                let on_path = matched
+                    .iter()
+                    .filter(|&&x| node <= x && x <= end && end < self.node_end[x] as usize)
+                    .min_by_key(|&&x| self.node_depth[x]);
+                let Some(&x) = on_path else { continue };
+                let ply = u64::from(self.node_depth[exit as usize])
+                    + steps
+                    + u64::from(self.node_depth[x].saturating_sub(self.node_depth[node]));
+                hit[g] = u32::try_from(ply).map_err(|_| "a bad re-entry")?;
+                if next_moves {
+                    next[g] = if x == end {
+                        r.next[i - 1]
+                    } else {
+                        // The child of `x` on the way down to `end`.
+                        let mut c = x + 1;
+                        while self.node_end[c] as usize <= end {
+                            c = self.node_end[c] as usize;
+                        }
+                        self.node_move[c]
+                    };
+                }
             }
-            at.push(list.len() as u32);
         }
-        if list.len() != nodes.len() || !counts.is_empty() || p != plies.len() || e != ends.len() {
+        if i != r.nodes.len() || !counts.is_empty() || p != r.plies.len() || e != r.ends.len() {
             return Err("the re-entries do not add up".into());
         }
-        Ok(Reentries { at, list })
+        Ok(())
+    }
+
+    fn read_reentries(&self) -> Result<Reentries, String> {
+        let col = |c: usize| unpack(&self.bytes, &self.columns[c]);
+        let nodes = col(REENTRY_NODES)?;
+        let next = col(REENTRY_NEXT)?;
+        if nodes.len() % 4 != 0 || next.len() * 2 != nodes.len() {
+            return Err("the re-entries do not add up".into());
+        }
+        Ok(Reentries {
+            counts: col(REENTRY_COUNTS)?,
+            plies: col(REENTRY_PLIES)?,
+            nodes: unplanes(&nodes),
+            ends: col(REENTRY_ENDS)?,
+            next: u16s(&next),
+        })
     }
 
     /// The state at each node.
@@ -1315,16 +1414,44 @@ fn by_node(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(Vec<u32>, Vec<u
     for i in 0..nodes {
         first[i + 1] += first[i];
     }
-    let mut next = first.clone();
+    // Each game at its node's next place: a node's start moves up to its
+    // end, the next node's start, so the starts are the ends shifted.
     let mut by_exit = vec![0u32; first[nodes] as usize];
     for (g, &e) in exits.iter().enumerate() {
         if e != NONE {
-            let at = &mut next[e as usize];
+            let at = &mut first[e as usize];
             by_exit[*at as usize] = g as u32;
             *at += 1;
         }
     }
+    first.copy_within(0..nodes, 1);
+    first[0] = 0;
     Ok((by_exit, first))
+}
+
+/// Column `at` of a section's `bytes` of `count` 16-bit numbers, unpacked
+/// after `lead` zeros.
+fn unpack_words(
+    bytes: &[u8],
+    (raw, at): &(usize, std::ops::Range<usize>),
+    lead: usize,
+    count: usize,
+) -> Result<Vec<u16>, String> {
+    if *raw != 2 * count {
+        return Err("a column has the wrong length".into());
+    }
+    let mut words = vec![0u16; lead + count];
+    let out: &mut [u8] = bytemuck::cast_slice_mut(&mut words[lead..]);
+    let n = zstd::bulk::Decompressor::new()
+        .and_then(|mut d| d.decompress_to_buffer(&bytes[at.clone()], out))
+        .map_err(|e| e.to_string())?;
+    if n != *raw {
+        return Err("a column has the wrong length".into());
+    }
+    for w in &mut words[lead..] {
+        *w = u16::from_le(*w);
+    }
+    Ok(words)
 }
 
 /// Column `at` of a section's `bytes`, unpacked and of the length it says.

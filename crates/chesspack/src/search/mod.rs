@@ -624,12 +624,14 @@ fn first_match(record: &GameRecord, target: &Target) -> Option<(u32, Option<Move
 /// known), its tags that are numbers and its names (White, Black, Event,
 /// ECO; `None` until a query that gives them needs them).
 struct Found0 {
-    archive: usize,
-    game: usize,
+    archive: u32,
+    game: u32,
     ply: u32,
     next: Option<u16>,
     numbers: Numbers,
-    names: Option<[Arc<str>; 4]>,
+    /// Boxed: an explorer from the start keeps one a game, mostly
+    /// without names (small is fast: 36 bytes, not 104).
+    names: Option<Box<[Arc<str>; 4]>>,
 }
 
 impl Found0 {
@@ -637,7 +639,7 @@ impl Found0 {
     fn indexed(ix: &Index, game: usize, ply: u32, next: Option<u16>) -> Found0 {
         Found0 {
             archive: 0,
-            game,
+            game: game as u32,
             ply,
             next,
             numbers: ix.numbers(game),
@@ -737,8 +739,8 @@ fn hit_of(f: &Found0, none: &Arc<str>) -> Hit {
             .map_or_else(|| none.clone(), |n| n[i].clone())
     };
     Hit {
-        archive: f.archive,
-        game: f.game as u64 + 1,
+        archive: f.archive as usize,
+        game: u64::from(f.game) + 1,
         ply: f.ply,
         result: result_text(f.numbers.result),
         date: date_text(f.numbers.date),
@@ -781,11 +783,18 @@ fn explore<R: Read + Seek>(
     let mover = pos.turn();
     // By move key: stats, rating sum and count, latest (date, archive,
     // game), best (rating, archive, game).
-    let mut by_move: BTreeMap<u16, Tally> = BTreeMap::new();
+    // A slot a move key, in a flat table: one look-up a game.
+    let mut slot = vec![u16::MAX; 1 << 16];
+    let mut by_move: Vec<(u16, Tally)> = Vec::new();
     for f in found {
-        let archive = f.archive;
+        let archive = f.archive as usize;
         let Some(k) = f.next else { continue };
-        let e = by_move.entry(k).or_default();
+        let s = &mut slot[usize::from(k)];
+        if *s == u16::MAX {
+            *s = by_move.len() as u16;
+            by_move.push((k, Tally::default()));
+        }
+        let e = &mut by_move[usize::from(*s)].1;
         e.0.games += 1;
         match f.numbers.result {
             1 => e.0.white += 1,
@@ -801,7 +810,7 @@ fn explore<R: Read + Seek>(
             e.1 += u64::from(elo);
             e.2 += 1;
         }
-        let game = f.game as u64 + 1;
+        let game = u64::from(f.game) + 1;
         let latest = (f.numbers.date, archive, game);
         if e.3.is_none_or(|l| l <= latest) {
             e.3 = Some(latest);
@@ -843,7 +852,7 @@ fn search_all<R: Read + Seek>(
     for (i, archive) in archives.iter_mut().enumerate() {
         let (mut found, r) = search(archive, target, filter, threads, next_moves, names)?;
         for f in &mut found {
-            f.archive = i;
+            f.archive = i as u32;
         }
         if all.is_empty() {
             all = found;
@@ -885,7 +894,7 @@ fn search<R: Read + Seek>(
                 // The names of the games found, where they are given.
                 if names {
                     for f in &mut found {
-                        f.names = Some(ix.names_of(f.game)?);
+                        f.names = Some(Box::new(ix.names_of(f.game as usize)?));
                     }
                 }
                 Ok((found, candidates))
@@ -912,7 +921,9 @@ fn search<R: Read + Seek>(
     report.decoded = decoded.1;
     report.not_searched += decoded.2;
     found.extend(decoded.0);
-    found.sort_by_key(|f| f.game);
+    if !found.is_sorted_by_key(|f| f.game) {
+        found.sort_by_key(|f| f.game);
+    }
     Ok((found, report))
 }
 
@@ -926,7 +937,10 @@ fn from_index(
     next_moves: bool,
     not_searched: &mut u64,
 ) -> Result<(Vec<Found0>, Vec<usize>), String> {
-    let mut found: Vec<Found0> = Vec::new();
+    // Room for every game: pages not written are never touched, and
+    // growing copies it all again (the explorer from the start finds
+    // every game).
+    let mut found: Vec<Found0> = Vec::with_capacity(ix.games);
     let mut candidates: Vec<usize> = Vec::new();
     let names = filter.names_filtered().then(|| ix.names()).transpose()?;
     let bits = names.map(|n| filter.name_bits(&n.names));
@@ -938,6 +952,9 @@ fn from_index(
     // A position of the tree: every game that reaches it is on the tree
     // there, on its own line or where it comes back to the tree.
     let on_tree = matches!(target, Target::Position { .. }) && !matched.is_empty();
+    if on_tree {
+        ix.reentry_hits(&matched, &mut hit, &mut next, next_moves)?;
+    }
     for g in 0..ix.games {
         if ix.flags[g] & TEXT != 0 {
             *not_searched += 1;
@@ -956,14 +973,7 @@ fn from_index(
             continue;
         }
         if on_tree {
-            if let Some((ply, next)) = reentry_hit(ix, g, &matched)? {
-                found.push(Found0::indexed(
-                    ix,
-                    g,
-                    ply,
-                    next_moves.then_some(next).flatten(),
-                ));
-            }
+            // Not on the tree there, nor where it comes back to it.
             continue;
         }
         // After the game leaves the tree: does a state it comes to
@@ -1090,40 +1100,6 @@ fn tree_walk(
     matched
 }
 
-/// The first ply where game `g` comes back to the tree at one of the
-/// `matched` nodes after it left the tree, and the move it plays there.
-fn reentry_hit(
-    ix: &Index,
-    g: usize,
-    matched: &[usize],
-) -> Result<Option<(u32, Option<u16>)>, String> {
-    for r in ix.reentries_of(g)? {
-        let (node, end) = (r.node as usize, r.end as usize);
-        // The nodes from `node` down to `end`, in the order the game
-        // comes to them: the shallowest at it first.
-        let on_path = matched
-            .iter()
-            .filter(|&&x| node <= x && x <= end && end < ix.node_end[x] as usize)
-            .min_by_key(|&&x| ix.node_depth[x]);
-        let Some(&x) = on_path else { continue };
-        let ply = r
-            .ply
-            .saturating_add(u32::from(ix.node_depth[x] - ix.node_depth[node]));
-        let next = if x == end {
-            r.next
-        } else {
-            // The child of `x` on the way down to `end`.
-            let mut c = x + 1;
-            while ix.node_end[c] as usize <= end {
-                c = ix.node_end[c] as usize;
-            }
-            ix.node_move[c]
-        };
-        return Ok(Some((ply, (next != NO_MOVE).then_some(next))));
-    }
-    Ok(None)
-}
-
 /// Decodes the candidates' games, block by block on the workers, and
 /// looks at their plies: the games found, the games decoded, and the games
 /// stored verbatim (scanning). `filter` is applied to the decoded tags
@@ -1183,11 +1159,11 @@ fn decode_candidates<R: Read + Seek>(
                     if let Some((ply, m)) = first_match(&record, target) {
                         found.push(Found0 {
                             archive: 0,
-                            game,
+                            game: game as u32,
                             ply,
                             next: m.map(move_key),
                             numbers: meta.numbers,
-                            names: Some([meta.white, meta.black, meta.event, meta.eco]),
+                            names: Some(Box::new([meta.white, meta.black, meta.event, meta.eco])),
                         });
                     }
                 },
