@@ -106,27 +106,35 @@ impl<R: Read + Seek> ArchiveReader<R> {
         self.section.is_some()
     }
 
-    /// The bytes of the archive's search section (`chesspack index`,
-    /// [`crate::search`]), unchecked; `None` where it has none (or its
-    /// index is damaged).
+    /// The length of the archive's search section (`chesspack index`,
+    /// [`crate::search`]); `None` where it has none (or its index is
+    /// damaged).
+    pub(crate) fn section_len(&self) -> Option<u64> {
+        self.section.map(|(_, len)| len)
+    }
+
+    /// `len` bytes of the archive's search section from `at` (from its
+    /// start), unchecked: a query reads the parts it needs.
     ///
     /// # Errors
     ///
-    /// An I/O error, or a file shorter than its index says.
-    pub(crate) fn section_bytes(&mut self) -> Result<Option<Vec<u8>>, ArchiveError> {
-        let Some((offset, len)) = self.section else {
-            return Ok(None);
+    /// A range past the section's end, an I/O error, or a file shorter
+    /// than its index says.
+    pub(crate) fn section_range(&mut self, at: u64, len: usize) -> Result<Vec<u8>, ArchiveError> {
+        let Some((offset, size)) = self.section else {
+            return Err(ArchiveError::Index("no search section".into()));
         };
-        let len = usize::try_from(len)
-            .map_err(|_| ArchiveError::Index("search section too large".into()))?;
-        self.r.seek(SeekFrom::Start(offset))?;
+        if at.checked_add(len as u64).is_none_or(|end| end > size) {
+            return Err(ArchiveError::Index("past the search section's end".into()));
+        }
+        self.r.seek(SeekFrom::Start(offset + at))?;
         let mut bytes = vec![0u8; len];
         self.r.read_exact(&mut bytes)?;
-        Ok(Some(bytes))
+        Ok(bytes)
     }
 
     /// The search section as a layer above read it (with
-    /// [`ArchiveReader::section_bytes`]) and kept, if it is a `T`: queries
+    /// [`ArchiveReader::section_range`]) and kept, if it is a `T`: queries
     /// on an open archive read it once.
     pub(crate) fn kept_section<T: std::any::Any + Send + Sync>(&self) -> Option<std::sync::Arc<T>> {
         self.kept.clone()?.downcast().ok()

@@ -32,7 +32,7 @@ use crate::archive::{
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 2;
+pub(crate) const VERSION: u8 = 3;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -731,13 +731,18 @@ impl IndexBuilder {
         };
         #[cfg(not(feature = "parallel"))]
         let packed: Vec<Vec<u8>> = cols.iter().map(pack).collect();
+        // The directory and its checksum, then the frames: a query reads
+        // the directory and the groups of columns it needs.
         for (col, z) in cols.iter().zip(&packed) {
             put_varint(&mut out, col.len() as u64);
             put_varint(&mut out, z.len() as u64);
-            out.extend_from_slice(z);
+            out.extend_from_slice(&crc32fast::hash(z).to_le_bytes());
         }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
+        for z in &packed {
+            out.extend_from_slice(z);
+        }
         out
     }
 }
@@ -760,29 +765,87 @@ impl SectionBuilder for IndexBuilder {
     }
 }
 
+// The columns, in four groups read when a query first needs them: the
+// tree and the games' numbers (every query), the stretches back on the
+// tree, the changes of state, the names.
 const NODE_MOVES: usize = 0;
 const NODE_CHILDREN: usize = 1;
-const FLAGS: usize = 2;
-const EXITS: usize = 3;
-const EXIT_MOVES: usize = 4;
-const RESULTS: usize = 5;
-const SPEED: usize = 6;
-const WHITE_ELO: usize = 7;
-const BLACK_ELO: usize = 8;
-const DATES: usize = 9;
-/// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
-const WHITE: usize = 10;
-const NAMES: usize = 14;
-const CHANGE_COUNTS: usize = 15;
-const CHANGES: usize = 16;
-const NODE_CHANGES: usize = 17;
+const NODE_CHANGES: usize = 2;
+const FLAGS: usize = 3;
+const EXITS: usize = 4;
+const EXIT_MOVES: usize = 5;
+const RESULTS: usize = 6;
+const SPEED: usize = 7;
+const WHITE_ELO: usize = 8;
+const BLACK_ELO: usize = 9;
+const DATES: usize = 10;
+const REENTRY_COUNTS: usize = 11;
+const REENTRY_PLIES: usize = 12;
+const REENTRY_NODES: usize = 13;
+const REENTRY_ENDS: usize = 14;
+const REENTRY_NEXT: usize = 15;
+const CHANGE_COUNTS: usize = 16;
+const CHANGES: usize = 17;
 const MATERIAL_PLIES: usize = 18;
-const REENTRY_COUNTS: usize = 19;
-const REENTRY_PLIES: usize = 20;
-const REENTRY_NODES: usize = 21;
-const REENTRY_ENDS: usize = 22;
-const REENTRY_NEXT: usize = 23;
+/// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
+const WHITE: usize = 19;
+const NAMES: usize = 23;
 const COLUMNS: usize = 24;
+
+/// A group of columns, read at once.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Group {
+    /// Read when the section is opened.
+    Head,
+    Reentries,
+    Changes,
+    Names,
+}
+
+impl Group {
+    const LAZY: [Group; 3] = [Group::Reentries, Group::Changes, Group::Names];
+
+    fn columns(self) -> std::ops::Range<usize> {
+        match self {
+            Group::Head => 0..REENTRY_COUNTS,
+            Group::Reentries => REENTRY_COUNTS..CHANGE_COUNTS,
+            Group::Changes => CHANGE_COUNTS..WHITE,
+            Group::Names => WHITE..COLUMNS,
+        }
+    }
+
+    fn of(col: usize) -> Group {
+        match col {
+            c if c < REENTRY_COUNTS => Group::Head,
+            c if c < CHANGE_COUNTS => Group::Reentries,
+            c if c < WHITE => Group::Changes,
+            _ => Group::Names,
+        }
+    }
+
+    /// The place of a group read later in [`Index`]'s `lazy` (the head
+    /// is read at once: none).
+    fn slot(self) -> Option<usize> {
+        Group::LAZY.iter().position(|&g| g == self)
+    }
+}
+
+/// A column's place in the section: its length unpacked, where its frame
+/// is from the section's start, and the CRC-32 of the frame.
+#[derive(Clone, Debug)]
+struct ColumnAt {
+    raw: usize,
+    at: u64,
+    stored: usize,
+    crc: u32,
+}
+
+/// Reads `len` bytes of the section from `at` (from its start).
+pub(crate) type Fetch<'a> = dyn FnMut(u64, usize) -> Result<Vec<u8>, String> + 'a;
+
+/// The most bytes a section's directory takes: magic, version, two
+/// varints, and a raw length, stored length and CRC a column, and its CRC.
+const DIRECTORY_MAX: usize = 5 + 2 * 10 + COLUMNS * (10 + 10 + 4) + 4;
 
 /// `width`-byte numbers a byte plane at a time: every number's first
 /// byte, then every second byte...
@@ -841,10 +904,12 @@ pub(crate) struct Index {
     pub white_elo: Vec<u16>,
     pub black_elo: Vec<u16>,
     pub dates: Vec<u32>,
-    /// The section's bytes and each column's place in them (its length
-    /// unpacked, then where its frame is), for the columns read later.
-    bytes: Vec<u8>,
-    columns: Vec<(usize, std::ops::Range<usize>)>,
+    /// Each column's place, and the frames of the groups read later
+    /// ([`Group::slot`]), checked when read.
+    columns: Vec<ColumnAt>,
+    lazy: [OnceLock<Result<Vec<u8>, String>>; 3],
+    /// Whether frames are checked against their CRCs (not when fuzzing).
+    checked: bool,
     names: OnceLock<Result<Names, String>>,
     changes: OnceLock<Result<Changes, String>>,
     reentries: OnceLock<Result<Reentries, String>>,
@@ -916,19 +981,30 @@ fn u32s(b: &[u8]) -> Vec<u32> {
 }
 
 impl Index {
-    /// Reads a section for an archive of `games` games. Its checksum is
-    /// checked at once and each column where it is read: a damaged section
-    /// is an error, never a wrong answer.
-    pub(crate) fn read(bytes: Vec<u8>, games: u64) -> Result<Index, String> {
-        let body = bytes
-            .len()
-            .checked_sub(4)
-            .map(|at| &bytes[..at])
-            .ok_or("truncated")?;
-        if crc32fast::hash(body) != crate::le::u32_at(&bytes, body.len()) {
-            return Err("checksum mismatch".into());
-        }
-        let mut data = body
+    /// Reads a section of `len` bytes for an archive of `games` games by
+    /// `fetch`: its directory (checked against its CRC) and the columns
+    /// every query needs (each checked against its own); the other
+    /// groups are read by [`Index::load`]. A damaged section is an
+    /// error, never a wrong answer.
+    pub(crate) fn read(fetch: &mut Fetch<'_>, len: u64, games: u64) -> Result<Index, String> {
+        Index::read_checked(fetch, len, games, true)
+    }
+
+    /// [`Index::read`], checking the CRCs where `checked` (fuzzing reads
+    /// what a CRC would refuse).
+    pub(crate) fn read_checked(
+        fetch: &mut Fetch<'_>,
+        len: u64,
+        games: u64,
+        checked: bool,
+    ) -> Result<Index, String> {
+        let head = fetch(
+            0,
+            usize::try_from(len)
+                .unwrap_or(usize::MAX)
+                .min(DIRECTORY_MAX),
+        )?;
+        let mut data = head
             .strip_prefix(MAGIC.as_slice())
             .ok_or("bad search section marker")?;
         let (&version, rest) = data.split_first().ok_or("truncated")?;
@@ -952,17 +1028,40 @@ impl Index {
                 .ok()
                 .filter(|&r| r <= 1 << 30)
                 .ok_or("a column too large")?;
-            let stored = usize::try_from(get_varint(&mut data)?).unwrap_or(usize::MAX);
-            if stored > data.len() {
-                return Err("truncated".into());
-            }
-            let at = body.len() - data.len();
-            columns.push((raw, at..at + stored));
-            data = &data[stored..];
+            let stored = usize::try_from(get_varint(&mut data)?)
+                .ok()
+                .filter(|&s| s as u64 <= len)
+                .ok_or("truncated")?;
+            let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
+            data = &data[4..];
+            columns.push(ColumnAt {
+                raw,
+                at: 0,
+                stored,
+                crc,
+            });
         }
-        if !data.is_empty() {
-            return Err("bytes after the last column".into());
+        let directory = head.len() - data.len();
+        let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
+        if checked && crc32fast::hash(&head[..directory]) != crc {
+            return Err("checksum mismatch".into());
         }
+        let mut at = directory as u64 + 4;
+        for c in &mut columns {
+            c.at = at;
+            at += c.stored as u64;
+        }
+        if at != len {
+            return Err("the columns do not fill the section".into());
+        }
+        let frames = read_group(fetch, &columns, Group::Head, checked)?;
+        let bytes = frames.as_slice();
+        let columns_at = &columns;
+        let frame = move |col: usize| {
+            let c = &columns_at[col];
+            let from = (c.at - columns_at[0].at) as usize;
+            (&bytes[from..from + c.stored], c.raw)
+        };
         // The columns every query needs, unpacked at once where rayon
         // gives threads (each alone: the same bytes either way); those of
         // 16-bit numbers straight into their vectors (the tree's moves
@@ -982,9 +1081,13 @@ impl Index {
             (WHITE_ELO, 0, n),
             (BLACK_ELO, 0, n),
         ];
-        let one = |&col: &usize| unpack(&bytes, &columns[col]).map(|c| (col, c));
+        let one = |&col: &usize| {
+            let (z, raw) = frame(col);
+            unpack(z, raw).map(|c| (col, c))
+        };
         let word = |&(col, lead, count): &(usize, usize, usize)| {
-            unpack_words(&bytes, &columns[col], lead, count).map(|c| (col, c))
+            let (z, raw) = frame(col);
+            unpack_words(z, raw, lead, count).map(|c| (col, c))
         };
         #[cfg(feature = "parallel")]
         let (unpacked, unpacked_words) = {
@@ -1064,12 +1167,42 @@ impl Index {
             white_elo,
             black_elo,
             dates: unplanes(&dates),
-            bytes,
             columns,
+            lazy: Default::default(),
+            checked,
             names: OnceLock::new(),
             changes: OnceLock::new(),
             reentries: OnceLock::new(),
         })
+    }
+
+    /// Reads `group`'s columns by `fetch` where they are not read yet
+    /// (each checked against its CRC); a group that did not read stays an
+    /// error.
+    pub(crate) fn load(&self, group: Group, fetch: &mut Fetch<'_>) -> Result<(), String> {
+        let Some(slot) = group.slot() else {
+            return Ok(());
+        };
+        self.lazy[slot]
+            .get_or_init(|| read_group(fetch, &self.columns, group, self.checked))
+            .as_ref()
+            .map(|_| ())
+            .map_err(Clone::clone)
+    }
+
+    /// Column `col` of a group read by [`Index::load`], unpacked.
+    fn lazy_column(&self, col: usize) -> Result<Vec<u8>, String> {
+        let group = Group::of(col);
+        let frames = group
+            .slot()
+            .and_then(|slot| self.lazy[slot].get())
+            .ok_or("a column of the section that was not read")?
+            .as_ref()
+            .map_err(Clone::clone)?;
+        let first = &self.columns[group.columns().start];
+        let c = &self.columns[col];
+        let from = (c.at - first.at) as usize;
+        unpack(&frames[from..from + c.stored], c.raw)
     }
 
     /// The games that come back to the tree at one of the `matched` nodes
@@ -1156,7 +1289,7 @@ impl Index {
     }
 
     fn read_reentries(&self) -> Result<Reentries, String> {
-        let col = |c: usize| unpack(&self.bytes, &self.columns[c]);
+        let col = |c: usize| self.lazy_column(c);
         let nodes = col(REENTRY_NODES)?;
         let next = col(REENTRY_NEXT)?;
         if nodes.len() % 4 != 0 || next.len() * 2 != nodes.len() {
@@ -1196,12 +1329,13 @@ impl Index {
     }
 
     fn read_names(&self) -> Result<Names, String> {
-        let names: Vec<Arc<str>> = unpack(&self.bytes, &self.columns[NAMES])?
+        let names: Vec<Arc<str>> = self
+            .lazy_column(NAMES)?
             .split(|&b| b == 0)
             .map(|s| Arc::from(String::from_utf8_lossy(s)))
             .collect();
         let ids = |col: usize| -> Result<Vec<u32>, String> {
-            let c = unpack(&self.bytes, &self.columns[col])?;
+            let c = self.lazy_column(col)?;
             if c.len() != 4 * self.games {
                 return Err(format!("column {col} has the wrong length"));
             }
@@ -1231,9 +1365,9 @@ impl Index {
     }
 
     fn read_changes(&self) -> Result<Changes, String> {
-        let counts = unpack(&self.bytes, &self.columns[CHANGE_COUNTS])?;
-        let codes = unpack(&self.bytes, &self.columns[CHANGES])?;
-        let material = unpack(&self.bytes, &self.columns[MATERIAL_PLIES])?;
+        let counts = self.lazy_column(CHANGE_COUNTS)?;
+        let codes = self.lazy_column(CHANGES)?;
+        let material = self.lazy_column(MATERIAL_PLIES)?;
         let mut counts = counts.as_slice();
         let mut at_of = Vec::with_capacity(self.games + 1);
         let mut material_at = Vec::with_capacity(self.games + 1);
@@ -1429,23 +1563,45 @@ fn by_node(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(Vec<u32>, Vec<u
     Ok((by_exit, first))
 }
 
-/// Column `at` of a section's `bytes` of `count` 16-bit numbers, unpacked
+/// The frames of `group`'s columns, read by `fetch` and each checked
+/// against its CRC where `checked`.
+fn read_group(
+    fetch: &mut Fetch<'_>,
+    columns: &[ColumnAt],
+    group: Group,
+    checked: bool,
+) -> Result<Vec<u8>, String> {
+    let cols = &columns[group.columns()];
+    let (first, last) = (&cols[0], &cols[cols.len() - 1]);
+    let len = usize::try_from(last.at + last.stored as u64 - first.at).map_err(|_| "truncated")?;
+    let bytes = fetch(first.at, len)?;
+    if bytes.len() != len {
+        return Err("truncated".into());
+    }
+    for (i, c) in cols.iter().enumerate() {
+        let from = (c.at - first.at) as usize;
+        if checked && crc32fast::hash(&bytes[from..from + c.stored]) != c.crc {
+            return Err(format!(
+                "column {} checksum mismatch",
+                group.columns().start + i
+            ));
+        }
+    }
+    Ok(bytes)
+}
+
+/// A frame of `count` 16-bit numbers (`raw` bytes unpacked), unpacked
 /// after `lead` zeros.
-fn unpack_words(
-    bytes: &[u8],
-    (raw, at): &(usize, std::ops::Range<usize>),
-    lead: usize,
-    count: usize,
-) -> Result<Vec<u16>, String> {
-    if *raw != 2 * count {
+fn unpack_words(frame: &[u8], raw: usize, lead: usize, count: usize) -> Result<Vec<u16>, String> {
+    if raw != 2 * count {
         return Err("a column has the wrong length".into());
     }
     let mut words = vec![0u16; lead + count];
     let out: &mut [u8] = bytemuck::cast_slice_mut(&mut words[lead..]);
     let n = zstd::bulk::Decompressor::new()
-        .and_then(|mut d| d.decompress_to_buffer(&bytes[at.clone()], out))
+        .and_then(|mut d| d.decompress_to_buffer(frame, out))
         .map_err(|e| e.to_string())?;
-    if n != *raw {
+    if n != raw {
         return Err("a column has the wrong length".into());
     }
     for w in &mut words[lead..] {
@@ -1454,10 +1610,10 @@ fn unpack_words(
     Ok(words)
 }
 
-/// Column `at` of a section's `bytes`, unpacked and of the length it says.
-fn unpack(bytes: &[u8], (raw, at): &(usize, std::ops::Range<usize>)) -> Result<Vec<u8>, String> {
-    let col = zstd::bulk::decompress(&bytes[at.clone()], *raw).map_err(|e| e.to_string())?;
-    if col.len() != *raw {
+/// A column's frame, unpacked and of the length `raw` it says.
+fn unpack(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
+    let col = zstd::bulk::decompress(frame, raw).map_err(|e| e.to_string())?;
+    if col.len() != raw {
         return Err("a column has the wrong length".into());
     }
     Ok(col)

@@ -56,7 +56,10 @@ use shakmaty::{
 
 pub(crate) use self::index::IndexBuilder;
 use self::{
-    index::{INDEXED, Index, Meta, NO_MOVE, Names, Numbers, SPEEDS, TEXT, key, move_key, move_of},
+    index::{
+        Fetch, Group, INDEXED, Index, Meta, NO_MOVE, Names, Numbers, SPEEDS, TEXT, key, move_key,
+        move_of,
+    },
     state::{Pattern, State},
 };
 use crate::archive::{
@@ -559,19 +562,23 @@ impl Filter {
             .collect()
     }
 }
-/// Reads `data` as a search section (its checksum made to match) and runs
+/// Reads `data` as a search section (its checksums not checked) and runs
 /// queries of each kind on it alone: for the fuzz target
 /// `read_search_index`. Whatever the bytes, no panic.
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) fn fuzz_section(data: &[u8]) {
-    let mut bytes = data.to_vec();
-    bytes.extend_from_slice(&crc32fast::hash(data).to_le_bytes());
+    let mut fetch = |at: u64, len: usize| -> Result<Vec<u8>, String> {
+        let at = usize::try_from(at).map_err(|_| "far")?;
+        data.get(at..at.saturating_add(len))
+            .map(<[u8]>::to_vec)
+            .ok_or_else(|| "past the end".into())
+    };
     // The number of games the section says.
     let games = data
         .get(5..)
         .and_then(|mut rest| index::get_varint(&mut rest).ok())
         .unwrap_or(0);
-    let Ok(ix) = Index::read(bytes, games) else {
+    let Ok(ix) = Index::read_checked(&mut fetch, data.len() as u64, games, false) else {
         return;
     };
     let q = Query {
@@ -597,11 +604,13 @@ pub(crate) fn fuzz_section(data: &[u8]) {
     ] {
         let target = target.expect("a valid query");
         for next_moves in [false, true] {
-            let _ = from_index(&ix, &target, &filter, next_moves, &mut 0);
+            let _ = from_index(&ix, &target, &filter, next_moves, &mut 0, &mut fetch);
         }
     }
-    for g in 0..ix.games.min(3) {
-        let _ = ix.names_of(g);
+    if ix.load(Group::Names, &mut fetch).is_ok() {
+        for g in 0..ix.games.min(3) {
+            let _ = ix.names_of(g);
+        }
     }
 }
 
@@ -684,14 +693,27 @@ fn read_index<R: Read + Seek>(archive: &mut ArchiveReader<R>) -> Arc<SectionRead
     if let Some(kept) = archive.kept_section::<SectionRead>() {
         return kept;
     }
-    let read: SectionRead = match archive.section_bytes() {
-        Ok(None) => (None, None),
-        Ok(Some(bytes)) => match Index::read(bytes, archive.games()) {
-            Ok(index) => (Some(index), None),
-            Err(why) => (None, Some(format!("damaged search section: {why}"))),
-        },
+    let Some(len) = archive.section_len() else {
+        let read = Arc::new((None, None));
+        archive.keep_section(read.clone());
+        return read;
+    };
+    let games = archive.games();
+    let mut io_error = None;
+    let mut fetch = |at: u64, n: usize| {
+        archive.section_range(at, n).map_err(|e| {
+            let why = e.to_string();
+            io_error = Some(why.clone());
+            why
+        })
+    };
+    let read: SectionRead = match Index::read(&mut fetch, len, games) {
+        Ok(index) => (Some(index), None),
         // An I/O error may pass: the next query reads again.
-        Err(e) => return Arc::new((None, Some(format!("search section unreadable: {e}")))),
+        Err(why) if io_error.is_some() => {
+            return Arc::new((None, Some(format!("search section unreadable: {why}"))));
+        }
+        Err(why) => (None, Some(format!("damaged search section: {why}"))),
     };
     let read = Arc::new(read);
     archive.keep_section(read.clone());
@@ -888,19 +910,30 @@ fn search<R: Read + Seek>(
     // A column that does not read is a damaged section: every game is
     // decoded instead.
     let mut not_searched = 0;
+    // The groups of columns a query needs are read from the archive when
+    // it first needs them.
+    let mut fetch = |at: u64, n: usize| archive.section_range(at, n).map_err(|e| e.to_string());
     let answer = index.as_ref().and_then(|ix| {
-        from_index(ix, target, filter, next_moves, &mut not_searched)
-            .and_then(|(mut found, candidates)| {
-                // The names of the games found, where they are given.
-                if names {
-                    for f in &mut found {
-                        f.names = Some(Box::new(ix.names_of(f.game as usize)?));
-                    }
+        from_index(
+            ix,
+            target,
+            filter,
+            next_moves,
+            &mut not_searched,
+            &mut fetch,
+        )
+        .and_then(|(mut found, candidates)| {
+            // The names of the games found, where they are given.
+            if names && !found.is_empty() {
+                ix.load(Group::Names, &mut fetch)?;
+                for f in &mut found {
+                    f.names = Some(Box::new(ix.names_of(f.game as usize)?));
                 }
-                Ok((found, candidates))
-            })
-            .map_err(|why| index_error = Some(format!("damaged search section: {why}")))
-            .ok()
+            }
+            Ok((found, candidates))
+        })
+        .map_err(|why| index_error = Some(format!("damaged search section: {why}")))
+        .ok()
     });
     let scanning = answer.is_none();
     let mut report = Found {
@@ -936,12 +969,16 @@ fn from_index(
     filter: &Filter,
     next_moves: bool,
     not_searched: &mut u64,
+    fetch: &mut Fetch<'_>,
 ) -> Result<(Vec<Found0>, Vec<usize>), String> {
     // Room for every game: pages not written are never touched, and
     // growing copies it all again (the explorer from the start finds
     // every game).
     let mut found: Vec<Found0> = Vec::with_capacity(ix.games);
     let mut candidates: Vec<usize> = Vec::new();
+    if filter.names_filtered() {
+        ix.load(Group::Names, fetch)?;
+    }
     let names = filter.names_filtered().then(|| ix.names()).transpose()?;
     let bits = names.map(|n| filter.name_bits(&n.names));
     let names = bits.as_deref().zip(names);
@@ -953,7 +990,11 @@ fn from_index(
     // there, on its own line or where it comes back to the tree.
     let on_tree = matches!(target, Target::Position { .. }) && !matched.is_empty();
     if on_tree {
+        ix.load(Group::Reentries, fetch)?;
         ix.reentry_hits(&matched, &mut hit, &mut next, next_moves)?;
+    } else {
+        // Games after their nodes are ruled out by their states.
+        ix.load(Group::Changes, fetch)?;
     }
     for g in 0..ix.games {
         if ix.flags[g] & TEXT != 0 {
