@@ -989,9 +989,14 @@ fn from_index(
     // A position of the tree: every game that reaches it is on the tree
     // there, on its own line or where it comes back to the tree.
     let on_tree = matches!(target, Target::Position { .. }) && !matched.is_empty();
+    // The stretches matter only for games not found on their own line
+    // (at the start, none).
+    let pending = || (0..ix.games).any(|g| hit[g] == u32::MAX && ix.flags[g] & INDEXED != 0);
     if on_tree {
-        ix.load(Group::Reentries, fetch)?;
-        ix.reentry_hits(&matched, &mut hit, &mut next, next_moves)?;
+        if pending() {
+            ix.load(Group::Reentries, fetch)?;
+            ix.reentry_hits(&matched, &mut hit, &mut next, next_moves)?;
+        }
     } else {
         // Games after their nodes are ruled out by their states.
         ix.load(Group::Changes, fetch)?;
@@ -1118,22 +1123,23 @@ fn tree_walk(
             matched.push(n);
         }
         let end = ix.node_end[n] as usize;
-        let legal = pos.as_ref().map(|p| p.legal_moves());
         let mut c = n + 1;
         while c < end {
             let mut child_state = s;
             if ix.node_change[c] != 0 {
                 child_state.apply(ix.node_change[c]);
             }
-            match (&pos, &legal) {
-                (Some(pos), Some(legal)) => {
-                    if let Some(&m) = legal.iter().find(|&&m| move_key(m) == ix.node_move[c]) {
+            // A child's move made from its key (checked to be legal), not
+            // found among all the legal moves.
+            match &pos {
+                Some(pos) => {
+                    if let Some(m) = move_of(pos, ix.node_move[c]) {
                         let mut child = pos.clone();
                         child.play_unchecked(m);
                         stack.push((c, Some(child), child_state));
                     }
                 }
-                _ => stack.push((c, None, child_state)),
+                None => stack.push((c, None, child_state)),
             }
             c = ix.node_end[c] as usize;
         }
