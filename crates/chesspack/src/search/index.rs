@@ -895,10 +895,9 @@ pub(crate) struct Index {
     pub flags: Vec<u8>,
     pub exits: Vec<u32>,
     pub exit_moves: Vec<u16>,
-    /// The games with a node, sorted by it; the games of node `n` are
-    /// `by_exit[first[n]..first[n + 1]]`.
-    pub by_exit: Vec<u32>,
-    first: Vec<u32>,
+    /// The games with a node, sorted by it, and where each node's games
+    /// start among them (made when first needed: [`Index::games_below`]).
+    by_node: OnceLock<(Vec<u32>, Vec<u32>)>,
     pub results: Vec<u8>,
     pub speeds: Vec<u8>,
     pub white_elo: Vec<u16>,
@@ -1140,15 +1139,15 @@ impl Index {
         };
         let games = || -> Result<_, String> {
             let exits = unplanes(&exits);
-            let by = by_node(&exits, &flags, nodes)?;
-            Ok((exits, by))
+            check_nodes(&exits, &flags, nodes)?;
+            Ok(exits)
         };
         #[cfg(feature = "parallel")]
         let (tree, games) = rayon::join(tree, games);
         #[cfg(not(feature = "parallel"))]
         let (tree, games) = (tree(), games());
         let ((node_end, node_depth, node_parent), node_change) = tree?;
-        let (exits, (by_exit, first)) = games?;
+        let exits = games?;
         Ok(Index {
             games: n,
             node_move,
@@ -1160,8 +1159,7 @@ impl Index {
             flags,
             exit_moves,
             exits,
-            by_exit,
-            first,
+            by_node: OnceLock::new(),
             results,
             speeds,
             white_elo,
@@ -1436,7 +1434,10 @@ impl Index {
     /// The games whose last node is in the subtree of node `n`.
     pub(crate) fn games_below(&self, n: usize) -> &[u32] {
         let end = self.node_end[n] as usize;
-        &self.by_exit[self.first[n] as usize..self.first[end] as usize]
+        let (by_exit, first) = self
+            .by_node
+            .get_or_init(|| by_node(&self.exits, self.node_move.len()));
+        &by_exit[first[n] as usize..first[end] as usize]
     }
 
     /// The position of game `g` after the move it plays where it leaves
@@ -1530,17 +1531,24 @@ fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
     Ok((node_end, node_depth, node_parent))
 }
 
-/// The games with a node, sorted by it, and where each node's games start
-/// among them (one more, for the end); checks that the games from the
-/// standard start, and only they, have one.
-fn by_node(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(Vec<u32>, Vec<u32>), String> {
-    // The games by node: counted, then placed (a counting sort).
-    let mut first = vec![0u32; nodes + 1];
+/// Checks that the games from the standard start, and only they, have a
+/// node, and a node of the tree.
+fn check_nodes(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(), String> {
     for (g, &e) in exits.iter().enumerate() {
         let indexed = flags[g] & INDEXED != 0;
         if (e == NONE) == indexed || (e != NONE && e as usize >= nodes) {
             return Err(format!("game {}'s node is wrong", g + 1));
         }
+    }
+    Ok(())
+}
+
+/// The games with a node (checked by [`check_nodes`]), sorted by it, and
+/// where each node's games start among them (one more, for the end).
+fn by_node(exits: &[u32], nodes: usize) -> (Vec<u32>, Vec<u32>) {
+    // The games by node: counted, then placed (a counting sort).
+    let mut first = vec![0u32; nodes + 1];
+    for &e in exits {
         if e != NONE {
             first[e as usize + 1] += 1;
         }
@@ -1560,7 +1568,7 @@ fn by_node(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(Vec<u32>, Vec<u
     }
     first.copy_within(0..nodes, 1);
     first[0] = 0;
-    Ok((by_exit, first))
+    (by_exit, first)
 }
 
 /// The frames of `group`'s columns, read by `fetch` and each checked

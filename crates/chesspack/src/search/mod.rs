@@ -1068,6 +1068,51 @@ fn from_index(
     Ok((found, candidates))
 }
 
+/// A node of the tree at what is looked for: its subtree and depth, and
+/// its children, for the move each game below it played there.
+struct Below {
+    node: usize,
+    end: usize,
+    depth: u32,
+    kids: Vec<usize>,
+}
+
+impl Below {
+    fn of(ix: &Index, node: usize) -> Below {
+        let end = ix.node_end[node] as usize;
+        let mut kids = Vec::new();
+        let mut c = node + 1;
+        while c < end {
+            kids.push(c);
+            c = ix.node_end[c] as usize;
+        }
+        Below {
+            node,
+            end,
+            depth: u32::from(ix.node_depth[node]),
+            kids,
+        }
+    }
+
+    /// Game `g` (below this node) is here, unless it is at a shallower
+    /// node: its ply and, with `next_moves`, its move from here.
+    fn hit(&self, ix: &Index, g: usize, hit: &mut [u32], next: &mut [u16], next_moves: bool) {
+        if hit[g] <= self.depth {
+            return;
+        }
+        hit[g] = self.depth;
+        if next_moves {
+            let e = ix.exits[g] as usize;
+            next[g] = if e == self.node {
+                ix.exit_moves[g]
+            } else {
+                let i = self.kids.partition_point(|&c| c <= e) - 1;
+                ix.node_move[self.kids[i]]
+            };
+        }
+    }
+}
+
 /// The games of the opening tree at what is looked for: their first ply
 /// there (into `hit`) and, with `next_moves`, the move each played from
 /// it; for a position, the nodes at it (the answer). Positions are made
@@ -1091,36 +1136,12 @@ fn tree_walk(
             continue;
         }
         if target.possible(&s) && pos.as_ref().is_none_or(|p| target.matches(p)) {
-            let depth = u32::from(ix.node_depth[n]);
-            // The children, for the move each game played.
-            let mut kids = Vec::new();
-            let mut c = n + 1;
-            while c < ix.node_end[n] as usize {
-                kids.push(c);
-                c = ix.node_end[c] as usize;
-            }
-            for &g in ix.games_below(n) {
-                let g = g as usize;
-                if hit[g] <= depth {
-                    continue;
-                }
-                hit[g] = depth;
-                if next_moves {
-                    let e = ix.exits[g] as usize;
-                    next[g] = if e == n {
-                        ix.exit_moves[g]
-                    } else {
-                        let i = kids.partition_point(|&c| c <= e) - 1;
-                        ix.node_move[kids[i]]
-                    };
-                }
-            }
+            matched.push(n);
             if !matches!(target, Target::Position { .. }) {
                 continue;
             }
             // A position may come again below (pieces moved there and
             // back): games that come back to the tree there reach it too.
-            matched.push(n);
         }
         let end = ix.node_end[n] as usize;
         let mut c = n + 1;
@@ -1142,6 +1163,29 @@ fn tree_walk(
                 None => stack.push((c, None, child_state)),
             }
             c = ix.node_end[c] as usize;
+        }
+    }
+    // The games below the nodes found, at the shallowest: a few nodes
+    // (a position) by one pass through the games in order, many (a
+    // material, a pattern) by the games sorted by node.
+    let below = matched.iter().map(|&n| Below::of(ix, n));
+    if matched.len() <= 16 {
+        let below: Vec<Below> = below.collect();
+        for (g, &e) in ix.exits.iter().enumerate() {
+            let e = e as usize;
+            let at = below
+                .iter()
+                .filter(|b| b.node <= e && e < b.end)
+                .min_by_key(|b| b.depth);
+            if let Some(b) = at {
+                b.hit(ix, g, hit, next, next_moves);
+            }
+        }
+    } else {
+        for b in below {
+            for &g in ix.games_below(b.node) {
+                b.hit(ix, g as usize, hit, next, next_moves);
+            }
         }
     }
     matched
