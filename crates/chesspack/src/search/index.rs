@@ -1126,8 +1126,8 @@ impl Index {
         let exit_moves = std::mem::take(&mut got_words[EXIT_MOVES]);
         let white_elo = std::mem::take(&mut got_words[WHITE_ELO]);
         let black_elo = std::mem::take(&mut got_words[BLACK_ELO]);
-        // The tree (moves, then ends and depths from the child counts) and
-        // the games by node, each on a thread where there are two.
+        // The tree's shape (ends and depths from the child counts) and the
+        // games' nodes checked, each on a thread where there are two.
         let tree = || -> Result<_, String> {
             let shape = tree_shape(&children, nodes)?;
             let mut node_change = node_changes;
@@ -1440,6 +1440,30 @@ impl Index {
         &by_exit[first[n] as usize..first[end] as usize]
     }
 
+    /// The position at node `n`, made from `pos` at node `top` above it
+    /// by the tree's moves, each made from its key; `None` where a move is
+    /// not legal (a damaged tree). `path` is scratch.
+    pub(crate) fn position_at(
+        &self,
+        n: usize,
+        top: usize,
+        pos: &Chess,
+        path: &mut Vec<u16>,
+    ) -> Option<Chess> {
+        path.clear();
+        let mut x = n;
+        while x != top {
+            path.push(self.node_move[x]);
+            x = *self.node_parent.get(x)? as usize;
+        }
+        let mut pos = pos.clone();
+        for &k in path.iter().rev() {
+            let m = move_of(&pos, k)?;
+            pos.play_unchecked(m);
+        }
+        Some(pos)
+    }
+
     /// The position of game `g` after the move it plays where it leaves
     /// the tree (`None` where it plays none there), that ply, and whether
     /// that move changes the state.
@@ -1448,17 +1472,7 @@ impl Index {
         if exit == NONE || self.exit_moves[g] == NO_MOVE {
             return None;
         }
-        let mut path = Vec::new();
-        let mut n = exit;
-        while n != 0 && n != NONE {
-            path.push(self.node_move[n as usize]);
-            n = self.node_parent[n as usize];
-        }
-        let mut pos = Chess::default();
-        for &k in path.iter().rev() {
-            let m = move_of(&pos, k)?;
-            pos.play_unchecked(m);
-        }
+        let mut pos = self.position_at(exit as usize, 0, &Chess::default(), &mut Vec::new())?;
         let m = move_of(&pos, self.exit_moves[g])?;
         let changes = state::change(&pos, m) != 0;
         pos.play_unchecked(m);

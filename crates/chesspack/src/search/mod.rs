@@ -1113,31 +1113,6 @@ impl Below {
     }
 }
 
-/// The position at node `n`, made from `from` (a node above it and its
-/// position) by the tree's moves, each made from its key; `None` where a
-/// move is not legal (a damaged tree) or `from` has none. `path` is
-/// scratch.
-fn position_at(
-    ix: &Index,
-    n: usize,
-    from: &(usize, Option<Chess>),
-    path: &mut Vec<u16>,
-) -> Option<Chess> {
-    let (top, pos) = from;
-    let mut pos = pos.clone()?;
-    path.clear();
-    let mut x = n;
-    while x != *top {
-        path.push(ix.node_move[x]);
-        x = *ix.node_parent.get(x)? as usize;
-    }
-    for &k in path.iter().rev() {
-        let m = move_of(&pos, k)?;
-        pos.play_unchecked(m);
-    }
-    Some(pos)
-}
-
 /// The games of the opening tree at what is looked for: their first ply
 /// there (into `hit`) and, with `next_moves`, the move each played from
 /// it; for a position, the nodes at it (the answer). Positions are made
@@ -1167,7 +1142,10 @@ fn tree_walk(
         }
         if target.possible(&s) {
             let found = if positions {
-                let pos = position_at(ix, n, &known[anchor], &mut path);
+                let (top, from) = &known[anchor];
+                let pos = from
+                    .as_ref()
+                    .and_then(|from| ix.position_at(n, *top, from, &mut path));
                 let found = pos.as_ref().is_some_and(|p| target.matches(p));
                 known.push((n, pos));
                 anchor = known.len() - 1;
