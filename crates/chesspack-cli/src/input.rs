@@ -57,32 +57,3 @@ pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead + Send>> {
     };
     chesspack::files::decoder(pb.wrap_read(raw)).with_context(|| format!("cannot read {path}"))
 }
-
-/// Iterates over the FEN strings of a position file: EPD or FEN lines, or a
-/// CSV whose header names a `FEN` column. Yields (line number, FEN).
-pub fn fen_lines(reader: Box<dyn BufRead>) -> impl Iterator<Item = std::io::Result<(u64, String)>> {
-    let mut column: Option<Option<usize>> = None;
-    reader.lines().enumerate().filter_map(move |(i, line)| {
-        let line = match line {
-            Ok(l) => l,
-            Err(e) => return Some(Err(e)),
-        };
-        let line = line.trim_start_matches('\u{feff}').trim();
-        if column.is_none() {
-            let header: Vec<&str> = line.split(',').map(str::trim).collect();
-            let fen_col = header.iter().position(|h| h.eq_ignore_ascii_case("fen"));
-            column = Some(fen_col);
-            if fen_col.is_some() {
-                return None;
-            }
-        }
-        if line.is_empty() || line.starts_with('#') {
-            return None;
-        }
-        let fen = match column.flatten() {
-            Some(c) => line.split(',').nth(c).unwrap_or("").to_owned(),
-            None => line.to_owned(),
-        };
-        Some(Ok((i as u64 + 1, fen)))
-    })
-}

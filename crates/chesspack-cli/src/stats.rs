@@ -580,7 +580,7 @@ fn positions(args: &StatsArgs) -> Result<()> {
     'files: for path in &args.files {
         let pb = input::progress(None, path);
         let reader = input::open(path, &pb)?;
-        for item in input::fen_lines(reader) {
+        for item in chesspack::position::fen_lines(reader) {
             if args.limit.is_some_and(|l| seen >= l) {
                 run_positions(&codecs, &mut tallies, &batch, args.rounds, path, &pb);
                 pb.finish_and_clear();

@@ -58,10 +58,6 @@ pub(crate) const MAX_PLY: usize = 40;
 /// Lichess's rule: a position with fewer pieces on the board, and every
 /// later one, names no opening.
 pub(crate) const MIN_PIECES: u32 = 20;
-/// A table built from games lists positions that at least this many
-/// training games reached.
-#[cfg(feature = "train")]
-pub const MIN_GAMES: u32 = 2;
 
 /// Lichess's table (lichess-org/chess-openings, CC0), written by
 /// `chesspack train openings` from its TSV files.
@@ -403,7 +399,7 @@ impl OpeningTable {
     ///
     /// [`Error::InvalidData`] saying how many listed positions no game
     /// reaches (then the file cannot be made from these games).
-    pub fn positions_in(
+    pub(crate) fn positions_in(
         &self,
         games: impl IntoIterator<Item = (Chess, Vec<Move>)>,
     ) -> Result<String, Error> {
@@ -507,7 +503,7 @@ impl OpeningTable {
     /// # Errors
     ///
     /// As [`OpeningTable::from_tsv`].
-    pub fn tsv_positions(&self, text: &str) -> Result<String, Error> {
+    pub(crate) fn tsv_positions(&self, text: &str) -> Result<String, Error> {
         let (_, rows) = tsv_lines(text)?;
         let epds: HashMap<u64, String> = rows.into_iter().map(|r| (r.0, r.3)).collect();
         self.entries
@@ -521,7 +517,7 @@ impl OpeningTable {
     }
 
     /// The table file's bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut text = Vec::new();
         for (eco, name) in &self.labels {
             text.extend_from_slice(eco.as_bytes());
@@ -1352,19 +1348,8 @@ impl BandPriors {
 /// counts of a prior (one count a line in the table's order of
 /// openings), and the number of games counted (those the table names an
 /// opening of).
-///
-/// ```
-/// use chesspack::train::opening_prior;
-/// use chesspack::pgn::GameReader;
-///
-/// let pgn = b"1. e4 e5 2. Nf3 Nc6 *\n\n1. d4 d5 *\n\n[FEN \"4k3/8/8/8/8/8/8/4K3 w - - 0 1\"]\n\n*\n";
-/// let games = GameReader::new(&pgn[..]).map(|g| g.unwrap()).map(|g| (g.start, g.moves));
-/// let (text, counted) = opening_prior(games);
-/// assert_eq!(counted, 2);
-/// assert_eq!(text.lines().map(|l| l.parse::<u64>().unwrap()).sum::<u64>(), 2);
-/// ```
 #[cfg(feature = "train")]
-pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (String, u64) {
+pub(crate) fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (String, u64) {
     let table = OpeningTable::lichess();
     let mut counts = vec![0u64; table.labels.len()];
     for (start, moves) in games {
@@ -1382,28 +1367,8 @@ pub fn opening_prior(games: impl IntoIterator<Item = (Chess, Vec<Move>)>) -> (St
 /// Elo: the mean of both, or the one given), one line a label with a count
 /// a band (`openings-lichess-prior-bands.txt`, which archives code each
 /// game's opening with), and the number of games counted.
-///
-/// ```
-/// use chesspack::train::opening_prior_bands;
-/// use chesspack::pgn::GameReader;
-///
-/// let pgn = b"[WhiteElo \"2500\"]\n[BlackElo \"2400\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n1. d4 d5 *\n";
-/// let games = GameReader::new(&pgn[..]).map(|g| g.unwrap()).map(|g| {
-///     let elo = |t: &str| g.tag(t).and_then(|v| v.parse().ok());
-///     ([elo("WhiteElo"), elo("BlackElo")], g.start.clone(), g.moves.clone())
-/// });
-/// let (text, counted) = opening_prior_bands(games);
-/// assert_eq!(counted, 2);
-/// let sums = text.lines().fold([0u64; 5], |mut s, l| {
-///     for (s, c) in s.iter_mut().zip(l.split(' ')) {
-///         *s += c.parse::<u64>().unwrap();
-///     }
-///     s
-/// });
-/// assert_eq!(sums, [0, 0, 0, 1, 1]);
-/// ```
 #[cfg(feature = "train")]
-pub fn opening_prior_bands(
+pub(crate) fn opening_prior_bands(
     games: impl IntoIterator<Item = ([Option<i64>; 2], Chess, Vec<Move>)>,
 ) -> (String, u64) {
     let table = OpeningTable::lichess();
@@ -1430,28 +1395,9 @@ pub fn opening_prior_bands(
 
 /// Builds an [`OpeningTable`] from games that carry `ECO` and `Opening`
 /// tags.
-///
-/// ```
-/// use chesspack::train::TableBuilder;
-/// use chesspack::pgn::GameReader;
-///
-/// let pgn = "[ECO \"B00\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 Nc6 *\n\n\
-///            [ECO \"B00\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 Nc6 2. d4 *\n\n\
-///            [ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 e5 *\n";
-/// let mut b = TableBuilder::default();
-/// for game in GameReader::new(pgn.as_bytes()) {
-///     let game = game.unwrap();
-///     b.add(&game.start, &game.moves, game.tag("ECO").unwrap(), game.tag("Opening").unwrap());
-/// }
-/// let table = b.finish(2);
-/// // 1. e4 Nc6: two games, both B00; 1. e4 leads to two openings.
-/// assert_eq!(table.len(), 1);
-/// let game = GameReader::new(&b"1. e4 Nc6 2. Nf3 *"[..]).next().unwrap().unwrap();
-/// assert_eq!(table.classify(&game.start, &game.moves).unwrap().eco, "B00");
-/// ```
 #[cfg(feature = "train")]
 #[derive(Default)]
-pub struct TableBuilder {
+pub(crate) struct TableBuilder {
     labels: Vec<(String, String)>,
     ids: HashMap<(String, String), u32>,
     /// Each game's position hashes and label.
@@ -1462,7 +1408,7 @@ pub struct TableBuilder {
 impl TableBuilder {
     /// Adds a game from the standard start with its tags (others, and
     /// games whose tags are `?` or empty, are left out).
-    pub fn add(&mut self, start: &Chess, moves: &[Move], eco: &str, name: &str) {
+    pub(crate) fn add(&mut self, start: &Chess, moves: &[Move], eco: &str, name: &str) {
         if position_hash(start) != position_hash(&Chess::default())
             || [eco, name].iter().any(|t| t.is_empty() || *t == "?")
         {
@@ -1492,7 +1438,7 @@ impl TableBuilder {
     }
 
     /// Games added.
-    pub fn games(&self) -> usize {
+    pub(crate) fn games(&self) -> usize {
         self.games.len()
     }
 
@@ -1502,7 +1448,7 @@ impl TableBuilder {
     /// `min_games` games reach it; a position listed for two openings names
     /// the one more games reached. Then a position is dropped when more
     /// training games would be named wrong than right through it.
-    pub fn finish(self, min_games: u32) -> OpeningTable {
+    pub(crate) fn finish(self, min_games: u32) -> OpeningTable {
         let min_games = min_games.max(1);
         let mut by_label: Vec<Vec<usize>> = vec![Vec::new(); self.labels.len()];
         for (i, (_, label)) in self.games.iter().enumerate() {
@@ -1907,5 +1853,81 @@ mod walk_tests {
             stopped_early += usize::from(played < MAX_PLY);
         }
         assert!(stopped_early > games / 2, "{stopped_early} of {games}");
+    }
+}
+
+/// The examples of the training code, run as unit tests (the items are
+/// crate-private: `train::fit` is their public door).
+#[cfg(all(test, feature = "train"))]
+mod train_examples {
+    #[test]
+    fn example_opening_prior() {
+        use crate::opening::opening_prior;
+        use crate::pgn::GameReader;
+
+        let pgn = b"1. e4 e5 2. Nf3 Nc6 *\n\n1. d4 d5 *\n\n[FEN \"4k3/8/8/8/8/8/8/4K3 w - - 0 1\"]\n\n*\n";
+        let games = GameReader::new(&pgn[..])
+            .map(|g| g.unwrap())
+            .map(|g| (g.start, g.moves));
+        let (text, counted) = opening_prior(games);
+        assert_eq!(counted, 2);
+        assert_eq!(
+            text.lines().map(|l| l.parse::<u64>().unwrap()).sum::<u64>(),
+            2
+        );
+    }
+
+    #[test]
+    fn example_opening_prior_bands() {
+        use crate::opening::opening_prior_bands;
+        use crate::pgn::GameReader;
+
+        let pgn =
+            b"[WhiteElo \"2500\"]\n[BlackElo \"2400\"]\n\n1. e4 e5 2. Nf3 Nc6 *\n\n1. d4 d5 *\n";
+        let games = GameReader::new(&pgn[..]).map(|g| g.unwrap()).map(|g| {
+            let elo = |t: &str| g.tag(t).and_then(|v| v.parse().ok());
+            (
+                [elo("WhiteElo"), elo("BlackElo")],
+                g.start.clone(),
+                g.moves.clone(),
+            )
+        });
+        let (text, counted) = opening_prior_bands(games);
+        assert_eq!(counted, 2);
+        let sums = text.lines().fold([0u64; 5], |mut s, l| {
+            for (s, c) in s.iter_mut().zip(l.split(' ')) {
+                *s += c.parse::<u64>().unwrap();
+            }
+            s
+        });
+        assert_eq!(sums, [0, 0, 0, 1, 1]);
+    }
+
+    #[test]
+    fn example_table_builder() {
+        use crate::opening::TableBuilder;
+        use crate::pgn::GameReader;
+
+        let pgn = "[ECO \"B00\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 Nc6 *\n\n\
+                   [ECO \"B00\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 Nc6 2. d4 *\n\n\
+                   [ECO \"C20\"]\n[Opening \"King's Pawn Game\"]\n\n1. e4 e5 *\n";
+        let mut b = TableBuilder::default();
+        for game in GameReader::new(pgn.as_bytes()) {
+            let game = game.unwrap();
+            b.add(
+                &game.start,
+                &game.moves,
+                game.tag("ECO").unwrap(),
+                game.tag("Opening").unwrap(),
+            );
+        }
+        let table = b.finish(2);
+        // 1. e4 Nc6: two games, both B00; 1. e4 leads to two openings.
+        assert_eq!(table.len(), 1);
+        let game = GameReader::new(&b"1. e4 Nc6 2. Nf3 *"[..])
+            .next()
+            .unwrap()
+            .unwrap();
+        assert_eq!(table.classify(&game.start, &game.moves).unwrap().eco, "B00");
     }
 }

@@ -1500,3 +1500,51 @@ fn regression_issue_69_exit_statuses_are_listed_in_the_help() {
         Some(2)
     );
 }
+
+/// Issue 67: `chesspack train` parses its arguments and shows what the
+/// library's fit says: the tables written, its lines on stderr, the
+/// held-out table of the openings on stdout; a missing file is an error
+/// that names it.
+#[test]
+fn regression_issue_67_train_shows_the_library_s_fit() {
+    let dir = scratch("train");
+    let out = dir.join("arith.rs");
+    let run = chesspack(&[
+        "train",
+        "arith",
+        "-o",
+        out.to_str().unwrap(),
+        "samples/puzzles-sample.csv",
+    ]);
+    ok(&run);
+    let said = String::from_utf8_lossy(&run.stderr);
+    assert!(said.starts_with("Fitted on "), "{said}");
+    assert!(said.contains(&format!("wrote {}", out.display())), "{said}");
+    let first = said.lines().next().unwrap();
+    assert!(std::fs::read_to_string(&out).unwrap().contains(first));
+
+    let table = dir.join("openings.bin");
+    let run = chesspack(&[
+        "train",
+        "openings",
+        "-o",
+        table.to_str().unwrap(),
+        "samples/lichess-sample.pgn",
+    ]);
+    let stdout = ok(&run);
+    assert!(
+        stdout.starts_with("held-out games with both tags"),
+        "{stdout}"
+    );
+    assert!(dir.join("openings-positions.txt").exists());
+
+    let run = chesspack(&[
+        "train",
+        "engine",
+        "-o",
+        dir.join("e.rs").to_str().unwrap(),
+        "no-such-file.pgn",
+    ]);
+    assert!(!run.status.success());
+    assert!(String::from_utf8_lossy(&run.stderr).contains("no-such-file.pgn"));
+}

@@ -317,7 +317,7 @@ impl ModelCodec {
 
     /// `brisk`: `model`'s coding, its book and its game context over a
     /// quicker model: no static exchanges, checks, mobility or threats
-    /// ([`model::FeatureSet::Quick`]) and a hidden layer of 64 units.
+    /// (the quick feature set) and a hidden layer of 64 units.
     /// Between `model` and `fast` in bits and in speed.
     ///
     /// ```

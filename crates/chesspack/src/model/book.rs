@@ -29,7 +29,7 @@ const VERSION: u32 = 2;
 pub(crate) const MIN_TOTAL: u32 = 10;
 /// Only positions this early in a game are counted.
 #[cfg(feature = "train")]
-pub const MAX_PLY: usize = 40;
+pub(crate) const MAX_PLY: usize = 40;
 
 const HEADER: usize = 16;
 const POSITION: usize = 20;
@@ -72,7 +72,7 @@ impl Entry<'_> {
 
 /// The book: move counts of frequent positions, over the file's bytes.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Book {
+pub(crate) struct Book {
     bytes: Cow<'static, [u8]>,
     positions: usize,
     moves: usize,
@@ -182,13 +182,8 @@ impl Book {
     }
 
     /// Positions in the book.
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.positions
-    }
-
-    /// Whether the book is empty.
-    pub fn is_empty(&self) -> bool {
-        self.positions == 0
     }
 
     /// A book over a file's bytes, checked once (sizes, order, bounds).
@@ -231,7 +226,7 @@ impl Book {
     }
 
     /// The book file bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         self.bytes.to_vec()
     }
 }
@@ -239,14 +234,14 @@ impl Book {
 #[cfg(feature = "train")]
 /// Counts moves of training games into a [`Book`].
 #[derive(Default)]
-pub struct BookBuilder {
+pub(crate) struct BookBuilder {
     counts: HashMap<u64, HashMap<u16, u32>>,
 }
 
 #[cfg(feature = "train")]
 impl BookBuilder {
     /// Counts `m` played in `pos`.
-    pub fn add(&mut self, pos: &Chess, m: Move) {
+    pub(crate) fn add(&mut self, pos: &Chess, m: Move) {
         *self
             .counts
             .entry(position_hash(pos))
@@ -256,7 +251,7 @@ impl BookBuilder {
     }
 
     /// The book of the positions seen at least `MIN_TOTAL` times.
-    pub fn finish(self) -> Book {
+    pub(crate) fn finish(self) -> Book {
         let mut hashes: Vec<_> = self
             .counts
             .iter()

@@ -20,7 +20,7 @@ const CAPTURE: usize = FROM_TO + 6 * 64 * 64; // victim × attacker
 const PROMOTION: usize = CAPTURE + 6 * 6; // role
 const RECAPTURE: usize = PROMOTION + 6; // role
 /// The number of features of the fast model.
-pub const N_FAST_FEATURES: usize = RECAPTURE + 6;
+pub(crate) const N_FAST_FEATURES: usize = RECAPTURE + 6;
 
 /// Magic bytes of a fast model file.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKF";
@@ -140,7 +140,7 @@ impl FastContext {
 
 /// The fast model's weights.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct FastWeights {
+pub(crate) struct FastWeights {
     t: Box<Tables>,
 }
 
@@ -161,7 +161,7 @@ impl FastWeights {
     /// # Errors
     ///
     /// [`Error::InvalidData`] unless there are [`N_FAST_FEATURES`].
-    pub fn from_values(w: Vec<i32>) -> Result<FastWeights, Error> {
+    pub(crate) fn from_values(w: Vec<i32>) -> Result<FastWeights, Error> {
         if w.len() != N_FAST_FEATURES {
             return Err(Error::InvalidData(format!(
                 "{} weights, expected {N_FAST_FEATURES}",
@@ -195,7 +195,7 @@ impl FastWeights {
     }
 
     /// The file bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         super::weights_file(MAGIC, VERSION, &self.t.w)
     }
 
@@ -206,13 +206,13 @@ impl FastWeights {
     }
 
     /// `crate::hash::file_hash` of the file.
-    pub fn hash(&self) -> u64 {
+    pub(crate) fn hash(&self) -> u64 {
         crate::hash::file_hash(&self.to_bytes())
     }
 
     #[cfg(feature = "train")]
     /// The legal moves of `pos` in canonical order and their scores.
-    pub fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
+    pub(crate) fn scores(&self, pos: &Chess, history: &[Move]) -> (shakmaty::MoveList, Vec<i32>) {
         let legal = crate::order::sorted_moves(pos, crate::order::Order::Thesis);
         let scores = self.scores_of(pos, history, &legal);
         (legal, scores)

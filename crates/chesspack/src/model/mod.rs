@@ -32,7 +32,7 @@
 //!
 //! The weights ship in `weights.bin` (magic `CPKM`, version 2), written by
 //! `chesspack train model`; the `brisk` codec's in `brisk.bin` (magic
-//! `CPKQ`: the same layout, a model of [`FeatureSet::Quick`]), written by
+//! `CPKQ`: the same layout, a model of the quick feature set), written by
 //! `chesspack train model --features quick --hidden 64`.
 
 pub(crate) mod book;
@@ -44,7 +44,7 @@ mod memo;
 pub(crate) mod train;
 
 pub use context::{GameContext, TimeControl};
-pub use features::FeatureSet;
+pub(crate) use features::FeatureSet;
 pub(crate) use features::{
     Attacks, CONTEXT_INPUTS, Context, Features, Inputs, MAX_ACTIVE, N_FEATURES, N_INPUTS,
     POSITION_INPUTS,
@@ -95,11 +95,11 @@ pub(crate) const SCALE: i32 = 1024;
 /// activations in units of 1/`H_ONE`.
 pub(crate) const H_ONE: i32 = 128;
 /// The most hidden units a model file may have.
-pub const MAX_HIDDEN: usize = 256;
+pub(crate) const MAX_HIDDEN: usize = 256;
 
 /// The weights of the move model.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Weights {
+pub(crate) struct Weights {
     w: Cow<'static, [i32]>,
     hidden: Hidden,
     /// The move features the weights are for.
@@ -317,7 +317,7 @@ impl Weights {
     }
 
     /// The model file bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let h = &self.hidden;
         let mut out = match self.set {
             FeatureSet::Full => MAGIC,
@@ -364,7 +364,7 @@ impl Weights {
 
     /// A hash of the model file and the embedded book: what archives
     /// record (`file_hash` of the two).
-    pub fn hash(&self) -> u64 {
+    pub(crate) fn hash(&self) -> u64 {
         model_hash(&self.to_bytes())
     }
 
@@ -391,7 +391,7 @@ impl Weights {
     /// The legal moves of `pos` in canonical order and their scores (1/1024
     /// nats) in a game of `game`, given the moves that led to it (`history`,
     /// oldest first; the last two matter) and the opening book.
-    pub fn scores_in(
+    pub(crate) fn scores_in(
         &self,
         pos: &Chess,
         history: &[Move],

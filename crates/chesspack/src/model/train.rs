@@ -6,30 +6,16 @@ use shakmaty::{Chess, Move, Position};
 use super::{Context, Features, N_FEATURES, SCALE, Weights};
 
 /// Fits the move model one position at a time.
-///
-/// ```
-/// use chesspack::train::Trainer;
-/// use shakmaty::{Chess, Position, san::San};
-///
-/// let mut t = Trainer::default();
-/// let pos = Chess::default();
-/// let e4 = "e4".parse::<San>().unwrap().to_move(&pos).unwrap();
-/// let before = t.step_with(&pos, &[], e4, None, false);
-/// for _ in 0..20 {
-///     t.step_with(&pos, &[], e4, None, false);
-/// }
-/// assert!(t.step_with(&pos, &[], e4, None, false) < before);
-/// ```
-pub struct Trainer {
+pub(crate) struct Trainer {
     w: Vec<f64>,
     g2: Vec<f64>,
     grad: Vec<f64>,
     touched: Vec<usize>,
     feats: Vec<Features>,
     /// Learning rate of AdaGrad.
-    pub rate: f64,
+    pub(crate) rate: f64,
     /// L2 penalty per step.
-    pub l2: f64,
+    pub(crate) l2: f64,
     /// The hidden layer, when there is one.
     hidden: Option<Hidden>,
     inputs: super::Inputs,
@@ -94,7 +80,7 @@ impl Trainer {
     }
 
     /// All of `n` weights zero.
-    pub fn with_features(n: usize) -> Trainer {
+    pub(crate) fn with_features(n: usize) -> Trainer {
         Trainer {
             w: vec![0.0; n],
             g2: vec![1e-2; n],
@@ -112,7 +98,7 @@ impl Trainer {
 
     /// This trainer, on the move features of `set` (every feature until
     /// set).
-    pub fn with_feature_set(self, set: super::FeatureSet) -> Trainer {
+    pub(crate) fn with_feature_set(self, set: super::FeatureSet) -> Trainer {
         Trainer { set, ..self }
     }
 
@@ -123,7 +109,7 @@ impl Trainer {
     /// # Panics
     ///
     /// When `size` is over [`MAX_HIDDEN`](super::MAX_HIDDEN).
-    pub fn with_hidden(size: usize, rate: f32) -> Trainer {
+    pub(crate) fn with_hidden(size: usize, rate: f32) -> Trainer {
         assert!(
             size <= super::MAX_HIDDEN,
             "at most {} hidden units",
@@ -154,7 +140,7 @@ impl Trainer {
 
     /// Sets the context of the game the next steps are on (an unknown
     /// context until set).
-    pub fn set_game(&mut self, game: &super::GameContext) {
+    pub(crate) fn set_game(&mut self, game: &super::GameContext) {
         self.game = game.clone();
     }
 
@@ -179,7 +165,7 @@ impl Trainer {
     /// before the step. For a game that `book` counted (`counted`: its
     /// count of `played` is left out) or did not (a game trained on but not
     /// in the book: the book is used as it is).
-    pub fn step_with(
+    pub(crate) fn step_with(
         &mut self,
         pos: &Chess,
         history: &[Move],
@@ -213,7 +199,7 @@ impl Trainer {
     }
 
     /// One gradient step of the `fast` codec's model.
-    pub fn step_fast(&mut self, pos: &Chess, history: &[Move], played: Move) -> f64 {
+    pub(crate) fn step_fast(&mut self, pos: &Chess, history: &[Move], played: Move) -> f64 {
         let legal = pos.legal_moves();
         if legal.len() < 2 {
             return 0.0;
@@ -331,7 +317,7 @@ impl Trainer {
     }
 
     /// The weights rounded to the model's fixed point.
-    pub fn weights(&self) -> Weights {
+    pub(crate) fn weights(&self) -> Weights {
         let w = self.fixed_point();
         let Some(hd) = &self.hidden else {
             return Weights::from_values(w)
@@ -354,7 +340,7 @@ impl Trainer {
     }
 
     /// The linear weights in 1/`SCALE` nats.
-    pub fn fixed_point(&self) -> Vec<i32> {
+    pub(crate) fn fixed_point(&self) -> Vec<i32> {
         self.w
             .iter()
             .map(|&v| (v * f64::from(SCALE)).round() as i32)
@@ -403,5 +389,25 @@ mod examples {
         }
         assert!(t.step(&pos, &[], d4, None) < before);
         assert_eq!(t.weights().hidden_units(), 8);
+    }
+}
+
+/// The examples of the training code, run as unit tests (the items are
+/// crate-private: `train::fit` is their public door).
+#[cfg(all(test, feature = "train"))]
+mod train_examples {
+    #[test]
+    fn example_trainer() {
+        use crate::model::train::Trainer;
+        use shakmaty::{Chess, san::San};
+
+        let mut t = Trainer::default();
+        let pos = Chess::default();
+        let e4 = "e4".parse::<San>().unwrap().to_move(&pos).unwrap();
+        let before = t.step_with(&pos, &[], e4, None, false);
+        for _ in 0..20 {
+            t.step_with(&pos, &[], e4, None, false);
+        }
+        assert!(t.step_with(&pos, &[], e4, None, false) < before);
     }
 }

@@ -22,7 +22,7 @@ mod tables {
 /// Static symbol counts of the `arith` codec: one distribution per square and
 /// one for the side to move.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ArithTables {
+pub(crate) struct ArithTables {
     /// `squares[sq][symbol]`, squares a1 = 0 … h8 = 63.
     pub squares: Vec<[u64; SYMBOLS]>,
     /// Counts of white and black to move.
@@ -52,16 +52,7 @@ impl ArithTables {
 
     #[cfg(feature = "train")]
     /// Adds the symbols of `pos` to the counts.
-    ///
-    /// ```
-    /// use chesspack::train::ArithTables;
-    /// use shakmaty::Chess;
-    ///
-    /// let mut t = ArithTables::default();
-    /// t.add(&Chess::default());
-    /// assert_eq!(t.turn, [1, 0]);
-    /// ```
-    pub fn add(&mut self, pos: &Chess) {
+    pub(crate) fn add(&mut self, pos: &Chess) {
         let symbols = symbols_of(pos);
         for (sq, &s) in symbols.iter().enumerate() {
             self.squares[sq][s] += 1;
@@ -72,7 +63,7 @@ impl ArithTables {
     #[cfg(feature = "train")]
     /// The tables as the Rust source of `arith_tables.rs`, with counts scaled
     /// to fit in `u32`.
-    pub fn to_rust(&self, provenance: &str) -> String {
+    pub(crate) fn to_rust(&self, provenance: &str) -> String {
         let max = self
             .squares
             .iter()
@@ -281,5 +272,20 @@ mod tests {
         for s in 1..=12 {
             assert_eq!(piece_symbol(symbol_piece(s).unwrap()), s);
         }
+    }
+}
+
+/// The examples of the training code, run as unit tests (the items are
+/// crate-private: `train::fit` is their public door).
+#[cfg(all(test, feature = "train"))]
+mod train_examples {
+    #[test]
+    fn example_arith_tables() {
+        use crate::position::arith::ArithTables;
+        use shakmaty::Chess;
+
+        let mut t = ArithTables::default();
+        t.add(&Chess::default());
+        assert_eq!(t.turn, [1, 0]);
     }
 }

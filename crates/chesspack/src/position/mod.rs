@@ -118,6 +118,54 @@ pub fn parse_fen(text: &str) -> Result<Chess, Error> {
         .map_err(|e| Error::InvalidPosition(e.to_string()))
 }
 
+/// The FEN strings of a position file, with their line numbers (from 1):
+/// EPD or FEN lines, or a CSV whose header names a `FEN` column (as
+/// lichess's puzzles); blank lines, lines starting with `#` and a byte
+/// order mark are left out.
+///
+/// ```
+/// use chesspack::position::fen_lines;
+///
+/// let csv = "PuzzleId,FEN,Moves\n00008,8/8/8/8/8/8/8/K1k5 w - - 0 1,a1a2\n";
+/// let fens: Vec<_> = fen_lines(csv.as_bytes()).map(Result::unwrap).collect();
+/// assert_eq!(fens, [(2, "8/8/8/8/8/8/8/K1k5 w - - 0 1".to_owned())]);
+/// let epd = "# a comment\n\n8/8/8/8/8/8/8/K1k5 w - -\n";
+/// let fens: Vec<_> = fen_lines(epd.as_bytes()).map(Result::unwrap).collect();
+/// assert_eq!(fens, [(3, "8/8/8/8/8/8/8/K1k5 w - -".to_owned())]);
+/// ```
+///
+/// # Errors
+///
+/// A read error of `reader`, as an item.
+pub fn fen_lines(
+    reader: impl std::io::BufRead,
+) -> impl Iterator<Item = std::io::Result<(u64, String)>> {
+    let mut column: Option<Option<usize>> = None;
+    reader.lines().enumerate().filter_map(move |(i, line)| {
+        let line = match line {
+            Ok(l) => l,
+            Err(e) => return Some(Err(e)),
+        };
+        let line = line.trim_start_matches('\u{feff}').trim();
+        if column.is_none() {
+            let header: Vec<&str> = line.split(',').map(str::trim).collect();
+            let fen = header.iter().position(|h| h.eq_ignore_ascii_case("fen"));
+            column = Some(fen);
+            if fen.is_some() {
+                return None;
+            }
+        }
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        let fen = match column.flatten() {
+            Some(c) => line.split(',').nth(c).unwrap_or("").to_owned(),
+            None => line.to_owned(),
+        };
+        Some(Ok((i as u64 + 1, fen)))
+    })
+}
+
 /// The four fields a position codec preserves (board, side to move,
 /// castling, legal en-passant square), as an EPD string.
 ///

@@ -12,4 +12,6 @@ mod positions;
 mod regression;
 mod rows;
 mod search;
+#[cfg(feature = "train")]
+mod train;
 mod training;

@@ -173,7 +173,7 @@ const _: () = assert!(ROWS <= ROWS_CAP);
 /// The model: king-square counts, one weight row per feature value and the
 /// side-to-move counts.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PositionWeights {
+pub(crate) struct PositionWeights {
     /// Counts of the white king's square.
     pub white_king: Vec<u32>,
     /// Counts of the black king's square by white king square, 64 × 64.
@@ -239,7 +239,7 @@ impl PositionWeights {
     }
 
     /// The model file bytes.
-    pub fn to_bytes(&self) -> Vec<u8> {
+    pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::with_capacity(8 + 4 * (64 + 4096 + self.rows.len() + self.turn.len()));
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&VERSION.to_le_bytes());
@@ -264,7 +264,7 @@ impl PositionWeights {
     }
 
     /// The hash that identifies this model (`file_hash` of its file).
-    pub fn hash(&self) -> u64 {
+    pub(crate) fn hash(&self) -> u64 {
         file_hash(&self.to_bytes())
     }
 
@@ -275,7 +275,7 @@ impl PositionWeights {
     /// # Errors
     ///
     /// [`Error::InvalidData`] for a model of the wrong size.
-    pub fn model_bits(&self, positions: &[Chess]) -> Result<Vec<usize>, Error> {
+    pub(crate) fn model_bits(&self, positions: &[Chess]) -> Result<Vec<usize>, Error> {
         let t = self.tables()?;
         positions
             .iter()

@@ -8,7 +8,7 @@ use crate::model::SCALE;
 /// Fits [`PositionWeights`] on positions: king counts by counting, rows by
 /// AdaGrad on the log loss of every square, in the order positions come.
 #[derive(Debug)]
-pub struct PositionTrainer {
+pub(crate) struct PositionTrainer {
     white_king: Vec<u32>,
     black_king: Vec<u32>,
     turn: [u32; 2],
@@ -27,7 +27,7 @@ impl Default for PositionTrainer {
 
 impl PositionTrainer {
     /// An untrained model with AdaGrad's step size `rate`.
-    pub fn with_rate(rate: f32) -> PositionTrainer {
+    pub(crate) fn with_rate(rate: f32) -> PositionTrainer {
         PositionTrainer {
             rate,
             ..PositionTrainer::new()
@@ -49,7 +49,7 @@ impl PositionTrainer {
     }
 
     /// Counts the king squares and side to move of `pos` (one pass).
-    pub fn count(&mut self, pos: &Chess) {
+    pub(crate) fn count(&mut self, pos: &Chess) {
         if let Ok((wk, bk)) = kings(pos.board()) {
             self.white_king[wk as usize] += 1;
             self.black_king[wk as usize * 64 + bk as usize] += 1;
@@ -61,7 +61,7 @@ impl PositionTrainer {
 
     /// One gradient step on every square of `pos`; returns its cost in
     /// bits under the weights before the step.
-    pub fn step(&mut self, pos: &Chess) -> f64 {
+    pub(crate) fn step(&mut self, pos: &Chess) -> f64 {
         let mut bits = 0.0;
         let (w, g, rate) = (&mut self.w, &mut self.g, self.rate);
         let _ = walk(pos, |ev| {
@@ -118,7 +118,7 @@ impl PositionTrainer {
 
     /// Average bits per position (boards only) of the steps so far, and
     /// resets the tally.
-    pub fn take_loss(&mut self) -> f64 {
+    pub(crate) fn take_loss(&mut self) -> f64 {
         let avg = self.loss / self.positions.max(1) as f64;
         self.loss = 0.0;
         self.positions = 0;
@@ -126,7 +126,7 @@ impl PositionTrainer {
     }
 
     /// The model in fixed point.
-    pub fn weights(&self) -> PositionWeights {
+    pub(crate) fn weights(&self) -> PositionWeights {
         PositionWeights {
             white_king: self.white_king.clone(),
             black_king: self.black_king.clone(),
