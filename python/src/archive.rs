@@ -405,19 +405,17 @@ impl Archive {
         let tags = all
             .get(local)
             .ok_or_else(|| PyIndexError::new_err(format!("game {i}: not in its block's tags")))?;
-        match tags {
-            Ok(t) => Ok(t
-                .iter()
-                .map(|(k, v)| {
-                    (
-                        chesspack::pgn::text(k).into_owned(),
-                        chesspack::pgn::text(v).into_owned(),
-                    )
-                })
-                .collect()),
-            // A verbatim game: its tags as the PGN reader finds them.
-            Err(text) => Ok(rows::read(text).tags),
-        }
+        // A verbatim game's as the library reads them leniently.
+        Ok(tags
+            .tags
+            .iter()
+            .map(|(k, v)| {
+                (
+                    chesspack::pgn::text(k).into_owned(),
+                    chesspack::pgn::text(v).into_owned(),
+                )
+            })
+            .collect())
     }
 
     /// game_text(i) -> str
@@ -504,10 +502,7 @@ impl Archive {
                     };
                     let mut rows: Vec<rows::Row> = tags
                         .into_iter()
-                        .map(|t| match t {
-                            Ok(tags) => rows::Row::of_tags(tags),
-                            Err(text) => rows::read(&text),
-                        })
+                        .map(|t| rows::Row::of_tags(t.tags))
                         .collect();
                     // Openings where the block stores them decode no moves.
                     if ["opening_eco", "opening_name", "opening_ply"]

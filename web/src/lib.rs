@@ -479,13 +479,11 @@ impl Archive {
                     break 'blocks;
                 }
                 let number = first + i as u64;
-                list.push(match t {
-                    Ok(tags) => {
-                        let tag = |n: &str| {
-                            tags.iter()
-                                .find(|(k, _)| k == n.as_bytes())
-                                .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
-                        };
+                list.push(match &t.verbatim {
+                    // A game stored verbatim: what the PGN reader makes of it.
+                    Some(text) => entry(number, parse(text)),
+                    None => {
+                        let tag = |n: &str| t.get(n).map(|v| v.into_owned());
                         json!({
                             "number": number,
                             "white": tag("White").unwrap_or_else(|| "?".into()),
@@ -496,7 +494,6 @@ impl Archive {
                             "white_elo": tag("WhiteElo"), "black_elo": tag("BlackElo"),
                         })
                     }
-                    Err(verbatim) => entry(number, parse(&verbatim)),
                 });
             }
         }

@@ -762,43 +762,6 @@ fn recovered(recovering: bool, input: &str) -> Result<()> {
     Ok(())
 }
 
-/// The value of `name` in a verbatim game's text, read leniently: tag pairs
-/// at the start of its lines, several to a line too (a game on one line).
-/// Tags come first: only the text's first MiB is read (a game text may be
-/// hundreds of megabytes).
-fn verbatim_tag(text: &[u8], name: &str) -> Option<String> {
-    let head = &text[..text.len().min(1 << 20)];
-    for line in head.split(|&b| b == b'\n') {
-        let mut rest = line.trim_ascii();
-        while let Some(tag) = rest.strip_prefix(b"[") {
-            let tag = tag.trim_ascii_start();
-            let name_end = tag
-                .iter()
-                .position(|b| b.is_ascii_whitespace() || *b == b'"')
-                .unwrap_or(tag.len());
-            let (key, after) = tag.split_at(name_end);
-            let Some(quoted) = after.trim_ascii_start().strip_prefix(b"\"") else {
-                break;
-            };
-            // The value runs to the closing quote; a backslash escapes.
-            let (mut value, mut i) = (Vec::new(), 0);
-            while i < quoted.len() && quoted[i] != b'"' {
-                if quoted[i] == b'\\' && i + 1 < quoted.len() {
-                    i += 1;
-                }
-                value.push(quoted[i]);
-                i += 1;
-            }
-            if key == name.as_bytes() {
-                return Some(chesspack::pgn::text(&value).into_owned());
-            }
-            let after = quoted.get(i + 1..).unwrap_or_default().trim_ascii_start();
-            rest = after.strip_prefix(b"]").unwrap_or(after).trim_ascii_start();
-        }
-    }
-    None
-}
-
 pub fn list(args: &ListArgs) -> Result<()> {
     if let Some(text) = position_archive_text(&args.input)? {
         let mut lock = io::stdout().lock();
@@ -827,15 +790,8 @@ pub fn list(args: &ListArgs) -> Result<()> {
         for (g, t) in tags.iter().enumerate() {
             let mut line = format!("{}", reader.first_game(b) + g as u64);
             for name in &args.tags {
-                let value = match t {
-                    Ok(tags) => tags
-                        .iter()
-                        .find(|(k, _)| k == name.as_bytes())
-                        .map(|(_, v)| chesspack::pgn::text(v).into_owned()),
-                    Err(text) => verbatim_tag(text, name),
-                };
                 line.push('\t');
-                line.push_str(&clean(value.as_deref().unwrap_or("")));
+                line.push_str(&clean(t.get(name).as_deref().unwrap_or("")));
             }
             writeln!(stdout, "{line}")?;
         }
@@ -1028,22 +984,5 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             args.input,
             plural(problems.len() as u64, "problem")
         )
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn verbatim_tags_are_read_leniently() {
-        let text = b"[White \"Tal, M\"]\n[Black \"x\"]\n\n1. e4 ; comment\n";
-        assert_eq!(verbatim_tag(text, "White").as_deref(), Some("Tal, M"));
-        assert_eq!(verbatim_tag(text, "Result"), None);
-        // A game on one line (issue 44), an escaped quote.
-        let line = b"[Event \"A \\\"b\\\"\"] [White \"x\"][Black \"y\"] 1. e4 *";
-        assert_eq!(verbatim_tag(line, "Event").as_deref(), Some("A \"b\""));
-        assert_eq!(verbatim_tag(line, "Black").as_deref(), Some("y"));
-        assert_eq!(verbatim_tag(line, "Whi"), None);
     }
 }

@@ -67,9 +67,46 @@ pub fn decode_games(
     Ok(games)
 }
 
-/// A game's tags, for listing: `Ok(tags)` for a stored game, `Err(text)` for
-/// a verbatim one.
-pub type GameTags = Result<Vec<(Vec<u8>, Vec<u8>)>, Vec<u8>>;
+/// A game's tags, for listing ([`block_tags`]).
+///
+/// ```
+/// use chesspack::archive::{self, ArchiveReader, Options};
+///
+/// // The second game has a move that is not legal: it is stored verbatim.
+/// let pgn = "[White \"Tal, M\"]\n\n1. e4 *\n\n[White \"A \\\"b\\\"\"] [Black \"y\"]\n\n1. Ke3 *\n";
+/// let mut packed = Vec::new();
+/// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::Index, &Options::default()).unwrap();
+/// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+/// let block = r.read_block(0).unwrap();
+/// let tags = archive::block_tags(r.codec(), &block).unwrap();
+/// assert_eq!(tags[0].get("White").as_deref(), Some("Tal, M"));
+/// assert!(tags[0].verbatim.is_none());
+/// assert_eq!(tags[1].get("White").as_deref(), Some("A \"b\""));
+/// assert_eq!(tags[1].get("Black").as_deref(), Some("y"));
+/// assert!(tags[1].verbatim.as_ref().is_some_and(|t| t.ends_with(b"Ke3 *\n")));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct GameTags {
+    /// The tag pairs in order: as stored, or as a lenient reading of a
+    /// verbatim game's text finds them (tag pairs at the start of its
+    /// lines, several to a line too, a backslash escaping in a value; in
+    /// the text's first MiB).
+    pub tags: Vec<(Vec<u8>, Vec<u8>)>,
+    /// The text of a game stored verbatim; `None` for a game stored in
+    /// columns.
+    pub verbatim: Option<Vec<u8>>,
+}
+
+impl GameTags {
+    /// The value of the tag `name`, as text ([`crate::pgn::text`]).
+    pub fn get(&self, name: &str) -> Option<std::borrow::Cow<'_, str>> {
+        self.tags
+            .iter()
+            .find(|(k, _)| k == name.as_bytes())
+            .map(|(_, v)| crate::pgn::text(v))
+    }
+}
 
 /// The tags of every game of a block, without checking the block's text.
 /// Moves are decoded only where the archive stores an `ECO` or `Opening`

@@ -181,6 +181,7 @@ impl Book {
         None
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// Positions in the book.
     pub(crate) fn len(&self) -> usize {
         self.positions
@@ -225,6 +226,7 @@ impl Book {
         })
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// The book file bytes.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         self.bytes.to_vec()

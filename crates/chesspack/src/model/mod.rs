@@ -316,6 +316,7 @@ impl Weights {
         self.set
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// The model file bytes.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         let h = &self.hidden;
@@ -362,6 +363,7 @@ impl Weights {
         self.hidden.size
     }
 
+    #[cfg(any(test, feature = "train"))]
     /// A hash of the model file and the embedded book: what archives
     /// record (`file_hash` of the two).
     pub(crate) fn hash(&self) -> u64 {

@@ -227,14 +227,14 @@ fn tags_list_without_decoding_moves() {
     let block = r.read_block(0).unwrap();
     let tags = archive::block_tags(r.codec(), &block).unwrap();
     assert_eq!(tags.len(), 8);
+    assert_eq!(tags[0].tags[0], (b"Event".to_vec(), b"ok 1".to_vec()));
+    assert_eq!(tags[0].verbatim, None);
+    // A game stored verbatim: its text, and no tags where it has none.
     assert_eq!(
-        tags[0].as_ref().unwrap()[0],
-        (b"Event".to_vec(), b"ok 1".to_vec())
+        tags[1].verbatim.as_deref(),
+        Some(&b"This line is not PGN at all.\n\n"[..])
     );
-    assert_eq!(
-        tags[1].as_ref().unwrap_err(),
-        b"This line is not PGN at all.\n\n"
-    );
+    assert!(tags[1].tags.is_empty());
 }
 
 /// Offsets of the payloads of the blocks of an archive.
@@ -602,7 +602,11 @@ fn golden_bytes_pin_the_text_block() {
     let block = r.read_block(0).unwrap();
     let tags = archive::block_tags(r.codec(), &block).unwrap();
     assert_eq!(tags.len(), 16);
-    assert!(tags.iter().enumerate().all(|(i, t)| t.is_ok() == (i != 12)));
+    assert!(
+        tags.iter()
+            .enumerate()
+            .all(|(i, t)| t.verbatim.is_none() == (i != 12))
+    );
     assert_eq!(r.game(14).unwrap(), game.as_bytes());
 }
 
@@ -722,8 +726,8 @@ fn regression_issue_40_openings_are_stored_and_need_no_moves() {
     let openings: Vec<Vec<String>> = tags
         .iter()
         .map(|t| {
-            t.as_ref()
-                .unwrap()
+            assert!(t.verbatim.is_none());
+            t.tags
                 .iter()
                 .filter(|(k, _)| k == b"ECO" || k == b"Opening")
                 .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
@@ -755,14 +759,15 @@ fn openings_listed_without_moves(packed: &[u8]) -> Option<Vec<Vec<String>>> {
     for b in 0..r.blocks().len() {
         let block = r.read_block(b).unwrap();
         for tags in archive::block_tags(&Index, &block).ok()? {
-            out.push(match tags {
-                Ok(tags) => tags
+            out.push(match &tags.verbatim {
+                None => tags
+                    .tags
                     .iter()
                     .filter(|(k, _)| k == b"ECO" || k == b"Opening")
                     .map(|(_, v)| String::from_utf8_lossy(v).into_owned())
                     .collect(),
                 // A game stored verbatim.
-                Err(text) => openings_of_text(&text).concat(),
+                Some(text) => openings_of_text(text).concat(),
             });
         }
     }
@@ -1189,7 +1194,10 @@ fn regression_issue_26_opening_tags_come_from_the_moves() {
     let all: Vec<_> = archive::block_tags(r.codec(), &block)
         .unwrap()
         .into_iter()
-        .map(|t| names(&t.unwrap()))
+        .map(|t| {
+            assert!(t.verbatim.is_none());
+            names(&t.tags)
+        })
         .collect();
     assert_eq!(
         all[0],
@@ -1200,7 +1208,10 @@ fn regression_issue_26_opening_tags_come_from_the_moves() {
     let not_given: Vec<_> = archive::block_tags_not_given(&block)
         .unwrap()
         .into_iter()
-        .map(|t| names(&t.unwrap()))
+        .map(|t| {
+            assert!(t.verbatim.is_none());
+            names(&t.tags)
+        })
         .collect();
     assert_eq!(not_given[0], Vec::<String>::new());
     assert_eq!(not_given[1], ["Opening=King's Pawn Game"]);
@@ -1496,15 +1507,16 @@ fn regression_issue_40_opening_tags_decode_only_the_plies_they_need() {
         for b in 0..r.blocks().len() {
             let block = r.read_block(b).unwrap();
             for tags in archive::block_tags(r.codec(), &block).unwrap() {
-                listed.push(match tags {
-                    Ok(tags) => openings(
-                        tags.into_iter()
+                listed.push(match tags.verbatim {
+                    None => openings(
+                        tags.tags
+                            .into_iter()
                             .map(|(k, v)| {
                                 (String::from_utf8(k).unwrap(), String::from_utf8(v).unwrap())
                             })
                             .collect(),
                     ),
-                    Err(text) => of_text(&text),
+                    Some(text) => of_text(&text),
                 });
             }
             archive::decode_games(r.codec(), &block, &|_| true, &mut |_, t| {

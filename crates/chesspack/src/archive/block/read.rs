@@ -369,10 +369,14 @@ fn verbatim_decoded(w: Want, text: &[u8], parsed: bool) -> Result<Option<Decoded
             }
         }
         Want::Record => Decoded::Record(Err(text.to_vec())),
-        Want::Tags | Want::TagsNotGiven if parsed => {
-            Decoded::Tags(Ok(text::tags_of(read).map_err(unparsed)?))
-        }
-        Want::Tags | Want::TagsNotGiven => Decoded::Tags(Err(text.to_vec())),
+        Want::Tags | Want::TagsNotGiven if parsed => Decoded::Tags(GameTags {
+            tags: text::tags_of(read).map_err(unparsed)?,
+            verbatim: None,
+        }),
+        Want::Tags | Want::TagsNotGiven => Decoded::Tags(GameTags {
+            tags: text::lenient_tags(text),
+            verbatim: Some(text.to_vec()),
+        }),
         Want::Opening | Want::OpeningStored => Decoded::Opening(verbatim_opening(read)),
     }))
 }
@@ -551,7 +555,13 @@ impl<'a> Cursors<'a> {
         // Tags that the moves give need the moves.
         let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
         if tags_alone {
-            queue.ready(g, Decoded::Tags(Ok(std::mem::take(&mut tags))));
+            queue.ready(
+                g,
+                Decoded::Tags(GameTags {
+                    tags: std::mem::take(&mut tags),
+                    verbatim: None,
+                }),
+            );
         }
         // The opening where the block stores it with its ply.
         // (`Some(None)`: the label that says the table names none.)
@@ -1005,7 +1015,10 @@ fn finish_opening(
         return Ok(Decoded::Opening(walk.named()));
     }
     fill_openings(&mut tags, &predicted, walk.opening())?;
-    Ok(Decoded::Tags(Ok(tags)))
+    Ok(Decoded::Tags(GameTags {
+        tags,
+        verbatim: None,
+    }))
 }
 
 /// A game's context, as the writer took it from the same tags (codecs
