@@ -979,6 +979,145 @@ fn u32s(b: &[u8]) -> Vec<u32> {
         .collect()
 }
 
+/// Reads and checks a section's directory (`len` bytes of section, for an
+/// archive of `games` games): the number of games, of the tree's nodes,
+/// and where each column lies.
+fn read_directory(
+    fetch: &mut Fetch<'_>,
+    len: u64,
+    games: u64,
+    checked: bool,
+) -> Result<(usize, usize, Vec<ColumnAt>), String> {
+    let head = fetch(
+        0,
+        usize::try_from(len)
+            .unwrap_or(usize::MAX)
+            .min(DIRECTORY_MAX),
+    )?;
+    let mut data = head
+        .strip_prefix(MAGIC.as_slice())
+        .ok_or("bad search section marker")?;
+    let (&version, rest) = data.split_first().ok_or("truncated")?;
+    if version != VERSION {
+        return Err(format!("search section version {version} is not supported"));
+    }
+    data = rest;
+    let n = get_varint(&mut data)?;
+    if n != games {
+        return Err(format!("it indexes {n} games, the archive has {games}"));
+    }
+    let n = n as usize;
+    let nodes = get_varint(&mut data)? as usize;
+    if nodes == 0 || nodes > 1 << 31 {
+        return Err("bad tree size".into());
+    }
+    let mut columns = Vec::with_capacity(COLUMNS);
+    for _ in 0..COLUMNS {
+        // A column of at most 1 GiB (32-bit targets too).
+        let raw = usize::try_from(get_varint(&mut data)?)
+            .ok()
+            .filter(|&r| r <= 1 << 30)
+            .ok_or("a column too large")?;
+        let stored = usize::try_from(get_varint(&mut data)?)
+            .ok()
+            .filter(|&s| s as u64 <= len)
+            .ok_or("truncated")?;
+        let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
+        data = &data[4..];
+        columns.push(ColumnAt {
+            raw,
+            at: 0,
+            stored,
+            crc,
+        });
+    }
+    let directory = head.len() - data.len();
+    let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
+    if checked && crc32fast::hash(&head[..directory]) != crc {
+        return Err("checksum mismatch".into());
+    }
+    let mut at = directory as u64 + 4;
+    for c in &mut columns {
+        c.at = at;
+        at += c.stored as u64;
+    }
+    if at != len {
+        return Err("the columns do not fill the section".into());
+    }
+    Ok((n, nodes, columns))
+}
+
+/// Columns by number, unpacked (empty where not).
+type Unpacked<T> = Vec<Vec<T>>;
+
+/// The head group's columns that every query needs, unpacked from its
+/// `frames`, at once where rayon gives threads (each alone: the same bytes
+/// either way): bytes by column, and those of 16-bit numbers straight into
+/// their vectors (the tree's moves after the root's).
+fn unpack_head(
+    frames: &[u8],
+    columns: &[ColumnAt],
+    n: usize,
+    nodes: usize,
+) -> Result<(Unpacked<u8>, Unpacked<u16>), String> {
+    let bytes = frames;
+    let columns_at = &columns;
+    let frame = move |col: usize| {
+        let c = &columns_at[col];
+        let from = (c.at - columns_at[0].at) as usize;
+        (&bytes[from..from + c.stored], c.raw)
+    };
+    // The columns every query needs, unpacked at once where rayon
+    // gives threads (each alone: the same bytes either way); those of
+    // 16-bit numbers straight into their vectors (the tree's moves
+    // after the root's).
+    let wanted = [
+        NODE_CHANGES,
+        NODE_CHILDREN,
+        FLAGS,
+        EXITS,
+        RESULTS,
+        SPEED,
+        DATES,
+    ];
+    let words = [
+        (NODE_MOVES, 1, nodes - 1),
+        (EXIT_MOVES, 0, n),
+        (WHITE_ELO, 0, n),
+        (BLACK_ELO, 0, n),
+    ];
+    let one = |&col: &usize| {
+        let (z, raw) = frame(col);
+        unpack(z, raw).map(|c| (col, c))
+    };
+    let word = |&(col, lead, count): &(usize, usize, usize)| {
+        let (z, raw) = frame(col);
+        unpack_words(z, raw, lead, count).map(|c| (col, c))
+    };
+    #[cfg(feature = "parallel")]
+    let (unpacked, unpacked_words) = {
+        use rayon::prelude::*;
+        rayon::join(
+            || wanted.par_iter().map(one).collect::<Result<Vec<_>, _>>(),
+            || words.par_iter().map(word).collect::<Result<Vec<_>, _>>(),
+        )
+    };
+    #[cfg(not(feature = "parallel"))]
+    let (unpacked, unpacked_words) = (
+        wanted.iter().map(one).collect::<Result<Vec<_>, _>>(),
+        words.iter().map(word).collect::<Result<Vec<_>, _>>(),
+    );
+    let mut got: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
+    for (col, c) in unpacked? {
+        got[col] = c;
+    }
+    let mut got_words: Vec<Vec<u16>> = vec![Vec::new(); COLUMNS];
+    for (col, c) in unpacked_words? {
+        got_words[col] = c;
+    }
+    Ok((got, got_words))
+}
+
 impl Index {
     /// Reads a section of `len` bytes for an archive of `games` games by
     /// `fetch`: its directory (checked against its CRC) and the columns
@@ -997,118 +1136,9 @@ impl Index {
         games: u64,
         checked: bool,
     ) -> Result<Index, String> {
-        let head = fetch(
-            0,
-            usize::try_from(len)
-                .unwrap_or(usize::MAX)
-                .min(DIRECTORY_MAX),
-        )?;
-        let mut data = head
-            .strip_prefix(MAGIC.as_slice())
-            .ok_or("bad search section marker")?;
-        let (&version, rest) = data.split_first().ok_or("truncated")?;
-        if version != VERSION {
-            return Err(format!("search section version {version} is not supported"));
-        }
-        data = rest;
-        let n = get_varint(&mut data)?;
-        if n != games {
-            return Err(format!("it indexes {n} games, the archive has {games}"));
-        }
-        let n = n as usize;
-        let nodes = get_varint(&mut data)? as usize;
-        if nodes == 0 || nodes > 1 << 31 {
-            return Err("bad tree size".into());
-        }
-        let mut columns = Vec::with_capacity(COLUMNS);
-        for _ in 0..COLUMNS {
-            // A column of at most 1 GiB (32-bit targets too).
-            let raw = usize::try_from(get_varint(&mut data)?)
-                .ok()
-                .filter(|&r| r <= 1 << 30)
-                .ok_or("a column too large")?;
-            let stored = usize::try_from(get_varint(&mut data)?)
-                .ok()
-                .filter(|&s| s as u64 <= len)
-                .ok_or("truncated")?;
-            let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
-            data = &data[4..];
-            columns.push(ColumnAt {
-                raw,
-                at: 0,
-                stored,
-                crc,
-            });
-        }
-        let directory = head.len() - data.len();
-        let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
-        if checked && crc32fast::hash(&head[..directory]) != crc {
-            return Err("checksum mismatch".into());
-        }
-        let mut at = directory as u64 + 4;
-        for c in &mut columns {
-            c.at = at;
-            at += c.stored as u64;
-        }
-        if at != len {
-            return Err("the columns do not fill the section".into());
-        }
+        let (n, nodes, columns) = read_directory(fetch, len, games, checked)?;
         let frames = read_group(fetch, &columns, Group::Head, checked)?;
-        let bytes = frames.as_slice();
-        let columns_at = &columns;
-        let frame = move |col: usize| {
-            let c = &columns_at[col];
-            let from = (c.at - columns_at[0].at) as usize;
-            (&bytes[from..from + c.stored], c.raw)
-        };
-        // The columns every query needs, unpacked at once where rayon
-        // gives threads (each alone: the same bytes either way); those of
-        // 16-bit numbers straight into their vectors (the tree's moves
-        // after the root's).
-        let wanted = [
-            NODE_CHANGES,
-            NODE_CHILDREN,
-            FLAGS,
-            EXITS,
-            RESULTS,
-            SPEED,
-            DATES,
-        ];
-        let words = [
-            (NODE_MOVES, 1, nodes - 1),
-            (EXIT_MOVES, 0, n),
-            (WHITE_ELO, 0, n),
-            (BLACK_ELO, 0, n),
-        ];
-        let one = |&col: &usize| {
-            let (z, raw) = frame(col);
-            unpack(z, raw).map(|c| (col, c))
-        };
-        let word = |&(col, lead, count): &(usize, usize, usize)| {
-            let (z, raw) = frame(col);
-            unpack_words(z, raw, lead, count).map(|c| (col, c))
-        };
-        #[cfg(feature = "parallel")]
-        let (unpacked, unpacked_words) = {
-            use rayon::prelude::*;
-            rayon::join(
-                || wanted.par_iter().map(one).collect::<Result<Vec<_>, _>>(),
-                || words.par_iter().map(word).collect::<Result<Vec<_>, _>>(),
-            )
-        };
-        #[cfg(not(feature = "parallel"))]
-        let (unpacked, unpacked_words) = (
-            wanted.iter().map(one).collect::<Result<Vec<_>, _>>(),
-            words.iter().map(word).collect::<Result<Vec<_>, _>>(),
-        );
-        let mut got: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
-        for (col, c) in unpacked? {
-            got[col] = c;
-        }
-        let mut got_words: Vec<Vec<u16>> = vec![Vec::new(); COLUMNS];
-        for (col, c) in unpacked_words? {
-            got_words[col] = c;
-        }
+        let (mut got, mut got_words) = unpack_head(&frames, &columns, n, nodes)?;
         let children = std::mem::take(&mut got[NODE_CHILDREN]);
         let mut column = |col: usize, size: usize, count: usize| {
             let c = std::mem::take(&mut got[col]);
