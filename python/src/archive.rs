@@ -489,7 +489,7 @@ impl Archive {
                     let mut rows = Vec::new();
                     archive::decode_records(codec, &payload, &|_| true, &mut |_, r| rows.push(r))?;
                     // A verbatim game longer than 8 MiB goes on in the next blocks.
-                    if let Some(Err(text)) = rows.last_mut() {
+                    if let Some(archive::GameRow::Text(text)) = rows.last_mut() {
                         self.lock()
                             .rest_of_game(&payload, &mut |t| text.extend_from_slice(&t))?;
                     }

@@ -2,15 +2,15 @@
 //! tags, mainline SAN moves and `%clk` clock readings, and a block of them
 //! as an Arrow record batch (the Spark data source's rows).
 
-use std::{ops::ControlFlow, sync::Arc};
+use std::sync::Arc;
 
 use arrow_array::{
     ArrayRef, RecordBatch,
     builder::{Int32Builder, Int64Builder, ListBuilder, MapBuilder, StringBuilder},
 };
 use arrow_schema::{ArrowError, DataType, Field, Schema};
-use chesspack::{archive::GameRow, pgn::clock_millis};
-use pgn_reader::{RawComment, RawTag, Reader, SanPlus, Skip, Visitor};
+use chesspack::archive::GameRow;
+use shakmaty::san::SanPlus;
 
 /// The tags that get a column of their own, in column order. Every other
 /// tag goes to the `other_tags` map.
@@ -75,11 +75,11 @@ impl Row {
     }
 
     /// The row of a game decoded straight from an archive (a verbatim
-    /// game's text is read as PGN): the same row as its text gives.
+    /// game's text is read leniently): the same row as its text gives.
     pub fn of(row: GameRow) -> Row {
         let record = match row {
-            Ok(r) => r,
-            Err(text) => return read(&text),
+            GameRow::Record(r) => r,
+            GameRow::Text(text) => return read(&text),
         };
         let opening = opening_of(
             chesspack::opening::OpeningTable::lichess().classify(&record.start, &record.moves),
@@ -104,70 +104,21 @@ impl Row {
     }
 }
 
-/// Reads a game's text (canonical or verbatim) into a row; text that does
-/// not read as PGN gives what was read before it.
+/// Reads a game's text (canonical or verbatim) into a row, as the library
+/// reads a game's text leniently ([`chesspack::pgn::read_written`]): text
+/// that does not read as PGN gives what was read before it.
 pub fn read(text: &[u8]) -> Row {
-    let mut reader = Reader::new(text);
-    let mut row = match reader.read_game(&mut RowVisitor) {
-        Ok(Some(row)) => row,
-        _ => Row::default(),
-    };
-    row.opening = opening_of(chesspack::archive::opening_of_text(
-        chesspack::opening::OpeningTable::lichess(),
-        text,
-    ));
-    row
-}
-
-struct RowVisitor;
-
-impl Visitor for RowVisitor {
-    type Tags = Vec<(String, String)>;
-    type Movetext = Row;
-    type Output = Row;
-
-    fn begin_tags(&mut self) -> ControlFlow<Row, Self::Tags> {
-        ControlFlow::Continue(Vec::new())
-    }
-
-    fn tag(&mut self, tags: &mut Self::Tags, name: &[u8], value: RawTag<'_>) -> ControlFlow<Row> {
-        tags.push((
-            chesspack::pgn::text(name).into_owned(),
-            chesspack::pgn::text(&value.decode()).into_owned(),
-        ));
-        ControlFlow::Continue(())
-    }
-
-    fn begin_movetext(&mut self, tags: Self::Tags) -> ControlFlow<Row, Row> {
-        ControlFlow::Continue(Row {
-            tags,
-            ..Row::default()
-        })
-    }
-
-    fn san(&mut self, row: &mut Row, san: SanPlus) -> ControlFlow<Row> {
-        row.moves.push(san.to_string());
-        row.clocks.push(None);
-        ControlFlow::Continue(())
-    }
-
-    fn comment(&mut self, row: &mut Row, comment: RawComment<'_>) -> ControlFlow<Row> {
-        // The first reading after a move, as python-chess takes it.
-        if let Some(last @ None) = row.clocks.last_mut()
-            && let Some(ms) = clock_millis(comment.as_bytes())
-        {
-            *last = Some(ms as i64);
-            row.has_clock = true;
-        }
-        ControlFlow::Continue(())
-    }
-
-    fn begin_variation(&mut self, _row: &mut Row) -> ControlFlow<Row, Skip> {
-        ControlFlow::Continue(Skip(true))
-    }
-
-    fn end_game(&mut self, row: Row) -> Row {
-        row
+    let game = chesspack::pgn::read_written(text, true);
+    let name = |b: &[u8]| chesspack::pgn::text(b).into_owned();
+    Row {
+        tags: game.tags.iter().map(|(k, v)| (name(k), name(v))).collect(),
+        has_clock: game.clocks.iter().any(Option::is_some),
+        clocks: game.clocks.iter().map(|c| c.map(|ms| ms as i64)).collect(),
+        moves: game.moves,
+        opening: opening_of(chesspack::archive::opening_of_text(
+            chesspack::opening::OpeningTable::lichess(),
+            text,
+        )),
     }
 }
 

@@ -873,8 +873,8 @@ pub fn classify(args: &ClassifyArgs) -> Result<()> {
                     let mut out = Vec::new();
                     archive::decode_records(reader.codec(), &block, &|_| true, &mut |_, r| {
                         out.push(match r {
-                            Ok(r) => table.classify(&r.start, &r.moves),
-                            Err(text) => archive::opening_of_text(table, &text),
+                            archive::GameRow::Record(r) => table.classify(&r.start, &r.moves),
+                            archive::GameRow::Text(text) => archive::opening_of_text(table, &text),
                         })
                     })?;
                     out

@@ -42,7 +42,7 @@ fn main() {
             let mut n = 0;
             for (_, b) in &blocks {
                 decode_records(r.codec(), b, &|_| true, &mut |_, row| {
-                    if let Ok(g) = row {
+                    if let chesspack::archive::GameRow::Record(g) = row {
                         n += g.moves.len();
                     }
                 })

@@ -201,11 +201,20 @@ pub fn block_openings(
         .collect()
 }
 
-/// A game's record: `Ok(record)` for a stored game, `Err(text)` for one
-/// stored verbatim (its exact text, for a lenient reader; for a game that
-/// goes on in the next block, the text in this block: see
-/// [`ArchiveReader::rest_of_game`]).
-pub type GameRow = Result<GameRecord, Vec<u8>>;
+/// A game of [`decode_records`]: its record, or its text where it has none.
+// Nearly every row is a record: boxing it would cost an allocation a game
+// to make the rare text's row smaller.
+#[allow(clippy::large_enum_variant)]
+#[derive(Clone, Debug)]
+pub enum GameRow {
+    /// A game stored in columns: its tags, start, moves and clocks.
+    Record(GameRecord),
+    /// A game stored verbatim, or whose mainline has a null move: its exact
+    /// text, to read leniently ([`crate::pgn::read_written`]); for a game
+    /// that goes on in the next block, the text in this block (see
+    /// [`ArchiveReader::rest_of_game`]).
+    Text(Vec<u8>),
+}
 
 /// The records of the games of a block for which `want` is true, with
 /// their index in the block, in order: tags, mainline moves and clocks
@@ -227,7 +236,7 @@ pub type GameRow = Result<GameRecord, Vec<u8>>;
 /// let block = r.read_block(0).unwrap();
 /// let mut rows = Vec::new();
 /// archive::decode_records(r.codec(), &block, &|_| true, &mut |_, row| rows.push(row)).unwrap();
-/// let game = rows[0].as_ref().unwrap();
+/// let archive::GameRow::Record(game) = &rows[0] else { panic!("a record") };
 /// assert_eq!((game.moves.len(), game.clocks.clone()), (2, vec![Some(180_000), Some(179_000)]));
 /// ```
 pub fn decode_records(
@@ -267,7 +276,7 @@ pub(crate) fn decode_records_until(
                 }
             }
             block::Decoded::Piece(t) => {
-                if let Some((owner, Err(text))) = &mut last
+                if let Some((owner, GameRow::Text(text))) = &mut last
                     && *owner == g
                 {
                     text.extend_from_slice(&t);

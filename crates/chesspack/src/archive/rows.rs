@@ -50,7 +50,7 @@ use shakmaty::{
     CastlingSide, Chess, Color, EnPassantMode, Move, Piece, Position, Role, fen::Fen, uci::UciMove,
 };
 
-use super::{ArchiveError, ArchiveReader, Block, GameRecord, decode_records};
+use super::{ArchiveError, ArchiveReader, Block, GameRecord, GameRow, decode_records};
 use crate::{game::GameCodec, model::TimeControl, pgn::Eval};
 
 /// A column of position rows ([`block_positions`]).
@@ -728,9 +728,9 @@ fn records(
     decode_records(codec, block, &|_| true, &mut |g, row| {
         let number = first_game + g as u64;
         match row {
-            Ok(record) => games.push((number, record)),
-            Err(_) if g != super::CONTINUED => skipped.push(number),
-            Err(_) => {}
+            GameRow::Record(record) => games.push((number, record)),
+            GameRow::Text(_) if g != super::CONTINUED => skipped.push(number),
+            GameRow::Text(_) => {}
         }
     })?;
     Ok(games)

@@ -314,43 +314,6 @@ pub(crate) fn tags_of(text: &[u8]) -> Result<Vec<Tag>, Unparsed> {
     parse_tags(text, &mut skip_ws(text, 0))
 }
 
-/// The tag pairs of a game's text read leniently, for a game stored
-/// verbatim (a text [`parse`] refuses): tag pairs at the start of its
-/// lines, several to a line too (a game on one line); a value runs to its
-/// closing quote, a backslash escaping the next byte. Tags come first: only
-/// the text's first MiB is read (a game text may be hundreds of
-/// megabytes).
-pub(crate) fn lenient_tags(text: &[u8]) -> Vec<Tag> {
-    let head = &text[..text.len().min(1 << 20)];
-    let mut tags = Vec::new();
-    for line in head.split(|&b| b == b'\n') {
-        let mut rest = line.trim_ascii();
-        while let Some(tag) = rest.strip_prefix(b"[") {
-            let tag = tag.trim_ascii_start();
-            let name_end = tag
-                .iter()
-                .position(|b| b.is_ascii_whitespace() || *b == b'"')
-                .unwrap_or(tag.len());
-            let (name, after) = tag.split_at(name_end);
-            let Some(quoted) = after.trim_ascii_start().strip_prefix(b"\"") else {
-                break;
-            };
-            let (mut value, mut i) = (Vec::new(), 0);
-            while i < quoted.len() && quoted[i] != b'"' {
-                if quoted[i] == b'\\' && i + 1 < quoted.len() {
-                    i += 1;
-                }
-                value.push(quoted[i]);
-                i += 1;
-            }
-            tags.push((name.to_vec(), value));
-            let after = quoted.get(i + 1..).unwrap_or_default().trim_ascii_start();
-            rest = after.strip_prefix(b"]").unwrap_or(after).trim_ascii_start();
-        }
-    }
-    tags
-}
-
 /// The index of the first byte from `i` on that is no white space.
 fn skip_ws(text: &[u8], mut i: usize) -> usize {
     while i < text.len() && text[i].is_ascii_whitespace() {
@@ -1116,26 +1079,6 @@ impl GameRecord {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn verbatim_tags_are_read_leniently() {
-        let get = |text: &[u8], name: &str| {
-            lenient_tags(text)
-                .into_iter()
-                .find(|(k, _)| k == name.as_bytes())
-                .map(|(_, v)| String::from_utf8(v).unwrap())
-        };
-        let text = b"[White \"Tal, M\"]\n[Black \"x\"]\n\n1. e4 ; comment\n";
-        assert_eq!(get(text, "White").as_deref(), Some("Tal, M"));
-        assert_eq!(get(text, "Result"), None);
-        // A game on one line (issue 44), an escaped quote.
-        let line = b"[Event \"A \\\"b\\\"\"] [White \"x\"][Black \"y\"] 1. e4 *";
-        assert_eq!(get(line, "Event").as_deref(), Some("A \"b\""));
-        assert_eq!(get(line, "Black").as_deref(), Some("y"));
-        assert_eq!(get(line, "Whi"), None);
-        // A tag without a quoted value ends the line's reading.
-        assert_eq!(lenient_tags(b"[White x] [Black \"y\"]"), vec![]);
-    }
 
     #[test]
     fn numbers_in_decimal() {

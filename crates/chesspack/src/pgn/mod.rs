@@ -20,6 +20,8 @@ use crate::Error;
 pub(crate) mod comment;
 pub(crate) use comment::eval_of_comment;
 pub use comment::{Eval, clock_millis};
+mod written;
+pub use written::{Written, read_written};
 
 /// One game: its tags, start position and mainline moves.
 #[derive(Clone, Debug)]

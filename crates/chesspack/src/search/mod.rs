@@ -63,7 +63,7 @@ use self::{
     state::{Pattern, State},
 };
 use crate::archive::{
-    ArchiveError, ArchiveReader, GameRecord, decode_records, decode_records_until,
+    ArchiveError, ArchiveReader, GameRecord, GameRow, decode_records, decode_records_until,
     pipeline::{OnProgress, Pipeline, Progress},
 };
 
@@ -1245,8 +1245,8 @@ fn decode_candidates<R: Read + Seek>(
                 &mut |g, row| {
                     let Some(&game) = want.get(&g) else { return };
                     let record = match row {
-                        Ok(r) => r,
-                        Err(_) => {
+                        GameRow::Record(r) => r,
+                        GameRow::Text(_) => {
                             counts.1 += 1;
                             return;
                         }
@@ -1318,7 +1318,10 @@ pub fn index(
         |(b, block)| {
             let mut rows = Vec::new();
             decode_records(codec, &block, &|_| true, &mut |_, row| {
-                rows.push(index::Summary::of(row.as_ref().ok()));
+                rows.push(index::Summary::of(match &row {
+                    GameRow::Record(r) => Some(r),
+                    GameRow::Text(_) => None,
+                }));
             })?;
             if rows.len() != counts[b] {
                 return Err(ArchiveError::Damaged {

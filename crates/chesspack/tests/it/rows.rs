@@ -187,7 +187,10 @@ fn regression_issue_59_a_record_is_the_same_with_or_without_its_text() {
         let block = r.read_block(0).unwrap();
         let mut out = Vec::new();
         archive::decode_records(r.codec(), &block, &|_| true, &mut |_, row| {
-            out.push(row.unwrap())
+            let archive::GameRow::Record(row) = row else {
+                panic!("a record")
+            };
+            out.push(row)
         })
         .unwrap();
         let g = out.remove(0);

@@ -363,18 +363,22 @@ fn verbatim_decoded(w: Want, text: &[u8], parsed: bool) -> Result<Option<Decoded
             let game = text::parse(read).map_err(unparsed)?;
             if null_in_mainline(&game.events) {
                 // As a parsed game's: its text.
-                Decoded::Record(Err(text.to_vec()))
+                Decoded::Record(GameRow::Text(text.to_vec()))
             } else {
-                Decoded::Record(Ok(GameRecord::of(game.tags, game.start, &game.events)))
+                Decoded::Record(GameRow::Record(GameRecord::of(
+                    game.tags,
+                    game.start,
+                    &game.events,
+                )))
             }
         }
-        Want::Record => Decoded::Record(Err(text.to_vec())),
+        Want::Record => Decoded::Record(GameRow::Text(text.to_vec())),
         Want::Tags | Want::TagsNotGiven if parsed => Decoded::Tags(GameTags {
             tags: text::tags_of(read).map_err(unparsed)?,
             verbatim: None,
         }),
         Want::Tags | Want::TagsNotGiven => Decoded::Tags(GameTags {
-            tags: text::lenient_tags(text),
+            tags: crate::pgn::read_written(text, false).tags,
             verbatim: Some(text.to_vec()),
         }),
         Want::Opening | Want::OpeningStored => Decoded::Opening(verbatim_opening(read)),
@@ -1205,7 +1209,7 @@ impl Replay<'_> {
         }
         if want == Want::Record && !self.null_in_mainline {
             let record = GameRecord::of(tags, start, &self.out);
-            return Ok(Decoded::Record(Ok(record)));
+            return Ok(Decoded::Record(GameRow::Record(record)));
         }
         let game = ParsedGame {
             tags,
@@ -1226,7 +1230,7 @@ impl Replay<'_> {
             out = swap_line_ends(&out, b'\n', b'\r');
         }
         Ok(if want == Want::Record {
-            Decoded::Record(Err(out))
+            Decoded::Record(GameRow::Text(out))
         } else {
             Decoded::Text(out)
         })
@@ -1317,7 +1321,7 @@ fn plain_record(
     if played != n {
         return Err("moves and events disagree".into());
     }
-    Ok(Ok(GameRecord {
+    Ok(GameRow::Record(GameRecord {
         tags,
         start,
         moves,
