@@ -17,7 +17,6 @@ use chesspack::{game::GameCodec, record};
 use pyo3::{exceptions::PyTypeError, prelude::*};
 use pyo3_arrow::{PyArray, PyChunkedArray, input::AnyArray};
 use rayon::prelude::*;
-use shakmaty::{Chess, Color, Position};
 
 use crate::{game_codec, notate, start_of};
 
@@ -627,33 +626,8 @@ fn decode_one(
     let in_context = tags.codec(codec.as_ref(), row)?;
     let codec = in_context.as_deref().unwrap_or(codec.as_ref());
     let moves = record::decode_game(codec, &start, data)?;
-    let sans = notate(&start, &moves, notation == Notation::Uci);
     Ok(match notation {
-        Notation::Movetext => vec![movetext(&start, &sans)],
-        _ => sans,
+        Notation::Movetext => vec![chesspack::pgn::movetext(&start, &moves)],
+        _ => notate(&start, &moves, notation == Notation::Uci),
     })
-}
-
-/// `1. e4 e5 2. Nf3`, numbered from the start position (`5... Nc6` when
-/// black moves first).
-pub(crate) fn movetext(start: &Chess, sans: &[String]) -> String {
-    let mut out = String::with_capacity(sans.len() * 6);
-    let mut number = start.fullmoves().get();
-    let mut white = start.turn() == Color::White;
-    for (i, san) in sans.iter().enumerate() {
-        if !out.is_empty() {
-            out.push(' ');
-        }
-        if white {
-            out.push_str(&format!("{number}. "));
-        } else if i == 0 {
-            out.push_str(&format!("{number}... "));
-        }
-        out.push_str(san);
-        if !white {
-            number += 1;
-        }
-        white = !white;
-    }
-    out
 }

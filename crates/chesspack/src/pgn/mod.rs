@@ -420,6 +420,40 @@ impl Visitor for GameVisitor {
     }
 }
 
+/// The moves played from `start` as movetext: numbered SAN, `1. e4 e5 2.
+/// Nf3`, from the start's move number (`5... Nc6` when Black moves
+/// first), without a result; [`movetext_moves`] reads it back.
+///
+/// ```
+/// use chesspack::pgn::{movetext, movetext_moves};
+/// use shakmaty::{Chess, fen::Fen, CastlingMode};
+///
+/// let start = Chess::default();
+/// let moves = movetext_moves(b"1. e4 e5 2. Nf3 Nc6 3. Bb5", &start).unwrap();
+/// assert_eq!(movetext(&start, &moves), "1. e4 e5 2. Nf3 Nc6 3. Bb5");
+/// let black: Chess = "r1bqkbnr/pppp1ppp/2n5/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 2 5"
+///     .parse::<Fen>().unwrap().into_position(CastlingMode::Standard).unwrap();
+/// let moves = movetext_moves(b"5... Nf6 6. Nc3", &black).unwrap();
+/// assert_eq!(movetext(&black, &moves), "5... Nf6 6. Nc3");
+/// ```
+pub fn movetext(start: &Chess, moves: &[Move]) -> String {
+    let mut out = String::with_capacity(moves.len() * 6);
+    let mut pos = start.clone();
+    for (i, &m) in moves.iter().enumerate() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        let number = pos.fullmoves().get();
+        if pos.turn().is_white() {
+            out.push_str(&format!("{number}. "));
+        } else if i == 0 {
+            out.push_str(&format!("{number}... "));
+        }
+        out.push_str(&SanWithSuffix::from_move_and_play_unchecked(&mut pos, m).to_string());
+    }
+    out
+}
+
 /// The mainline moves of a movetext (`1. e4 e5 2. Nf3 {comment} (2. f4) Nc6
 /// 1-0`, as the lichess database's `movetext` column holds), played from
 /// `start`. Comments, glyphs, variations and the result are read and left
