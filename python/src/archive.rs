@@ -586,10 +586,9 @@ impl Archive {
         let mut rows = py
             .detach(|| {
                 let decode = || archive::rows::block_positions(codec, &payload, first, &columns);
-                match threads {
-                    Some(n) => on_threads(n.max(1), decode),
-                    None => decode(),
-                }
+                let mut pipeline = chesspack::Pipeline::default();
+                pipeline.threads = threads.map_or(0, |n| n.max(1));
+                pipeline.install(decode)
             })
             .map_err(|e| archive_err(&self.path, e))?;
         let skipped = std::mem::take(&mut rows.skipped);
@@ -598,15 +597,6 @@ impl Archive {
     }
 }
 
-thread_local! {
-    /// The pool of `Archive.positions(threads=n)` on this thread: this
-    /// thread and `n - 1` others, kept for the next call (a new pool a call
-    /// would start threads, each with its own allocator arena).
-    static POOL: std::cell::RefCell<Option<(usize, rayon::ThreadPool)>> =
-        const { std::cell::RefCell::new(None) };
-}
-
-/// Runs `f` on a pool of `n` threads, this one among them.
 /// How a search went, as a dict: `scanned` (no usable search index),
 /// `index_error`, `decoded` and `not_searched` games.
 fn how<'py>(py: Python<'py>, found: &chesspack::search::Found) -> PyResult<Bound<'py, PyAny>> {
@@ -617,34 +607,6 @@ fn how<'py>(py: Python<'py>, found: &chesspack::search::Found) -> PyResult<Bound
     d.set_item("not_searched", found.not_searched)?;
     d.set_item("reached", found.reached)?;
     Ok(d.into_any())
-}
-
-fn on_threads<T: Send>(
-    n: usize,
-    f: impl FnOnce() -> Result<T, ArchiveError> + Send,
-) -> Result<T, ArchiveError> {
-    POOL.with(|cell| {
-        let mut cell = cell.borrow_mut();
-        if cell.as_ref().is_none_or(|(k, _)| *k != n) {
-            // A thread joins one pool for good: another size gets a pool of
-            // its own threads.
-            let builder = rayon::ThreadPoolBuilder::new().num_threads(n);
-            let builder = if cell.is_none() {
-                builder.use_current_thread()
-            } else {
-                builder
-            };
-            let pool = builder
-                .build()
-                .map_err(|e| ArchiveError::Io(io::Error::other(e.to_string())))?;
-            if cell.is_some() {
-                return pool.install(f);
-            }
-            *cell = Some((n, pool));
-        }
-        let (_, pool) = cell.as_ref().expect("a pool");
-        pool.install(f)
-    })
 }
 
 /// Counts the bytes read through it.

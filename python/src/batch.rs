@@ -337,18 +337,12 @@ fn binaries(a: &dyn Array) -> PyResult<Vec<Option<&[u8]>>> {
     })
 }
 
-/// Runs `f` on a rayon pool of `threads` threads (all cores when `None`).
+/// Runs `f` on `threads` threads (all cores when `None`), on the library's
+/// pools ([`chesspack::Pipeline::install`]).
 fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
-    match threads {
-        None => Ok(f()),
-        Some(n) => {
-            let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(n.max(1))
-                .build()
-                .map_err(|e| pyo3::exceptions::PyRuntimeError::new_err(e.to_string()))?;
-            Ok(pool.install(f))
-        }
-    }
+    let mut pipeline = chesspack::Pipeline::default();
+    pipeline.threads = threads.map_or(0, |n| n.max(1));
+    Ok(pipeline.install(f))
 }
 
 type Errors = Vec<(usize, String)>;

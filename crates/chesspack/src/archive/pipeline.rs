@@ -150,6 +150,61 @@ impl Pipeline {
         }
     }
 
+    /// Runs `f` with its parallel work (a block's games, the rows of its
+    /// positions) on `threads` threads, this one among them (0: rayon's
+    /// pool, one thread a core). The pool is kept for the next call on
+    /// this thread (a new pool a call would start threads, each with its
+    /// own allocator arena); where no threads can be had (WebAssembly),
+    /// `f` runs here.
+    ///
+    /// ```
+    /// use chesspack::Pipeline;
+    ///
+    /// let mut pipeline = Pipeline::default();
+    /// pipeline.threads = 2;
+    /// assert_eq!(pipeline.install(|| 6 * 7), 42);
+    /// ```
+    pub fn install<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
+        #[cfg(feature = "parallel")]
+        {
+            thread_local! {
+                static POOL: std::cell::RefCell<Option<(usize, rayon::ThreadPool)>> =
+                    const { std::cell::RefCell::new(None) };
+            }
+            if self.threads == 0 {
+                return f();
+            }
+            let n = self.threads;
+            POOL.with(|cell| {
+                let mut cell = cell.borrow_mut();
+                if cell.as_ref().is_none_or(|(k, _)| *k != n) {
+                    // A thread joins one pool for good: another size gets
+                    // a pool of its own threads, for this call.
+                    let first = cell.is_none();
+                    let builder = rayon::ThreadPoolBuilder::new().num_threads(n);
+                    let builder = if first {
+                        builder.use_current_thread()
+                    } else {
+                        builder
+                    };
+                    let Ok(pool) = builder.build() else {
+                        return f();
+                    };
+                    if !first {
+                        return pool.install(f);
+                    }
+                    *cell = Some((n, pool));
+                }
+                match cell.as_ref() {
+                    Some((_, pool)) => pool.install(f),
+                    None => f(),
+                }
+            })
+        }
+        #[cfg(not(feature = "parallel"))]
+        f()
+    }
+
     /// Compresses PGN text into an archive, blocks cut as `options` says
     /// and coded on the workers; returns the summed block reports.
     ///

@@ -209,36 +209,31 @@ fn compress_binpack(
     codec: &ModelCodec,
     threads: usize,
 ) -> Result<TrainingReport, ArchiveError> {
-    let threads = super::pipeline::Pipeline::with_threads(threads).worker_threads();
-    let mut input = input;
     let mut report = TrainingReport::default();
     let h = header(codec);
     output.write_all(&h)?;
     let mut at = h.len() as u64;
     let mut index = Vec::new();
-    let mut done = false;
-    while !done {
-        let mut batch = Vec::new();
-        while batch.len() < threads {
-            match next_piece(&mut input)? {
-                Some(piece) => {
-                    report.bytes_in += piece.bytes_in;
-                    batch.push(piece);
-                }
-                None => {
-                    done = true;
-                    break;
-                }
-            }
-        }
-        let encoded = encode_all(&batch, codec)?;
-        for (bytes, r) in encoded {
+    // The chunks coded on the pipeline's workers, written in order.
+    let mut input = input;
+    let pieces = std::iter::from_fn(|| {
+        next_piece(&mut input)
+            .map_err(ArchiveError::from)
+            .transpose()
+    });
+    super::pipeline::Pipeline::with_threads(threads).ordered(
+        pieces,
+        |piece| (encode_block(&piece, codec), piece.bytes_in),
+        |(encoded, bytes_in)| {
+            let (bytes, r) = encoded?;
+            report.bytes_in += bytes_in;
             index.push((at, r.positions));
             output.write_all(&bytes)?;
             at += bytes.len() as u64;
             report.add(&r);
-        }
-    }
+            Ok(())
+        },
+    )?;
     let mut tail = INDEX.to_vec();
     tail.extend_from_slice(&(index.len() as u32).to_le_bytes());
     for (offset, positions) in &index {
@@ -256,23 +251,6 @@ fn compress_binpack(
         .saturating_sub((report.move_bits + report.score_bits).div_ceil(8))
         .saturating_sub(report.kept_bytes);
     Ok(report)
-}
-
-#[cfg(feature = "parallel")]
-fn encode_all(
-    batch: &[Piece],
-    codec: &ModelCodec,
-) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
-    use rayon::prelude::*;
-    batch.par_iter().map(|p| encode_block(p, codec)).collect()
-}
-
-#[cfg(not(feature = "parallel"))]
-fn encode_all(
-    batch: &[Piece],
-    codec: &ModelCodec,
-) -> Result<Vec<(Vec<u8>, TrainingReport)>, ArchiveError> {
-    batch.iter().map(|p| encode_block(p, codec)).collect()
 }
 
 /// A chunk's body, or bytes that follow no chunk header.
@@ -1197,20 +1175,15 @@ pub(crate) fn decompress(
     mut output: impl Write,
     threads: usize,
 ) -> Result<u64, ArchiveError> {
-    let threads = super::pipeline::Pipeline::with_threads(threads).worker_threads();
     let mut reader = TrainingReader::open(input)?;
-    let blocks = reader.blocks();
-    let mut next = 0;
-    while next < blocks {
-        let end = (next + threads).min(blocks);
-        let payloads = (next..end)
-            .map(|b| reader.payload(b).map(|p| (b, p)))
-            .collect::<Result<Vec<_>, _>>()?;
-        for chunk in decode_all(&payloads, &reader.codec)? {
-            output.write_all(&chunk)?;
-        }
-        next = end;
-    }
+    let (blocks, codec) = (reader.blocks(), reader.codec.clone());
+    // The blocks decoded on the pipeline's workers, written in order.
+    let payloads = (0..blocks).map(|b| reader.payload(b).map(|p| (b, p)));
+    super::pipeline::Pipeline::with_threads(threads).ordered(
+        payloads,
+        |p| decode_one(&p, &codec),
+        |chunk| Ok(output.write_all(&chunk?)?),
+    )?;
     output.flush()?;
     Ok(reader.positions())
 }
@@ -1222,23 +1195,6 @@ fn decode_one(
     let mut out = Vec::new();
     decode_block(payload, codec, *block as u64 + 1, Some(&mut out), None)?;
     Ok(out)
-}
-
-#[cfg(feature = "parallel")]
-fn decode_all(
-    payloads: &[(usize, Vec<u8>)],
-    codec: &ModelCodec,
-) -> Result<Vec<Vec<u8>>, ArchiveError> {
-    use rayon::prelude::*;
-    payloads.par_iter().map(|p| decode_one(p, codec)).collect()
-}
-
-#[cfg(not(feature = "parallel"))]
-fn decode_all(
-    payloads: &[(usize, Vec<u8>)],
-    codec: &ModelCodec,
-) -> Result<Vec<Vec<u8>>, ArchiveError> {
-    payloads.iter().map(|p| decode_one(p, codec)).collect()
 }
 #[cfg(test)]
 mod tests {
