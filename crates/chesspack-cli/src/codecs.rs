@@ -3,7 +3,7 @@
 use anyhow::Result;
 use chesspack::game::{
     self, GameCodec,
-    engine_codec::{Coding, DEFAULT_DEPTH, DEFAULT_K_TENTHS, EngineParams},
+    engine_codec::{DEFAULT_DEPTH, DEFAULT_K_TENTHS, EngineParams},
 };
 use clap::Args;
 
@@ -52,14 +52,5 @@ pub fn game_codecs(names: &[String], opts: &EngineOpts) -> Result<Vec<Box<dyn Ga
             .collect()
     } else {
         names.iter().map(|n| game_codec(n, opts)).collect()
-    }
-}
-
-/// The coding of an engine codec, `None` for other codecs.
-pub fn engine_coding(name: &str) -> Option<Coding> {
-    match name {
-        "engine-huffman" => Some(Coding::Huffman),
-        "engine-arith" => Some(Coding::Arith),
-        _ => None,
     }
 }

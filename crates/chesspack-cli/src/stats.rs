@@ -78,7 +78,10 @@ pub fn run(args: &StatsArgs) -> Result<()> {
     if args.positions {
         positions(args)
     } else {
-        games(args)
+        // The games coded on `--threads` threads: the library's pool.
+        let mut pipeline = chesspack::Pipeline::default();
+        pipeline.threads = args.threads.map_or(0, |n| n.max(1));
+        pipeline.install(|| games(args))
     }
 }
 
@@ -174,12 +177,6 @@ fn run_game(codec: &dyn GameCodec, game: &Game, context: Context) -> GameResult 
 const BATCH: usize = 64;
 
 fn games(args: &StatsArgs) -> Result<()> {
-    if let Some(n) = args.threads {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(n.max(1))
-            .build_global()
-            .ok();
-    }
     let mut codecs = codecs::game_codecs(&args.codec, &args.engine)?;
     let mut tallies: Vec<GameTally> = codecs.iter().map(|_| GameTally::default()).collect();
     let mut skipped = 0u64;
@@ -302,7 +299,7 @@ fn games(args: &StatsArgs) -> Result<()> {
                 obj["top3"] = json!(share(t, 2));
                 obj["below_top3"] = json!(share(t, 3));
             }
-            if codecs::engine_coding(codec.name()).is_some() {
+            if codec.as_engine().is_some() {
                 let p = args.engine.params()?;
                 obj["depth"] = json!(p.depth);
                 let k = tuned_k.unwrap_or(p.k_tenths);
@@ -349,15 +346,12 @@ fn games(args: &StatsArgs) -> Result<()> {
                 skipped
             );
         }
-        if codecs
-            .iter()
-            .any(|c| codecs::engine_coding(c.name()).is_some())
-        {
+        if codecs.iter().any(|c| c.as_engine().is_some()) {
             let p = args.engine.params()?;
             let ks: Vec<String> = codecs
                 .iter()
                 .zip(&tuned)
-                .filter(|(c, _)| codecs::engine_coding(c.name()).is_some())
+                .filter(|(c, _)| c.as_engine().is_some())
                 .map(|(c, k)| {
                     format!(
                         "{} k = {}",
@@ -437,10 +431,7 @@ fn tune(
     codecs: &mut [Box<dyn GameCodec>],
     tuned: &mut [Option<u16>],
 ) -> Result<()> {
-    if !codecs
-        .iter()
-        .any(|c| codecs::engine_coding(c.name()).is_some())
-    {
+    if !codecs.iter().any(|c| c.as_engine().is_some()) {
         return Ok(());
     }
     let params = args.engine.params()?;
@@ -456,7 +447,7 @@ fn tune(
         .collect();
     pb.finish_and_clear();
     for (codec, k) in codecs.iter_mut().zip(tuned.iter_mut()) {
-        if let Some(coding) = codecs::engine_coding(codec.name()) {
+        if let Some(coding) = codec.as_engine().map(EngineCodec::coding) {
             // The k that makes the streams smallest, their headers counted.
             let best = engine::tune_k_for_games(&scored, coding, games.len(), params);
             eprintln!(

@@ -630,6 +630,10 @@ impl EngineCodec {
 }
 
 impl GameCodec for EngineCodec {
+    fn as_engine(&self) -> Option<&EngineCodec> {
+        Some(self)
+    }
+
     fn model_hash(&self) -> u64 {
         // The engine and the book, whatever the parameters: each stream's
         // header says whether it consults the book, and an archive written

@@ -122,6 +122,17 @@ pub trait GameCodec: Send + Sync + boxed::Boxed {
         }
         Ok(moves)
     }
+    /// The engine codec this is (`engine-huffman`, `engine-arith`: its
+    /// coding and parameters), `None` for the others.
+    ///
+    /// ```
+    /// let codec = chesspack::game::codec("engine-arith").unwrap();
+    /// assert!(codec.as_engine().is_some());
+    /// assert!(chesspack::game::codec("model").unwrap().as_engine().is_none());
+    /// ```
+    fn as_engine(&self) -> Option<&EngineCodec> {
+        None
+    }
     /// The first moves of a stream that [`GameCodec::decode`] reads
     /// (`counted` is `None`), or that [`GameCodec::decode_counted`] reads
     /// with `counted` moves: before each move, `more` is asked with the
