@@ -509,7 +509,11 @@ impl Archive {
                         .iter()
                         .any(|c| wants(c))
                     {
-                        let openings = archive::block_openings(codec, &payload)?;
+                        let openings = archive::block_openings(
+                            codec,
+                            &payload,
+                            chesspack::opening::OpeningTable::lichess(),
+                        )?;
                         for (row, o) in rows.iter_mut().zip(openings) {
                             row.opening = rows::opening_of(o);
                         }

@@ -867,19 +867,7 @@ pub fn classify(args: &ClassifyArgs) -> Result<()> {
         let pb = input::progress(Some(reader.blocks().len() as u64), "classifying");
         for b in 0..reader.blocks().len() {
             let block = reader.read_block(b)?;
-            let openings = match &other {
-                None => archive::block_openings(reader.codec(), &block)?,
-                Some(table) => {
-                    let mut out = Vec::new();
-                    archive::decode_records(reader.codec(), &block, &|_| true, &mut |_, r| {
-                        out.push(match r {
-                            archive::GameRow::Record(r) => table.classify(&r.start, &r.moves),
-                            archive::GameRow::Text(text) => archive::opening_of_text(table, &text),
-                        })
-                    })?;
-                    out
-                }
-            };
+            let openings = archive::block_openings(reader.codec(), &block, table)?;
             for (g, o) in openings.into_iter().enumerate() {
                 opening_row(&mut stdout, reader.first_game(b) + g as u64, o)?;
                 named += u64::from(o.is_some());

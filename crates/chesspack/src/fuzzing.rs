@@ -167,7 +167,11 @@ fn read_archive_here(data: &[u8]) {
                 let _ = archive::decode_records(r.codec(), &block, &|_| true, &mut |_, _| {});
                 let _ = archive::block_tags(r.codec(), &block);
                 let _ = archive::block_tags_not_given(&block);
-                let _ = archive::block_openings(r.codec(), &block);
+                let _ = archive::block_openings(
+                    r.codec(),
+                    &block,
+                    crate::opening::OpeningTable::lichess(),
+                );
                 let mut columns = archive::rows::Column::defaults();
                 columns.extend([archive::rows::Column::Uci, archive::rows::Column::Fen]);
                 let _ = archive::rows::block_positions(r.codec(), &block, 0, &columns);
@@ -191,7 +195,11 @@ fn read_archive_here(data: &[u8]) {
     let _ = archive::decode_records(&game::Index, &block, &|g| g % 3 != 1, &mut |_, _| {});
     let _ = archive::block_tags(&game::Index, &block);
     let _ = archive::block_tags_not_given(&block);
-    let _ = archive::block_openings(&game::Index, &block);
+    let _ = archive::block_openings(
+        &game::Index,
+        &block,
+        crate::opening::OpeningTable::lichess(),
+    );
     let _ =
         archive::rows::block_positions(&game::Index, &block, 0, &archive::rows::Column::defaults());
 }

@@ -120,33 +120,60 @@ pub fn block_tags(codec: &dyn GameCodec, block: &Block) -> Result<Vec<GameTags>,
     tags_of(codec, block, block::Want::Tags)
 }
 
-/// The opening of every game of a block as lichess names it
-/// ([`OpeningTable::classify`](crate::opening::OpeningTable::classify) with
-/// [`OpeningTable::lichess`](crate::opening::OpeningTable::lichess)), in
+/// The opening of every game of a block as `table` names it
+/// ([`OpeningTable::classify`](crate::opening::OpeningTable::classify)), in
 /// order, `None` for a game it names none of (a game from a FEN, a game
-/// stored verbatim that does not parse). A game whose block stores its
-/// opening's label and ply (its `Opening` tag is lichess's)
-/// decodes no moves; the others decode their mainline's first plies, only
-/// as far as a move can still change the answer. `codec` is the
+/// stored verbatim that does not parse). With lichess's table
+/// ([`OpeningTable::lichess`](crate::opening::OpeningTable::lichess)), a
+/// game whose block stores its opening's label and ply (its `Opening` tag
+/// is lichess's) decodes no moves, and the others decode their mainline's
+/// first plies, only as far as a move can still change the answer; with
+/// another table, every game's mainline is decoded. `codec` is the
 /// archive's ([`ArchiveReader::codec`]).
 ///
 /// ```
-/// use chesspack::archive::{self, ArchiveReader, Options};
+/// use chesspack::{archive::{self, ArchiveReader, Options}, opening::OpeningTable};
 ///
 /// let pgn = "[Opening \"Italian Game\"]\n[ECO \"C50\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bc4 *\n\n1. d4 d5 *\n";
 /// let mut packed = Vec::new();
 /// archive::compress(pgn.as_bytes(), &mut packed, &chesspack::game::ModelCodec::fast(), &Options::default()).unwrap();
 /// let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
 /// let block = r.read_block(0).unwrap();
-/// let openings = archive::block_openings(r.codec(), &block).unwrap();
+/// let openings = archive::block_openings(r.codec(), &block, OpeningTable::lichess()).unwrap();
 /// assert_eq!(openings[0].map(|o| (o.eco, o.name, o.ply)), Some(("C50", "Italian Game", 5)));
 /// assert_eq!(openings[1].map(|o| (o.eco, o.ply)), Some(("D00", 2)));
+/// // A table of one's own.
+/// let mine = OpeningTable::from_tsv("eco\tname\tpgn\nA40\tQueen's Pawn\t1. d4\n").unwrap();
+/// let openings = archive::block_openings(r.codec(), &block, &mine).unwrap();
+/// assert_eq!(openings[0], None);
+/// assert_eq!(openings[1].map(|o| (o.name, o.ply)), Some(("Queen's Pawn", 1)));
 /// ```
 ///
 /// # Errors
 ///
 /// [`ArchiveError::Damaged`] when the payload does not decode.
-pub fn block_openings(
+pub fn block_openings<'t>(
+    codec: &dyn GameCodec,
+    block: &Block,
+    table: &'t crate::opening::OpeningTable,
+) -> Result<Vec<Option<crate::opening::Named<'t>>>, ArchiveError> {
+    if std::ptr::eq(table, crate::opening::OpeningTable::lichess()) {
+        return lichess_openings(codec, block);
+    }
+    let mut out = Vec::new();
+    decode_records(codec, block, &|_| true, &mut |g, row| {
+        if g != CONTINUED {
+            out.push(match row {
+                GameRow::Record(r) => table.classify(&r.start, &r.moves),
+                GameRow::Text(text) => super::opening_of_text(table, &text),
+            });
+        }
+    })?;
+    Ok(out)
+}
+
+/// [`block_openings`] by lichess's table, read where the block stores them.
+fn lichess_openings(
     codec: &dyn GameCodec,
     block: &Block,
 ) -> Result<Vec<Option<crate::opening::Named<'static>>>, ArchiveError> {

@@ -48,7 +48,7 @@ fn classified_archive(packed: &[u8], codec: Option<&dyn GameCodec>) -> Option<Ve
     for b in 0..r.blocks().len() {
         let block = r.read_block(b).unwrap();
         let codec = codec.unwrap_or(r.codec());
-        for o in archive::block_openings(codec, &block).ok()? {
+        for o in archive::block_openings(codec, &block, OpeningTable::lichess()).ok()? {
             out.push(o.map(|o| (o.eco.to_owned(), o.name.to_owned(), o.ply)));
         }
     }
