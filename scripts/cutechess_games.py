@@ -120,11 +120,17 @@ def tcec_comment(before, move, info, left, rd_rr):
     )
 
 
-def play(engines, names, rng, nodes, round_no, start, style="cutechess"):
+def play(
+    engines, names, rng, nodes, round_no, start, style="cutechess",
+    book=True, movetime=None, diverge=None, report_time=None,
+):
+    """One game; `diverge` (a ply, or None) is where one search gets a
+    few more nodes, so that a game of deterministic engines parts from the
+    others there."""
     board = chess.Board()
     game = chess.pgn.Game()
     node = game
-    for _ in range(rng.randint(2, 8)):
+    for _ in range(rng.randint(2, 8) if book else 0):
         moves = list(board.legal_moves)
         if not moves:
             break
@@ -138,7 +144,15 @@ def play(engines, names, rng, nodes, round_no, start, style="cutechess"):
     while result is None and board.ply() < 300:
         side = 0 if board.turn == chess.WHITE else 1
         engine = engines[side]
-        res = engine.play(board, chess.engine.Limit(nodes=nodes[side]), info=chess.engine.INFO_ALL)
+        extra = rng.randint(1, nodes[side] // 10) if board.ply() == diverge else 0
+        limit = (
+            chess.engine.Limit(time=movetime / 1000)
+            if movetime
+            else chess.engine.Limit(nodes=nodes[side] + extra)
+        )
+        # A new game for the engine (`ucinewgame`: its hash cleared), so
+        # that a search depends on the position and its limit alone.
+        res = engine.play(board, limit, info=chess.engine.INFO_ALL, game=round_no)
         info = res.info
         before = board.copy()
         board.push(res.move)
@@ -146,6 +160,10 @@ def play(engines, names, rng, nodes, round_no, start, style="cutechess"):
         score = info.get("score")
         depth = info.get("depth", 0)
         ms = int(info.get("time", 0) * 1000)
+        if report_time is not None:
+            # cutechess reports the time a move took; engines stopped by a
+            # fixed time mostly take just that.
+            ms = report_time if rng.random() < 0.9 else report_time + rng.randint(1, 5)
         if style == "tcec":
             left[side] = left[side] - ms + 1000
             node.comment = tcec_comment(before, res.move, info, left[side], (-11, -11))
@@ -178,6 +196,20 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--nodes", type=int, nargs=2, default=[20000, 8000])
     ap.add_argument("--style", choices=["cutechess", "tcec"], default="cutechess")
+    # Deterministic engines without a book (as in a cutechess match with
+    # no openings file): every game starts the same way and parts where a
+    # search's time runs out differently, so games repeat in part.
+    ap.add_argument("--no-book", action="store_true", help="no random book plies")
+    ap.add_argument("--movetime", type=int, help="milliseconds a move instead of --nodes")
+    ap.add_argument(
+        "--diverge", type=float, default=None,
+        help="share of games (with --no-book and --nodes) where one search, at a random "
+        "ply, gets a few more nodes: the others repeat an earlier game",
+    )
+    ap.add_argument(
+        "--report-time", type=int, default=None,
+        help="milliseconds written as each move's time (9 moves in 10; a few more otherwise)",
+    )
     args = ap.parse_args()
     path = shutil.which("stockfish") or "/usr/games/stockfish"
     rng = random.Random(args.seed)
@@ -191,7 +223,18 @@ def main():
             else:
                 order, nodes = engines[::-1], args.nodes[::-1]
             names = [f"Stockfish 15.1 {n} nodes" for n in nodes]
-            game = play(order, names, rng, nodes, i + 1, start, args.style)
+            if args.movetime:
+                names = [f"Stockfish 15.1 {k}" for k in ("A", "B")[:: 1 if i % 2 == 0 else -1]]
+            game = play(
+                order, names, rng, nodes, i + 1, start, args.style,
+                book=not args.no_book, movetime=args.movetime,
+                diverge=(
+                    rng.randint(0, 80)
+                    if args.diverge is not None and rng.random() < args.diverge
+                    else None
+                ),
+                report_time=args.report_time,
+            )
             tags = "".join(f'[{k} "{v}"]\n' for k, v in game.headers.items())
             print(tags + "\n" + movetext(game, game.headers["Result"]), end="\n\n")
             sys.stdout.flush()
