@@ -590,9 +590,7 @@ impl Archive {
         let mut rows = py
             .detach(|| {
                 let decode = || archive::rows::block_positions(codec, &payload, first, &columns);
-                let mut pipeline = chesspack::Pipeline::default();
-                pipeline.threads = threads.map_or(0, |n| n.max(1));
-                pipeline.install(decode)
+                crate::batch::on_pool(threads, decode)
             })
             .map_err(|e| archive_err(&self.path, e))?;
         let skipped = std::mem::take(&mut rows.skipped);

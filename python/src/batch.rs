@@ -339,10 +339,10 @@ fn binaries(a: &dyn Array) -> PyResult<Vec<Option<&[u8]>>> {
 
 /// Runs `f` on `threads` threads (all cores when `None`), on the library's
 /// pools ([`chesspack::Pipeline::install`]).
-fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> PyResult<T> {
+pub(crate) fn on_pool<T: Send>(threads: Option<usize>, f: impl FnOnce() -> T + Send) -> T {
     let mut pipeline = chesspack::Pipeline::default();
     pipeline.threads = threads.map_or(0, |n| n.max(1));
-    Ok(pipeline.install(f))
+    pipeline.install(f)
 }
 
 type Errors = Vec<(usize, String)>;
@@ -403,7 +403,7 @@ fn encode_games<'py>(
         on_pool(threads, || {
             encode_chunks(codec.as_ref(), chunked.chunks(), &starts, &tags)
         })
-    })?;
+    });
     let chunks = chunks?;
     Ok((output(py, chunks, single)?, errors))
 }
@@ -544,7 +544,7 @@ fn decode_games<'py>(
         on_pool(threads, || {
             decode_chunks(&codecs, codec, chunked.chunks(), &starts, &tags, notation)
         })
-    })?;
+    });
     let chunks = chunks?;
     self::output(py, chunks, single).map(|a| (a, errors))
 }

@@ -88,10 +88,8 @@ pub fn decode_games(
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct GameTags {
-    /// The tag pairs in order: as stored, or as a lenient reading of a
-    /// verbatim game's text finds them (tag pairs at the start of its
-    /// lines, several to a line too, a backslash escaping in a value; in
-    /// the text's first MiB).
+    /// The tag pairs in order: as stored, or as a verbatim game's text
+    /// gives them read leniently ([`crate::pgn::read_written`]).
     pub tags: Vec<(Vec<u8>, Vec<u8>)>,
     /// The text of a game stored verbatim; `None` for a game stored in
     /// columns.
