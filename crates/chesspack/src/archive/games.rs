@@ -320,6 +320,45 @@ pub(crate) fn decode_records_until(
     })
 }
 
+/// The start and mainline (up to its first null move) of each game of
+/// `block` for which `want` is true, up to game `last` of the block
+/// (0-based), each decoded only as far as `keep` lets it go and one move
+/// more: `sink(index in block, None)` for a game stored as text that has
+/// no record. The games decode on the current rayon pool.
+pub(crate) fn decode_mainlines_until(
+    codec: &dyn GameCodec,
+    block: &Block,
+    want: &dyn Fn(usize) -> bool,
+    keep: &block::Keep<'_>,
+    sink: &mut dyn FnMut(usize, Option<(shakmaty::Chess, Vec<shakmaty::Move>)>),
+    last: usize,
+) -> Result<usize, ArchiveError> {
+    let wants = |g| {
+        if want(g) {
+            block::Want::Mainline
+        } else {
+            block::Want::Skip
+        }
+    };
+    block::decode_block_with(
+        codec,
+        &block.payload,
+        &wants,
+        Some(keep),
+        &mut |g, d| match d {
+            block::Decoded::Mainline(start, moves) => sink(g, Some((start, moves))),
+            block::Decoded::Record(GameRow::Record(r)) => sink(g, Some((r.start, r.moves))),
+            block::Decoded::Record(GameRow::Text(_)) => sink(g, None),
+            _ => {}
+        },
+        last,
+    )
+    .map_err(|reason| ArchiveError::Damaged {
+        block: block.index as u64 + 1,
+        reason,
+    })
+}
+
 /// Decodes game `local` of `block` as `want` asks, giving `sink` what it
 /// decodes to (and the pieces that go on with it); the games after it are
 /// not read, those before it skipped.
@@ -377,4 +416,59 @@ pub(super) fn tags_of(
         reason,
     })?;
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use shakmaty::{Chess, Position};
+
+    use super::*;
+
+    /// A mainline decodes as far as `keep` lets it and one move more, from
+    /// the game's own start; a game stored as text without a record gives
+    /// none; the games not wanted are skipped.
+    #[test]
+    fn a_mainline_stops_one_move_after_keep_says_no() {
+        let pgn = "[White \"a\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 1-0\n\n\
+                   [FEN \"4k3/8/8/8/8/8/4P3/4K3 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e3 Kd7 2. e4 Ke6 *\n\n\
+                   this is no game\n\n\
+                   [White \"b\"]\n\n1. d4 d5 2. c4 e6 *\n";
+        let mut packed = Vec::new();
+        compress(
+            pgn.as_bytes(),
+            &mut packed,
+            &crate::game::ModelCodec::new(),
+            &Options::default(),
+        )
+        .unwrap();
+        let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+        let block = r.read_block(0).unwrap();
+        let ply = |p: &Chess| (p.fullmoves().get() - 1) * 2 + u32::from(p.turn().is_black());
+        for (stop_at, lengths) in [
+            (u32::MAX, [Some(8), Some(4), None]),
+            (3, [Some(4), Some(4), None]),
+            (0, [Some(1), Some(1), None]),
+        ] {
+            let mut got = Vec::new();
+            decode_mainlines_until(
+                r.codec(),
+                &block,
+                &|g| g != 3,
+                &|p| ply(p) < stop_at,
+                &mut |g, m| got.push((g, m)),
+                usize::MAX,
+            )
+            .unwrap();
+            let games: Vec<usize> = got.iter().map(|(g, _)| *g).collect();
+            assert_eq!(games, [0, 1, 2]);
+            let found: Vec<_> = got
+                .iter()
+                .map(|(_, m)| m.as_ref().map(|m| m.1.len()))
+                .collect();
+            assert_eq!(found, lengths, "stopping at ply {stop_at}");
+            let (start, moves) = got[1].1.clone().unwrap();
+            assert_eq!(start.board().occupied().count(), 3);
+            assert_eq!(moves[0].to_string(), "e2-e3");
+        }
+    }
 }

@@ -126,11 +126,6 @@ use self::{
     header::read_exact_or,
     index::{header_from_index, read_index, scan_blocks},
 };
-pub(crate) use self::{
-    games::decode_records_until,
-    reader::{Ends, TextWriter},
-    writer::{ArchiveWriter, replace_section},
-};
 pub use self::{
     games::{
         CONTINUED, GameRow, GameTags, block_openings, block_tags, block_tags_not_given,
@@ -142,12 +137,17 @@ pub use self::{
     text::GameRecord,
     text::opening_of_text,
 };
+pub(crate) use self::{
+    games::{decode_mainlines_until, decode_records_until},
+    reader::{Ends, TextWriter},
+    writer::{ArchiveWriter, replace_section},
+};
 
 /// The first bytes of every archive.
 pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// The format version this library writes and the one it reads: until the
 /// first release there is one format, and a change replaces it.
-pub const FORMAT_VERSION: u8 = 15;
+pub const FORMAT_VERSION: u8 = 16;
 
 /// The opening hash a header holds for this library's opening tables:
 /// lichess's table and its priors by rating band, the `fast` weights and

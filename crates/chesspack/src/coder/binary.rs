@@ -172,6 +172,20 @@ impl BinaryEncoder {
         }
         self.out
     }
+
+    /// Ends the stream in four bytes fewer, for [`BinaryDecoder::new_short`]
+    /// (a stream per game): without its first byte, which is always 0, and
+    /// ending on a value of the last interval whose last three bytes are 0
+    /// (an interval of 2^24 or more holds one), which are left out: the
+    /// decoder reads zeros past the end.
+    pub(crate) fn finish_short(mut self) -> Vec<u8> {
+        const LOW_BYTES: u64 = 0x00ff_ffff;
+        self.low = (self.low + LOW_BYTES) & !LOW_BYTES;
+        let mut out = self.finish();
+        out.truncate(out.len() - 3);
+        out.remove(0);
+        out
+    }
 }
 
 /// Decodes what [`BinaryEncoder`] wrote. Reads past the end as zero bytes,
@@ -190,6 +204,20 @@ impl<'a> BinaryDecoder<'a> {
         let mut d = BinaryDecoder {
             data,
             pos: 1, // the encoder's first byte is always 0
+            range: u32::MAX,
+            code: 0,
+        };
+        for _ in 0..4 {
+            d.code = (d.code << 8) | u32::from(d.next_byte());
+        }
+        d
+    }
+
+    /// A decoder over what [`BinaryEncoder::finish_short`] wrote.
+    pub(crate) fn new_short(data: &'a [u8]) -> BinaryDecoder<'a> {
+        let mut d = BinaryDecoder {
+            data,
+            pos: 0,
             range: u32::MAX,
             code: 0,
         };
@@ -316,5 +344,42 @@ mod examples {
         let out: Vec<u32> = (0..5).map(|_| dec.decode_tree(&mut models, 4)).collect();
         assert_eq!(out, [3, 3, 3, 7, 0]);
         assert_eq!(dec.decode_direct(20), 12345);
+    }
+
+    /// A short ending reads back whatever was coded (sure and unsure
+    /// bits, from none to thousands), is four bytes shorter, and is not
+    /// read past its end by more than the decoder allows.
+    #[test]
+    fn a_short_ending_reads_back_in_four_bytes_fewer() {
+        use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+
+        let mut state = 0x9e37_79b9_7f4a_7c15u64;
+        for case in 0..400 {
+            let n = case * 7 % 3000;
+            let skew = case % 5;
+            let bits: Vec<bool> = (0..n)
+                .map(|_| {
+                    state ^= state << 13;
+                    state ^= state >> 7;
+                    state ^= state << 17;
+                    state % 8 < skew as u64
+                })
+                .collect();
+            let (mut long, mut short) = (BinaryEncoder::new(), BinaryEncoder::new());
+            let (mut m1, mut m2) = (BitModel::default(), BitModel::default());
+            for &b in &bits {
+                long.encode_bit(&mut m1, b);
+                short.encode_bit(&mut m2, b);
+            }
+            let (long, short) = (long.finish(), short.finish_short());
+            assert_eq!(short.len() + 4, long.len(), "case {case}");
+            let mut model = BitModel::default();
+            let mut dec = BinaryDecoder::new_short(&short);
+            assert!(
+                bits.iter().all(|&b| dec.decode_bit(&mut model) == b),
+                "case {case}"
+            );
+            assert!(!dec.overrun(), "case {case}");
+        }
     }
 }

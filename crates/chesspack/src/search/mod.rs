@@ -63,7 +63,8 @@ use self::{
     state::{Pattern, State},
 };
 use crate::archive::{
-    ArchiveError, ArchiveReader, GameRecord, GameRow, decode_records, decode_records_until,
+    ArchiveError, ArchiveReader, GameRow, decode_mainlines_until, decode_records,
+    decode_records_until,
     pipeline::{OnProgress, Pipeline, Progress},
 };
 
@@ -617,10 +618,10 @@ pub(crate) fn fuzz_section(data: &[u8]) {
 /// A game's first ply at what is looked for, and the move it played
 /// there: the game replayed while its moves are legal (a null move in the
 /// mainline ends what is searched).
-fn first_match(record: &GameRecord, target: &Target) -> Option<(u32, Option<Move>)> {
-    let mut pos = record.start.clone();
-    for ply in 0..=record.moves.len() {
-        let next = record.moves.get(ply).copied().filter(|&m| pos.is_legal(m));
+fn first_match(start: &Chess, moves: &[Move], target: &Target) -> Option<(u32, Option<Move>)> {
+    let mut pos = start.clone();
+    for ply in 0..=moves.len() {
+        let next = moves.get(ply).copied().filter(|&m| pos.is_legal(m));
         if target.matches(&pos) {
             return Some((ply as u32, next));
         }
@@ -923,8 +924,10 @@ fn search<R: Read + Seek>(
             &mut fetch,
         )
         .and_then(|(mut found, candidates)| {
-            // The names of the games found, where they are given.
-            if names && !found.is_empty() {
+            // The names of the games found, where they are given (those
+            // of the games to decode too: a name that does not read means
+            // a damaged section, found before anything is decoded).
+            if names && (!found.is_empty() || !candidates.is_empty()) {
                 ix.load(Group::Names, &mut fetch)?;
                 for f in &mut found {
                     f.names = Some(Box::new(ix.names_of(f.game as usize)?));
@@ -944,13 +947,21 @@ fn search<R: Read + Seek>(
     };
     let (mut found, candidates) =
         answer.unwrap_or_else(|| (Vec::new(), (0..archive.games() as usize).collect()));
-    let decoded = decode_candidates(
-        archive,
-        &candidates,
-        target,
-        threads,
-        scanning.then_some(filter),
-    )?;
+    let decoded = if let Some(ix) = index.as_ref().filter(|_| !scanning) {
+        let mut decoded = decode_mainlines(archive, ix, &candidates, target, threads)?;
+        if names {
+            // The names were read before the games were decoded.
+            for f in &mut decoded.0 {
+                let n = ix.names_of(f.game as usize).map_err(|why| {
+                    ArchiveError::Settings(format!("damaged search section: {why}"))
+                })?;
+                f.names = Some(Box::new(n));
+            }
+        }
+        decoded
+    } else {
+        decode_candidates(archive, &candidates, target, threads, Some(filter))?
+    };
     report.decoded = decoded.1;
     report.not_searched += decoded.2;
     found.extend(decoded.0);
@@ -1200,17 +1211,12 @@ fn tree_walk(
     matched
 }
 
-/// Decodes the candidates' games, block by block on the workers, and
-/// looks at their plies: the games found, the games decoded, and the games
-/// stored verbatim (scanning). `filter` is applied to the decoded tags
-/// where there is no index.
-fn decode_candidates<R: Read + Seek>(
-    archive: &mut ArchiveReader<R>,
+/// The candidates' blocks, each with its games wanted (by index in the
+/// block, to the game's number from 0).
+fn candidate_blocks<R: Read + Seek>(
+    archive: &ArchiveReader<R>,
     candidates: &[usize],
-    target: &Target,
-    threads: usize,
-    filter: Option<&Filter>,
-) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
+) -> Vec<(usize, HashMap<usize, usize>)> {
     let mut by_block: BTreeMap<usize, HashMap<usize, usize>> = BTreeMap::new();
     // The first game of each block, from 0.
     let starts: Vec<u64> = (0..archive.blocks().len())
@@ -1223,11 +1229,83 @@ fn decode_candidates<R: Read + Seek>(
             .or_default()
             .insert(game - starts[b] as usize, game);
     }
+    by_block.into_iter().collect()
+}
+
+/// Decodes the mainlines of the candidates that the search section could
+/// not settle, block by block on the workers, each only until it is at
+/// what is looked for (and the move it plays there) or its state rules it
+/// out: the games found (their names not yet read), the games decoded and
+/// those stored as text.
+fn decode_mainlines<R: Read + Seek>(
+    archive: &mut ArchiveReader<R>,
+    ix: &Index,
+    candidates: &[usize],
+    target: &Target,
+    threads: usize,
+) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
+    let jobs = candidate_blocks(archive, candidates);
+    let codec = archive.header().codec()?;
+    let codec = codec.as_ref();
+    let keep = |pos: &Chess| !target.matches(pos) && target.could_follow(&State::of(pos));
+    let mut out = Vec::new();
+    let (mut decoded, mut text) = (0u64, 0u64);
+    let payloads = jobs
+        .into_iter()
+        .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));
+    Pipeline::with_threads(threads).ordered(
+        payloads,
+        |(block, want)| {
+            let mut found = Vec::new();
+            let mut counts = (0u64, 0u64);
+            let until = want.keys().max().copied().unwrap_or(0);
+            let r = decode_mainlines_until(
+                codec,
+                &block,
+                &|g| want.contains_key(&g),
+                &keep,
+                &mut |g, mainline| {
+                    let Some(&game) = want.get(&g) else { return };
+                    let Some((start, moves)) = mainline else {
+                        counts.1 += 1;
+                        return;
+                    };
+                    counts.0 += 1;
+                    if let Some((ply, m)) = first_match(&start, &moves, target) {
+                        found.push(Found0::indexed(ix, game, ply, m.map(move_key)));
+                    }
+                },
+                until,
+            );
+            r.map(|_| (found, counts))
+        },
+        |r| {
+            let (found, counts) = r?;
+            out.extend(found);
+            decoded += counts.0;
+            text += counts.1;
+            Ok(())
+        },
+    )?;
+    Ok((out, decoded, text))
+}
+
+/// Decodes every game (an archive without a usable search section), block
+/// by block on the workers, and looks at their plies and tags: the games
+/// found that pass `filter`, the games decoded, and the games stored
+/// verbatim.
+fn decode_candidates<R: Read + Seek>(
+    archive: &mut ArchiveReader<R>,
+    candidates: &[usize],
+    target: &Target,
+    threads: usize,
+    filter: Option<&Filter>,
+) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
+    let jobs = candidate_blocks(archive, candidates);
     let codec = archive.header().codec()?;
     let codec = codec.as_ref();
     let mut out = Vec::new();
     let (mut decoded, mut text) = (0u64, 0u64);
-    let jobs: Vec<(usize, HashMap<usize, usize>)> = by_block.into_iter().collect();
     let payloads = jobs
         .into_iter()
         .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));
@@ -1256,7 +1334,7 @@ fn decode_candidates<R: Read + Seek>(
                     if filter.is_some_and(|f| !f.passes(&meta)) {
                         return;
                     }
-                    if let Some((ply, m)) = first_match(&record, target) {
+                    if let Some((ply, m)) = first_match(&record.start, &record.moves, target) {
                         found.push(Found0 {
                             archive: 0,
                             game: game as u32,

@@ -698,6 +698,8 @@ pub(super) struct FieldCoder {
     keys: Vec<u32>,
     /// The other moves' sort keys (best first) and indexes (a buffer).
     order: Vec<u64>,
+    /// How many times ([`is_time`]) were coded, in the second stream.
+    pub(super) timed: usize,
 }
 
 impl FieldCoder {
@@ -733,6 +735,7 @@ impl FieldCoder {
             scores: Vec::new(),
             keys: Vec::new(),
             order: Vec::new(),
+            timed: 0,
         }
     }
 }
@@ -791,6 +794,26 @@ fn hash_after(pos: &Chess, h: u64, m: Move) -> u64 {
     }
 }
 
+/// Whether the number at `p` of `template`, of key `key`, is a time:
+/// TCEC's move time and time left (`mt=`, `tl=`), or a number in seconds
+/// or milliseconds (cutechess's `1.2s`). Times go in a stream of their own
+/// (issue 69): games of engines without a book repeat each other's moves,
+/// evaluations and depths, rarely their times, and the block's compressor
+/// finds the repeats only in a stream that times do not break.
+fn is_time(template: &[u8], p: usize, key: &[u8]) -> bool {
+    if matches!(key, b"mt=" | b"tl=") {
+        return true;
+    }
+    let after = &template[p + 1..];
+    let unit = |u: &[u8]| {
+        after.starts_with(u)
+            && after
+                .get(u.len())
+                .is_none_or(|b| !b.is_ascii_alphanumeric())
+    };
+    unit(b"s") || unit(b"ms")
+}
+
 /// What a number's place is called: the text of its key before it (`tl=`)
 /// and the numbers between them (`mb=+0` is `mb=` 0, the next `mb=` 1).
 fn key_of(template: &[u8], p: usize) -> (&[u8], usize) {
@@ -816,10 +839,11 @@ fn balance(pos: &Chess, role: Role) -> i64 {
 
 impl FieldCoder {
     /// Codes the fields of one engine comment of template `template` (the
-    /// writer's `fields`, the reader's an empty list that this fills).
-    pub(super) fn code(
+    /// writer's `fields`, the reader's an empty list that this fills): its
+    /// times ([`is_time`]) into `io[1]`, the rest into `io[0]`.
+    pub(super) fn code<I: Io>(
         &mut self,
-        io: &mut impl Io,
+        io: &mut [I; 2],
         template: &[u8],
         at: &At<'_>,
         fields: &mut Vec<Field>,
@@ -859,6 +883,9 @@ impl FieldCoder {
                     places.push((key, index));
                     let mut place = crate::hash::fnv1a(key);
                     place = crate::hash::fnv1a_from(place, &[index as u8, nth as u8]);
+                    let time = is_time(template, p, key);
+                    self.timed += usize::from(time);
+                    let io = &mut io[usize::from(time)];
                     let n = self.number(io, place, (key, index), &named, at, n);
                     if index == 0 && n.decimals == 0 {
                         named.push((key, n.value));
@@ -873,7 +900,7 @@ impl FieldCoder {
                         Some(Field::Number(_)) => return Err("a number for a line".into()),
                         None => None,
                     };
-                    let line = self.line(io, line_kind(b).0, at, moves)?;
+                    let line = self.line(&mut io[0], line_kind(b).0, at, moves)?;
                     if !encoding {
                         fields.push(Field::Line(line));
                     }
@@ -1480,7 +1507,7 @@ mod tests {
         let mainline = moves(sans);
         let mut walk = Walk::new(&Chess::default());
         let mut coder = FieldCoder::new(&Chess::default(), &mainline);
-        let mut enc = BinaryEncoder::new();
+        let mut enc = [BinaryEncoder::new(), BinaryEncoder::new()];
         let mut templates = Vec::new();
         for (&m, c) in mainline.iter().zip(comments) {
             walk.play(m);
@@ -1490,10 +1517,10 @@ mod tests {
                 .unwrap();
             templates.push(template);
         }
-        let bytes = enc.finish();
+        let [main, times] = enc.map(BinaryEncoder::finish);
         let mut walk = Walk::new(&Chess::default());
         let mut coder = FieldCoder::new(&Chess::default(), &mainline);
-        let mut dec = BinaryDecoder::new(&bytes);
+        let mut dec = [BinaryDecoder::new(&main), BinaryDecoder::new(&times)];
         let mut out = Vec::new();
         for (&m, template) in mainline.iter().zip(&templates) {
             walk.play(m);
@@ -1505,8 +1532,8 @@ mod tests {
             render(template, &fields, &walk.at(), &mut text).unwrap();
             out.push(text);
         }
-        assert!(!dec.overrun());
-        (out, bytes.len())
+        assert!(!dec[0].overrun() && !dec[1].overrun());
+        (out, main.len() + times.len())
     }
 
     #[test]
@@ -1547,7 +1574,10 @@ mod tests {
                 .collect();
             let mut walk = Walk::new(&Chess::default());
             let mut coder = FieldCoder::new(&Chess::default(), &mainline);
-            let mut dec = BinaryDecoder::new(&bytes);
+            let mut dec = [
+                BinaryDecoder::new(&bytes[..12]),
+                BinaryDecoder::new(&bytes[12..]),
+            ];
             for &m in &mainline {
                 walk.play(m);
                 let mut fields = Vec::new();

@@ -51,7 +51,9 @@ mod write;
 
 #[cfg(any(test, feature = "parallel", feature = "fuzzing"))]
 pub(crate) use read::on_this_thread;
-pub(crate) use read::{Decoded, Want, decode_block, decode_block_until, last_game_continues};
+pub(crate) use read::{
+    Decoded, Keep, Want, decode_block, decode_block_until, decode_block_with, last_game_continues,
+};
 pub(crate) use write::encode_block;
 #[cfg(feature = "train")]
 pub(crate) use write::engine_comment_prior;

@@ -1,7 +1,7 @@
 //! The block reader: the columns decompressed and the games rebuilt from
 //! their events, whole or only as far as the caller wants.
 
-use shakmaty::{Chess, Move};
+use shakmaty::{Chess, Move, Position};
 
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE, E_COMMENT,
@@ -252,7 +252,17 @@ pub(crate) enum Want {
     /// no clocks or evaluations are decoded, so only in a pass where every
     /// game is wanted so.
     OpeningStored,
+    /// Its start and mainline moves up to its first null move, as far as
+    /// the decode's [`Keep`] lets them go ([`decode_block_with`]): a game
+    /// stored as text gives its record, or its text where it does not
+    /// parse.
+    Mainline,
 }
+
+/// Whether a [`Want::Mainline`] decode goes on past a position of the
+/// mainline: once it says no, one more move is decoded (the move played
+/// there) and the game's decoding stops.
+pub(crate) type Keep<'k> = dyn Fn(&Chess) -> bool + Sync + 'k;
 
 /// A decoded game.
 pub(crate) enum Decoded {
@@ -267,6 +277,8 @@ pub(crate) enum Decoded {
     /// Its opening is not stored: its moves are needed
     /// ([`Want::OpeningStored`]).
     NeedsMoves,
+    /// Its start and the mainline's moves decoded ([`Want::Mainline`]).
+    Mainline(Chess, Vec<Move>),
     /// A piece of a verbatim text longer than 8 MiB, which goes on with the
     /// text given last for the same game. Given for any `want`
     /// but [`Want::Skip`]; the pieces that open a block go on with the last
@@ -298,6 +310,19 @@ pub(crate) fn decode_block_until(
     sink: &mut dyn FnMut(usize, Decoded),
     last: usize,
 ) -> Result<usize, String> {
+    decode_block_with(codec_of_block, payload, want, None, sink, last)
+}
+
+/// [`decode_block_until`] where the games wanted as [`Want::Mainline`]
+/// decode as far as `keep` lets them.
+pub(crate) fn decode_block_with(
+    codec_of_block: &dyn GameCodec,
+    payload: &[u8],
+    want: &dyn Fn(usize) -> Want,
+    keep: Option<&Keep<'_>>,
+    sink: &mut dyn FnMut(usize, Decoded),
+    last: usize,
+) -> Result<usize, String> {
     let stored = read_columns(payload)?;
     let mut c = Cursors::new(&stored)?;
     // Pieces of a game are no games of their own.
@@ -305,7 +330,7 @@ pub(crate) fn decode_block_until(
         .iter()
         .filter(|&&k| k != KIND_PIECE)
         .count();
-    let mut queue = Queue::new(codec_of_block, sink, games);
+    let mut queue = Queue::new(codec_of_block, keep, sink, games);
     // Games read so far are decoded and given to the sink before an error
     // in a later one is returned, as when each is decoded in turn.
     let read = (|| -> Result<(), String> {
@@ -356,6 +381,8 @@ fn verbatim_decoded(w: Want, text: &[u8], parsed: bool) -> Result<Option<Decoded
     // Read as the writer read it: lines that end with CR alone with LF.
     let lf = if parsed { lf_text(text) } else { None };
     let read = lf.as_deref().unwrap_or(text);
+    // A mainline wanted: the record, which has it.
+    let w = if w == Want::Mainline { Want::Record } else { w };
     Ok(Some(match w {
         Want::Skip => return Ok(None),
         Want::Text => Decoded::Text(text.to_vec()),
@@ -382,6 +409,7 @@ fn verbatim_decoded(w: Want, text: &[u8], parsed: bool) -> Result<Option<Decoded
             verbatim: Some(text.to_vec()),
         }),
         Want::Opening | Want::OpeningStored => Decoded::Opening(verbatim_opening(read)),
+        Want::Mainline => unreachable!("read as a record"),
     }))
 }
 
@@ -580,7 +608,8 @@ impl<'a> Cursors<'a> {
         // Tags the moves give, and an opening not stored, need the
         // mainline's first plies.
         let tags_from_moves = (w == Want::Tags && !predicted.is_empty())
-            || (w == Want::Opening && stored_opening.is_none());
+            || (w == Want::Opening && stored_opening.is_none())
+            || w == Want::Mainline;
         // The whole game: its text, or its record.
         let whole = matches!(w, Want::Text | Want::Record);
         let plies = if whole || tags_from_moves {
@@ -612,9 +641,12 @@ impl<'a> Cursors<'a> {
             game_comments(&game_events, &mut self.comments, whole)?;
         // The stream of its engine comments' fields.
         let fields = if engine_comments {
-            take_counted(&mut self.engine, "engine-fields")?
+            [
+                take_counted(&mut self.engine, "engine-fields")?,
+                take_counted(&mut self.engine, "engine-fields")?,
+            ]
         } else {
-            &[]
+            [&[][..], &[]]
         };
         let lines = self.lines(segments, whole, tags_from_moves)?;
         if whole || tags_from_moves {
@@ -824,7 +856,8 @@ fn verbatim_opening(text: &[u8]) -> Option<Named<'static>> {
 /// what [`finish`] needs to give its text (or its tags, where the moves
 /// give some), on any thread.
 struct PendingGame<'a> {
-    /// [`Want::Text`], [`Want::Record`] or [`Want::Tags`].
+    /// [`Want::Text`], [`Want::Record`], [`Want::Tags`], [`Want::Opening`]
+    /// or [`Want::Mainline`].
     want: Want,
     kind: u8,
     /// The layout of its text, for its text.
@@ -844,17 +877,24 @@ struct PendingGame<'a> {
     clocks: std::vec::IntoIter<Reading>,
     evals: EvalTexts,
     comments: Vec<&'a [u8]>,
-    /// The stream of its engine comments' fields.
-    fields: &'a [u8],
+    /// The streams of its engine comments' fields: all but times, times.
+    fields: [&'a [u8]; 2],
     /// The moves of each line (the mainline alone for tags).
     lines: Vec<Bits>,
 }
 
 /// Decodes the moves of a game whose columns are read and gives its text
 /// (or its tags).
-fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decoded, String> {
+fn finish(
+    codec_of_block: &dyn GameCodec,
+    keep: Option<&Keep<'_>>,
+    game: PendingGame<'_>,
+) -> Result<Decoded, String> {
     if matches!(game.want, Want::Tags | Want::Opening) {
         return finish_opening(codec_of_block, game);
+    }
+    if game.want == Want::Mainline {
+        return finish_mainline(codec_of_block, keep, game);
     }
     let PendingGame {
         want,
@@ -895,10 +935,11 @@ fn finish(codec_of_block: &dyn GameCodec, game: PendingGame<'_>) -> Result<Decod
     }
     // Engine comments: the positions of their lines, the mainline's
     // moves, each side's last template and their fields.
-    let engine = (!fields.is_empty()).then(|| EngineComments {
+    let engine = (!fields[0].is_empty()).then(|| EngineComments {
         walk: Walk::new(&start),
         coder: FieldCoder::new(&start, mainline.as_slice()),
-        dec: BinaryDecoder::new(fields),
+        dec: fields.map(BinaryDecoder::new_short),
+        no_times: fields[1].is_empty(),
         last: [None, None],
         fields: Vec::new(),
     });
@@ -1023,6 +1064,56 @@ fn finish_opening(
         tags,
         verbatim: None,
     }))
+}
+
+/// [`finish`] of a game whose mainline is wanted: its moves up to its
+/// first null move, as far as `keep` lets them go (and one move more).
+fn finish_mainline(
+    codec_of_block: &dyn GameCodec,
+    keep: Option<&Keep<'_>>,
+    game: PendingGame<'_>,
+) -> Result<Decoded, String> {
+    let PendingGame {
+        tags,
+        label,
+        openings,
+        events,
+        plies,
+        mainline_clocks,
+        lines,
+        ..
+    } = game;
+    let bits = lines.into_iter().next().ok_or("moves column ends early")?;
+    let start = text::start_of(&tags).map_err(|u| u.detail)?;
+    let codec = mainline_codec(
+        codec_of_block,
+        context_of(&tags),
+        mainline_clocks,
+        openings,
+        label,
+    )?;
+    let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
+    let mut pos = start.clone();
+    let mut played = 0;
+    // The number of moves after which `keep` said no.
+    let mut stop: Option<usize> = None;
+    let moves = codec
+        .decode_prefix(&start, &bits, counted, &mut |moves| {
+            if let Some(n) = stop {
+                return moves.len() <= n;
+            }
+            let Some(keep) = keep else { return true };
+            for &m in &moves[played..] {
+                pos.play_unchecked(m);
+            }
+            played = moves.len();
+            if !keep(&pos) {
+                stop = Some(moves.len());
+            }
+            true
+        })
+        .map_err(|e| e.to_string())?;
+    Ok(Decoded::Mainline(start, moves))
 }
 
 /// A game's context, as the writer took it from the same tags (codecs
@@ -1204,7 +1295,14 @@ impl Replay<'_> {
         if self.segs.len() != 1 || self.segs.pop().is_some_and(|mut s| s.next().is_some()) {
             return Err("moves and events disagree".into());
         }
-        if self.engine.is_some_and(|e| e.dec.overrun()) {
+        if self.engine.is_some_and(|e| {
+            e.dec[0].overrun()
+                || if e.no_times {
+                    e.coder.timed > 0
+                } else {
+                    e.dec[1].overrun()
+                }
+        }) {
             return Err("engine-fields stream ends early".into());
         }
         if want == Want::Record && !self.null_in_mainline {
@@ -1334,7 +1432,10 @@ fn plain_record(
 struct EngineComments<'a> {
     walk: Walk,
     coder: FieldCoder,
-    dec: BinaryDecoder<'a>,
+    /// The streams of all fields but times, and of times.
+    dec: [BinaryDecoder<'a>; 2],
+    /// Whether the game's stream of times is empty (no time is coded).
+    no_times: bool,
     /// Each side's last template.
     last: [Option<Vec<u8>>; 2],
     fields: Vec<fields::Field>,
@@ -1400,6 +1501,7 @@ fn game_comments<'a>(
 /// decode on several cores.
 struct Queue<'s, 'a> {
     codec: &'s dyn GameCodec,
+    keep: Option<&'s Keep<'s>>,
     sink: &'s mut dyn FnMut(usize, Decoded),
     parallel: bool,
     /// Games gathered for a parallel decode, in order.
@@ -1417,11 +1519,13 @@ enum Gathered<'a> {
 impl<'s, 'a> Queue<'s, 'a> {
     fn new(
         codec: &'s dyn GameCodec,
+        keep: Option<&'s Keep<'s>>,
         sink: &'s mut dyn FnMut(usize, Decoded),
         games: usize,
     ) -> Self {
         Queue {
             codec,
+            keep,
             sink,
             // A block of one game has nothing to share out.
             parallel: games > 1 && parallel_threads() > 1,
@@ -1441,7 +1545,7 @@ impl<'s, 'a> Queue<'s, 'a> {
         if self.parallel {
             self.gathered.push((g, Gathered::Pending(Box::new(game))));
         } else {
-            (self.sink)(g, finish(self.codec, game)?);
+            (self.sink)(g, finish(self.codec, self.keep, game)?);
         }
         Ok(())
     }
@@ -1450,7 +1554,7 @@ impl<'s, 'a> Queue<'s, 'a> {
     /// to the first that does not decode, whose error it returns.
     fn flush(&mut self) -> Result<(), String> {
         let gathered = std::mem::take(&mut self.gathered);
-        for (g, d) in finish_all(self.codec, gathered) {
+        for (g, d) in finish_all(self.codec, self.keep, gathered) {
             (self.sink)(g, d?);
         }
         Ok(())
@@ -1489,12 +1593,13 @@ pub(crate) fn on_this_thread<R>(f: impl FnOnce() -> R) -> R {
 /// Finishes the gathered games on the current rayon pool, in order.
 fn finish_all(
     codec: &dyn GameCodec,
+    keep: Option<&Keep<'_>>,
     gathered: Vec<(usize, Gathered<'_>)>,
 ) -> Vec<(usize, Result<Decoded, String>)> {
     let one = |(g, item): (usize, Gathered<'_>)| {
         let d = match item {
             Gathered::Ready(d) => Ok(d),
-            Gathered::Pending(game) => finish(codec, *game),
+            Gathered::Pending(game) => finish(codec, keep, *game),
         };
         (g, d)
     };

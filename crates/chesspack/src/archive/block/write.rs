@@ -153,9 +153,11 @@ impl Columns {
             }
             None => self.data[EVENTS].extend_from_slice(&events),
         }
-        if let Some((_, stream)) = engine {
-            put_varint(&mut self.data[ENGINE], stream.len() as u64);
-            self.data[ENGINE].extend_from_slice(&stream);
+        if let Some((_, streams)) = engine {
+            for stream in streams {
+                put_varint(&mut self.data[ENGINE], stream.len() as u64);
+                self.data[ENGINE].extend_from_slice(&stream);
+            }
         }
         self.data[KIND].push(game.layout * KIND_LAYOUT);
         Ok(())
@@ -442,9 +444,9 @@ type Template = Option<(Vec<u8>, bool)>;
 /// The engine comments of a game whose mainline's moves (up to its first
 /// null move) are `mainline`: for each comment that is no clock or
 /// evaluation, in order, its template where it is an engine comment
-/// ([`fields`]), and the stream of their fields; `None` where the game has
-/// none.
-fn engine_comments(game: &ParsedGame, mainline: &[Move]) -> Option<(Vec<Template>, Vec<u8>)> {
+/// ([`fields`]), and the streams of their fields (the times' second,
+/// empty where there are none); `None` where the game has none.
+fn engine_comments(game: &ParsedGame, mainline: &[Move]) -> Option<(Vec<Template>, [Vec<u8>; 2])> {
     let plain = |e: &Event| matches!(e, Event::Comment(c) if !is_reading(c));
     if !game.events.iter().any(plain) {
         return None;
@@ -457,9 +459,9 @@ fn engine_comments(game: &ParsedGame, mainline: &[Move]) -> Option<(Vec<Template
 fn code_engine_comments(
     game: &ParsedGame,
     coder: &mut FieldCoder,
-) -> Option<(Vec<Template>, Vec<u8>)> {
+) -> Option<(Vec<Template>, [Vec<u8>; 2])> {
     let mut walk = Walk::new(&game.start);
-    let mut enc = BinaryEncoder::new();
+    let mut enc = [BinaryEncoder::new(), BinaryEncoder::new()];
     let mut last: [Option<Vec<u8>>; 2] = [None, None];
     let mut templates = Vec::new();
     let mut any = false;
@@ -486,7 +488,16 @@ fn code_engine_comments(
             _ => {}
         }
     }
-    any.then(|| (templates, enc.finish()))
+    let timed = coder.timed > 0;
+    any.then(|| {
+        let [main, times] = enc;
+        let times = if timed {
+            times.finish_short()
+        } else {
+            Vec::new()
+        };
+        (templates, [main.finish_short(), times])
+    })
 }
 
 /// The marks a block coded by `codec` uses: the opening's label too,
