@@ -911,6 +911,7 @@ pub(crate) struct Index {
     checked: bool,
     names: OnceLock<Result<Names, String>>,
     changes: OnceLock<Result<Changes, String>>,
+    material_plies: OnceLock<Result<MaterialPlies, String>>,
     reentries: OnceLock<Result<Reentries, String>>,
 }
 
@@ -943,9 +944,14 @@ struct Changes {
     /// Each game's changes: `at[g]..at[g + 1]`.
     at: Vec<u32>,
     codes: Vec<u8>,
-    /// The plies of the changes of material, in order: game `g`'s from
-    /// `material_at[g]`.
-    material_at: Vec<u32>,
+}
+
+/// The plies of the games' changes of material, read only where a query
+/// needs them (a material or an imbalance: a position query does not).
+#[derive(Debug)]
+struct MaterialPlies {
+    /// The plies, in order: game `g`'s from `at[g]`.
+    at: Vec<u32>,
     plies: Vec<u16>,
 }
 
@@ -1200,6 +1206,7 @@ impl Index {
             checked,
             names: OnceLock::new(),
             changes: OnceLock::new(),
+            material_plies: OnceLock::new(),
             reentries: OnceLock::new(),
         })
     }
@@ -1395,53 +1402,65 @@ impl Index {
     fn read_changes(&self) -> Result<Changes, String> {
         let counts = self.lazy_column(CHANGE_COUNTS)?;
         let codes = self.lazy_column(CHANGES)?;
-        let material = self.lazy_column(MATERIAL_PLIES)?;
+        if codes.iter().any(|&c| CHANGE_KIND[usize::from(c)] == 0) {
+            return Err("a bad change".into());
+        }
         let mut counts = counts.as_slice();
         let mut at_of = Vec::with_capacity(self.games + 1);
-        let mut material_at = Vec::with_capacity(self.games + 1);
-        let mut plies = Vec::with_capacity(material.len());
-        let mut m = 0usize;
         let mut at = 0usize;
         at_of.push(0);
-        material_at.push(0);
         for &exit in &self.exits {
             let k = get_varint(&mut counts)? as usize;
             if k > 0 && exit == NONE {
                 return Err("changes of a game without a node".into());
             }
-            let from = at;
             at = at
                 .checked_add(k)
                 .filter(|&a| a <= codes.len())
                 .ok_or("too few changes")?;
+            at_of.push(at as u32);
+        }
+        if at != codes.len() || !counts.is_empty() {
+            return Err("the changes do not add up".into());
+        }
+        Ok(Changes { at: at_of, codes })
+    }
+
+    /// The plies of the changes of material, read on first use.
+    fn material_plies(&self) -> Result<&MaterialPlies, String> {
+        self.material_plies
+            .get_or_init(|| self.read_material_plies())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn read_material_plies(&self) -> Result<MaterialPlies, String> {
+        let changes = self.changes()?;
+        let material = self.lazy_column(MATERIAL_PLIES)?;
+        let mut at_of = Vec::with_capacity(self.games + 1);
+        let mut plies = Vec::with_capacity(material.len());
+        let mut m = 0usize;
+        at_of.push(0);
+        for (g, &exit) in self.exits.iter().enumerate() {
             let mut ply = if exit == NONE {
                 0
             } else {
                 u64::from(self.node_depth[exit as usize])
             };
-            for &c in &codes[from..at] {
-                match CHANGE_KIND[usize::from(c)] {
-                    0 => return Err("a bad change".into()),
-                    1 => {}
-                    _ => {
-                        let step = crate::le::read_leb(&material, &mut m).ok_or("truncated")?;
-                        ply = ply.saturating_add(step);
-                        plies.push(u16::try_from(ply).map_err(|_| "a ply out of range")?);
-                    }
+            let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
+            for &c in &changes.codes[a..b] {
+                if CHANGE_KIND[usize::from(c)] == 2 {
+                    let step = crate::le::read_leb(&material, &mut m).ok_or("truncated")?;
+                    ply = ply.saturating_add(step);
+                    plies.push(u16::try_from(ply).map_err(|_| "a ply out of range")?);
                 }
             }
-            at_of.push(at as u32);
-            material_at.push(plies.len() as u32);
+            at_of.push(plies.len() as u32);
         }
-        if at != codes.len() || !counts.is_empty() || m != material.len() {
+        if m != material.len() {
             return Err("the changes do not add up".into());
         }
-        Ok(Changes {
-            at: at_of,
-            codes,
-            material_at,
-            plies,
-        })
+        Ok(MaterialPlies { at: at_of, plies })
     }
 
     /// Game `g`'s tags that are numbers.
@@ -1511,29 +1530,45 @@ impl Index {
 
     /// The states of game `g` (of the standard start) from where it
     /// leaves the tree, in order.
-    ///
-    /// With each state, the first ply after the node with its material:
-    /// the ply of the change of material that made it, or the ply after
-    /// the node.
-    pub(crate) fn states(
-        &self,
-        g: usize,
-    ) -> Result<impl Iterator<Item = (State, u32)> + '_, String> {
+    pub(crate) fn states(&self, g: usize) -> Result<impl Iterator<Item = State> + '_, String> {
         let changes = self.changes()?;
         let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
         let exit = self.exits[g] as usize;
         let mut s = self.node_states()[exit];
+        Ok(
+            std::iter::once(s).chain(changes.codes[a..b].iter().map(move |&c| {
+                s.apply(c);
+                s
+            })),
+        )
+    }
+
+    /// [`Index::states`], each with the first ply after the node with its
+    /// material: the ply of the change of material that made it, or the
+    /// ply after the node.
+    pub(crate) fn states_with_plies(
+        &self,
+        g: usize,
+    ) -> Result<impl Iterator<Item = (State, u32)> + '_, String> {
+        let changes = self.changes()?;
+        let material = self.material_plies()?;
+        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
+        let exit = self.exits[g] as usize;
         let mut since = u32::from(self.node_depth[exit]) + 1;
-        let mut m = changes.material_at[g] as usize;
-        Ok(std::iter::once((s, since)).chain((a..b).map(move |i| {
-            let c = changes.codes[i];
-            s.apply(c);
-            if CHANGE_KIND[usize::from(c)] == 2 {
-                since = u32::from(changes.plies[m]);
-                m += 1;
-            }
-            (s, since)
-        })))
+        let mut m = material.at[g] as usize;
+        let kinds = changes.codes[a..b]
+            .iter()
+            .map(|&c| CHANGE_KIND[usize::from(c)]);
+        Ok(self
+            .states(g)?
+            .zip(std::iter::once(0).chain(kinds))
+            .map(move |(s, kind)| {
+                if kind == 2 {
+                    since = u32::from(material.plies[m]);
+                    m += 1;
+                }
+                (s, since)
+            }))
     }
 }
 

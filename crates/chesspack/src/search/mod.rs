@@ -960,7 +960,7 @@ fn search<R: Read + Seek>(
         }
         decoded
     } else {
-        decode_candidates(archive, &candidates, target, threads, Some(filter))?
+        decode_candidates(archive, &candidates, target, threads, filter)?
     };
     report.decoded = decoded.1;
     report.not_searched += decoded.2;
@@ -1000,6 +1000,8 @@ fn from_index(
     // A position of the tree: every game that reaches it is on the tree
     // there, on its own line or where it comes back to the tree.
     let on_tree = matches!(target, Target::Position { .. }) && !matched.is_empty();
+    // Material decides, and its plies give where: read only then.
+    let by_plies = target.by_state() && !next_moves;
     // The stretches matter only for games not found on their own line
     // (at the start, none).
     let pending = || (0..ix.games).any(|g| hit[g] == u32::MAX && ix.flags[g] & INDEXED != 0);
@@ -1035,21 +1037,13 @@ fn from_index(
         }
         // After the game leaves the tree: does a state it comes to
         // hold what is looked for? The first (the state where it
-        // leaves) or a later one.
-        let (mut first, mut later, mut since) = (false, false, 0);
-        for (i, (s, from)) in ix.states(g)?.enumerate() {
-            if !target.could_follow(&s) {
-                break;
-            }
-            if target.possible(&s) {
-                if i == 0 {
-                    first = true;
-                } else {
-                    (later, since) = (true, from);
-                    break;
-                }
-            }
-        }
+        // leaves) or a later one. (The plies of the changes of material
+        // only where the state decides.)
+        let (first, later, since) = if by_plies {
+            settle(target, ix.states_with_plies(g)?)
+        } else {
+            settle(target, ix.states(g)?.map(|s| (s, 0)))
+        };
         if !first && !later {
             continue;
         }
@@ -1077,6 +1071,26 @@ fn from_index(
         candidates.push(g);
     }
     Ok((found, candidates))
+}
+
+/// Whether, of a game's `states` after it leaves the tree (each with the
+/// first ply of its material), the first could hold `target`, whether a
+/// later one could, and that later one's ply; the states after one that
+/// cannot come to the target are not looked at.
+fn settle(target: &Target, states: impl Iterator<Item = (State, u32)>) -> (bool, bool, u32) {
+    let mut first = false;
+    for (i, (s, from)) in states.enumerate() {
+        if !target.could_follow(&s) {
+            break;
+        }
+        if target.possible(&s) {
+            if i > 0 {
+                return (first, true, from);
+            }
+            first = true;
+        }
+    }
+    (first, false, 0)
 }
 
 /// A node of the tree at what is looked for: its subtree and depth, and
@@ -1299,7 +1313,7 @@ fn decode_candidates<R: Read + Seek>(
     candidates: &[usize],
     target: &Target,
     threads: usize,
-    filter: Option<&Filter>,
+    filter: &Filter,
 ) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
     let jobs = candidate_blocks(archive, candidates);
     let codec = archive.header().codec()?;
@@ -1331,7 +1345,7 @@ fn decode_candidates<R: Read + Seek>(
                     };
                     counts.0 += 1;
                     let meta = Meta::of(&record);
-                    if filter.is_some_and(|f| !f.passes(&meta)) {
+                    if !filter.passes(&meta) {
                         return;
                     }
                     if let Some((ply, m)) = first_match(&record.start, &record.moves, target) {
