@@ -165,6 +165,15 @@ fn read_archive_here(data: &[u8]) {
             if let Ok(block) = r.read_block(b) {
                 let _ = archive::decode_games(r.codec(), &block, &|_| true, &mut |_, _| {});
                 let _ = archive::decode_records(r.codec(), &block, &|_| true, &mut |_, _| {});
+                // A query's decode: each mainline until its tenth ply.
+                let _ = archive::decode_mainlines_until(
+                    r.codec(),
+                    &block,
+                    &|_| true,
+                    &|p: &shakmaty::Chess| shakmaty::Position::fullmoves(p).get() < 6,
+                    &mut |_, _| {},
+                    usize::MAX,
+                );
                 let _ = archive::block_tags(r.codec(), &block);
                 let _ = archive::block_tags_not_given(&block);
                 let _ = archive::block_openings(
@@ -193,6 +202,14 @@ fn read_archive_here(data: &[u8]) {
     let _ = archive::decode_games(&game::Index, &block, &|_| true, &mut |_, _| {});
     let _ = archive::decode_games(&game::Radix, &block, &|g| g % 2 == 0, &mut |_, _| {});
     let _ = archive::decode_records(&game::Index, &block, &|g| g % 3 != 1, &mut |_, _| {});
+    let _ = archive::decode_mainlines_until(
+        &game::Index,
+        &block,
+        &|g| g % 2 == 1,
+        &|_: &shakmaty::Chess| true,
+        &mut |_, _| {},
+        usize::MAX,
+    );
     let _ = archive::block_tags(&game::Index, &block);
     let _ = archive::block_tags_not_given(&block);
     let _ = archive::block_openings(
