@@ -495,7 +495,7 @@ impl OpeningTable {
         Ok(OpeningTable::new(labels, entries, Some(plies)))
     }
 
-    #[cfg(any(test, feature = "train"))]
+    #[cfg(feature = "train")]
     /// The positions file of a table made by [`OpeningTable::from_tsv`]
     /// from `text`: each listed position as EPD, one a line, in the
     /// table's order.

@@ -226,7 +226,7 @@ impl Book {
         })
     }
 
-    #[cfg(any(test, feature = "train"))]
+    #[cfg(feature = "train")]
     /// The book file bytes.
     pub(crate) fn to_bytes(&self) -> Vec<u8> {
         self.bytes.to_vec()
