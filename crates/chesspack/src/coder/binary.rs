@@ -201,23 +201,20 @@ pub(crate) struct BinaryDecoder<'a> {
 impl<'a> BinaryDecoder<'a> {
     /// A decoder over `data`.
     pub(crate) fn new(data: &'a [u8]) -> BinaryDecoder<'a> {
-        let mut d = BinaryDecoder {
-            data,
-            pos: 1, // the encoder's first byte is always 0
-            range: u32::MAX,
-            code: 0,
-        };
-        for _ in 0..4 {
-            d.code = (d.code << 8) | u32::from(d.next_byte());
-        }
-        d
+        // The encoder's first byte is always 0.
+        BinaryDecoder::from(data, 1)
     }
 
     /// A decoder over what [`BinaryEncoder::finish_short`] wrote.
     pub(crate) fn new_short(data: &'a [u8]) -> BinaryDecoder<'a> {
+        BinaryDecoder::from(data, 0)
+    }
+
+    /// A decoder over `data` whose first code byte is at `pos`.
+    fn from(data: &'a [u8], pos: usize) -> BinaryDecoder<'a> {
         let mut d = BinaryDecoder {
             data,
-            pos: 0,
+            pos,
             range: u32::MAX,
             code: 0,
         };

@@ -63,7 +63,7 @@ use self::{
     state::{Pattern, State},
 };
 use crate::archive::{
-    ArchiveError, ArchiveReader, GameRow, decode_mainlines_until, decode_records,
+    ArchiveError, ArchiveReader, Block, GameRow, decode_mainlines_until, decode_records,
     decode_records_until,
     pipeline::{OnProgress, Pipeline, Progress},
 };
@@ -1246,6 +1246,46 @@ fn candidate_blocks<R: Read + Seek>(
     by_block.into_iter().collect()
 }
 
+/// What a block's decoding found: the games, and how many were decoded
+/// and how many are stored as text.
+type BlockFinds = (Vec<Found0>, u64, u64);
+
+/// Runs `decode` on the blocks of the candidates, on `threads` workers, and
+/// gathers what it finds, in the order of the blocks. `decode` takes a
+/// block, its games wanted (index in the block to number in the archive)
+/// and the codec.
+fn decode_blocks<R: Read + Seek>(
+    archive: &mut ArchiveReader<R>,
+    candidates: &[usize],
+    threads: usize,
+    decode: impl Fn(
+        &Block,
+        &HashMap<usize, usize>,
+        &dyn crate::GameCodec,
+    ) -> Result<BlockFinds, ArchiveError>
+    + Sync,
+) -> Result<BlockFinds, ArchiveError> {
+    let jobs = candidate_blocks(archive, candidates);
+    let codec = archive.header().codec()?;
+    let codec = codec.as_ref();
+    let mut all: BlockFinds = (Vec::new(), 0, 0);
+    let payloads = jobs
+        .into_iter()
+        .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));
+    Pipeline::with_threads(threads).ordered(
+        payloads,
+        |(block, want)| decode(&block, &want, codec),
+        |r| {
+            let (found, decoded, text) = r?;
+            all.0.extend(found);
+            all.1 += decoded;
+            all.2 += text;
+            Ok(())
+        },
+    )?;
+    Ok(all)
+}
+
 /// Decodes the mainlines of the candidates that the search section could
 /// not settle, block by block on the workers, each only until it is at
 /// what is looked for (and the move it plays there) or its state rules it
@@ -1257,51 +1297,33 @@ fn decode_mainlines<R: Read + Seek>(
     candidates: &[usize],
     target: &Target,
     threads: usize,
-) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
-    let jobs = candidate_blocks(archive, candidates);
-    let codec = archive.header().codec()?;
-    let codec = codec.as_ref();
+) -> Result<BlockFinds, ArchiveError> {
     let keep = |pos: &Chess| !target.matches(pos) && target.could_follow(&State::of(pos));
-    let mut out = Vec::new();
-    let (mut decoded, mut text) = (0u64, 0u64);
-    let payloads = jobs
-        .into_iter()
-        .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));
-    Pipeline::with_threads(threads).ordered(
-        payloads,
-        |(block, want)| {
-            let mut found = Vec::new();
-            let mut counts = (0u64, 0u64);
-            let until = want.keys().max().copied().unwrap_or(0);
-            let r = decode_mainlines_until(
-                codec,
-                &block,
-                &|g| want.contains_key(&g),
-                &keep,
-                &mut |g, mainline| {
-                    let Some(&game) = want.get(&g) else { return };
-                    let Some((start, moves)) = mainline else {
-                        counts.1 += 1;
-                        return;
-                    };
-                    counts.0 += 1;
-                    if let Some((ply, m)) = first_match(&start, &moves, target) {
-                        found.push(Found0::indexed(ix, game, ply, m.map(move_key)));
-                    }
-                },
-                until,
-            );
-            r.map(|_| (found, counts))
-        },
-        |r| {
-            let (found, counts) = r?;
-            out.extend(found);
-            decoded += counts.0;
-            text += counts.1;
-            Ok(())
-        },
-    )?;
-    Ok((out, decoded, text))
+    decode_blocks(archive, candidates, threads, |block, want, codec| {
+        let mut finds: BlockFinds = (Vec::new(), 0, 0);
+        let until = want.keys().max().copied().unwrap_or(0);
+        decode_mainlines_until(
+            codec,
+            block,
+            &|g| want.contains_key(&g),
+            &keep,
+            &mut |g, mainline| {
+                let Some(&game) = want.get(&g) else { return };
+                let Some((start, moves)) = mainline else {
+                    finds.2 += 1;
+                    return;
+                };
+                finds.1 += 1;
+                if let Some((ply, m)) = first_match(&start, &moves, target) {
+                    finds
+                        .0
+                        .push(Found0::indexed(ix, game, ply, m.map(move_key)));
+                }
+            },
+            until,
+        )?;
+        Ok(finds)
+    })
 }
 
 /// Decodes every game (an archive without a usable search section), block
@@ -1314,64 +1336,40 @@ fn decode_candidates<R: Read + Seek>(
     target: &Target,
     threads: usize,
     filter: &Filter,
-) -> Result<(Vec<Found0>, u64, u64), ArchiveError> {
-    let jobs = candidate_blocks(archive, candidates);
-    let codec = archive.header().codec()?;
-    let codec = codec.as_ref();
-    let mut out = Vec::new();
-    let (mut decoded, mut text) = (0u64, 0u64);
-    let payloads = jobs
-        .into_iter()
-        .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));
-    let pipeline = Pipeline::with_threads(threads);
-    pipeline.ordered(
-        payloads,
-        |(block, want)| {
-            let mut found = Vec::new();
-            let mut counts = (0u64, 0u64);
-            let until = want.keys().max().copied().unwrap_or(0);
-            let r = decode_records_until(
-                codec,
-                &block,
-                &|g| want.contains_key(&g),
-                &mut |g, row| {
-                    let Some(&game) = want.get(&g) else { return };
-                    let record = match row {
-                        GameRow::Record(r) => r,
-                        GameRow::Text(_) => {
-                            counts.1 += 1;
-                            return;
-                        }
-                    };
-                    counts.0 += 1;
-                    let meta = Meta::of(&record);
-                    if !filter.passes(&meta) {
-                        return;
-                    }
-                    if let Some((ply, m)) = first_match(&record.start, &record.moves, target) {
-                        found.push(Found0 {
-                            archive: 0,
-                            game: game as u32,
-                            ply,
-                            next: m.map(move_key),
-                            numbers: meta.numbers,
-                            names: Some(Box::new([meta.white, meta.black, meta.event, meta.eco])),
-                        });
-                    }
-                },
-                until,
-            );
-            r.map(|_| (found, counts))
-        },
-        |r| {
-            let (found, counts) = r?;
-            out.extend(found);
-            decoded += counts.0;
-            text += counts.1;
-            Ok(())
-        },
-    )?;
-    Ok((out, decoded, text))
+) -> Result<BlockFinds, ArchiveError> {
+    decode_blocks(archive, candidates, threads, |block, want, codec| {
+        let mut finds: BlockFinds = (Vec::new(), 0, 0);
+        let until = want.keys().max().copied().unwrap_or(0);
+        decode_records_until(
+            codec,
+            block,
+            &|g| want.contains_key(&g),
+            &mut |g, row| {
+                let Some(&game) = want.get(&g) else { return };
+                let GameRow::Record(record) = row else {
+                    finds.2 += 1;
+                    return;
+                };
+                finds.1 += 1;
+                let meta = Meta::of(&record);
+                if !filter.passes(&meta) {
+                    return;
+                }
+                if let Some((ply, m)) = first_match(&record.start, &record.moves, target) {
+                    finds.0.push(Found0 {
+                        archive: 0,
+                        game: game as u32,
+                        ply,
+                        next: m.map(move_key),
+                        numbers: meta.numbers,
+                        names: Some(Box::new([meta.white, meta.black, meta.event, meta.eco])),
+                    });
+                }
+            },
+            until,
+        )?;
+        Ok(finds)
+    })
 }
 
 /// Adds a search section to the archive in `file` (replacing the one it

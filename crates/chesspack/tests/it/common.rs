@@ -165,3 +165,12 @@ pub fn game_checked<R: std::io::Read + std::io::Seek>(
     r.write_game(number, true, &mut text)?;
     Ok(text)
 }
+
+/// The size of `text` compressed by liblzma at preset 9 extreme (`xz -9e`).
+pub fn xz_size(text: &[u8]) -> usize {
+    use std::io::Write;
+    let stream = xz2::stream::Stream::new_easy_encoder(9 | 0x8000_0000, xz2::stream::Check::Crc64);
+    let mut w = xz2::write::XzEncoder::new_stream(Vec::new(), stream.unwrap());
+    w.write_all(text).unwrap();
+    w.finish().unwrap().len()
+}

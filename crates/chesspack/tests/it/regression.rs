@@ -1330,15 +1330,7 @@ fn regression_issue_69_engine_games_that_repeat_lines_but_not_times() {
     let mut out = Vec::new();
     chesspack::archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
     assert!(out == text.as_bytes());
-    let xz = {
-        use std::io::Write;
-        // liblzma's preset 9 extreme (`xz -9e`).
-        let stream =
-            xz2::stream::Stream::new_easy_encoder(9 | 0x8000_0000, xz2::stream::Check::Crc64);
-        let mut w = xz2::write::XzEncoder::new_stream(Vec::new(), stream.unwrap());
-        w.write_all(text.as_bytes()).unwrap();
-        w.finish().unwrap().len()
-    };
+    let xz = crate::common::xz_size(text.as_bytes());
     assert!(
         packed.len() * 10 <= xz * 7,
         "{} bytes against xz -9e {xz}",

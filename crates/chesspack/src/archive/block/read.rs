@@ -1012,28 +1012,19 @@ fn finish_opening(
     codec_of_block: &dyn GameCodec,
     game: PendingGame<'_>,
 ) -> Result<Decoded, String> {
+    let Mainline {
+        start,
+        codec,
+        bits,
+        counted,
+    } = Mainline::of(codec_of_block, &game)?;
     let PendingGame {
         want,
         mut tags,
         predicted,
-        label,
         openings,
-        events,
-        plies,
-        mainline_clocks,
-        lines,
         ..
     } = game;
-    let bits = lines.into_iter().next().ok_or("moves column ends early")?;
-    let start = text::start_of(&tags).map_err(|u| u.detail)?;
-    let codec = mainline_codec(
-        codec_of_block,
-        context_of(&tags),
-        mainline_clocks,
-        openings,
-        label,
-    )?;
-    let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
     // Only as far as a move may still change the opening: lichess's for an
     // opening, the block's for its tags.
     let table = if want == Want::Opening {
@@ -1073,26 +1064,12 @@ fn finish_mainline(
     keep: Option<&Keep<'_>>,
     game: PendingGame<'_>,
 ) -> Result<Decoded, String> {
-    let PendingGame {
-        tags,
-        label,
-        openings,
-        events,
-        plies,
-        mainline_clocks,
-        lines,
-        ..
-    } = game;
-    let bits = lines.into_iter().next().ok_or("moves column ends early")?;
-    let start = text::start_of(&tags).map_err(|u| u.detail)?;
-    let codec = mainline_codec(
-        codec_of_block,
-        context_of(&tags),
-        mainline_clocks,
-        openings,
-        label,
-    )?;
-    let counted = (events.first() != Some(&E_LINE)).then_some(plies[0]);
+    let Mainline {
+        start,
+        codec,
+        bits,
+        counted,
+    } = Mainline::of(codec_of_block, &game)?;
     let mut pos = start.clone();
     let mut played = 0;
     // The number of moves after which `keep` said no.
@@ -1114,6 +1091,38 @@ fn finish_mainline(
         })
         .map_err(|e| e.to_string())?;
     Ok(Decoded::Mainline(start, moves))
+}
+
+/// A game's mainline, ready to decode: its start, its codec (in the game's
+/// context, aimed at its opening where the block stores its label), its
+/// stream, and its number of moves where the stream does not run to its
+/// end.
+struct Mainline {
+    start: Chess,
+    codec: Box<dyn GameCodec>,
+    bits: Bits,
+    counted: Option<usize>,
+}
+
+impl Mainline {
+    fn of(codec_of_block: &dyn GameCodec, game: &PendingGame<'_>) -> Result<Mainline, String> {
+        let bits = game.lines.first().ok_or("moves column ends early")?.clone();
+        let start = text::start_of(&game.tags).map_err(|u| u.detail)?;
+        let codec = mainline_codec(
+            codec_of_block,
+            context_of(&game.tags),
+            game.mainline_clocks.clone(),
+            game.openings,
+            game.label,
+        )?;
+        let counted = (game.events.first() != Some(&E_LINE)).then_some(game.plies[0]);
+        Ok(Mainline {
+            start,
+            codec,
+            bits,
+            counted,
+        })
+    }
 }
 
 /// A game's context, as the writer took it from the same tags (codecs
