@@ -35,10 +35,7 @@ pub fn decode_games(
     want: &dyn Fn(usize) -> bool,
     sink: &mut dyn FnMut(usize, Vec<u8>),
 ) -> Result<usize, ArchiveError> {
-    let damaged = |reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    };
+    let damaged = |reason| block.damaged(reason);
     let all = std::cell::Cell::new(true);
     let want = |g| {
         if want(g) {
@@ -175,10 +172,7 @@ fn lichess_openings(
     codec: &dyn GameCodec,
     block: &Block,
 ) -> Result<Vec<Option<crate::opening::Named<'static>>>, ArchiveError> {
-    let damaged = |reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    };
+    let damaged = |reason| block.damaged(reason);
     // The stored openings first, without the clocks and evaluations that
     // moves are decoded in the context of; then the games that need their
     // moves, if any, in a second pass.
@@ -314,10 +308,7 @@ pub(crate) fn decode_records_until(
     if let Some((g, r)) = last {
         sink(g, r);
     }
-    decoded.map_err(|reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    })
+    decoded.map_err(|reason| block.damaged(reason))
 }
 
 /// The start and mainline (up to its first null move) of each game of
@@ -353,10 +344,7 @@ pub(crate) fn decode_mainlines_until(
         },
         last,
     )
-    .map_err(|reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    })
+    .map_err(|reason| block.damaged(reason))
 }
 
 /// Decodes game `local` of `block` as `want` asks, giving `sink` what it
@@ -382,10 +370,7 @@ pub(super) fn decode_one(
         local,
     )
     .map(|_| ())
-    .map_err(|reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    })
+    .map_err(|reason| block.damaged(reason))
 }
 
 /// The tags of every game of a block without decoding moves: `ECO` and
@@ -411,10 +396,7 @@ pub(super) fn tags_of(
             out.push(t);
         }
     })
-    .map_err(|reason| ArchiveError::Damaged {
-        block: block.index as u64 + 1,
-        reason,
-    })?;
+    .map_err(|reason| block.damaged(reason))?;
     Ok(out)
 }
 

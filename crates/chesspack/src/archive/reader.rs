@@ -416,6 +416,14 @@ pub struct Block {
 }
 
 impl Block {
+    /// The error of this block's payload not decoding, for `reason`.
+    pub(crate) fn damaged(&self, reason: String) -> ArchiveError {
+        ArchiveError::Damaged {
+            block: self.index as u64 + 1,
+            reason,
+        }
+    }
+
     /// Block `index` (0-based) with `payload` and no text checksum (for
     /// tests and fuzzing of payloads).
     #[cfg(any(test, feature = "fuzzing"))]

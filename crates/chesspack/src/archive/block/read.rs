@@ -1012,19 +1012,21 @@ fn finish_opening(
     codec_of_block: &dyn GameCodec,
     game: PendingGame<'_>,
 ) -> Result<Decoded, String> {
-    let Mainline {
-        start,
-        codec,
-        bits,
-        counted,
-    } = Mainline::of(codec_of_block, &game)?;
-    let PendingGame {
-        want,
-        mut tags,
-        predicted,
-        openings,
-        ..
-    } = game;
+    let want = game.want;
+    let (
+        Mainline {
+            start,
+            codec,
+            bits,
+            counted,
+        },
+        PendingGame {
+            mut tags,
+            predicted,
+            openings,
+            ..
+        },
+    ) = Mainline::of(codec_of_block, game)?;
     // Only as far as a move may still change the opening: lichess's for an
     // opening, the block's for its tags.
     let table = if want == Want::Opening {
@@ -1064,12 +1066,15 @@ fn finish_mainline(
     keep: Option<&Keep<'_>>,
     game: PendingGame<'_>,
 ) -> Result<Decoded, String> {
-    let Mainline {
-        start,
-        codec,
-        bits,
-        counted,
-    } = Mainline::of(codec_of_block, &game)?;
+    let (
+        Mainline {
+            start,
+            codec,
+            bits,
+            counted,
+        },
+        _,
+    ) = Mainline::of(codec_of_block, game)?;
     let mut pos = start.clone();
     let mut played = 0;
     // The number of moves after which `keep` said no.
@@ -1105,23 +1110,32 @@ struct Mainline {
 }
 
 impl Mainline {
-    fn of(codec_of_block: &dyn GameCodec, game: &PendingGame<'_>) -> Result<Mainline, String> {
-        let bits = game.lines.first().ok_or("moves column ends early")?.clone();
+    /// `game`'s mainline, and the rest of `game` (its moves and clocks
+    /// taken).
+    fn of<'a>(
+        codec_of_block: &dyn GameCodec,
+        mut game: PendingGame<'a>,
+    ) -> Result<(Mainline, PendingGame<'a>), String> {
+        let bits = std::mem::take(&mut game.lines)
+            .into_iter()
+            .next()
+            .ok_or("moves column ends early")?;
         let start = text::start_of(&game.tags).map_err(|u| u.detail)?;
         let codec = mainline_codec(
             codec_of_block,
             context_of(&game.tags),
-            game.mainline_clocks.clone(),
+            std::mem::take(&mut game.mainline_clocks),
             game.openings,
             game.label,
         )?;
         let counted = (game.events.first() != Some(&E_LINE)).then_some(game.plies[0]);
-        Ok(Mainline {
+        let mainline = Mainline {
             start,
             codec,
             bits,
             counted,
-        })
+        };
+        Ok((mainline, game))
     }
 }
 
