@@ -14,7 +14,8 @@
 //! * for each game, the tags that queries filter on: players, ratings,
 //!   result, date, event, ECO and speed.
 //!
-//! Each column is a zstd frame; a CRC-32 covers the section.
+//! Each column is a zstd frame, or its bytes where zstd does not make it
+//! smaller; a CRC-32 covers the directory and one each group of columns.
 
 use std::{
     collections::HashMap,
@@ -32,7 +33,7 @@ use crate::archive::{
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 3;
+pub(crate) const VERSION: u8 = 4;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -723,7 +724,14 @@ impl IndexBuilder {
         put_varint(&mut out, moves.len() as u64);
         // The columns compressed at once where rayon gives threads (the
         // same bytes: each column alone, in order).
-        let pack = |col: &Vec<u8>| zstd::bulk::compress(col, 19).unwrap_or_else(|_| col.clone());
+        // A column that zstd does not make smaller is stored as it is (a
+        // small archive's columns: a frame costs 9 bytes or more).
+        let pack = |col: &Vec<u8>| {
+            zstd::bulk::compress(col, 19)
+                .ok()
+                .filter(|z| z.len() < col.len())
+                .unwrap_or_else(|| col.clone())
+        };
         #[cfg(feature = "parallel")]
         let packed: Vec<Vec<u8>> = {
             use rayon::prelude::*;
@@ -731,12 +739,16 @@ impl IndexBuilder {
         };
         #[cfg(not(feature = "parallel"))]
         let packed: Vec<Vec<u8>> = cols.iter().map(pack).collect();
-        // The directory and its checksum, then the frames: a query reads
-        // the directory and the groups of columns it needs.
+        // The directory (each column's lengths, each group's CRC) and its
+        // checksum, then the frames: a query reads the directory and the
+        // groups of columns it needs.
         for (col, z) in cols.iter().zip(&packed) {
             put_varint(&mut out, col.len() as u64);
             put_varint(&mut out, z.len() as u64);
-            out.extend_from_slice(&crc32fast::hash(z).to_le_bytes());
+        }
+        for group in Group::ALL {
+            let frames = packed[group.columns()].concat();
+            out.extend_from_slice(&crc32fast::hash(&frames).to_le_bytes());
         }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -803,6 +815,7 @@ pub(crate) enum Group {
 }
 
 impl Group {
+    const ALL: [Group; 4] = [Group::Head, Group::Reentries, Group::Changes, Group::Names];
     const LAZY: [Group; 3] = [Group::Reentries, Group::Changes, Group::Names];
 
     fn columns(self) -> std::ops::Range<usize> {
@@ -831,21 +844,29 @@ impl Group {
 }
 
 /// A column's place in the section: its length unpacked, where its frame
-/// is from the section's start, and the CRC-32 of the frame.
+/// is from the section's start, and the frame's length (the same as `raw`:
+/// the column's bytes as they are).
 #[derive(Clone, Debug)]
 struct ColumnAt {
     raw: usize,
     at: u64,
     stored: usize,
-    crc: u32,
+}
+
+/// Where the section's columns lie, and each group's CRC-32 (of its
+/// frames, in [`Group::ALL`]'s order).
+#[derive(Clone, Debug)]
+struct Directory {
+    columns: Vec<ColumnAt>,
+    crcs: [u32; 4],
 }
 
 /// Reads `len` bytes of the section from `at` (from its start).
 pub(crate) type Fetch<'a> = dyn FnMut(u64, usize) -> Result<Vec<u8>, String> + 'a;
 
 /// The most bytes a section's directory takes: magic, version, two
-/// varints, and a raw length, stored length and CRC a column, and its CRC.
-const DIRECTORY_MAX: usize = 5 + 2 * 10 + COLUMNS * (10 + 10 + 4) + 4;
+/// varints, a raw and a stored length a column, a CRC a group, and its CRC.
+const DIRECTORY_MAX: usize = 5 + 2 * 10 + COLUMNS * (10 + 10) + 4 * 4 + 4;
 
 /// `width`-byte numbers a byte plane at a time: every number's first
 /// byte, then every second byte...
@@ -903,9 +924,9 @@ pub(crate) struct Index {
     pub white_elo: Vec<u16>,
     pub black_elo: Vec<u16>,
     pub dates: Vec<u32>,
-    /// Each column's place, and the frames of the groups read later
-    /// ([`Group::slot`]), checked when read.
-    columns: Vec<ColumnAt>,
+    /// Each column's place and each group's CRC, and the frames of the
+    /// groups read later ([`Group::slot`]), checked when read.
+    directory: Directory,
     lazy: [OnceLock<Result<Vec<u8>, String>>; 3],
     /// Whether frames are checked against their CRCs (not when fuzzing).
     checked: bool,
@@ -993,7 +1014,7 @@ fn read_directory(
     len: u64,
     games: u64,
     checked: bool,
-) -> Result<(usize, usize, Vec<ColumnAt>), String> {
+) -> Result<(usize, usize, Directory), String> {
     let head = fetch(
         0,
         usize::try_from(len)
@@ -1028,14 +1049,12 @@ fn read_directory(
             .ok()
             .filter(|&s| s as u64 <= len)
             .ok_or("truncated")?;
-        let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
+        columns.push(ColumnAt { raw, at: 0, stored });
+    }
+    let mut crcs = [0; 4];
+    for crc in &mut crcs {
+        *crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
         data = &data[4..];
-        columns.push(ColumnAt {
-            raw,
-            at: 0,
-            stored,
-            crc,
-        });
     }
     let directory = head.len() - data.len();
     let crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
@@ -1050,7 +1069,7 @@ fn read_directory(
     if at != len {
         return Err("the columns do not fill the section".into());
     }
-    Ok((n, nodes, columns))
+    Ok((n, nodes, Directory { columns, crcs }))
 }
 
 /// Columns by number, unpacked (empty where not).
@@ -1142,9 +1161,9 @@ impl Index {
         games: u64,
         checked: bool,
     ) -> Result<Index, String> {
-        let (n, nodes, columns) = read_directory(fetch, len, games, checked)?;
-        let frames = read_group(fetch, &columns, Group::Head, checked)?;
-        let (mut got, mut got_words) = unpack_head(&frames, &columns, n, nodes)?;
+        let (n, nodes, directory) = read_directory(fetch, len, games, checked)?;
+        let frames = read_group(fetch, &directory, Group::Head, checked)?;
+        let (mut got, mut got_words) = unpack_head(&frames, &directory.columns, n, nodes)?;
         let children = std::mem::take(&mut got[NODE_CHILDREN]);
         let mut column = |col: usize, size: usize, count: usize| {
             let c = std::mem::take(&mut got[col]);
@@ -1201,7 +1220,7 @@ impl Index {
             white_elo,
             black_elo,
             dates: unplanes(&dates),
-            columns,
+            directory,
             lazy: Default::default(),
             checked,
             names: OnceLock::new(),
@@ -1219,7 +1238,7 @@ impl Index {
             return Ok(());
         };
         self.lazy[slot]
-            .get_or_init(|| read_group(fetch, &self.columns, group, self.checked))
+            .get_or_init(|| read_group(fetch, &self.directory, group, self.checked))
             .as_ref()
             .map(|_| ())
             .map_err(Clone::clone)
@@ -1234,8 +1253,8 @@ impl Index {
             .ok_or("a column of the section that was not read")?
             .as_ref()
             .map_err(Clone::clone)?;
-        let first = &self.columns[group.columns().start];
-        let c = &self.columns[col];
+        let columns = &self.directory.columns;
+        let (first, c) = (&columns[group.columns().start], &columns[col]);
         let from = (c.at - first.at) as usize;
         unpack(&frames[from..from + c.stored], c.raw)
     }
@@ -1650,29 +1669,29 @@ fn by_node(exits: &[u32], nodes: usize) -> (Vec<u32>, Vec<u32>) {
     (by_exit, first)
 }
 
-/// The frames of `group`'s columns, read by `fetch` and each checked
-/// against its CRC where `checked`.
+/// The frames of `group`'s columns, read by `fetch` and checked against
+/// the group's CRC where `checked`.
 fn read_group(
     fetch: &mut Fetch<'_>,
-    columns: &[ColumnAt],
+    directory: &Directory,
     group: Group,
     checked: bool,
 ) -> Result<Vec<u8>, String> {
-    let cols = &columns[group.columns()];
+    let cols = &directory.columns[group.columns()];
     let (first, last) = (&cols[0], &cols[cols.len() - 1]);
     let len = usize::try_from(last.at + last.stored as u64 - first.at).map_err(|_| "truncated")?;
     let bytes = fetch(first.at, len)?;
     if bytes.len() != len {
         return Err("truncated".into());
     }
-    for (i, c) in cols.iter().enumerate() {
-        let from = (c.at - first.at) as usize;
-        if checked && crc32fast::hash(&bytes[from..from + c.stored]) != c.crc {
-            return Err(format!(
-                "column {} checksum mismatch",
-                group.columns().start + i
-            ));
-        }
+    let number = Group::ALL.iter().position(|&g| g == group).unwrap_or(0);
+    if checked && crc32fast::hash(&bytes) != directory.crcs[number] {
+        let columns = group.columns();
+        return Err(format!(
+            "columns {}-{} checksum mismatch",
+            columns.start,
+            columns.end - 1
+        ));
     }
     Ok(bytes)
 }
@@ -1685,9 +1704,15 @@ fn unpack_words(frame: &[u8], raw: usize, lead: usize, count: usize) -> Result<V
     }
     let mut words = vec![0u16; lead + count];
     let out: &mut [u8] = bytemuck::cast_slice_mut(&mut words[lead..]);
-    let n = zstd::bulk::Decompressor::new()
-        .and_then(|mut d| d.decompress_to_buffer(frame, out))
-        .map_err(|e| e.to_string())?;
+    let n = if frame.len() == raw {
+        // Stored as it is.
+        out.copy_from_slice(frame);
+        raw
+    } else {
+        zstd::bulk::Decompressor::new()
+            .and_then(|mut d| d.decompress_to_buffer(frame, out))
+            .map_err(|e| e.to_string())?
+    };
     if n != raw {
         return Err("a column has the wrong length".into());
     }
@@ -1697,8 +1722,12 @@ fn unpack_words(frame: &[u8], raw: usize, lead: usize, count: usize) -> Result<V
     Ok(words)
 }
 
-/// A column's frame, unpacked and of the length `raw` it says.
+/// A column's frame, unpacked and of the length `raw` it says (a frame
+/// of that length is the column as it is).
 fn unpack(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
+    if frame.len() == raw {
+        return Ok(frame.to_vec());
+    }
     let col = zstd::bulk::decompress(frame, raw).map_err(|e| e.to_string())?;
     if col.len() != raw {
         return Err("a column has the wrong length".into());

@@ -10,7 +10,8 @@ use super::{
     KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, MAX_COLUMN, METHOD_ALIGNED,
     METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
     METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT,
-    MOVE_LENGTHS, MOVES, TAG_NAMES, TAG_NUMBERS, TAG_SEQ, TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
+    MOVE_LENGTHS, MOVES, PPMD_MARK, PPMD_MEMORY_LOGS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
+    TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_compact_clock,
         format_eval,
@@ -107,6 +108,33 @@ fn decompress_xz_rust(bytes: &[u8], raw: usize) -> Result<Vec<u8>, String> {
     Ok(out.out)
 }
 
+/// A PPMd column of `raw` bytes ([`PPMD_MARK`], order, memory, stream).
+/// Its order and memory must be those a writer picks from; a stream that
+/// the decoder cannot follow (the block's CRC keeps damage out, a fuzzer
+/// does not) is an error, never a panic.
+fn decompress_ppmd(bytes: &[u8], raw: usize) -> Result<Vec<u8>, String> {
+    let [PPMD_MARK, order, memory_log, stream @ ..] = bytes else {
+        return Err("ppmd: truncated".into());
+    };
+    if !(2..=16).contains(order) || !PPMD_MEMORY_LOGS.contains(memory_log) {
+        return Err(format!(
+            "ppmd: order {order}, memory 2^{memory_log} not written"
+        ));
+    }
+    let decode = || -> std::io::Result<Vec<u8>> {
+        let mut d = ppmd_rust::Ppmd7Decoder::new(stream, u32::from(*order), 1 << memory_log)
+            .map_err(std::io::Error::other)?;
+        let mut out = vec![0; raw];
+        std::io::Read::read_exact(&mut d, &mut out)?;
+        Ok(out)
+    };
+    match std::panic::catch_unwind(decode) {
+        Ok(Ok(out)) => Ok(out),
+        Ok(Err(e)) => Err(format!("ppmd: {e}")),
+        Err(_) => Err("ppmd: a stream the model cannot follow".into()),
+    }
+}
+
 fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
     let games = get_varint(&mut payload)?;
     if games > 1 << 24 {
@@ -166,6 +194,9 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         payload = rest;
         let column = match method {
             0 if stored == raw => bytes.to_vec(),
+            1 if bytes.first() == Some(&PPMD_MARK) => {
+                decompress_ppmd(bytes, raw as usize).map_err(|e| format!("column {name}: {e}"))?
+            }
             1 if bytes.starts_with(XZ_MAGIC) => {
                 let d = decompress_xz(bytes, raw as usize)
                     .map_err(|e| format!("column {name}: {e}"))?;
@@ -1869,5 +1900,43 @@ mod tests {
                 assert!(read(&xz[..xz.len() / 2], data.len()).is_err());
             }
         }
+    }
+
+    /// A PPMd text column reads back; damage (a stream cut short, any
+    /// byte changed, an order or memory no writer picks) is an error or
+    /// other bytes of the column's length, never a panic; and PPMd is
+    /// what a column of prose is stored with.
+    #[test]
+    fn ppmd_columns_read_back_and_damage_is_an_error() {
+        let words = [
+            "the", "knight", "defends", "pawn", "on", "f7", "and", "attacks", "e5.",
+        ];
+        let mut seed = 17u64;
+        let data: Vec<u8> = (0..3000)
+            .flat_map(|_| {
+                seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1);
+                [words[(seed >> 33) as usize % 9].as_bytes(), b" "].concat()
+            })
+            .collect();
+        let packed = super::super::write::compress_ppmd(&data).unwrap();
+        assert_eq!(&packed[..2], &[PPMD_MARK, super::super::PPMD_ORDER]);
+        assert_eq!(decompress_ppmd(&packed, data.len()).unwrap(), data);
+        for cut in [0, 1, 2, 3, 5] {
+            assert!(decompress_ppmd(&packed[..cut], data.len()).is_err());
+        }
+        for (at, value) in [(1, 1), (1, 17), (2, 19), (2, 25)] {
+            let mut bad = packed.clone();
+            bad[at] = value;
+            assert!(decompress_ppmd(&bad, data.len()).is_err(), "{at} {value}");
+        }
+        for at in (3..packed.len()).step_by(7) {
+            let mut bad = packed.clone();
+            bad[at] ^= 0x5a;
+            if let Ok(back) = decompress_ppmd(&bad, data.len()) {
+                assert_eq!(back.len(), data.len());
+            }
+        }
+        let column = super::super::write::compress_column(&data, 19, false, true).unwrap();
+        assert_eq!(column.first(), Some(&PPMD_MARK));
     }
 }
