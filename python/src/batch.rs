@@ -13,12 +13,16 @@ use arrow_array::{
     cast::AsArray,
 };
 use arrow_schema::{DataType, Field};
-use chesspack::{game::GameCodec, record};
+use chesspack::{
+    game::GameCodec,
+    pgn::{Notation, notate},
+    record,
+};
 use pyo3::{exceptions::PyTypeError, prelude::*};
 use pyo3_arrow::{PyArray, PyChunkedArray, input::AnyArray};
 use rayon::prelude::*;
 
-use crate::{game_codec, notate, start_of};
+use crate::{game_codec, start_of};
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(encode_games, m)?)?;
@@ -492,14 +496,6 @@ fn encode_one(
     record::encode_game(codec, &start, &moves)
 }
 
-/// How [`decode_games`] writes moves.
-#[derive(Clone, Copy, PartialEq)]
-enum Notation {
-    San,
-    Uci,
-    Movetext,
-}
-
 /// decode_games(records, codec=None, start=None, output="san", threads=None, tags=None, clocks=None, clock_unit="s") -> (array, errors)
 ///
 /// The moves of a column of game records: lists of SAN (`output="san"`)
@@ -520,16 +516,11 @@ fn decode_games<'py>(
     clocks: Option<&Bound<'py, PyAny>>,
     clock_unit: &str,
 ) -> PyResult<(Bound<'py, PyAny>, Errors)> {
-    let notation = match output {
-        "san" => Notation::San,
-        "uci" => Notation::Uci,
-        "movetext" => Notation::Movetext,
-        o => {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "output must be \"san\", \"uci\" or \"movetext\", not {o:?}"
-            )));
-        }
-    };
+    let notation: Notation = output.parse().map_err(|_| {
+        pyo3::exceptions::PyValueError::new_err(format!(
+            "output must be \"san\", \"uci\" or \"movetext\", not {output:?}"
+        ))
+    })?;
     if let Some(c) = codec {
         game_codec(c)?;
     }
@@ -620,8 +611,5 @@ fn decode_one(
     let in_context = tags.codec(codec.as_ref(), row)?;
     let codec = in_context.as_deref().unwrap_or(codec.as_ref());
     let moves = record::decode_game(codec, &start, data)?;
-    Ok(match notation {
-        Notation::Movetext => vec![chesspack::pgn::movetext(&start, &moves)],
-        _ => notate(&start, &moves, notation == Notation::Uci),
-    })
+    Ok(notate(&start, &moves, notation))
 }

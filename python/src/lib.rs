@@ -7,7 +7,8 @@
 //! and gives plain values (strings, bytes, Arrow arrays).
 
 use pyo3::{create_exception, exceptions::PyValueError, prelude::*, types::PyBytes};
-use shakmaty::{Chess, uci::UciMove};
+use chesspack::pgn::Notation;
+use shakmaty::Chess;
 
 mod archive;
 mod batch;
@@ -117,25 +118,6 @@ pub(crate) fn moves_of(
     }
 }
 
-/// Writes moves played from `start` as SAN or UCI strings.
-pub(crate) fn notate(start: &Chess, moves: &[shakmaty::Move], uci: bool) -> Vec<String> {
-    use shakmaty::{Position, san::SanPlus};
-    let mut pos = start.clone();
-    let mode = pos.castles().mode();
-    moves
-        .iter()
-        .map(|&m| {
-            if uci {
-                let s = UciMove::from_move(m, mode).to_string();
-                pos.play_unchecked(m);
-                s
-            } else {
-                SanPlus::from_move_and_play_unchecked(&mut pos, m).to_string()
-            }
-        })
-        .collect()
-}
-
 /// encode_game(moves, codec="model", start=None, tags=None) -> bytes
 ///
 /// A game record: the moves (a movetext string, or a list of SAN/UCI
@@ -198,7 +180,11 @@ fn decode_game(
     py.detach(|| {
         let start = start_of(start)?;
         let moves = chesspack::record::decode_game(codec.as_ref(), &start, data)?;
-        Ok(notate(&start, &moves, uci))
+        Ok(chesspack::pgn::notate(
+            &start,
+            &moves,
+            if uci { Notation::Uci } else { Notation::San },
+        ))
     })
     .map_err(to_py)
 }

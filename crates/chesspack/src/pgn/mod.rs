@@ -454,6 +454,70 @@ pub fn movetext(start: &Chess, moves: &[Move]) -> String {
     out
 }
 
+/// How [`notate`] writes moves: each in SAN (with `+` and `#`), each in
+/// UCI, or all as one [`movetext`]. Parsed from its name (`"san"`,
+/// `"uci"`, `"movetext"`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum Notation {
+    /// `Nf3`, `exd5`, `O-O`, `Qh5#`.
+    San,
+    /// `g1f3`, `e4d5`, `e1g1` (Chess960: `e1h1`).
+    Uci,
+    /// `1. e4 e5 2. Nf3`, one string.
+    Movetext,
+}
+
+impl std::str::FromStr for Notation {
+    type Err = Error;
+
+    fn from_str(name: &str) -> Result<Notation, Error> {
+        match name {
+            "san" => Ok(Notation::San),
+            "uci" => Ok(Notation::Uci),
+            "movetext" => Ok(Notation::Movetext),
+            o => Err(Error::InvalidData(format!(
+                "a notation is \"san\", \"uci\" or \"movetext\", not {o:?}"
+            ))),
+        }
+    }
+}
+
+/// `moves` played from `start`, written in `notation`: a string a move, or
+/// for [`Notation::Movetext`] one string.
+///
+/// ```
+/// use chesspack::pgn::{Notation, movetext_moves, notate};
+/// use shakmaty::Chess;
+///
+/// let start = Chess::default();
+/// let moves = movetext_moves(b"1. e4 e5 2. Qh5 Nc6 3. Bc4 Nf6 4. Qxf7#", &start).unwrap();
+/// assert_eq!(notate(&start, &moves[..3], Notation::San), ["e4", "e5", "Qh5"]);
+/// assert_eq!(notate(&start, &moves, Notation::San)[6], "Qxf7#");
+/// assert_eq!(notate(&start, &moves[..2], Notation::Uci), ["e2e4", "e7e5"]);
+/// assert_eq!(notate(&start, &moves[..3], "movetext".parse().unwrap()), ["1. e4 e5 2. Qh5"]);
+/// assert!("lan".parse::<Notation>().is_err());
+/// ```
+pub fn notate(start: &Chess, moves: &[Move], notation: Notation) -> Vec<String> {
+    if notation == Notation::Movetext {
+        return vec![movetext(start, moves)];
+    }
+    let mut pos = start.clone();
+    let mode = pos.castles().mode();
+    moves
+        .iter()
+        .map(|&m| {
+            if notation == Notation::Uci {
+                let s = UciMove::from_move(m, mode).to_string();
+                pos.play_unchecked(m);
+                s
+            } else {
+                SanWithSuffix::from_move_and_play_unchecked(&mut pos, m).to_string()
+            }
+        })
+        .collect()
+}
+
 /// The mainline moves of a movetext (`1. e4 e5 2. Nf3 {comment} (2. f4) Nc6
 /// 1-0`, as the lichess database's `movetext` column holds), played from
 /// `start`. Comments, glyphs, variations and the result are read and left
