@@ -529,23 +529,24 @@ fn report_compress(args: &CompressArgs, report: &files::Report, secs: f64) {
     }
 }
 
-/// Opens an archive file (`-`: stdin, read into memory).
+/// Opens a chesspack archive of any kind (`-`: stdin, read into memory)
+/// as the library tells it.
+fn open_any(path: &str) -> Result<files::Opened<Box<dyn ReadSeek>>> {
+    files::open(read_seek(path)?).with_context(|| format!("cannot read {path}"))
+}
+
+/// Opens an archive of games (`-`: stdin, read into memory); any other
+/// archive is an error that says what reads it.
 pub(crate) fn open_archive(path: &str) -> Result<ArchiveReader<Box<dyn ReadSeek>>> {
-    if path != "-" && files::Kind::of_path(Path::new(path))? == files::Kind::TrainingArchive {
-        bail!(
+    match open_any(path)? {
+        files::Opened::Games(reader) => Ok(reader),
+        files::Opened::Positions(_) => bail!(
+            "{path} is an archive of positions: `chesspack get` and `list` give its lines, `decompress` its file"
+        ),
+        _ => bail!(
             "{path} is an archive of engine training data: `chesspack decompress` gives its binpack back, and the Python package reads its rows"
-        );
+        ),
     }
-    let r: Box<dyn ReadSeek> = if path == "-" {
-        let mut buf = Vec::new();
-        io::stdin().read_to_end(&mut buf)?;
-        Box::new(Cursor::new(buf))
-    } else {
-        Box::new(io::BufReader::new(
-            File::open(path).with_context(|| format!("cannot open {path}"))?,
-        ))
-    };
-    ArchiveReader::open(r).with_context(|| format!("cannot read {path}"))
 }
 
 pub(crate) trait ReadSeek: Read + Seek + Send {}
@@ -644,42 +645,6 @@ fn read_seek(path: &str) -> Result<Box<dyn ReadSeek>> {
     })
 }
 
-/// Whether `path` (not stdin) is a position archive.
-fn is_position_archive(path: &str) -> Result<bool> {
-    if path == "-" {
-        return Ok(false);
-    }
-    Ok(files::Kind::of_path(Path::new(path))? == files::Kind::PositionArchive)
-}
-
-/// The text of a position archive (`None` for any other file).
-fn position_archive_text(path: &str) -> Result<Option<Vec<u8>>> {
-    if !is_position_archive(path)? {
-        return Ok(None);
-    }
-    let mut text = Vec::new();
-    files::decompress(
-        read_seek(path)?,
-        &mut text,
-        &files::Settings::default(),
-        &mut |_| ControlFlow::Continue(()),
-    )
-    .with_context(|| format!("cannot read {path}"))?;
-    Ok(Some(text))
-}
-
-/// The lines of a position file's text, without their line ends.
-fn text_lines(text: &[u8]) -> Vec<&[u8]> {
-    let mut lines: Vec<&[u8]> = text
-        .split(|&b| b == b'\n')
-        .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
-        .collect();
-    if text.ends_with(b"\n") {
-        lines.pop();
-    }
-    lines
-}
-
 /// Refuses an archive whose header or index is damaged, or with
 /// `--skip-damaged` says on stderr what is read instead; returns whether
 /// games may be lost (a damaged index). Every command that reads games
@@ -716,28 +681,14 @@ pub(crate) fn check_damage(
 }
 
 pub fn get(args: &GetArgs) -> Result<()> {
-    if let Some(text) = position_archive_text(&args.input)? {
-        let lines = text_lines(&text);
-        let mut lock = io::stdout().lock();
-        let mut stdout = Named::stdout(&mut lock);
-        for &n in &args.numbers {
-            let line = (n as usize)
-                .checked_sub(1)
-                .and_then(|i| lines.get(i))
-                .with_context(|| {
-                    format!(
-                        "cannot get line {n} from {}: it holds {} {}",
-                        args.input,
-                        lines.len(),
-                        plural(lines.len() as u64, "line")
-                    )
-                })?;
-            stdout.write_all(line)?;
-            stdout.write_all(b"\n")?;
-        }
-        return Ok(stdout.flush()?);
-    }
-    let mut reader = open_archive(&args.input)?;
+    let mut reader = match open_any(&args.input)? {
+        files::Opened::Games(reader) => reader,
+        files::Opened::Positions(lines) => return get_lines(args, &lines),
+        _ => bail!(
+            "{} is an archive of engine training data: `chesspack decompress` gives its binpack back",
+            args.input
+        ),
+    };
     let recovering = check_damage(&reader, &args.input, args.skip_damaged)?;
     let mut lock = io::stdout().lock();
     let mut stdout = Named::stdout(&mut lock);
@@ -749,6 +700,28 @@ pub fn get(args: &GetArgs) -> Result<()> {
     }
     stdout.flush()?;
     recovered(recovering, &args.input)
+}
+
+/// `get` of a position archive: the lines asked for.
+fn get_lines(args: &GetArgs, lines: &files::Lines) -> Result<()> {
+    let mut lock = io::stdout().lock();
+    let mut stdout = Named::stdout(&mut lock);
+    for &n in &args.numbers {
+        let line = (n as usize)
+            .checked_sub(1)
+            .and_then(|i| lines.get(i))
+            .with_context(|| {
+                format!(
+                    "cannot get line {n} from {}: it holds {} {}",
+                    args.input,
+                    lines.len(),
+                    plural(lines.len() as u64, "line")
+                )
+            })?;
+        stdout.write_all(line)?;
+        stdout.write_all(b"\n")?;
+    }
+    Ok(stdout.flush()?)
 }
 
 /// After output read without the archive's index: [`DataLost`].
@@ -763,17 +736,23 @@ fn recovered(recovering: bool, input: &str) -> Result<()> {
 }
 
 pub fn list(args: &ListArgs) -> Result<()> {
-    if let Some(text) = position_archive_text(&args.input)? {
-        let mut lock = io::stdout().lock();
-        let mut stdout = Named::stdout(&mut lock);
-        writeln!(stdout, "line\ttext")?;
-        for (i, line) in text_lines(&text).iter().enumerate() {
-            let line = String::from_utf8_lossy(line).replace('\t', " ");
-            writeln!(stdout, "{}\t{line}", i + 1)?;
+    let mut reader = match open_any(&args.input)? {
+        files::Opened::Games(reader) => reader,
+        files::Opened::Positions(lines) => {
+            let mut lock = io::stdout().lock();
+            let mut stdout = Named::stdout(&mut lock);
+            writeln!(stdout, "line\ttext")?;
+            for (i, line) in lines.iter().enumerate() {
+                let line = String::from_utf8_lossy(line).replace('\t', " ");
+                writeln!(stdout, "{}\t{line}", i + 1)?;
+            }
+            return Ok(stdout.flush()?);
         }
-        return Ok(stdout.flush()?);
-    }
-    let mut reader = open_archive(&args.input)?;
+        _ => bail!(
+            "{} is an archive of engine training data: the Python package reads its rows",
+            args.input
+        ),
+    };
     let recovering = check_damage(&reader, &args.input, args.skip_damaged)?;
     let mut lock = io::stdout().lock();
     let mut stdout = Named::stdout(&mut lock);
@@ -812,42 +791,11 @@ fn opening_row(
     }
 }
 
+/// The head of `classify`'s table.
+const CLASSIFY_HEAD: &str = "game\tECO\tOpening\tply";
+
 pub fn classify(args: &ClassifyArgs) -> Result<()> {
     let path = args.input.as_str();
-    // stdin is read whole: an archive needs seeking.
-    let mut stdin = if path == "-" {
-        let mut buf = Vec::new();
-        io::stdin().read_to_end(&mut buf)?;
-        Some(buf)
-    } else {
-        None
-    };
-    let kind = match &stdin {
-        Some(buf) => files::Kind::of("-", &buf[..buf.len().min(8)]),
-        None => files::Kind::of_path(Path::new(path))?,
-    };
-    if matches!(
-        kind,
-        files::Kind::PositionArchive | files::Kind::TrainingArchive
-    ) {
-        bail!("{path} is an archive of positions: it holds no games to classify");
-    }
-    // The archive is opened, and refused if damaged, before any output.
-    let (mut archive, mut recovering) = (None, false);
-    if kind == files::Kind::GameArchive {
-        let reader = match stdin.take() {
-            Some(buf) => {
-                let r: Box<dyn ReadSeek> = Box::new(Cursor::new(buf));
-                ArchiveReader::open(r).with_context(|| format!("cannot read {path}"))?
-            }
-            None => open_archive(path)?,
-        };
-        recovering = check_damage(&reader, path, args.skip_damaged)?;
-        archive = Some(reader);
-    }
-    let mut lock = io::stdout().lock();
-    let mut stdout = io::BufWriter::new(Named::stdout(&mut lock));
-    writeln!(stdout, "game\tECO\tOpening\tply")?;
     let other = if args.openings.is_empty() {
         None
     } else {
@@ -862,78 +810,86 @@ pub fn classify(args: &ClassifyArgs) -> Result<()> {
     let table = other
         .as_ref()
         .unwrap_or_else(|| chesspack::opening::OpeningTable::lichess());
-    let (mut games, mut named) = (0u64, 0u64);
-    if let Some(mut reader) = archive {
-        let pb = input::progress(Some(reader.blocks().len() as u64), "classifying");
-        for b in 0..reader.blocks().len() {
-            let block = reader.read_block(b)?;
-            let openings = archive::block_openings(reader.codec(), &block, table)?;
-            for (g, o) in openings.into_iter().enumerate() {
-                opening_row(&mut stdout, reader.first_game(b) + g as u64, o)?;
-                named += u64::from(o.is_some());
-                games += 1;
+    let mut settings = files::Settings::default();
+    settings.pipeline.skip_damaged = args.skip_damaged;
+    let mut lock = io::stdout().lock();
+    let mut stdout = io::BufWriter::new(Named::stdout(&mut lock));
+    // The table's head with its first row: an archive refused as damaged
+    // prints nothing.
+    let mut named = 0u64;
+    let mut started = false;
+    let mut row = |game: u64, o: Option<chesspack::opening::Named<'_>>| -> io::Result<()> {
+        if !started {
+            writeln!(stdout, "{CLASSIFY_HEAD}")?;
+            started = true;
+        }
+        named += u64::from(o.is_some());
+        opening_row(&mut stdout, game, o)
+    };
+    let pb = input::progress(None, "classifying");
+    let name = if path == "-" { "" } else { path };
+    let report = files::classify(
+        name,
+        read_seek(path)?,
+        table,
+        &settings,
+        &mut row,
+        &mut |p| {
+            if let Some(total) = p.total_bytes {
+                input::set_total(&pb, total);
             }
-            pb.set_position(b as u64 + 1);
-        }
-        pb.finish_and_clear();
-    } else {
-        let pb = input::progress(None, path);
-        let reader: Box<dyn io::BufRead + Send> = match stdin {
-            Some(buf) => files::decoder(Cursor::new(buf))?,
-            None => input::open(path, &pb)?,
-        };
-        let mut skipped = 0u64;
-        for game in chesspack::pgn::GameReader::new(reader) {
-            let o = match &game {
-                Ok(g) => table.classify(&g.start, &g.moves),
-                Err(_) => {
-                    skipped += 1;
-                    None
-                }
-            };
-            opening_row(&mut stdout, games + 1, o)?;
-            named += u64::from(o.is_some());
-            games += 1;
-        }
-        pb.finish_and_clear();
-        if skipped > 0 {
-            eprintln!(
-                "{path}: {skipped} {} could not be read as standard chess (no opening named)",
-                plural(skipped, "game")
-            );
-        }
+            pb.set_position(p.bytes);
+            ControlFlow::Continue(())
+        },
+    )
+    .map_err(|e| damage_hint(e, path, "classify"))?;
+    pb.finish_and_clear();
+    if !started {
+        writeln!(stdout, "{CLASSIFY_HEAD}")?;
     }
     stdout.flush()?;
     drop(stdout);
+    if let Some(why) = &report.header_error {
+        eprintln!(
+            "chesspack: {path}: archive header is damaged ({why}); read the copy of the header in the index"
+        );
+    }
+    let skipped = report.games.verbatim.len() as u64;
+    if skipped > 0 {
+        eprintln!(
+            "{path}: {skipped} {} could not be read as standard chess (no opening named)",
+            plural(skipped, "game")
+        );
+    }
     // The count where someone watches: a pipe gets the table alone.
+    let games = report.items;
     if io::stderr().is_terminal() {
         eprintln!(
             "{games} {}, {named} with an opening named",
             plural(games, "game")
         );
     }
-    recovered(recovering, path)
+    recovered(report.index_error.is_some(), path)
 }
 
 pub fn verify(args: &VerifyArgs) -> Result<()> {
-    if is_position_archive(&args.input)? {
-        let lines = files::decompress(
-            read_seek(&args.input)?,
-            io::sink(),
-            &files::Settings::default(),
-            &mut |_| ControlFlow::Continue(()),
-        )
-        .with_context(|| format!("{}: damaged", args.input))?
-        .items;
-        outln!(
-            "{}: position archive, {lines} {}",
-            args.input,
-            plural(lines, "line")
-        );
-        outln!("ok: every block passes its checksum and decodes");
-        return Ok(());
-    }
-    let mut reader = open_archive(&args.input)?;
+    let mut reader = match open_any(&args.input)? {
+        files::Opened::Games(reader) => reader,
+        files::Opened::Positions(lines) => {
+            let lines = lines.len() as u64;
+            outln!(
+                "{}: position archive, {lines} {}",
+                args.input,
+                plural(lines, "line")
+            );
+            outln!("ok: every block passes its checksum and decodes");
+            return Ok(());
+        }
+        _ => bail!(
+            "{} is an archive of engine training data: `chesspack decompress` checks it",
+            args.input
+        ),
+    };
     let header = reader.header().clone();
     outln!(
         "{}: format {}, codec {} (model {:016x}), {} {}, {} {}",

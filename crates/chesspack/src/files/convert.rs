@@ -9,7 +9,7 @@ use super::Kind;
 use crate::{
     archive::{
         self, ArchiveError, ArchiveReader, BlockReport, Options,
-        pipeline::{Damaged, OnProgress, Pipeline},
+        pipeline::{Damaged, OnProgress, Pipeline, Progress},
         positions::PositionReport,
         training::{self, TrainingReader, TrainingReport},
     },
@@ -17,6 +17,7 @@ use crate::{
         self, ModelCodec,
         engine_codec::{EngineParams, STREAM_DEPTH_LIMIT},
     },
+    opening::{Named, OpeningTable},
 };
 
 /// What an archive of engine training data decompresses to.
@@ -129,6 +130,21 @@ impl Report {
     /// after the last whole block where the index was lost).
     pub fn lost_data(&self) -> bool {
         !self.damaged.is_empty() || self.index_error.is_some()
+    }
+}
+
+/// Counts the bytes read where others can see them.
+struct Tallied<'a, T> {
+    inner: T,
+    bytes: &'a std::sync::atomic::AtomicU64,
+}
+
+impl<T: Read> Read for Tallied<'_, T> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes
+            .fetch_add(n as u64, std::sync::atomic::Ordering::Relaxed);
+        Ok(n)
     }
 }
 
@@ -354,6 +370,241 @@ pub fn decompress(
     }
     report.output_bytes = output.bytes;
     Ok(report)
+}
+
+/// A chesspack archive opened as what it holds ([`open`]).
+#[non_exhaustive]
+pub enum Opened<R> {
+    /// Games, read by the archive's reader (which says where its header or
+    /// index is damaged: [`ArchiveReader::header_error`],
+    /// [`ArchiveReader::index_error`]).
+    Games(ArchiveReader<R>),
+    /// Positions: the archive's text, every block decoded and checked, by
+    /// lines.
+    Positions(Lines),
+    /// Engine training data: [`decompress`] gives its binpack back, and
+    /// the Python package reads its rows.
+    Training,
+}
+
+/// The lines of a text without their line ends (LF or CR LF), as
+/// [`open`] gives a position archive's: line `i` (0-based) is its
+/// `i + 1`-th position.
+#[derive(Clone, Debug)]
+pub struct Lines {
+    text: Vec<u8>,
+    /// Where each line starts, and one past the last line's end.
+    starts: Vec<usize>,
+}
+
+impl Lines {
+    fn of(text: Vec<u8>) -> Lines {
+        let mut starts = vec![0];
+        starts.extend(
+            text.iter()
+                .enumerate()
+                .filter(|&(_, &b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        // A text that does not end a line has one more.
+        if starts.last() != Some(&text.len()) {
+            starts.push(text.len() + 1);
+        }
+        Lines { text, starts }
+    }
+
+    /// How many lines there are.
+    pub fn len(&self) -> usize {
+        self.starts.len() - 1
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Line `i` (0-based) without its line end.
+    pub fn get(&self, i: usize) -> Option<&[u8]> {
+        let (&start, &next) = (self.starts.get(i)?, self.starts.get(i + 1)?);
+        let line = &self.text[start..(next - 1).min(self.text.len())];
+        Some(line.strip_suffix(b"\r").unwrap_or(line))
+    }
+
+    /// Every line in order.
+    pub fn iter(&self) -> impl Iterator<Item = &[u8]> {
+        (0..self.len()).filter_map(|i| self.get(i))
+    }
+}
+
+/// Opens the chesspack archive `input` as what it holds (told by its
+/// first bytes, a damaged magic byte included, as [`Kind::of`] tells
+/// them): the front ends' one way to read an archive, so that every
+/// command agrees on what a file is.
+///
+/// ```
+/// use chesspack::files::{self, Kind, Opened, Settings};
+/// use std::io::Cursor;
+///
+/// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
+/// let mut packed = Vec::new();
+/// let fens = b"8/8/8/4k3/8/8/8/4K2R w K - 0 1\r\n8/8/8/8/8/8/8/K1k5 b - - 0 1\n";
+/// files::compress(Kind::Positions, &fens[..], &mut packed, &Settings::default(), go).unwrap();
+/// let Ok(Opened::Positions(lines)) = files::open(Cursor::new(&packed)) else { panic!() };
+/// assert_eq!(lines.len(), 2);
+/// assert_eq!(lines.get(1), Some(&b"8/8/8/8/8/8/8/K1k5 b - - 0 1"[..]));
+///
+/// let mut games = Vec::new();
+/// files::compress(Kind::Games, &b"1. e4 *\n"[..], &mut games, &Settings::default(), go).unwrap();
+/// let Ok(Opened::Games(reader)) = files::open(Cursor::new(&games)) else { panic!() };
+/// assert_eq!(reader.games(), 1);
+/// assert!(files::open(Cursor::new(b"1. e4 *\n")).is_err());
+/// ```
+///
+/// # Errors
+///
+/// [`ArchiveError::NotAnArchive`] for anything else; a position archive
+/// with a damaged block; an I/O error. A game archive whose header or
+/// index is damaged opens (its reader says so).
+pub fn open<R: Read + Seek>(mut input: R) -> Result<Opened<R>, ArchiveError> {
+    let mut head = [0u8; 8];
+    let n = read_head(&mut input, &mut head)?;
+    input.seek(io::SeekFrom::Start(0))?;
+    match Kind::of("", &head[..n]) {
+        Kind::GameArchive => Ok(Opened::Games(ArchiveReader::open(input)?)),
+        Kind::PositionArchive => {
+            let mut text = Vec::new();
+            archive::positions::decompress(input, &mut text)?;
+            Ok(Opened::Positions(Lines::of(text)))
+        }
+        Kind::TrainingArchive => Ok(Opened::Training),
+        _ => Err(ArchiveError::NotAnArchive),
+    }
+}
+
+/// The opening `table` names for each game of `input`, in order: a game
+/// archive's games, or PGN (also compressed), told by the first bytes and
+/// the file's `name` as [`Kind::of`] tells them (`""` for stdin: a file
+/// named `.chpk` is an archive, damaged or not, never PGN).
+/// `row` gets each game's number (from 1, as `get` numbers them) and its
+/// opening, if any; `progress` the bytes read so far (of the archive's
+/// blocks, or of the PGN as stored) and their total.
+///
+/// A game archive whose header or index is damaged is refused unless
+/// [`Pipeline::skip_damaged`]: then the report says why
+/// ([`Report::header_error`], [`Report::index_error`]) and the blocks
+/// found are read. PGN games that are not standard chess get no opening
+/// and are listed in the report's [`BlockReport::verbatim`] with why.
+///
+/// ```
+/// use chesspack::{files::{self, Settings}, opening::OpeningTable};
+/// use std::{io::Cursor, ops::ControlFlow};
+///
+/// let pgn = b"1. e4 c5 *\n\n1. e4 e5 2. Kf3 *\n";
+/// let mut rows = Vec::new();
+/// let report = files::classify(
+///     "games.pgn",
+///     Cursor::new(&pgn[..]),
+///     OpeningTable::lichess(),
+///     &Settings::default(),
+///     &mut |game, opening| {
+///         rows.push((game, opening.map(|o| o.eco)));
+///         Ok(())
+///     },
+///     &mut |_| ControlFlow::Continue(()),
+/// )
+/// .unwrap();
+/// assert_eq!(rows, [(1, Some("B20")), (2, None)]);
+/// assert_eq!((report.items, report.games.verbatim.len()), (2, 1));
+/// ```
+///
+/// # Errors
+///
+/// A position or training archive (they hold no games); a damaged
+/// archive as above, or a damaged block; an error of `row` or of reading;
+/// [`ArchiveError::Stopped`].
+pub fn classify<'t, R: Read + Seek + Send>(
+    name: &str,
+    mut input: R,
+    table: &'t OpeningTable,
+    settings: &Settings,
+    row: &mut dyn FnMut(u64, Option<Named<'t>>) -> io::Result<()>,
+    progress: OnProgress<'_>,
+) -> Result<Report, ArchiveError> {
+    let total = input.seek(io::SeekFrom::End(0))?;
+    input.seek(io::SeekFrom::Start(0))?;
+    let mut head = [0u8; 8];
+    let n = read_head(&mut input, &mut head)?;
+    input.seek(io::SeekFrom::Start(0))?;
+    let kind = Kind::of(name, &head[..n]);
+    let mut report = Report::new(kind);
+    let mut tick = |report: &Report, blocks: usize, bytes: u64| match progress(&Progress {
+        blocks,
+        games: report.items,
+        bytes,
+        total_bytes: Some(total),
+    }) {
+        std::ops::ControlFlow::Continue(()) => Ok(()),
+        std::ops::ControlFlow::Break(()) => Err(ArchiveError::Stopped),
+    };
+    match kind {
+        Kind::PositionArchive | Kind::TrainingArchive => Err(ArchiveError::Settings(
+            "an archive of positions: it holds no games to classify".into(),
+        )),
+        Kind::GameArchive => {
+            let mut reader = ArchiveReader::open(input)?;
+            report.header_error = reader.header_error().map(str::to_owned);
+            report.index_error = reader.index_error().map(str::to_owned);
+            if !settings.pipeline.skip_damaged {
+                if let Some(why) = &report.header_error {
+                    return Err(ArchiveError::Header(why.clone()));
+                }
+                if let Some(why) = &report.index_error {
+                    return Err(ArchiveError::Index(why.clone()));
+                }
+            }
+            report.codec = reader.codec().name().into();
+            let mut bytes = 0;
+            for b in 0..reader.blocks().len() {
+                let block = reader.read_block(b)?;
+                for (g, o) in archive::block_openings(reader.codec(), &block, table)?
+                    .into_iter()
+                    .enumerate()
+                {
+                    row(reader.first_game(b) + g as u64, o)?;
+                    report.items += 1;
+                }
+                bytes += u64::from(reader.blocks()[b].len);
+                tick(&report, b + 1, bytes)?;
+            }
+            Ok(report)
+        }
+        _ => {
+            let read = std::sync::atomic::AtomicU64::new(0);
+            let bytes = || read.load(std::sync::atomic::Ordering::Relaxed);
+            let counted = Tallied {
+                inner: input,
+                bytes: &read,
+            };
+            for game in crate::pgn::GameReader::new(super::decoder(counted)?) {
+                let opening = match &game {
+                    Ok(g) => table.classify(&g.start, &g.moves),
+                    Err(skipped) => {
+                        let why = skipped.reason.clone();
+                        report.games.verbatim.push((skipped.number, "skipped", why));
+                        None
+                    }
+                };
+                report.items += 1;
+                row(report.items, opening)?;
+                if report.items.is_multiple_of(1024) {
+                    tick(&report, 0, bytes())?;
+                }
+            }
+            report.input_bytes = bytes();
+            tick(&report, 0, bytes())?;
+            Ok(report)
+        }
+    }
 }
 
 /// The first bytes of `input`, as many as there are up to `head`'s size.

@@ -18,7 +18,9 @@
 
 mod convert;
 
-pub use convert::{Report, Settings, TrainingFormat, compress, decompress};
+pub use convert::{
+    Lines, Opened, Report, Settings, TrainingFormat, classify, compress, decompress, open,
+};
 
 use std::{
     fs::{self, File},

@@ -803,7 +803,9 @@ fn regression_issue_69_d3_a_clock_over_two_lines_is_read() {
 /// Issue 67: one way in. `files::compress` takes every kind of file the
 /// library reads (PGN, positions, engine training data as a binpack, as
 /// `.plain` text and as viriformat games), tells its report's unit, and
-/// `files::decompress` gives the input back from the archive alone.
+/// `files::decompress` gives the input back from the archive alone;
+/// `files::open` opens each archive as what it holds, and
+/// `files::classify` names the same openings from a PGN and its archive.
 #[test]
 fn regression_issue_67_one_entry_point_compresses_and_opens_every_kind() {
     use chesspack::files::{self, Kind, Settings, TrainingFormat};
@@ -878,6 +880,42 @@ fn regression_issue_67_one_entry_point_compresses_and_opens_every_kind() {
         assert_eq!(back.items, report.items, "{name}");
         if name.ends_with(".binpack") || unit != "position" {
             assert_eq!(out, input, "{name}");
+        }
+        // Opened as what it holds: the games, the lines, or engine data.
+        match files::open(std::io::Cursor::new(&packed)).unwrap() {
+            files::Opened::Games(reader) => {
+                assert_eq!((unit, reader.games()), ("game", report.items));
+                // Its games' openings as those of its PGN.
+                let table = chesspack::opening::OpeningTable::lichess();
+                let mut rows = [Vec::new(), Vec::new()];
+                for (i, bytes) in [&input, &packed].into_iter().enumerate() {
+                    let r = files::classify(
+                        "",
+                        std::io::Cursor::new(bytes),
+                        table,
+                        &Settings::default(),
+                        &mut |g, o| {
+                            rows[i].push((g, o));
+                            Ok(())
+                        },
+                        go,
+                    )
+                    .unwrap();
+                    assert_eq!(r.items, report.items);
+                }
+                assert_eq!(rows[0], rows[1]);
+                assert!(rows[0].iter().filter(|(_, o)| o.is_some()).count() > 10);
+            }
+            files::Opened::Positions(lines) => {
+                assert_eq!((unit, lines.len() as u64), ("line", report.items));
+                let text: Vec<&[u8]> = input
+                    .split(|&b| b == b'\n')
+                    .map(|l| l.strip_suffix(b"\r").unwrap_or(l))
+                    .collect();
+                assert!(lines.iter().eq(text[..lines.len()].iter().copied()));
+            }
+            files::Opened::Training => assert_eq!(unit, "position"),
+            _ => unreachable!("{name}"),
         }
         // Engine training data back in the format it came in.
         let format = match name.rsplit('.').next() {
