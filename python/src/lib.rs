@@ -6,8 +6,8 @@
 //! python-chess conversions, progress bars and docstrings; this module takes
 //! and gives plain values (strings, bytes, Arrow arrays).
 
-use pyo3::{create_exception, exceptions::PyValueError, prelude::*, types::PyBytes};
 use chesspack::pgn::Notation;
+use pyo3::{create_exception, exceptions::PyValueError, prelude::*, types::PyBytes};
 use shakmaty::Chess;
 
 mod archive;
