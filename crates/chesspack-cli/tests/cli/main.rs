@@ -589,6 +589,61 @@ fn compress_reads_stdin_and_writes_stdout() {
     );
 }
 
+/// Input from stdin is told by its first bytes, as a file is: an archive
+/// piped to `compress` is refused as one given by name is (it was
+/// compressed again as PGN), and a binpack is engine training data.
+#[test]
+fn regression_issue_67_stdin_is_told_by_its_first_bytes() {
+    use std::io::Write as _;
+    let piped = |args: &[&str], input: &[u8]| {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_chesspack"))
+            .args(args)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let input = input.to_vec();
+        let writer = std::thread::spawn(move || stdin.write_all(&input));
+        let out = child.wait_with_output().unwrap();
+        let _ = writer.join();
+        out
+    };
+    let chpk = compressed_sample("stdin-kind", "s.chpk", &["--codec", "index"]);
+    let out = piped(&["compress", "-c", "-"], &std::fs::read(&chpk).unwrap());
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("already a chesspack archive"), "{err}");
+    assert!(out.stdout.is_empty());
+    let binpack = std::fs::read(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../chesspack/tests/fixtures/training/selfplay.binpack"
+    ))
+    .unwrap();
+    let packed = piped(&["compress", "-q", "-c", "-"], &binpack);
+    let packed = {
+        ok(&packed);
+        packed.stdout
+    };
+    // The archive of engine training data that the file by name gives.
+    let by_name = chesspack(&[
+        "compress",
+        "-q",
+        "-c",
+        concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../chesspack/tests/fixtures/training/selfplay.binpack"
+        ),
+    ]);
+    assert!(packed.starts_with(b"CHPKTRN"));
+    ok(&by_name);
+    assert!(packed == by_name.stdout);
+    let back = piped(&["decompress", "-"], &packed);
+    ok(&back);
+    assert!(back.stdout == binpack);
+}
+
 /// Issue 4: `-o /dev/null` once renamed a temporary file over the device.
 /// Devices and pipes are written in place.
 #[cfg(unix)]

@@ -213,6 +213,10 @@ impl<T: Write> Write for Counted<T> {
 /// assert_eq!((report.items, report.unit()), (1, "line"));
 /// ```
 ///
+/// Input given as [`Kind::Games`] whose first bytes are an archive's or a
+/// binpack's (standard input, a file named otherwise) is taken as what
+/// they say.
+///
 /// # Errors
 ///
 /// [`ArchiveError::AlreadyAnArchive`] for an archive unless
@@ -221,11 +225,23 @@ impl<T: Write> Write for Counted<T> {
 /// not decode; an I/O error or [`ArchiveError::Stopped`].
 pub fn compress(
     kind: Kind,
-    input: impl BufRead,
+    mut input: impl BufRead,
     output: impl Write,
     settings: &Settings,
     progress: OnProgress<'_>,
 ) -> Result<Report, ArchiveError> {
+    // Games by default (stdin, a name that says nothing) whose first bytes
+    // say what they are: an archive, a binpack.
+    let kind = match kind {
+        Kind::Games => {
+            let head = input.fill_buf()?;
+            match Kind::of("", &head[..head.len().min(8)]) {
+                Kind::Games => kind,
+                told => told,
+            }
+        }
+        _ => kind,
+    };
     let archived = matches!(
         kind,
         Kind::GameArchive | Kind::PositionArchive | Kind::TrainingArchive

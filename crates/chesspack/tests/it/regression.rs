@@ -869,6 +869,31 @@ fn regression_issue_67_one_entry_point_compresses_and_opens_every_kind() {
             again,
             Err(chesspack::archive::ArchiveError::AlreadyAnArchive)
         ));
+        // Nor when given as games (stdin has no name): its first bytes
+        // tell; so do a binpack's.
+        let piped = files::compress(
+            Kind::Games,
+            &packed[..],
+            &mut Vec::new(),
+            &Settings::default(),
+            go,
+        );
+        assert!(matches!(
+            piped,
+            Err(chesspack::archive::ArchiveError::AlreadyAnArchive)
+        ));
+        if name.ends_with(".binpack") {
+            let mut again = Vec::new();
+            let r = files::compress(
+                Kind::Games,
+                &input[..],
+                &mut again,
+                &Settings::default(),
+                go,
+            )
+            .unwrap();
+            assert_eq!((r.unit(), again.len()), ("position", packed.len()));
+        }
         let mut out = Vec::new();
         let back = files::decompress(
             std::io::Cursor::new(&packed),
