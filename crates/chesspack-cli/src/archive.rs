@@ -543,10 +543,16 @@ pub(crate) fn open_archive(path: &str) -> Result<ArchiveReader<Box<dyn ReadSeek>
         files::Opened::Positions(_) => bail!(
             "{path} is an archive of positions: `chesspack get` and `list` give its lines, `decompress` its file"
         ),
-        _ => bail!(
-            "{path} is an archive of engine training data: `chesspack decompress` gives its binpack back, and the Python package reads its rows"
-        ),
+        _ => Err(training_data(path)),
     }
+}
+
+/// The error of a command that reads games or lines, given an archive of
+/// engine training data.
+fn training_data(path: &str) -> anyhow::Error {
+    anyhow::anyhow!(
+        "{path} is an archive of engine training data: `chesspack decompress` gives its binpack back, and the Python package reads its rows"
+    )
 }
 
 pub(crate) trait ReadSeek: Read + Seek + Send {}
@@ -684,10 +690,7 @@ pub fn get(args: &GetArgs) -> Result<()> {
     let mut reader = match open_any(&args.input)? {
         files::Opened::Games(reader) => reader,
         files::Opened::Positions(lines) => return get_lines(args, &lines),
-        _ => bail!(
-            "{} is an archive of engine training data: `chesspack decompress` gives its binpack back",
-            args.input
-        ),
+        _ => return Err(training_data(&args.input)),
     };
     let recovering = check_damage(&reader, &args.input, args.skip_damaged)?;
     let mut lock = io::stdout().lock();
@@ -748,10 +751,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
             }
             return Ok(stdout.flush()?);
         }
-        _ => bail!(
-            "{} is an archive of engine training data: the Python package reads its rows",
-            args.input
-        ),
+        _ => return Err(training_data(&args.input)),
     };
     let recovering = check_damage(&reader, &args.input, args.skip_damaged)?;
     let mut lock = io::stdout().lock();
@@ -885,10 +885,7 @@ pub fn verify(args: &VerifyArgs) -> Result<()> {
             outln!("ok: every block passes its checksum and decodes");
             return Ok(());
         }
-        _ => bail!(
-            "{} is an archive of engine training data: `chesspack decompress` checks it",
-            args.input
-        ),
+        _ => return Err(training_data(&args.input)),
     };
     let header = reader.header().clone();
     outln!(

@@ -235,10 +235,7 @@ pub fn compress(
     let kind = match kind {
         Kind::Games => {
             let head = input.fill_buf()?;
-            match Kind::of("", &head[..head.len().min(8)]) {
-                Kind::Games => kind,
-                told => told,
-            }
+            Kind::of("", &head[..head.len().min(8)])
         }
         _ => kind,
     };

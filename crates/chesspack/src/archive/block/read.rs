@@ -1097,21 +1097,14 @@ fn finish_mainline(
     keep: Option<&Keep<'_>>,
     game: PendingGame<'_>,
 ) -> Result<Decoded, String> {
-    let (
-        Mainline {
-            start,
-            codec,
-            bits,
-            counted,
-        },
-        _,
-    ) = Mainline::of(codec_of_block, game)?;
-    let mut pos = start.clone();
+    let (line, _) = Mainline::of(codec_of_block, game)?;
+    let mut pos = line.start.clone();
     let mut played = 0;
     // The number of moves after which `keep` said no.
     let mut stop: Option<usize> = None;
-    let moves = codec
-        .decode_prefix(&start, &bits, counted, &mut |moves| {
+    let moves = line
+        .codec
+        .decode_prefix(&line.start, &line.bits, line.counted, &mut |moves| {
             if let Some(n) = stop {
                 return moves.len() <= n;
             }
@@ -1126,7 +1119,7 @@ fn finish_mainline(
             true
         })
         .map_err(|e| e.to_string())?;
-    Ok(Decoded::Mainline(start, moves))
+    Ok(Decoded::Mainline(line.start, moves))
 }
 
 /// A game's mainline, ready to decode: its start, its codec (in the game's
