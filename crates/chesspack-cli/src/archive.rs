@@ -79,7 +79,8 @@ pub struct CompressArgs {
     #[arg(short, long)]
     verbose: bool,
     /// Leave the search index out (`find` and `explore` then decode every
-    /// game; `chesspack index` adds it later).
+    /// game; `chesspack index` adds it later). It is left out of an archive
+    /// of fewer than 16 games anyway.
     #[arg(long)]
     no_index: bool,
 }

@@ -85,21 +85,22 @@ impl<R: Read + Seek> ArchiveReader<R> {
     }
 
     /// Whether the archive has a search section (written by `compress`
-    /// unless `--no-index`, added by `chesspack index`): queries on an
-    /// archive without one decode every game ([`crate::search`]).
+    /// unless `--no-index` or for fewer than 16 games, added by `chesspack
+    /// index`): queries on an archive without one decode every game
+    /// ([`crate::search`]).
     ///
     /// ```
     /// use chesspack::{archive::ArchiveReader, files};
     ///
-    /// let pgn = b"[White \"a\"]\n\n1. e4 e5 *\n";
     /// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
     /// let mut settings = files::Settings::default();
-    /// for no_index in [false, true] {
+    /// for (games, no_index, indexed) in [(16, false, true), (16, true, false), (15, false, false)] {
+    ///     let pgn = "[White \"a\"]\n\n1. e4 e5 *\n\n".repeat(games);
     ///     settings.no_index = no_index;
     ///     let mut packed = Vec::new();
-    ///     files::compress(files::Kind::Games, &pgn[..], &mut packed, &settings, go).unwrap();
+    ///     files::compress(files::Kind::Games, pgn.as_bytes(), &mut packed, &settings, go).unwrap();
     ///     let archive = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
-    ///     assert_eq!(archive.has_search_section(), !no_index);
+    ///     assert_eq!(archive.has_search_section(), indexed);
     /// }
     /// ```
     pub fn has_search_section(&self) -> bool {

@@ -772,10 +772,21 @@ impl SectionBuilder for IndexBuilder {
         }
     }
 
+    /// The section, or nothing for an archive of fewer than
+    /// [`MIN_GAMES`] games (`chesspack index` writes one for any).
     fn finish(&mut self) -> Vec<u8> {
+        if self.games.len() < MIN_GAMES {
+            return Vec::new();
+        }
         self.bytes()
     }
 }
+
+/// The fewest games `compress` writes a search section for. A query
+/// decodes so few games as fast as it reads a section, and the section's
+/// fixed cost (about 160 bytes) would make small files larger than `xz
+/// -9e` of them (issue 69).
+pub(crate) const MIN_GAMES: usize = 16;
 
 // The columns, in four groups read when a query first needs them: the
 // tree and the games' numbers (every query), the stretches back on the

@@ -154,6 +154,32 @@ fn pack(pgn: &str, no_index: bool) -> Vec<u8> {
         &mut |_| ControlFlow::Continue(()),
     )
     .unwrap();
+    if no_index { out } else { with_index(out) }
+}
+
+/// `archive` with a search section, added by [`search::index`] where
+/// `compress` wrote none (an archive of fewer than 16 games).
+fn with_index(archive: Vec<u8>) -> Vec<u8> {
+    if ArchiveReader::open(Cursor::new(&archive))
+        .unwrap()
+        .has_search_section()
+    {
+        return archive;
+    }
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let path =
+        std::env::temp_dir().join(format!("chesspack-small-{}-{n}.chpk", std::process::id()));
+    std::fs::write(&path, &archive).unwrap();
+    let mut file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    search::index(&mut file, 1, &mut |_| ControlFlow::Continue(())).unwrap();
+    drop(file);
+    let out = std::fs::read(&path).unwrap();
+    std::fs::remove_file(&path).unwrap();
     out
 }
 
@@ -602,6 +628,14 @@ fn issue_68_golden_archive_with_an_index() {
         &mut |_| ControlFlow::Continue(()),
     )
     .unwrap();
+    // Issue 69: `compress` writes no section for three games; `index`
+    // adds the one that it writes for more.
+    assert!(
+        !ArchiveReader::open(Cursor::new(&packed))
+            .unwrap()
+            .has_search_section()
+    );
+    let packed = with_index(packed);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     if std::env::var_os("CHESSPACK_PRINT_GOLDEN").is_some() {
         println!("{hex}");
@@ -882,4 +916,45 @@ fn regression_issue_69_a_block_is_never_larger_than_xz_of_its_text() {
             assert_eq!(got, want, "{line}: indexed {is_indexed}");
         }
     }
+}
+
+/// Issue 69: a one-game file came out 524 bytes with the search section
+/// where `xz -9e` took 232: `compress` writes none for fewer than 16 games,
+/// whose queries decode them and give the same games.
+#[test]
+fn regression_issue_69_small_archives_are_searched_without_a_section() {
+    let games = games(16, 0x69);
+    for n in [1, 15, 16] {
+        let pgn = pgn_of(&games[..n]);
+        let (packed, plain) = (pack_default(&pgn, false), pack_default(&pgn, true));
+        let indexed = n >= 16;
+        assert_eq!(packed.len() > plain.len(), indexed, "{n} games");
+        let mut q = Query::default();
+        q.moves = Some("e4".into());
+        let mut e4 = Chess::default();
+        e4.play_unchecked("e4".parse::<San>().unwrap().to_move(&e4).unwrap());
+        let want = expected(&games[..n], |_| true, |p| key(p) == key(&e4));
+        assert_eq!(found_in(&packed, indexed, &q).0, want, "{n} games");
+        assert_eq!(
+            found_in(&with_index(packed), true, &q).0,
+            want,
+            "{n} games, indexed"
+        );
+    }
+}
+
+/// `pgn` compressed with the default settings (but for `no_index`).
+fn pack_default(pgn: &str, no_index: bool) -> Vec<u8> {
+    let mut settings = Settings::default();
+    settings.no_index = no_index;
+    let mut out = Vec::new();
+    files::compress(
+        Kind::Games,
+        pgn.as_bytes(),
+        &mut out,
+        &settings,
+        &mut |_| ControlFlow::Continue(()),
+    )
+    .unwrap();
+    out
 }
