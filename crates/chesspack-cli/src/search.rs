@@ -198,16 +198,32 @@ pub fn find(args: &FindArgs) -> Result<()> {
             }
         }
     } else if args.query.json {
+        // Written as `json!` would write the object (keys in order), without
+        // making one a hit: 380,604 hits at the start position took 0.93 s
+        // that way against 0.36 s for the table.
+        let text = |out: &mut io::BufWriter<_>, key: &str, v: &str| -> Result<()> {
+            write!(out, "\"{key}\":")?;
+            serde_json::to_writer(&mut *out, v)?;
+            Ok(())
+        };
         for h in &found.hits {
-            let mut o = json!({
-                "game": h.game, "ply": h.ply, "white": &*h.white, "black": &*h.black,
-                "white_elo": h.white_elo, "black_elo": h.black_elo, "result": h.result,
-                "date": h.date, "event": &*h.event, "eco": &*h.eco,
-            });
+            out.write_all(b"{")?;
             if many {
-                o["archive"] = json!(args.archives[h.archive]);
+                text(&mut out, "archive", &args.archives[h.archive])?;
+                out.write_all(b",")?;
             }
-            writeln!(out, "{o}")?;
+            text(&mut out, "black", &h.black)?;
+            write!(out, ",\"black_elo\":{},", h.black_elo)?;
+            text(&mut out, "date", &h.date)?;
+            out.write_all(b",")?;
+            text(&mut out, "eco", &h.eco)?;
+            out.write_all(b",")?;
+            text(&mut out, "event", &h.event)?;
+            write!(out, ",\"game\":{},\"ply\":{},", h.game, h.ply)?;
+            text(&mut out, "result", h.result)?;
+            out.write_all(b",")?;
+            text(&mut out, "white", &h.white)?;
+            writeln!(out, ",\"white_elo\":{}}}", h.white_elo)?;
         }
     } else {
         let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
