@@ -174,15 +174,20 @@ fn unescaped_value(text: &[u8], start: usize) -> Option<(Vec<u8>, usize)> {
     let line = text[start..line_end].trim_ascii_end();
     let close = line.strip_suffix(b"\"]")?;
     let mut value = Vec::with_capacity(close.len());
-    let mut bytes = close.iter().copied();
-    while let Some(b) = bytes.next() {
-        match b {
-            0 => return None,
-            b'\\' => match bytes.next() {
-                Some(c @ (b'\\' | b'"')) => value.push(c),
-                _ => return None,
-            },
-            b => value.push(b),
+    let mut k = 0;
+    while let Some(&b) = close.get(k) {
+        match (b, close.get(k + 1)) {
+            (0, _) => return None,
+            (b'\\', Some(&c @ (b'\\' | b'"'))) => {
+                value.push(c);
+                k += 2;
+            }
+            // A backslash before anything else is itself, as in
+            // [`tag_value`].
+            _ => {
+                value.push(b);
+                k += 1;
+            }
         }
     }
     Some((value, start + close.len() + 1))
@@ -192,7 +197,12 @@ fn unescaped_value(text: &[u8], start: usize) -> Option<(Vec<u8>, usize)> {
 /// (`;` to the line's end, `{ }`) and whitespace.
 fn is_trailer(mut rest: &[u8]) -> bool {
     loop {
-        rest = rest.trim_ascii_start();
+        // White space, and NUL bytes (a file padded after its last result).
+        let blank = rest
+            .iter()
+            .take_while(|&&b| b.is_ascii_whitespace() || b == 0)
+            .count();
+        rest = &rest[blank..];
         match rest.first() {
             None => return true,
             Some(b';') => {
@@ -279,8 +289,20 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                     .iter()
                     .position(|&b| is_delimiter(b))
                     .map_or(n, |p| i + p);
-                let token = &text[i..end];
+                let mut token = &text[i..end];
                 i = end;
+                // A result that NUL bytes follow (two games of the masters
+                // file: python-chess and Scoutfish read the result): the
+                // NULs are left for the trailer.
+                let nuls = token.iter().rev().take_while(|&&b| b == 0).count();
+                if nuls > 0
+                    && OUTCOMES
+                        .iter()
+                        .any(|o| o.as_bytes() == &token[..token.len() - nuls])
+                {
+                    token = &token[..token.len() - nuls];
+                    i = end - nuls;
+                }
                 if let Some(o) = OUTCOMES.iter().position(|o| o.as_bytes() == token) {
                     outcome = Some(o as u8);
                     // The separator before the result, when a token came
@@ -348,7 +370,15 @@ fn parse_tags(text: &[u8], i: &mut usize) -> Result<Vec<Tag>, Unparsed> {
             return fail("syntax", "tag without a quoted value");
         }
         let value_start = *i + 1;
-        let (mut value, end) = tag_value(text, value_start)?;
+        // A value that a backslash ends (`[White "a\"]`) reads as
+        // unterminated: it runs to the line's last `"]` too.
+        let (mut value, end) = match tag_value(text, value_start) {
+            Err(e) => match unescaped_value(text, value_start) {
+                Some((v, end)) => (v, end - 1),
+                None => return Err(e),
+            },
+            ok => ok?,
+        };
         *i = end + 1;
         while *i < n && matches!(text[*i], b' ' | b'\t') {
             *i += 1;
@@ -389,7 +419,13 @@ fn tag_value(text: &[u8], mut i: usize) -> Result<(Vec<u8>, usize), Unparsed> {
                     value.push(c);
                     i += 2;
                 }
-                _ => return fail("syntax", "unknown escape in tag value"),
+                // A backslash before anything else is itself (`[Black
+                // "Guyard\Lemarchand"]`), as python-chess and Scoutfish
+                // read it; the layout gives the bytes back.
+                _ => {
+                    value.push(b'\\');
+                    i += 1;
+                }
             },
             Some(&c) => {
                 value.push(c);
@@ -1273,7 +1309,7 @@ mod tests {
             ("( e4 )", "syntax"),
             ("[Variant \"Atomic\"]\n\n1. e4 *", "unsupported variant"),
             ("[FEN \"8/8/8 w - -\"]\n\n*", "invalid fen"),
-            ("[A \"x\\n\"]\n\n*", "syntax"),
+            ("[A \"x\n\n*", "syntax"),
             ("1. e4 {open", "syntax"),
         ] {
             assert_eq!(
@@ -1282,5 +1318,8 @@ mod tests {
                 "{text}"
             );
         }
+        // A backslash that escapes nothing is itself (issue 68).
+        let tags = parse(b"[A \"x\\n\"]\n\n*").unwrap().tags;
+        assert_eq!(tags, [(b"A".to_vec(), b"x\\n".to_vec())]);
     }
 }

@@ -1053,6 +1053,67 @@ fn regression_issue_69_comments_after_the_result_end_the_game() {
     assert_eq!(report.verbatim.len(), 1);
 }
 
+/// Issue 68: a result that NUL bytes follow on its line (two games of
+/// masters-pgnmentor end `1/2-1/2\0\0`) made the game verbatim, so `find`
+/// did not search it where Scoutfish and python-chess read it. The NULs
+/// are now a trailer that the layout keeps; the game is searched.
+#[test]
+fn regression_issue_68_nul_bytes_after_the_result_end_the_game() {
+    let text = "[Event \"a\"]\n[Result \"0-1\"]\n\n1. e4 e5 0-1\0\0\n\n\
+                [Event \"b\"]\n[Result \"1/2-1/2\"]\n\n1. d4 d5 1/2-1/2\0\n\n";
+    let (packed, report) = packed_by_index(text);
+    assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
+    assert_eq!(report.games, 2);
+    let mut archives =
+        [chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap()];
+    let mut q = chesspack::search::Query::default();
+    q.moves = Some("e4 e5".into());
+    let found = chesspack::search::find(&mut archives, &q).unwrap();
+    assert_eq!(found.not_searched, 0);
+    assert_eq!(
+        found
+            .hits
+            .iter()
+            .map(|h| (h.game, h.ply))
+            .collect::<Vec<_>>(),
+        [(1, 2)]
+    );
+    // NULs inside the movetext, or a NUL glued before a result, are still
+    // no game.
+    for bad in ["1. e4\0 e5 1-0\n", "1. e4 e5 \01-0\n"] {
+        let (_, report) = packed_by_index(bad);
+        assert_eq!(report.verbatim.len(), 1, "{bad:?}");
+    }
+}
+
+/// Issue 68: a backslash before anything but `\\` or `"` in a tag value
+/// (masters-pgnmentor's `[Black "Guyard\Lemarchand"]` and `[Black
+/// "Analysis\ Analyse"]`) made the game verbatim, and `find` did not
+/// search it. The backslash is now itself, as python-chess reads it (and
+/// a value that one ends, `[White "a\"]`, runs to the line's `"]`).
+#[test]
+fn regression_issue_68_a_lone_backslash_in_a_tag_is_itself() {
+    let text = "[Event \"x\"]\n[Black \"Guyard\\Lemarchand\"]\n[Result \"1-0\"]\n\n1. e4 e5 1-0\n\n\
+                [Event \"y\"]\n[Black \"Analysis\\ Analyse\"]\n[White \"a\\\"]\n[Result \"*\"]\n\n1. e4 *\n\n\
+                [Event \"z \\\"q\\\" \\\\\"]\n[Result \"*\"]\n\n1. e4 *\n";
+    let (packed, report) = packed_by_index(text);
+    assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
+    let mut archive =
+        chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    let games = chesspack::archive::block_tags_not_given(&archive.read_block(0).unwrap()).unwrap();
+    let tag = |game: usize, name: &str| games[game].get(name).map(|v| v.into_owned());
+    assert!(games.iter().all(|g| g.verbatim.is_none()));
+    assert_eq!(tag(0, "Black").as_deref(), Some("Guyard\\Lemarchand"));
+    assert_eq!(tag(1, "Black").as_deref(), Some("Analysis\\ Analyse"));
+    assert_eq!(tag(1, "White").as_deref(), Some("a\\"));
+    // Escapes are still escapes.
+    assert_eq!(tag(2, "Event").as_deref(), Some("z \"q\" \\"));
+    let mut q = chesspack::search::Query::default();
+    q.moves = Some("e4".into());
+    let found = chesspack::search::find(&mut [archive], &q).unwrap();
+    assert_eq!((found.hits.len(), found.not_searched), (3, 0));
+}
+
 /// Issue 69: a wrapped movetext whose lines end with a space (TCEC Season
 /// 4's files) is the wrap and one layout flag, not a patch of every line:
 /// it costs about what the same games without the spaces cost.
