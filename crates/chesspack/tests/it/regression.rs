@@ -1080,7 +1080,7 @@ fn regression_issue_68_nul_bytes_after_the_result_end_the_game() {
     );
     // NULs inside the movetext, or a NUL glued before a result, are still
     // no game.
-    for bad in ["1. e4\0 e5 1-0\n", "1. e4 e5 \01-0\n"] {
+    for bad in ["1. e4\0 e5 1-0\n", "1. e4 e5 \x001-0\n"] {
         let (_, report) = packed_by_index(bad);
         assert_eq!(report.verbatim.len(), 1, "{bad:?}");
     }
