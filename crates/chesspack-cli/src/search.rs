@@ -116,6 +116,9 @@ pub struct IndexArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'T', long)]
     threads: Option<usize>,
+    /// Print no summary (as `compress -q`).
+    #[arg(short, long)]
+    quiet: bool,
 }
 
 fn query_of(a: &QueryArgs) -> Query {
@@ -342,6 +345,9 @@ pub fn index(args: &IndexArgs) -> Result<()> {
         })
         .with_context(|| format!("cannot index {path}"))?;
         pb.finish_and_clear();
+        if args.quiet {
+            continue;
+        }
         let after = file.metadata()?.len();
         eprintln!(
             "chesspack: {path}: search index of {bytes} bytes ({:.3}x the archive's {before} bytes before) in {:.2} s; {after} bytes now",

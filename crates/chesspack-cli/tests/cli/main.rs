@@ -1504,8 +1504,15 @@ fn issue_68_find_and_explore_json() {
             .count(),
         rows.len()
     );
-    // `index` gives the plain archive the same section.
-    assert!(chesspack(&["index", plain]).status.success());
+    // `index` gives the plain archive the same section (and replaces it
+    // with the same again, saying nothing with `-q`).
+    let said = chesspack(&["index", plain]);
+    assert!(said.status.success() && !said.stderr.is_empty());
+    let quiet = chesspack(&["index", "-q", plain]);
+    assert!(
+        quiet.status.success() && quiet.stderr.is_empty(),
+        "{quiet:?}"
+    );
     assert_eq!(
         std::fs::read(plain).unwrap(),
         std::fs::read(indexed).unwrap()
