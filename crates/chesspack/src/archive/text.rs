@@ -178,12 +178,11 @@ fn unescaped_value(text: &[u8], start: usize) -> Option<(Vec<u8>, usize)> {
     while let Some(&b) = close.get(k) {
         match (b, close.get(k + 1)) {
             (0, _) => return None,
-            (b'\\', Some(&c @ (b'\\' | b'"'))) => {
+            (b'\\', next) => {
+                let (c, len) = unescape(next);
                 value.push(c);
-                k += 2;
+                k += len;
             }
-            // A backslash before anything else is itself, as in
-            // [`tag_value`].
             _ => {
                 value.push(b);
                 k += 1;
@@ -191,6 +190,17 @@ fn unescaped_value(text: &[u8], start: usize) -> Option<(Vec<u8>, usize)> {
         }
     }
     Some((value, start + close.len() + 1))
+}
+
+/// The byte that a backslash before `next` stands for in a tag value, and
+/// how many bytes the two take: `\\` and `\"` escape, a backslash before
+/// anything else is itself (`[Black "Guyard\Lemarchand"]`), as python-chess
+/// and Scoutfish read it (the layout gives the bytes back).
+fn unescape(next: Option<&u8>) -> (u8, usize) {
+    match next {
+        Some(&c @ (b'\\' | b'"')) => (c, 2),
+        _ => (b'\\', 1),
+    }
 }
 
 /// Whether `rest`, the text after a game's result, holds comments alone
@@ -289,26 +299,20 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
                     .iter()
                     .position(|&b| is_delimiter(b))
                     .map_or(n, |p| i + p);
-                let mut token = &text[i..end];
+                let token = &text[i..end];
                 i = end;
-                // A result that NUL bytes follow (two games of the masters
-                // file: python-chess and Scoutfish read the result): the
-                // NULs are left for the trailer.
+                // A result that NUL bytes may follow (two games of the
+                // masters file: python-chess and Scoutfish read the
+                // result): the NULs are left for the trailer.
                 let nuls = token.iter().rev().take_while(|&&b| b == 0).count();
-                if nuls > 0
-                    && OUTCOMES
-                        .iter()
-                        .any(|o| o.as_bytes() == &token[..token.len() - nuls])
-                {
-                    token = &token[..token.len() - nuls];
+                let result = &token[..token.len() - nuls];
+                if let Some(o) = OUTCOMES.iter().position(|o| o.as_bytes() == result) {
                     i = end - nuls;
-                }
-                if let Some(o) = OUTCOMES.iter().position(|o| o.as_bytes() == token) {
                     outcome = Some(o as u8);
                     // The separator before the result, when a token came
                     // before it: a line break or not.
                     result_on_new_line = !reader.events.is_empty()
-                        && text[..i - token.len()]
+                        && text[..i - result.len()]
                             .iter()
                             .rev()
                             .take_while(|b| b.is_ascii_whitespace())
@@ -414,19 +418,11 @@ fn tag_value(text: &[u8], mut i: usize) -> Result<(Vec<u8>, usize), Unparsed> {
         match text.get(i) {
             None | Some(b'\n' | b'\r' | 0) => return fail("syntax", "unterminated tag value"),
             Some(b'"') => return Ok((value, i)),
-            Some(b'\\') => match text.get(i + 1) {
-                Some(&c @ (b'\\' | b'"')) => {
-                    value.push(c);
-                    i += 2;
-                }
-                // A backslash before anything else is itself (`[Black
-                // "Guyard\Lemarchand"]`), as python-chess and Scoutfish
-                // read it; the layout gives the bytes back.
-                _ => {
-                    value.push(b'\\');
-                    i += 1;
-                }
-            },
+            Some(b'\\') => {
+                let (c, len) = unescape(text.get(i + 1));
+                value.push(c);
+                i += len;
+            }
             Some(&c) => {
                 value.push(c);
                 i += 1;

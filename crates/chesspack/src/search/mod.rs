@@ -5,8 +5,8 @@
 //! result, dates, event, ECO and speed.
 //!
 //! An archive written by `compress` has a search section (unless it holds
-//! fewer than 16 games: [`index`] adds one to an archive without): an opening tree of the lines that games
-//! share, where each game leaves it, each game's changes of state (home
+//! fewer than 16 games; [`index`] adds one to an archive without): an
+//! opening tree of the lines that games share, where each game leaves it, each game's changes of state (home
 //! pawns leaving, pieces taken, promotions, with their plies) and the tags
 //! queries filter on. A query walks the tree for the games that reached a
 //! position on a shared line, and decodes only the games whose state

@@ -145,16 +145,18 @@ fn pack(pgn: &str, no_index: bool) -> Vec<u8> {
     settings.no_index = no_index;
     settings.pipeline.threads = 2;
     settings.archive.block_games = 40;
-    let mut out = Vec::new();
-    files::compress(
-        Kind::Games,
-        pgn.as_bytes(),
-        &mut out,
-        &settings,
-        &mut |_| ControlFlow::Continue(()),
-    )
-    .unwrap();
+    let out = compressed(pgn, &settings);
     if no_index { out } else { with_index(out) }
+}
+
+/// `pgn` compressed with `settings`.
+fn compressed(pgn: &str, settings: &Settings) -> Vec<u8> {
+    let mut out = Vec::new();
+    files::compress(Kind::Games, pgn.as_bytes(), &mut out, settings, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap();
+    out
 }
 
 /// `archive` with a search section, added by [`search::index`] where
@@ -947,14 +949,5 @@ fn regression_issue_69_small_archives_are_searched_without_a_section() {
 fn pack_default(pgn: &str, no_index: bool) -> Vec<u8> {
     let mut settings = Settings::default();
     settings.no_index = no_index;
-    let mut out = Vec::new();
-    files::compress(
-        Kind::Games,
-        pgn.as_bytes(),
-        &mut out,
-        &settings,
-        &mut |_| ControlFlow::Continue(()),
-    )
-    .unwrap();
-    out
+    compressed(pgn, &settings)
 }
