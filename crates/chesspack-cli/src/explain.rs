@@ -28,10 +28,11 @@ pub fn run(args: &ExplainArgs) -> Result<()> {
     let game = GameReader::new(reader)
         .find(|r| match r {
             Ok(g) => g.number == args.game,
-            Err(e) => e.number == args.game,
+            // A read error ends the input (an archive, a truncated `.zst`).
+            Err(e) => e.number == args.game || e.reason.starts_with("read error"),
         })
         .with_context(|| format!("no game {} in {}", args.game, args.file))?
-        .map_err(anyhow::Error::from)?;
+        .map_err(|e| anyhow::anyhow!("{}: {e}", args.file))?;
     pb.finish_and_clear();
     // In the game's context (ratings, time control), as the archive codes it.
     let codec = codec.in_context(&game.context());

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use anyhow::{Result, bail};
+use anyhow::{Context as _, Result, bail};
 use chesspack::{
     game::{
         EngineCodec, GameCodec,
@@ -578,7 +578,7 @@ fn positions(args: &StatsArgs) -> Result<()> {
                 break 'files;
             }
             seen += 1;
-            let (line, fen) = item?;
+            let (line, fen) = item.with_context(|| format!("cannot read {path}"))?;
             let pos = match position::parse_fen(&fen) {
                 Ok(p) => p,
                 Err(e) => {

@@ -405,3 +405,47 @@ fn regression_issue_69_d4_every_command_says_an_archive_is_damaged() {
         assert!(String::from_utf8_lossy(&out.stdout).contains("damaged: header"));
     }
 }
+
+/// Issue 69, D4 (the commands that read text): `stats` and `explain` read
+/// an archive of games or positions as PGN or FEN lines, reported a game of
+/// one ply for every few hundred bytes, and exited 0. Each now says that the
+/// file is an archive, names it, and prints no rows.
+#[test]
+fn regression_issue_69_d4_stats_and_explain_refuse_an_archive() {
+    let games = compressed_sample("issue-69-d4-text", "games.chpk", &[]);
+    let dir = games.parent().unwrap();
+    let epd = dir.join("p.epd");
+    std::fs::write(&epd, "8/8/8/8/8/8/8/K1k5 w - -\n").unwrap();
+    let positions = dir.join("p.epd.chpk");
+    ok(&chesspack(&[
+        "compress",
+        epd.to_str().unwrap(),
+        "-o",
+        positions.to_str().unwrap(),
+    ]));
+    // Named as text: the first bytes say what it is.
+    let named = dir.join("games.pgn");
+    std::fs::copy(&games, &named).unwrap();
+    for (file, args) in [
+        (&games, vec!["stats", "--codec", "index"]),
+        (&named, vec!["stats", "--codec", "index"]),
+        (&games, vec!["explain", "--game", "3"]),
+        (&positions, vec!["stats", "--positions"]),
+    ] {
+        let path = file.to_str().unwrap();
+        let what = format!("{} {path}", args.join(" "));
+        let mut all = args.clone();
+        all.push(path);
+        let out = chesspack(&all);
+        clean_failure(&out, &what);
+        assert!(out.stdout.is_empty(), "{what}");
+        let e = stderr(&out);
+        assert!(
+            e.contains("a chesspack archive") && e.contains(path),
+            "{what}: {e}"
+        );
+    }
+    // Text is still text.
+    let out = chesspack(&["stats", "--codec", "index", "samples/lichess-sample.pgn"]);
+    assert!(ok(&out).contains("index"));
+}

@@ -430,6 +430,30 @@ mod tests {
         Ok(out)
     }
 
+    /// The PGN and FEN readers refuse an archive by the bytes every
+    /// archive's magic begins with.
+    #[test]
+    fn every_archive_magic_starts_with_the_tell_the_text_readers_refuse() {
+        for magic in [
+            &crate::archive::MAGIC[..],
+            &crate::archive::positions::MAGIC[..],
+            &crate::archive::training::MAGIC[..],
+        ] {
+            assert!(magic.starts_with(crate::pgn::ARCHIVE_TELL), "{magic:?}");
+            let games: Vec<_> = crate::pgn::GameReader::new(magic).collect();
+            assert!(matches!(&games[..], [Err(e)] if e.reason.contains("chesspack archive")));
+            let lines: Vec<_> = crate::position::fen_lines(magic).collect();
+            assert!(lines[0].is_err(), "{magic:?}");
+        }
+        // Text that only starts like one is read.
+        let games: Vec<_> = crate::pgn::GameReader::new(&b"CHP"[..]).collect();
+        assert!(
+            games
+                .iter()
+                .all(|g| !matches!(g, Err(e) if e.reason.contains("archive")))
+        );
+    }
+
     #[test]
     fn every_format_decodes_by_its_first_bytes() {
         let text = b"[Event \"?\"]\n\n1. e4 *\n".repeat(50);

@@ -163,8 +163,20 @@ pub struct SkippedGame {
 /// assert!(results[1].as_ref().unwrap_err().reason.contains("illegal move Kf3"));
 /// assert!(results[2].as_ref().unwrap_err().reason.contains("unsupported variant"));
 /// ```
+///
+/// A chesspack archive is not read as text: its first game is an error that
+/// says so, and reading stops.
+///
+/// ```
+/// use chesspack::pgn::GameReader;
+///
+/// let archive = b"CHPK\r\n\x1a\n\x00\x01";
+/// let results: Vec<_> = GameReader::new(&archive[..]).collect();
+/// assert_eq!(results.len(), 1);
+/// assert!(results[0].as_ref().unwrap_err().reason.contains("chesspack archive"));
+/// ```
 pub struct GameReader<R> {
-    reader: Reader<R>,
+    reader: Reader<Sniffed<R>>,
     visitor: GameVisitor,
     done: bool,
 }
@@ -173,7 +185,12 @@ impl<R: Read> GameReader<R> {
     /// Reads games from `input`.
     pub fn new(input: R) -> GameReader<R> {
         GameReader {
-            reader: Reader::new(input),
+            reader: Reader::new(Sniffed {
+                inner: input,
+                head: [0; 4],
+                held: None,
+                at: 0,
+            }),
             visitor: GameVisitor {
                 number: 0,
                 in_game: false,
@@ -216,6 +233,57 @@ impl<R: Read> Iterator for GameReader<R> {
                 }))
             }
         }
+    }
+}
+
+/// How every chesspack archive's magic bytes begin (game, position and
+/// training archives alike).
+pub(crate) const ARCHIVE_TELL: &[u8; 4] = b"CHPK";
+
+/// The input of a [`GameReader`], whose first bytes are looked at before
+/// any is parsed: an archive (issue 69: `stats` and `explain` read one as
+/// PGN, and reported a game of one ply for every few hundred bytes) is an
+/// error, not text.
+struct Sniffed<R> {
+    inner: R,
+    head: [u8; 4],
+    /// How many bytes `head` holds, once read.
+    held: Option<usize>,
+    /// How many of them were given out.
+    at: usize,
+}
+
+impl<R: Read> Read for Sniffed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let held = match self.held {
+            Some(n) => n,
+            None => {
+                let mut n = 0;
+                while n < self.head.len() {
+                    match self.inner.read(&mut self.head[n..]) {
+                        Ok(0) => break,
+                        Ok(k) => n += k,
+                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                        Err(e) => return Err(e),
+                    }
+                }
+                if &self.head[..n] == ARCHIVE_TELL {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidInput,
+                        "a chesspack archive, not pgn text (`chesspack decompress` gives its games)",
+                    ));
+                }
+                self.held = Some(n);
+                n
+            }
+        };
+        if self.at < held {
+            let k = (held - self.at).min(buf.len());
+            buf[..k].copy_from_slice(&self.head[self.at..self.at + k]);
+            self.at += k;
+            return Ok(k);
+        }
+        self.inner.read(buf)
     }
 }
 

@@ -136,7 +136,8 @@ pub fn parse_fen(text: &str) -> Result<Chess, Error> {
 ///
 /// # Errors
 ///
-/// A read error of `reader`, as an item.
+/// A read error of `reader`, as an item; a chesspack archive (told by its
+/// first bytes) as one error first.
 pub fn fen_lines(
     reader: impl std::io::BufRead,
 ) -> impl Iterator<Item = std::io::Result<(u64, String)>> {
@@ -146,6 +147,12 @@ pub fn fen_lines(
             Ok(l) => l,
             Err(e) => return Some(Err(e)),
         };
+        if i == 0 && line.as_bytes().starts_with(crate::pgn::ARCHIVE_TELL) {
+            return Some(Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a chesspack archive, not positions text (`chesspack decompress` gives its positions)",
+            )));
+        }
         let line = line.trim_start_matches('\u{feff}').trim();
         if column.is_none() {
             let header: Vec<&str> = line.split(',').map(str::trim).collect();
