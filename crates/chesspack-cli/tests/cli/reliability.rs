@@ -406,45 +406,83 @@ fn regression_issue_69_d4_every_command_says_an_archive_is_damaged() {
     }
 }
 
-/// Issue 69, D4 (the commands that read text): `stats` and `explain` read
-/// an archive of games or positions as PGN or FEN lines, reported a game of
-/// one ply for every few hundred bytes, and exited 0. Each now says that the
-/// file is an archive, names it, and prints no rows.
+/// Issue 69, D4 (the commands that read text): `stats`, `explain` and
+/// `classify` read an archive, a binpack, FEN lines or a CSV of positions
+/// as PGN, reported games of no plies (one a few hundred bytes of an
+/// archive) and exited 0; `index` called an archive of positions "not a
+/// chesspack archive". Each now says what the file is, names it, and
+/// prints no rows.
 #[test]
-fn regression_issue_69_d4_stats_and_explain_refuse_an_archive() {
+fn regression_issue_69_d4_commands_that_read_games_say_what_a_file_is() {
     let games = compressed_sample("issue-69-d4-text", "games.chpk", &[]);
     let dir = games.parent().unwrap();
-    let epd = dir.join("p.epd");
-    std::fs::write(&epd, "8/8/8/8/8/8/8/K1k5 w - -\n").unwrap();
-    let positions = dir.join("p.epd.chpk");
+    let path = |name: &str| dir.join(name).to_str().unwrap().to_owned();
+    let fen = "8/8/8/8/8/8/8/K1k5 w - - 0 1";
+    std::fs::write(path("p.epd"), format!("{fen}\n")).unwrap();
+    std::fs::write(
+        path("q.csv"),
+        format!("PuzzleId,FEN,Moves\n00008,{fen},a1a2\n"),
+    )
+    .unwrap();
+    std::fs::write(path("t.plain"), format!("fen {fen}\nmove a1a2\n")).unwrap();
+    let binpack = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../chesspack/tests/fixtures/training/selfplay.binpack"
+    );
+    std::fs::copy(binpack, path("t.binpack")).unwrap();
     ok(&chesspack(&[
         "compress",
-        epd.to_str().unwrap(),
+        &path("p.epd"),
         "-o",
-        positions.to_str().unwrap(),
+        &path("p.chpk"),
     ]));
     // Named as text: the first bytes say what it is.
-    let named = dir.join("games.pgn");
-    std::fs::copy(&games, &named).unwrap();
-    for (file, args) in [
-        (&games, vec!["stats", "--codec", "index"]),
-        (&named, vec!["stats", "--codec", "index"]),
-        (&games, vec!["explain", "--game", "3"]),
-        (&positions, vec!["stats", "--positions"]),
-    ] {
-        let path = file.to_str().unwrap();
-        let what = format!("{} {path}", args.join(" "));
-        let mut all = args.clone();
-        all.push(path);
-        let out = chesspack(&all);
+    std::fs::copy(&games, path("games.pgn")).unwrap();
+    let cases = [
+        ("games.chpk", "stats", "a chesspack archive"),
+        ("games.pgn", "stats", "a chesspack archive"),
+        ("games.chpk", "explain", "a chesspack archive"),
+        ("p.chpk", "stats", "a chesspack archive"),
+        ("p.chpk", "index", "an archive of positions"),
+        ("p.epd", "stats", "positions (FEN or EPD lines)"),
+        ("p.epd", "explain", "positions (FEN or EPD lines)"),
+        ("p.epd", "classify", "a file of positions"),
+        ("q.csv", "stats", "a CSV with a FEN column"),
+        ("q.csv", "classify", "a file of positions"),
+        ("t.plain", "stats", "engine training data (.plain)"),
+        ("t.binpack", "explain", "engine training data (a binpack)"),
+        ("t.binpack", "classify", "engine training data"),
+    ];
+    for (name, command, says) in cases {
+        let file = path(name);
+        let what = format!("{command} {name}");
+        let mut args = vec![command];
+        match command {
+            "stats" => args.extend(["--codec", "index"]),
+            "explain" => args.extend(["--game", "3"]),
+            _ => {}
+        }
+        args.push(&file);
+        let out = chesspack(&args);
         clean_failure(&out, &what);
         assert!(out.stdout.is_empty(), "{what}");
         let e = stderr(&out);
-        assert!(
-            e.contains("a chesspack archive") && e.contains(path),
-            "{what}: {e}"
-        );
+        assert!(e.contains(says) && e.contains(&file), "{what}: {e}");
     }
+    // `stats --positions` reads positions, not an archive of them.
+    let out = chesspack(&["stats", "--positions", &path("p.chpk")]);
+    clean_failure(&out, "stats --positions p.chpk");
+    assert!(stderr(&out).contains("a chesspack archive"));
+    assert!(
+        ok(&chesspack(&[
+            "stats",
+            "--positions",
+            "--codec",
+            "packed",
+            &path("p.epd")
+        ]))
+        .contains("packed")
+    );
     // Text is still text.
     let out = chesspack(&["stats", "--codec", "index", "samples/lichess-sample.pgn"]);
     assert!(ok(&out).contains("index"));

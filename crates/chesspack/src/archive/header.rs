@@ -34,6 +34,12 @@ impl Header {
     pub(super) fn read(r: &mut impl Read) -> Result<(Header, u64), ArchiveError> {
         let mut magic = [0u8; 8];
         read_exact_or(r, &mut magic, ArchiveError::NotAnArchive)?;
+        if &magic == super::positions::MAGIC {
+            return Err(ArchiveError::NotGames("an archive of positions"));
+        }
+        if &magic == super::training::MAGIC {
+            return Err(ArchiveError::NotGames("an archive of engine training data"));
+        }
         if &magic != MAGIC {
             return Err(ArchiveError::NotAnArchive);
         }

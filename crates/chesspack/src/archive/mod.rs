@@ -184,6 +184,10 @@ pub enum ArchiveError {
     /// The input does not start with the archive magic.
     #[error("not a chesspack archive")]
     NotAnArchive,
+    /// A chesspack archive of another kind (positions, engine training
+    /// data), where one of games is read.
+    #[error("{0}, not an archive of games")]
+    NotGames(&'static str),
     /// The header is damaged.
     #[error("archive header is damaged: {0}")]
     Header(String),

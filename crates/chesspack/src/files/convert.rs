@@ -563,8 +563,17 @@ pub fn classify<'t, R: Read + Seek + Send>(
         std::ops::ControlFlow::Break(()) => Err(ArchiveError::Stopped),
     };
     match kind {
-        Kind::PositionArchive | Kind::TrainingArchive => Err(ArchiveError::Settings(
+        Kind::PositionArchive => Err(ArchiveError::Settings(
             "an archive of positions: it holds no games to classify".into(),
+        )),
+        Kind::TrainingArchive => Err(ArchiveError::Settings(
+            "an archive of engine training data: it holds no games to classify".into(),
+        )),
+        Kind::Positions => Err(ArchiveError::Settings(
+            "a file of positions: it holds no games to classify".into(),
+        )),
+        Kind::Binpack | Kind::Plain | Kind::Viriformat => Err(ArchiveError::Settings(
+            "engine training data: it holds no games to classify".into(),
         )),
         Kind::GameArchive => {
             let mut reader = ArchiveReader::open(input)?;

@@ -445,6 +445,8 @@ mod tests {
             let lines: Vec<_> = crate::position::fen_lines(magic).collect();
             assert!(lines[0].is_err(), "{magic:?}");
         }
+        // A binpack by its first chunk's magic.
+        assert_eq!(crate::pgn::BINPACK_TELL, crate::binpack::CHUNK_MAGIC);
         // Text that only starts like one is read.
         let games: Vec<_> = crate::pgn::GameReader::new(&b"CHP"[..]).collect();
         assert!(

@@ -164,8 +164,9 @@ pub struct SkippedGame {
 /// assert!(results[2].as_ref().unwrap_err().reason.contains("unsupported variant"));
 /// ```
 ///
-/// A chesspack archive is not read as text: its first game is an error that
-/// says so, and reading stops.
+/// What is not PGN text (a chesspack archive, a binpack, FEN lines) is not
+/// read as games: the first is an error that says what it is, and reading
+/// stops.
 ///
 /// ```
 /// use chesspack::pgn::GameReader;
@@ -187,8 +188,8 @@ impl<R: Read> GameReader<R> {
         GameReader {
             reader: Reader::new(Sniffed {
                 inner: input,
-                head: [0; 4],
-                held: None,
+                head: Vec::new(),
+                read: false,
                 at: 0,
             }),
             visitor: GameVisitor {
@@ -240,45 +241,93 @@ impl<R: Read> Iterator for GameReader<R> {
 /// training archives alike).
 pub(crate) const ARCHIVE_TELL: &[u8; 4] = b"CHPK";
 
+/// How a binpack of engine training data begins (its first chunk's magic,
+/// `binpack::CHUNK_MAGIC`).
+pub(crate) const BINPACK_TELL: &[u8; 4] = b"BINP";
+
+/// What a file whose first bytes are `head` holds where that is not PGN
+/// text: a chesspack archive or a binpack (by their magic bytes), FEN or
+/// EPD lines, nnue-pytorch's `.plain` training data, or a CSV with a FEN
+/// column (a first line that starts with a board, or with `fen` and a
+/// board; a header that names a `FEN` column over a board: no PGN starts
+/// so).
+fn not_pgn(head: &[u8]) -> Option<&'static str> {
+    if head.starts_with(ARCHIVE_TELL) {
+        return Some("a chesspack archive, not pgn text (`chesspack decompress` gives its games)");
+    }
+    if head.starts_with(BINPACK_TELL) {
+        return Some("engine training data (a binpack), not pgn text");
+    }
+    let text = head.strip_prefix("\u{feff}".as_bytes()).unwrap_or(head);
+    let mut lines = text
+        .split(|&b| b == b'\n')
+        .map(<[u8]>::trim_ascii)
+        .filter(|l| !l.is_empty());
+    let line = lines.next()?;
+    let mut words = line
+        .split(u8::is_ascii_whitespace)
+        .filter(|w| !w.is_empty());
+    let first = words.next()?;
+    if is_board(first) {
+        return Some("positions (FEN or EPD lines), not pgn text");
+    }
+    if first == b"fen" && words.next().is_some_and(is_board) {
+        return Some("engine training data (.plain), not pgn text");
+    }
+    let column = line
+        .split(|&b| b == b',')
+        .position(|f| f.trim_ascii().eq_ignore_ascii_case(b"fen"))?;
+    let field = lines.next()?.split(|&b| b == b',').nth(column)?;
+    let board = field.trim_ascii().split(u8::is_ascii_whitespace).next()?;
+    is_board(board).then_some("positions (a CSV with a FEN column), not pgn text")
+}
+
+/// Whether `w` is a FEN board: eight ranks of pieces and digits.
+fn is_board(w: &[u8]) -> bool {
+    w.split(|&b| b == b'/').count() == 8
+        && w.split(|&b| b == b'/').all(|rank| {
+            !rank.is_empty() && rank.iter().all(|b| b"12345678pnbrqkPNBRQK".contains(b))
+        })
+}
+
+/// How many bytes of an input [`not_pgn`] looks at: the first lines of
+/// FEN, CSV or `.plain` data fit.
+const HEAD: usize = 512;
+
 /// The input of a [`GameReader`], whose first bytes are looked at before
-/// any is parsed: an archive (issue 69: `stats` and `explain` read one as
-/// PGN, and reported a game of one ply for every few hundred bytes) is an
-/// error, not text.
+/// any is parsed: what is not PGN text (issue 69: `stats` and `explain`
+/// read an archive, a binpack or FEN lines as PGN, and reported games of
+/// no plies) is an error.
 struct Sniffed<R> {
     inner: R,
-    head: [u8; 4],
-    /// How many bytes `head` holds, once read.
-    held: Option<usize>,
-    /// How many of them were given out.
+    head: Vec<u8>,
+    /// Whether `head` was read.
+    read: bool,
+    /// How many bytes of `head` were given out.
     at: usize,
 }
 
 impl<R: Read> Read for Sniffed<R> {
     fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let held = match self.held {
-            Some(n) => n,
-            None => {
-                let mut n = 0;
-                while n < self.head.len() {
-                    match self.inner.read(&mut self.head[n..]) {
-                        Ok(0) => break,
-                        Ok(k) => n += k,
-                        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                        Err(e) => return Err(e),
-                    }
+        if !self.read {
+            self.head.resize(HEAD, 0);
+            let mut n = 0;
+            while n < HEAD {
+                match self.inner.read(&mut self.head[n..]) {
+                    Ok(0) => break,
+                    Ok(k) => n += k,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(e) => return Err(e),
                 }
-                if &self.head[..n] == ARCHIVE_TELL {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::InvalidInput,
-                        "a chesspack archive, not pgn text (`chesspack decompress` gives its games)",
-                    ));
-                }
-                self.held = Some(n);
-                n
             }
-        };
-        if self.at < held {
-            let k = (held - self.at).min(buf.len());
+            self.head.truncate(n);
+            if let Some(what) = not_pgn(&self.head) {
+                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, what));
+            }
+            self.read = true;
+        }
+        if self.at < self.head.len() {
+            let k = (self.head.len() - self.at).min(buf.len());
             buf[..k].copy_from_slice(&self.head[self.at..self.at + k]);
             self.at += k;
             return Ok(k);
@@ -749,5 +798,62 @@ mod examples {
             text_move(&pos, "g1f3", 0).unwrap()
         );
         assert!(text_move(&pos, "Nf4", 0).is_err());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 69: what is not PGN is told by its first bytes, and nothing
+    /// that PGN may start with is.
+    #[test]
+    fn regression_issue_69_only_what_is_not_pgn_is_refused() {
+        let refused = [
+            (&b"CHPK\r\n\x1a\n"[..], "chesspack archive"),
+            (b"BINP\x10\0\0\0", "binpack"),
+            (b"8/8/8/8/8/8/8/K1k5 w - -\n", "FEN or EPD"),
+            (
+                b"\xef\xbb\xbf\n\n rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\n",
+                "FEN",
+            ),
+            (b"fen 8/8/8/8/8/8/8/K1k5 w - - 0 1\nmove a1a2\n", ".plain"),
+            (
+                b"PuzzleId,FEN,Moves\n00008,8/8/8/8/8/8/8/K1k5 w - - 0 1,a1a2\n",
+                "CSV",
+            ),
+        ];
+        for (head, what) in refused {
+            let why = not_pgn(head).unwrap_or_default();
+            assert!(why.contains(what), "{head:?}: {why}");
+            let games: Vec<_> = GameReader::new(head).collect();
+            assert!(
+                matches!(&games[..], [Err(e)] if e.reason.contains(what)),
+                "{head:?}"
+            );
+        }
+        let read = [
+            &b""[..],
+            b"\n\n",
+            b"[Event \"8/8/8/8/8/8/8/K1k5\"]\n\n1. e4 *\n",
+            b"1. e4 e5 *\n",
+            b"{ 8/8/8/8/8/8/8/K1k5 } 1. e4 *\n",
+            b"% 8/8/8/8/8/8/8/K1k5\n1. e4 *\n",
+            b"Games,FEN\n1. e4 *\n",
+            b"8/8/8/8/8/8/8 is not a board\n",
+            b"CHP",
+        ];
+        for head in read {
+            assert_eq!(not_pgn(head), None, "{head:?}");
+        }
+        // A long input comes through whole after its head is looked at.
+        let pgn = "[Event \"x\"]\n\n1. e4 e5 2. Nf3 *\n\n".repeat(100);
+        let games: Vec<_> = GameReader::new(pgn.as_bytes()).collect();
+        assert_eq!(games.len(), 100);
+        assert!(
+            games
+                .iter()
+                .all(|g| g.as_ref().is_ok_and(|g| g.moves.len() == 3))
+        );
     }
 }

@@ -1607,34 +1607,49 @@ type Shape = (Vec<u32>, Vec<u16>, Vec<u32>);
 
 /// The tree's [`Shape`], from the children of each node in preorder.
 fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
-    let mut counts = children;
     let mut node_end = vec![0u32; nodes];
     let mut node_depth = vec![0u16; nodes];
     let mut node_parent = vec![NONE; nodes];
-    // (node, children left) from the root down.
-    let mut stack: Vec<(usize, u64)> = Vec::new();
+    // (node, children left) from the root down: a node stays while it has
+    // children to come, or its last child's subtree is not done.
+    let mut stack: Vec<(u32, u32)> = Vec::with_capacity(256);
+    let mut at = 0;
     for i in 0..nodes {
-        let kids = get_varint(&mut counts)?;
-        if i > 0 {
-            let Some(top) = stack.last_mut() else {
-                return Err("the tree has more than one root".into());
-            };
-            top.1 -= 1;
+        // Counts under 128 (nearly all) are one byte.
+        let kids = match children.get(at) {
+            Some(&b) if b < 0x80 => {
+                at += 1;
+                u32::from(b)
+            }
+            _ => crate::le::read_leb(children, &mut at)
+                .and_then(|k| u32::try_from(k).ok())
+                .ok_or("the tree's children do not read")?,
+        };
+        match stack.last_mut() {
+            Some(top) => {
+                top.1 -= 1;
+                node_parent[i] = top.0;
+            }
+            None if i > 0 => return Err("the tree has more than one root".into()),
+            None => {}
         }
         node_depth[i] = stack.len() as u16;
-        if let Some(&(p, _)) = stack.last() {
-            node_parent[i] = p as u32;
+        let end = i as u32 + 1;
+        if kids > 0 {
+            if stack.len() >= usize::from(u16::MAX) {
+                return Err("the tree is too deep".into());
+            }
+            stack.push((i as u32, kids));
+            continue;
         }
-        stack.push((i, kids));
+        // A leaf ends every subtree whose last child it ends.
+        node_end[i] = end;
         while let Some(&(n, 0)) = stack.last() {
-            node_end[n] = i as u32 + 1;
+            node_end[n as usize] = end;
             stack.pop();
         }
-        if stack.len() > usize::from(u16::MAX) {
-            return Err("the tree is too deep".into());
-        }
     }
-    if !stack.is_empty() || !counts.is_empty() {
+    if !stack.is_empty() || at != children.len() {
         return Err("the tree's children do not add up".into());
     }
     Ok((node_end, node_depth, node_parent))
