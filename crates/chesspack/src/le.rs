@@ -59,6 +59,15 @@ pub(crate) fn write_leb(out: &mut Vec<u8>, mut v: u64) {
     }
 }
 
+/// The LEB128 number at the front of `data`, which moves past it; an
+/// error when the bytes end first or it runs past 64 bits.
+pub(crate) fn take_leb(data: &mut &[u8]) -> Result<u64, String> {
+    let mut at = 0;
+    let v = read_leb(data, &mut at).ok_or("a number is cut short or too long")?;
+    *data = &data[at..];
+    Ok(v)
+}
+
 /// The LEB128 number at `*at`, moving `at` past it; `None` when the bytes
 /// end first or it runs past 64 bits.
 pub(crate) fn read_leb(data: &[u8], at: &mut usize) -> Option<u64> {

@@ -808,7 +808,7 @@ impl<'a> MovetextWriter<'a> {
 /// Appends `n` in decimal, with zeros before it to `width` digits (what
 /// `format!("{n:0width$}")` writes, without its machinery: move numbers,
 /// and the dates, times and Elos that tag marks give, are written often).
-pub(super) fn push_digits(out: &mut Vec<u8>, n: u64, width: usize) {
+pub(crate) fn push_digits(out: &mut Vec<u8>, n: u64, width: usize) {
     let mut digits = [0u8; 20];
     let mut i = digits.len();
     let mut n = n;

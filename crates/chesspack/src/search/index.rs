@@ -898,15 +898,7 @@ fn unplanes(b: &[u8]) -> Vec<u32> {
         .collect()
 }
 
-use crate::le::write_leb as put_varint;
-
-/// The LEB128 number at the front of `data`, which moves past it.
-pub(crate) fn get_varint(data: &mut &[u8]) -> Result<u64, String> {
-    let mut at = 0;
-    let v = crate::le::read_leb(data, &mut at).ok_or("truncated")?;
-    *data = &data[at..];
-    Ok(v)
-}
+pub(crate) use crate::le::{take_leb as get_varint, write_leb as put_varint};
 
 /// The search section, read: the tree, the games' nodes and the tags that
 /// are numbers at once; the names and the changes of state when a query

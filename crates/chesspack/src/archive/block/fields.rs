@@ -32,6 +32,7 @@ use std::collections::HashMap;
 
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position, Role, san::San, zobrist::Zobrist64};
 
+use crate::archive::text::push_digits;
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
 
 /// Placeholder of a number in a template.
@@ -90,30 +91,12 @@ impl Number {
         let m = self.value.unsigned_abs();
         let scale = 10u64.pow(u32::from(self.decimals));
         let (int, frac) = (m / scale, m % scale);
-        write_digits(int, usize::from(self.width), out);
+        push_digits(out, int, usize::from(self.width).min(24));
         if self.decimals > 0 {
             out.push(b'.');
-            write_digits(frac, usize::from(self.decimals), out);
+            push_digits(out, frac, usize::from(self.decimals).min(24));
         }
     }
-}
-
-/// Writes `v` in decimal, zero-padded to `width` digits.
-fn write_digits(mut v: u64, width: usize, out: &mut Vec<u8>) {
-    let mut digits = [0u8; 24];
-    let mut n = 0;
-    loop {
-        digits[n] = b'0' + (v % 10) as u8;
-        v /= 10;
-        n += 1;
-        if v == 0 {
-            break;
-        }
-    }
-    for _ in n..width.min(digits.len()) {
-        out.push(b'0');
-    }
-    out.extend(digits[..n].iter().rev());
 }
 
 /// A field of an engine comment.
@@ -1283,8 +1266,9 @@ fn signed(io: &mut impl Io, m: &mut SlotModels, ctx: usize, v: i64) -> i64 {
     if negative { v.wrapping_neg() } else { v }
 }
 
-/// The positions of a game's lines as its events are walked, for the
-/// comments' [`At`].
+/// The positions of a game's lines as its events are walked: where
+/// variations start and lines go on after null moves, and the comments'
+/// [`At`].
 pub(super) struct Walk {
     /// (position, the positions one and two moves before it) of each open
     /// line.
@@ -1306,15 +1290,18 @@ impl Walk {
         behind[0] = Some(pos.clone());
         pos.play_unchecked(m);
     }
-    /// Plays a null move; `None` where the side to move is in check.
-    pub(super) fn null(&mut self) -> Option<()> {
+    /// Plays a null move, and gives the position after it; `None` (and
+    /// nothing played) where the side to move is in check.
+    pub(super) fn null(&mut self) -> Option<Chess> {
         let (pos, behind) = self.top();
         let after = crate::archive::text::after_null(pos)?;
         behind[1] = behind[0].take();
-        behind[0] = Some(std::mem::replace(pos, after));
-        Some(())
+        behind[0] = Some(std::mem::replace(pos, after.clone()));
+        Some(after)
     }
-    pub(super) fn open(&mut self) {
+    /// Opens a variation of the last move, and gives its start: the
+    /// position before that move.
+    pub(super) fn open(&mut self) -> Chess {
         let (pos, behind) = &self.stack[self.stack.len() - 1];
         let start = behind[0].clone().unwrap_or_else(|| pos.clone());
         let before = if behind[0].is_some() {
@@ -1322,7 +1309,8 @@ impl Walk {
         } else {
             None
         };
-        self.stack.push((start, [before, None]));
+        self.stack.push((start.clone(), [before, None]));
+        start
     }
     pub(super) fn close(&mut self) {
         if self.stack.len() > 1 {

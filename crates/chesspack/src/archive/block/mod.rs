@@ -39,7 +39,6 @@
 //! that the move count ends.
 
 use crate::archive::chunk::ChunkReader;
-use shakmaty::{Chess, Move, Position};
 
 mod annotations;
 mod fields;
@@ -351,26 +350,7 @@ pub(crate) struct EncodedBlock {
     pub records: Vec<Option<crate::archive::GameRecord>>,
 }
 
-pub(crate) fn put_varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-pub(crate) fn get_varint(data: &mut &[u8]) -> Result<u64, String> {
-    let mut v = 0u64;
-    for shift in (0..64).step_by(7) {
-        let (&b, rest) = data.split_first().ok_or("unexpected end of column")?;
-        *data = rest;
-        v |= u64::from(b & 0x7f) << shift;
-        if b & 0x80 == 0 {
-            return Ok(v);
-        }
-    }
-    Err("varint too long".into())
-}
+pub(crate) use crate::le::{take_leb as get_varint, write_leb as put_varint};
 
 fn zigzag(v: i64) -> u64 {
     ((v << 1) ^ (v >> 63)) as u64
@@ -378,47 +358,6 @@ fn zigzag(v: i64) -> u64 {
 
 fn unzigzag(v: u64) -> i64 {
     ((v >> 1) as i64) ^ -((v & 1) as i64)
-}
-
-/// Positions of the lines of a game while its events are walked.
-struct Lines {
-    /// (position, position before the last move) of each open line.
-    stack: Vec<(Chess, Option<Chess>)>,
-}
-
-impl Lines {
-    fn new(start: &Chess) -> Lines {
-        Lines {
-            stack: vec![(start.clone(), None)],
-        }
-    }
-    fn top(&mut self) -> &mut (Chess, Option<Chess>) {
-        self.stack.last_mut().expect("a line is open")
-    }
-    fn play(&mut self, m: Move) {
-        let (pos, before) = self.top();
-        *before = Some(pos.clone());
-        pos.play_unchecked(m);
-    }
-    /// Plays a null move; `None` (and nothing played) where the side to
-    /// move is in check.
-    fn null(&mut self) -> Option<Chess> {
-        let (pos, before) = self.top();
-        let after = crate::archive::text::after_null(pos)?;
-        *before = Some(std::mem::replace(pos, after.clone()));
-        Some(after)
-    }
-    fn open(&mut self) -> Chess {
-        let (pos, before) = &self.stack[self.stack.len() - 1];
-        let start = before.clone().unwrap_or_else(|| pos.clone());
-        self.stack.push((start.clone(), None));
-        start
-    }
-    fn close(&mut self) {
-        if self.stack.len() > 1 {
-            self.stack.pop();
-        }
-    }
 }
 
 /// `kind` of a parsed game whose lines all end with CR LF: its

@@ -7,7 +7,7 @@ use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE, E_COMMENT,
     E_END, E_ENGINE_NEW, E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG, E_NULL, E_OPEN,
     E_RESULT_AS_TAG, E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, KIND, KIND_CR, KIND_CRLF,
-    KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, MAX_COLUMN, METHOD_ALIGNED,
+    KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, MAX_COLUMN, METHOD_ALIGNED,
     METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
     METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT,
     MOVE_LENGTHS, MOVES, PPMD_MARK, PPMD_MEMORY_LOGS, TAG_NAMES, TAG_NUMBERS, TAG_SEQ,
@@ -967,7 +967,6 @@ fn finish(
     // Engine comments: the positions of their lines, the mainline's
     // moves, each side's last template and their fields.
     let engine = (!fields[0].is_empty()).then(|| EngineComments {
-        walk: Walk::new(&start),
         coder: FieldCoder::new(&start, mainline.as_slice()),
         dec: fields.map(BinaryDecoder::new_short),
         no_times: fields[1].is_empty(),
@@ -976,10 +975,10 @@ fn finish(
     });
     let mut replay = Replay {
         segs: vec![mainline],
-        // Positions are followed only where a variation needs its start
-        // or a line goes on after a null move.
-        variations: events.contains(&E_OPEN) || events.contains(&E_NULL),
-        board: Lines::new(&start),
+        // Positions are followed only where a variation needs its start,
+        // a line goes on after a null move or engine comments stand.
+        variations: events.contains(&E_OPEN) || events.contains(&E_NULL) || engine.is_some(),
+        board: Walk::new(&start),
         engine,
         out: Vec::with_capacity(events.len()),
         outcome: None,
@@ -1012,7 +1011,7 @@ fn finish(
                 } else {
                     None
                 };
-                let c = e.comment(new)?;
+                let c = e.comment(&replay.board, new)?;
                 replay.out.push(Event::Comment(c));
             }
             E_CLK | E_EVAL | E_EVAL_CLK | E_CLK_COMPACT | E_CLK_TENTHS => {
@@ -1246,9 +1245,11 @@ struct Replay<'f> {
     /// The moves of the open lines, the innermost last.
     segs: Vec<std::vec::IntoIter<Move>>,
     /// Whether positions are followed: only where a variation needs its
-    /// start or a line goes on after a null move.
+    /// start, a line goes on after a null move or an engine comment's
+    /// fields refer to the position.
     variations: bool,
-    board: Lines,
+    /// The positions of the open lines.
+    board: Walk,
     engine: Option<EngineComments<'f>>,
     out: Vec<Event>,
     outcome: Option<u8>,
@@ -1263,9 +1264,6 @@ impl Replay<'_> {
     fn play(&mut self, m: Move) {
         if self.variations {
             self.board.play(m);
-        }
-        if let Some(e) = &mut self.engine {
-            e.walk.play(m);
         }
         self.out.push(Event::Move(m));
     }
@@ -1294,17 +1292,11 @@ impl Replay<'_> {
                 }
                 self.null_in_mainline |= self.segs.is_empty();
                 let after = self.board.null().ok_or("a null move in check")?;
-                if let Some(e) = &mut self.engine {
-                    e.walk.null().ok_or("a null move in check")?;
-                }
                 self.segs.push(segments.read(&after)?);
                 self.out.push(Event::Null);
             }
             E_OPEN => {
                 let start = self.board.open();
-                if let Some(e) = &mut self.engine {
-                    e.walk.open();
-                }
                 self.segs.push(segments.read(&start)?);
                 self.out.push(Event::Open);
             }
@@ -1316,9 +1308,6 @@ impl Replay<'_> {
                     return Err("more moves than the events say".into());
                 }
                 self.board.close();
-                if let Some(e) = &mut self.engine {
-                    e.walk.close();
-                }
                 self.out.push(Event::Close);
             }
             E_END => {}
@@ -1477,7 +1466,6 @@ fn plain_record(
 
 /// What a game's engine comments are decoded with.
 struct EngineComments<'a> {
-    walk: Walk,
     coder: FieldCoder,
     /// The streams of all fields but times, and of times.
     dec: [BinaryDecoder<'a>; 2],
@@ -1489,10 +1477,10 @@ struct EngineComments<'a> {
 }
 
 impl EngineComments<'_> {
-    /// The text of the next engine comment, whose template is `new` or the
-    /// same side's last one.
-    fn comment(&mut self, new: Option<&[u8]>) -> Result<Vec<u8>, String> {
-        let at = self.walk.at();
+    /// The text of the next engine comment at the position of `board`,
+    /// whose template is `new` or the same side's last one.
+    fn comment(&mut self, board: &Walk, new: Option<&[u8]>) -> Result<Vec<u8>, String> {
+        let at = board.at();
         let side = at.side;
         if let Some(t) = new {
             self.last[side] = Some(t.to_vec());

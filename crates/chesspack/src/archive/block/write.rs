@@ -6,7 +6,7 @@ use super::{
     BlockReport, CLOCKS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE,
     E_COMMENT, E_END, E_ENGINE_NEW, E_ENGINE_SAME, E_EVAL, E_EVAL_CLK, E_LINE, E_MOVE, E_NAG,
     E_NULL, E_OPEN, E_RESULT_AS_TAG, E_RESULT_LINE, ENGINE, EVAL_TEXT, EVALS, EVENTS, EncodedBlock,
-    KIND, KIND_CR, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, Lines, METHOD_ALIGNED,
+    KIND, KIND_CR, KIND_CRLF, KIND_LAYOUT, KIND_PIECE, KIND_TEXT, LAYOUT, METHOD_ALIGNED,
     METHOD_ANNOTATION_CONTEXTS, METHOD_BAND_LABEL_MARKS, METHOD_CODED_LENGTHS, METHOD_CONTINUES,
     METHOD_ENGINE, METHOD_LABEL_MARKS, METHOD_LAYOUT, METHOD_LICHESS_OPENINGS, METHOD_RECUT,
     MOVE_LENGTHS, MOVES, N_COLUMNS, PATTERN_COMPACT, PPMD_MARK, PPMD_MEMORY_LOGS, PPMD_ORDER,
@@ -359,7 +359,7 @@ fn names_tag(opening: Option<Opening<'_>>, name: &[u8], value: &[u8]) -> bool {
 fn segments_of(game: &ParsedGame) -> Result<Vec<(Chess, Vec<Move>)>, Unparsed> {
     let mut segments = vec![(game.start.clone(), Vec::with_capacity(game.events.len()))];
     let mut open: Vec<usize> = vec![0];
-    let mut lines = Lines::new(&game.start);
+    let mut lines = Walk::new(&game.start);
     // Positions are followed only to start variations and go on after null
     // moves.
     let variations = game
@@ -471,7 +471,9 @@ fn code_engine_comments(
             Event::Null => {
                 walk.null()?;
             }
-            Event::Open => walk.open(),
+            Event::Open => {
+                walk.open();
+            }
             Event::Close => walk.close(),
             Event::Comment(c) if !is_reading(c) => {
                 let at = walk.at();
