@@ -709,11 +709,13 @@ impl Archive {
         self.list().map(|v| v.to_string()).map_err(js)
     }
 
-    /// [`Archive::game`] as text (lossy where the game is not UTF-8).
+    /// [`Archive::game`] as text, by chesspack's one rule
+    /// ([`chesspack::pgn::text`]: a game that is not UTF-8 is read as
+    /// Latin-1, no byte replaced).
     #[wasm_bindgen(js_name = game)]
     pub fn game_js(&mut self, number: u32) -> Result<String, JsError> {
         self.game(u64::from(number))
-            .map(|t| String::from_utf8_lossy(&t).into_owned())
+            .map(|t| chesspack::pgn::text(&t).into_owned())
             .map_err(js)
     }
 
@@ -827,6 +829,20 @@ mod tests {
 
     /// Issue 67: the page compresses and opens every kind of file through
     /// the library's one entry point, as the command line does.
+    /// Issue 67: the page shows a game's text by chesspack's one rule: a
+    /// game in Latin-1 (an older database's names) loses no byte.
+    #[test]
+    fn regression_issue_67_a_latin_1_game_is_shown_by_the_one_rule() {
+        let latin1 = b"[White \"M\xfcller\"]\n[Black \"S\xf6rensen\"]\n\n1. e4 e5 *\n";
+        let mut a = Archive::open(compress_bytes(latin1, "model").unwrap()).unwrap();
+        let shown = a.game_js(1).unwrap();
+        assert!(
+            shown.contains("M\u{fc}ller") && shown.contains("S\u{f6}rensen"),
+            "{shown}"
+        );
+        assert!(!shown.contains('\u{fffd}'));
+    }
+
     #[test]
     fn regression_issue_67_every_kind_through_the_one_entry_point() {
         let puzzles = include_bytes!("../../samples/puzzles-sample.csv");

@@ -747,7 +747,7 @@ pub fn list(args: &ListArgs) -> Result<()> {
             let mut stdout = Named::stdout(&mut lock);
             writeln!(stdout, "line\ttext")?;
             for (i, line) in lines.iter().enumerate() {
-                let line = String::from_utf8_lossy(line).replace('\t', " ");
+                let line = chesspack::pgn::text(line).replace('\t', " ");
                 writeln!(stdout, "{}\t{line}", i + 1)?;
             }
             return Ok(stdout.flush()?);
