@@ -106,6 +106,79 @@ pub(crate) fn uci_shaped(token: &[u8]) -> bool {
     }
 }
 
+/// The legal move in `pos` that `token` spells in long algebraic: a
+/// piece's letter or none, the square it leaves, `-`, `x` or nothing, the
+/// square it goes to (the king's for castling, or its rook's in Chess960),
+/// a promotion's letter in either case with or without `=`, and a check or
+/// mate sign or annotation glyphs (`+`, `#`, `!`, `?`); `None` where it is
+/// not one or names no legal move, or more than one.
+fn long_algebraic(token: &[u8], pos: &Chess) -> Option<Move> {
+    let square = |f: u8, r: u8| {
+        ((b'a'..=b'h').contains(&f) && (b'1'..=b'8').contains(&r)).then(|| {
+            shakmaty::Square::from_coords(
+                shakmaty::File::new(u32::from(f - b'a')),
+                shakmaty::Rank::new(u32::from(r - b'1')),
+            )
+        })
+    };
+    let end = token
+        .iter()
+        .rposition(|b| !b"+#!?".contains(b))
+        .map_or(0, |i| i + 1);
+    let mut t = &token[..end];
+    let role = match t.first() {
+        Some(&c @ (b'K' | b'Q' | b'R' | b'B' | b'N' | b'P')) => {
+            t = &t[1..];
+            Some(Role::from_char(char::from(c.to_ascii_lowercase()))?)
+        }
+        _ => None,
+    };
+    let [f1, r1, rest @ ..] = t else { return None };
+    let from = square(*f1, *r1)?;
+    let rest = match rest {
+        [b'-' | b'x' | b':', rest @ ..] => rest,
+        _ => rest,
+    };
+    let [f2, r2, rest @ ..] = rest else {
+        return None;
+    };
+    let to = square(*f2, *r2)?;
+    let promotion = match rest {
+        [] => None,
+        [b'=', c] | [c] => Some(Role::from_char(char::from(c.to_ascii_lowercase()))?),
+        _ => return None,
+    };
+    let mut found = None;
+    for m in pos.legal_moves() {
+        let target = match m {
+            Move::Castle { king, rook } => {
+                let standard = shakmaty::uci::UciMove::from_standard(m);
+                let king_to = match standard {
+                    shakmaty::uci::UciMove::Normal { to, .. } => to,
+                    _ => continue,
+                };
+                if king != from || (to != king_to && to != rook) {
+                    continue;
+                }
+                to
+            }
+            _ => m.to(),
+        };
+        if m.from() != Some(from)
+            || target != to
+            || m.promotion() != promotion
+            || role.is_some_and(|r| r != m.role())
+        {
+            continue;
+        }
+        if found.is_some() {
+            return None;
+        }
+        found = Some(m);
+    }
+    found
+}
+
 /// Why a game's text is stored verbatim: a category and a detail.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Unparsed {
@@ -574,6 +647,11 @@ impl Movetext {
             token = &owned;
         }
         let Ok(san) = SanPlus::from_ascii(token) else {
+            // Long algebraic (`b2-b3`, `Ng1f3`, `d7d8R`, `d2e3+`), as
+            // pgn-extract writes it and python-chess reads it.
+            if let Some(m) = long_algebraic(token, pos) {
+                return Ok(Event::Move(m));
+            }
             return fail(
                 "syntax",
                 format!("unknown token {:?}", String::from_utf8_lossy(token)),
@@ -588,7 +666,13 @@ impl Movetext {
         }
         match san_to_move(san.san, pos) {
             Ok(m) => Ok(Event::Move(m)),
-            Err(_) => fail("illegal move", format!("illegal move {san} at ply {ply}")),
+            // A capture without its `x` in long algebraic (`Qd1d4`).
+            Err(_) => long_algebraic(token, pos)
+                .map(Event::Move)
+                .ok_or_else(|| Unparsed {
+                    category: "illegal move",
+                    detail: format!("illegal move {san} at ply {ply}"),
+                }),
         }
     }
 
@@ -1169,6 +1253,46 @@ mod tests {
     /// legal move, without its disambiguation, with the capture mark
     /// flipped, with other promotions, and pieces of every kind sent to
     /// every square, in random games (pins, checks, en passant included).
+    #[test]
+    fn long_algebraic_names_the_one_legal_move() {
+        use shakmaty::{fen::Fen, uci::UciMove};
+        let at = |fen: &str| -> Chess {
+            Fen::from_ascii(fen.as_bytes())
+                .unwrap()
+                .into_position(shakmaty::CastlingMode::Standard)
+                .unwrap()
+        };
+        let uci = |pos: &Chess, token: &str| {
+            long_algebraic(token.as_bytes(), pos).map(|m| UciMove::from_standard(m).to_string())
+        };
+        let start = Chess::default();
+        for (token, want) in [
+            ("e2e4", Some("e2e4")),
+            ("e2-e4", Some("e2e4")),
+            ("Pe2-e4", Some("e2e4")),
+            ("Ng1f3", Some("g1f3")),
+            ("Ng1-f3+", Some("g1f3")),
+            ("g1f3!?", Some("g1f3")),
+            ("Bg1f3", None),
+            ("e2e5", None),
+            ("e2", None),
+            ("e2-e4-", None),
+        ] {
+            assert_eq!(uci(&start, token).as_deref(), want, "{token}");
+        }
+        let castle = at("r3k2r/8/8/8/8/8/8/R3K2R w KQkq - 0 1");
+        assert_eq!(uci(&castle, "e1g1").as_deref(), Some("e1g1"));
+        assert_eq!(uci(&castle, "Ke1-c1").as_deref(), Some("e1c1"));
+        assert_eq!(uci(&castle, "e1h1").as_deref(), Some("e1g1"));
+        let promote = at("8/3P4/8/8/8/8/k7/4K3 w - - 0 1");
+        assert_eq!(uci(&promote, "d7d8R").as_deref(), Some("d7d8r"));
+        assert_eq!(uci(&promote, "d7-d8=q+").as_deref(), Some("d7d8q"));
+        assert_eq!(uci(&promote, "d7d8"), None);
+        let capture = at("4k3/8/8/3p4/4P3/8/8/4K3 w - - 0 1");
+        assert_eq!(uci(&capture, "e4xd5").as_deref(), Some("e4d5"));
+        assert_eq!(uci(&capture, "e4:d5").as_deref(), Some("e4d5"));
+    }
+
     #[test]
     fn san_to_move_agrees_with_shakmaty() {
         let mut seed = 7u64;

@@ -1550,3 +1550,23 @@ fn regression_issue_69_annotated_collections_take_less_than_xz() {
         packed.len()
     );
 }
+
+/// Issue 69: games in long algebraic, as pgn-extract writes them (`-Wlalg`,
+/// `-Whalg`, `-Welalg`: `e2e4`, `e2-e4`, `Ng1f3`, `Qd1xd4`, `d7d8R`,
+/// `d2e3+`), were stored verbatim and not searched, where python-chess
+/// reads them. They parse, come back byte for byte, and are found.
+#[test]
+fn regression_issue_69_long_algebraic_games_parse() {
+    let text = "[Event \"lalg\"]\n[Result \"*\"]\n\n1. b2b3 e7e5 2. c1b2 d7d6 3. d2d4 e5d4 4. d1d4 b8c6 5. d4d2+ *\n\n\
+                [Event \"halg\"]\n[Result \"*\"]\n\n1. b2-b3 e7-e5 2. c1-b2 d7-d6 3. d2-d4 e5xd4 4. d1xd4 b8-c6 *\n\n\
+                [Event \"elalg\"]\n[Result \"*\"]\n\n1. b2b3 e7e5 2. Bc1b2 d7d6 3. d2d4 e5d4 4. Qd1d4 Nb8c6 5. Ng1-f3 Ng8f6 6. e2e3 Bf8e7 7. Bf1e2 e8g8 8. Ke1-g1 *\n\n\
+                [Event \"promotion\"]\n[FEN \"8/3P4/8/8/8/8/k7/4K3 w - - 0 1\"]\n[SetUp \"1\"]\n[Result \"1-0\"]\n\n1. d7d8R 1-0\n";
+    let (packed, report) = packed_by_index(text);
+    assert!(report.verbatim.is_empty(), "{:?}", report.verbatim);
+    let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    let mut q = chesspack::search::Query::default();
+    q.moves = Some("b3 e5 Bb2 d6 d4 exd4 Qxd4".into());
+    let found = chesspack::search::find(&mut [archive], &q).unwrap();
+    let games: Vec<u64> = found.hits.iter().map(|h| h.game).collect();
+    assert_eq!((games, found.not_searched), (vec![1, 2, 3], 0));
+}
