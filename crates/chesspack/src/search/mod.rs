@@ -608,7 +608,15 @@ pub(crate) fn fuzz_section(data: &[u8]) {
     ] {
         let target = target.expect("a valid query");
         for next_moves in [false, true] {
-            let _ = from_index(&ix, &target, &filter, next_moves, &mut 0, &mut fetch);
+            let _ = from_index(
+                &ix,
+                &target,
+                &filter,
+                next_moves,
+                &mut 0,
+                &mut fetch,
+                &mut |_| {},
+            );
         }
     }
     if ix.load(Group::Names, &mut fetch).is_ok() {
@@ -750,7 +758,8 @@ pub fn find<R: Read + Seek>(
     }
     let target = target_of(query)?;
     let filter = Filter::of(query)?;
-    let (found, mut report) = search_all(archives, &target, &filter, query.threads, false, true)?;
+    let (found, mut report) =
+        search_all(archives, &target, &filter, query.threads, false, true, None)?;
     let none: Arc<str> = Arc::from("");
     report.hits = found.iter().map(|f| hit_of(f, &none)).collect();
     report.reached = report.hits.len() as u64;
@@ -799,53 +808,32 @@ fn explore<R: Read + Seek>(
         state: State::of(&pos),
     };
     let filter = Filter::of(query)?;
-    let (found, mut report) =
-        search_all(archives, &target, &filter, query.threads, true, query.games)?;
-    report.reached = found.len() as u64;
+    let mover = pos.turn();
+    let mut tallies = Tallies::new(mover);
+    // With the games, each is kept (and named) and counted after; without,
+    // each is counted as it is found, and none is kept.
+    let (found, mut report) = if query.games {
+        search_all(archives, &target, &filter, query.threads, true, true, None)?
+    } else {
+        search_all(
+            archives,
+            &target,
+            &filter,
+            query.threads,
+            true,
+            false,
+            Some(&mut tallies),
+        )?
+    };
     if query.games {
         let none: Arc<str> = Arc::from("");
         report.hits = found.iter().map(|f| hit_of(f, &none)).collect();
-    }
-    let mover = pos.turn();
-    // By move key: stats, rating sum and count, latest (date, archive,
-    // game), best (rating, archive, game).
-    // A slot a move key, in a flat table: one look-up a game.
-    let mut slot = vec![u16::MAX; 1 << 16];
-    let mut by_move: Vec<(u16, Tally)> = Vec::new();
-    for f in found {
-        let archive = f.archive as usize;
-        let Some(k) = f.next else { continue };
-        let s = &mut slot[usize::from(k)];
-        if *s == u16::MAX {
-            *s = by_move.len() as u16;
-            by_move.push((k, Tally::default()));
-        }
-        let e = &mut by_move[usize::from(*s)].1;
-        e.0.games += 1;
-        match f.numbers.result {
-            1 => e.0.white += 1,
-            2 => e.0.draws += 1,
-            3 => e.0.black += 1,
-            _ => {}
-        }
-        let elo = match mover {
-            Color::White => f.numbers.white_elo,
-            Color::Black => f.numbers.black_elo,
-        };
-        if elo > 0 {
-            e.1 += u64::from(elo);
-            e.2 += 1;
-        }
-        let game = u64::from(f.game) + 1;
-        let latest = (f.numbers.date, archive, game);
-        if e.3.is_none_or(|l| l <= latest) {
-            e.3 = Some(latest);
-        }
-        let mean = (u32::from(f.numbers.white_elo) + u32::from(f.numbers.black_elo)) / 2;
-        if e.4.is_none_or(|b| b.0 < mean) {
-            e.4 = Some((mean, archive, game));
+        for f in &found {
+            tallies.add(f);
         }
     }
+    report.reached = tallies.reached;
+    let by_move = tallies.by_move;
     let mut moves = Vec::new();
     for (k, (mut stats, sum, rated, latest, best)) in by_move {
         let m =
@@ -864,7 +852,8 @@ fn explore<R: Read + Seek>(
 
 /// The games at `target` that pass `filter` in each archive, by archive
 /// and number (with their names where `names`), and the report without
-/// its hits.
+/// its hits; with `tallies`, each game is counted there as it is found,
+/// and none is kept.
 fn search_all<R: Read + Seek>(
     archives: &mut [ArchiveReader<R>],
     target: &Target,
@@ -872,14 +861,18 @@ fn search_all<R: Read + Seek>(
     threads: usize,
     next_moves: bool,
     names: bool,
+    mut tallies: Option<&mut Tallies>,
 ) -> Result<(Vec<Found0>, Found), ArchiveError> {
     let mut all = Vec::new();
     let mut report = Found::default();
     for (i, archive) in archives.iter_mut().enumerate() {
-        let (mut found, r) = search(archive, target, filter, threads, next_moves, names)?;
-        for f in &mut found {
-            f.archive = i as u32;
-        }
+        let how = How {
+            archive: i as u32,
+            threads,
+            next_moves,
+            names,
+        };
+        let (mut found, r) = search(archive, target, filter, how, tallies.as_deref_mut())?;
         if all.is_empty() {
             all = found;
         } else {
@@ -899,15 +892,120 @@ fn search_all<R: Read + Seek>(
     Ok((all, report))
 }
 
+/// How one archive is searched: its number among the archives, the
+/// threads that decode its games, whether each game's move at the target
+/// is wanted, and whether its names are.
+#[derive(Clone, Copy)]
+struct How {
+    archive: u32,
+    threads: usize,
+    next_moves: bool,
+    names: bool,
+}
+
+/// The explorer's counts by move, added to as games are found: the order
+/// does not matter (the latest and the best game are maxima), so a search
+/// can count each game as it finds it instead of keeping a found game each
+/// (the explorer from the start finds every game).
+struct Tallies {
+    mover: Color,
+    /// A slot a move key, in a flat table: one look-up a game.
+    slot: Vec<u16>,
+    by_move: Vec<(u16, Tally)>,
+    /// The games at the position, with a move there or without.
+    reached: u64,
+}
+
+impl Tallies {
+    fn new(mover: Color) -> Tallies {
+        Tallies {
+            mover,
+            slot: vec![u16::MAX; 1 << 16],
+            by_move: Vec::new(),
+            reached: 0,
+        }
+    }
+
+    /// The tally of move `k`, made where there is none.
+    fn of(&mut self, k: u16) -> &mut Tally {
+        let s = &mut self.slot[usize::from(k)];
+        if *s == u16::MAX {
+            *s = self.by_move.len() as u16;
+            self.by_move.push((k, Tally::default()));
+        }
+        &mut self.by_move[usize::from(*s)].1
+    }
+
+    /// Counts game `f`.
+    fn add(&mut self, f: &Found0) {
+        self.reached += 1;
+        let Some(k) = f.next else { return };
+        let elo = match self.mover {
+            Color::White => f.numbers.white_elo,
+            Color::Black => f.numbers.black_elo,
+        };
+        let (archive, game) = (f.archive as usize, u64::from(f.game) + 1);
+        let mean = (u32::from(f.numbers.white_elo) + u32::from(f.numbers.black_elo)) / 2;
+        let e = self.of(k);
+        e.0.games += 1;
+        match f.numbers.result {
+            1 => e.0.white += 1,
+            2 => e.0.draws += 1,
+            3 => e.0.black += 1,
+            _ => {}
+        }
+        if elo > 0 {
+            e.1 += u64::from(elo);
+            e.2 += 1;
+        }
+        latest(&mut e.3, (f.numbers.date, archive, game));
+        best(&mut e.4, (mean, archive, game));
+    }
+
+    /// Adds `other`'s counts.
+    fn merge(&mut self, other: Tallies) {
+        self.reached += other.reached;
+        for (k, t) in other.by_move {
+            let e = self.of(k);
+            e.0.games += t.0.games;
+            e.0.white += t.0.white;
+            e.0.draws += t.0.draws;
+            e.0.black += t.0.black;
+            e.1 += t.1;
+            e.2 += t.2;
+            if let Some(l) = t.3 {
+                latest(&mut e.3, l);
+            }
+            if let Some(b) = t.4 {
+                best(&mut e.4, b);
+            }
+        }
+    }
+}
+
+/// The latest game: the greatest (date, archive, game).
+fn latest(kept: &mut Option<(u32, usize, u64)>, new: (u32, usize, u64)) {
+    if kept.is_none_or(|l| l <= new) {
+        *kept = Some(new);
+    }
+}
+
+/// The best game: the highest mean rating, the first game of those.
+fn best(kept: &mut Option<(u32, usize, u64)>, new: (u32, usize, u64)) {
+    if kept.is_none_or(|b| b.0 < new.0 || (b.0 == new.0 && (new.1, new.2) < (b.1, b.2))) {
+        *kept = Some(new);
+    }
+}
+
 /// The games at `target` that pass `filter`, by number (with their names
-/// where `names`), and the report without its hits.
+/// where `how.names`), and the report without its hits; with `tallies`,
+/// each game is counted there and none is kept.
 fn search<R: Read + Seek>(
     archive: &mut ArchiveReader<R>,
     target: &Target,
     filter: &Filter,
-    threads: usize,
-    next_moves: bool,
-    names: bool,
+    how: How,
+    tallies: Option<&mut Tallies>,
 ) -> Result<(Vec<Found0>, Found), ArchiveError> {
     let read = read_index(archive);
     let (index, mut index_error) = (&read.0, read.1.clone());
@@ -917,42 +1015,63 @@ fn search<R: Read + Seek>(
     // The groups of columns a query needs are read from the archive when
     // it first needs them.
     let mut fetch = |at: u64, n: usize| archive.section_range(at, n).map_err(|e| e.to_string());
+    // This archive's counts, added to `tallies` once its search is done (a
+    // section found damaged halfway is searched again by decoding).
+    let mut counted = tallies.as_ref().map(|t| Tallies::new(t.mover));
+    let mut kept: Vec<Found0> = Vec::new();
     let answer = index.as_ref().and_then(|ix| {
+        if counted.is_none() {
+            // Room for every game: pages not written are never touched,
+            // and growing copies it all again.
+            kept.reserve(ix.games);
+        }
+        let mut found = |mut f: Found0| {
+            f.archive = how.archive;
+            match &mut counted {
+                Some(t) => t.add(&f),
+                None => kept.push(f),
+            }
+        };
         from_index(
             ix,
             target,
             filter,
-            next_moves,
+            how.next_moves,
             &mut not_searched,
             &mut fetch,
+            &mut found,
         )
-        .and_then(|(mut found, candidates)| {
+        .and_then(|candidates| {
             // The names of the games found, where they are given (those
             // of the games to decode too: a name that does not read means
             // a damaged section, found before anything is decoded).
-            if names && (!found.is_empty() || !candidates.is_empty()) {
+            if how.names && (!kept.is_empty() || !candidates.is_empty()) {
                 ix.load(Group::Names, &mut fetch)?;
-                for f in &mut found {
+                for f in &mut kept {
                     f.names = Some(Box::new(ix.names_of(f.game as usize)?));
                 }
             }
-            Ok((found, candidates))
+            Ok(candidates)
         })
         .map_err(|why| index_error = Some(format!("damaged search section: {why}")))
         .ok()
     });
     let scanning = answer.is_none();
+    if scanning {
+        kept.clear();
+        counted = tallies.as_ref().map(|t| Tallies::new(t.mover));
+    }
     let mut report = Found {
         scanned: scanning,
         index_error,
         not_searched: if scanning { 0 } else { not_searched },
         ..Found::default()
     };
-    let (mut found, candidates) =
-        answer.unwrap_or_else(|| (Vec::new(), (0..archive.games() as usize).collect()));
+    let candidates = answer.unwrap_or_else(|| (0..archive.games() as usize).collect());
+    let threads = how.threads;
     let decoded = if let Some(ix) = index.as_ref().filter(|_| !scanning) {
         let mut decoded = decode_mainlines(archive, ix, &candidates, target, threads)?;
-        if names {
+        if how.names {
             // The names were read before the games were decoded.
             for f in &mut decoded.0 {
                 let n = ix.names_of(f.game as usize).map_err(|why| {
@@ -967,11 +1086,22 @@ fn search<R: Read + Seek>(
     };
     report.decoded = decoded.1;
     report.not_searched += decoded.2;
-    found.extend(decoded.0);
-    if !found.is_sorted_by_key(|f| f.game) {
-        found.sort_by_key(|f| f.game);
+    if let (Some(mut t), Some(all)) = (counted, tallies) {
+        for mut f in decoded.0 {
+            f.archive = how.archive;
+            t.add(&f);
+        }
+        all.merge(t);
+        return Ok((Vec::new(), report));
     }
-    Ok((found, report))
+    kept.extend(decoded.0.into_iter().map(|mut f| {
+        f.archive = how.archive;
+        f
+    }));
+    if !kept.is_sorted_by_key(|f| f.game) {
+        kept.sort_by_key(|f| f.game);
+    }
+    Ok((kept, report))
 }
 
 /// What the search section answers on its own: the games found (in the
@@ -984,11 +1114,8 @@ fn from_index(
     next_moves: bool,
     not_searched: &mut u64,
     fetch: &mut Fetch<'_>,
-) -> Result<(Vec<Found0>, Vec<usize>), String> {
-    // Room for every game: pages not written are never touched, and
-    // growing copies it all again (the explorer from the start finds
-    // every game).
-    let mut found: Vec<Found0> = Vec::with_capacity(ix.games);
+    found: &mut dyn FnMut(Found0),
+) -> Result<Vec<usize>, String> {
     let mut candidates: Vec<usize> = Vec::new();
     if filter.names_filtered() {
         ix.load(Group::Names, fetch)?;
@@ -1027,7 +1154,7 @@ fn from_index(
         }
         if hit[g] != u32::MAX {
             let next = (next[g] != NO_MOVE).then_some(next[g]);
-            found.push(Found0::indexed(ix, g, hit[g], next));
+            found(Found0::indexed(ix, g, hit[g], next));
             continue;
         }
         if ix.flags[g] & INDEXED == 0 {
@@ -1054,7 +1181,7 @@ fn from_index(
             // Material decides: the ply of the change of material that
             // made it (the state where the game leaves the tree is the
             // tree's).
-            found.push(Found0::indexed(ix, g, since, None));
+            found(Found0::indexed(ix, g, since, None));
             continue;
         }
         if !later {
@@ -1067,13 +1194,13 @@ fn from_index(
                 continue;
             }
             if !next_moves && target.matches(&pos) {
-                found.push(Found0::indexed(ix, g, ply, None));
+                found(Found0::indexed(ix, g, ply, None));
                 continue;
             }
         }
         candidates.push(g);
     }
-    Ok((found, candidates))
+    Ok(candidates)
 }
 
 /// Whether, of a game's `states` after it leaves the tree (each with the
