@@ -190,6 +190,7 @@ impl<R: Read> GameReader<R> {
                 inner: input,
                 head: Vec::new(),
                 read: false,
+                refused: None,
                 at: 0,
             }),
             visitor: GameVisitor {
@@ -303,6 +304,8 @@ struct Sniffed<R> {
     head: Vec<u8>,
     /// Whether `head` was read.
     read: bool,
+    /// What the input is where it is not PGN: every read is then an error.
+    refused: Option<&'static str>,
     /// How many bytes of `head` were given out.
     at: usize,
 }
@@ -321,10 +324,11 @@ impl<R: Read> Read for Sniffed<R> {
                 }
             }
             self.head.truncate(n);
-            if let Some(what) = not_pgn(&self.head) {
-                return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, what));
-            }
+            self.refused = not_pgn(&self.head);
             self.read = true;
+        }
+        if let Some(what) = self.refused {
+            return Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, what));
         }
         if self.at < self.head.len() {
             let k = (self.head.len() - self.at).min(buf.len());
