@@ -115,7 +115,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 pub(crate) use block::engine_comment_prior;
 use block::trailing_whitespace;
 pub use block::{BlockReport, COLUMNS};
-pub(crate) use block::{EncodedBlock, encode_block};
+pub(crate) use block::{EncodedBlock, compress_xz, encode_block};
 pub(crate) use chunk::Blocks;
 pub use chunk::{Chunk, ChunkReader};
 

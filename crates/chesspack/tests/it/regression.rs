@@ -1570,3 +1570,77 @@ fn regression_issue_69_long_algebraic_games_parse() {
     let games: Vec<u64> = found.hits.iter().map(|h| h.game).collect();
     assert_eq!((games, found.not_searched), (vec![1, 2, 3], 0));
 }
+
+/// Issue 69: a small file whose games cost a few bytes each (an ECO file:
+/// thousands of short opening lines, pgn-extract's and PgnTools' `eco.pgn`)
+/// came out larger than `xz -9e` of it because of the search section that
+/// `compress` writes by default. A small input whose section would make the
+/// archive larger than xz of its text is left without one; a file of real
+/// games keeps its section.
+#[test]
+fn regression_issue_69_a_section_never_takes_a_small_archive_past_xz() {
+    use chesspack::files::{self, Kind, Settings};
+    use shakmaty::Position;
+    // Every line of two and of three plies, tagged as an ECO file is.
+    let start = Chess::default();
+    let mut text = String::new();
+    for (i, m1) in start.legal_moves().iter().enumerate() {
+        let p1 = start.clone().play(*m1).unwrap();
+        for (j, m2) in p1.legal_moves().iter().enumerate() {
+            let p2 = p1.clone().play(*m2).unwrap();
+            let (s1, s2) = (San::from_move(&start, *m1), San::from_move(&p1, *m2));
+            text += &format!(
+                "[ECO \"A{:02}\"]\n[Opening \"Line {i}\"]\n[Variation \"{j}\"]\n\n1. {s1} {s2} *\n\n",
+                i % 100
+            );
+            if let Some(m3) = p2.legal_moves().first() {
+                let s3 = San::from_move(&p2, *m3);
+                text += &format!(
+                    "[ECO \"A{:02}\"]\n[Opening \"Line {i}\"]\n[Variation \"{j}, {s3}\"]\n\n1. {s1} {s2} 2. {s3} *\n\n",
+                    i % 100
+                );
+            }
+        }
+    }
+    let xz = {
+        let mut e = xz2::write::XzEncoder::new(Vec::new(), 9 | 0x8000_0000);
+        std::io::Write::write_all(&mut e, text.as_bytes()).unwrap();
+        e.finish().unwrap().len()
+    };
+    let compress = |input: &[u8]| {
+        let mut packed = Vec::new();
+        files::compress(
+            Kind::Games,
+            input,
+            &mut packed,
+            &Settings::default(),
+            &mut |_| std::ops::ControlFlow::Continue(()),
+        )
+        .unwrap();
+        packed
+    };
+    let packed = compress(text.as_bytes());
+    assert!(
+        packed.len() <= xz + 250,
+        "{} against xz's {xz}",
+        packed.len()
+    );
+    let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    assert!(!archive.has_search_section());
+    let mut out = Vec::new();
+    chesspack::archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
+    assert_eq!(out, text.as_bytes());
+    // The games are searched all the same, by decoding them.
+    let mut q = chesspack::search::Query::default();
+    q.moves = Some("e4 e5".into());
+    let found = chesspack::search::find(&mut [archive], &q).unwrap();
+    assert!(
+        found.scanned && found.hits.len() == 2,
+        "{}",
+        found.hits.len()
+    );
+    // Real games keep their section.
+    let sample = compress(include_bytes!("../../../../samples/lichess-sample.pgn"));
+    let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&sample)).unwrap();
+    assert!(archive.has_search_section());
+}

@@ -53,9 +53,9 @@ pub(crate) use read::on_this_thread;
 pub(crate) use read::{
     Decoded, Keep, Want, decode_block, decode_block_until, decode_block_with, last_game_continues,
 };
-pub(crate) use write::encode_block;
 #[cfg(feature = "train")]
 pub(crate) use write::engine_comment_prior;
+pub(crate) use write::{compress_xz, encode_block};
 
 /// The hash of the engine-comment fields' prior this library ships (the
 /// header's table hash covers it).

@@ -694,7 +694,7 @@ const XZ_MAX: usize = 4 << 20;
 /// no larger than the column and at most 2 MiB: the encoder takes about
 /// 11 times its dictionary, so 23 MB at most on each thread).
 #[cfg(feature = "compression")]
-fn compress_xz(data: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn compress_xz(data: &[u8]) -> Option<Vec<u8>> {
     if !(XZ_MIN..=XZ_MAX).contains(&data.len()) {
         return None;
     }
@@ -720,7 +720,7 @@ fn compress_xz(data: &[u8]) -> Option<Vec<u8>> {
 /// Without the `compression` feature (liblzma), columns are not tried
 /// with xz; they still read.
 #[cfg(not(feature = "compression"))]
-fn compress_xz(_: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn compress_xz(_: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
