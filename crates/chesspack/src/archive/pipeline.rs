@@ -279,9 +279,10 @@ impl Pipeline {
         let mut writer = ArchiveWriter::new(output, codec)?;
         let mut total = BlockReport::default();
         let mut done = Progress::default();
+        // The input's bytes are kept only where a section is to be weighed.
         let mut input = Kept {
             inner: input,
-            kept: Some(Vec::new()),
+            kept: section.is_some().then(Vec::new),
         };
         let mut chunks = ChunkReader::new(&mut input);
         let blocks = Blocks::new(chunks.by_ref(), options.block_games, options.block_bytes)
