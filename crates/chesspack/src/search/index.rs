@@ -1422,11 +1422,25 @@ impl Index {
     }
 
     fn read_changes(&self) -> Result<Changes, String> {
-        let counts = self.lazy_column(CHANGE_COUNTS)?;
-        let codes = self.lazy_column(CHANGES)?;
-        if codes.iter().any(|&c| CHANGE_KIND[usize::from(c)] == 0) {
-            return Err("a bad change".into());
-        }
+        // The codes unpacked and checked while the counts are.
+        let codes = || -> Result<Vec<u8>, String> {
+            let codes = self.lazy_column(CHANGES)?;
+            // A valid code is below 252 and no multiple of 126 (one
+            // pass without branches).
+            let bad = codes
+                .iter()
+                .fold(false, |bad, &c| bad | (c == 0) | (c == 126) | (c >= 252));
+            if bad {
+                return Err("a bad change".into());
+            }
+            Ok(codes)
+        };
+        let counts = || self.lazy_column(CHANGE_COUNTS);
+        #[cfg(feature = "parallel")]
+        let (counts, codes) = rayon::join(counts, codes);
+        #[cfg(not(feature = "parallel"))]
+        let (counts, codes) = (counts(), codes());
+        let (counts, codes) = (counts?, codes?);
         let mut counts = counts.as_slice();
         let mut at_of = Vec::with_capacity(self.games + 1);
         let mut at = 0usize;
@@ -1548,6 +1562,17 @@ impl Index {
         let changes = state::change(&pos, m) != 0;
         pos.play_unchecked(m);
         Some((pos, u32::from(self.node_depth[exit as usize]) + 1, changes))
+    }
+
+    /// Reads what [`Index::states`] needs (and [`Index::states_with_plies`]
+    /// where `plies`), so that threads may then share it.
+    pub(crate) fn read_states(&self, plies: bool) -> Result<(), String> {
+        self.changes()?;
+        self.node_states();
+        if plies {
+            self.material_plies()?;
+        }
+        Ok(())
     }
 
     /// The states of game `g` (of the standard start) from where it

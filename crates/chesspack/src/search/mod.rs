@@ -1127,7 +1127,11 @@ fn from_index(
     let filtered = !filter.is_empty();
     let mut hit = vec![u32::MAX; ix.games];
     let mut next = vec![NO_MOVE; ix.games];
-    let matched = tree_walk(ix, target, &mut hit, &mut next, next_moves);
+    // The nodes whose state could still come to the target: a game that
+    // leaves the tree at another never does (a bit a node, so that most
+    // games are ruled out without their states).
+    let mut reachable = vec![0u64; ix.node_move.len().div_ceil(64)];
+    let matched = tree_walk(ix, target, &mut hit, &mut next, next_moves, &mut reachable);
     // A position of the tree: every game that reaches it is on the tree
     // there, on its own line or where it comes back to the tree.
     let on_tree = matches!(target, Target::Position { .. }) && !matched.is_empty();
@@ -1145,63 +1149,126 @@ fn from_index(
         // Games after their nodes are ruled out by their states.
         ix.load(Group::Changes, fetch)?;
     }
-    for g in 0..ix.games {
+    // What each game's columns say, worked out on the pool where its
+    // changes of state are read (most games' work), then handed on in the
+    // games' order.
+    let verdict = |g: usize| -> Result<Verdict, String> {
         if ix.flags[g] & TEXT != 0 {
-            *not_searched += 1;
-            continue;
+            return Ok(Verdict::Text);
         }
         if filtered && !filter.passes_index(ix, g, names) {
-            continue;
+            return Ok(Verdict::Out);
         }
         if hit[g] != u32::MAX {
-            let next = (next[g] != NO_MOVE).then_some(next[g]);
-            found(Found0::indexed(ix, g, hit[g], next));
-            continue;
+            return Ok(Verdict::Hit);
         }
         if ix.flags[g] & INDEXED == 0 {
-            candidates.push(g);
-            continue;
+            return Ok(Verdict::Decode);
         }
         if on_tree {
             // Not on the tree there, nor where it comes back to it.
-            continue;
+            return Ok(Verdict::Out);
         }
-        // After the game leaves the tree: does a state it comes to
-        // hold what is looked for? The first (the state where it
-        // leaves) or a later one. (The plies of the changes of material
-        // only where the state decides.)
-        let (first, later, since) = if by_plies {
-            settle(target, ix.states_with_plies(g)?)
-        } else {
-            settle(target, ix.states(g)?.map(|s| (s, 0)))
-        };
-        if !first && !later {
-            continue;
+        let exit = ix.exits[g] as usize;
+        if reachable[exit / 64] & (1 << (exit % 64)) == 0 {
+            return Ok(Verdict::Out);
         }
-        if later && target.by_state() && !next_moves {
-            // Material decides: the ply of the change of material that
-            // made it (the state where the game leaves the tree is the
-            // tree's).
-            found(Found0::indexed(ix, g, since, None));
-            continue;
+        settle_after_node(ix, target, g, by_plies, next_moves)
+    };
+    let mut take = |g: usize, v: Verdict| match v {
+        Verdict::Text => *not_searched += 1,
+        Verdict::Out => {}
+        Verdict::Hit => {
+            let next = (next[g] != NO_MOVE).then_some(next[g]);
+            found(Found0::indexed(ix, g, hit[g], next));
         }
-        if !later {
-            // Only the state where it leaves: the ply after is
-            // known from the tree and the move it plays there.
-            let Some((pos, ply, changes)) = ix.after_exit(g) else {
-                continue;
-            };
-            if changes {
-                continue;
-            }
-            if !next_moves && target.matches(&pos) {
-                found(Found0::indexed(ix, g, ply, None));
-                continue;
-            }
+        Verdict::At(ply) => found(Found0::indexed(ix, g, ply, None)),
+        Verdict::Decode => candidates.push(g),
+    };
+    if on_tree {
+        for g in 0..ix.games {
+            take(g, verdict(g)?);
         }
-        candidates.push(g);
+    } else {
+        // The columns the workers share, read here first.
+        ix.read_states(by_plies)?;
+        for (g, v) in in_parallel(ix.games, verdict)?.into_iter().enumerate() {
+            take(g, v);
+        }
     }
     Ok(candidates)
+}
+
+/// What the search section says of one game.
+#[derive(Clone, Copy)]
+enum Verdict {
+    /// Stored as text: not searched.
+    Text,
+    /// Not at what is looked for (or filtered out).
+    Out,
+    /// Found on the tree (its ply in `hit`).
+    Hit,
+    /// Found after the tree, at this ply.
+    At(u32),
+    /// To decode.
+    Decode,
+}
+
+/// Game `g` after it leaves the tree: does a state it comes to hold what
+/// is looked for? The first (the state where it leaves) or a later one.
+/// (The plies of the changes of material only where the state decides.)
+fn settle_after_node(
+    ix: &Index,
+    target: &Target,
+    g: usize,
+    by_plies: bool,
+    next_moves: bool,
+) -> Result<Verdict, String> {
+    let (first, later, since) = if by_plies {
+        settle(target, ix.states_with_plies(g)?)
+    } else {
+        settle(target, ix.states(g)?.map(|s| (s, 0)))
+    };
+    if !first && !later {
+        return Ok(Verdict::Out);
+    }
+    if later && target.by_state() && !next_moves {
+        // Material decides: the ply of the change of material that made
+        // it (the state where the game leaves the tree is the tree's).
+        return Ok(Verdict::At(since));
+    }
+    if !later {
+        // Only the state where it leaves: the ply after is known from
+        // the tree and the move it plays there.
+        let Some((pos, ply, changes)) = ix.after_exit(g) else {
+            return Ok(Verdict::Out);
+        };
+        if changes {
+            return Ok(Verdict::Out);
+        }
+        if !next_moves && target.matches(&pos) {
+            return Ok(Verdict::At(ply));
+        }
+    }
+    Ok(Verdict::Decode)
+}
+
+/// `f` of every number below `n`, in order: on the rayon pool where the
+/// `parallel` feature builds one, in runs of games so that each worker
+/// reads its games' columns in order.
+fn in_parallel<T: Send>(
+    n: usize,
+    f: impl Fn(usize) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        (0..n).into_par_iter().with_min_len(4096).map(&f).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (0..n).map(f).collect()
+    }
 }
 
 /// Whether, of a game's `states` after it leaves the tree (each with the
@@ -1280,6 +1347,7 @@ fn tree_walk(
     hit: &mut [u32],
     next: &mut [u16],
     next_moves: bool,
+    reachable: &mut [u64],
 ) -> Vec<usize> {
     let positions = !target.by_state();
     let mut matched = Vec::new();
@@ -1296,6 +1364,7 @@ fn tree_walk(
         if !target.could_follow(&s) {
             continue;
         }
+        reachable[n / 64] |= 1 << (n % 64);
         if target.possible(&s) {
             let found = if positions {
                 let (top, from) = &known[anchor];
