@@ -25,7 +25,6 @@ use pyo3::{
     types::PyDict,
 };
 use pyo3_arrow::PyRecordBatch;
-use rayon::prelude::*;
 
 use crate::{DecodeError, positions, rows};
 
@@ -493,7 +492,7 @@ impl Archive {
                         self.lock()
                             .rest_of_game(&payload, &mut |t| text.extend_from_slice(&t))?;
                     }
-                    rows.into_par_iter().map(rows::Row::of).collect()
+                    chesspack::Pipeline::default().map(rows, rows::Row::of)
                 } else {
                     let tags = if wants("ECO") || wants("Opening") {
                         archive::block_tags(codec, &payload)?

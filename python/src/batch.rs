@@ -20,7 +20,6 @@ use chesspack::{
 };
 use pyo3::{exceptions::PyTypeError, prelude::*};
 use pyo3_arrow::{PyArray, PyChunkedArray, input::AnyArray};
-use rayon::prelude::*;
 
 use crate::{game_codec, start_of};
 
@@ -420,14 +419,12 @@ fn code_rows<R: Sync, T: Send>(
     errors: &mut Errors,
     f: impl Fn(usize, &R) -> Result<T, chesspack::Error> + Sync,
 ) -> Vec<Option<T>> {
-    let coded: Vec<Option<Result<T, String>>> = rows
-        .par_iter()
-        .enumerate()
-        .map(|(i, r)| {
+    // On the pool `on_pool` installed.
+    let coded: Vec<Option<Result<T, String>>> =
+        chesspack::Pipeline::default().map(rows.iter().enumerate().collect(), |(i, r)| {
             r.as_ref()
                 .map(|r| f(base + i, r).map_err(|e| e.to_string()))
-        })
-        .collect();
+        });
     coded
         .into_iter()
         .enumerate()

@@ -13,7 +13,6 @@ use chesspack::{
     position::{self, PositionCodec},
 };
 use clap::Args;
-use rayon::prelude::*;
 use serde_json::json;
 
 use crate::{
@@ -193,15 +192,14 @@ fn games(args: &StatsArgs) -> Result<()> {
     };
     let process =
         |batch: &[(Game, String)], codecs: &[Box<dyn GameCodec>], tallies: &mut [GameTally]| {
-            let results: Vec<Vec<GameResult>> = batch
-                .par_iter()
-                .map(|(g, _)| {
+            // On the pool `run` installed.
+            let results: Vec<Vec<GameResult>> =
+                chesspack::Pipeline::default().map(batch.iter().collect(), |(g, _)| {
                     codecs
                         .iter()
                         .map(|c| run_game(c.as_ref(), g, context))
                         .collect()
-                })
-                .collect();
+                });
             for ((game, path), per_codec) in batch.iter().zip(results) {
                 for (t, r) in tallies.iter_mut().zip(per_codec) {
                     t.encode += r.encode;
@@ -436,13 +434,13 @@ fn tune(
     }
     let params = args.engine.params()?;
     let pb = input::progress(Some(games.len() as u64), "scoring for --tune-k");
-    let scored: Vec<ScoredPly> = games
-        .par_iter()
-        .map(|(g, _)| {
+    let scored: Vec<ScoredPly> = chesspack::Pipeline::default()
+        .map(games.iter().collect(), |(g, _)| {
             let s = engine::score_game(&g.start, &g.moves, params).unwrap_or_default();
             pb.inc(1);
             s
         })
+        .into_iter()
         .flatten()
         .collect();
     pb.finish_and_clear();

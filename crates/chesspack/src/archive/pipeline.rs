@@ -259,6 +259,28 @@ impl Pipeline {
         f()
     }
 
+    /// `f` of every item, in their order, worked out on this pipeline's
+    /// threads ([`Pipeline::install`]; inside an installed pool, on that
+    /// pool): the front ends' parallel work (rows of a table, games of a
+    /// measurement) without threads of their own.
+    ///
+    /// ```
+    /// use chesspack::Pipeline;
+    ///
+    /// let mut pipeline = Pipeline::default();
+    /// pipeline.threads = 2;
+    /// assert_eq!(pipeline.map(vec![1, 2, 3], |n| n * n), [1, 4, 9]);
+    /// ```
+    pub fn map<T: Send, R: Send>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
+        #[cfg(feature = "parallel")]
+        {
+            use rayon::prelude::*;
+            self.install(|| items.into_par_iter().map(f).collect())
+        }
+        #[cfg(not(feature = "parallel"))]
+        items.into_iter().map(f).collect()
+    }
+
     /// Compresses PGN text into an archive, blocks cut as `options` says
     /// and coded on the workers; returns the summed block reports.
     ///

@@ -114,18 +114,9 @@ pub(crate) fn format_compact_clock(seconds: u32, tenth: Option<u8>, out: &mut Ve
 /// in a comment (the bytes between its braces), in milliseconds: what a
 /// clock column holds. Lenient, as people write it: any whitespace after
 /// `%clk`, line ends included (as python-chess reads it), any number of
-/// `:` parts, up to three decimals.
-///
-/// ```
-/// use chesspack::pgn::clock_millis;
-///
-/// assert_eq!(clock_millis(b" [%clk 0:03:00] "), Some(180_000));
-/// assert_eq!(clock_millis(b"[%eval 0.3] [%clk 1:00:02.5]"), Some(3_602_500));
-/// assert_eq!(clock_millis(b"[%clk\n1:30:52]"), Some(5_452_000));
-/// assert_eq!(clock_millis(b" a comment "), None);
-/// assert_eq!(clock_millis(b"[%clk 0:00:01.2.3]"), None);
-/// ```
-pub fn clock_millis(comment: &[u8]) -> Option<u64> {
+/// `:` parts, up to three decimals. (The rows of an archive give these
+/// readings as their `clocks` column.)
+pub(crate) fn clock_millis(comment: &[u8]) -> Option<u64> {
     let at = comment
         .windows(5)
         .position(|w| w.starts_with(b"%clk") && w[4].is_ascii_whitespace())?;
@@ -250,6 +241,18 @@ fn sign(s: &[u8]) -> (bool, &[u8]) {
 #[cfg(test)]
 mod examples {
     use super::*;
+
+    #[test]
+    fn clock_millis_reads_the_first_clock() {
+        assert_eq!(clock_millis(b" [%clk 0:03:00] "), Some(180_000));
+        assert_eq!(
+            clock_millis(b"[%eval 0.3] [%clk 1:00:02.5]"),
+            Some(3_602_500)
+        );
+        assert_eq!(clock_millis(b"[%clk\n1:30:52]"), Some(5_452_000));
+        assert_eq!(clock_millis(b" a comment "), None);
+        assert_eq!(clock_millis(b"[%clk 0:00:01.2.3]"), None);
+    }
 
     #[test]
     fn eval_of_comment_reads_the_first_eval() {

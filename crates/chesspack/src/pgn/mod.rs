@@ -18,8 +18,9 @@ use shakmaty::{
 use crate::Error;
 
 pub(crate) mod comment;
+pub use comment::Eval;
+pub(crate) use comment::clock_millis;
 pub(crate) use comment::eval_of_comment;
-pub use comment::{Eval, clock_millis};
 mod written;
 pub use written::{Written, read_written};
 
