@@ -77,17 +77,17 @@
 //! use chesspack::archive::{self, ArchiveReader, Options};
 //! use chesspack::game::Index;
 //!
-//! let pgn = b"[White \"Tal\"]\n\n1.e4 e5 2.Nf3 {good} Nc6 1-0\n\n1. e4 ; a line comment\n";
+//! let pgn = b"[White \"Tal\"]\n\n1.e4 e5 2.Nf3 {good} Nc6 1-0\n\n1. e4 e5 2. Ke3 *\n";
 //! let mut bytes = Vec::new();
 //! let report = archive::compress(&pgn[..], &mut bytes, &Index, &Options::default()).unwrap();
-//! assert_eq!(report.verbatim.len(), 1);
+//! assert_eq!(report.verbatim.len(), 1); // an illegal move: kept as text
 //!
 //! let mut r = ArchiveReader::open(std::io::Cursor::new(bytes)).unwrap();
 //! assert_eq!(r.games(), 2);
 //! // Each game as the input had it...
 //! let text = r.game(1).unwrap();
 //! assert_eq!(text, b"[White \"Tal\"]\n\n1.e4 e5 2.Nf3 {good} Nc6 1-0\n\n");
-//! assert_eq!(r.game(2).unwrap(), b"1. e4 ; a line comment\n");
+//! assert_eq!(r.game(2).unwrap(), b"1. e4 e5 2. Ke3 *\n");
 //! // ...and the canonical layout, for those who want PGN normalised.
 //! let canonical = archive::canonical(&pgn[..]).unwrap();
 //! assert!(canonical.starts_with(b"[White \"Tal\"]\n\n1. e4 e5 2. Nf3 {good} 2... Nc6 1-0\n\n"));

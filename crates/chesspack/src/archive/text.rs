@@ -343,7 +343,22 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         }
         match text[i] {
             b'%' if line_start => return fail("escape", "% escape line"),
-            b';' => return fail("escape", "; comment"),
+            b';' => {
+                // A comment to the line's end, read as python-chess reads
+                // it (the text after `;`); the layout gives back its `;`
+                // and line end. One that holds a `}` could not be written
+                // between braces: stored as text.
+                let end = text[i..]
+                    .iter()
+                    .position(|&b| matches!(b, b'\n' | b'\r'))
+                    .map_or(n, |p| i + p);
+                let comment = &text[i + 1..end];
+                if comment.contains(&b'}') {
+                    return fail("escape", "; comment with a }");
+                }
+                reader.events.push(Event::Comment(comment.to_vec()));
+                i = end;
+            }
             b'{' => {
                 let Some(end) = text[i + 1..].iter().position(|&b| b == b'}') else {
                     return fail("syntax", "unterminated comment");
@@ -1418,9 +1433,18 @@ mod tests {
     }
 
     #[test]
+    fn a_semicolon_comment_runs_to_the_line_end() {
+        let game = parse(b"1. e4 ; the king's {pawn\r\ne5 ;\n2. Nf3 *").unwrap();
+        assert_eq!(game.events.len(), 5);
+        assert!(matches!(&game.events[1], Event::Comment(c) if c == b" the king's {pawn"));
+        assert!(matches!(&game.events[3], Event::Comment(c) if c.is_empty()));
+        assert_eq!(game.outcome, Some(3));
+    }
+
+    #[test]
     fn rejects_what_it_cannot_give_back() {
         for (text, category) in [
-            ("1. e4 ; note\n e5 *", "escape"),
+            ("1. e4 ; a } note\n e5 *", "escape"),
             ("1. e4\n% escape\n e5 *", "escape"),
             ("1. e4 e5 2. Kf3 *", "illegal move"),
             ("hello world", "syntax"),

@@ -142,7 +142,7 @@ fn games_that_cannot_be_parsed_are_kept_verbatim() {
     for verbatim in [
         "This line is not PGN at all.\n\n",
         "1. e4 e5 2. Ke3 *\n\n",
-        "1. e4 ; white's best\ne5 *\n\n",
+        "1. e4\n% an escape\ne5 *\n\n",
         "[Variant \"King of the Hill\"]\n[Result \"*\"]\n\n1. e4 e5 *\n\n",
         "1. e4 e5 1-0 2. Nf3\n\n",
         "1. e4 e5 (1... c5 2. Nf3 *\n\n",
@@ -1083,7 +1083,7 @@ fn regression_issue_29_file_ends_and_result_lines_come_back_byte_for_byte() {
         b"\xef\xbb\xbf\r\n1. e4 *\r\n",
         b"[Event \"a\"]\r\n\r\n1. e4 { x } 1... e5 1-0\r\n\r\n[Event \"b\"]\r\n\r\n1. d4 d5 0-1\r\n",
         // A verbatim last game.
-        b"1. e4 *\n\n1. e4 ; comment\n\n\n",
+        b"1. e4 *\n\n1. e4 e5 2. Ke3\n\n\n",
     ];
     for text in cases {
         assert_eq!(

@@ -1571,6 +1571,28 @@ fn regression_issue_69_long_algebraic_games_parse() {
     assert_eq!((games, found.not_searched), (vec![1, 2, 3], 0));
 }
 
+/// Issue 69: a `;` comment in the movetext (to the end of its line, as
+/// tho-nk/pgn-parser's test files and hand-edited files have them) made
+/// its game verbatim, so that it was not searched. It is a comment now,
+/// its `;` and line end given back by the layout, in LF and CR LF files;
+/// only one that holds a `}` (which braces cannot hold) stays text.
+#[test]
+fn regression_issue_69_semicolon_comments_in_movetext_parse() {
+    let text = "[Event \"a\"]\n[Result \"1-0\"]\n\n1. e4 e5 ; the king's pawn\n2. Nf3 Nc6 3. Bb5 ;Ruy Lopez\n\
+                ; a line of its own\n3... a6 4. Ba4 Nf6 ; [%clk 0:01:00]\n5. O-O 1-0\n\n\
+                [Event \"b\"]\r\n[Result \"*\"]\r\n\r\n1. e4 ; a CR LF line\r\ne5 2. Nf3 Nc6 3. Bb5 a6 *\r\n\r\n\
+                [Event \"c\"]\n[Result \"*\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 ; a } in it\na6 *\n";
+    let (packed, report) = packed_by_index(text);
+    let verbatim: Vec<u64> = report.verbatim.iter().map(|v| v.0).collect();
+    assert_eq!(verbatim, [3]);
+    let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    let mut q = chesspack::search::Query::default();
+    q.moves = Some("e4 e5 Nf3 Nc6 Bb5 a6".into());
+    let found = chesspack::search::find(&mut [archive], &q).unwrap();
+    let games: Vec<(u64, u32)> = found.hits.iter().map(|h| (h.game, h.ply)).collect();
+    assert_eq!((games, found.not_searched), (vec![(1, 6), (2, 6)], 1));
+}
+
 /// Issue 69: a small file whose games cost a few bytes each (an ECO file:
 /// thousands of short opening lines, pgn-extract's and PgnTools' `eco.pgn`)
 /// came out larger than `xz -9e` of it because of the search section that
