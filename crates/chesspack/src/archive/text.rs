@@ -344,10 +344,11 @@ pub(crate) fn parse(text: &[u8]) -> Result<ParsedGame, Unparsed> {
         match text[i] {
             b'%' if line_start => return fail("escape", "% escape line"),
             b';' => {
-                // A comment to the line's end, read as python-chess reads
-                // it (the text after `;`); the layout gives back its `;`
-                // and line end. One that holds a `}` could not be written
-                // between braces: stored as text.
+                // A comment to the line's end, as the PGN standard has it
+                // (python-chess drops it): the bytes after `;`, written
+                // between braces; the layout gives back its `;` and line
+                // end. One that holds a `}` could not be written so: the
+                // game is stored as text.
                 let end = text[i..]
                     .iter()
                     .position(|&b| matches!(b, b'\n' | b'\r'))
