@@ -827,8 +827,6 @@ mod tests {
         );
     }
 
-    /// Issue 67: the page compresses and opens every kind of file through
-    /// the library's one entry point, as the command line does.
     /// Issue 67: the page shows a game's text by chesspack's one rule: a
     /// game in Latin-1 (an older database's names) loses no byte.
     #[test]
@@ -843,6 +841,8 @@ mod tests {
         assert!(!shown.contains('\u{fffd}'));
     }
 
+    /// Issue 67: the page compresses and opens every kind of file through
+    /// the library's one entry point, as the command line does.
     #[test]
     fn regression_issue_67_every_kind_through_the_one_entry_point() {
         let puzzles = include_bytes!("../../samples/puzzles-sample.csv");

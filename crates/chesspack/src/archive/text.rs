@@ -1265,10 +1265,9 @@ mod tests {
         assert!(checks > 100 && mates > 0, "{checks} checks, {mates} mates");
     }
 
-    /// `san_to_move` resolves every SAN as shakmaty does: the SAN of each
-    /// legal move, without its disambiguation, with the capture mark
-    /// flipped, with other promotions, and pieces of every kind sent to
-    /// every square, in random games (pins, checks, en passant included).
+    /// Long algebraic as pgn-extract writes it: each spelling of one legal
+    /// move names it, castling by the king's or the rook's square,
+    /// promotions in either case; what names no legal move names none.
     #[test]
     fn long_algebraic_names_the_one_legal_move() {
         use shakmaty::{fen::Fen, uci::UciMove};
@@ -1309,6 +1308,10 @@ mod tests {
         assert_eq!(uci(&capture, "e4:d5").as_deref(), Some("e4d5"));
     }
 
+    /// `san_to_move` resolves every SAN as shakmaty does: the SAN of each
+    /// legal move, without its disambiguation, with the capture mark
+    /// flipped, with other promotions, and pieces of every kind sent to
+    /// every square, in random games (pins, checks, en passant included).
     #[test]
     fn san_to_move_agrees_with_shakmaty() {
         let mut seed = 7u64;
