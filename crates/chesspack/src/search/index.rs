@@ -10,7 +10,9 @@
 //!   on its line) and the move it plays there, so that the games that
 //!   reached a node are a range of games sorted by that node;
 //! * for each game, its **changes of state** ([`super::state`]: home
-//!   pawns leaving, pieces taken, promotions) with their plies;
+//!   pawns leaving, pieces taken, promotions), the plies of those of
+//!   material, and the files of its pawns after those that leave few
+//!   pieces ([`state::keeps_files`]);
 //! * for each game, the tags that queries filter on: players, ratings,
 //!   result, date, event, ECO and speed.
 //!
@@ -33,7 +35,7 @@ use crate::archive::{
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 4;
+pub(crate) const VERSION: u8 = 5;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -235,6 +237,9 @@ pub(crate) struct Summary {
     indexed: bool,
     moves: Vec<u16>,
     changes: Vec<(u8, u16)>,
+    /// The pawns' files after the changes of material whose state keeps
+    /// them ([`state::keeps_files`]), with their plies.
+    files: Vec<(u16, u16)>,
 }
 
 impl Summary {
@@ -246,6 +251,7 @@ impl Summary {
                 indexed: false,
                 moves: Vec::new(),
                 changes: Vec::new(),
+                files: Vec::new(),
             };
         };
         let mut s = Summary {
@@ -253,6 +259,7 @@ impl Summary {
             indexed: is_standard_start(&record.start),
             moves: Vec::new(),
             changes: Vec::new(),
+            files: Vec::new(),
         };
         if s.indexed {
             let mut pos = record.start.clone();
@@ -261,12 +268,15 @@ impl Summary {
                     break;
                 }
                 let code = state::change(&pos, m);
+                let ply = (i + 1).min(usize::from(u16::MAX)) as u16;
                 if code != 0 {
-                    s.changes
-                        .push((code, (i + 1).min(usize::from(u16::MAX)) as u16));
+                    s.changes.push((code, ply));
                 }
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
+                if state::changes_material(code) && state::keeps_files(&State::of(&pos)) {
+                    s.files.push((ply, state::pawn_files(pos.board())));
+                }
             }
         }
         s
@@ -292,6 +302,7 @@ struct Game {
     /// `moves` and `changes`.
     moves: std::ops::Range<usize>,
     changes: std::ops::Range<usize>,
+    files: std::ops::Range<usize>,
 }
 
 /// The tree, made: in preorder each node's move, number of children and
@@ -449,6 +460,7 @@ pub(crate) struct IndexBuilder {
     games: Vec<Game>,
     moves: Vec<u16>,
     changes: Vec<(u8, u16)>,
+    files: Vec<(u16, u16)>,
     names: HashMap<String, u32>,
     name_list: Vec<String>,
 }
@@ -460,6 +472,7 @@ impl IndexBuilder {
             games: Vec::new(),
             moves: Vec::new(),
             changes: Vec::new(),
+            files: Vec::new(),
             names: HashMap::new(),
             name_list: Vec::new(),
         };
@@ -486,6 +499,7 @@ impl IndexBuilder {
                 numbers: Numbers::default(),
                 moves: 0..0,
                 changes: 0..0,
+                files: 0..0,
             });
             return;
         };
@@ -501,13 +515,16 @@ impl IndexBuilder {
             numbers: meta.numbers,
             moves: self.moves.len()..self.moves.len(),
             changes: self.changes.len()..self.changes.len(),
+            files: self.files.len()..self.files.len(),
         };
         if s.indexed {
             game.flags = INDEXED;
             self.moves.extend_from_slice(&s.moves);
             self.changes.extend_from_slice(&s.changes);
+            self.files.extend_from_slice(&s.files);
             game.moves.end = self.moves.len();
             game.changes.end = self.changes.len();
+            game.files.end = self.files.len();
         }
         self.games.push(game);
     }
@@ -698,6 +715,19 @@ impl IndexBuilder {
                     last = u64::from(ply);
                 }
             }
+            // The pawns' files of its stretches that keep them.
+            let files = &self.files[game.files.clone()];
+            let files = files
+                .iter()
+                .filter(|&&(ply, _)| usize::from(ply) > depths[g]);
+            put_varint(&mut cols[PAWN_FILE_COUNTS], files.clone().count() as u64);
+            // Each from the one before (most stretches end by a trade of
+            // pieces, and the files stay).
+            let mut last = 0u16;
+            for &(_, f) in files {
+                cols[PAWN_FILES].extend_from_slice(&(f ^ last).to_le_bytes());
+                last = f;
+            }
             // Where it comes back to the tree: each ply from the last
             // (the first from its node), the node, how far down it goes.
             put_varint(&mut cols[REENTRY_COUNTS], reentries[g].len() as u64);
@@ -718,6 +748,7 @@ impl IndexBuilder {
         for col in [EXITS, DATES, REENTRY_NODES] {
             cols[col] = planes(&cols[col], 4);
         }
+        cols[PAWN_FILES] = planes(&cols[PAWN_FILES], 2);
         let mut out = MAGIC.to_vec();
         out.push(VERSION);
         put_varint(&mut out, self.games.len() as u64);
@@ -810,10 +841,12 @@ const REENTRY_NEXT: usize = 15;
 const CHANGE_COUNTS: usize = 16;
 const CHANGES: usize = 17;
 const MATERIAL_PLIES: usize = 18;
+const PAWN_FILE_COUNTS: usize = 19;
+const PAWN_FILES: usize = 20;
 /// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
-const WHITE: usize = 19;
-const NAMES: usize = 23;
-const COLUMNS: usize = 24;
+const WHITE: usize = 21;
+const NAMES: usize = 25;
+const COLUMNS: usize = 26;
 
 /// A group of columns, read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -936,6 +969,7 @@ pub(crate) struct Index {
     names: OnceLock<Result<Names, String>>,
     changes: OnceLock<Result<Changes, String>>,
     material_plies: OnceLock<Result<MaterialPlies, String>>,
+    pawn_files: OnceLock<Result<PawnFiles, String>>,
     reentries: OnceLock<Result<Reentries, String>>,
 }
 
@@ -977,6 +1011,16 @@ struct MaterialPlies {
     /// The plies, in order: game `g`'s from `at[g]`.
     at: Vec<u32>,
     plies: Vec<u16>,
+}
+
+/// The pawns' files of the games' stretches that keep them
+/// ([`state::keeps_files`]), read only for a position whose state keeps
+/// them.
+#[derive(Debug)]
+struct PawnFiles {
+    /// Game `g`'s from `at[g]` to `at[g + 1]`.
+    at: Vec<u32>,
+    files: Vec<u16>,
 }
 
 /// Each byte's kind as a change: 0 not one, 1 home pawns alone, 2 a change
@@ -1229,6 +1273,7 @@ impl Index {
             names: OnceLock::new(),
             changes: OnceLock::new(),
             material_plies: OnceLock::new(),
+            pawn_files: OnceLock::new(),
             reentries: OnceLock::new(),
         })
     }
@@ -1499,6 +1544,49 @@ impl Index {
         Ok(MaterialPlies { at: at_of, plies })
     }
 
+    /// The pawns' files, read on first use.
+    fn pawn_files(&self) -> Result<&PawnFiles, String> {
+        self.pawn_files
+            .get_or_init(|| self.read_pawn_files())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn read_pawn_files(&self) -> Result<PawnFiles, String> {
+        let counts = self.lazy_column(PAWN_FILE_COUNTS)?;
+        let planes = self.lazy_column(PAWN_FILES)?;
+        if planes.len() % 2 != 0 {
+            return Err("the pawn files do not add up".into());
+        }
+        let (low, high) = planes.split_at(planes.len() / 2);
+        let mut files: Vec<u16> = low
+            .iter()
+            .zip(high)
+            .map(|(&l, &h)| u16::from_le_bytes([l, h]))
+            .collect();
+        let mut counts = counts.as_slice();
+        let mut at = Vec::with_capacity(self.games + 1);
+        let mut n = 0usize;
+        at.push(0);
+        for _ in 0..self.games {
+            n = n
+                .checked_add(get_varint(&mut counts)? as usize)
+                .filter(|&n| n <= files.len())
+                .ok_or("the pawn files do not add up")?;
+            at.push(n as u32);
+        }
+        if n != files.len() || !counts.is_empty() {
+            return Err("the pawn files do not add up".into());
+        }
+        // Each game's from the one before.
+        for w in at.windows(2) {
+            for i in w[0] as usize + 1..w[1] as usize {
+                files[i] ^= files[i - 1];
+            }
+        }
+        Ok(PawnFiles { at, files })
+    }
+
     /// Game `g`'s tags that are numbers.
     pub(crate) fn numbers(&self, g: usize) -> Numbers {
         Numbers {
@@ -1566,13 +1654,50 @@ impl Index {
 
     /// Reads what [`Index::states`] needs (and [`Index::states_with_plies`]
     /// where `plies`), so that threads may then share it.
-    pub(crate) fn read_states(&self, plies: bool) -> Result<(), String> {
+    pub(crate) fn read_states(&self, plies: bool, files: bool) -> Result<(), String> {
         self.changes()?;
         self.node_states();
         if plies {
             self.material_plies()?;
         }
+        if files {
+            self.pawn_files()?;
+        }
         Ok(())
+    }
+
+    /// [`Index::states`], each with its pawns' files where the section
+    /// keeps them: those of the stretch since the last change of material,
+    /// where its state keeps them ([`state::keeps_files`]); the first (the
+    /// state where the game leaves the tree) has none.
+    pub(crate) fn states_with_files(
+        &self,
+        g: usize,
+    ) -> Result<impl Iterator<Item = (State, Option<u16>)> + '_, String> {
+        let changes = self.changes()?;
+        let files = self.pawn_files()?;
+        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
+        let kept = &files.files[files.at[g] as usize..files.at[g + 1] as usize];
+        let mut kept = kept.iter();
+        let mut now = None;
+        let kinds = changes.codes[a..b]
+            .iter()
+            .map(|&c| CHANGE_KIND[usize::from(c)]);
+        Ok(self
+            .states(g)?
+            .zip(std::iter::once(0).chain(kinds))
+            .map(move |(s, kind)| {
+                if kind == 2 {
+                    // A damaged section that keeps too few gives none:
+                    // the game is then decoded.
+                    now = if state::keeps_files(&s) {
+                        kept.next().copied()
+                    } else {
+                        None
+                    };
+                }
+                (s, now)
+            }))
     }
 
     /// The states of game `g` (of the standard start) from where it

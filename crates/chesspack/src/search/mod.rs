@@ -232,7 +232,12 @@ type Tally = (
 /// What is looked for.
 enum Target {
     Any,
-    Position { key: u64, state: State },
+    /// The position's key, its state, and its pawns' files.
+    Position {
+        key: u64,
+        state: State,
+        files: u16,
+    },
     Material([[u8; 5]; 2]),
     Imbalance([i8; 5]),
     Patterns(Vec<Pattern>),
@@ -301,10 +306,7 @@ fn target_of(query: &Query) -> Result<Target, ArchiveError> {
         ));
     }
     if let Some(pos) = position_of(query)? {
-        return Ok(Target::Position {
-            key: key(&pos),
-            state: State::of(&pos),
-        });
+        return Ok(Target::of_position(&pos));
     }
     if let Some(m) = &query.material {
         return state::parse_material(m)
@@ -328,11 +330,29 @@ fn target_of(query: &Query) -> Result<Target, ArchiveError> {
 }
 
 impl Target {
+    /// Position `pos`.
+    fn of_position(pos: &Chess) -> Target {
+        Target::Position {
+            key: key(pos),
+            state: State::of(pos),
+            files: state::pawn_files(pos.board()),
+        }
+    }
+
+    /// The pawns' files of a position whose state the section keeps them
+    /// for ([`state::keeps_files`]).
+    fn kept_files(&self) -> Option<u16> {
+        match self {
+            Target::Position { state, files, .. } if state::keeps_files(state) => Some(*files),
+            _ => None,
+        }
+    }
+
     /// Whether position `pos` is what is looked for.
     fn matches(&self, pos: &Chess) -> bool {
         match self {
             Target::Any => true,
-            Target::Position { key: k, state } => {
+            Target::Position { key: k, state, .. } => {
                 pos.board().occupied().count() == state_pieces(state) && key(pos) == *k
             }
             Target::Material(m) => State::of(pos).material == *m,
@@ -602,6 +622,11 @@ pub(crate) fn fuzz_section(data: &[u8]) {
             material: Some("KRPKR".into()),
             ..Query::default()
         }),
+        // An endgame: its pawns' files are read.
+        target_of(&Query {
+            fen: Some("8/4k3/4rp2/6p1/6P1/4RP2/4K3/8 w - - 0 1".into()),
+            ..Query::default()
+        }),
         target_of(&Query {
             sub_fen: vec!["8/8/8/8/4P3/8/8/8".into()],
             ..Query::default()
@@ -804,10 +829,7 @@ fn explore<R: Read + Seek>(
             ));
         }
     };
-    let target = Target::Position {
-        key: key(&pos),
-        state: State::of(&pos),
-    };
+    let target = Target::of_position(&pos);
     let filter = Filter::of(query)?;
     let mover = pos.turn();
     let mut tallies = Tallies::new(mover);
@@ -1048,6 +1070,7 @@ fn search<R: Read + Seek>(
             // a damaged section, found before anything is decoded).
             if how.names && (!kept.is_empty() || !candidates.is_empty()) {
                 ix.load(Group::Names, &mut fetch)?;
+                ix.names()?;
                 for f in &mut kept {
                     f.names = Some(Box::new(ix.names_of(f.game as usize)?));
                 }
@@ -1191,7 +1214,7 @@ fn from_index(
         }
     } else {
         // The columns the workers share, read here first.
-        ix.read_states(by_plies)?;
+        ix.read_states(by_plies, target.kept_files().is_some())?;
         for (g, v) in in_parallel(ix.games, verdict)?.into_iter().enumerate() {
             take(g, v);
         }
@@ -1225,9 +1248,11 @@ fn settle_after_node(
     next_moves: bool,
 ) -> Result<Verdict, String> {
     let (first, later, since) = if by_plies {
-        settle(target, ix.states_with_plies(g)?)
+        settle(target, ix.states_with_plies(g)?.map(|(s, p)| (s, p, None)))
+    } else if target.kept_files().is_some() {
+        settle(target, ix.states_with_files(g)?.map(|(s, f)| (s, 0, f)))
     } else {
-        settle(target, ix.states(g)?.map(|s| (s, 0)))
+        settle(target, ix.states(g)?.map(|s| (s, 0, None)))
     };
     if !first && !later {
         return Ok(Verdict::Out);
@@ -1272,16 +1297,21 @@ fn in_parallel<T: Send>(
 }
 
 /// Whether, of a game's `states` after it leaves the tree (each with the
-/// first ply of its material), the first could hold `target`, whether a
-/// later one could, and that later one's ply; the states after one that
-/// cannot come to the target are not looked at.
-fn settle(target: &Target, states: impl Iterator<Item = (State, u32)>) -> (bool, bool, u32) {
+/// first ply of its material, and its pawns' files where the section keeps
+/// them), the first could hold `target`, whether a later one could, and
+/// that later one's ply; the states after one that cannot come to the
+/// target are not looked at.
+fn settle(
+    target: &Target,
+    states: impl Iterator<Item = (State, u32, Option<u16>)>,
+) -> (bool, bool, u32) {
     let mut first = false;
-    for (i, (s, from)) in states.enumerate() {
+    let want = target.kept_files();
+    for (i, (s, from, files)) in states.enumerate() {
         if !target.could_follow(&s) {
             break;
         }
-        if target.possible(&s) {
+        if target.possible(&s) && (files.is_none() || files == want) {
             if i > 0 {
                 return (first, true, from);
             }

@@ -181,6 +181,37 @@ pub(crate) const fn valid(code: u8) -> bool {
     !code.is_multiple_of(126) && code < 252
 }
 
+/// The files that each side's pawns stand on: bits 0–7 White's (a to h),
+/// 8–15 Black's. They stay the same from one change of material to the
+/// next: only a capture or a promotion takes a pawn off its file.
+pub(crate) fn pawn_files(board: &Board) -> u16 {
+    let mut files = 0u16;
+    for (shift, color) in [(0, Color::White), (8, Color::Black)] {
+        for sq in board.by_piece(Role::Pawn.of(color)) {
+            files |= 1 << (shift + sq.file() as u16);
+        }
+    }
+    files
+}
+
+/// The most pieces (pawns and kings aside) that a state has where the
+/// search section keeps its pawns' files: endgames, which many games come
+/// to late with the same material, and which their pawns' files tell
+/// apart without decoding them.
+pub(crate) const FILES_PIECES: u32 = 4;
+
+/// Whether the search section keeps the pawns' files of a game's stretch
+/// in state `s` (from a change of material to the next).
+pub(crate) fn keeps_files(s: &State) -> bool {
+    let pieces: u32 = s
+        .material
+        .iter()
+        .flat_map(|m| &m[1..])
+        .map(|&n| u32::from(n))
+        .sum();
+    pieces <= FILES_PIECES
+}
+
 /// Material as Scoutfish writes it: White's pieces then Black's, each
 /// side from its king (`KRPKR`, `KQPPKQ`); kings may be left out where the
 /// sides are split by a `v` (`RP v R`).
@@ -335,6 +366,20 @@ mod tests {
         later.material[1][1] -= 1;
         assert!(start.can_reach(&later));
         assert!(!later.can_reach(&start));
+    }
+
+    #[test]
+    fn pawns_files_are_kept_in_endgames() {
+        let pos: Chess = "8/4k3/4rp2/6p1/6P1/4RP2/4K3/8 w - - 0 1"
+            .parse::<shakmaty::fen::Fen>()
+            .unwrap()
+            .into_position(shakmaty::CastlingMode::Standard)
+            .unwrap();
+        // White's f and g pawns, Black's f and g.
+        assert_eq!(pawn_files(pos.board()), 0b0110_0000_0110_0000);
+        assert!(keeps_files(&State::of(&pos)));
+        assert!(!keeps_files(&State::of(&Chess::default())));
+        assert_eq!(pawn_files(Chess::default().board()), 0xffff);
     }
 
     #[test]
