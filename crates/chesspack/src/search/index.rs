@@ -757,12 +757,7 @@ impl IndexBuilder {
         // same bytes: each column alone, in order).
         // A column that zstd does not make smaller is stored as it is (a
         // small archive's columns: a frame costs 9 bytes or more).
-        let pack = |col: &Vec<u8>| {
-            zstd::bulk::compress(col, 19)
-                .ok()
-                .filter(|z| z.len() < col.len())
-                .unwrap_or_else(|| col.clone())
-        };
+        let pack = |col: &Vec<u8>| pack(col);
         #[cfg(feature = "parallel")]
         let packed: Vec<Vec<u8>> = {
             use rayon::prelude::*;
@@ -1890,22 +1885,97 @@ fn unpack_words(frame: &[u8], raw: usize, lead: usize, count: usize) -> Result<V
     Ok(words)
 }
 
-/// A column's frame, unpacked and of the length `raw` it says (a frame
-/// of that length is the column as it is).
-fn unpack(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
-    if frame.len() == raw {
-        return Ok(frame.to_vec());
+/// The most bytes of a column that one zstd frame holds: a longer column
+/// is a run of frames, unpacked at once where rayon gives threads.
+const CHUNK: usize = 1 << 20;
+
+/// A column's frames: zstd (level 19) of each [`CHUNK`] of it, or its
+/// bytes as they are where zstd does not make them smaller (a small
+/// archive's columns: a frame costs 9 bytes or more).
+fn pack(col: &[u8]) -> Vec<u8> {
+    col.chunks(CHUNK)
+        .map(|chunk| zstd::bulk::compress(chunk, 19).ok())
+        .collect::<Option<Vec<Vec<u8>>>>()
+        .map(|frames| frames.concat())
+        .filter(|z| z.len() < col.len())
+        .unwrap_or_else(|| col.to_vec())
+}
+
+/// A column's frames, unpacked and of the length `raw` it says (frames of
+/// that length are the column as it is): each [`CHUNK`] of it but the
+/// last a frame of its own, unpacked on the rayon pool where the
+/// `parallel` feature builds one.
+fn unpack(frames: &[u8], raw: usize) -> Result<Vec<u8>, String> {
+    if frames.len() == raw {
+        return Ok(frames.to_vec());
     }
-    let col = zstd::bulk::decompress(frame, raw).map_err(|e| e.to_string())?;
-    if col.len() != raw {
+    // Where each frame ends.
+    let mut runs = Vec::with_capacity(raw.div_ceil(CHUNK));
+    let mut at = 0;
+    while at < frames.len() {
+        let len = zstd::zstd_safe::find_frame_compressed_size(&frames[at..])
+            .map_err(|_| "a column's frames do not read")?;
+        runs.push(&frames[at..at + len]);
+        at += len;
+    }
+    if runs.len() != raw.div_ceil(CHUNK).max(1) {
         return Err("a column has the wrong length".into());
     }
+    let mut col = vec![0u8; raw];
+    let one = |(frame, out): (&&[u8], &mut [u8])| -> Result<(), String> {
+        let n = zstd::bulk::Decompressor::new()
+            .and_then(|mut d| d.decompress_to_buffer(frame, out))
+            .map_err(|e| e.to_string())?;
+        if n != out.len() {
+            return Err("a column has the wrong length".into());
+        }
+        Ok(())
+    };
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        runs.par_iter()
+            .zip(col.par_chunks_mut(CHUNK))
+            .try_for_each(one)?;
+    }
+    #[cfg(not(feature = "parallel"))]
+    runs.iter().zip(col.chunks_mut(CHUNK)).try_for_each(one)?;
     Ok(col)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A long column is a run of frames that unpacks to its bytes; a
+    /// length that is not its own, or frames cut short, give an error.
+    #[test]
+    fn a_long_column_is_packed_a_frame_a_chunk() {
+        let mut rng = 0x2545_f491_4f6c_dd1du64;
+        let col: Vec<u8> = (0..2 * CHUNK + 12_345)
+            .map(|_| {
+                rng ^= rng << 13;
+                rng ^= rng >> 7;
+                rng ^= rng << 17;
+                (rng % 7) as u8
+            })
+            .collect();
+        let frames = pack(&col);
+        assert!(frames.len() < col.len());
+        // Three frames, each unpacking to its chunk.
+        let first = zstd::zstd_safe::find_frame_compressed_size(&frames).unwrap();
+        assert!(first < frames.len());
+        assert_eq!(unpack(&frames, col.len()).unwrap(), col);
+        for raw in [col.len() - 1, col.len() + 1, CHUNK, 4 * CHUNK] {
+            assert!(unpack(&frames, raw).is_err(), "{raw}");
+        }
+        for cut in [1, first, frames.len() - 1] {
+            assert!(unpack(&frames[..cut], col.len()).is_err(), "{cut}");
+        }
+        // A short column is one frame.
+        let short = &col[..1000];
+        assert_eq!(unpack(&pack(short), short.len()).unwrap(), short);
+    }
 
     /// A move made from its key and the board is the legal move with that
     /// key, and no other key makes a move: in random games and in
