@@ -240,6 +240,9 @@ pub(crate) struct Summary {
     /// The pawns' files after the changes of material whose state keeps
     /// them ([`state::keeps_files`]), with their plies.
     files: Vec<(u16, u16)>,
+    /// For each pawn pushed from its home square before any capture, its
+    /// ply and whether it went two steps.
+    pushes: Vec<(u16, u8)>,
 }
 
 impl Summary {
@@ -252,6 +255,7 @@ impl Summary {
                 moves: Vec::new(),
                 changes: Vec::new(),
                 files: Vec::new(),
+                pushes: Vec::new(),
             };
         };
         let mut s = Summary {
@@ -260,8 +264,10 @@ impl Summary {
             moves: Vec::new(),
             changes: Vec::new(),
             files: Vec::new(),
+            pushes: Vec::new(),
         };
         if s.indexed {
+            let mut full = true;
             let mut pos = record.start.clone();
             for (i, &m) in record.moves.iter().enumerate() {
                 if !pos.is_legal(m) {
@@ -272,6 +278,13 @@ impl Summary {
                 if code != 0 {
                     s.changes.push((code, ply));
                 }
+                if full && state::pushed_home(code).is_some() {
+                    let two = m
+                        .from()
+                        .is_some_and(|f| f.rank().distance(m.to().rank()) == 2);
+                    s.pushes.push((ply, u8::from(two)));
+                }
+                full &= !state::changes_material(code);
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
                 if state::changes_material(code) && state::keeps_files(&State::of(&pos)) {
@@ -303,6 +316,7 @@ struct Game {
     moves: std::ops::Range<usize>,
     changes: std::ops::Range<usize>,
     files: std::ops::Range<usize>,
+    pushes: std::ops::Range<usize>,
 }
 
 /// The tree, made: in preorder each node's move, number of children and
@@ -461,6 +475,7 @@ pub(crate) struct IndexBuilder {
     moves: Vec<u16>,
     changes: Vec<(u8, u16)>,
     files: Vec<(u16, u16)>,
+    pushes: Vec<(u16, u8)>,
     names: HashMap<String, u32>,
     name_list: Vec<String>,
 }
@@ -473,6 +488,7 @@ impl IndexBuilder {
             moves: Vec::new(),
             changes: Vec::new(),
             files: Vec::new(),
+            pushes: Vec::new(),
             names: HashMap::new(),
             name_list: Vec::new(),
         };
@@ -500,6 +516,7 @@ impl IndexBuilder {
                 moves: 0..0,
                 changes: 0..0,
                 files: 0..0,
+                pushes: 0..0,
             });
             return;
         };
@@ -516,15 +533,18 @@ impl IndexBuilder {
             moves: self.moves.len()..self.moves.len(),
             changes: self.changes.len()..self.changes.len(),
             files: self.files.len()..self.files.len(),
+            pushes: self.pushes.len()..self.pushes.len(),
         };
         if s.indexed {
             game.flags = INDEXED;
             self.moves.extend_from_slice(&s.moves);
             self.changes.extend_from_slice(&s.changes);
             self.files.extend_from_slice(&s.files);
+            self.pushes.extend_from_slice(&s.pushes);
             game.moves.end = self.moves.len();
             game.changes.end = self.changes.len();
             game.files.end = self.files.len();
+            game.pushes.end = self.pushes.len();
         }
         self.games.push(game);
     }
@@ -728,6 +748,14 @@ impl IndexBuilder {
                 cols[PAWN_FILES].extend_from_slice(&(f ^ last).to_le_bytes());
                 last = f;
             }
+            // How its pawns left home after its node, while it had every
+            // piece (a byte each: 1 two steps).
+            cols[PUSHES].extend(
+                self.pushes[game.pushes.clone()]
+                    .iter()
+                    .filter(|&&(ply, _)| usize::from(ply) > depths[g])
+                    .map(|&(_, two)| two),
+            );
             // Where it comes back to the tree: each ply from the last
             // (the first from its node), the node, how far down it goes.
             put_varint(&mut cols[REENTRY_COUNTS], reentries[g].len() as u64);
@@ -838,10 +866,11 @@ const CHANGES: usize = 17;
 const MATERIAL_PLIES: usize = 18;
 const PAWN_FILE_COUNTS: usize = 19;
 const PAWN_FILES: usize = 20;
+const PUSHES: usize = 21;
 /// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
-const WHITE: usize = 21;
-const NAMES: usize = 25;
-const COLUMNS: usize = 26;
+const WHITE: usize = 22;
+const NAMES: usize = 26;
+const COLUMNS: usize = 27;
 
 /// A group of columns, read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -965,6 +994,10 @@ pub(crate) struct Index {
     changes: OnceLock<Result<Changes, String>>,
     material_plies: OnceLock<Result<MaterialPlies, String>>,
     pawn_files: OnceLock<Result<PawnFiles, String>>,
+    pushes: OnceLock<Result<Pushes, String>>,
+    /// The home pawns that each node's line pushed one step while it had
+    /// every piece, made on first use.
+    node_singles: OnceLock<Vec<u16>>,
     reentries: OnceLock<Result<Reentries, String>>,
 }
 
@@ -1016,6 +1049,16 @@ struct PawnFiles {
     /// Game `g`'s from `at[g]` to `at[g + 1]`.
     at: Vec<u32>,
     files: Vec<u16>,
+}
+
+/// How the games' pawns left home after their nodes while they had every
+/// piece: a byte each (1 two steps), read only for a position with every
+/// piece and a pawn on its third rank.
+#[derive(Debug)]
+struct Pushes {
+    /// Game `g`'s from `at[g]` to `at[g + 1]`.
+    at: Vec<u32>,
+    two: Vec<u8>,
 }
 
 /// Each byte's kind as a change: 0 not one, 1 home pawns alone, 2 a change
@@ -1269,6 +1312,8 @@ impl Index {
             changes: OnceLock::new(),
             material_plies: OnceLock::new(),
             pawn_files: OnceLock::new(),
+            pushes: OnceLock::new(),
+            node_singles: OnceLock::new(),
             reentries: OnceLock::new(),
         })
     }
@@ -1582,6 +1627,67 @@ impl Index {
         Ok(PawnFiles { at, files })
     }
 
+    /// How the pawns left home, read on first use.
+    fn pushes(&self) -> Result<&Pushes, String> {
+        self.pushes
+            .get_or_init(|| self.read_pushes())
+            .as_ref()
+            .map_err(Clone::clone)
+    }
+
+    fn read_pushes(&self) -> Result<Pushes, String> {
+        let two = self.lazy_column(PUSHES)?;
+        if two.iter().any(|&b| b > 1) {
+            return Err("a bad push".into());
+        }
+        // Each game's number: its pushes from home before its first change
+        // of material, where its node has every piece.
+        let changes = self.changes()?;
+        let states = self.node_states();
+        let mut at = Vec::with_capacity(self.games + 1);
+        let mut n = 0usize;
+        at.push(0);
+        for (g, &exit) in self.exits.iter().enumerate() {
+            if exit != NONE && state::full_material(&states[exit as usize]) {
+                let codes = &changes.codes[changes.at[g] as usize..changes.at[g + 1] as usize];
+                n += codes
+                    .iter()
+                    .take_while(|&&c| !state::changes_material(c))
+                    .filter(|&&c| state::pushed_home(c).is_some())
+                    .count();
+            }
+            at.push(u32::try_from(n).map_err(|_| "too many pushes")?);
+        }
+        if n != two.len() {
+            return Err("the pushes do not add up".into());
+        }
+        Ok(Pushes { at, two })
+    }
+
+    /// The home pawns that each node's line pushed one step while every
+    /// piece was on the board (its moves' keys give the squares).
+    fn node_singles(&self) -> &[u16] {
+        self.node_singles.get_or_init(|| {
+            let states = self.node_states();
+            let mut singles = vec![0u16; self.node_move.len()];
+            for i in 1..self.node_move.len() {
+                let parent = self.node_parent[i] as usize;
+                let mut s = singles[parent];
+                if state::full_material(&states[parent])
+                    && let Some(bit) = state::pushed_home(self.node_change[i])
+                {
+                    let squares = usize::from(self.node_move[i] >> 3);
+                    let (from, to) = (squares / 64 % 64, squares % 64);
+                    if from.abs_diff(to) == 8 {
+                        s |= bit;
+                    }
+                }
+                singles[i] = s;
+            }
+            singles
+        })
+    }
+
     /// Game `g`'s tags that are numbers.
     pub(crate) fn numbers(&self, g: usize) -> Numbers {
         Numbers {
@@ -1649,7 +1755,12 @@ impl Index {
 
     /// Reads what [`Index::states`] needs (and [`Index::states_with_plies`]
     /// where `plies`), so that threads may then share it.
-    pub(crate) fn read_states(&self, plies: bool, files: bool) -> Result<(), String> {
+    pub(crate) fn read_states(
+        &self,
+        plies: bool,
+        files: bool,
+        singles: bool,
+    ) -> Result<(), String> {
         self.changes()?;
         self.node_states();
         if plies {
@@ -1658,7 +1769,41 @@ impl Index {
         if files {
             self.pawn_files()?;
         }
+        if singles {
+            self.pushes()?;
+            self.node_singles();
+        }
         Ok(())
+    }
+
+    /// [`Index::states`], each with the home pawns that game `g` has pushed
+    /// one step while it had every piece (from its node's line on; none
+    /// once a piece is taken).
+    pub(crate) fn states_with_singles(
+        &self,
+        g: usize,
+    ) -> Result<impl Iterator<Item = (State, u16)> + '_, String> {
+        let changes = self.changes()?;
+        let pushes = self.pushes()?;
+        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
+        let exit = self.exits[g] as usize;
+        let mut single = self.node_singles()[exit];
+        let mut two = pushes.two[pushes.at[g] as usize..pushes.at[g + 1] as usize].iter();
+        let mut full = state::full_material(&self.node_states()[exit]);
+        Ok(self
+            .states(g)?
+            .zip(std::iter::once(0).chain(changes.codes[a..b].iter().copied()))
+            .map(move |(s, code)| {
+                if full && let Some(bit) = state::pushed_home(code) {
+                    // Two steps: `1`. (Too few bytes read as one step:
+                    // the game is then decoded, never ruled out.)
+                    if two.next() != Some(&1) {
+                        single |= bit;
+                    }
+                }
+                full &= !state::changes_material(code);
+                (s, single)
+            }))
     }
 
     /// [`Index::states`], each with its pawns' files where the section

@@ -232,11 +232,14 @@ type Tally = (
 /// What is looked for.
 enum Target {
     Any,
-    /// The position's key, its state, and its pawns' files.
+    /// The position's key, its state, its pawns' files, and the home
+    /// pawns that came to their third rank by one step where it has every
+    /// piece ([`state::single_steps`]; else none).
     Position {
         key: u64,
         state: State,
         files: u16,
+        singles: u16,
     },
     Material([[u8; 5]; 2]),
     Imbalance([i8; 5]),
@@ -332,10 +335,37 @@ fn target_of(query: &Query) -> Result<Target, ArchiveError> {
 impl Target {
     /// Position `pos`.
     fn of_position(pos: &Chess) -> Target {
+        let state = State::of(pos);
         Target::Position {
             key: key(pos),
-            state: State::of(pos),
+            state,
             files: state::pawn_files(pos.board()),
+            singles: if state::full_material(&state) {
+                state::single_steps(pos.board())
+            } else {
+                0
+            },
+        }
+    }
+
+    /// The home pawns that a game must have pushed one step to be at the
+    /// position: those on their third rank, where every piece is on the
+    /// board (none else).
+    fn singles(&self) -> u16 {
+        match self {
+            Target::Position { singles, .. } => *singles,
+            _ => 0,
+        }
+    }
+
+    /// Whether a game whose stretch at the position's state has `mark`
+    /// (the pawns' files where the position's state keeps them, else the
+    /// home pawns pushed one step) could be at the position.
+    fn fits(&self, mark: Option<u16>) -> bool {
+        match (mark, self.kept_files()) {
+            (None, _) => true,
+            (Some(files), Some(want)) => files == want,
+            (Some(single), None) => single & self.singles() == self.singles(),
         }
     }
 
@@ -625,6 +655,11 @@ pub(crate) fn fuzz_section(data: &[u8]) {
         // An endgame: its pawns' files are read.
         target_of(&Query {
             fen: Some("8/4k3/4rp2/6p1/6P1/4RP2/4K3/8 w - - 0 1".into()),
+            ..Query::default()
+        }),
+        // Every piece, pawns one step from home: how pawns left is read.
+        target_of(&Query {
+            fen: Some("rnbqkbnr/pp2pppp/2p5/3p4/3P4/2P5/PP2PPPP/RNBQKBNR w KQkq - 0 3".into()),
             ..Query::default()
         }),
         target_of(&Query {
@@ -1214,7 +1249,11 @@ fn from_index(
         }
     } else {
         // The columns the workers share, read here first.
-        ix.read_states(by_plies, target.kept_files().is_some())?;
+        ix.read_states(
+            by_plies,
+            target.kept_files().is_some(),
+            target.singles() != 0,
+        )?;
         for (g, v) in in_parallel(ix.games, verdict)?.into_iter().enumerate() {
             take(g, v);
         }
@@ -1251,6 +1290,12 @@ fn settle_after_node(
         settle(target, ix.states_with_plies(g)?.map(|(s, p)| (s, p, None)))
     } else if target.kept_files().is_some() {
         settle(target, ix.states_with_files(g)?.map(|(s, f)| (s, 0, f)))
+    } else if target.singles() != 0 {
+        settle(
+            target,
+            ix.states_with_singles(g)?
+                .map(|(s, single)| (s, 0, Some(single))),
+        )
     } else {
         settle(target, ix.states(g)?.map(|s| (s, 0, None)))
     };
@@ -1297,21 +1342,20 @@ fn in_parallel<T: Send>(
 }
 
 /// Whether, of a game's `states` after it leaves the tree (each with the
-/// first ply of its material, and its pawns' files where the section keeps
-/// them), the first could hold `target`, whether a later one could, and
-/// that later one's ply; the states after one that cannot come to the
-/// target are not looked at.
+/// first ply of its material, and a mark where the section has one: its
+/// pawns' files, or the home pawns it pushed one step), the first could
+/// hold `target`, whether a later one could, and that later one's ply;
+/// the states after one that cannot come to the target are not looked at.
 fn settle(
     target: &Target,
     states: impl Iterator<Item = (State, u32, Option<u16>)>,
 ) -> (bool, bool, u32) {
     let mut first = false;
-    let want = target.kept_files();
-    for (i, (s, from, files)) in states.enumerate() {
+    for (i, (s, from, mark)) in states.enumerate() {
         if !target.could_follow(&s) {
             break;
         }
-        if target.possible(&s) && (files.is_none() || files == want) {
+        if target.possible(&s) && target.fits(mark) {
             if i > 0 {
                 return (first, true, from);
             }

@@ -212,6 +212,37 @@ pub(crate) fn keeps_files(s: &State) -> bool {
     pieces <= FILES_PIECES
 }
 
+/// Whether a game in state `s` has every piece it started with: no capture
+/// and no promotion yet, so that each pawn is still on its own file.
+pub(crate) fn full_material(s: &State) -> bool {
+    s.material == [[8, 2, 2, 2, 1]; 2]
+}
+
+/// The home square's bit of the pawn that change `code` pushes from its
+/// home square (no capture, no promotion), if it does.
+pub(crate) fn pushed_home(code: u8) -> Option<u16> {
+    match decode(code % 126) {
+        (Some(bit), None, None) => Some(1 << bit),
+        _ => None,
+    }
+}
+
+/// The home bits of the pawns of `board` on their third rank (White's
+/// rank 3, Black's rank 6). Where every piece is on the board no pawn has
+/// left its file, so each came there by one step from its home square.
+pub(crate) fn single_steps(board: &Board) -> u16 {
+    let white = board.by_piece(Role::Pawn.of(Color::White)) & Bitboard::from_rank(Rank::Third);
+    let black = board.by_piece(Role::Pawn.of(Color::Black)) & Bitboard::from_rank(Rank::Sixth);
+    let mut bits = 0u16;
+    for sq in white {
+        bits |= 1 << sq.file() as u16;
+    }
+    for sq in black {
+        bits |= 1 << (8 + sq.file() as u16);
+    }
+    bits
+}
+
 /// Material as Scoutfish writes it: White's pieces then Black's, each
 /// side from its king (`KRPKR`, `KQPPKQ`); kings may be left out where the
 /// sides are split by a `v` (`RP v R`).
@@ -380,6 +411,27 @@ mod tests {
         assert!(keeps_files(&State::of(&pos)));
         assert!(!keeps_files(&State::of(&Chess::default())));
         assert_eq!(pawn_files(Chess::default().board()), 0xffff);
+    }
+
+    #[test]
+    fn single_steps_are_the_pawns_on_their_third_rank() {
+        let mut pos = Chess::default();
+        assert!(full_material(&State::of(&pos)));
+        let mut single = 0;
+        for san in ["d3", "e5", "e4", "d6", "c3", "c5"] {
+            let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+            let code = play(&mut pos, m);
+            let bit = pushed_home(code).unwrap();
+            if m.from().unwrap().rank().distance(m.to().rank()) == 1 {
+                single |= bit;
+            }
+        }
+        // d3, c3 and d6 came by one step; e4, e5 and c5 by two.
+        assert_eq!(single_steps(pos.board()), single);
+        assert_eq!(single, 0b1000_0000_1100);
+        // A piece's move is no push.
+        let code = change(&pos, "Qa4".parse::<San>().unwrap().to_move(&pos).unwrap());
+        assert_eq!(pushed_home(code), None);
     }
 
     #[test]
