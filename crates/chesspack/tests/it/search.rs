@@ -786,6 +786,24 @@ fn endgames(games: &[Game]) -> Vec<(String, usize)> {
     out
 }
 
+/// Checks that `find` at `pos` gives the games and plies of a replay of
+/// `games`, with the index and without; the games decoded with it.
+fn found_as_replayed(games: &[Game], indexed: &[u8], plain: &[u8], pos: &Chess) -> u64 {
+    let k = key(pos);
+    let want = expected(games, |_| true, |p| key(p) == k);
+    let fen = Fen::from_position(pos, EnPassantMode::Legal).to_string();
+    let mut q = Query::default();
+    q.fen = Some(fen.clone());
+    let (got, report) = found_in(indexed, true, &q);
+    assert_eq!(got, want, "{fen}");
+    assert_eq!(
+        found_in(plain, false, &q).0,
+        want,
+        "{fen} without the index"
+    );
+    report.decoded
+}
+
 /// Games whose sides each push their c, d and e pawns one or two steps
 /// and make two knight moves, in an order of their own, then play on at
 /// random: all come to the same material and home pawns, by many lines.
@@ -869,20 +887,7 @@ fn regression_issue_68_openings_are_told_apart_by_pawns_pushed_one_step() {
     let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
     let (mut decoded, mut queries) = (0, 0);
     for g in games.iter().step_by(10) {
-        let pos = positions(g)[10].clone();
-        let k = key(&pos);
-        let want = expected(&games, |_| true, |p| key(p) == k);
-        let fen = Fen::from_position(&pos, EnPassantMode::Legal).to_string();
-        let mut q = Query::default();
-        q.fen = Some(fen.clone());
-        let (got, report) = found_in(&indexed, true, &q);
-        assert_eq!(got, want, "{fen}");
-        assert_eq!(
-            found_in(&plain, false, &q).0,
-            want,
-            "{fen} without the index"
-        );
-        decoded += report.decoded;
+        decoded += found_as_replayed(&games, &indexed, &plain, &positions(g)[10]);
         queries += 1;
     }
     // Every game comes to each position's material and home pawns: a
@@ -910,18 +915,7 @@ fn regression_issue_68_endgames_are_told_apart_by_their_pawns_files() {
             .unwrap()
             .into_position::<Chess>(CastlingMode::Standard)
             .unwrap();
-        let k = key(&pos);
-        let want = expected(&games, |_| true, |p| key(p) == k);
-        let mut q = Query::default();
-        q.fen = Some(fen.clone());
-        let (got, report) = found_in(&indexed, true, &q);
-        assert_eq!(got, want, "{fen}");
-        assert_eq!(
-            found_in(&plain, false, &q).0,
-            want,
-            "{fen} without the index"
-        );
-        decoded += report.decoded;
+        decoded += found_as_replayed(&games, &indexed, &plain, &pos);
         reach += *n as u64;
     }
     // Games from a FEN are not in the section: each query decodes them.
