@@ -58,6 +58,21 @@ pub(crate) fn move_key(m: Move) -> u16 {
     crate::order::key(m, crate::order::Order::SquareIndex) as u16
 }
 
+/// What `cell` holds, read by `read` on first use (an error stays one).
+fn first_use<T>(
+    cell: &OnceLock<Result<T, String>>,
+    read: impl FnOnce() -> Result<T, String>,
+) -> Result<&T, String> {
+    cell.get_or_init(read).as_ref().map_err(Clone::clone)
+}
+
+/// The squares a move key ([`move_key`]) names: from, to; `None` where
+/// it names no square.
+fn key_squares(k: u16) -> Option<(Square, Square)> {
+    let squares = u32::from(k >> 3);
+    (squares / 64 < 64).then(|| (Square::new(squares / 64), Square::new(squares % 64)))
+}
+
 /// The legal move of `pos` with key `k`: made from the key and the board,
 /// then checked (no list of legal moves is made).
 pub(crate) fn move_of(pos: &Chess, k: u16) -> Option<Move> {
@@ -69,9 +84,7 @@ pub(crate) fn move_of(pos: &Chess, k: u16) -> Option<Move> {
         4 => Some(Role::Queen),
         _ => return None,
     };
-    let squares = usize::from(k >> 3);
-    let from = Square::new(u32::try_from(squares / 64).ok().filter(|&f| f < 64)?);
-    let to = Square::new((squares % 64) as u32);
+    let (from, to) = key_squares(k)?;
     let board = pos.board();
     let piece = board.piece_at(from).filter(|p| p.color == pos.turn())?;
     let target = board.piece_at(to);
@@ -782,17 +795,14 @@ impl IndexBuilder {
         put_varint(&mut out, self.games.len() as u64);
         put_varint(&mut out, moves.len() as u64);
         // The columns compressed at once where rayon gives threads (the
-        // same bytes: each column alone, in order).
-        // A column that zstd does not make smaller is stored as it is (a
-        // small archive's columns: a frame costs 9 bytes or more).
-        let pack = |col: &Vec<u8>| pack(col);
+        // same bytes: each column alone, in order; see [`pack`]).
         #[cfg(feature = "parallel")]
         let packed: Vec<Vec<u8>> = {
             use rayon::prelude::*;
-            cols.par_iter().map(pack).collect()
+            cols.par_iter().map(|c| pack(c)).collect()
         };
         #[cfg(not(feature = "parallel"))]
-        let packed: Vec<Vec<u8>> = cols.iter().map(pack).collect();
+        let packed: Vec<Vec<u8>> = cols.iter().map(|c| pack(c)).collect();
         // The directory (each column's lengths, each group's CRC) and its
         // checksum, then the frames: a query reads the directory and the
         // groups of columns it needs.
@@ -1360,11 +1370,7 @@ impl Index {
         next: &mut [u16],
         next_moves: bool,
     ) -> Result<(), String> {
-        let r = self
-            .reentries
-            .get_or_init(|| self.read_reentries())
-            .as_ref()
-            .map_err(Clone::clone)?;
+        let r = first_use(&self.reentries, || self.read_reentries())?;
         let tree = self.node_move.len();
         // The matched nodes and the nodes above them.
         let mut above = vec![0u64; tree.div_ceil(64)];
@@ -1464,10 +1470,7 @@ impl Index {
 
     /// The names, read on first use.
     pub(crate) fn names(&self) -> Result<&Names, String> {
-        self.names
-            .get_or_init(|| self.read_names())
-            .as_ref()
-            .map_err(Clone::clone)
+        first_use(&self.names, || self.read_names())
     }
 
     fn read_names(&self) -> Result<Names, String> {
@@ -1500,10 +1503,7 @@ impl Index {
 
     /// The changes, read on first use.
     fn changes(&self) -> Result<&Changes, String> {
-        self.changes
-            .get_or_init(|| self.read_changes())
-            .as_ref()
-            .map_err(Clone::clone)
+        first_use(&self.changes, || self.read_changes())
     }
 
     fn read_changes(&self) -> Result<Changes, String> {
@@ -1549,10 +1549,7 @@ impl Index {
 
     /// The plies of the changes of material, read on first use.
     fn material_plies(&self) -> Result<&MaterialPlies, String> {
-        self.material_plies
-            .get_or_init(|| self.read_material_plies())
-            .as_ref()
-            .map_err(Clone::clone)
+        first_use(&self.material_plies, || self.read_material_plies())
     }
 
     fn read_material_plies(&self) -> Result<MaterialPlies, String> {
@@ -1586,10 +1583,7 @@ impl Index {
 
     /// The pawns' files, read on first use.
     fn pawn_files(&self) -> Result<&PawnFiles, String> {
-        self.pawn_files
-            .get_or_init(|| self.read_pawn_files())
-            .as_ref()
-            .map_err(Clone::clone)
+        first_use(&self.pawn_files, || self.read_pawn_files())
     }
 
     fn read_pawn_files(&self) -> Result<PawnFiles, String> {
@@ -1629,10 +1623,7 @@ impl Index {
 
     /// How the pawns left home, read on first use.
     fn pushes(&self) -> Result<&Pushes, String> {
-        self.pushes
-            .get_or_init(|| self.read_pushes())
-            .as_ref()
-            .map_err(Clone::clone)
+        first_use(&self.pushes, || self.read_pushes())
     }
 
     fn read_pushes(&self) -> Result<Pushes, String> {
@@ -1675,12 +1666,12 @@ impl Index {
                 let mut s = singles[parent];
                 if state::full_material(&states[parent])
                     && let Some(bit) = state::pushed_home(self.node_change[i])
+                    // (A key that names no squares counts as one step: the
+                    // game is then decoded, never ruled out.)
+                    && key_squares(self.node_move[i])
+                        .is_none_or(|(from, to)| from.rank().distance(to.rank()) == 1)
                 {
-                    let squares = usize::from(self.node_move[i] >> 3);
-                    let (from, to) = (squares / 64 % 64, squares % 64);
-                    if from.abs_diff(to) == 8 {
-                        s |= bit;
-                    }
+                    s |= bit;
                 }
                 singles[i] = s;
             }
