@@ -185,9 +185,18 @@ pub(crate) const fn valid(code: u8) -> bool {
 /// 8–15 Black's. They stay the same from one change of material to the
 /// next: only a capture or a promotion takes a pawn off its file.
 pub(crate) fn pawn_files(board: &Board) -> u16 {
+    files_of(
+        board.by_piece(Role::Pawn.of(Color::White)),
+        board.by_piece(Role::Pawn.of(Color::Black)),
+    )
+}
+
+/// The files of White's squares `white` (bits 0–7) and Black's `black`
+/// (bits 8–15).
+fn files_of(white: Bitboard, black: Bitboard) -> u16 {
     let mut files = 0u16;
-    for (shift, color) in [(0, Color::White), (8, Color::Black)] {
-        for sq in board.by_piece(Role::Pawn.of(color)) {
+    for (shift, squares) in [(0, white), (8, black)] {
+        for sq in squares {
             files |= 1 << (shift + sq.file() as u16);
         }
     }
@@ -231,16 +240,10 @@ pub(crate) fn pushed_home(code: u8) -> Option<u16> {
 /// rank 3, Black's rank 6). Where every piece is on the board no pawn has
 /// left its file, so each came there by one step from its home square.
 pub(crate) fn single_steps(board: &Board) -> u16 {
-    let white = board.by_piece(Role::Pawn.of(Color::White)) & Bitboard::from_rank(Rank::Third);
-    let black = board.by_piece(Role::Pawn.of(Color::Black)) & Bitboard::from_rank(Rank::Sixth);
-    let mut bits = 0u16;
-    for sq in white {
-        bits |= 1 << sq.file() as u16;
-    }
-    for sq in black {
-        bits |= 1 << (8 + sq.file() as u16);
-    }
-    bits
+    files_of(
+        board.by_piece(Role::Pawn.of(Color::White)) & Bitboard::from_rank(Rank::Third),
+        board.by_piece(Role::Pawn.of(Color::Black)) & Bitboard::from_rank(Rank::Sixth),
+    )
 }
 
 /// Material as Scoutfish writes it: White's pieces then Black's, each
