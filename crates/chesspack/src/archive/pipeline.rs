@@ -127,17 +127,24 @@ pub(crate) trait SectionBuilder {
     fn finish(&mut self) -> Vec<u8>;
 }
 
-/// The most input whose search section [`Pipeline::compress`] weighs
-/// against xz of the input: xz -9e of 512 KiB takes about 0.3 s, and a
-/// larger file of games keeps its section well under xz (masters' 1,000
-/// games, 766 KB: 0.44x).
+/// The most input whose search section [`Pipeline::compress`] always
+/// weighs against xz of the input: xz -9e of 512 KiB takes about 0.3 s.
 const SMALL_INPUT: usize = 512 << 10;
+
+/// The most input whose search section [`Pipeline::compress`] weighs
+/// against xz of the input where the archive with it comes to more than
+/// half of zstd -1 of the blocks' text (xz -9e seldom takes less, and the
+/// blocks' floor assumes the same; real games' archives with their
+/// sections come to a quarter or less): xz -9e of 8 MiB takes about 5 s,
+/// and such a file (opening lines, games of a few plies) compresses in
+/// about that time. A larger input keeps its section.
+const KEPT_INPUT: usize = 8 << 20;
 
 /// The bytes of frame an archive may take beyond xz of its text (issue
 /// 69's bound).
 const XZ_SLACK: u64 = 250;
 
-/// An input whose bytes are kept while there are at most [`SMALL_INPUT`]
+/// An input whose bytes are kept while there are at most [`KEPT_INPUT`]
 /// of them (`None` past that).
 struct Kept<R> {
     inner: R,
@@ -147,7 +154,7 @@ struct Kept<R> {
 impl<R> Kept<R> {
     fn keep(kept: &mut Option<Vec<u8>>, bytes: &[u8]) {
         if let Some(k) = kept {
-            if k.len() + bytes.len() > SMALL_INPUT {
+            if k.len() + bytes.len() > KEPT_INPUT {
                 *kept = None;
             } else {
                 k.extend_from_slice(bytes);
@@ -301,6 +308,8 @@ impl Pipeline {
         let mut writer = ArchiveWriter::new(output, codec)?;
         let mut total = BlockReport::default();
         let mut done = Progress::default();
+        // zstd -1 of the blocks' text, all told.
+        let mut quick = 0;
         // The input's bytes are kept only where a section is to be weighed.
         let mut input = Kept {
             inner: input,
@@ -322,6 +331,7 @@ impl Pipeline {
                     s.add_block(summary);
                 }
                 total.add(&block.report);
+                quick += block.quick;
                 done.blocks += 1;
                 done.games += block.report.games;
                 done.bytes += block.report.input_bytes;
@@ -335,20 +345,21 @@ impl Pipeline {
         drop(chunks);
         if let Some(s) = section {
             writer.section = s.finish();
+            // An input whose section would make the archive larger than
+            // xz of its text (issue 69: a file of opening lines, where the
+            // games cost a few bytes each) is left without one: its games
+            // decode in about the time a section is read, and `chesspack
+            // index` adds one. Weighed where the input is small, or where
+            // the archive with it comes near xz's likely size.
+            let trailer = 64 + 32 * writer.entries.len() as u64;
+            let with = writer.offset + writer.section.len() as u64 + trailer;
             if let Some(text) = input.kept.take()
                 && !writer.section.is_empty()
+                && (text.len() <= SMALL_INPUT || with * 2 > quick)
                 && let Some(xz) = compress_xz(&text)
+                && with > xz.len() as u64 + XZ_SLACK
             {
-                // A small input whose section would make the archive
-                // larger than xz of its text (issue 69: a file of opening
-                // lines, where the games cost a few bytes each) is left
-                // without one: its games decode in about the time a
-                // section is read, and `chesspack index` adds one.
-                let trailer = 64 + 32 * writer.entries.len() as u64;
-                let with = writer.offset + writer.section.len() as u64 + trailer;
-                if with > xz.len() as u64 + XZ_SLACK {
-                    writer.section.clear();
-                }
+                writer.section.clear();
             }
         }
         writer.finish()?;

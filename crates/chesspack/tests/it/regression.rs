@@ -1660,3 +1660,55 @@ fn regression_issue_69_a_section_never_takes_a_small_archive_past_xz() {
     let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&sample)).unwrap();
     assert!(archive.has_search_section());
 }
+
+/// Issue 69: the same for an input past 512 KiB (every line of three
+/// plies, 8,902 games, 0.9 MB): only inputs of at most 512 KiB were
+/// weighed against xz, so a larger file of opening lines kept a section
+/// that took it past xz (17,566 bytes against 14,272). In one block: xz of
+/// a whole file finds repeats across blocks, which a block does not see
+/// (in three blocks, their text alone comes to 15,478 bytes).
+#[test]
+fn regression_issue_69_a_section_never_takes_a_larger_file_of_lines_past_xz() {
+    use chesspack::files::{self, Kind, Settings};
+    use shakmaty::Position;
+    let start = Chess::default();
+    let mut text = String::new();
+    for (i, m1) in start.legal_moves().iter().enumerate() {
+        let p1 = start.clone().play(*m1).unwrap();
+        let s1 = San::from_move(&start, *m1);
+        for (j, m2) in p1.legal_moves().iter().enumerate() {
+            let p2 = p1.clone().play(*m2).unwrap();
+            let s2 = San::from_move(&p1, *m2);
+            for m3 in p2.legal_moves() {
+                let s3 = San::from_move(&p2, m3);
+                text += &format!(
+                    "[ECO \"A{:02}\"]\n[Opening \"Line {i}\"]\n[Variation \"{j}, {s3}\"]\n\n1. {s1} {s2} 2. {s3} *\n\n",
+                    i % 100
+                );
+            }
+        }
+    }
+    assert!(text.len() > 512 << 10, "{}", text.len());
+    let xz = crate::common::xz_size(text.as_bytes());
+    let mut settings = Settings::default();
+    settings.archive.block_games = 16_384;
+    let mut packed = Vec::new();
+    files::compress(
+        Kind::Games,
+        text.as_bytes(),
+        &mut packed,
+        &settings,
+        &mut |_| std::ops::ControlFlow::Continue(()),
+    )
+    .unwrap();
+    assert!(
+        packed.len() <= xz + 250,
+        "{} against xz's {xz}",
+        packed.len()
+    );
+    let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
+    assert!(!archive.has_search_section());
+    let mut out = Vec::new();
+    chesspack::archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
+    assert_eq!(out, text.as_bytes());
+}

@@ -348,6 +348,9 @@ pub(crate) struct EncodedBlock {
     /// moves; `None` for a game stored verbatim), where the caller asked
     /// for them (for the search section).
     pub records: Vec<Option<crate::archive::GameRecord>>,
+    /// The bytes of zstd -1 of the block's text (what the floor and the
+    /// search section are weighed by).
+    pub quick: u64,
 }
 
 pub(crate) use crate::le::{take_leb as get_varint, write_leb as put_varint};

@@ -795,7 +795,14 @@ pub(crate) fn encode_block(
     }
     let continues = chunks.last().is_some_and(|c| c.more);
     let mut payload = cols.payload(chunks.len(), continues, level, &mut report);
-    if let Some((text, text_report)) = as_text(chunks, &kinds, continues, level, payload.len()) {
+    let text = chunks.iter().fold(Vec::new(), |mut t, c| {
+        t.extend_from_slice(&c.bytes);
+        t
+    });
+    let quick = zstd::bulk::compress(&text, 1).map_or(text.len(), |q| q.len());
+    if let Some((text, text_report)) =
+        as_text(chunks, text, quick, &kinds, continues, level, payload.len())
+    {
         payload = text;
         report.raw = text_report.raw;
         report.stored = text_report.stored;
@@ -813,6 +820,7 @@ pub(crate) fn encode_block(
         lead,
         tail: tail.to_vec(),
         records: game_records,
+        quick: quick as u64,
     }
 }
 
@@ -830,25 +838,23 @@ fn aligned_moves(aligned: &[u8], plain: usize, level: i32) -> Option<Vec<u8>> {
         .filter(|c| c.len() < plain)
 }
 
-/// The floor: the block of `chunks` as its games' text alone (`kinds`:
-/// [`KIND_TEXT`] for a game that parses, 1 for one stored verbatim,
-/// [`KIND_PIECE`]), one column compressed with zstd or xz, where that is
-/// smaller than `coded`, the size of its payload in columns. Tried only
-/// where the columns come to more than half of zstd -1 of the text: columns
-/// store games at a tenth of that or less, and xz takes time.
+/// The floor: the block of `chunks` (their `text`, `quick` bytes in zstd
+/// -1) as its games' text alone (`kinds`: [`KIND_TEXT`] for a game that
+/// parses, 1 for one stored verbatim, [`KIND_PIECE`]), one column
+/// compressed with zstd or xz, where that is smaller than `coded`, the size
+/// of its payload in columns. Tried only where the columns come to more
+/// than half of zstd -1 of the text: columns store games at a tenth of that
+/// or less, and xz takes time.
 fn as_text(
     chunks: &[Chunk],
+    text: Vec<u8>,
+    quick: usize,
     kinds: &[u8],
     continues: bool,
     level: i32,
     coded: usize,
 ) -> Option<(Vec<u8>, BlockReport)> {
-    let text = chunks.iter().fold(Vec::new(), |mut t, c| {
-        t.extend_from_slice(&c.bytes);
-        t
-    });
-    let quick = zstd::bulk::compress(&text, 1).ok()?;
-    if coded * 2 <= quick.len() {
+    if coded * 2 <= quick {
         return None;
     }
     // No tags are stored: any marks will do.
