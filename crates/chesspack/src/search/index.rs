@@ -696,6 +696,62 @@ impl IndexBuilder {
         (0..self.games.len()).map(one).collect()
     }
 
+    /// Game `g`'s columns past its node (at ply `depth`): its changes of
+    /// state and their plies, its pawns' files, its pushes from home and
+    /// where it comes back to the tree.
+    fn stretches_into(&self, cols: &mut [Vec<u8>], g: usize, depth: usize, reentries: &[Reentry]) {
+        let game = &self.games[g];
+        // The changes after the game leaves the tree: those before are
+        // its nodes'.
+        let after: Vec<(u8, u16)> = self
+            .changes_of(g)
+            .iter()
+            .copied()
+            .filter(|&(_, ply)| usize::from(ply) > depth)
+            .collect();
+        put_varint(&mut cols[CHANGE_COUNTS], after.len() as u64);
+        cols[CHANGES].extend(after.iter().map(|&(code, _)| code));
+        // The plies of the changes of material (pieces taken,
+        // promotions), each from the last (the first from the node).
+        let mut last = depth as u64;
+        for &(code, ply) in &after {
+            if state::changes_material(code) {
+                put_varint(&mut cols[MATERIAL_PLIES], u64::from(ply) - last);
+                last = u64::from(ply);
+            }
+        }
+        // The pawns' files of its stretches that keep them.
+        let files = &self.files[game.files.clone()];
+        let files = files.iter().filter(|&&(ply, _)| usize::from(ply) > depth);
+        put_varint(&mut cols[PAWN_FILE_COUNTS], files.clone().count() as u64);
+        // Each from the one before (most stretches end by a trade of
+        // pieces, and the files stay).
+        let mut last = 0u16;
+        for &(_, f) in files {
+            cols[PAWN_FILES].extend_from_slice(&(f ^ last).to_le_bytes());
+            last = f;
+        }
+        // How its pawns left home after its node, while it had every
+        // piece (a byte each: 1 two steps).
+        cols[PUSHES].extend(
+            self.pushes[game.pushes.clone()]
+                .iter()
+                .filter(|&&(ply, _)| usize::from(ply) > depth)
+                .map(|&(_, two)| two),
+        );
+        // Where it comes back to the tree: each ply from the last
+        // (the first from its node), the node, how far down it goes.
+        put_varint(&mut cols[REENTRY_COUNTS], reentries.len() as u64);
+        let mut last = depth as u32;
+        for r in reentries {
+            put_varint(&mut cols[REENTRY_PLIES], u64::from(r.ply - last));
+            last = r.ply;
+            cols[REENTRY_NODES].extend_from_slice(&r.node.to_le_bytes());
+            put_varint(&mut cols[REENTRY_ENDS], u64::from(r.end - r.node));
+            cols[REENTRY_NEXT].extend_from_slice(&r.next.to_le_bytes());
+        }
+    }
+
     /// The section's bytes.
     pub(crate) fn bytes(&self) -> Vec<u8> {
         let tree = self.tree();
@@ -729,57 +785,7 @@ impl IndexBuilder {
             for (i, id) in game.meta.iter().enumerate() {
                 cols[WHITE + i].extend_from_slice(&id.to_le_bytes());
             }
-            // The changes after the game leaves the tree: those before are
-            // its nodes'.
-            let after: Vec<(u8, u16)> = self
-                .changes_of(g)
-                .iter()
-                .copied()
-                .filter(|&(_, ply)| usize::from(ply) > depths[g])
-                .collect();
-            put_varint(&mut cols[CHANGE_COUNTS], after.len() as u64);
-            cols[CHANGES].extend(after.iter().map(|&(code, _)| code));
-            // The plies of the changes of material (pieces taken,
-            // promotions), each from the last (the first from the node).
-            let mut last = depths[g] as u64;
-            for &(code, ply) in &after {
-                if state::changes_material(code) {
-                    put_varint(&mut cols[MATERIAL_PLIES], u64::from(ply) - last);
-                    last = u64::from(ply);
-                }
-            }
-            // The pawns' files of its stretches that keep them.
-            let files = &self.files[game.files.clone()];
-            let files = files
-                .iter()
-                .filter(|&&(ply, _)| usize::from(ply) > depths[g]);
-            put_varint(&mut cols[PAWN_FILE_COUNTS], files.clone().count() as u64);
-            // Each from the one before (most stretches end by a trade of
-            // pieces, and the files stay).
-            let mut last = 0u16;
-            for &(_, f) in files {
-                cols[PAWN_FILES].extend_from_slice(&(f ^ last).to_le_bytes());
-                last = f;
-            }
-            // How its pawns left home after its node, while it had every
-            // piece (a byte each: 1 two steps).
-            cols[PUSHES].extend(
-                self.pushes[game.pushes.clone()]
-                    .iter()
-                    .filter(|&&(ply, _)| usize::from(ply) > depths[g])
-                    .map(|&(_, two)| two),
-            );
-            // Where it comes back to the tree: each ply from the last
-            // (the first from its node), the node, how far down it goes.
-            put_varint(&mut cols[REENTRY_COUNTS], reentries[g].len() as u64);
-            let mut last = depths[g] as u32;
-            for r in &reentries[g] {
-                put_varint(&mut cols[REENTRY_PLIES], u64::from(r.ply - last));
-                last = r.ply;
-                cols[REENTRY_NODES].extend_from_slice(&r.node.to_le_bytes());
-                put_varint(&mut cols[REENTRY_ENDS], u64::from(r.end - r.node));
-                cols[REENTRY_NEXT].extend_from_slice(&r.next.to_le_bytes());
-            }
+            self.stretches_into(&mut cols, g, depths[g], &reentries[g]);
         }
         for n in &self.name_list {
             cols[NAMES].extend_from_slice(n.as_bytes());

@@ -279,3 +279,68 @@ fn regression_issue_41_the_public_api_stays_narrow() {
         "{n} public items (at most 250: see docs/architecture.md)"
     );
 }
+
+/// Each function of the library's code (test modules aside) and its number
+/// of lines, from its `fn` line to the brace that closes it at the same
+/// indentation.
+fn function_lengths() -> Vec<(usize, String)> {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut out = Vec::new();
+    let mut dirs = vec![src];
+    while let Some(d) = dirs.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                dirs.push(p);
+                continue;
+            }
+            if p.extension().is_none_or(|x| x != "rs") {
+                continue;
+            }
+            let text = std::fs::read_to_string(&p).unwrap();
+            let text = text.split("\n#[cfg(test)]").next().unwrap_or_default();
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                let body = line.trim_start();
+                let indent = &line[..line.len() - body.len()];
+                let body = ["pub ", "pub(crate) ", "pub(super) ", "const ", "unsafe "]
+                    .iter()
+                    .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
+                let body = ["const ", "unsafe "]
+                    .iter()
+                    .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
+                let Some(name) = body.strip_prefix("fn ") else {
+                    continue;
+                };
+                let name: String = name
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                // A declaration without a body (in a trait) ends with `;`
+                // before any `{`; a body on the signature's line closes there.
+                let head = lines[i..]
+                    .iter()
+                    .map(|l| l.trim_end())
+                    .find(|l| l.ends_with(['{', ';', '}']));
+                if head.is_none_or(|l| !l.ends_with('{')) {
+                    continue;
+                }
+                let close = format!("{indent}}}");
+                if let Some(end) = lines[i..].iter().position(|l| l.trim_end() == close) {
+                    out.push((end + 1, format!("{}: {name}", p.display())));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// Issue 67: each function of the library is one idea; none runs past 120
+/// lines (the limit is only ever lowered).
+#[test]
+fn regression_issue_67_no_library_function_runs_past_120_lines() {
+    let lengths = function_lengths();
+    assert!(lengths.len() > 1000, "the count reads the sources");
+    let long: Vec<_> = lengths.iter().filter(|(n, _)| *n > 120).collect();
+    assert!(long.is_empty(), "functions over 120 lines: {long:?}");
+}
