@@ -743,18 +743,22 @@ impl TagState {
         let last = self.last[id].take();
         let had_last = last.is_some();
         let mut value = last.unwrap_or_default();
-        if let Err(e) = self.build(role, id, stored, had_last, &mut value, numbers) {
-            // Untouched: the state stays as it was.
-            self.last[id] = had_last.then_some(value);
-            return Err(e);
-        }
-        self.update_others(id, &value);
+        let at = match self.build(role, id, stored, had_last, &mut value, numbers) {
+            Ok(at) => at,
+            Err(e) => {
+                // Untouched: the state stays as it was.
+                self.last[id] = had_last.then_some(value);
+                return Err(e);
+            }
+        };
+        self.update_others(id, &value, at);
         Ok(self.last[id].insert(value))
     }
 
     /// Turns `value`, the last value of its name (empty when `had_last` is
-    /// false), into the value that `stored` codes; on an error it is left
-    /// as it was.
+    /// false), into the value that `stored` codes, and says where in its
+    /// list of recent names or values it was found, if it was; on an
+    /// error it is left as it was.
     fn build(
         &mut self,
         role: Role,
@@ -763,7 +767,8 @@ impl TagState {
         had_last: bool,
         value: &mut Vec<u8>,
         numbers: &mut BinaryDecoder<'_>,
-    ) -> Result<(), String> {
+    ) -> Result<Option<usize>, String> {
+        let mut at = None;
         match *stored {
             [REPEAT] if had_last => {}
             [REPEAT] => return Err("a tag value repeats nothing".into()),
@@ -774,6 +779,7 @@ impl TagState {
                     .get(usize::from(i).wrapping_sub(1))
                     .ok_or("a player mark points past the names seen")?;
                 replace(value, name);
+                at = Some(usize::from(i) - 1);
             }
             [mark @ (ELO_STEP | ELO_NEAR)] if matches!(role, Role::Elo(_)) => {
                 let elo = self.coded_elo(mark, usize::from(role == Role::Elo(1)), numbers)?;
@@ -815,6 +821,7 @@ impl TagState {
                     .and_then(|k| self.values[id].get(k))
                     .ok_or("a recent-value mark points past the values seen")?;
                 replace(value, v);
+                at = usize::try_from(k).ok();
             }
             [PLAYER_ELO] => match role {
                 Role::Elo(side) => {
@@ -858,7 +865,7 @@ impl TagState {
             [b, ..] if self.is_mark(b) => return Err(format!("bad tag value mark {b}")),
             _ => replace(value, stored),
         }
-        Ok(())
+        Ok(at)
     }
 
     /// The Elo of side `side` that mark `mark` (`ELO_STEP` or `ELO_NEAR`)
@@ -906,15 +913,17 @@ impl TagState {
         if self.last[id].as_deref() != Some(value) {
             set(&mut self.last[id], value);
         }
-        self.update_others(id, value);
+        self.update_others(id, value, None);
     }
 
-    /// [`update`](TagState::update) but for the last value of the name.
-    fn update_others(&mut self, id: usize, value: &[u8]) {
+    /// [`update`](TagState::update) but for the last value of the name
+    /// (`at`: where the value is in its list of recent names or values,
+    /// where that is known; each is there once).
+    fn update_others(&mut self, id: usize, value: &[u8], at: Option<usize>) {
         let role = self.roles[id];
         match role {
             Role::Player(side) => {
-                match self.recent.iter().position(|n| n == value) {
+                match at.or_else(|| self.recent.iter().position(|n| n == value)) {
                     Some(i) => self.recent[..=i].rotate_right(1),
                     None => {
                         // The name that drops out lends its buffer.
@@ -931,10 +940,18 @@ impl TagState {
             }
             Role::Elo(side) => {
                 if let Some(p) = &self.players[side] {
-                    let before = self.elo.get(p);
-                    self.elo_changes[side] = before.and_then(|b| Some(number(b)? - number(value)?));
-                    if before.map(Vec::as_slice) != Some(value) {
-                        self.elo.insert(p.clone(), value.to_vec());
+                    // The player's Elo changed in its buffer where it had
+                    // one.
+                    match self.elo.get_mut(p) {
+                        Some(before) => {
+                            self.elo_changes[side] =
+                                number(before).zip(number(value)).map(|(b, v)| b - v);
+                            replace(before, value);
+                        }
+                        None => {
+                            self.elo_changes[side] = None;
+                            self.elo.insert(p.clone(), value.to_vec());
+                        }
                     }
                 }
                 if let Some(elo) = number(value) {
@@ -952,7 +969,7 @@ impl TagState {
                     // A repeat: the list stays as it is.
                     return;
                 }
-                match list.iter().position(|v| v == value) {
+                match at.or_else(|| list.iter().position(|v| v == value)) {
                     Some(k) => list[..=k].rotate_right(1),
                     None => {
                         // The value that drops out lends its buffer.
