@@ -35,7 +35,7 @@ use crate::archive::{
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 5;
+pub(crate) const VERSION: u8 = 6;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -253,8 +253,9 @@ pub(crate) struct Summary {
     /// The pawns' files after the changes of material whose state keeps
     /// them ([`state::keeps_files`]), with their plies.
     files: Vec<(u16, u16)>,
-    /// For each pawn pushed from its home square before any capture, its
-    /// ply and whether it went two steps.
+    /// For each pawn pushed from its home square before a pawn of its side
+    /// captures from its home square, its ply and whether it went two
+    /// steps.
     pushes: Vec<(u16, u8)>,
 }
 
@@ -280,7 +281,8 @@ impl Summary {
             pushes: Vec::new(),
         };
         if s.indexed {
-            let mut full = true;
+            // The home bits of the sides whose pushes are kept.
+            let mut clean = u16::MAX;
             let mut pos = record.start.clone();
             for (i, &m) in record.moves.iter().enumerate() {
                 if !pos.is_legal(m) {
@@ -291,13 +293,13 @@ impl Summary {
                 if code != 0 {
                     s.changes.push((code, ply));
                 }
-                if full && state::pushed_home(code).is_some() {
+                if state::pushed_home(code).is_some_and(|bit| bit & clean != 0) {
                     let two = m
                         .from()
                         .is_some_and(|f| f.rank().distance(m.to().rank()) == 2);
                     s.pushes.push((ply, u8::from(two)));
                 }
-                full &= !state::changes_material(code);
+                clean &= !state::captured_from_home(code);
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
                 if state::changes_material(code) && state::keeps_files(&State::of(&pos)) {
@@ -731,8 +733,8 @@ impl IndexBuilder {
             cols[PAWN_FILES].extend_from_slice(&(f ^ last).to_le_bytes());
             last = f;
         }
-        // How its pawns left home after its node, while it had every
-        // piece (a byte each: 1 two steps).
+        // How its pawns left home after its node, while no pawn of their
+        // side had captured from home (a byte each: 1 two steps).
         cols[PUSHES].extend(
             self.pushes[game.pushes.clone()]
                 .iter()
@@ -1013,7 +1015,7 @@ pub(crate) struct Index {
     pushes: OnceLock<Result<Pushes, String>>,
     /// The home pawns that each node's line pushed one step while it had
     /// every piece, made on first use.
-    node_singles: OnceLock<Vec<u16>>,
+    node_singles: OnceLock<(Vec<u16>, Vec<u16>)>,
     reentries: OnceLock<Result<Reentries, String>>,
 }
 
@@ -1637,21 +1639,22 @@ impl Index {
         if two.iter().any(|&b| b > 1) {
             return Err("a bad push".into());
         }
-        // Each game's number: its pushes from home before its first change
-        // of material, where its node has every piece.
+        // Each game's number: its pushes from home after its node while no
+        // pawn of their side had captured from home.
         let changes = self.changes()?;
-        let states = self.node_states();
+        let (_, node_clean) = self.node_singles();
         let mut at = Vec::with_capacity(self.games + 1);
         let mut n = 0usize;
         at.push(0);
         for (g, &exit) in self.exits.iter().enumerate() {
-            if exit != NONE && state::full_material(&states[exit as usize]) {
-                let codes = &changes.codes[changes.at[g] as usize..changes.at[g + 1] as usize];
-                n += codes
-                    .iter()
-                    .take_while(|&&c| !state::changes_material(c))
-                    .filter(|&&c| state::pushed_home(c).is_some())
-                    .count();
+            if exit != NONE {
+                let mut clean = node_clean[exit as usize];
+                for &c in &changes.codes[changes.at[g] as usize..changes.at[g + 1] as usize] {
+                    if state::pushed_home(c).is_some_and(|bit| bit & clean != 0) {
+                        n += 1;
+                    }
+                    clean &= !state::captured_from_home(c);
+                }
             }
             at.push(u32::try_from(n).map_err(|_| "too many pushes")?);
         }
@@ -1661,17 +1664,18 @@ impl Index {
         Ok(Pushes { at, two })
     }
 
-    /// The home pawns that each node's line pushed one step while every
-    /// piece was on the board (its moves' keys give the squares).
-    fn node_singles(&self) -> &[u16] {
-        self.node_singles.get_or_init(|| {
-            let states = self.node_states();
+    /// The home pawns that each node's line pushed one step while no pawn
+    /// of their side had captured from home (its moves' keys give the
+    /// squares), and the home bits of the sides none of whose pawns had.
+    fn node_singles(&self) -> (&[u16], &[u16]) {
+        let (singles, clean) = self.node_singles.get_or_init(|| {
             let mut singles = vec![0u16; self.node_move.len()];
+            let mut clean = vec![u16::MAX; self.node_move.len()];
             for i in 1..self.node_move.len() {
                 let parent = self.node_parent[i] as usize;
                 let mut s = singles[parent];
-                if state::full_material(&states[parent])
-                    && let Some(bit) = state::pushed_home(self.node_change[i])
+                let code = self.node_change[i];
+                if let Some(bit) = state::pushed_home(code).filter(|&b| b & clean[parent] != 0)
                     // (A key that names no squares counts as one step: the
                     // game is then decoded, never ruled out.)
                     && key_squares(self.node_move[i])
@@ -1680,9 +1684,11 @@ impl Index {
                     s |= bit;
                 }
                 singles[i] = s;
+                clean[i] = clean[parent] & !state::captured_from_home(code);
             }
-            singles
-        })
+            (singles, clean)
+        });
+        (singles, clean)
     }
 
     /// Game `g`'s tags that are numbers.
@@ -1774,8 +1780,9 @@ impl Index {
     }
 
     /// [`Index::states`], each with the home pawns that game `g` has pushed
-    /// one step while it had every piece (from its node's line on; none
-    /// once a piece is taken).
+    /// one step (from its node's line on), and every home bit of a side one
+    /// of whose pawns has captured from home (its pushes no longer tell:
+    /// a pawn on its third rank may have come by that capture).
     pub(crate) fn states_with_singles(
         &self,
         g: usize,
@@ -1784,22 +1791,22 @@ impl Index {
         let pushes = self.pushes()?;
         let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
         let exit = self.exits[g] as usize;
-        let mut single = self.node_singles()[exit];
+        let (singles, clean) = self.node_singles();
+        let (mut single, mut clean) = (singles[exit], clean[exit]);
         let mut two = pushes.two[pushes.at[g] as usize..pushes.at[g + 1] as usize].iter();
-        let mut full = state::full_material(&self.node_states()[exit]);
         Ok(self
             .states(g)?
             .zip(std::iter::once(0).chain(changes.codes[a..b].iter().copied()))
             .map(move |(s, code)| {
-                if full && let Some(bit) = state::pushed_home(code) {
+                if let Some(bit) = state::pushed_home(code).filter(|&b| b & clean != 0) {
                     // Two steps: `1`. (Too few bytes read as one step:
                     // the game is then decoded, never ruled out.)
                     if two.next() != Some(&1) {
                         single |= bit;
                     }
                 }
-                full &= !state::changes_material(code);
-                (s, single)
+                clean &= !state::captured_from_home(code);
+                (s, single | !clean)
             }))
     }
 

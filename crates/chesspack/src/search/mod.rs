@@ -233,8 +233,8 @@ type Tally = (
 enum Target {
     Any,
     /// The position's key, its state, its pawns' files, and the home
-    /// pawns that came to their third rank by one step where it has every
-    /// piece ([`state::single_steps`]; else none).
+    /// pawns on their third rank, which came there by one step where no
+    /// pawn of their side captured from home ([`state::single_steps`]).
     Position {
         key: u64,
         state: State,
@@ -340,17 +340,13 @@ impl Target {
             key: key(pos),
             state,
             files: state::pawn_files(pos.board()),
-            singles: if state::full_material(&state) {
-                state::single_steps(pos.board())
-            } else {
-                0
-            },
+            singles: state::single_steps(pos.board()),
         }
     }
 
     /// The home pawns that a game must have pushed one step to be at the
-    /// position: those on their third rank, where every piece is on the
-    /// board (none else).
+    /// position, unless a pawn of their side captured from home: those on
+    /// their third rank.
     fn singles(&self) -> u16 {
         match self {
             Target::Position { singles, .. } => *singles,

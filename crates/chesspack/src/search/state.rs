@@ -221,12 +221,6 @@ pub(crate) fn keeps_files(s: &State) -> bool {
     pieces <= FILES_PIECES
 }
 
-/// Whether a game in state `s` has every piece it started with: no capture
-/// and no promotion yet, so that each pawn is still on its own file.
-pub(crate) fn full_material(s: &State) -> bool {
-    s.material == [[8, 2, 2, 2, 1]; 2]
-}
-
 /// The home square's bit of the pawn that change `code` pushes from its
 /// home square (no capture, no promotion), if it does.
 pub(crate) fn pushed_home(code: u8) -> Option<u16> {
@@ -236,9 +230,31 @@ pub(crate) fn pushed_home(code: u8) -> Option<u16> {
     }
 }
 
+/// The home bits of the side whose pawn change `code` moves off its home
+/// square by a capture (all eight of that side's, 0 for none). Until a
+/// side's pawn captures from its home square, each of its pawns on its
+/// third rank came there by one step from the home square of its file: a
+/// pawn reaches its third rank from its second (its home square) alone.
+pub(crate) fn captured_from_home(code: u8) -> u16 {
+    let black = code >= 126;
+    match decode(code % 126) {
+        // The home bit is the mover's (not a pawn taken on its home
+        // square, which is the other side's bit).
+        (Some(bit), Some(_), None) if (bit >= 8) == black => {
+            if black {
+                0xff00
+            } else {
+                0x00ff
+            }
+        }
+        _ => 0,
+    }
+}
+
 /// The home bits of the pawns of `board` on their third rank (White's
-/// rank 3, Black's rank 6). Where every piece is on the board no pawn has
-/// left its file, so each came there by one step from its home square.
+/// rank 3, Black's rank 6). While no pawn of a side has captured from its
+/// home square ([`captured_from_home`]), each of its came there by one step
+/// from its home square.
 pub(crate) fn single_steps(board: &Board) -> u16 {
     files_of(
         board.by_piece(Role::Pawn.of(Color::White)) & Bitboard::from_rank(Rank::Third),
@@ -419,7 +435,6 @@ mod tests {
     #[test]
     fn single_steps_are_the_pawns_on_their_third_rank() {
         let mut pos = Chess::default();
-        assert!(full_material(&State::of(&pos)));
         let mut single = 0;
         for san in ["d3", "e5", "e4", "d6", "c3", "c5"] {
             let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
@@ -435,6 +450,35 @@ mod tests {
         // A piece's move is no push.
         let code = change(&pos, "Qa4".parse::<San>().unwrap().to_move(&pos).unwrap());
         assert_eq!(pushed_home(code), None);
+        assert_eq!(captured_from_home(code), 0);
+    }
+
+    #[test]
+    fn a_capture_from_home_is_told_by_its_side() {
+        let last_code = |line: &[&str]| {
+            let mut pos = Chess::default();
+            line.iter().fold(0, |_, san| {
+                let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+                play(&mut pos, m)
+            })
+        };
+        // White's b pawn takes on c3 from b2, its home square.
+        assert_eq!(
+            last_code(&["e4", "d5", "Nc3", "d4", "Nf3", "dxc3", "bxc3"]),
+            2 * 6 + 1
+        );
+        assert_eq!(captured_from_home(2 * 6 + 1), 0x00ff);
+        // Black's e pawn takes on d6 from e7.
+        let code = last_code(&["d4", "a6", "d5", "a5", "d6", "exd6"]);
+        assert_eq!(captured_from_home(code), 0xff00);
+        // Black's d pawn takes on c3 from d4 (no home square).
+        let code = last_code(&["e4", "d5", "Nc3", "d4", "Nf3", "dxc3"]);
+        assert_eq!(captured_from_home(code), 0);
+        // A pawn taken on its home square by a piece marks neither side.
+        let code = last_code(&["e4", "e5", "Qh5", "Nc6", "Qxf7+"]);
+        assert_eq!(captured_from_home(code), 0);
+        // Nor does a push.
+        assert_eq!(captured_from_home(last_code(&["e4"])), 0);
     }
 
     #[test]
