@@ -1650,6 +1650,9 @@ impl Index {
             if exit != NONE {
                 let mut clean = node_clean[exit as usize];
                 for &c in &changes.codes[changes.at[g] as usize..changes.at[g + 1] as usize] {
+                    if clean == 0 {
+                        break;
+                    }
                     if state::pushed_home(c).is_some_and(|bit| bit & clean != 0) {
                         n += 1;
                     }

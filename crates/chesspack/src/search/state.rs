@@ -224,10 +224,7 @@ pub(crate) fn keeps_files(s: &State) -> bool {
 /// The home square's bit of the pawn that change `code` pushes from its
 /// home square (no capture, no promotion), if it does.
 pub(crate) fn pushed_home(code: u8) -> Option<u16> {
-    match decode(code % 126) {
-        (Some(bit), None, None) => Some(1 << bit),
-        _ => None,
-    }
+    Some(HOME_MOVES[usize::from(code)].0).filter(|&bit| bit != 0)
 }
 
 /// The home bits of the side whose pawn change `code` moves off its home
@@ -236,20 +233,33 @@ pub(crate) fn pushed_home(code: u8) -> Option<u16> {
 /// third rank came there by one step from the home square of its file: a
 /// pawn reaches its third rank from its second (its home square) alone.
 pub(crate) fn captured_from_home(code: u8) -> u16 {
-    let black = code >= 126;
-    match decode(code % 126) {
-        // The home bit is the mover's (not a pawn taken on its home
-        // square, which is the other side's bit).
-        (Some(bit), Some(_), None) if (bit >= 8) == black => {
-            if black {
-                0xff00
-            } else {
-                0x00ff
+    HOME_MOVES[usize::from(code)].1
+}
+
+/// For each change code, [`pushed_home`]'s bit (0 for none) and
+/// [`captured_from_home`]'s bits: looked up for every change of every
+/// game when a query reads the pushes.
+const HOME_MOVES: [(u16, u16); 256] = {
+    let mut table = [(0u16, 0u16); 256];
+    let mut code = 0;
+    while code < 252 {
+        let black = code >= 126;
+        let c = code % 126;
+        // A home square left (`c / 6`, from 1), nothing promoted.
+        if c < 102 && c / 6 >= 1 {
+            let bit = c / 6 - 1;
+            if c % 6 == 0 {
+                table[code].0 = 1 << bit;
+            } else if (bit >= 8) == black {
+                // A capture from the mover's home square (not a pawn
+                // taken on its home square: the other side's bit).
+                table[code].1 = if black { 0xff00 } else { 0x00ff };
             }
         }
-        _ => 0,
+        code += 1;
     }
-}
+    table
+};
 
 /// The home bits of the pawns of `board` on their third rank (White's
 /// rank 3, Black's rank 6). While no pawn of a side has captured from its
@@ -451,6 +461,30 @@ mod tests {
         let code = change(&pos, "Qa4".parse::<San>().unwrap().to_move(&pos).unwrap());
         assert_eq!(pushed_home(code), None);
         assert_eq!(captured_from_home(code), 0);
+    }
+
+    #[test]
+    fn the_home_moves_table_is_the_codes_decoded() {
+        for code in 0..=255u8 {
+            let (vacated, captured, promoted) = decode(code % 126);
+            let pushed = match (vacated, captured, promoted) {
+                (Some(bit), None, None) if valid(code) => Some(1u16 << bit),
+                _ => None,
+            };
+            assert_eq!(pushed_home(code), pushed, "{code}");
+            let black = code >= 126;
+            let from_home = match (vacated, captured, promoted) {
+                (Some(bit), Some(_), None) if valid(code) && (bit >= 8) == black => {
+                    if black {
+                        0xff00
+                    } else {
+                        0x00ff
+                    }
+                }
+                _ => 0,
+            };
+            assert_eq!(captured_from_home(code), from_home, "{code}");
+        }
     }
 
     #[test]
