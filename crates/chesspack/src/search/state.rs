@@ -236,6 +236,12 @@ pub(crate) fn captured_from_home(code: u8) -> u16 {
     HOME_MOVES[usize::from(code)].1
 }
 
+/// [`pushed_home`]'s bit (0 for none) and [`captured_from_home`]'s bits
+/// of change `code` at once.
+pub(crate) fn home_moves(code: u8) -> (u16, u16) {
+    HOME_MOVES[usize::from(code)]
+}
+
 /// For each change code, [`pushed_home`]'s bit (0 for none) and
 /// [`captured_from_home`]'s bits: looked up for every change of every
 /// game when a query reads the pushes.
