@@ -14,8 +14,13 @@ fn files_of(src: &Path, name: &str) -> Vec<PathBuf> {
     if file.is_file() {
         return vec![file];
     }
+    rust_files_under(&src.join(name))
+}
+
+/// The `.rs` files in folder `dir` and the folders under it.
+fn rust_files_under(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
-    let mut dirs = vec![src.join(name)];
+    let mut dirs = vec![dir.to_path_buf()];
     while let Some(d) = dirs.pop() {
         for e in std::fs::read_dir(&d).unwrap() {
             let p = e.unwrap().path();
@@ -222,47 +227,45 @@ fn a_cycle_is_found() {
     assert_eq!(cycle(&g), None);
 }
 
+/// Every source file of the library, with its text.
+fn library_sources() -> Vec<(PathBuf, String)> {
+    rust_files_under(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"))
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap();
+            (p, text)
+        })
+        .collect()
+}
+
 /// The library's public declarations as issue 41 counts them: every `pub`
 /// fn, struct, enum, trait, type, const, static, mod and use (one per
 /// statement; `pub(crate)` and the like are not public) outside test
 /// modules.
 fn public_items() -> usize {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let kinds = [
         "fn", "struct", "enum", "trait", "type", "const", "static", "mod", "use", "unsafe",
     ];
-    let mut dirs = vec![src];
     let mut n = 0;
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
-                continue;
-            }
-            if p.extension().is_none_or(|x| x != "rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).unwrap();
-            let text = text
-                .split("#[cfg(test)]\nmod tests")
-                .next()
-                .unwrap_or_default();
-            n += text
-                .lines()
-                .filter_map(|l| l.trim_start().strip_prefix("pub "))
-                .filter(|rest| {
-                    let rest = rest
-                        .strip_prefix("const ")
-                        .filter(|r| r.starts_with("fn "))
-                        .unwrap_or(rest);
-                    kinds.iter().any(|k| {
-                        rest.strip_prefix(k)
-                            .is_some_and(|r| r.starts_with([' ', '<', '(']))
-                    })
+    for (_, text) in library_sources() {
+        let text = text
+            .split("#[cfg(test)]\nmod tests")
+            .next()
+            .unwrap_or_default();
+        n += text
+            .lines()
+            .filter_map(|l| l.trim_start().strip_prefix("pub "))
+            .filter(|rest| {
+                let rest = rest
+                    .strip_prefix("const ")
+                    .filter(|r| r.starts_with("fn "))
+                    .unwrap_or(rest);
+                kinds.iter().any(|k| {
+                    rest.strip_prefix(k)
+                        .is_some_and(|r| r.starts_with([' ', '<', '(']))
                 })
-                .count();
-        }
+            })
+            .count();
     }
     n
 }
@@ -284,51 +287,38 @@ fn regression_issue_41_the_public_api_stays_narrow() {
 /// of lines, from its `fn` line to the brace that closes it at the same
 /// indentation.
 fn function_lengths() -> Vec<(usize, String)> {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut out = Vec::new();
-    let mut dirs = vec![src];
-    while let Some(d) = dirs.pop() {
-        for e in std::fs::read_dir(&d).unwrap() {
-            let p = e.unwrap().path();
-            if p.is_dir() {
-                dirs.push(p);
+    for (p, text) in library_sources() {
+        let text = text.split("\n#[cfg(test)]").next().unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let body = line.trim_start();
+            let indent = &line[..line.len() - body.len()];
+            let body = ["pub ", "pub(crate) ", "pub(super) ", "const ", "unsafe "]
+                .iter()
+                .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
+            let body = ["const ", "unsafe "]
+                .iter()
+                .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
+            let Some(name) = body.strip_prefix("fn ") else {
+                continue;
+            };
+            let name: String = name
+                .chars()
+                .take_while(|c| c.is_alphanumeric() || *c == '_')
+                .collect();
+            // A declaration without a body (in a trait) ends with `;`
+            // before any `{`; a body on the signature's line closes there.
+            let head = lines[i..]
+                .iter()
+                .map(|l| l.trim_end())
+                .find(|l| l.ends_with(['{', ';', '}']));
+            if head.is_none_or(|l| !l.ends_with('{')) {
                 continue;
             }
-            if p.extension().is_none_or(|x| x != "rs") {
-                continue;
-            }
-            let text = std::fs::read_to_string(&p).unwrap();
-            let text = text.split("\n#[cfg(test)]").next().unwrap_or_default();
-            let lines: Vec<&str> = text.lines().collect();
-            for (i, line) in lines.iter().enumerate() {
-                let body = line.trim_start();
-                let indent = &line[..line.len() - body.len()];
-                let body = ["pub ", "pub(crate) ", "pub(super) ", "const ", "unsafe "]
-                    .iter()
-                    .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
-                let body = ["const ", "unsafe "]
-                    .iter()
-                    .fold(body, |b, p| b.strip_prefix(p).unwrap_or(b));
-                let Some(name) = body.strip_prefix("fn ") else {
-                    continue;
-                };
-                let name: String = name
-                    .chars()
-                    .take_while(|c| c.is_alphanumeric() || *c == '_')
-                    .collect();
-                // A declaration without a body (in a trait) ends with `;`
-                // before any `{`; a body on the signature's line closes there.
-                let head = lines[i..]
-                    .iter()
-                    .map(|l| l.trim_end())
-                    .find(|l| l.ends_with(['{', ';', '}']));
-                if head.is_none_or(|l| !l.ends_with('{')) {
-                    continue;
-                }
-                let close = format!("{indent}}}");
-                if let Some(end) = lines[i..].iter().position(|l| l.trim_end() == close) {
-                    out.push((end + 1, format!("{}: {name}", p.display())));
-                }
+            let close = format!("{indent}}}");
+            if let Some(end) = lines[i..].iter().position(|l| l.trim_end() == close) {
+                out.push((end + 1, format!("{}: {name}", p.display())));
             }
         }
     }

@@ -1622,30 +1622,8 @@ fn regression_issue_69_a_section_never_takes_a_small_archive_past_xz() {
             }
         }
     }
-    let xz = crate::common::xz_size(text.as_bytes());
-    let compress = |input: &[u8]| {
-        let mut packed = Vec::new();
-        files::compress(
-            Kind::Games,
-            input,
-            &mut packed,
-            &Settings::default(),
-            &mut |_| std::ops::ControlFlow::Continue(()),
-        )
-        .unwrap();
-        packed
-    };
-    let packed = compress(text.as_bytes());
-    assert!(
-        packed.len() <= xz + 250,
-        "{} against xz's {xz}",
-        packed.len()
-    );
+    let packed = packed_within_xz_without_a_section(&text, &Settings::default());
     let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&packed)).unwrap();
-    assert!(!archive.has_search_section());
-    let mut out = Vec::new();
-    chesspack::archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
-    assert_eq!(out, text.as_bytes());
     // The games are searched all the same, by decoding them.
     let mut q = chesspack::search::Query::default();
     q.moves = Some("e4 e5".into());
@@ -1656,7 +1634,15 @@ fn regression_issue_69_a_section_never_takes_a_small_archive_past_xz() {
         found.hits.len()
     );
     // Real games keep their section.
-    let sample = compress(include_bytes!("../../../../samples/lichess-sample.pgn"));
+    let mut sample = Vec::new();
+    files::compress(
+        Kind::Games,
+        &include_bytes!("../../../../samples/lichess-sample.pgn")[..],
+        &mut sample,
+        &Settings::default(),
+        &mut |_| std::ops::ControlFlow::Continue(()),
+    )
+    .unwrap();
     let archive = chesspack::archive::ArchiveReader::open(std::io::Cursor::new(&sample)).unwrap();
     assert!(archive.has_search_section());
 }
@@ -1669,7 +1655,7 @@ fn regression_issue_69_a_section_never_takes_a_small_archive_past_xz() {
 /// (in three blocks, their text alone comes to 15,478 bytes).
 #[test]
 fn regression_issue_69_a_section_never_takes_a_larger_file_of_lines_past_xz() {
-    use chesspack::files::{self, Kind, Settings};
+    use chesspack::files::Settings;
     use shakmaty::Position;
     let start = Chess::default();
     let mut text = String::new();
@@ -1689,15 +1675,25 @@ fn regression_issue_69_a_section_never_takes_a_larger_file_of_lines_past_xz() {
         }
     }
     assert!(text.len() > 512 << 10, "{}", text.len());
-    let xz = crate::common::xz_size(text.as_bytes());
     let mut settings = Settings::default();
     settings.archive.block_games = 16_384;
+    packed_within_xz_without_a_section(&text, &settings);
+}
+
+/// `text` compressed with `settings`: at most xz -9e of it plus 250 bytes,
+/// without a search section (it would have taken the archive past that),
+/// and its bytes back.
+fn packed_within_xz_without_a_section(
+    text: &str,
+    settings: &chesspack::files::Settings,
+) -> Vec<u8> {
+    let xz = crate::common::xz_size(text.as_bytes());
     let mut packed = Vec::new();
-    files::compress(
-        Kind::Games,
+    chesspack::files::compress(
+        chesspack::files::Kind::Games,
         text.as_bytes(),
         &mut packed,
-        &settings,
+        settings,
         &mut |_| std::ops::ControlFlow::Continue(()),
     )
     .unwrap();
@@ -1711,4 +1707,5 @@ fn regression_issue_69_a_section_never_takes_a_larger_file_of_lines_past_xz() {
     let mut out = Vec::new();
     chesspack::archive::decompress(std::io::Cursor::new(&packed), &mut out).unwrap();
     assert_eq!(out, text.as_bytes());
+    packed
 }
