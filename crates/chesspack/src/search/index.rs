@@ -293,13 +293,12 @@ impl Summary {
                 if code != 0 {
                     s.changes.push((code, ply));
                 }
-                if state::pushed_home(code).is_some_and(|bit| bit & clean != 0) {
+                if state::kept_push(&mut clean, code).is_some() {
                     let two = m
                         .from()
                         .is_some_and(|f| f.rank().distance(m.to().rank()) == 2);
                     s.pushes.push((ply, u8::from(two)));
                 }
-                clean &= !state::captured_from_home(code);
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
                 if state::changes_material(code) && state::keeps_files(&State::of(&pos)) {
@@ -1050,6 +1049,13 @@ struct Changes {
     codes: Vec<u8>,
 }
 
+impl Changes {
+    /// Game `g`'s changes after its node.
+    fn of(&self, g: usize) -> &[u8] {
+        &self.codes[self.at[g] as usize..self.at[g + 1] as usize]
+    }
+}
+
 /// The plies of the games' changes of material, read only where a query
 /// needs them (a material or an imbalance: a position query does not).
 #[derive(Debug)]
@@ -1573,8 +1579,7 @@ impl Index {
             } else {
                 u64::from(self.node_depth[exit as usize])
             };
-            let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
-            for &c in &changes.codes[a..b] {
+            for &c in changes.of(g) {
                 if CHANGE_KIND[usize::from(c)] == 2 {
                     let step = crate::le::read_leb(&material, &mut m).ok_or("truncated")?;
                     ply = ply.saturating_add(step);
@@ -1652,13 +1657,11 @@ impl Index {
             }
             let mut clean = node_clean[exit as usize];
             let mut k = 0;
-            for &c in &changes.codes[changes.at[g] as usize..changes.at[g + 1] as usize] {
+            for &c in changes.of(g) {
                 if clean == 0 {
                     break;
                 }
-                let (push, from_home) = state::home_moves(c);
-                k += u32::from(push & clean != 0);
-                clean &= !from_home;
+                k += u32::from(state::kept_push(&mut clean, c).is_some());
             }
             k
         };
@@ -1692,8 +1695,8 @@ impl Index {
             for i in 1..self.node_move.len() {
                 let parent = self.node_parent[i] as usize;
                 let mut s = singles[parent];
-                let code = self.node_change[i];
-                if let Some(bit) = state::pushed_home(code).filter(|&b| b & clean[parent] != 0)
+                let mut c = clean[parent];
+                if let Some(bit) = state::kept_push(&mut c, self.node_change[i])
                     // (A key that names no squares counts as one step: the
                     // game is then decoded, never ruled out.)
                     && key_squares(self.node_move[i])
@@ -1702,7 +1705,7 @@ impl Index {
                     s |= bit;
                 }
                 singles[i] = s;
-                clean[i] = clean[parent] & !state::captured_from_home(code);
+                clean[i] = c;
             }
             (singles, clean)
         });
@@ -1807,23 +1810,21 @@ impl Index {
     ) -> Result<impl Iterator<Item = (State, u16)> + '_, String> {
         let changes = self.changes()?;
         let pushes = self.pushes()?;
-        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
         let exit = self.exits[g] as usize;
         let (singles, clean) = self.node_singles();
         let (mut single, mut clean) = (singles[exit], clean[exit]);
         let mut two = pushes.two[pushes.at[g] as usize..pushes.at[g + 1] as usize].iter();
         Ok(self
             .states(g)?
-            .zip(std::iter::once(0).chain(changes.codes[a..b].iter().copied()))
+            .zip(std::iter::once(0).chain(changes.of(g).iter().copied()))
             .map(move |(s, code)| {
-                if let Some(bit) = state::pushed_home(code).filter(|&b| b & clean != 0) {
-                    // Two steps: `1`. (Too few bytes read as one step:
-                    // the game is then decoded, never ruled out.)
-                    if two.next() != Some(&1) {
-                        single |= bit;
-                    }
+                // Two steps: `1`. (Too few bytes read as one step: the
+                // game is then decoded, never ruled out.)
+                if let Some(bit) = state::kept_push(&mut clean, code)
+                    && two.next() != Some(&1)
+                {
+                    single |= bit;
                 }
-                clean &= !state::captured_from_home(code);
                 (s, single | !clean)
             }))
     }
@@ -1838,13 +1839,10 @@ impl Index {
     ) -> Result<impl Iterator<Item = (State, Option<u16>)> + '_, String> {
         let changes = self.changes()?;
         let files = self.pawn_files()?;
-        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
         let kept = &files.files[files.at[g] as usize..files.at[g + 1] as usize];
         let mut kept = kept.iter();
         let mut now = None;
-        let kinds = changes.codes[a..b]
-            .iter()
-            .map(|&c| CHANGE_KIND[usize::from(c)]);
+        let kinds = changes.of(g).iter().map(|&c| CHANGE_KIND[usize::from(c)]);
         Ok(self
             .states(g)?
             .zip(std::iter::once(0).chain(kinds))
@@ -1866,11 +1864,10 @@ impl Index {
     /// leaves the tree, in order.
     pub(crate) fn states(&self, g: usize) -> Result<impl Iterator<Item = State> + '_, String> {
         let changes = self.changes()?;
-        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
         let exit = self.exits[g] as usize;
         let mut s = self.node_states()[exit];
         Ok(
-            std::iter::once(s).chain(changes.codes[a..b].iter().map(move |&c| {
+            std::iter::once(s).chain(changes.of(g).iter().map(move |&c| {
                 s.apply(c);
                 s
             })),
@@ -1886,13 +1883,10 @@ impl Index {
     ) -> Result<impl Iterator<Item = (State, u32)> + '_, String> {
         let changes = self.changes()?;
         let material = self.material_plies()?;
-        let (a, b) = (changes.at[g] as usize, changes.at[g + 1] as usize);
         let exit = self.exits[g] as usize;
         let mut since = u32::from(self.node_depth[exit]) + 1;
         let mut m = material.at[g] as usize;
-        let kinds = changes.codes[a..b]
-            .iter()
-            .map(|&c| CHANGE_KIND[usize::from(c)]);
+        let kinds = changes.of(g).iter().map(|&c| CHANGE_KIND[usize::from(c)]);
         Ok(self
             .states(g)?
             .zip(std::iter::once(0).chain(kinds))

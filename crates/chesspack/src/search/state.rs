@@ -221,30 +221,25 @@ pub(crate) fn keeps_files(s: &State) -> bool {
     pieces <= FILES_PIECES
 }
 
-/// The home square's bit of the pawn that change `code` pushes from its
-/// home square (no capture, no promotion), if it does.
-pub(crate) fn pushed_home(code: u8) -> Option<u16> {
-    Some(HOME_MOVES[usize::from(code)].0).filter(|&bit| bit != 0)
+/// The home bit that change `code` pushes one or two steps while its side
+/// is in `clean` (the home bits of the sides none of whose pawns has taken
+/// from home: their pushes are kept), if it does; `clean` then loses the
+/// side of a pawn that `code` moves off home by a capture. Until a side's
+/// pawn captures from its home square, each of its pawns on its third rank
+/// came there by one step from the home square of its file: a pawn
+/// reaches its third rank from its second (its home square) alone.
+pub(crate) fn kept_push(clean: &mut u16, code: u8) -> Option<u16> {
+    let (push, from_home) = HOME_MOVES[usize::from(code)];
+    let kept = push & *clean;
+    *clean &= !from_home;
+    (kept != 0).then_some(kept)
 }
 
-/// The home bits of the side whose pawn change `code` moves off its home
-/// square by a capture (all eight of that side's, 0 for none). Until a
-/// side's pawn captures from its home square, each of its pawns on its
-/// third rank came there by one step from the home square of its file: a
-/// pawn reaches its third rank from its second (its home square) alone.
-pub(crate) fn captured_from_home(code: u8) -> u16 {
-    HOME_MOVES[usize::from(code)].1
-}
-
-/// [`pushed_home`]'s bit (0 for none) and [`captured_from_home`]'s bits
-/// of change `code` at once.
-pub(crate) fn home_moves(code: u8) -> (u16, u16) {
-    HOME_MOVES[usize::from(code)]
-}
-
-/// For each change code, [`pushed_home`]'s bit (0 for none) and
-/// [`captured_from_home`]'s bits: looked up for every change of every
-/// game when a query reads the pushes.
+/// For each change code, the home bit of the pawn it pushes from its home
+/// square (no capture, no promotion; 0 for none), and the home bits of the
+/// side whose pawn it moves off its home square by a capture (all eight of
+/// that side's; 0 for none): looked up for every change of every game when
+/// a query reads the pushes ([`kept_push`]).
 const HOME_MOVES: [(u16, u16); 256] = {
     let mut table = [(0u16, 0u16); 256];
     let mut code = 0;
@@ -269,7 +264,7 @@ const HOME_MOVES: [(u16, u16); 256] = {
 
 /// The home bits of the pawns of `board` on their third rank (White's
 /// rank 3, Black's rank 6). While no pawn of a side has captured from its
-/// home square ([`captured_from_home`]), each of its came there by one step
+/// home square ([`kept_push`]), each of its came there by one step
 /// from its home square.
 pub(crate) fn single_steps(board: &Board) -> u16 {
     files_of(
@@ -389,6 +384,17 @@ mod tests {
     use super::*;
     use shakmaty::{san::San, uci::UciMove};
 
+    /// The home bit that change `code` pushes, if it does.
+    fn pushed_home(code: u8) -> Option<u16> {
+        Some(HOME_MOVES[usize::from(code)].0).filter(|&bit| bit != 0)
+    }
+
+    /// The home bits of the side whose pawn `code` moves off home by a
+    /// capture.
+    fn captured_from_home(code: u8) -> u16 {
+        HOME_MOVES[usize::from(code)].1
+    }
+
     fn play(pos: &mut Chess, m: Move) -> u8 {
         let c = change(pos, m);
         pos.play_unchecked(m);
@@ -491,6 +497,18 @@ mod tests {
             };
             assert_eq!(captured_from_home(code), from_home, "{code}");
         }
+    }
+
+    #[test]
+    fn pushes_are_kept_until_a_pawn_of_their_side_takes_from_home() {
+        let mut clean = u16::MAX;
+        // e4 (White's e2), then b2xc3 (White takes from home), then d4
+        // (not kept) and ...d5 (Black's, kept).
+        assert_eq!(kept_push(&mut clean, 5 * 6), Some(1 << 4));
+        assert_eq!(kept_push(&mut clean, 2 * 6 + 1), None);
+        assert_eq!(clean, 0xff00);
+        assert_eq!(kept_push(&mut clean, 4 * 6), None);
+        assert_eq!(kept_push(&mut clean, 126 + 12 * 6), Some(1 << 11));
     }
 
     #[test]
