@@ -147,7 +147,7 @@ pub(crate) use self::{
 pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 /// The format version this library writes and the one it reads: until the
 /// first release there is one format, and a change replaces it.
-pub const FORMAT_VERSION: u8 = 17;
+pub const FORMAT_VERSION: u8 = 18;
 
 /// The opening hash a header holds for this library's opening tables:
 /// lichess's table and its priors by rating band, the `fast` weights and

@@ -503,6 +503,8 @@ struct Last {
     plus: bool,
     decimals: u8,
     width: u8,
+    /// Whether the table had a number here: 0 none, 1 another, 2 this.
+    table: u8,
 }
 
 /// The models of the lines' moves.
@@ -683,7 +685,36 @@ pub(super) struct FieldCoder {
     order: Vec<u64>,
     /// How many times ([`is_time`]) were coded, in the second stream.
     pub(super) timed: usize,
+    /// The numbers that the earlier games of the block's group wrote at
+    /// each position ([`FieldTable`]), and whether this game's numbers are
+    /// coded knowing them.
+    table: FieldTable,
+    from_table: bool,
+    /// This game's numbers by position, for the games after it.
+    here: FieldTable,
+    /// The models of a number being the table's, by whether it is a time
+    /// and what the last number in its place was (none from the table, not
+    /// the table's, the table's).
+    table_models: [BitModel; 6],
 }
+
+/// The games of a block whose engine comments' numbers predict each
+/// other's (issue 69): engines without a book replay each other's games,
+/// evaluations and depths. A game coded from its group's table needs the
+/// group's earlier games with engine comments decoded first, so the
+/// group bounds what reading one game decodes.
+pub(super) const FIELD_GROUP: usize = 128;
+
+/// The least number of a game's positions (by Zobrist hash) where a table
+/// has numbers for the game to be coded from it (and a quarter of its
+/// plies): fewer are not worth making the game wait for the earlier games
+/// of its group.
+pub(super) const TABLE_HITS: usize = 8;
+
+/// The numbers of engine comments by the Zobrist hash of the position they
+/// stand at: the latest game's first comment there, one entry a
+/// placeholder (`None` for a line).
+pub(super) type FieldTable = ByHash<Vec<Option<Number>>>;
 
 impl FieldCoder {
     /// The coder of a game from `start` whose mainline (up to its first
@@ -719,7 +750,34 @@ impl FieldCoder {
             keys: Vec::new(),
             order: Vec::new(),
             timed: 0,
+            table: FieldTable::default(),
+            from_table: false,
+            here: FieldTable::default(),
+            table_models: Default::default(),
         }
+    }
+
+    /// How many positions of the game's mainline `table` has numbers at.
+    pub(super) fn table_hits(&self, table: &FieldTable) -> usize {
+        self.game.keys().filter(|h| table.contains_key(h)).count()
+    }
+
+    /// The coder with the group's `table`, its numbers coded from it where
+    /// `from_table`.
+    pub(super) fn with_table(mut self, table: FieldTable, from_table: bool) -> FieldCoder {
+        self.table = table;
+        self.from_table = from_table;
+        self
+    }
+
+    /// The group's table for the next game, with this game's numbers in
+    /// it where `with_game` (the coder keeps none).
+    pub(super) fn take_table(&mut self, with_game: bool) -> FieldTable {
+        let mut table = std::mem::take(&mut self.table);
+        if with_game {
+            table.extend(self.here.drain());
+        }
+        table
     }
 }
 
@@ -729,7 +787,7 @@ const RANK_CONTEXTS: usize = 12;
 const KNOWN_BONUS: i32 = 1500;
 /// A hasher for keys that are hashes already (Zobrist, FNV): the key.
 #[derive(Default, Clone, Copy)]
-struct KeyHasher(u64);
+pub(super) struct KeyHasher(u64);
 
 impl std::hash::Hasher for KeyHasher {
     fn finish(&self) -> u64 {
@@ -832,6 +890,7 @@ impl FieldCoder {
         fields: &mut Vec<Field>,
     ) -> Result<(), String> {
         let encoding = !fields.is_empty();
+        let h = hash(at.after);
         // This comment's numbers so far, by key, for the predictions that
         // read another field (`n` from `s` and `mt`).
         let mut named: Vec<(&[u8], i64)> = Vec::new();
@@ -869,7 +928,16 @@ impl FieldCoder {
                     let time = is_time(template, p, key);
                     self.timed += usize::from(time);
                     let io = &mut io[usize::from(time)];
-                    let n = self.number(io, place, (key, index), &named, at, n);
+                    let table = match self.from_table {
+                        true => self
+                            .table
+                            .get(&h)
+                            .and_then(|t| t.get(f - 1))
+                            .copied()
+                            .flatten(),
+                        false => None,
+                    };
+                    let n = self.number(io, place, (key, index), &named, at, (n, table, time));
                     if index == 0 && n.decimals == 0 {
                         named.push((key, n.value));
                     }
@@ -893,6 +961,15 @@ impl FieldCoder {
         if encoding && f != fields.len() {
             return Err("more fields than the template".into());
         }
+        self.here.entry(h).or_insert_with(|| {
+            fields
+                .iter()
+                .map(|f| match f {
+                    Field::Number(n) => Some(*n),
+                    Field::Line(_) => None,
+                })
+                .collect()
+        });
         Ok(())
     }
 
@@ -903,7 +980,7 @@ impl FieldCoder {
         (key, index): (&[u8], usize),
         named: &[(&[u8], i64)],
         at: &At<'_>,
-        given: Option<Number>,
+        (given, table, time): (Option<Number>, Option<Number>, bool),
     ) -> Number {
         let side = at.side & 1;
         let last = self.last[side]
@@ -925,6 +1002,25 @@ impl FieldCoder {
                 .unwrap_or_else(SlotModels::new)
         });
         models.uses = models.uses.saturating_add(1);
+        // The table's number, where it has one here: one bit where it is
+        // this one.
+        if let Some(t) = table {
+            let ctx = 3 * usize::from(time) + last.map_or(0, |l| usize::from(l.table));
+            if io.bit(&mut self.table_models[ctx], given == Some(t)) {
+                self.last[side].insert(
+                    place,
+                    Last {
+                        value: t.value,
+                        step: t.value.wrapping_sub(base),
+                        plus: t.plus || t.minus,
+                        decimals: t.decimals,
+                        width: t.width,
+                        table: 2,
+                    },
+                );
+                return t;
+            }
+        }
         let residual = given.map_or(0, |n| n.value.wrapping_sub(base).wrapping_sub(step_base));
         let last_residual_class = last.map_or(2, |l| usize::from(l.step.wrapping_sub(0) != 0));
         let r = signed(io, models, last_residual_class, residual);
@@ -988,6 +1084,7 @@ impl FieldCoder {
                 plus: plus || minus,
                 decimals,
                 width,
+                table: u8::from(table.is_some()),
             },
         );
         n

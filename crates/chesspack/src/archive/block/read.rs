@@ -2,6 +2,7 @@
 //! their events, whole or only as far as the caller wants.
 
 use shakmaty::{Chess, Move, Position};
+use std::collections::HashMap;
 
 use super::{
     CLOCKS, COLUMNS, COMMENTS, E_ANNOTATED, E_CLK, E_CLK_COMPACT, E_CLK_TENTHS, E_CLOSE, E_COMMENT,
@@ -362,6 +363,12 @@ pub(crate) fn decode_block_with(
         .filter(|&&k| k != KIND_PIECE)
         .count();
     let mut queue = Queue::new(codec_of_block, keep, sink, games);
+    let engine_block = !stored.data[ENGINE].is_empty();
+    // The group of the last game looked at, and the last game of the group
+    // whose text or record is wanted: the games with engine comments of
+    // its group before it are decoded for the numbers that its engine
+    // comments may be coded from ([`fields::FIELD_GROUP`]).
+    let mut wanted_whole: (usize, Option<usize>) = (usize::MAX, None);
     // Games read so far are decoded and given to the sink before an error
     // in a later one is returned, as when each is decoded in turn.
     let read = (|| -> Result<(), String> {
@@ -383,6 +390,16 @@ pub(crate) fn decode_block_with(
             }
             started += 1;
             let w = want(g);
+            let group = g / fields::FIELD_GROUP;
+            if engine_block && w == Want::Skip && wanted_whole.0 != group {
+                let end = ((group + 1) * fields::FIELD_GROUP)
+                    .min(games)
+                    .min(last.saturating_add(1));
+                let whole = |k: &usize| matches!(want(*k), Want::Text | Want::Record);
+                wanted_whole = (group, (g + 1..end).rev().find(whole));
+            }
+            let reference =
+                w == Want::Skip && wanted_whole.0 == group && wanted_whole.1.is_some_and(|k| k > g);
             if game_kind == 1 || game_kind == KIND_TEXT {
                 let text = c.verbatim_text()?;
                 if let Some(d) = verbatim_decoded(w, text, game_kind == KIND_TEXT)? {
@@ -394,7 +411,7 @@ pub(crate) fn decode_block_with(
             {
                 return Err(format!("unknown game kind {game_kind}"));
             } else {
-                c.parsed_game(g, w, game_kind, &mut queue)?;
+                c.parsed_game(g, (w, reference), game_kind, &mut queue)?;
             }
         }
         c.check_end()
@@ -591,14 +608,17 @@ impl<'a> Cursors<'a> {
     }
 
     /// Reads a parsed game's columns and gives what `w` asks of it to
-    /// `queue`, now or once its moves are decoded.
+    /// `queue`, now or once its moves are decoded; a skipped game that is a
+    /// `reference` is decoded whole, without giving it, for the numbers of
+    /// its engine comments (a later game's may be coded from them).
     fn parsed_game(
         &mut self,
         g: usize,
-        w: Want,
+        (w, reference): (Want, bool),
         game_kind: u8,
         queue: &mut Queue<'_, 'a>,
     ) -> Result<(), String> {
+        let w = if reference { Want::Text } else { w };
         // The layout of its text.
         let layout = if self.has_layouts {
             let l = Layout::decode(&mut self.layouts)?;
@@ -670,16 +690,15 @@ impl<'a> Cursors<'a> {
         // its text, the mainline alone for tags that the moves give.
         let (comments, segments, engine_comments) =
             game_comments(&game_events, &mut self.comments, whole)?;
-        // The stream of its engine comments' fields.
-        let fields = if engine_comments {
-            [
-                take_counted(&mut self.engine, "engine-fields")?,
-                take_counted(&mut self.engine, "engine-fields")?,
-            ]
-        } else {
-            [&[][..], &[]]
-        };
+        let (fields, from_table) = self.engine_fields(engine_comments)?;
+        let group = g / fields::FIELD_GROUP;
+        if engine_comments && !whole {
+            queue.incomplete(group, g);
+        }
         let lines = self.lines(segments, whole, tags_from_moves)?;
+        if reference && !engine_comments {
+            return Ok(());
+        }
         if whole || tags_from_moves {
             queue.pending(
                 g,
@@ -699,10 +718,26 @@ impl<'a> Cursors<'a> {
                     comments,
                     fields,
                     lines,
+                    own: !reference,
+                    engine: engine_comments,
+                    from_table,
+                    group,
                 },
             )?;
         }
         Ok(())
+    }
+
+    /// The streams of the next game's engine comments' fields (none where
+    /// it has not `any`), and whether they are coded from the
+    /// numbers of its group's earlier games.
+    fn engine_fields(&mut self, any: bool) -> Result<([&'a [u8]; 2], bool), String> {
+        if !any {
+            return Ok(([&[][..], &[]], false));
+        }
+        let (main, from_table) = take_flagged(&mut self.engine, "engine-fields")?;
+        let times = take_counted(&mut self.engine, "engine-fields")?;
+        Ok(([main, times], from_table))
     }
 
     /// The next game's tags: all that `w` asks for (for a skipped game
@@ -850,6 +885,17 @@ impl<'a> Cursors<'a> {
 /// The next item of a column of `varint` lengths and bytes.
 fn take_counted<'a>(column: &mut &'a [u8], name: &str) -> Result<&'a [u8], String> {
     let len = get_varint(column)?;
+    take_len(column, len, name)
+}
+
+/// [`take_counted`] of an item whose length's lowest bit is a flag.
+fn take_flagged<'a>(column: &mut &'a [u8], name: &str) -> Result<(&'a [u8], bool), String> {
+    let len = get_varint(column)?;
+    Ok((take_len(column, len >> 1, name)?, len & 1 != 0))
+}
+
+/// The next `len` bytes of `column`.
+fn take_len<'a>(column: &mut &'a [u8], len: u64, name: &str) -> Result<&'a [u8], String> {
     if len > column.len() as u64 {
         return Err(format!("{name} column ends early"));
     }
@@ -912,6 +958,14 @@ struct PendingGame<'a> {
     fields: [&'a [u8]; 2],
     /// The moves of each line (the mainline alone for tags).
     lines: Vec<Bits>,
+    /// Whether it is given to the sink (else decoded for the numbers of
+    /// its engine comments alone).
+    own: bool,
+    /// Whether it has engine comments, whether their numbers are coded
+    /// from those of its group's earlier games, and its group.
+    engine: bool,
+    from_table: bool,
+    group: usize,
 }
 
 /// Decodes the moves of a game whose columns are read and gives its text
@@ -920,6 +974,7 @@ fn finish(
     codec_of_block: &dyn GameCodec,
     keep: Option<&Keep<'_>>,
     game: PendingGame<'_>,
+    table: &mut fields::FieldTable,
 ) -> Result<Decoded, String> {
     if matches!(game.want, Want::Tags | Want::Opening) {
         return finish_opening(codec_of_block, game);
@@ -943,6 +998,9 @@ fn finish(
         comments,
         fields,
         lines,
+        engine,
+        from_table,
+        ..
     } = game;
     let start = text::start_of(&tags).map_err(|u| u.detail)?;
     let context = context_of(&tags);
@@ -966,13 +1024,8 @@ fn finish(
     }
     // Engine comments: the positions of their lines, the mainline's
     // moves, each side's last template and their fields.
-    let engine = (!fields[0].is_empty()).then(|| EngineComments {
-        coder: FieldCoder::new(&start, mainline.as_slice()),
-        dec: fields.map(BinaryDecoder::new_short),
-        no_times: fields[1].is_empty(),
-        last: [None, None],
-        fields: Vec::new(),
-    });
+    let coder = |table| FieldCoder::new(&start, mainline.as_slice()).with_table(table, from_table);
+    let engine = engine.then(|| EngineComments::new(coder(std::mem::take(table)), fields));
     let mut replay = Replay {
         segs: vec![mainline],
         // Positions are followed only where a variation needs its start,
@@ -1031,6 +1084,9 @@ fn finish(
             E_RESULT_AS_TAG => replay.outcome = Some(result_tag(&tags)?),
             _ => replay.structure(code, i == 1, &mut segments)?,
         }
+    }
+    if let Some(e) = &mut replay.engine {
+        *table = e.coder.take_table(true);
     }
     replay.finish(tags, start, want, kind, layout)
 }
@@ -1476,7 +1532,18 @@ struct EngineComments<'a> {
     fields: Vec<fields::Field>,
 }
 
-impl EngineComments<'_> {
+impl<'a> EngineComments<'a> {
+    /// The decoder of a game's `fields` streams with `coder`.
+    fn new(coder: FieldCoder, fields: [&'a [u8]; 2]) -> EngineComments<'a> {
+        EngineComments {
+            coder,
+            dec: fields.map(BinaryDecoder::new_short),
+            no_times: fields[1].is_empty(),
+            last: [None, None],
+            fields: Vec::new(),
+        }
+    }
+
     /// The text of the next engine comment at the position of `board`,
     /// whose template is `new` or the same side's last one.
     fn comment(&mut self, board: &Walk, new: Option<&[u8]>) -> Result<Vec<u8>, String> {
@@ -1533,7 +1600,9 @@ fn game_comments<'a>(
 /// the block is decoded in parallel, gathered and decoded on the current
 /// rayon pool's threads when the block's columns are read ([`Queue::flush`]):
 /// each game's moves are a stream of their own, so the games of one block
-/// decode on several cores.
+/// decode on several cores. The games of a group whose engine comments'
+/// numbers a later game's are coded from decode in turn, on one thread
+/// ([`fields::FIELD_GROUP`]).
 struct Queue<'s, 'a> {
     codec: &'s dyn GameCodec,
     keep: Option<&'s Keep<'s>>,
@@ -1541,6 +1610,12 @@ struct Queue<'s, 'a> {
     parallel: bool,
     /// Games gathered for a parallel decode, in order.
     gathered: Vec<(usize, Gathered<'a>)>,
+    /// The numbers of the engine comments of the current group's games
+    /// decoded so far, one at a time.
+    table: (usize, fields::FieldTable),
+    /// The first game of each group with engine comments that was not
+    /// decoded whole: a later game coded from its group's table cannot be.
+    incomplete: HashMap<usize, usize>,
 }
 
 // `Ready` is mostly tags, gathered a block at a time: a box each would be
@@ -1565,7 +1640,15 @@ impl<'s, 'a> Queue<'s, 'a> {
             // A block of one game has nothing to share out.
             parallel: games > 1 && parallel_threads() > 1,
             gathered: Vec::new(),
+            table: (usize::MAX, fields::FieldTable::default()),
+            incomplete: HashMap::new(),
         }
+    }
+
+    /// Game `g` of `group`, which has engine comments, is not decoded
+    /// whole.
+    fn incomplete(&mut self, group: usize, g: usize) {
+        self.incomplete.entry(group).or_insert(g);
     }
 
     fn ready(&mut self, g: usize, d: Decoded) {
@@ -1579,8 +1662,21 @@ impl<'s, 'a> Queue<'s, 'a> {
     fn pending(&mut self, g: usize, game: PendingGame<'a>) -> Result<(), String> {
         if self.parallel {
             self.gathered.push((g, Gathered::Pending(Box::new(game))));
-        } else {
-            (self.sink)(g, finish(self.codec, self.keep, game)?);
+            return Ok(());
+        }
+        if game.engine && self.table.0 != game.group {
+            self.table = (game.group, fields::FieldTable::default());
+        }
+        let own = game.own;
+        let d = finish_in_group(
+            self.codec,
+            self.keep,
+            (g, game),
+            &mut self.table.1,
+            &self.incomplete,
+        )?;
+        if own {
+            (self.sink)(g, d);
         }
         Ok(())
     }
@@ -1589,11 +1685,39 @@ impl<'s, 'a> Queue<'s, 'a> {
     /// to the first that does not decode, whose error it returns.
     fn flush(&mut self) -> Result<(), String> {
         let gathered = std::mem::take(&mut self.gathered);
-        for (g, d) in finish_all(self.codec, self.keep, gathered) {
-            (self.sink)(g, d?);
+        for (g, own, d) in finish_all(self.codec, self.keep, gathered, &self.incomplete) {
+            let d = d?;
+            if own {
+                (self.sink)(g, d);
+            }
         }
         Ok(())
     }
+}
+
+/// Whether `want` decodes a game's engine comments.
+fn whole(want: Want) -> bool {
+    matches!(want, Want::Text | Want::Record)
+}
+
+/// [`finish`] of game `g`, the next of its group after those whose engine
+/// comments' numbers are in `table`; an error where its numbers are coded
+/// from games of its group that were not decoded whole (`incomplete`).
+fn finish_in_group(
+    codec: &dyn GameCodec,
+    keep: Option<&Keep<'_>>,
+    (g, game): (usize, PendingGame<'_>),
+    table: &mut fields::FieldTable,
+    incomplete: &HashMap<usize, usize>,
+) -> Result<Decoded, String> {
+    if game.engine
+        && game.from_table
+        && whole(game.want)
+        && incomplete.get(&game.group).is_some_and(|&i| i < g)
+    {
+        return Err("a game's engine comments need earlier games that were not decoded".into());
+    }
+    finish(codec, keep, game, table)
 }
 
 /// The threads a block's games are decoded on: the current rayon pool's
@@ -1625,29 +1749,78 @@ pub(crate) fn on_this_thread<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Finishes the gathered games on the current rayon pool, in order.
+/// Finishes the gathered games on the current rayon pool: (game, whether
+/// it is given, what it decodes to), in order.
 fn finish_all(
     codec: &dyn GameCodec,
     keep: Option<&Keep<'_>>,
     gathered: Vec<(usize, Gathered<'_>)>,
-) -> Vec<(usize, Result<Decoded, String>)> {
-    let one = |(g, item): (usize, Gathered<'_>)| {
-        let d = match item {
-            Gathered::Ready(d) => Ok(d),
-            Gathered::Pending(game) => finish(codec, keep, *game),
-        };
-        (g, d)
+    incomplete: &HashMap<usize, usize>,
+) -> Vec<(usize, bool, Result<Decoded, String>)> {
+    // A task for each group's games with engine comments up to its last
+    // coded from the group's table, one for every other game.
+    let in_chain = |item: &Gathered<'_>| match item {
+        Gathered::Pending(p) if p.engine && whole(p.want) => Some((p.group, p.from_table)),
+        _ => None,
+    };
+    let mut chain_end: HashMap<usize, usize> = HashMap::new();
+    for (i, (_, item)) in gathered.iter().enumerate() {
+        if let Some((group, true)) = in_chain(item) {
+            chain_end.insert(group, i);
+        }
+    }
+    let mut tasks: Vec<Vec<(usize, (usize, Gathered<'_>))>> = Vec::new();
+    let mut chain_task: HashMap<usize, usize> = HashMap::new();
+    for (i, item) in gathered.into_iter().enumerate() {
+        match in_chain(&item.1) {
+            Some((group, _)) if chain_end.get(&group).is_some_and(|&e| i <= e) => {
+                let t = *chain_task.entry(group).or_insert_with(|| {
+                    tasks.push(Vec::new());
+                    tasks.len() - 1
+                });
+                tasks[t].push((i, item));
+            }
+            _ => tasks.push(vec![(i, item)]),
+        }
+    }
+    let run = |task: Vec<(usize, (usize, Gathered<'_>))>| {
+        let mut table = fields::FieldTable::default();
+        let mut out = Vec::with_capacity(task.len());
+        for (i, (g, item)) in task {
+            let (own, d) = match item {
+                Gathered::Ready(d) => (true, Ok(d)),
+                Gathered::Pending(game) => (
+                    game.own,
+                    finish_in_group(codec, keep, (g, *game), &mut table, incomplete),
+                ),
+            };
+            let failed = d.is_err();
+            out.push((i, (g, own, d)));
+            // The games after it in the task would decode from a wrong
+            // table: the block stops at its error anyway.
+            if failed {
+                break;
+            }
+        }
+        out
     };
     #[cfg(feature = "parallel")]
-    {
+    let done: Vec<_> = {
         use rayon::prelude::*;
-        // One game a task: a game takes milliseconds to decode.
-        gathered.into_par_iter().with_max_len(1).map(one).collect()
-    }
+        // One task at a time: a game takes milliseconds to decode.
+        tasks
+            .into_par_iter()
+            .with_max_len(1)
+            .flat_map_iter(run)
+            .collect()
+    };
     #[cfg(not(feature = "parallel"))]
-    {
-        gathered.into_iter().map(one).collect()
-    }
+    let done: Vec<_> = tasks.into_iter().flat_map(run).collect();
+    let mut done = done;
+    done.sort_unstable_by_key(|&(i, _)| i);
+    // Games after a failed one in its task are missing: the error comes
+    // first, in order.
+    done.into_iter().map(|(_, d)| d).collect()
 }
 
 /// The clock and evaluation coders of a block and its evaluations kept as

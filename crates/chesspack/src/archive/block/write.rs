@@ -62,6 +62,11 @@ struct Columns {
     text: bool,
     /// Whether its `verbatim` column is the text alone ([`METHOD_RECUT`]).
     recut: bool,
+    /// The games added so far (pieces aside), and the engine comments'
+    /// numbers of the current group's games ([`fields::FIELD_GROUP`]).
+    games: usize,
+    table: fields::FieldTable,
+    table_group: usize,
 }
 
 impl Columns {
@@ -85,6 +90,9 @@ impl Columns {
             openings,
             text: false,
             recut: false,
+            games: 0,
+            table: fields::FieldTable::default(),
+            table_group: 0,
         }
     }
 
@@ -99,6 +107,7 @@ impl Columns {
     }
 
     fn add_verbatim(&mut self, bytes: &[u8], kind: u8) {
+        self.games += usize::from(kind != KIND_PIECE);
         self.data[KIND].push(kind);
         put_varint(&mut self.data[VERBATIM], bytes.len() as u64);
         self.data[VERBATIM].extend_from_slice(bytes);
@@ -128,8 +137,12 @@ impl Columns {
 
         // Engine comments: their templates and the game's stream of their
         // fields, coded before anything is added.
-        let engine = engine_comments(game, mainline);
-        let events = self.events_of(game, line, engine.as_ref().map(|(t, _)| t.iter()));
+        if self.games / fields::FIELD_GROUP != self.table_group {
+            self.table.clear();
+            self.table_group = self.games / fields::FIELD_GROUP;
+        }
+        let engine = engine_comments(game, mainline, &mut self.table);
+        let events = self.events_of(game, line, engine.as_ref().map(|(t, _, _)| t.iter()));
         self.add_tags(game, &opening);
         // A mainline each of whose moves one clock or evaluation comment
         // follows, the same kind after all but the last: its
@@ -153,12 +166,17 @@ impl Columns {
             }
             None => self.data[EVENTS].extend_from_slice(&events),
         }
-        if let Some((_, streams)) = engine {
-            for stream in streams {
-                put_varint(&mut self.data[ENGINE], stream.len() as u64);
-                self.data[ENGINE].extend_from_slice(&stream);
+        if let Some((_, streams, from_table)) = engine {
+            // The first stream's length says whether the game is coded
+            // from its group's table.
+            for (i, stream) in streams.iter().enumerate() {
+                let flag = if i == 0 { u64::from(from_table) } else { 0 };
+                let len = (stream.len() as u64) << u8::from(i == 0) | flag;
+                put_varint(&mut self.data[ENGINE], len);
+                self.data[ENGINE].extend_from_slice(stream);
             }
         }
+        self.games += 1;
         self.data[KIND].push(game.layout * KIND_LAYOUT);
         Ok(())
     }
@@ -444,15 +462,32 @@ type Template = Option<(Vec<u8>, bool)>;
 /// The engine comments of a game whose mainline's moves (up to its first
 /// null move) are `mainline`: for each comment that is no clock or
 /// evaluation, in order, its template where it is an engine comment
-/// ([`fields`]), and the streams of their fields (the times' second,
-/// empty where there are none); `None` where the game has none.
-fn engine_comments(game: &ParsedGame, mainline: &[Move]) -> Option<(Vec<Template>, [Vec<u8>; 2])> {
+/// ([`fields`]), the streams of their fields (the times' second, empty
+/// where there are none) and whether they are coded from `table`, the
+/// numbers of the group's earlier games, which get the game's; `None`
+/// where the game has none.
+fn engine_comments(
+    game: &ParsedGame,
+    mainline: &[Move],
+    table: &mut fields::FieldTable,
+) -> Option<(Vec<Template>, [Vec<u8>; 2], bool)> {
     let plain = |e: &Event| matches!(e, Event::Comment(c) if !is_reading(c));
     if !game.events.iter().any(plain) {
         return None;
     }
-    let mut coder = FieldCoder::new(&game.start, mainline);
-    code_engine_comments(game, &mut coder)
+    let coder = FieldCoder::new(&game.start, mainline);
+    // Coded from the table where it has numbers at enough of the game's
+    // positions: a game that waits for its group's earlier games decodes
+    // with them, on one thread (TCEC's games, paired by opening, seldom
+    // share more than the book).
+    let hits = coder.table_hits(table);
+    let from_table = hits >= fields::TABLE_HITS && hits * 4 >= mainline.len();
+    let mut coder = coder.with_table(std::mem::take(table), from_table);
+    let coded = code_engine_comments(game, &mut coder);
+    // Where its comments are stored as text, the table goes on without its
+    // numbers, as the reader's does.
+    *table = coder.take_table(coded.is_some());
+    coded.map(|(templates, streams)| (templates, streams, from_table))
 }
 
 /// [`engine_comments`] with `coder`.
