@@ -976,11 +976,51 @@ fn finish(
     game: PendingGame<'_>,
     table: &mut fields::FieldTable,
 ) -> Result<Decoded, String> {
+    match prepare(codec_of_block, keep, game)? {
+        Stage::Done(d) => Ok(d),
+        Stage::Replay(p) => replay(*p, table),
+    }
+}
+
+/// A game on its way: decoded, or its mainline decoded and its text still
+/// to replay ([`replay`]).
+// As `Gathered`: mostly decoded games, a block at a time.
+#[allow(clippy::large_enum_variant)]
+enum Stage<'a> {
+    Done(Decoded),
+    Replay(Box<Prepared<'a>>),
+}
+
+/// A game whose mainline's moves are decoded: what [`replay`] needs.
+struct Prepared<'a> {
+    want: Want,
+    kind: u8,
+    layout: Option<Layout>,
+    tags: Vec<(Vec<u8>, Vec<u8>)>,
+    start: Chess,
+    events: std::borrow::Cow<'a, [u8]>,
+    clocks: std::vec::IntoIter<Reading>,
+    evals: EvalTexts,
+    comments: Vec<&'a [u8]>,
+    fields: [&'a [u8]; 2],
+    engine: bool,
+    from_table: bool,
+    segments: Segments,
+    mainline: std::vec::IntoIter<Move>,
+}
+
+/// The first stage of [`finish`]: the moves of a game's mainline (the most
+/// of a game's time), on any thread.
+fn prepare<'a>(
+    codec_of_block: &dyn GameCodec,
+    keep: Option<&Keep<'_>>,
+    game: PendingGame<'a>,
+) -> Result<Stage<'a>, String> {
     if matches!(game.want, Want::Tags | Want::Opening) {
-        return finish_opening(codec_of_block, game);
+        return finish_opening(codec_of_block, game).map(Stage::Done);
     }
     if game.want == Want::Mainline {
-        return finish_mainline(codec_of_block, keep, game);
+        return finish_mainline(codec_of_block, keep, game).map(Stage::Done);
     }
     let PendingGame {
         want,
@@ -993,8 +1033,8 @@ fn finish(
         events,
         plies,
         mainline_clocks,
-        mut clocks,
-        mut evals,
+        clocks,
+        evals,
         comments,
         fields,
         lines,
@@ -1020,8 +1060,46 @@ fn finish(
     if want == Want::Record && is_plain(&events) {
         // No text to write: the record straight from the readings.
         return plain_record(tags, start, mainline.collect(), &events, clocks, evals)
-            .map(Decoded::Record);
+            .map(|r| Stage::Done(Decoded::Record(r)));
     }
+    Ok(Stage::Replay(Box::new(Prepared {
+        want,
+        kind,
+        layout,
+        tags,
+        start,
+        events,
+        clocks,
+        evals,
+        comments,
+        fields,
+        engine,
+        from_table,
+        segments,
+        mainline,
+    })))
+}
+
+/// The second stage of [`finish`]: the game's events replayed into its
+/// text (or record), its engine comments' numbers coded from `table` where
+/// they are, which then holds the game's.
+fn replay(p: Prepared<'_>, table: &mut fields::FieldTable) -> Result<Decoded, String> {
+    let Prepared {
+        want,
+        kind,
+        layout,
+        tags,
+        start,
+        events,
+        mut clocks,
+        mut evals,
+        comments,
+        fields,
+        engine,
+        from_table,
+        mut segments,
+        mainline,
+    } = p;
     // Engine comments: the positions of their lines, the mainline's
     // moves, each side's last template and their fields.
     let coder = |table| FieldCoder::new(&start, mainline.as_slice()).with_table(table, from_table);
@@ -1700,9 +1778,20 @@ fn whole(want: Want) -> bool {
     matches!(want, Want::Text | Want::Record)
 }
 
+/// Whether game `g`'s engine comments are coded from numbers of its
+/// group's games that were not decoded whole (`incomplete`).
+fn missing_earlier(g: usize, game: &PendingGame<'_>, incomplete: &HashMap<usize, usize>) -> bool {
+    game.engine
+        && game.from_table
+        && whole(game.want)
+        && incomplete.get(&game.group).is_some_and(|&i| i < g)
+}
+
+/// The error of a game for which [`missing_earlier`].
+const MISSING_EARLIER: &str = "a game's engine comments need earlier games that were not decoded";
+
 /// [`finish`] of game `g`, the next of its group after those whose engine
-/// comments' numbers are in `table`; an error where its numbers are coded
-/// from games of its group that were not decoded whole (`incomplete`).
+/// comments' numbers are in `table`; an error where [`missing_earlier`].
 fn finish_in_group(
     codec: &dyn GameCodec,
     keep: Option<&Keep<'_>>,
@@ -1710,12 +1799,8 @@ fn finish_in_group(
     table: &mut fields::FieldTable,
     incomplete: &HashMap<usize, usize>,
 ) -> Result<Decoded, String> {
-    if game.engine
-        && game.from_table
-        && whole(game.want)
-        && incomplete.get(&game.group).is_some_and(|&i| i < g)
-    {
-        return Err("a game's engine comments need earlier games that were not decoded".into());
+    if missing_earlier(g, &game, incomplete) {
+        return Err(MISSING_EARLIER.into());
     }
     finish(codec, keep, game, table)
 }
@@ -1749,16 +1834,11 @@ pub(crate) fn on_this_thread<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
-/// Finishes the gathered games on the current rayon pool: (game, whether
-/// it is given, what it decodes to), in order.
-fn finish_all(
-    codec: &dyn GameCodec,
-    keep: Option<&Keep<'_>>,
-    gathered: Vec<(usize, Gathered<'_>)>,
-    incomplete: &HashMap<usize, usize>,
-) -> Vec<(usize, bool, Result<Decoded, String>)> {
-    // A task for each group's games with engine comments up to its last
-    // coded from the group's table, one for every other game.
+/// The gathered games (with their place) in tasks: one for each group's
+/// games with engine comments up to its last coded from the group's
+/// table, whose texts are replayed in turn; one for every other game.
+#[allow(clippy::type_complexity)]
+fn tasks_of(gathered: Vec<(usize, Gathered<'_>)>) -> Vec<Vec<(usize, (usize, Gathered<'_>))>> {
     let in_chain = |item: &Gathered<'_>| match item {
         Gathered::Pending(p) if p.engine && whole(p.want) => Some((p.group, p.from_table)),
         _ => None,
@@ -1783,17 +1863,38 @@ fn finish_all(
             _ => tasks.push(vec![(i, item)]),
         }
     }
-    let run = |task: Vec<(usize, (usize, Gathered<'_>))>| {
+    tasks
+}
+
+/// Finishes the gathered games on the current rayon pool: (game, whether
+/// it is given, what it decodes to), in order. Every game's mainline is
+/// decoded first, a game a task (the most of a game's time); then each
+/// task of [`tasks_of`] replays its games' texts in turn.
+fn finish_all(
+    codec: &dyn GameCodec,
+    keep: Option<&Keep<'_>>,
+    gathered: Vec<(usize, Gathered<'_>)>,
+    incomplete: &HashMap<usize, usize>,
+) -> Vec<(usize, bool, Result<Decoded, String>)> {
+    let tasks = tasks_of(gathered);
+    let stage = |(i, (g, item))| {
+        let (own, stage) = match item {
+            Gathered::Ready(d) => (true, Ok(Stage::Done(d))),
+            Gathered::Pending(game) if missing_earlier(g, &game, incomplete) => {
+                (game.own, Err(MISSING_EARLIER.to_string()))
+            }
+            Gathered::Pending(game) => (game.own, prepare(codec, keep, *game)),
+        };
+        (i, g, own, stage)
+    };
+    let replay_task = |task: Vec<(usize, usize, bool, Result<Stage<'_>, String>)>| {
         let mut table = fields::FieldTable::default();
         let mut out = Vec::with_capacity(task.len());
-        for (i, (g, item)) in task {
-            let (own, d) = match item {
-                Gathered::Ready(d) => (true, Ok(d)),
-                Gathered::Pending(game) => (
-                    game.own,
-                    finish_in_group(codec, keep, (g, *game), &mut table, incomplete),
-                ),
-            };
+        for (i, g, own, stage) in task {
+            let d = stage.and_then(|s| match s {
+                Stage::Done(d) => Ok(d),
+                Stage::Replay(p) => replay(*p, &mut table),
+            });
             let failed = d.is_err();
             out.push((i, (g, own, d)));
             // The games after it in the task would decode from a wrong
@@ -1805,18 +1906,25 @@ fn finish_all(
         out
     };
     #[cfg(feature = "parallel")]
-    let done: Vec<_> = {
+    let mut done: Vec<_> = {
         use rayon::prelude::*;
-        // One task at a time: a game takes milliseconds to decode.
-        tasks
+        // One game, then one task, at a time: a game takes milliseconds.
+        let staged: Vec<Vec<_>> = tasks
             .into_par_iter()
             .with_max_len(1)
-            .flat_map_iter(run)
+            .map(|t| t.into_par_iter().with_max_len(1).map(stage).collect())
+            .collect();
+        staged
+            .into_par_iter()
+            .with_max_len(1)
+            .flat_map_iter(replay_task)
             .collect()
     };
     #[cfg(not(feature = "parallel"))]
-    let done: Vec<_> = tasks.into_iter().flat_map(run).collect();
-    let mut done = done;
+    let mut done: Vec<_> = tasks
+        .into_iter()
+        .flat_map(|t| replay_task(t.into_iter().map(stage).collect()))
+        .collect();
     done.sort_unstable_by_key(|&(i, _)| i);
     // Games after a failed one in its task are missing: the error comes
     // first, in order.
