@@ -395,8 +395,7 @@ pub(crate) fn decode_block_with(
                 let end = ((group + 1) * fields::FIELD_GROUP)
                     .min(games)
                     .min(last.saturating_add(1));
-                let whole = |k: &usize| matches!(want(*k), Want::Text | Want::Record);
-                wanted_whole = (group, (g + 1..end).rev().find(whole));
+                wanted_whole = (group, (g + 1..end).rev().find(|&k| whole(want(k))));
             }
             let reference =
                 w == Want::Skip && wanted_whole.0 == group && wanted_whole.1.is_some_and(|k| k > g);
