@@ -13,9 +13,10 @@ use std::{
 };
 
 use chesspack::{
-    archive::{self, ArchiveError, ArchiveReader, ChunkReader, pipeline::Pipeline},
+    archive::{self, ArchiveError, ArchiveReader, pipeline::Pipeline},
     files,
     game::GameCodec,
+    pgn::ChunkReader,
 };
 use pyo3::{
     exceptions::{
@@ -588,7 +589,7 @@ impl Archive {
         let first = self.first[block];
         let mut rows = py
             .detach(|| {
-                let decode = || archive::rows::block_positions(codec, &payload, first, &columns);
+                let decode = || chesspack::rows::block_positions(codec, &payload, first, &columns);
                 crate::batch::on_pool(threads, decode)
             })
             .map_err(|e| archive_err(&self.path, e))?;

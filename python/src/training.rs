@@ -7,8 +7,8 @@ use arrow_array::{
     ArrayRef, FixedSizeListArray, Int8Array, Int16Array, RecordBatch, UInt8Array, UInt16Array,
 };
 use arrow_schema::{DataType, Field, Schema};
-use chesspack::archive::{
-    ArchiveError,
+use chesspack::{
+    archive::ArchiveError,
     training::{Rows, TrainingReader},
 };
 use pyo3::{exceptions::PyIndexError, prelude::*, types::PyBytes};

@@ -10,11 +10,11 @@
 use std::io::Cursor;
 
 use chesspack::{
-    archive::{self, ArchiveReader, ChunkReader},
+    archive::{self, ArchiveReader},
     files,
     game::{self, GameCodec},
     model::{self, GameContext},
-    pgn::{Game, GameReader},
+    pgn::{Chunk, ChunkReader, Game, GameReader},
     position,
     search::{self, Query},
 };
@@ -43,7 +43,7 @@ pub fn codec_list() -> Value {
 
 /// The games of a PGN text, a chunk each (the archive's cut into games; a
 /// game longer than 8 MiB by its first piece alone).
-fn chunks(pgn: &[u8]) -> impl Iterator<Item = Result<archive::Chunk, String>> + '_ {
+fn chunks(pgn: &[u8]) -> impl Iterator<Item = Result<Chunk, String>> + '_ {
     ChunkReader::new(pgn)
         .filter(|c| !c.as_ref().is_ok_and(|c| c.continues))
         .map(|c| c.map_err(|e| e.to_string()))

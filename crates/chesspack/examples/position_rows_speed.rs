@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use chesspack::archive::{
-    ArchiveReader, decode_records,
+use chesspack::{
+    archive::{ArchiveReader, decode_records},
     rows::{Column, block_positions},
 };
 

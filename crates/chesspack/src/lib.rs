@@ -69,6 +69,7 @@ pub mod order;
 pub mod pgn;
 pub mod position;
 pub mod record;
+pub mod rows;
 pub mod search;
 mod simd;
 mod slide;
@@ -76,6 +77,7 @@ mod slide;
 mod testing;
 #[cfg(feature = "train")]
 pub mod train;
+pub mod training;
 mod viriformat;
 
 // The everyday types and calls, at the root.

@@ -160,7 +160,7 @@ pub fn block_openings<'t>(
         if g != CONTINUED {
             out.push(match row {
                 GameRow::Record(r) => table.classify(&r.start, &r.moves),
-                GameRow::Text(text) => super::opening_of_text(table, &text),
+                GameRow::Text(text) => opening_of_text(table, &text),
             });
         }
     })?;
@@ -398,6 +398,25 @@ pub(super) fn tags_of(
     })
     .map_err(|reason| block.damaged(reason))?;
     Ok(out)
+}
+
+/// The opening that `table` names for the first game of `text` (a PGN
+/// game's text, as a verbatim game or a file gives it), or `None` where the
+/// text holds no game that parses or the table names none.
+///
+/// ```
+/// use chesspack::{archive, opening::OpeningTable};
+///
+/// let o = archive::opening_of_text(OpeningTable::lichess(), b"1. e4 e5 2. Nf3 Nc6 3. Bb5 *").unwrap();
+/// assert_eq!((o.eco, o.name, o.ply), ("C60", "Ruy Lopez", 5));
+/// assert!(archive::opening_of_text(OpeningTable::lichess(), b"not pgn").is_none());
+/// ```
+pub fn opening_of_text<'t>(
+    table: &'t crate::opening::OpeningTable,
+    text: &[u8],
+) -> Option<crate::opening::Named<'t>> {
+    let game = crate::pgn::GameReader::new(text).next()?.ok()?;
+    table.classify(&game.start, &game.moves)
 }
 
 #[cfg(test)]

@@ -37,7 +37,7 @@ impl Header {
         if &magic == super::positions::MAGIC {
             return Err(ArchiveError::NotGames("an archive of positions"));
         }
-        if &magic == super::training::MAGIC {
+        if &magic == TRAINING_MAGIC {
             return Err(ArchiveError::NotGames("an archive of engine training data"));
         }
         if &magic != MAGIC {

@@ -101,25 +101,23 @@ mod reader;
 mod writer;
 #[cfg(any(test, feature = "fuzzing"))]
 pub(crate) use block::on_this_thread;
-mod chunk;
 pub mod pipeline;
 pub mod positions;
-pub mod rows;
 mod tags;
-mod text;
-pub mod training;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
+pub use crate::pgn::strict::GameRecord;
 #[cfg(feature = "train")]
 pub(crate) use block::engine_comment_prior;
 use block::trailing_whitespace;
 pub use block::{BlockReport, COLUMNS};
 pub(crate) use block::{EncodedBlock, compress_xz, encode_block};
-pub(crate) use chunk::Blocks;
-pub use chunk::{Chunk, ChunkReader};
 
-use crate::game::GameCodec;
+use crate::{
+    game::GameCodec,
+    pgn::{Chunk, ChunkReader},
+};
 
 use self::{
     games::decode_one,
@@ -127,6 +125,7 @@ use self::{
     index::{header_from_index, read_index, scan_blocks},
 };
 pub use self::{
+    games::opening_of_text,
     games::{
         CONTINUED, GameRow, GameTags, block_openings, block_tags, block_tags_not_given,
         decode_games, decode_records,
@@ -134,8 +133,6 @@ pub use self::{
     header::Header,
     index::BlockEntry,
     reader::{ArchiveReader, Block},
-    text::GameRecord,
-    text::opening_of_text,
 };
 pub(crate) use self::{
     games::{decode_mainlines_until, decode_records_until},
@@ -145,6 +142,10 @@ pub(crate) use self::{
 
 /// The first bytes of every archive.
 pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
+
+/// The first bytes of an archive of engine training data
+/// ([`crate::training`]), which the game archive's reader names as such.
+pub(crate) const TRAINING_MAGIC: &[u8; 8] = b"CHPKTRN\n";
 /// The format version this library writes and the one it reads: until the
 /// first release there is one format, and a change replaces it.
 pub const FORMAT_VERSION: u8 = 18;
@@ -395,10 +396,10 @@ pub fn canonical(input: impl io::BufRead) -> io::Result<Vec<u8>> {
 /// is stored verbatim (by any codec: a game that a codec cannot code, which
 /// `encode_block` also stores verbatim, is not foreseen here).
 pub(crate) fn canonical_game(chunk: &Chunk) -> Vec<u8> {
-    match (!chunk.cut).then(|| text::parse(&chunk.bytes)) {
+    match (!chunk.cut).then(|| crate::pgn::strict::parse(&chunk.bytes)) {
         Some(Ok(game)) if !game.tags.iter().any(|(_, v)| v.contains(&0)) => {
             let mut out = Vec::new();
-            text::write(&game, &mut out);
+            crate::pgn::strict::write(&game, &mut out);
             if block::is_crlf(&chunk.bytes) {
                 out = block::to_crlf(&out);
             }
@@ -413,7 +414,7 @@ pub(crate) fn canonical_game(chunk: &Chunk) -> Vec<u8> {
 mod examples {
     #[test]
     fn example_canonical_game() {
-        use crate::archive::{ChunkReader, canonical_game};
+        use crate::{archive::canonical_game, pgn::ChunkReader};
 
         let chunk = ChunkReader::new(&b"1.e4  e5\n*\n"[..])
             .next()

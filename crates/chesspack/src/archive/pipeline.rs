@@ -35,10 +35,10 @@ use std::{
 };
 
 use super::{
-    ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Blocks, ChunkReader, Options,
-    compress_xz, decode_games, encode_block,
+    ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Options, compress_xz, decode_games,
+    encode_block,
 };
-use crate::{archive::GameRecord, game::GameCodec};
+use crate::{archive::GameRecord, game::GameCodec, pgn::ChunkReader};
 
 /// How a run of the pipeline goes: its worker threads and what it does with
 /// damaged blocks.
@@ -592,6 +592,45 @@ fn ordered<J, R>(
     items.try_for_each(|j| sink(work(j?)))
 }
 
+/// Groups chunks into blocks of at most `max_games` games and about
+/// `max_bytes` of text (a block ends with the chunk that reaches it).
+pub(crate) struct Blocks<I> {
+    chunks: I,
+    max_games: usize,
+    max_bytes: usize,
+}
+
+impl<I> Blocks<I> {
+    /// Groups `chunks`.
+    pub(crate) fn new(chunks: I, max_games: usize, max_bytes: usize) -> Blocks<I> {
+        Blocks {
+            chunks,
+            max_games: max_games.max(1),
+            max_bytes: max_bytes.max(1),
+        }
+    }
+}
+
+impl<I: Iterator<Item = std::io::Result<crate::pgn::Chunk>>> Iterator for Blocks<I> {
+    type Item = std::io::Result<Vec<crate::pgn::Chunk>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let mut block = Vec::new();
+        let mut bytes = 0;
+        while block.len() < self.max_games && bytes < self.max_bytes {
+            match self.chunks.next() {
+                None => break,
+                Some(Err(e)) => return Some(Err(e)),
+                Some(Ok(chunk)) => {
+                    bytes += chunk.bytes.len();
+                    block.push(chunk);
+                }
+            }
+        }
+        (!block.is_empty()).then_some(Ok(block))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -657,5 +696,20 @@ mod tests {
             );
         });
         assert!(caught.is_err());
+    }
+}
+
+/// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod examples {
+    #[test]
+    fn example_chunk_blocks() {
+        use crate::{archive::pipeline::Blocks, pgn::ChunkReader};
+
+        let pgn = "1. e4 *\n\n1. d4 *\n\n1. c4 *\n";
+        let blocks: Vec<_> = Blocks::new(ChunkReader::new(pgn.as_bytes()), 2, 1 << 20)
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(blocks.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
     }
 }

@@ -411,7 +411,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
 /// it decodes to.
 #[derive(Clone, Debug)]
 pub struct Block {
-    pub(super) index: usize,
+    pub(crate) index: usize,
     pub(super) payload: Vec<u8>,
     pub(super) text_crc: Option<u32>,
 }

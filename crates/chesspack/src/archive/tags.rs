@@ -66,9 +66,9 @@ use std::{
     hash::{BuildHasherDefault, Hasher},
 };
 
-use super::text::push_digits;
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
 use crate::opening::OpeningTable;
+use crate::pgn::strict::push_digits;
 
 /// FNV-1a for the player names of a block: std's SipHash was a tenth of
 /// `get`'s time, and names come from the block, which holds at most a few

@@ -11,13 +11,13 @@ use crate::{
         self, ArchiveError, ArchiveReader, BlockReport, Options,
         pipeline::{Damaged, OnProgress, Pipeline, Progress},
         positions::PositionReport,
-        training::{self, TrainingReader, TrainingReport},
     },
     game::{
         self, ModelCodec,
         engine_codec::{EngineParams, STREAM_DEPTH_LIMIT},
     },
     opening::{Named, OpeningTable},
+    training::{self, TrainingReader, TrainingReport},
 };
 
 /// What an archive of engine training data decompresses to.

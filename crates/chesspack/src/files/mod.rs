@@ -45,7 +45,7 @@ pub enum Kind {
     /// Stockfish's engine training data (`.binpack`, also compressed, or
     /// a file that starts with a binpack chunk).
     Binpack,
-    /// An archive of engine training data ([`crate::archive::training`]).
+    /// An archive of engine training data ([`crate::training`]).
     TrainingArchive,
     /// nnue-pytorch's `.plain` training data (also compressed).
     Plain,
@@ -67,7 +67,7 @@ impl Kind {
         let archives = [
             (crate::archive::MAGIC, Kind::GameArchive),
             (crate::archive::positions::MAGIC, Kind::PositionArchive),
-            (crate::archive::training::MAGIC, Kind::TrainingArchive),
+            (crate::training::MAGIC, Kind::TrainingArchive),
         ];
         for (magic, kind) in archives {
             let differ = magic.iter().zip(head).filter(|(a, b)| a != b).count();
@@ -437,7 +437,7 @@ mod tests {
         for magic in [
             &crate::archive::MAGIC[..],
             &crate::archive::positions::MAGIC[..],
-            &crate::archive::training::MAGIC[..],
+            &crate::training::MAGIC[..],
         ] {
             assert!(magic.starts_with(crate::pgn::ARCHIVE_TELL), "{magic:?}");
             let games: Vec<_> = crate::pgn::GameReader::new(magic).collect();
@@ -517,7 +517,7 @@ mod tests {
         for (magic, kind) in [
             (crate::archive::MAGIC, Kind::GameArchive),
             (crate::archive::positions::MAGIC, Kind::PositionArchive),
-            (crate::archive::training::MAGIC, Kind::TrainingArchive),
+            (crate::training::MAGIC, Kind::TrainingArchive),
         ] {
             for at in 0..8 {
                 let mut head = *magic;

@@ -21,6 +21,9 @@ pub(crate) mod comment;
 pub use comment::Eval;
 pub(crate) use comment::clock_millis;
 pub(crate) use comment::eval_of_comment;
+mod chunk;
+pub use chunk::{Chunk, ChunkReader};
+pub(crate) mod strict;
 mod written;
 pub use written::{Written, read_written};
 

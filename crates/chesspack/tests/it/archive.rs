@@ -53,7 +53,7 @@ fn decompress(bytes: &[u8]) -> Vec<u8> {
 /// The text of each game as the input has it, in order: what an archive
 /// gives back for each (format 13).
 fn input_games(text: &[u8]) -> Vec<Vec<u8>> {
-    archive::ChunkReader::new(text)
+    chesspack::pgn::ChunkReader::new(text)
         .map(|c| c.unwrap().bytes)
         .collect()
 }
@@ -1314,7 +1314,7 @@ fn regression_issue_26_a_game_with_two_time_controls_keeps_its_clocks() {
 fn regression_issue_26_lichess_games_are_one_event_each() {
     use chesspack::game::ModelCodec;
     let sample = sample();
-    let chunks: Vec<_> = archive::ChunkReader::new(&sample[..])
+    let chunks: Vec<_> = chesspack::pgn::ChunkReader::new(&sample[..])
         .collect::<Result<_, _>>()
         .unwrap();
     let codec = ModelCodec::new();

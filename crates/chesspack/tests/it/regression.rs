@@ -132,7 +132,10 @@ fn regression_issue_41_start_position_errors_are_typed() {
 fn regression_issue_44_games_of_tags_alone_stay_apart() {
     use std::io::Cursor;
 
-    use chesspack::archive::{self, ArchiveReader, ChunkReader, Options};
+    use chesspack::{
+        archive::{self, ArchiveReader, Options},
+        pgn::ChunkReader,
+    };
     let text: &[u8] = b"[Event \"A\"]\n[White \"x\"]\n\n[Event \"B\"]\n[White \"y\"]\n\n[Event \"C\"]\n\n1. e4 *\n";
     let chunks: Vec<_> = ChunkReader::new(text).collect::<Result<_, _>>().unwrap();
     assert_eq!(chunks.len(), 3);
@@ -219,7 +222,7 @@ fn regression_issue_44_dialects_are_compressed_and_come_back() {
                 chesspack::archive::canonical(&text[..]).unwrap(),
                 "{name}"
             );
-            let games = chesspack::archive::ChunkReader::new(&text[..]).count();
+            let games = chesspack::pgn::ChunkReader::new(&text[..]).count();
             assert_eq!(games, 1, "{name}");
         }
     }
@@ -772,8 +775,8 @@ fn regression_issue_58_brisk_sits_between_model_and_fast() {
 /// files wrap so) is a clock reading, as python-chess reads it.
 #[test]
 fn regression_issue_69_d3_a_clock_over_two_lines_is_read() {
-    use chesspack::archive::{
-        self, ArchiveReader, Options,
+    use chesspack::{
+        archive::{self, ArchiveReader, Options},
         rows::{self, Column},
     };
     let pgn = "[TimeControl \"5400+30\"]\n\n1. d4 {[%clk\n1:30:52]} d5 {[%clk 1:30:40]}\n2. c4 {[%clk\r\n\t1:29:01.5]} *\n";

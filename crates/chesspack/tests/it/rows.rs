@@ -5,12 +5,10 @@
 use std::io::Cursor;
 
 use chesspack::{
-    archive::{
-        self, ArchiveReader,
-        rows::{self, Column, PositionRows},
-    },
+    archive::{self, ArchiveReader},
     game::{GameCodec, Index, ModelCodec},
     pgn::{Eval, GameReader},
+    rows::{self, Column, PositionRows},
 };
 use proptest::prelude::*;
 use shakmaty::{

@@ -32,8 +32,8 @@ use std::collections::HashMap;
 
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position, Role, san::San, zobrist::Zobrist64};
 
-use crate::archive::text::push_digits;
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+use crate::pgn::strict::push_digits;
 
 /// Placeholder of a number in a template.
 pub(super) const NUMBER: u8 = 1;
@@ -273,7 +273,7 @@ fn after_uci_token(text: &[u8]) -> bool {
         .rposition(|&b| ends_token(b))
         .map_or(0, |p| p + 1);
     let t = &text[start..];
-    t != b"0000" && crate::archive::text::uci_shaped(t)
+    t != b"0000" && crate::pgn::strict::uci_shaped(t)
 }
 
 /// Whether `b` ends a token of a line of moves.
@@ -327,9 +327,9 @@ fn spelled_move(pos: &Chess, token: &[u8], uci: bool) -> Option<Move> {
 }
 
 /// Writes `m` in SAN with its check or mate mark, and plays it
-/// ([`crate::archive::text::san_and_play`]).
+/// ([`crate::pgn::strict::san_and_play`]).
 fn write_san(pos: &mut Chess, m: Move, out: &mut Vec<u8>) {
-    crate::archive::text::san_and_play(pos, m).append_ascii_to(out);
+    crate::pgn::strict::san_and_play(pos, m).append_ascii_to(out);
 }
 
 /// The position `back` moves before the comment's.
@@ -1391,7 +1391,7 @@ impl Walk {
     /// nothing played) where the side to move is in check.
     pub(super) fn null(&mut self) -> Option<Chess> {
         let (pos, behind) = self.top();
-        let after = crate::archive::text::after_null(pos)?;
+        let after = crate::pgn::strict::after_null(pos)?;
         behind[1] = behind[0].take();
         behind[0] = Some(std::mem::replace(pos, after.clone()));
         Some(after)

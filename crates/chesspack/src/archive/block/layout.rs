@@ -33,7 +33,7 @@
 //! the varint lengths kept, deleted and inserted, then the inserted bytes).
 
 use super::{get_varint, put_varint};
-use crate::archive::text::OUTCOMES;
+use crate::pgn::strict::OUTCOMES;
 
 /// Flag: the movetext is wrapped at a width (a varint follows).
 const WRAP: u64 = 1;
@@ -607,7 +607,7 @@ impl Patch {
 }
 
 /// The layout that gives `original` back from `canonical` (the game's
-/// canonical text with line feeds alone, as [`crate::archive::text::write`]
+/// canonical text with line feeds alone, as [`crate::pgn::strict::write`]
 /// gives it), with CR LF line ends where `crlf`; `previous` is the style of
 /// the block's game before, tried first. Every layout it gives is checked
 /// to give `original` back; `None` where the patch does not (a fault in the

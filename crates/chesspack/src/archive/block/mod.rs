@@ -38,7 +38,7 @@
 //! codec's self-ending stream, instead of an event per move with a stream
 //! that the move count ends.
 
-use crate::archive::chunk::ChunkReader;
+use crate::pgn::ChunkReader;
 
 mod annotations;
 mod fields;
@@ -339,7 +339,7 @@ pub(crate) struct EncodedBlock {
     /// CRC-32 of the text that decoding the block gives back (the games'
     /// canonical or verbatim text, in order).
     pub text_crc: u32,
-    /// The first chunk's [`Chunk::lead`](super::chunk::Chunk::lead).
+    /// The first chunk's [`Chunk::lead`](crate::pgn::Chunk::lead).
     pub lead: Vec<u8>,
     /// The whitespace that ends the last chunk (the end of the input when
     /// this is the last block).
@@ -366,7 +366,7 @@ fn unzigzag(v: u64) -> i64 {
 /// `kind` of a parsed game whose lines all end with CR LF: its
 /// canonical text is written with CR LF line ends ([`to_crlf`]). A parsed
 /// game's kind is this bit, or 0, plus its layout bits
-/// ([`ParsedGame::layout`](crate::archive::text::ParsedGame::layout))
+/// ([`ParsedGame::layout`](crate::pgn::strict::ParsedGame::layout))
 /// times [`KIND_LAYOUT`]; a verbatim game's kind is 1.
 const KIND_CRLF: u8 = 2;
 /// The unit of a parsed game's layout bits in its `kind`.

@@ -29,13 +29,13 @@ use crate::{
     archive::{
         GameRecord, GameRow, GameTags,
         tags::{Marks, TagState},
-        text::{self, Event, ParsedGame},
     },
     bits::BitWriter,
     coder::BinaryDecoder,
     game::GameCodec,
     model::GameContext,
     opening::{Named, OpeningTable},
+    pgn::strict::{self as text, Event, ParsedGame},
 };
 
 /// The columns of a stored block, decompressed.
@@ -925,7 +925,7 @@ fn stored_opening(
 /// The opening of a game stored verbatim, as lichess names it: `None`
 /// where its text is no game that parses, or names none.
 fn verbatim_opening(text: &[u8]) -> Option<Named<'static>> {
-    text::opening_of_text(OpeningTable::lichess(), text)
+    crate::archive::opening_of_text(OpeningTable::lichess(), text)
 }
 
 /// A game whose columns are read and whose moves are still to decode:

@@ -25,15 +25,17 @@ use super::{
 use crate::{
     archive::{
         Openings,
-        chunk::Chunk,
         tags::{Marks, TagState},
-        text::{self, Event, ParsedGame, Unparsed},
     },
     bits::BitWriter,
     coder::BinaryEncoder,
     game::GameCodec,
     model::GameContext,
     opening::{Opening, OpeningTable},
+    pgn::{
+        Chunk,
+        strict::{self as text, Event, ParsedGame, Unparsed},
+    },
 };
 
 struct Columns {
@@ -626,7 +628,7 @@ pub(crate) fn engine_comment_prior<R: std::io::BufRead>(
 ) -> std::io::Result<(Vec<u8>, u64, u64)> {
     let mut builder = fields::PriorBuilder::new();
     let (mut used, mut held) = (0, 0);
-    for chunk in crate::archive::chunk::ChunkReader::new(input) {
+    for chunk in crate::pgn::ChunkReader::new(input) {
         let chunk = chunk?;
         let Ok(game) = text::parse(&chunk.bytes) else {
             continue;

@@ -194,25 +194,6 @@ fn fail<T>(category: &'static str, detail: impl Into<String>) -> Result<T, Unpar
 }
 
 /// The start position from the tags `Variant` and `FEN`.
-/// The opening that `table` names for the first game of `text` (a PGN
-/// game's text, as a verbatim game or a file gives it), or `None` where the
-/// text holds no game that parses or the table names none.
-///
-/// ```
-/// use chesspack::{archive, opening::OpeningTable};
-///
-/// let o = archive::opening_of_text(OpeningTable::lichess(), b"1. e4 e5 2. Nf3 Nc6 3. Bb5 *").unwrap();
-/// assert_eq!((o.eco, o.name, o.ply), ("C60", "Ruy Lopez", 5));
-/// assert!(archive::opening_of_text(OpeningTable::lichess(), b"not pgn").is_none());
-/// ```
-pub fn opening_of_text<'t>(
-    table: &'t crate::opening::OpeningTable,
-    text: &[u8],
-) -> Option<crate::opening::Named<'t>> {
-    let game = crate::pgn::GameReader::new(text).next()?.ok()?;
-    table.classify(&game.start, &game.moves)
-}
-
 pub(crate) fn start_of(tags: &[(Vec<u8>, Vec<u8>)]) -> Result<Chess, Unparsed> {
     let get = |name: &str| {
         tags.iter()

@@ -45,7 +45,7 @@ pub struct Chunk {
 /// not part of any chunk: they are the first chunk's [`Chunk::lead`].
 ///
 /// ```
-/// use chesspack::archive::ChunkReader;
+/// use chesspack::pgn::ChunkReader;
 ///
 /// let pgn = "[White \"a\"]\n\n1. e4 { two\n\nlines } e5 1-0\n\n\n[White \"b\"]\n1. d4 *\n";
 /// let chunks: Vec<_> = ChunkReader::new(pgn.as_bytes()).collect::<Result<_, _>>().unwrap();
@@ -150,7 +150,7 @@ fn ends_with_result(line: &[u8]) -> bool {
         .rsplit(|b| b.is_ascii_whitespace())
         .next()
         .unwrap_or_default();
-    super::text::OUTCOMES.iter().any(|o| o.as_bytes() == last)
+    super::strict::OUTCOMES.iter().any(|o| o.as_bytes() == last)
 }
 
 fn is_blank(line: &[u8]) -> bool {
@@ -289,45 +289,6 @@ impl<R: BufRead> Iterator for ChunkReader<R> {
     }
 }
 
-/// Groups chunks into blocks of at most `max_games` games and about
-/// `max_bytes` of text (a block ends with the chunk that reaches it).
-pub(crate) struct Blocks<I> {
-    chunks: I,
-    max_games: usize,
-    max_bytes: usize,
-}
-
-impl<I> Blocks<I> {
-    /// Groups `chunks`.
-    pub(crate) fn new(chunks: I, max_games: usize, max_bytes: usize) -> Blocks<I> {
-        Blocks {
-            chunks,
-            max_games: max_games.max(1),
-            max_bytes: max_bytes.max(1),
-        }
-    }
-}
-
-impl<I: Iterator<Item = std::io::Result<Chunk>>> Iterator for Blocks<I> {
-    type Item = std::io::Result<Vec<Chunk>>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let mut block = Vec::new();
-        let mut bytes = 0;
-        while block.len() < self.max_games && bytes < self.max_bytes {
-            match self.chunks.next() {
-                None => break,
-                Some(Err(e)) => return Some(Err(e)),
-                Some(Ok(chunk)) => {
-                    bytes += chunk.bytes.len();
-                    block.push(chunk);
-                }
-            }
-        }
-        (!block.is_empty()).then_some(Ok(block))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -420,20 +381,5 @@ mod tests {
         assert_eq!((chunks[0].number, chunks[1].number), (1, 1));
         assert_eq!((chunks[0].continues, chunks[0].more), (false, true));
         assert_eq!((chunks[1].continues, chunks[1].more), (true, false));
-    }
-}
-
-/// The examples of crate-private items, run as unit tests.
-#[cfg(test)]
-mod examples {
-    #[test]
-    fn example_chunk_blocks() {
-        use crate::archive::{Blocks, ChunkReader};
-
-        let pgn = "1. e4 *\n\n1. d4 *\n\n1. c4 *\n";
-        let blocks: Vec<_> = Blocks::new(ChunkReader::new(pgn.as_bytes()), 2, 1 << 20)
-            .collect::<Result<_, _>>()
-            .unwrap();
-        assert_eq!(blocks.iter().map(Vec::len).collect::<Vec<_>>(), [2, 1]);
     }
 }

@@ -32,7 +32,7 @@ use std::io::{self, Read, Seek, SeekFrom, Write};
 
 use shakmaty::{CastlingMode, Chess, EnPassantMode, Move, Position};
 
-use super::ArchiveError;
+use crate::archive::ArchiveError;
 use crate::le::{read_leb, write_leb};
 use crate::{
     Bits,
@@ -44,7 +44,7 @@ use crate::{
 };
 
 /// The magic bytes of a training-data archive.
-pub(crate) const MAGIC: &[u8; 8] = b"CHPKTRN\n";
+pub(crate) const MAGIC: &[u8; 8] = crate::archive::TRAINING_MAGIC;
 /// The training-data archive format version this library writes and reads.
 const VERSION: u8 = 1;
 const END: &[u8; 8] = b"CHPKTEND";
@@ -165,7 +165,7 @@ fn invalid(e: crate::Error) -> io::Error {
 /// Front ends reach it through [`crate::files::compress`]:
 ///
 /// ```
-/// use chesspack::{archive::training, files::{self, Kind, Settings}};
+/// use chesspack::{files::{self, Kind, Settings}, training};
 ///
 /// // 1. e4 (+10 for White) e5 (+20), a draw.
 /// let mut vf = vec![0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0x16, 0x42, 0x25, 0x61, 0, 0, 0, 0];
@@ -221,7 +221,7 @@ fn compress_binpack(
             .map_err(ArchiveError::from)
             .transpose()
     });
-    super::pipeline::Pipeline::with_threads(threads).ordered(
+    crate::archive::pipeline::Pipeline::with_threads(threads).ordered(
         pieces,
         |piece| (encode_block(&piece, codec), piece.bytes_in),
         |(encoded, bytes_in)| {
@@ -790,7 +790,7 @@ impl Rows {
     /// two-square move), `score`, `ply`, `result` and `e` lines.
     ///
     /// ```
-    /// use chesspack::archive::training;
+    /// use chesspack::training;
     /// use chesspack::files::{self, Kind, Settings};
     ///
     /// let plain = "fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\nmove e2e4\nscore 20\nply 0\nresult 0\ne\n";
@@ -883,7 +883,7 @@ impl Rows {
                 pos.ep_square(EnPassantMode::Legal)
             };
             self.board
-                .extend_from_slice(&super::rows::Mailbox::of(&pos).0);
+                .extend_from_slice(&crate::rows::Mailbox::of(&pos).0);
             self.turn.push(u8::from(pos.turn().is_black()));
             let rights = pos.castles().castling_rights();
             let mut c = 0;
@@ -1179,7 +1179,7 @@ pub(crate) fn decompress(
     let (blocks, codec) = (reader.blocks(), reader.codec.clone());
     // The blocks decoded on the pipeline's workers, written in order.
     let payloads = (0..blocks).map(|b| reader.payload(b).map(|p| (b, p)));
-    super::pipeline::Pipeline::with_threads(threads).ordered(
+    crate::archive::pipeline::Pipeline::with_threads(threads).ordered(
         payloads,
         |p| decode_one(&p, &codec),
         |chunk| Ok(output.write_all(&chunk?)?),
