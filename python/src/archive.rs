@@ -589,7 +589,8 @@ impl Archive {
         let first = self.first[block];
         let mut rows = py
             .detach(|| {
-                let decode = || chesspack::rows::block_positions(codec, &payload, first, &columns);
+                let decode =
+                    || chesspack::datasets::rows::block_positions(codec, &payload, first, &columns);
                 crate::batch::on_pool(threads, decode)
             })
             .map_err(|e| archive_err(&self.path, e))?;

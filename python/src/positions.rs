@@ -1,5 +1,5 @@
 //! Every position of a game archive's games as Arrow rows (issue 59):
-//! `chesspack::rows` turned into record batches without copies
+//! `chesspack::datasets::rows` turned into record batches without copies
 //! of the non-null columns.
 
 use std::sync::Arc;
@@ -10,7 +10,7 @@ use arrow_array::{
 };
 use arrow_buffer::{Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{ArrowError, DataType, Field, Schema};
-use chesspack::rows::{Column, PositionRows, Texts};
+use chesspack::datasets::rows::{Column, PositionRows, Texts};
 use pyo3::{exceptions::PyValueError, prelude::*};
 
 /// The columns named by `names` (`None`: the defaults).

@@ -115,10 +115,7 @@ pub fn read(text: &[u8]) -> Row {
         has_clock: game.clocks.iter().any(Option::is_some),
         clocks: game.clocks.iter().map(|c| c.map(|ms| ms as i64)).collect(),
         moves: game.moves,
-        opening: opening_of(chesspack::archive::opening_of_text(
-            chesspack::opening::OpeningTable::lichess(),
-            text,
-        )),
+        opening: opening_of(chesspack::opening::OpeningTable::lichess().classify_text(text)),
     }
 }
 

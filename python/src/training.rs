@@ -9,7 +9,7 @@ use arrow_array::{
 use arrow_schema::{DataType, Field, Schema};
 use chesspack::{
     archive::ArchiveError,
-    training::{Rows, TrainingReader},
+    datasets::training::{Rows, TrainingReader},
 };
 use pyo3::{exceptions::PyIndexError, prelude::*, types::PyBytes};
 use pyo3_arrow::PyRecordBatch;

@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use chesspack::{
     archive::{ArchiveReader, decode_records},
-    rows::{Column, block_positions},
+    datasets::rows::{Column, block_positions},
 };
 
 fn main() {

@@ -40,7 +40,7 @@ pub fn run(target: &str, data: &[u8]) {
 /// A training-data block payload decoded as is (no checksum), then the
 /// bytes opened as an archive.
 fn read_training(data: &[u8]) {
-    use crate::training;
+    use crate::datasets::training;
     let _ = training::decode_block(
         data,
         &crate::game::ModelCodec::fast(),
@@ -60,7 +60,7 @@ fn read_training(data: &[u8]) {
 /// Any bytes read as viriformat games: an error, or an archive whose games
 /// come back byte for byte.
 fn compress_viriformat(data: &[u8]) {
-    use crate::training;
+    use crate::datasets::training;
     let mut packed = Vec::new();
     if training::compress_viriformat(data, &mut packed, &crate::game::ModelCodec::fast(), 1)
         .is_err()
@@ -79,7 +79,7 @@ fn compress_viriformat(data: &[u8]) {
 /// text (bytes that start with `fen `) compresses or gives an error, and
 /// what compresses decompresses.
 fn compress_binpack(data: &[u8]) {
-    use crate::training;
+    use crate::datasets::training;
     let codec = crate::game::ModelCodec::fast();
     let mut packed = Vec::new();
     let plain = data.starts_with(b"fen ");
@@ -155,7 +155,7 @@ fn read_pgn(data: &[u8]) {
 /// never panic, and every game that decodes is text.
 fn read_archive(data: &[u8]) {
     // On this thread alone: a fuzz target starts no threads.
-    crate::archive::on_this_thread(|| read_archive_here(data));
+    crate::threads::on_this_thread(|| read_archive_here(data));
 }
 
 fn read_archive_here(data: &[u8]) {
@@ -181,9 +181,12 @@ fn read_archive_here(data: &[u8]) {
                     &block,
                     crate::opening::OpeningTable::lichess(),
                 );
-                let mut columns = crate::rows::Column::defaults();
-                columns.extend([crate::rows::Column::Uci, crate::rows::Column::Fen]);
-                let _ = crate::rows::block_positions(r.codec(), &block, 0, &columns);
+                let mut columns = crate::datasets::rows::Column::defaults();
+                columns.extend([
+                    crate::datasets::rows::Column::Uci,
+                    crate::datasets::rows::Column::Fen,
+                ]);
+                let _ = crate::datasets::rows::block_positions(r.codec(), &block, 0, &columns);
             }
         }
         for row in r.positions().take(1 << 12) {
@@ -217,7 +220,12 @@ fn read_archive_here(data: &[u8]) {
         &block,
         crate::opening::OpeningTable::lichess(),
     );
-    let _ = crate::rows::block_positions(&game::Index, &block, 0, &crate::rows::Column::defaults());
+    let _ = crate::datasets::rows::block_positions(
+        &game::Index,
+        &block,
+        0,
+        &crate::datasets::rows::Column::defaults(),
+    );
 }
 
 /// Compresses `data` as PGN into an archive and checks that it decompresses

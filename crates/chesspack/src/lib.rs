@@ -54,6 +54,7 @@ pub mod archive;
 mod binpack;
 mod bits;
 mod coder;
+pub mod datasets;
 mod engine;
 mod error;
 pub mod files;
@@ -69,15 +70,14 @@ pub mod order;
 pub mod pgn;
 pub mod position;
 pub mod record;
-pub mod rows;
 pub mod search;
 mod simd;
 mod slide;
 #[cfg(test)]
 mod testing;
+mod threads;
 #[cfg(feature = "train")]
 pub mod train;
-pub mod training;
 mod viriformat;
 
 // The everyday types and calls, at the root.

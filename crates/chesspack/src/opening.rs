@@ -332,6 +332,24 @@ impl OpeningTable {
         })
     }
 
+    /// The opening that the table names for the first game of `text` (a
+    /// PGN game's text, as a game stored verbatim or a file gives it), or
+    /// `None` where the text holds no game that parses or the table names
+    /// none.
+    ///
+    /// ```
+    /// use chesspack::opening::OpeningTable;
+    ///
+    /// let table = OpeningTable::lichess();
+    /// let o = table.classify_text(b"1. e4 e5 2. Nf3 Nc6 3. Bb5 *").unwrap();
+    /// assert_eq!((o.eco, o.name, o.ply), ("C60", "Ruy Lopez", 5));
+    /// assert!(table.classify_text(b"not pgn").is_none());
+    /// ```
+    pub fn classify_text(&self, text: &[u8]) -> Option<Named<'_>> {
+        let game = crate::pgn::GameReader::new(text).next()?.ok()?;
+        self.classify(&game.start, &game.moves)
+    }
+
     /// A walk along a game from `start` that finds what
     /// [`OpeningTable::classify`] finds and says when no later move can
     /// change it (see [`Walk`]).

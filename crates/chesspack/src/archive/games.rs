@@ -7,8 +7,8 @@ use super::*;
 /// go on with the text of the last game of the block before.
 ///
 /// A game text longer than 8 MiB (a file with no blank lines, a game of
-/// millions of moves) is stored verbatim in pieces, which may span blocks
-///. Blocks count and number the games that start in them; a
+/// millions of moves) is stored verbatim in pieces, which may span blocks.
+/// Blocks count and number the games that start in them; a
 /// block's first pieces belong to the game that its predecessor ends with
 /// ([`ArchiveReader::rest_of_game`] gives the rest of it).
 pub const CONTINUED: usize = usize::MAX;
@@ -160,7 +160,7 @@ pub fn block_openings<'t>(
         if g != CONTINUED {
             out.push(match row {
                 GameRow::Record(r) => table.classify(&r.start, &r.moves),
-                GameRow::Text(text) => opening_of_text(table, &text),
+                GameRow::Text(text) => table.classify_text(&text),
             });
         }
     })?;
@@ -191,16 +191,14 @@ fn lichess_openings(
     if let Some(last) = out.iter().rposition(Option::is_none) {
         let needs: Vec<bool> = out.iter().map(Option::is_none).collect();
         let mut found = Vec::new();
-        block::decode_block_until(
+        block::decode_block_with(
             codec,
             &block.payload,
-            &|g| {
-                if needs.get(g).copied().unwrap_or(false) {
-                    block::Want::Opening
-                } else {
-                    block::Want::Skip
-                }
-            },
+            &only(
+                &|g| needs.get(g).copied().unwrap_or(false),
+                block::Want::Opening,
+            ),
+            None,
             &mut |g, d| {
                 if let block::Decoded::Opening(o) = d {
                     found.push((g, o));
@@ -218,6 +216,11 @@ fn lichess_openings(
     out.into_iter()
         .map(|o| o.ok_or_else(|| damaged("a game's opening is missing".into())))
         .collect()
+}
+
+/// `w` for the games that `want` asks for, the others skipped.
+fn only(want: &dyn Fn(usize) -> bool, w: block::Want) -> impl Fn(usize) -> block::Want + '_ {
+    move |g| if want(g) { w } else { block::Want::Skip }
 }
 
 /// A game of [`decode_records`]: its record, or its text where it has none.
@@ -275,19 +278,14 @@ pub(crate) fn decode_records_until(
     sink: &mut dyn FnMut(usize, GameRow),
     until: usize,
 ) -> Result<usize, ArchiveError> {
-    let want = |g| {
-        if want(g) {
-            block::Want::Record
-        } else {
-            block::Want::Skip
-        }
-    };
+    let want = only(want, block::Want::Record);
     // A verbatim game's row waits for the pieces that go on with it.
     let mut last: Option<(usize, GameRow)> = None;
-    let decoded = block::decode_block_until(
+    let decoded = block::decode_block_with(
         codec,
         &block.payload,
         &want,
+        None,
         &mut |g, d| match d {
             block::Decoded::Record(r) => {
                 if let Some((g, r)) = last.replace((g, r)) {
@@ -324,13 +322,7 @@ pub(crate) fn decode_mainlines_until(
     sink: &mut dyn FnMut(usize, Option<(shakmaty::Chess, Vec<shakmaty::Move>)>),
     last: usize,
 ) -> Result<usize, ArchiveError> {
-    let wants = |g| {
-        if want(g) {
-            block::Want::Mainline
-        } else {
-            block::Want::Skip
-        }
-    };
+    let wants = only(want, block::Want::Mainline);
     block::decode_block_with(
         codec,
         &block.payload,
@@ -358,10 +350,11 @@ pub(super) fn decode_one(
     sink: &mut dyn FnMut(block::Decoded),
 ) -> Result<(), ArchiveError> {
     let wants = |g| if g == local { want } else { block::Want::Skip };
-    block::decode_block_until(
+    block::decode_block_with(
         codec,
         &block.payload,
         &wants,
+        None,
         &mut |g, d| {
             if g == local {
                 sink(d);
@@ -398,25 +391,6 @@ pub(super) fn tags_of(
     })
     .map_err(|reason| block.damaged(reason))?;
     Ok(out)
-}
-
-/// The opening that `table` names for the first game of `text` (a PGN
-/// game's text, as a verbatim game or a file gives it), or `None` where the
-/// text holds no game that parses or the table names none.
-///
-/// ```
-/// use chesspack::{archive, opening::OpeningTable};
-///
-/// let o = archive::opening_of_text(OpeningTable::lichess(), b"1. e4 e5 2. Nf3 Nc6 3. Bb5 *").unwrap();
-/// assert_eq!((o.eco, o.name, o.ply), ("C60", "Ruy Lopez", 5));
-/// assert!(archive::opening_of_text(OpeningTable::lichess(), b"not pgn").is_none());
-/// ```
-pub fn opening_of_text<'t>(
-    table: &'t crate::opening::OpeningTable,
-    text: &[u8],
-) -> Option<crate::opening::Named<'t>> {
-    let game = crate::pgn::GameReader::new(text).next()?.ok()?;
-    table.classify(&game.start, &game.moves)
 }
 
 #[cfg(test)]

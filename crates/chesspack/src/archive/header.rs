@@ -34,7 +34,7 @@ impl Header {
     pub(super) fn read(r: &mut impl Read) -> Result<(Header, u64), ArchiveError> {
         let mut magic = [0u8; 8];
         read_exact_or(r, &mut magic, ArchiveError::NotAnArchive)?;
-        if &magic == super::positions::MAGIC {
+        if &magic == POSITIONS_MAGIC {
             return Err(ArchiveError::NotGames("an archive of positions"));
         }
         if &magic == TRAINING_MAGIC {

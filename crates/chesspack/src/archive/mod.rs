@@ -43,26 +43,13 @@
 //! One format, [`FORMAT_VERSION`]: until the first release a change of the
 //! format replaces it, and an archive of any other version is refused with
 //! [`ArchiveError::UnsupportedVersion`], which names its version.
-//! `docs/format.md` describes it byte by byte.
+//! `docs/format.md` describes it byte by byte:
 //!
-//! * Header: the magic `CHPK\r\n\x1a\n`, the version byte, the move codec's
-//!   name (length byte and bytes), its model hash (u64), the hash of the
-//!   opening tables (u64: lichess's table and its priors, the `fast`
-//!   weights and the engine fields' prior), a CRC-32 of the header (all
-//!   integers little-endian).
-//! * Blocks: `CPKB`, stored length (u32), number of games (u32), CRC-32 of
-//!   the stored bytes (u32), then the stored bytes: the payload (see
-//!   [`COLUMNS`]) and a CRC-32 of the text the block decodes to (u32),
-//!   which catches a codec or model fault that the CRC of the stored bytes
-//!   cannot. Each block decodes on its own.
-//! * Index: `CPKI`, block count (u32), per block its offset (u64), stored
-//!   length (u32) and games (u32); the input's lead (u32 length and bytes:
-//!   a byte order mark and blank lines before the first game), its tail
-//!   (the whitespace after the last game) and a copy of the header, which
-//!   a reader uses when the header is damaged; then a CRC-32 of the index
-//!   and of the footer's two numbers after it.
-//! * Footer: the index offset (u64), the game count (u64, the index's
-//!   sum), `CHPKEND\n`.
+//! A header (magic, version, the codec and the hashes of the model and
+//! tables it needs), blocks that each decode on their own (a CRC-32 of
+//! their bytes and one of the text they give), an index of the blocks
+//! (with the input's lead and tail and a copy of the header), an optional
+//! search section and a footer.
 //!
 //! Each game's moves are coded in its context
 //! ([`GameContext`](crate::model::GameContext): ratings, time control,
@@ -97,17 +84,13 @@ mod block;
 mod games;
 mod header;
 mod index;
-mod reader;
-mod writer;
-#[cfg(any(test, feature = "fuzzing"))]
-pub(crate) use block::on_this_thread;
 pub mod pipeline;
-pub mod positions;
+mod reader;
 mod tags;
+mod writer;
 
 use std::io::{self, Read, Seek, SeekFrom, Write};
 
-pub use crate::pgn::strict::GameRecord;
 #[cfg(feature = "train")]
 pub(crate) use block::engine_comment_prior;
 use block::trailing_whitespace;
@@ -116,7 +99,7 @@ pub(crate) use block::{EncodedBlock, compress_xz, encode_block};
 
 use crate::{
     game::GameCodec,
-    pgn::{Chunk, ChunkReader},
+    pgn::{Chunk, ChunkReader, strict},
 };
 
 use self::{
@@ -125,7 +108,6 @@ use self::{
     index::{header_from_index, read_index, scan_blocks},
 };
 pub use self::{
-    games::opening_of_text,
     games::{
         CONTINUED, GameRow, GameTags, block_openings, block_tags, block_tags_not_given,
         decode_games, decode_records,
@@ -133,6 +115,7 @@ pub use self::{
     header::Header,
     index::BlockEntry,
     reader::{ArchiveReader, Block},
+    strict::GameRecord,
 };
 pub(crate) use self::{
     games::{decode_mainlines_until, decode_records_until},
@@ -144,8 +127,14 @@ pub(crate) use self::{
 pub(crate) const MAGIC: &[u8; 8] = b"CHPK\r\n\x1a\n";
 
 /// The first bytes of an archive of engine training data
-/// ([`crate::training`]), which the game archive's reader names as such.
+/// ([`crate::datasets::training`]), which the game archive's reader names
+/// as such.
 pub(crate) const TRAINING_MAGIC: &[u8; 8] = b"CHPKTRN\n";
+
+/// The first bytes of an archive of position lines
+/// ([`crate::datasets::positions`]), which the game archive's reader names
+/// as such.
+pub(crate) const POSITIONS_MAGIC: &[u8; 8] = b"CHPKPOS\n";
 /// The format version this library writes and the one it reads: until the
 /// first release there is one format, and a change replaces it.
 pub const FORMAT_VERSION: u8 = 18;

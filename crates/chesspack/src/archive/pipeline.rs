@@ -38,7 +38,7 @@ use super::{
     ArchiveError, ArchiveReader, ArchiveWriter, BlockReport, Options, compress_xz, decode_games,
     encode_block,
 };
-use crate::{archive::GameRecord, game::GameCodec, pgn::ChunkReader};
+use crate::{archive::GameRecord, game::GameCodec, pgn::ChunkReader, threads};
 
 /// How a run of the pipeline goes: its worker threads and what it does with
 /// damaged blocks.
@@ -204,11 +204,7 @@ impl Pipeline {
 
     /// The worker threads a run uses.
     pub(crate) fn worker_threads(&self) -> usize {
-        if self.threads > 0 {
-            self.threads
-        } else {
-            std::thread::available_parallelism().map_or(1, usize::from)
-        }
+        threads::workers(self.threads)
     }
 
     /// Runs `f` with its parallel work (a block's games, the rows of its
@@ -226,44 +222,7 @@ impl Pipeline {
     /// assert_eq!(pipeline.install(|| 6 * 7), 42);
     /// ```
     pub fn install<T: Send>(&self, f: impl FnOnce() -> T + Send) -> T {
-        #[cfg(feature = "parallel")]
-        {
-            thread_local! {
-                static POOL: std::cell::RefCell<Option<(usize, rayon::ThreadPool)>> =
-                    const { std::cell::RefCell::new(None) };
-            }
-            if self.threads == 0 {
-                return f();
-            }
-            let n = self.threads;
-            POOL.with(|cell| {
-                let mut cell = cell.borrow_mut();
-                if cell.as_ref().is_none_or(|(k, _)| *k != n) {
-                    // A thread joins one pool for good: another size gets
-                    // a pool of its own threads, for this call.
-                    let first = cell.is_none();
-                    let builder = rayon::ThreadPoolBuilder::new().num_threads(n);
-                    let builder = if first {
-                        builder.use_current_thread()
-                    } else {
-                        builder
-                    };
-                    let Ok(pool) = builder.build() else {
-                        return f();
-                    };
-                    if !first {
-                        return pool.install(f);
-                    }
-                    *cell = Some((n, pool));
-                }
-                match cell.as_ref() {
-                    Some((_, pool)) => pool.install(f),
-                    None => f(),
-                }
-            })
-        }
-        #[cfg(not(feature = "parallel"))]
-        f()
+        threads::install(self.threads, f)
     }
 
     /// `f` of every item, in their order, worked out on this pipeline's
@@ -279,13 +238,7 @@ impl Pipeline {
     /// assert_eq!(pipeline.map(vec![1, 2, 3], |n| n * n), [1, 4, 9]);
     /// ```
     pub fn map<T: Send, R: Send>(&self, items: Vec<T>, f: impl Fn(T) -> R + Sync + Send) -> Vec<R> {
-        #[cfg(feature = "parallel")]
-        {
-            use rayon::prelude::*;
-            self.install(|| items.into_par_iter().map(f).collect())
-        }
-        #[cfg(not(feature = "parallel"))]
-        items.into_iter().map(f).collect()
+        threads::map(self.threads, items, f)
     }
 
     /// Compresses PGN text into an archive, blocks cut as `options` says
@@ -509,7 +462,7 @@ impl Pipeline {
         J: Send,
         R: Send,
     {
-        ordered(self.worker_threads(), items, work, sink)
+        threads::ordered(self.worker_threads(), items, work, sink)
     }
 }
 
@@ -519,77 +472,6 @@ fn step(progress: OnProgress<'_>, done: &Progress) -> Result<(), ArchiveError> {
         ControlFlow::Continue(()) => Ok(()),
         ControlFlow::Break(()) => Err(ArchiveError::Stopped),
     }
-}
-
-#[cfg(feature = "parallel")]
-fn ordered<J: Send, R: Send>(
-    threads: usize,
-    mut items: impl Iterator<Item = Result<J, ArchiveError>>,
-    work: impl Fn(J) -> R + Sync,
-    mut sink: impl FnMut(R) -> Result<(), ArchiveError>,
-) -> Result<(), ArchiveError> {
-    use std::{collections::BTreeMap, panic, sync::mpsc};
-
-    let pool = if threads > 1 {
-        rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .ok()
-    } else {
-        None
-    };
-    let Some(pool) = pool else {
-        // One thread, or no threads to be had (WebAssembly): all of it
-        // here, the games of a block too.
-        return super::block::on_this_thread(|| items.try_for_each(|j| sink(work(j?))));
-    };
-    let window = 2 * threads;
-    let (done_tx, done_rx) = mpsc::channel();
-    let work = &work;
-    pool.in_place_scope(|scope| {
-        let (mut sent, mut handed) = (0usize, 0usize);
-        let mut ready = BTreeMap::new();
-        let mut items = items.by_ref().fuse();
-        loop {
-            while sent < handed + window {
-                match items.next() {
-                    Some(Ok(j)) => {
-                        let (i, tx) = (sent, done_tx.clone());
-                        // A panic is handed back, and raised again here.
-                        scope.spawn(move |_| {
-                            let r = panic::catch_unwind(panic::AssertUnwindSafe(|| work(j)));
-                            let _ = tx.send((i, r));
-                        });
-                        sent += 1;
-                    }
-                    Some(Err(e)) => return Err(e),
-                    None => break,
-                }
-            }
-            if handed == sent {
-                return Ok(());
-            }
-            while !ready.contains_key(&handed) {
-                let (i, r) = done_rx.recv().expect("a worker holds a sender");
-                ready.insert(i, r);
-            }
-            match ready.remove(&handed).expect("the result just waited for") {
-                Ok(r) => sink(r)?,
-                Err(p) => panic::resume_unwind(p),
-            }
-            handed += 1;
-        }
-    })
-}
-
-#[cfg(not(feature = "parallel"))]
-fn ordered<J, R>(
-    _threads: usize,
-    mut items: impl Iterator<Item = Result<J, ArchiveError>>,
-    work: impl Fn(J) -> R,
-    mut sink: impl FnMut(R) -> Result<(), ArchiveError>,
-) -> Result<(), ArchiveError> {
-    items.try_for_each(|j| sink(work(j?)))
 }
 
 /// Groups chunks into blocks of at most `max_games` games and about
@@ -628,74 +510,6 @@ impl<I: Iterator<Item = std::io::Result<crate::pgn::Chunk>>> Iterator for Blocks
             }
         }
         (!block.is_empty()).then_some(Ok(block))
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn results_come_in_order_and_errors_stop_the_run() {
-        for threads in [1, 2, 5] {
-            let mut out = Vec::new();
-            Pipeline::with_threads(threads)
-                .ordered(
-                    (0..100u64).map(Ok),
-                    |i| {
-                        // Later items finish first.
-                        std::thread::sleep(std::time::Duration::from_micros(100 - i));
-                        i * i
-                    },
-                    |r| {
-                        out.push(r);
-                        Ok(())
-                    },
-                )
-                .unwrap();
-            assert_eq!(out, (0..100u64).map(|i| i * i).collect::<Vec<_>>());
-        }
-        let run = Pipeline::with_threads(2);
-        let items = (0..10u64).map(|i| {
-            if i == 6 {
-                Err(ArchiveError::Index("bad item".into()))
-            } else {
-                Ok(i)
-            }
-        });
-        let err = run.ordered(items, |i| i, |_| Ok(())).unwrap_err();
-        assert!(err.to_string().contains("bad item"), "{err}");
-        let mut seen = 0;
-        let err = run
-            .ordered(
-                (0..10u64).map(Ok),
-                |i| i,
-                |i| {
-                    seen += 1;
-                    if i == 3 {
-                        return Err(ArchiveError::Stopped);
-                    }
-                    Ok(())
-                },
-            )
-            .unwrap_err();
-        assert!(matches!(err, ArchiveError::Stopped));
-        assert_eq!(seen, 4);
-    }
-
-    #[test]
-    fn a_worker_panic_reaches_the_caller() {
-        let caught = std::panic::catch_unwind(|| {
-            let _ = Pipeline::with_threads(2).ordered(
-                (0..10u64).map(Ok),
-                |i| {
-                    assert!(i != 5, "item five");
-                    i
-                },
-                |_| Ok(()),
-            );
-        });
-        assert!(caught.is_err());
     }
 }
 

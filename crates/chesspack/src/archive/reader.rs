@@ -372,10 +372,11 @@ impl<R: Read + Seek> ArchiveReader<R> {
                 }
             };
             let mut pieces = 0;
-            block::decode_block_until(
+            block::decode_block_with(
                 self.codec.as_ref(),
                 &next.payload,
                 &wants,
+                None,
                 &mut |g, d| {
                     if let (CONTINUED, block::Decoded::Piece(t)) = (g, d) {
                         pieces += 1;

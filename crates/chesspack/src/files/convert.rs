@@ -10,14 +10,17 @@ use crate::{
     archive::{
         self, ArchiveError, ArchiveReader, BlockReport, Options,
         pipeline::{Damaged, OnProgress, Pipeline, Progress},
+    },
+    datasets::{
+        self,
         positions::PositionReport,
+        training::{self, TrainingReader, TrainingReport},
     },
     game::{
         self, ModelCodec,
         engine_codec::{EngineParams, STREAM_DEPTH_LIMIT},
     },
     opening::{Named, OpeningTable},
-    training::{self, TrainingReader, TrainingReport},
 };
 
 /// What an archive of engine training data decompresses to.
@@ -260,7 +263,7 @@ pub fn compress(
     let mut report = Report::new(if archived { Kind::Games } else { kind });
     match report.kind {
         Kind::Positions => {
-            let r = archive::positions::compress(&mut input, &mut output, settings.archive.level)?;
+            let r = datasets::positions::compress(&mut input, &mut output, settings.archive.level)?;
             report.codec = "position-model".into();
             report.items = r.lines;
             report.positions = Some(r);
@@ -362,7 +365,7 @@ pub fn decompress(
     match kind {
         Kind::PositionArchive => {
             report.codec = "position-model".into();
-            report.items = archive::positions::decompress(input, &mut output)?;
+            report.items = datasets::positions::decompress(input, &mut output)?;
         }
         Kind::TrainingArchive => {
             report.items = decompress_training(input, &mut output, settings)?;
@@ -489,7 +492,7 @@ pub fn open<R: Read + Seek>(mut input: R) -> Result<Opened<R>, ArchiveError> {
         Kind::GameArchive => Ok(Opened::Games(ArchiveReader::open(input)?)),
         Kind::PositionArchive => {
             let mut text = Vec::new();
-            archive::positions::decompress(input, &mut text)?;
+            datasets::positions::decompress(input, &mut text)?;
             Ok(Opened::Positions(Lines::of(text)))
         }
         Kind::TrainingArchive => Ok(Opened::Training),

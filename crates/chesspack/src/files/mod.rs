@@ -45,7 +45,7 @@ pub enum Kind {
     /// Stockfish's engine training data (`.binpack`, also compressed, or
     /// a file that starts with a binpack chunk).
     Binpack,
-    /// An archive of engine training data ([`crate::training`]).
+    /// An archive of engine training data ([`crate::datasets::training`]).
     TrainingArchive,
     /// nnue-pytorch's `.plain` training data (also compressed).
     Plain,
@@ -66,8 +66,8 @@ impl Kind {
     pub fn of(name: &str, head: &[u8]) -> Kind {
         let archives = [
             (crate::archive::MAGIC, Kind::GameArchive),
-            (crate::archive::positions::MAGIC, Kind::PositionArchive),
-            (crate::training::MAGIC, Kind::TrainingArchive),
+            (crate::datasets::positions::MAGIC, Kind::PositionArchive),
+            (crate::datasets::training::MAGIC, Kind::TrainingArchive),
         ];
         for (magic, kind) in archives {
             let differ = magic.iter().zip(head).filter(|(a, b)| a != b).count();
@@ -436,8 +436,8 @@ mod tests {
     fn every_archive_magic_starts_with_the_tell_the_text_readers_refuse() {
         for magic in [
             &crate::archive::MAGIC[..],
-            &crate::archive::positions::MAGIC[..],
-            &crate::training::MAGIC[..],
+            &crate::datasets::positions::MAGIC[..],
+            &crate::datasets::training::MAGIC[..],
         ] {
             assert!(magic.starts_with(crate::pgn::ARCHIVE_TELL), "{magic:?}");
             let games: Vec<_> = crate::pgn::GameReader::new(magic).collect();
@@ -496,7 +496,7 @@ mod tests {
     fn kinds_come_from_magic_bytes_then_names() {
         assert_eq!(Kind::of("x.pgn", crate::archive::MAGIC), Kind::GameArchive);
         assert_eq!(
-            Kind::of("x.csv", crate::archive::positions::MAGIC),
+            Kind::of("x.csv", crate::datasets::positions::MAGIC),
             Kind::PositionArchive
         );
         for name in [
@@ -516,8 +516,8 @@ mod tests {
         // changed are not; a `.chpk` name is a game archive.
         for (magic, kind) in [
             (crate::archive::MAGIC, Kind::GameArchive),
-            (crate::archive::positions::MAGIC, Kind::PositionArchive),
-            (crate::training::MAGIC, Kind::TrainingArchive),
+            (crate::datasets::positions::MAGIC, Kind::PositionArchive),
+            (crate::datasets::training::MAGIC, Kind::TrainingArchive),
         ] {
             for at in 0..8 {
                 let mut head = *magic;
@@ -531,7 +531,7 @@ mod tests {
         assert_eq!(Kind::of("x.CHPK", b"[Event"), Kind::GameArchive);
         let dir = std::env::temp_dir().join(format!("chesspack-kind-{}", std::process::id()));
         fs::create_dir_all(&dir).unwrap();
-        fs::write(dir.join("a.pgn"), crate::archive::positions::MAGIC).unwrap();
+        fs::write(dir.join("a.pgn"), crate::datasets::positions::MAGIC).unwrap();
         fs::write(dir.join("b.csv"), b"").unwrap();
         assert_eq!(
             Kind::of_path(&dir.join("a.pgn")).unwrap(),

@@ -408,6 +408,12 @@ pub(crate) fn read_count(r: &mut crate::bits::BitReader<'_>) -> Result<u64, Erro
 /// The examples of crate-private items, run as unit tests.
 #[cfg(test)]
 mod examples {
+    /// The strict PGN reader keeps verbatim what a decoder would refuse.
+    #[test]
+    fn the_strict_reader_stops_where_the_decoders_do() {
+        assert_eq!(crate::pgn::strict::MAX_PLIES, super::MAX_PLIES);
+    }
+
     #[test]
     fn example_codec_with_hash() {
         use crate::game;

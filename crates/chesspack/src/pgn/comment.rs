@@ -142,6 +142,63 @@ pub(crate) fn clock_millis(comment: &[u8]) -> Option<u64> {
     secs.checked_mul(1000)?.checked_add(ms)
 }
 
+/// An engine evaluation as lichess writes it: centipawns (`0.17`, `-1.0`)
+/// or mate in n (`#3`, `#-2`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum ExactEval {
+    Centipawns(i64),
+    Mate(i64),
+}
+
+/// Writes `e` as lichess does ([`parse_eval`] reads it back).
+pub(crate) fn format_eval(e: ExactEval, out: &mut Vec<u8>) {
+    use std::io::Write as _;
+    match e {
+        ExactEval::Mate(n) => {
+            let _ = write!(out, "#{n}");
+        }
+        ExactEval::Centipawns(cp) => {
+            let sign = if cp < 0 { "-" } else { "" };
+            let a = cp.unsigned_abs();
+            let (int, frac) = (a / 100, a % 100);
+            let _ = if frac % 10 == 0 {
+                write!(out, "{sign}{int}.{}", frac / 10)
+            } else {
+                write!(out, "{sign}{int}.{frac:02}")
+            };
+        }
+    }
+}
+
+/// The evaluation `text` stands for, if it formats back to the same bytes.
+pub(crate) fn parse_eval(text: &[u8]) -> Option<ExactEval> {
+    let s = std::str::from_utf8(text).ok()?;
+    let e = if let Some(m) = s.strip_prefix('#') {
+        ExactEval::Mate(
+            m.parse()
+                .ok()
+                .filter(|n: &i64| n.unsigned_abs() < 1 << 20)?,
+        )
+    } else {
+        let (neg, body) = match s.strip_prefix('-') {
+            Some(b) => (true, b),
+            None => (false, s),
+        };
+        let (int, frac) = body.split_once('.')?;
+        let int: i64 = int.parse().ok().filter(|&i| i < 1 << 30)?;
+        let frac_v: i64 = match frac.len() {
+            1 => frac.parse::<i64>().ok()? * 10,
+            2 => frac.parse().ok()?,
+            _ => return None,
+        };
+        let cp = int * 100 + frac_v;
+        ExactEval::Centipawns(if neg { -cp } else { cp })
+    };
+    let mut again = Vec::new();
+    format_eval(e, &mut again);
+    (again == text).then_some(e)
+}
+
 /// An engine evaluation from a `[%eval …]` command: White's view, as
 /// lichess and python-chess write it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -13,6 +13,11 @@ use shakmaty::{
 
 use crate::{pgn::start_position, slide};
 
+/// The most plies (of all its lines) of a game the reader parses: the
+/// decoders' own limit, [`crate::game::MAX_PLIES`] (`game`'s tests check
+/// that they agree; `pgn` is below `game`).
+pub(crate) const MAX_PLIES: u64 = 20_000;
+
 /// One item of a game's movetext, in order.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) enum Event {
@@ -610,7 +615,7 @@ impl Movetext {
         }
         self.events.push(event);
         self.ply += 1;
-        if self.ply as u64 > crate::game::MAX_PLIES {
+        if self.ply as u64 > MAX_PLIES {
             return fail("too long", "more plies than a decoder accepts");
         }
         Ok(())

@@ -178,7 +178,8 @@ fn unreachable_material_is_not_ranked() {
 
 mod archive {
     use chesspack::{
-        archive::{ArchiveError, positions},
+        archive::ArchiveError,
+        datasets::positions,
         files::{self, Kind, Settings},
     };
 

@@ -777,7 +777,7 @@ fn regression_issue_58_brisk_sits_between_model_and_fast() {
 fn regression_issue_69_d3_a_clock_over_two_lines_is_read() {
     use chesspack::{
         archive::{self, ArchiveReader, Options},
-        rows::{self, Column},
+        datasets::rows::{self, Column},
     };
     let pgn = "[TimeControl \"5400+30\"]\n\n1. d4 {[%clk\n1:30:52]} d5 {[%clk 1:30:40]}\n2. c4 {[%clk\r\n\t1:29:01.5]} *\n";
     let mut packed = Vec::new();

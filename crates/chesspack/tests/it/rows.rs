@@ -6,9 +6,9 @@ use std::io::Cursor;
 
 use chesspack::{
     archive::{self, ArchiveReader},
+    datasets::rows::{self, Column, PositionRows},
     game::{GameCodec, Index, ModelCodec},
     pgn::{Eval, GameReader},
-    rows::{self, Column, PositionRows},
 };
 use proptest::prelude::*;
 use shakmaty::{

@@ -3,8 +3,8 @@
 
 use std::io::Cursor;
 
+use chesspack::datasets::training::{Rows, TrainingReader};
 use chesspack::files::{self, Kind, Settings};
-use chesspack::training::{Rows, TrainingReader};
 use sfbinpack::{CompressedTrainingDataEntryReader, TrainingDataEntry};
 
 const FIXTURE: &[u8] = include_bytes!("../fixtures/training/selfplay.binpack");

@@ -7,7 +7,8 @@ use super::{
 };
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
 pub(super) use crate::pgn::comment::{
-    format_annotation, format_compact_clock, parse_annotation, parse_compact_clock,
+    ExactEval as Eval, format_annotation, format_compact_clock, format_eval, parse_annotation,
+    parse_compact_clock, parse_eval,
 };
 
 /// Base time and increment in seconds from a `TimeControl` tag like `180+2`.
@@ -212,62 +213,6 @@ impl ClockModel {
         self.update(side, i64::from(clock), z);
         Ok(clock)
     }
-}
-
-/// An engine evaluation as lichess writes it: centipawns (`0.17`, `-1.0`)
-/// or mate in n (`#3`, `#-2`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Eval {
-    Centipawns(i64),
-    Mate(i64),
-}
-
-pub(super) fn format_eval(e: Eval, out: &mut Vec<u8>) {
-    use std::io::Write as _;
-    match e {
-        Eval::Mate(n) => {
-            let _ = write!(out, "#{n}");
-        }
-        Eval::Centipawns(cp) => {
-            let sign = if cp < 0 { "-" } else { "" };
-            let a = cp.unsigned_abs();
-            let (int, frac) = (a / 100, a % 100);
-            let _ = if frac % 10 == 0 {
-                write!(out, "{sign}{int}.{}", frac / 10)
-            } else {
-                write!(out, "{sign}{int}.{frac:02}")
-            };
-        }
-    }
-}
-
-/// The evaluation `text` stands for, if it formats back to the same bytes.
-pub(super) fn parse_eval(text: &[u8]) -> Option<Eval> {
-    let s = std::str::from_utf8(text).ok()?;
-    let e = if let Some(m) = s.strip_prefix('#') {
-        Eval::Mate(
-            m.parse()
-                .ok()
-                .filter(|n: &i64| n.unsigned_abs() < 1 << 20)?,
-        )
-    } else {
-        let (neg, body) = match s.strip_prefix('-') {
-            Some(b) => (true, b),
-            None => (false, s),
-        };
-        let (int, frac) = body.split_once('.')?;
-        let int: i64 = int.parse().ok().filter(|&i| i < 1 << 30)?;
-        let frac_v: i64 = match frac.len() {
-            1 => frac.parse::<i64>().ok()? * 10,
-            2 => frac.parse().ok()?,
-            _ => return None,
-        };
-        let cp = int * 100 + frac_v;
-        Eval::Centipawns(if neg { -cp } else { cp })
-    };
-    let mut again = Vec::new();
-    format_eval(e, &mut again);
-    (again == text).then_some(e)
 }
 
 /// Codes evaluations adaptively: a kind (centipawns, mate, text), then the

@@ -1,38 +1,11 @@
-//! One block of games, stored as columns.
-//!
-//! Payload: the number of games (varint), then [`COLUMNS`] columns in that
-//! order, each as a method byte, the raw length and the stored length
-//! (varints) and the stored bytes. The method's low bit says stored (0) or
-//! compressed (1): a compressed column whose bytes start with xz's magic
-//! (`FD 37 7A 58 5A 00`) is an xz stream, else a zstd frame (the writer
-//! keeps the smaller). The bits above it are fixed, but for a few that say
-//! what the block holds:
-//!
-//! * `tag-values` + 62 always: the marks of repeated values, players,
-//!   ratings, dates, rounds, `ECO` and `Opening` that the moves give,
-//!   times, Elos, rating changes, recent values and lichess game URLs (see
-//!   the `tags` module), with their numbers in the `tag-numbers` column;
-//!   and + 192 where the codec aims at openings: a game's first `ECO` or
-//!   `Opening` tag that the moves give comes with the opening's label,
-//!   coded with the prior of the game's rating band, and the mainline's
-//!   moves are coded knowing it;
-//! * `move-lengths` + 2 always: the bit length of each line's moves, coded
-//!   with adaptive probabilities ([`LengthCoder`](lengths::LengthCoder));
-//! * `clocks` + 2 and `evals` + 2 always: the readings and evaluations
-//!   coded with contexts (see the `annotations` module);
-//! * `verbatim` + 2: the block's last game is a piece of a game text
-//!   longer than 8 MiB, which goes on at the start of the next block (as
-//!   games of kind [`KIND_PIECE`]);
-//! * `kind` + 8 always: openings are named by lichess's table; + 2: a 14th
-//!   column, `layout`, follows `tag-numbers`: each parsed game's layout,
-//!   which turns its canonical text into the input's bytes (see the
-//!   `layout` module); + 4: a 15th column, `engine-fields`, follows
-//!   (`layout`, where the block has it, else) `tag-numbers`: the fields of
-//!   each game's engine comments, whose templates are in `comments` (see
-//!   the `fields` module).
-//!
-//! A method byte without the bits it must have is an error: until the
-//! first release there is one format.
+//! One block of games, stored as columns ([`COLUMNS`]): the number of
+//! games, then each column as a method byte, its raw and stored lengths
+//! and its bytes (stored, or compressed by zstd, xz or PPMd, whichever is
+//! smallest). A method byte's upper bits say what the block holds (the
+//! marks of `tag-values`, whether `layout` and `engine-fields` columns
+//! follow, whether the last game goes on in the next block); one without
+//! the bits it must have is an error: until the first release there is one
+//! format (`docs/format.md`, byte by byte).
 //!
 //! A game whose movetext is moves alone is one event (`E_LINE`) with the
 //! codec's self-ending stream, instead of an event per move with a stream
@@ -48,11 +21,7 @@ mod lengths;
 mod read;
 mod write;
 
-#[cfg(any(test, feature = "parallel", feature = "fuzzing"))]
-pub(crate) use read::on_this_thread;
-pub(crate) use read::{
-    Decoded, Keep, Want, decode_block, decode_block_until, decode_block_with, last_game_continues,
-};
+pub(crate) use read::{Decoded, Keep, Want, decode_block, decode_block_with, last_game_continues};
 #[cfg(feature = "train")]
 pub(crate) use write::engine_comment_prior;
 pub(crate) use write::{compress_xz, encode_block};

@@ -194,28 +194,16 @@ fn read_columns(mut payload: &[u8]) -> Result<Stored, String> {
         let (bytes, rest) = payload.split_at(stored as usize);
         payload = rest;
         let column = match method {
-            0 if stored == raw => bytes.to_vec(),
-            1 if bytes.first() == Some(&PPMD_MARK) => {
-                decompress_ppmd(bytes, raw as usize).map_err(|e| format!("column {name}: {e}"))?
-            }
-            1 if bytes.starts_with(XZ_MAGIC) => {
-                let d = decompress_xz(bytes, raw as usize)
-                    .map_err(|e| format!("column {name}: {e}"))?;
-                if d.len() as u64 != raw {
-                    return Err(format!("column {name}: wrong length"));
-                }
-                d
-            }
-            1 => {
-                let d = zstd::bulk::decompress(bytes, raw as usize)
-                    .map_err(|e| format!("column {name}: {e}"))?;
-                if d.len() as u64 != raw {
-                    return Err(format!("column {name}: wrong length"));
-                }
-                d
-            }
+            0 if stored == raw => Ok(bytes.to_vec()),
+            1 if bytes.first() == Some(&PPMD_MARK) => decompress_ppmd(bytes, raw as usize),
+            1 if bytes.starts_with(XZ_MAGIC) => decompress_xz(bytes, raw as usize),
+            1 => zstd::bulk::decompress(bytes, raw as usize).map_err(|e| e.to_string()),
             _ => return Err(format!("column {name}: unknown method {method}")),
-        };
+        }
+        .map_err(|e| format!("column {name}: {e}"))?;
+        if column.len() as u64 != raw {
+            return Err(format!("column {name}: wrong length"));
+        }
         data.push(column);
     }
     if !payload.is_empty() {
@@ -329,24 +317,13 @@ pub(crate) fn decode_block(
     want: &dyn Fn(usize) -> Want,
     sink: &mut dyn FnMut(usize, Decoded),
 ) -> Result<usize, String> {
-    decode_block_until(codec, payload, want, sink, usize::MAX)
+    decode_block_with(codec, payload, want, None, sink, usize::MAX)
 }
 
 /// [`decode_block`] that stops after game `last` (0-based): the games after
 /// it are neither decoded nor checked (`get` of one game decodes, on
-/// average, half a block).
-pub(crate) fn decode_block_until(
-    codec_of_block: &dyn GameCodec,
-    payload: &[u8],
-    want: &dyn Fn(usize) -> Want,
-    sink: &mut dyn FnMut(usize, Decoded),
-    last: usize,
-) -> Result<usize, String> {
-    decode_block_with(codec_of_block, payload, want, None, sink, last)
-}
-
-/// [`decode_block_until`] where the games wanted as [`Want::Mainline`]
-/// decode as far as `keep` lets them.
+/// average, half a block); the games wanted as [`Want::Mainline`] decode
+/// as far as `keep` lets them.
 pub(crate) fn decode_block_with(
     codec_of_block: &dyn GameCodec,
     payload: &[u8],
@@ -504,6 +481,7 @@ struct Cursors<'a> {
 }
 
 /// A parsed game's tags as its block stores them.
+#[derive(Default)]
 struct StoredTags {
     /// Tags (for a skipped game none).
     tags: Vec<(Vec<u8>, Vec<u8>)>,
@@ -675,7 +653,7 @@ impl<'a> Cursors<'a> {
             clocks,
             evals,
         } = if w == Want::OpeningStored {
-            Annotations::none()
+            Annotations::default()
         } else {
             read_annotations(
                 &game_events,
@@ -742,13 +720,7 @@ impl<'a> Cursors<'a> {
     /// The next game's tags: all that `w` asks for (for a skipped game
     /// none), and those that its other columns are read with.
     fn tags(&mut self, w: Want) -> Result<StoredTags, String> {
-        let mut t = StoredTags {
-            tags: Vec::new(),
-            time_control: None,
-            predicted: Vec::new(),
-            label: None,
-            label_ply: None,
-        };
+        let mut t = StoredTags::default();
         self.tag_state.start_game();
         loop {
             let id = get_varint(&mut self.seq)?;
@@ -925,7 +897,7 @@ fn stored_opening(
 /// The opening of a game stored verbatim, as lichess names it: `None`
 /// where its text is no game that parses, or names none.
 fn verbatim_opening(text: &[u8]) -> Option<Named<'static>> {
-    crate::archive::opening_of_text(OpeningTable::lichess(), text)
+    OpeningTable::lichess().classify_text(text)
 }
 
 /// A game whose columns are read and whose moves are still to decode:
@@ -941,8 +913,7 @@ struct PendingGame<'a> {
     tags: Vec<(Vec<u8>, Vec<u8>)>,
     /// Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
     predicted: Vec<(usize, usize)>,
-    /// The opening's label that the mainline's moves are coded knowing
-    ///.
+    /// The opening's label that the mainline's moves are coded knowing.
     label: Option<u32>,
     /// The opening table of the block.
     openings: &'static OpeningTable,
@@ -990,20 +961,12 @@ enum Stage<'a> {
     Replay(Box<Prepared<'a>>),
 }
 
-/// A game whose mainline's moves are decoded: what [`replay`] needs.
+/// A game whose mainline's moves are decoded: what [`replay`] needs (the
+/// game without its lines, plies and mainline clocks, which `segments`
+/// took).
 struct Prepared<'a> {
-    want: Want,
-    kind: u8,
-    layout: Option<Layout>,
-    tags: Vec<(Vec<u8>, Vec<u8>)>,
+    game: PendingGame<'a>,
     start: Chess,
-    events: std::borrow::Cow<'a, [u8]>,
-    clocks: std::vec::IntoIter<Reading>,
-    evals: EvalTexts,
-    comments: Vec<&'a [u8]>,
-    fields: [&'a [u8]; 2],
-    engine: bool,
-    from_table: bool,
     segments: Segments,
     mainline: std::vec::IntoIter<Move>,
 }
@@ -1013,7 +976,7 @@ struct Prepared<'a> {
 fn prepare<'a>(
     codec_of_block: &dyn GameCodec,
     keep: Option<&Keep<'_>>,
-    game: PendingGame<'a>,
+    mut game: PendingGame<'a>,
 ) -> Result<Stage<'a>, String> {
     if matches!(game.want, Want::Tags | Want::Opening) {
         return finish_opening(codec_of_block, game).map(Stage::Done);
@@ -1021,59 +984,37 @@ fn prepare<'a>(
     if game.want == Want::Mainline {
         return finish_mainline(codec_of_block, keep, game).map(Stage::Done);
     }
-    let PendingGame {
-        want,
-        kind,
-        layout,
-        mut tags,
-        predicted,
-        label,
-        openings,
-        events,
-        plies,
-        mainline_clocks,
-        clocks,
-        evals,
-        comments,
-        fields,
-        lines,
-        engine,
-        from_table,
-        ..
-    } = game;
-    let start = text::start_of(&tags).map_err(|u| u.detail)?;
-    let context = context_of(&tags);
+    let start = text::start_of(&game.tags).map_err(|u| u.detail)?;
+    let context = context_of(&game.tags);
+    let clocks = std::mem::take(&mut game.mainline_clocks);
     let mut segments = Segments {
         variation: codec_of_block.in_context(&context),
-        mainline: mainline_codec(codec_of_block, context, mainline_clocks, openings, label)?,
-        plies,
-        lines: lines.into_iter(),
+        mainline: mainline_codec(codec_of_block, context, clocks, game.openings, game.label)?,
+        plies: std::mem::take(&mut game.plies),
+        lines: std::mem::take(&mut game.lines).into_iter(),
         next: 0,
-        to_end: events.first() == Some(&E_LINE),
+        to_end: game.events.first() == Some(&E_LINE),
     };
     let mainline = segments.read(&start)?;
-    if !predicted.is_empty() {
-        let opening = openings.predict(&start, mainline.as_slice());
-        fill_openings(&mut tags, &predicted, opening)?;
+    if !game.predicted.is_empty() {
+        let opening = game.openings.predict(&start, mainline.as_slice());
+        fill_openings(&mut game.tags, &game.predicted, opening)?;
     }
-    if want == Want::Record && is_plain(&events) {
+    if game.want == Want::Record && is_plain(&game.events) {
         // No text to write: the record straight from the readings.
+        let PendingGame {
+            tags,
+            events,
+            clocks,
+            evals,
+            ..
+        } = game;
         return plain_record(tags, start, mainline.collect(), &events, clocks, evals)
             .map(|r| Stage::Done(Decoded::Record(r)));
     }
     Ok(Stage::Replay(Box::new(Prepared {
-        want,
-        kind,
-        layout,
-        tags,
+        game,
         start,
-        events,
-        clocks,
-        evals,
-        comments,
-        fields,
-        engine,
-        from_table,
         segments,
         mainline,
     })))
@@ -1084,11 +1025,16 @@ fn prepare<'a>(
 /// they are, which then holds the game's.
 fn replay(p: Prepared<'_>, table: &mut fields::FieldTable) -> Result<Decoded, String> {
     let Prepared {
+        game,
+        start,
+        mut segments,
+        mainline,
+    } = p;
+    let PendingGame {
         want,
         kind,
         layout,
         tags,
-        start,
         events,
         mut clocks,
         mut evals,
@@ -1096,9 +1042,8 @@ fn replay(p: Prepared<'_>, table: &mut fields::FieldTable) -> Result<Decoded, St
         fields,
         engine,
         from_table,
-        mut segments,
-        mainline,
-    } = p;
+        ..
+    } = game;
     // Engine comments: the positions of their lines, the mainline's
     // moves, each side's last template and their fields.
     let coder = |table| FieldCoder::new(&start, mainline.as_slice()).with_table(table, from_table);
@@ -1175,32 +1120,20 @@ fn finish_opening(
     codec_of_block: &dyn GameCodec,
     game: PendingGame<'_>,
 ) -> Result<Decoded, String> {
-    let want = game.want;
-    let (
-        Mainline {
-            start,
-            codec,
-            bits,
-            counted,
-        },
-        PendingGame {
-            mut tags,
-            predicted,
-            openings,
-            ..
-        },
-    ) = Mainline::of(codec_of_block, game)?;
+    let (line, mut game) = Mainline::of(codec_of_block, game)?;
     // Only as far as a move may still change the opening: lichess's for an
     // opening, the block's for its tags.
-    let table = if want == Want::Opening {
+    let opening = game.want == Want::Opening;
+    let table = if opening {
         OpeningTable::lichess()
     } else {
-        openings
+        game.openings
     };
-    let mut walk = table.walk(&start);
+    let mut walk = table.walk(&line.start);
     let mut played = 0;
-    let prefix = codec
-        .decode_prefix(&start, &bits, counted, &mut |moves| {
+    let prefix = line
+        .codec
+        .decode_prefix(&line.start, &line.bits, line.counted, &mut |moves| {
             for &m in &moves[played..] {
                 walk.play(m);
             }
@@ -1212,12 +1145,12 @@ fn finish_opening(
     for &m in &prefix[played..] {
         walk.play(m);
     }
-    if want == Want::Opening {
+    if opening {
         return Ok(Decoded::Opening(walk.named()));
     }
-    fill_openings(&mut tags, &predicted, walk.opening())?;
+    fill_openings(&mut game.tags, &game.predicted, walk.opening())?;
     Ok(Decoded::Tags(GameTags {
-        tags,
+        tags: game.tags,
         verbatim: None,
     }))
 }
@@ -1715,7 +1648,7 @@ impl<'s, 'a> Queue<'s, 'a> {
             keep,
             sink,
             // A block of one game has nothing to share out.
-            parallel: games > 1 && parallel_threads() > 1,
+            parallel: games > 1 && crate::threads::parallel_threads() > 1,
             gathered: Vec::new(),
             table: (usize::MAX, fields::FieldTable::default()),
             incomplete: HashMap::new(),
@@ -1802,35 +1735,6 @@ fn finish_in_group(
         return Err(MISSING_EARLIER.into());
     }
     finish(codec, keep, game, table)
-}
-
-/// The threads a block's games are decoded on: the current rayon pool's
-/// (the global pool's outside one), or one inside [`on_this_thread`] or
-/// without the `parallel` feature.
-fn parallel_threads() -> usize {
-    #[cfg(feature = "parallel")]
-    if !ON_THIS_THREAD.get() {
-        return rayon::current_num_threads();
-    }
-    1
-}
-
-thread_local! {
-    static ON_THIS_THREAD: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
-}
-
-#[cfg(any(test, feature = "parallel", feature = "fuzzing"))]
-/// Runs `f` with every block it decodes decoded on this thread alone (a
-/// pipeline of one thread, the fuzz targets): no thread is started.
-pub(crate) fn on_this_thread<R>(f: impl FnOnce() -> R) -> R {
-    struct Restore(bool);
-    impl Drop for Restore {
-        fn drop(&mut self) {
-            ON_THIS_THREAD.set(self.0);
-        }
-    }
-    let _restore = Restore(ON_THIS_THREAD.replace(true));
-    f()
 }
 
 /// The gathered games (with their place) in tasks: one for each group's
@@ -1938,11 +1842,12 @@ struct AnnotationCoders<'a> {
     eval_text: &'a [u8],
 }
 
-/// A game's clock readings and evaluations.
 /// A clock reading: its seconds, and its tenth where chess.com's spelling
 /// writes one.
 type Reading = (u32, Option<u8>);
 
+/// A game's clock readings and evaluations (by default none: not decoded).
+#[derive(Default)]
 struct Annotations {
     /// The clock after each mainline ply, where a reading follows it.
     mainline_clocks: Vec<Option<u32>>,
@@ -1952,22 +1857,8 @@ struct Annotations {
     evals: EvalTexts,
 }
 
-impl Annotations {
-    /// No readings (not decoded).
-    fn none() -> Annotations {
-        Annotations {
-            mainline_clocks: Vec::new(),
-            clocks: Vec::new().into_iter(),
-            evals: EvalTexts {
-                bytes: Vec::new(),
-                ends: Vec::new().into_iter(),
-                start: 0,
-            },
-        }
-    }
-}
-
 /// Evaluation texts, one after the other.
+#[derive(Default)]
 struct EvalTexts {
     bytes: Vec<u8>,
     ends: std::vec::IntoIter<usize>,

@@ -17,7 +17,7 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use super::ArchiveError;
+use crate::archive::ArchiveError;
 use crate::le::{read_leb, write_leb};
 use crate::{
     Bits,
@@ -25,7 +25,7 @@ use crate::{
 };
 
 /// The magic bytes of a position archive.
-pub(crate) const MAGIC: &[u8; 8] = b"CHPKPOS\n";
+pub(crate) const MAGIC: &[u8; 8] = crate::archive::POSITIONS_MAGIC;
 /// The position archive format version this library writes and reads.
 pub(crate) const VERSION: u8 = 1;
 /// Lines per block.

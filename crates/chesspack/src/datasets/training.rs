@@ -165,7 +165,7 @@ fn invalid(e: crate::Error) -> io::Error {
 /// Front ends reach it through [`crate::files::compress`]:
 ///
 /// ```
-/// use chesspack::{files::{self, Kind, Settings}, training};
+/// use chesspack::{datasets::training, files::{self, Kind, Settings}};
 ///
 /// // 1. e4 (+10 for White) e5 (+20), a draw.
 /// let mut vf = vec![0xff, 0xff, 0, 0, 0, 0, 0xff, 0xff, 0x16, 0x42, 0x25, 0x61, 0, 0, 0, 0];
@@ -790,7 +790,7 @@ impl Rows {
     /// two-square move), `score`, `ply`, `result` and `e` lines.
     ///
     /// ```
-    /// use chesspack::training;
+    /// use chesspack::datasets::training;
     /// use chesspack::files::{self, Kind, Settings};
     ///
     /// let plain = "fen rnbqkbnr/pppppppp/8/8/8/8/PPPPPPPP/RNBQKBNR w KQkq - 0 1\nmove e2e4\nscore 20\nply 0\nresult 0\ne\n";
@@ -883,7 +883,7 @@ impl Rows {
                 pos.ep_square(EnPassantMode::Legal)
             };
             self.board
-                .extend_from_slice(&crate::rows::Mailbox::of(&pos).0);
+                .extend_from_slice(&crate::datasets::rows::Mailbox::of(&pos).0);
             self.turn.push(u8::from(pos.turn().is_black()));
             let rights = pos.castles().castling_rights();
             let mut c = 0;

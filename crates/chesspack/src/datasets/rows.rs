@@ -7,7 +7,7 @@
 //! Arrow), only those asked for; [`ArchiveReader::positions`] gives every
 //! position of an archive one at a time, with its [`Chess`] position.
 //!
-//! The codes are those of [`training::Rows`](crate::training::Rows):
+//! The codes are those of [`training::Rows`](crate::datasets::training::Rows):
 //! squares a1 = 0 … h8 = 63; pieces 0 (empty), 1–6 white pawn, knight,
 //! bishop, rook, queen, king, 7–12 black ones; castling bits 0 white
 //! short, 1 white long, 2 black short, 3 black long; the en-passant square
@@ -19,7 +19,7 @@
 //! [`PositionRows::skipped`]. Games from a `FEN` tag give rows from it.
 //!
 //! ```
-//! use chesspack::{archive::{self, ArchiveReader, Options}, rows::{self, Column}};
+//! use chesspack::{archive::{self, ArchiveReader, Options}, datasets::rows::{self, Column}};
 //!
 //! let pgn = "[WhiteElo \"1500\"]\n[TimeControl \"60+1\"]\n[Result \"1-0\"]\n\n\
 //!            1. e4 { [%eval 0.3] [%clk 0:01:00] } e5 { [%clk 0:00:59] } 2. Nf3 { [%clk 0:00:58] } 1-0\n";
@@ -139,7 +139,7 @@ impl Column {
     /// The default columns: every one but `uci`, `fen` and tags.
     ///
     /// ```
-    /// use chesspack::rows::Column;
+    /// use chesspack::datasets::rows::Column;
     ///
     /// let names: Vec<_> = Column::defaults().iter().map(|c| c.name().to_owned()).collect();
     /// assert_eq!(names[..3], ["board", "turn", "castling"]);
@@ -165,7 +165,7 @@ impl Column {
     /// of a column is no tag).
     ///
     /// ```
-    /// use chesspack::rows::Column;
+    /// use chesspack::datasets::rows::Column;
     ///
     /// assert_eq!(Column::from_name("rule50"), Some(Column::Rule50));
     /// assert_eq!(Column::from_name("Event"), Some(Column::Tag("Event".into())));
