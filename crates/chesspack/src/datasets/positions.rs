@@ -33,7 +33,7 @@ pub(crate) const BLOCK_LINES: usize = 1 << 16;
 const END: &[u8; 8] = b"CHPKEND\n";
 const CODEC: &str = "position-model";
 
-/// What [`compress`] did.
+/// What compressing a position file did ([`crate::files::compress`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct PositionReport {

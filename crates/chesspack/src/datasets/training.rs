@@ -56,7 +56,7 @@ const LEVEL: i32 = 15;
 /// The most bytes a block's sections may claim when read back.
 const MAX_SECTION: usize = 1 << 31;
 
-/// What [`compress`] did.
+/// What compressing engine training data did ([`crate::files::compress`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TrainingReport {
@@ -1103,7 +1103,7 @@ impl<R: Read + Seek> TrainingReader<R> {
 
     /// Block `block`'s (from 0) chains as viriformat games, one a chain,
     /// scores and results turned to White's: the bytes of the games an
-    /// archive made by [`compress_viriformat`] was made from.
+    /// archive made by `compress_viriformat` was made from.
     ///
     /// # Errors
     ///

@@ -390,7 +390,7 @@ pub fn tune_k_for_games(
 /// moves cost nothing.
 ///
 /// A decoder refuses a stream whose header asks for a deeper search than
-/// its own depth or [`STREAM_DEPTH_LIMIT`] (3), whichever is larger: a
+/// its own depth or `STREAM_DEPTH_LIMIT` (3), whichever is larger: a
 /// search costs about eight times as much a ply deeper (depth 3 scores
 /// some 70 plies a second, depth 7 would take hours a ply), so a few bytes
 /// of damaged or hostile data could otherwise keep it busy for hours.

@@ -1147,7 +1147,7 @@ pub struct GameRecord {
     pub moves: Vec<shakmaty::Move>,
     /// After each mainline move, the first `[%clk …]` reading in the
     /// comments that follow it (as python-chess reads them, joined), in
-    /// milliseconds ([`crate::pgn::clock_millis`]).
+    /// milliseconds (`pgn::clock_millis`).
     pub clocks: Vec<Option<u64>>,
     /// After each mainline move, the first `[%eval …]` in the comments
     /// that follow it (`pgn::eval_of_comment`): the evaluation of
