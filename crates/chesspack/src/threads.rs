@@ -1,8 +1,10 @@
-//! The library's threads, in one place: a file's blocks in order
+//! The library's thread pools, in one place: a file's blocks in order
 //! ([`ordered`]), the front ends' parallel work on a pool kept for the
 //! thread that asks ([`install`], [`map`]), and whether the work nested in
 //! a block (its games) may spread over the current pool
-//! ([`parallel_threads`], [`on_this_thread`]).
+//! ([`parallel_threads`], [`on_this_thread`]). Work inside a pool (a
+//! block's games, a search section's columns) is split by rayon's
+//! parallel iterators where it is done, on the pool it runs on.
 //!
 //! Everything here runs on rayon's pools; with one thread, without the
 //! `parallel` feature, or where no threads can be had (WebAssembly), it

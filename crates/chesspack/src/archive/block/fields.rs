@@ -928,15 +928,11 @@ impl FieldCoder {
                     let time = is_time(template, p, key);
                     self.timed += usize::from(time);
                     let io = &mut io[usize::from(time)];
-                    let table = match self.from_table {
-                        true => self
-                            .table
-                            .get(&h)
-                            .and_then(|t| t.get(f - 1))
-                            .copied()
-                            .flatten(),
-                        false => None,
-                    };
+                    let table = self
+                        .table
+                        .get(&h)
+                        .filter(|_| self.from_table)
+                        .and_then(|t| t.get(f - 1).copied().flatten());
                     let n = self.number(io, place, (key, index), &named, at, (n, table, time));
                     if index == 0 && n.decimals == 0 {
                         named.push((key, n.value));
