@@ -137,7 +137,7 @@ pub(crate) const TRAINING_MAGIC: &[u8; 8] = b"CHPKTRN\n";
 pub(crate) const POSITIONS_MAGIC: &[u8; 8] = b"CHPKPOS\n";
 /// The format version this library writes and the one it reads: until the
 /// first release there is one format, and a change replaces it.
-pub const FORMAT_VERSION: u8 = 18;
+pub const FORMAT_VERSION: u8 = 19;
 
 /// The opening hash a header holds for this library's opening tables:
 /// lichess's table and its priors by rating band, the `fast` weights and

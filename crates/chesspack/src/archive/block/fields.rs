@@ -116,6 +116,8 @@ pub(super) struct At<'a> {
     pub behind: [Option<&'a Chess>; 2],
     /// The position the comment is in.
     pub after: &'a Chess,
+    /// Its ply in the mainline (none in a variation).
+    pub ply: Option<usize>,
 }
 
 /// Splits `comment` into a template and its fields; `None` where it holds
@@ -463,6 +465,11 @@ struct SlotModels {
     style: [BitModel; 8],
     same_format: [BitModel; 2],
     format: Vec<BitModel>,
+    /// `zero` and `sign` again, by which way the other side's last number
+    /// here points (below, at or above the prediction) too: not in the
+    /// prior file, they start as `zero` and `sign` do.
+    zero_by_other: [BitModel; 9],
+    sign_by_other: [BitModel; 9],
 }
 
 impl SlotModels {
@@ -477,6 +484,16 @@ impl SlotModels {
             style: [w; 8],
             same_format: [w; 2],
             format: vec![w; 2 << 5],
+            zero_by_other: [w; 9],
+            sign_by_other: [w; 9],
+        }
+    }
+
+    /// Starts `zero_by_other` and `sign_by_other` from `zero` and `sign`.
+    fn spread(&mut self) {
+        for i in 0..9 {
+            self.zero_by_other[i] = self.zero[i % 3];
+            self.sign_by_other[i] = self.sign[i % 3];
         }
     }
 
@@ -505,6 +522,24 @@ struct Last {
     width: u8,
     /// Whether the table had a number here: 0 none, 1 another, 2 this.
     table: u8,
+    /// Whether the group's time at this ply ([`FieldTable`]) was it: 0
+    /// none there, 1 another, 2 this.
+    ply: u8,
+}
+
+impl Last {
+    /// The last number `n`, of prediction `base`, and what the tables had.
+    fn of(n: Number, base: i64, table: u8, ply: u8) -> Last {
+        Last {
+            value: n.value,
+            step: n.value.wrapping_sub(base),
+            plus: n.plus || n.minus,
+            decimals: n.decimals,
+            width: n.width,
+            table,
+            ply,
+        }
+    }
 }
 
 /// The models of the lines' moves.
@@ -617,6 +652,7 @@ impl FieldPrior {
             for models in slot.models() {
                 read(&mut r, models)?;
             }
+            slot.spread();
             prior.slots.insert(h, slot);
         }
         for models in prior.lines.models() {
@@ -690,12 +726,24 @@ pub(super) struct FieldCoder {
     /// coded knowing them.
     table: FieldTable,
     from_table: bool,
+    /// The hash of the game's mainline.
+    line: u64,
+    /// Its numbers so far, in order, and whether it has lines: a game
+    /// without lines leaves its numbers in the table for the games after
+    /// it that repeat them.
+    numbers: Vec<Number>,
+    lined: bool,
+    /// Whether the game repeats the numbers of the group's latest game of
+    /// the same mainline (`numbers`), none coded, how many it read and
+    /// how many there are.
+    whole: bool,
+    repeated: usize,
+    to_repeat: usize,
     /// This game's numbers by position, for the games after it.
     here: FieldTable,
-    /// The models of a number being the table's, by whether it is a time
-    /// and what the last number in its place was (none from the table, not
-    /// the table's, the table's).
-    table_models: [BitModel; 6],
+    /// The models of a number being the table's (from the group's last
+    /// game coded from it).
+    table_models: TableModels,
 }
 
 /// The games of a block whose engine comments' numbers predict each
@@ -703,7 +751,13 @@ pub(super) struct FieldCoder {
 /// evaluations and depths. A game coded from its group's table needs the
 /// group's earlier games with engine comments decoded first, so the
 /// group bounds what reading one game decodes.
-pub(super) const FIELD_GROUP: usize = 128;
+pub(super) const FIELD_GROUP: usize = 256;
+
+/// Flags of a game's engine fields (in its first stream's length): coded
+/// from its group's table; from it alone, every number the table's (no
+/// streams follow).
+pub(super) const FROM_TABLE: u8 = 1;
+pub(super) const ALONE: u8 = 2;
 
 /// The least number of a game's positions (by Zobrist hash) where a table
 /// has numbers for the game to be coded from it (and a quarter of its
@@ -711,10 +765,114 @@ pub(super) const FIELD_GROUP: usize = 128;
 /// of its group.
 pub(super) const TABLE_HITS: usize = 8;
 
-/// The numbers of engine comments by the Zobrist hash of the position they
-/// stand at: the latest game's first comment there, one entry a
-/// placeholder (`None` for a line).
-pub(super) type FieldTable = ByHash<Vec<Option<Number>>>;
+/// What the earlier games of a group wrote in their engine comments.
+#[derive(Default)]
+pub(super) struct FieldTable {
+    /// By the Zobrist hash of the position they stand at: the latest
+    /// game's first comment's numbers there, one entry a placeholder
+    /// (`None` for a line).
+    at: ByHash<Vec<Option<Number>>>,
+    /// By mainline ply: the times ([`is_time`]) of the games' first
+    /// comments there, by placeholder, with how many games wrote each and
+    /// the last game that did (engines that spend their time by one
+    /// schedule from one clock spend the same at the same ply, wherever
+    /// the position).
+    times: Vec<Vec<PlyTime>>,
+    /// How many games' numbers are in it.
+    games: u32,
+    /// By the hash of a mainline: the numbers, in order, of the latest
+    /// game of the group with that mainline and no lines in its comments.
+    repeats: ByHash<Vec<Number>>,
+    /// The models of the last game coded from it (or of its first game,
+    /// before one was), as that game left them, for the next: engines'
+    /// numbers step alike from game to game, and a game that learns them
+    /// from scratch pays for it again.
+    learned: Option<Box<Learned>>,
+}
+
+/// The models that the games coded from a group's table hand on.
+#[derive(Clone)]
+struct Learned {
+    table: TableModels,
+    slots: ByHash<SlotModels>,
+    lines: LineModels,
+}
+
+/// The models of a number being the table's.
+#[derive(Clone, Copy)]
+struct TableModels {
+    /// At its position, by whether it is a time (and whether the group's
+    /// time at its ply is the table's) and what the last number in its
+    /// place was (none from the table, not the table's, the table's).
+    at: [BitModel; 12],
+    /// A time at its ply, by what the last number in its place was (none
+    /// at its ply, not that, that).
+    ply: [BitModel; 3],
+}
+
+impl Default for TableModels {
+    fn default() -> TableModels {
+        TableModels {
+            at: [BitModel::warm(); 12],
+            ply: [BitModel::warm(); 3],
+        }
+    }
+}
+
+/// A time that games of a group wrote at a ply ([`FieldTable::times`]).
+#[derive(Clone, Copy)]
+struct PlyTime {
+    placeholder: u16,
+    number: Number,
+    games: u32,
+    last: u32,
+}
+
+impl FieldTable {
+    /// Empties the table (a new group).
+    pub(super) fn clear(&mut self) {
+        *self = FieldTable::default();
+    }
+
+    /// The time that most games of the group wrote at the `placeholder`-th
+    /// field of their first comment at mainline ply `ply` (of two as many,
+    /// the latest game's).
+    fn time_at(&self, ply: usize, placeholder: usize) -> Option<Number> {
+        self.times
+            .get(ply)?
+            .iter()
+            .filter(|t| usize::from(t.placeholder) == placeholder)
+            .max_by_key(|t| (t.games, t.last))
+            .map(|t| t.number)
+    }
+
+    /// Adds a game's numbers (`here`: its own table).
+    fn add(&mut self, here: FieldTable) {
+        self.games += 1;
+        self.at.extend(here.at);
+        if self.times.len() < here.times.len() {
+            self.times.resize_with(here.times.len(), Vec::new);
+        }
+        for (ply, times) in here.times.into_iter().enumerate() {
+            for t in times {
+                let known = self.times[ply]
+                    .iter_mut()
+                    .find(|k| k.placeholder == t.placeholder && k.number == t.number);
+                match known {
+                    Some(k) => {
+                        k.games += 1;
+                        k.last = self.games;
+                    }
+                    None => self.times[ply].push(PlyTime {
+                        games: 1,
+                        last: self.games,
+                        ..t
+                    }),
+                }
+            }
+        }
+    }
+}
 
 impl FieldCoder {
     /// The coder of a game from `start` whose mainline (up to its first
@@ -752,22 +910,68 @@ impl FieldCoder {
             timed: 0,
             table: FieldTable::default(),
             from_table: false,
+            line: line_hash(mainline),
+            numbers: Vec::new(),
+            lined: false,
+            whole: false,
+            repeated: 0,
+            to_repeat: 0,
             here: FieldTable::default(),
-            table_models: Default::default(),
+            table_models: TableModels::default(),
         }
     }
 
     /// How many positions of the game's mainline `table` has numbers at.
     pub(super) fn table_hits(&self, table: &FieldTable) -> usize {
-        self.game.keys().filter(|h| table.contains_key(h)).count()
+        self.game
+            .keys()
+            .filter(|h| table.at.contains_key(h))
+            .count()
     }
 
     /// The coder with the group's `table`, its numbers coded from it where
     /// `from_table`.
     pub(super) fn with_table(mut self, table: FieldTable, from_table: bool) -> FieldCoder {
+        if let Some(learned) = table.learned.as_deref().filter(|_| from_table) {
+            self.table_models = learned.table;
+            self.slots = learned.slots.clone();
+            self.lines = learned.lines.clone();
+        }
         self.table = table;
         self.from_table = from_table;
         self
+    }
+
+    /// Whether the game's numbers (it has no lines) are those of the
+    /// group's latest game of the same mainline, in order: it may be
+    /// stored as that alone ([`FieldCoder::alone`]).
+    pub(super) fn repeats_earlier(&self) -> bool {
+        self.from_table
+            && !self.lined
+            && !self.numbers.is_empty()
+            && self.table.repeats.get(&self.line) == Some(&self.numbers)
+    }
+
+    /// The coder of a game that repeats the numbers of the group's latest
+    /// game of the same mainline: none is coded, and the table's models go
+    /// on unchanged.
+    pub(super) fn alone(mut self) -> FieldCoder {
+        self.whole = true;
+        self.repeated = 0;
+        self.numbers = self
+            .table
+            .repeats
+            .get(&self.line)
+            .cloned()
+            .unwrap_or_default();
+        self.to_repeat = self.numbers.len();
+        self
+    }
+
+    /// Whether a game read [`FieldCoder::alone`] used every number of the
+    /// game it repeats.
+    pub(super) fn repeated_all(&self) -> bool {
+        !self.whole || self.repeated == self.to_repeat
     }
 
     /// The group's table for the next game, with this game's numbers in
@@ -775,7 +979,19 @@ impl FieldCoder {
     pub(super) fn take_table(&mut self, with_game: bool) -> FieldTable {
         let mut table = std::mem::take(&mut self.table);
         if with_game {
-            table.extend(self.here.drain());
+            table.add(std::mem::take(&mut self.here));
+            if !self.lined {
+                table
+                    .repeats
+                    .insert(self.line, std::mem::take(&mut self.numbers));
+            }
+        }
+        if with_game && !self.whole {
+            table.learned = Some(Box::new(Learned {
+                table: self.table_models,
+                slots: std::mem::take(&mut self.slots),
+                lines: self.lines.clone(),
+            }));
         }
         table
     }
@@ -817,6 +1033,36 @@ fn key_bit(key: u32) -> usize {
 
 /// The words of a bitmap of moves (keys below 2^16).
 const MOVE_WORDS: usize = 128;
+
+/// A hash of the moves of a mainline.
+fn line_hash(mainline: &[Move]) -> u64 {
+    let mut h = crate::hash::fnv1a(&(mainline.len() as u64).to_le_bytes());
+    for m in mainline {
+        let key = [
+            m.from().map_or(64, |s| s as u8),
+            m.to() as u8,
+            m.promotion().map_or(0, |r| r as u8),
+        ];
+        h = crate::hash::fnv1a_from(h, &key);
+    }
+    h
+}
+
+/// Which way a number `other` of the other side points from `prediction`,
+/// negated or not, whichever is nearer (an evaluation from the side to
+/// move's view, a depth): 0 below, 1 at, 2 above.
+fn other_way(other: i64, prediction: i64) -> usize {
+    let (a, b) = (
+        other.wrapping_sub(prediction),
+        other.wrapping_neg().wrapping_sub(prediction),
+    );
+    let d = if a.unsigned_abs() <= b.unsigned_abs() {
+        a
+    } else {
+        b
+    };
+    (d.signum() + 1) as usize
+}
 
 /// The Zobrist hash of `pos`.
 fn hash(pos: &Chess) -> u64 {
@@ -895,6 +1141,8 @@ impl FieldCoder {
         // read another field (`n` from `s` and `mt`).
         let mut named: Vec<(&[u8], i64)> = Vec::new();
         let mut places: Vec<(&[u8], usize)> = Vec::new();
+        // Its times, by placeholder, for the games after it.
+        let mut times: Vec<PlyTime> = Vec::new();
         let mut f = 0;
         for (p, &b) in template.iter().enumerate() {
             if b > LAST_PLACEHOLDER {
@@ -926,14 +1174,29 @@ impl FieldCoder {
                     let mut place = crate::hash::fnv1a(key);
                     place = crate::hash::fnv1a_from(place, &[index as u8, nth as u8]);
                     let time = is_time(template, p, key);
-                    self.timed += usize::from(time);
                     let io = &mut io[usize::from(time)];
-                    let table = self
-                        .table
-                        .get(&h)
-                        .filter(|_| self.from_table)
-                        .and_then(|t| t.get(f - 1).copied().flatten());
-                    let n = self.number(io, place, (key, index), &named, at, (n, table, time));
+                    let n = if self.whole {
+                        self.repeated += 1;
+                        *self
+                            .numbers
+                            .get(self.repeated - 1)
+                            .ok_or("more numbers than the game repeated")?
+                    } else {
+                        let (table, at_ply) = self.tables_at(h, at.ply, f - 1, time);
+                        self.timed += usize::from(time);
+                        let n = (n, table, at_ply, time);
+                        let n = self.number(io, place, (key, index), &named, at, n);
+                        self.numbers.push(n);
+                        n
+                    };
+                    if let (true, Ok(placeholder)) = (time, u16::try_from(f - 1)) {
+                        times.push(PlyTime {
+                            placeholder,
+                            number: n,
+                            games: 0,
+                            last: 0,
+                        });
+                    }
                     if index == 0 && n.decimals == 0 {
                         named.push((key, n.value));
                     }
@@ -947,6 +1210,10 @@ impl FieldCoder {
                         Some(Field::Number(_)) => return Err("a number for a line".into()),
                         None => None,
                     };
+                    if self.whole {
+                        return Err("a line in a game that repeats an earlier one's numbers".into());
+                    }
+                    self.lined = true;
                     let line = self.line(&mut io[0], line_kind(b).0, at, moves)?;
                     if !encoding {
                         fields.push(Field::Line(line));
@@ -957,7 +1224,11 @@ impl FieldCoder {
         if encoding && f != fields.len() {
             return Err("more fields than the template".into());
         }
-        self.here.entry(h).or_insert_with(|| {
+        if let Some(ply) = at.ply.filter(|&p| p >= self.here.times.len()) {
+            self.here.times.resize_with(ply, Vec::new);
+            self.here.times.push(times);
+        }
+        self.here.at.entry(h).or_insert_with(|| {
             fields
                 .iter()
                 .map(|f| match f {
@@ -976,7 +1247,7 @@ impl FieldCoder {
         (key, index): (&[u8], usize),
         named: &[(&[u8], i64)],
         at: &At<'_>,
-        (given, table, time): (Option<Number>, Option<Number>, bool),
+        (given, table, at_ply, time): (Option<Number>, Option<Number>, Option<Number>, bool),
     ) -> Number {
         let side = at.side & 1;
         let last = self.last[side]
@@ -989,6 +1260,14 @@ impl FieldCoder {
         } else {
             0
         };
+        if let Some((n, l)) = self.table_bits(io, given, (table, at_ply, time), last) {
+            self.last[side].insert(place, Last::of(n, base, l.0, l.1));
+            return n;
+        }
+        let other = self.last[side ^ 1]
+            .get(&place)
+            .filter(|_| self.last[side].contains_key(&place))
+            .map(|o| other_way(o.value, base.wrapping_add(step_base)));
         let prior = self.prior;
         let models = self.slots.entry(place).or_insert_with(|| {
             prior
@@ -998,28 +1277,16 @@ impl FieldCoder {
                 .unwrap_or_else(SlotModels::new)
         });
         models.uses = models.uses.saturating_add(1);
-        // The table's number, where it has one here: one bit where it is
-        // this one.
-        if let Some(t) = table {
-            let ctx = 3 * usize::from(time) + last.map_or(0, |l| usize::from(l.table));
-            if io.bit(&mut self.table_models[ctx], given == Some(t)) {
-                self.last[side].insert(
-                    place,
-                    Last {
-                        value: t.value,
-                        step: t.value.wrapping_sub(base),
-                        plus: t.plus || t.minus,
-                        decimals: t.decimals,
-                        width: t.width,
-                        table: 2,
-                    },
-                );
-                return t;
-            }
-        }
+        let ply = u8::from(at_ply.is_some());
+        // A time that is not the group's at its ply is coded from it (a
+        // step of the schedule away, mostly), unless it is a time left.
+        let (base, step_base) = match at_ply {
+            Some(t) if key != b"tl=" => (t.value, 0),
+            _ => (base, step_base),
+        };
         let residual = given.map_or(0, |n| n.value.wrapping_sub(base).wrapping_sub(step_base));
         let last_residual_class = last.map_or(2, |l| usize::from(l.step.wrapping_sub(0) != 0));
-        let r = signed(io, models, last_residual_class, residual);
+        let r = signed(io, models, (last_residual_class, other), residual);
         let step = r.wrapping_add(step_base);
         let value = base.wrapping_add(step);
         // Its spelling: sign, point and padding.
@@ -1081,9 +1348,58 @@ impl FieldCoder {
                 decimals,
                 width,
                 table: u8::from(table.is_some()),
+                ply,
             },
         );
         n
+    }
+
+    /// The table's number at the `placeholder`-th field of a comment at the
+    /// position of hash `h`, and the group's time there at mainline ply
+    /// `ply` where it is a `time`: none in a game not coded from them.
+    fn tables_at(
+        &self,
+        h: u64,
+        ply: Option<usize>,
+        placeholder: usize,
+        time: bool,
+    ) -> (Option<Number>, Option<Number>) {
+        if !self.from_table {
+            return (None, None);
+        }
+        let table = self.table.at.get(&h);
+        let at = table.and_then(|t| t.get(placeholder).copied().flatten());
+        let ply = ply.filter(|_| time);
+        (at, ply.and_then(|p| self.table.time_at(p, placeholder)))
+    }
+
+    /// The table's number at this position, then the group's time at this
+    /// ply, where they have one: one bit each where it is this one (the
+    /// first by whether it is a time, and whether the group's time at this
+    /// ply is the same). The number, and what [`Last`] keeps of the tables
+    /// (`table`, `ply`), where it is one of them.
+    fn table_bits(
+        &mut self,
+        io: &mut impl Io,
+        given: Option<Number>,
+        (table, at_ply, time): (Option<Number>, Option<Number>, bool),
+        last: Option<Last>,
+    ) -> Option<(Number, (u8, u8))> {
+        if let Some(t) = table {
+            let kind = match at_ply {
+                None => usize::from(time),
+                Some(p) => 2 + usize::from(p == t),
+            };
+            let ctx = 3 * kind + last.map_or(0, |l| usize::from(l.table));
+            if io.bit(&mut self.table_models.at[ctx], given == Some(t)) {
+                let ply = at_ply.map_or(0, |p| 1 + u8::from(p == t));
+                return Some((t, (2, ply)));
+            }
+        }
+        let t = at_ply.filter(|&p| Some(p) != table)?;
+        let ctx = last.map_or(0, |l| usize::from(l.ply));
+        io.bit(&mut self.table_models.ply[ctx], given == Some(t))
+            .then_some((t, (u8::from(table.is_some()), 2)))
     }
 
     /// The guesses of the move from `pos` (hash `h`) in a line of
@@ -1332,11 +1648,23 @@ fn code_rank(io: &mut impl Io, lines: &mut LineModels, ctx: usize, r: u64) -> u6
 
 /// A signed step: zero or not, sign, bit length, two bits below the
 /// leading one modelled and the rest direct.
-fn signed(io: &mut impl Io, m: &mut SlotModels, ctx: usize, v: i64) -> i64 {
-    if io.bit(&mut m.zero[ctx], v == 0) {
+fn signed(
+    io: &mut impl Io,
+    m: &mut SlotModels,
+    (ctx, other): (usize, Option<usize>),
+    v: i64,
+) -> i64 {
+    let (zero, sign) = match other {
+        Some(o) => (
+            &mut m.zero_by_other[3 * o + ctx],
+            &mut m.sign_by_other[3 * o + ctx],
+        ),
+        None => (&mut m.zero[ctx], &mut m.sign[ctx]),
+    };
+    if io.bit(zero, v == 0) {
         return 0;
     }
-    let negative = io.bit(&mut m.sign[ctx], v < 0);
+    let negative = io.bit(sign, v < 0);
     let mag = v.unsigned_abs();
     let n = 63 - mag.max(1).leading_zeros();
     let class = ctx.min(3);
@@ -1366,18 +1694,22 @@ pub(super) struct Walk {
     /// (position, the positions one and two moves before it) of each open
     /// line.
     stack: Vec<(Chess, [Option<Chess>; 2])>,
+    /// The plies of the mainline so far.
+    ply: usize,
 }
 
 impl Walk {
     pub(super) fn new(start: &Chess) -> Walk {
         Walk {
             stack: vec![(start.clone(), [None, None])],
+            ply: 0,
         }
     }
     fn top(&mut self) -> &mut (Chess, [Option<Chess>; 2]) {
         self.stack.last_mut().expect("a line is open")
     }
     pub(super) fn play(&mut self, m: Move) {
+        self.ply += usize::from(self.stack.len() == 1);
         let (pos, behind) = self.top();
         behind[1] = behind[0].take();
         behind[0] = Some(pos.clone());
@@ -1386,10 +1718,12 @@ impl Walk {
     /// Plays a null move, and gives the position after it; `None` (and
     /// nothing played) where the side to move is in check.
     pub(super) fn null(&mut self) -> Option<Chess> {
+        let mainline = self.stack.len() == 1;
         let (pos, behind) = self.top();
         let after = crate::pgn::strict::after_null(pos)?;
         behind[1] = behind[0].take();
         behind[0] = Some(std::mem::replace(pos, after.clone()));
+        self.ply += usize::from(mainline);
         Some(after)
     }
     /// Opens a variation of the last move, and gives its start: the
@@ -1417,6 +1751,7 @@ impl Walk {
             side: usize::from(pos.turn() == Color::White),
             behind: [behind[0].as_ref(), behind[1].as_ref()],
             after: pos,
+            ply: (self.stack.len() == 1).then_some(self.ply),
         }
     }
 }

@@ -667,7 +667,7 @@ impl<'a> Cursors<'a> {
         // its text, the mainline alone for tags that the moves give.
         let (comments, segments, engine_comments) =
             game_comments(&game_events, &mut self.comments, whole)?;
-        let (fields, from_table) = self.engine_fields(engine_comments)?;
+        let (fields, flags) = self.engine_fields(engine_comments)?;
         let group = g / fields::FIELD_GROUP;
         if engine_comments && !whole {
             queue.incomplete(group, g);
@@ -697,7 +697,8 @@ impl<'a> Cursors<'a> {
                     lines,
                     own: !reference,
                     engine: engine_comments,
-                    from_table,
+                    from_table: flags & fields::FROM_TABLE != 0,
+                    alone: flags & fields::ALONE != 0,
                     group,
                 },
             )?;
@@ -706,15 +707,23 @@ impl<'a> Cursors<'a> {
     }
 
     /// The streams of the next game's engine comments' fields (none where
-    /// it has not `any`), and whether they are coded from the
-    /// numbers of its group's earlier games.
-    fn engine_fields(&mut self, any: bool) -> Result<([&'a [u8]; 2], bool), String> {
+    /// it has not `any`), and its flags ([`fields::FROM_TABLE`],
+    /// [`fields::ALONE`]).
+    fn engine_fields(&mut self, any: bool) -> Result<([&'a [u8]; 2], u8), String> {
         if !any {
-            return Ok(([&[][..], &[]], false));
+            return Ok(([&[][..], &[]], 0));
         }
-        let (main, from_table) = take_flagged(&mut self.engine, "engine-fields")?;
+        let head = get_varint(&mut self.engine)?;
+        let flags = (head & 3) as u8;
+        if flags & fields::ALONE != 0 {
+            if head != u64::from(fields::ALONE | fields::FROM_TABLE) {
+                return Err("engine-fields column: a game from its table alone has streams".into());
+            }
+            return Ok(([&[][..], &[]], flags));
+        }
+        let main = take_len(&mut self.engine, head >> 2, "engine-fields")?;
         let times = take_counted(&mut self.engine, "engine-fields")?;
-        Ok(([main, times], from_table))
+        Ok(([main, times], flags))
     }
 
     /// The next game's tags: all that `w` asks for (for a skipped game
@@ -859,12 +868,6 @@ fn take_counted<'a>(column: &mut &'a [u8], name: &str) -> Result<&'a [u8], Strin
     take_len(column, len, name)
 }
 
-/// [`take_counted`] of an item whose length's lowest bit is a flag.
-fn take_flagged<'a>(column: &mut &'a [u8], name: &str) -> Result<(&'a [u8], bool), String> {
-    let len = get_varint(column)?;
-    Ok((take_len(column, len >> 1, name)?, len & 1 != 0))
-}
-
 /// The next `len` bytes of `column`.
 fn take_len<'a>(column: &mut &'a [u8], len: u64, name: &str) -> Result<&'a [u8], String> {
     if len > column.len() as u64 {
@@ -932,9 +935,11 @@ struct PendingGame<'a> {
     /// its engine comments alone).
     own: bool,
     /// Whether it has engine comments, whether their numbers are coded
-    /// from those of its group's earlier games, and its group.
+    /// from those of its group's earlier games (or are all theirs), and
+    /// its group.
     engine: bool,
     from_table: bool,
+    alone: bool,
     group: usize,
 }
 
@@ -1042,11 +1047,15 @@ fn replay(p: Prepared<'_>, table: &mut fields::FieldTable) -> Result<Decoded, St
         fields,
         engine,
         from_table,
+        alone,
         ..
     } = game;
     // Engine comments: the positions of their lines, the mainline's
     // moves, each side's last template and their fields.
-    let coder = |table| FieldCoder::new(&start, mainline.as_slice()).with_table(table, from_table);
+    let coder = |table| {
+        let coder = FieldCoder::new(&start, mainline.as_slice()).with_table(table, from_table);
+        if alone { coder.alone() } else { coder }
+    };
     let engine = engine.then(|| EngineComments::new(coder(std::mem::take(table)), fields));
     let mut replay = Replay {
         segs: vec![mainline],
@@ -1397,7 +1406,7 @@ impl Replay<'_> {
         if self.segs.len() != 1 || self.segs.pop().is_some_and(|mut s| s.next().is_some()) {
             return Err("moves and events disagree".into());
         }
-        if self.engine.is_some_and(|e| {
+        if self.engine.as_ref().is_some_and(|e| {
             e.dec[0].overrun()
                 || if e.no_times {
                     e.coder.timed > 0
@@ -1406,6 +1415,13 @@ impl Replay<'_> {
                 }
         }) {
             return Err("engine-fields stream ends early".into());
+        }
+        if self
+            .engine
+            .as_ref()
+            .is_some_and(|e| !e.coder.repeated_all())
+        {
+            return Err("fewer numbers than the game repeated".into());
         }
         if want == Want::Record && !self.null_in_mainline {
             let record = GameRecord::of(tags, start, &self.out);

@@ -69,6 +69,9 @@ struct Columns {
     games: usize,
     table: fields::FieldTable,
     table_group: usize,
+    /// The players of the group's last game coded from its table (either
+    /// colour), where its numbers were coded.
+    taught: Option<u64>,
 }
 
 impl Columns {
@@ -95,6 +98,7 @@ impl Columns {
             games: 0,
             table: fields::FieldTable::default(),
             table_group: 0,
+            taught: None,
         }
     }
 
@@ -142,8 +146,9 @@ impl Columns {
         if self.games / fields::FIELD_GROUP != self.table_group {
             self.table.clear();
             self.table_group = self.games / fields::FIELD_GROUP;
+            self.taught = None;
         }
-        let engine = engine_comments(game, mainline, &mut self.table);
+        let engine = engine_comments(game, mainline, &mut self.table, &mut self.taught);
         let events = self.events_of(game, line, engine.as_ref().map(|(t, _, _)| t.iter()));
         self.add_tags(game, &opening);
         // A mainline each of whose moves one clock or evaluation comment
@@ -168,14 +173,17 @@ impl Columns {
             }
             None => self.data[EVENTS].extend_from_slice(&events),
         }
-        if let Some((_, streams, from_table)) = engine {
+        if let Some((_, streams, flags)) = engine {
             // The first stream's length says whether the game is coded
-            // from its group's table.
-            for (i, stream) in streams.iter().enumerate() {
-                let flag = if i == 0 { u64::from(from_table) } else { 0 };
-                let len = (stream.len() as u64) << u8::from(i == 0) | flag;
-                put_varint(&mut self.data[ENGINE], len);
-                self.data[ENGINE].extend_from_slice(stream);
+            // from its group's table, or from it alone (no streams).
+            put_varint(
+                &mut self.data[ENGINE],
+                (streams[0].len() as u64) << 2 | u64::from(flags),
+            );
+            if flags & fields::ALONE == 0 {
+                self.data[ENGINE].extend_from_slice(&streams[0]);
+                put_varint(&mut self.data[ENGINE], streams[1].len() as u64);
+                self.data[ENGINE].extend_from_slice(&streams[1]);
             }
         }
         self.games += 1;
@@ -467,29 +475,68 @@ type Template = Option<(Vec<u8>, bool)>;
 /// ([`fields`]), the streams of their fields (the times' second, empty
 /// where there are none) and whether they are coded from `table`, the
 /// numbers of the group's earlier games, which get the game's; `None`
-/// where the game has none.
+/// where the game has none. `taught`: the players of the group's last
+/// game coded from the table.
 fn engine_comments(
     game: &ParsedGame,
     mainline: &[Move],
     table: &mut fields::FieldTable,
-) -> Option<(Vec<Template>, [Vec<u8>; 2], bool)> {
+    taught: &mut Option<u64>,
+) -> Option<(Vec<Template>, [Vec<u8>; 2], u8)> {
     let plain = |e: &Event| matches!(e, Event::Comment(c) if !is_reading(c));
     if !game.events.iter().any(plain) {
         return None;
     }
     let coder = FieldCoder::new(&game.start, mainline);
     // Coded from the table where it has numbers at enough of the game's
-    // positions: a game that waits for its group's earlier games decodes
-    // with them, on one thread (TCEC's games, paired by opening, seldom
-    // share more than the book).
+    // positions, or where the same two players' last game was (a match:
+    // its models go on from that game's): a game that waits for its
+    // group's earlier games decodes with them, on one thread (TCEC's
+    // games, paired by opening, seldom share more than the book).
     let hits = coder.table_hits(table);
-    let from_table = hits >= fields::TABLE_HITS && hits * 4 >= mainline.len();
+    let players = players_of(game);
+    let from_table = (hits >= fields::TABLE_HITS && hits * 4 >= mainline.len())
+        || taught.is_some_and(|t| Some(t) == players);
     let mut coder = coder.with_table(std::mem::take(table), from_table);
     let coded = code_engine_comments(game, &mut coder);
     // Where its comments are stored as text, the table goes on without its
     // numbers, as the reader's does.
+    // A game that repeats the numbers of the group's latest game of the
+    // same mainline (engines that replay a game, numbers and all) is
+    // stored as that alone: its streams would cost bytes each time.
+    let alone = coded.is_some() && coder.repeats_earlier();
+    if alone {
+        coder = coder.alone();
+    }
     *table = coder.take_table(coded.is_some());
-    coded.map(|(templates, streams)| (templates, streams, from_table))
+    if coded.is_some() {
+        *taught = players;
+    }
+    let flags = if alone {
+        fields::FROM_TABLE | fields::ALONE
+    } else if from_table {
+        fields::FROM_TABLE
+    } else {
+        0
+    };
+    coded.map(|(templates, streams)| {
+        let streams = if alone { Default::default() } else { streams };
+        (templates, streams, flags)
+    })
+}
+
+/// The players of `game` in either colour (a hash of its `White` and
+/// `Black` tags, in order of their bytes); `None` without both.
+fn players_of(game: &ParsedGame) -> Option<u64> {
+    let white = tag(&game.tags, b"White")?;
+    let black = tag(&game.tags, b"Black")?;
+    let (a, b) = if white <= black {
+        (white, black)
+    } else {
+        (black, white)
+    };
+    let h = crate::hash::fnv1a(a);
+    Some(crate::hash::fnv1a_from(crate::hash::fnv1a_from(h, &[0]), b))
 }
 
 /// [`engine_comments`] with `coder`.
