@@ -104,10 +104,24 @@ fn main() -> std::io::Result<()> {
     for name in ["annotated.pgn", "broken.pgn", "bom-crlf.pgn", "players.pgn"] {
         inputs.push((name.replace(".pgn", ""), fs::read(fixtures.join(name))?));
     }
+    // A match whose games repeat earlier ones, numbers and all: games coded
+    // from their group's table, times by ply, repeats stored alone.
+    let engines = fs::read_to_string(fixtures.join("engine-cutechess.pgn"))?;
+    let engines: Vec<String> = engines
+        .split("\n[Event ")
+        .enumerate()
+        .map(|(i, g)| match i {
+            0 => format!("{}\n\n", g.trim_end()),
+            _ => format!("[Event {}\n\n", g.trim_end()),
+        })
+        .collect();
+    let repeated = [0, 1, 0, 2, 1, 0].map(|i| engines[i].as_str()).concat();
+    inputs.push(("engine-match".to_owned(), repeated.into_bytes()));
     for (name, text) in &inputs {
         fs::write(dir.join(name), text)?;
         let mut options = archive::Options::default();
-        options.block_games = 2;
+        // The match in one block, so that its games repeat within it.
+        options.block_games = if name == "engine-match" { 8 } else { 2 };
         let mut packed = Vec::new();
         archive::compress(&text[..], &mut packed, &game::Radix, &options).expect("compresses");
         let r = archive::ArchiveReader::open(std::io::Cursor::new(&packed)).expect("opens");

@@ -1186,7 +1186,9 @@ impl FieldCoder {
                         self.timed += usize::from(time);
                         let n = (n, table, at_ply, time);
                         let n = self.number(io, place, (key, index), &named, at, n);
-                        self.numbers.push(n);
+                        if !self.lined {
+                            self.numbers.push(n);
+                        }
                         n
                     };
                     if let (true, Ok(placeholder)) = (time, u16::try_from(f - 1)) {
@@ -1250,10 +1252,9 @@ impl FieldCoder {
         (given, table, at_ply, time): (Option<Number>, Option<Number>, Option<Number>, bool),
     ) -> Number {
         let side = at.side & 1;
-        let last = self.last[side]
-            .get(&place)
-            .or_else(|| self.last[side ^ 1].get(&place))
-            .copied();
+        let own = self.last[side].get(&place).copied();
+        let other = self.last[side ^ 1].get(&place).copied();
+        let last = own.or(other);
         let (base, from_step) = prediction((key, index), last, named, at);
         let step_base = if from_step {
             last.map_or(0, |l| l.step)
@@ -1264,9 +1265,8 @@ impl FieldCoder {
             self.last[side].insert(place, Last::of(n, base, l.0, l.1));
             return n;
         }
-        let other = self.last[side ^ 1]
-            .get(&place)
-            .filter(|_| self.last[side].contains_key(&place))
+        let other = other
+            .filter(|_| own.is_some())
             .map(|o| other_way(o.value, base.wrapping_add(step_base)));
         let prior = self.prior;
         let models = self.slots.entry(place).or_insert_with(|| {
