@@ -741,8 +741,8 @@ pub(super) struct FieldCoder {
     to_repeat: usize,
     /// This game's numbers by position, for the games after it.
     here: FieldTable,
-    /// The models of a number being the table's (from the group's last
-    /// game coded from it).
+    /// The models of a number being the table's (in a game coded from the
+    /// table, from [`FieldTable::learned`]).
     table_models: TableModels,
 }
 
@@ -754,8 +754,8 @@ pub(super) struct FieldCoder {
 pub(super) const FIELD_GROUP: usize = 256;
 
 /// Flags of a game's engine fields (in its first stream's length): coded
-/// from its group's table; from it alone, every number the table's (no
-/// streams follow).
+/// from its group's table; its numbers those of the group's latest game of
+/// the same mainline, in order (no streams follow).
 pub(super) const FROM_TABLE: u8 = 1;
 pub(super) const ALONE: u8 = 2;
 
@@ -783,14 +783,15 @@ pub(super) struct FieldTable {
     /// By the hash of a mainline: the numbers, in order, of the latest
     /// game of the group with that mainline and no lines in its comments.
     repeats: ByHash<Vec<Number>>,
-    /// The models of the last game coded from it (or of its first game,
-    /// before one was), as that game left them, for the next: engines'
-    /// numbers step alike from game to game, and a game that learns them
-    /// from scratch pays for it again.
+    /// The models of the group's last game whose numbers were coded (not
+    /// one that repeats an earlier game's), as that game left them, for the
+    /// next game coded from the table: engines' numbers step alike from
+    /// game to game, and a game that learns them from scratch pays for it
+    /// again.
     learned: Option<Box<Learned>>,
 }
 
-/// The models that the games coded from a group's table hand on.
+/// The models that the games of a group hand on ([`FieldTable::learned`]).
 #[derive(Clone)]
 struct Learned {
     table: TableModels,

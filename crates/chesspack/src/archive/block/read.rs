@@ -935,8 +935,8 @@ struct PendingGame<'a> {
     /// its engine comments alone).
     own: bool,
     /// Whether it has engine comments, whether their numbers are coded
-    /// from those of its group's earlier games (or are all theirs), and
-    /// its group.
+    /// from those of its group's earlier games (or repeat an earlier
+    /// game's), and its group.
     engine: bool,
     from_table: bool,
     alone: bool,

@@ -69,8 +69,8 @@ struct Columns {
     games: usize,
     table: fields::FieldTable,
     table_group: usize,
-    /// The players of the group's last game coded from its table (either
-    /// colour), where its numbers were coded.
+    /// The players (either colour) of the group's last game whose engine
+    /// comments' numbers were coded.
     taught: Option<u64>,
 }
 
@@ -473,10 +473,10 @@ type Template = Option<(Vec<u8>, bool)>;
 /// null move) are `mainline`: for each comment that is no clock or
 /// evaluation, in order, its template where it is an engine comment
 /// ([`fields`]), the streams of their fields (the times' second, empty
-/// where there are none) and whether they are coded from `table`, the
-/// numbers of the group's earlier games, which get the game's; `None`
-/// where the game has none. `taught`: the players of the group's last
-/// game coded from the table.
+/// where there are none) and their flags ([`fields::FROM_TABLE`]: coded
+/// from `table`, what the group's earlier games wrote, which gets the
+/// game's; [`fields::ALONE`]); `None` where the game has none. `taught`:
+/// the players of the group's last game whose numbers were coded.
 fn engine_comments(
     game: &ParsedGame,
     mainline: &[Move],
@@ -499,8 +499,6 @@ fn engine_comments(
         || taught.is_some_and(|t| Some(t) == players);
     let mut coder = coder.with_table(std::mem::take(table), from_table);
     let coded = code_engine_comments(game, &mut coder);
-    // Where its comments are stored as text, the table goes on without its
-    // numbers, as the reader's does.
     // A game that repeats the numbers of the group's latest game of the
     // same mainline (engines that replay a game, numbers and all) is
     // stored as that alone: its streams would cost bytes each time.
@@ -508,6 +506,8 @@ fn engine_comments(
     if alone {
         coder = coder.alone();
     }
+    // Where its comments are stored as text, the table goes on without its
+    // numbers, as the reader's does.
     *table = coder.take_table(coded.is_some());
     if coded.is_some() {
         *taught = players;
