@@ -80,7 +80,7 @@ pub struct CompressArgs {
     verbose: bool,
     /// Leave the search index out (`find` and `explore` then decode every
     /// game; `chesspack index` adds it later). It is left out of an archive
-    /// of fewer than 16 games anyway.
+    /// of fewer than 32 games anyway.
     #[arg(long)]
     no_index: bool,
 }

@@ -85,7 +85,7 @@ impl<R: Read + Seek> ArchiveReader<R> {
     }
 
     /// Whether the archive has a search section (written by `compress`
-    /// unless `--no-index` or for fewer than 16 games, added by `chesspack
+    /// unless `--no-index` or for fewer than 32 games, added by `chesspack
     /// index`): queries on an archive without one decode every game
     /// ([`crate::search`]).
     ///
@@ -94,8 +94,12 @@ impl<R: Read + Seek> ArchiveReader<R> {
     ///
     /// let go = &mut |_: &_| std::ops::ControlFlow::Continue(());
     /// let mut settings = files::Settings::default();
-    /// for (games, no_index, indexed) in [(16, false, true), (16, true, false), (15, false, false)] {
-    ///     let pgn = "[White \"a\"]\n\n1. e4 e5 *\n\n".repeat(games);
+    /// let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/../../samples/lichess-sample.pgn");
+    /// let sample = std::fs::read_to_string(sample).unwrap();
+    /// // Its games' tags and movetexts, each ending with a blank line.
+    /// let parts: Vec<&str> = sample.split_inclusive("\n\n").collect();
+    /// for (games, no_index, indexed) in [(32, false, true), (32, true, false), (31, false, false)] {
+    ///     let pgn = parts[..2 * games].concat();
     ///     settings.no_index = no_index;
     ///     let mut packed = Vec::new();
     ///     files::compress(files::Kind::Games, pgn.as_bytes(), &mut packed, &settings, go).unwrap();

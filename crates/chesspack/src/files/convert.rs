@@ -68,7 +68,7 @@ pub struct Settings {
     /// What an archive of engine training data decompresses to.
     pub training: TrainingFormat,
     /// Leave the search index ([`crate::search`]) out of a game archive
-    /// (it is left out of one of fewer than 16 games anyway: a query
+    /// (it is left out of one of fewer than 32 games anyway: a query
     /// decodes them as fast as it reads an index, which would cost more
     /// bytes than their moves).
     pub no_index: bool,

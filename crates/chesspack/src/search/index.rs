@@ -854,10 +854,12 @@ impl SectionBuilder for IndexBuilder {
 }
 
 /// The fewest games `compress` writes a search section for. A query
-/// decodes so few games as fast as it reads a section, and the section's
-/// fixed cost (about 160 bytes) would make small files larger than `xz
-/// -9e` of them (issue 69).
-pub(crate) const MIN_GAMES: usize = 16;
+/// decodes so few games in a few hundredths of a second (31 games of the
+/// sample: 19–28 ms, against 6–15 ms with the section), and the section
+/// would make small files much larger: by its fixed cost (about 160
+/// bytes) larger than `xz -9e` of them, and by 74% for those 31 games
+/// (issue 69).
+pub(crate) const MIN_GAMES: usize = 32;
 
 // The columns, in four groups read when a query first needs them: the
 // tree and the games' numbers (every query), the stretches back on the

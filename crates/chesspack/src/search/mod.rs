@@ -5,7 +5,7 @@
 //! result, dates, event, ECO and speed.
 //!
 //! An archive written by `compress` has a search section (unless it holds
-//! fewer than 16 games; [`index`] adds one to an archive without): an
+//! fewer than 32 games; [`index`] adds one to an archive without): an
 //! opening tree of the lines that games share, where each game leaves it, each game's changes of state (home
 //! pawns leaving, pieces taken, promotions, with their plies) and the tags
 //! queries filter on. A query walks the tree for the games that reached a
@@ -19,7 +19,7 @@
 //!
 //! let pgn = "[White \"a\"]\n[Black \"b\"]\n[Result \"1-0\"]\n\n1. e4 c5 2. Nf3 d6 1-0\n\n\
 //!            [White \"c\"]\n[Black \"d\"]\n[Result \"0-1\"]\n\n1. Nf3 c5 2. e4 Nc6 0-1\n\n";
-//! // Eight times. (`compress` writes no search section for fewer than 16
+//! // Eight times. (`compress` writes no search section for fewer than 32
 //! // games, nor where it would make a small archive larger than xz of its
 //! // text, as here: the games are then decoded, with the same answers.)
 //! let pgn = pgn.repeat(8);
