@@ -1192,7 +1192,9 @@ impl FieldCoder {
                         }
                         n
                     };
-                    if let (true, Ok(placeholder)) = (time, u16::try_from(f - 1)) {
+                    // (Kept by ply for the mainline's comments alone.)
+                    let placeholder = u16::try_from(f - 1).ok().filter(|_| time);
+                    if let (Some(_), Some(placeholder)) = (at.ply, placeholder) {
                         times.push(PlyTime {
                             placeholder,
                             number: n,
