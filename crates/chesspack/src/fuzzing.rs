@@ -369,6 +369,15 @@ mod tests {
                 .join("../../fuzz/corpus/read_search_index/sample"),
         )
         .unwrap();
+        // A seed of another version would stop at its version byte: it is
+        // the section of the shipped sample (`compress
+        // samples/lichess-sample.pgn`, from `CPKS` to the end of its
+        // frames).
+        assert_eq!(
+            seed[4],
+            crate::search::SECTION_VERSION,
+            "replace the seed with a section of this version"
+        );
         for i in 0..seed.len() {
             for bit in [0x01, 0x80] {
                 let mut d = seed.clone();

@@ -35,7 +35,7 @@ use crate::archive::{
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 6;
+pub(crate) const VERSION: u8 = 7;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -253,10 +253,6 @@ pub(crate) struct Summary {
     /// The pawns' files after the changes of material whose state keeps
     /// them ([`state::keeps_files`]), with their plies.
     files: Vec<(u16, u16)>,
-    /// For each pawn pushed from its home square before a pawn of its side
-    /// captures from its home square, its ply and whether it went two
-    /// steps.
-    pushes: Vec<(u16, u8)>,
 }
 
 impl Summary {
@@ -269,7 +265,6 @@ impl Summary {
                 moves: Vec::new(),
                 changes: Vec::new(),
                 files: Vec::new(),
-                pushes: Vec::new(),
             };
         };
         let mut s = Summary {
@@ -278,11 +273,8 @@ impl Summary {
             moves: Vec::new(),
             changes: Vec::new(),
             files: Vec::new(),
-            pushes: Vec::new(),
         };
         if s.indexed {
-            // The home bits of the sides whose pushes are kept.
-            let mut clean = u16::MAX;
             let mut pos = record.start.clone();
             for (i, &m) in record.moves.iter().enumerate() {
                 if !pos.is_legal(m) {
@@ -292,12 +284,6 @@ impl Summary {
                 let ply = (i + 1).min(usize::from(u16::MAX)) as u16;
                 if code != 0 {
                     s.changes.push((code, ply));
-                }
-                if state::kept_push(&mut clean, code).is_some() {
-                    let two = m
-                        .from()
-                        .is_some_and(|f| f.rank().distance(m.to().rank()) == 2);
-                    s.pushes.push((ply, u8::from(two)));
                 }
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
@@ -330,7 +316,6 @@ struct Game {
     moves: std::ops::Range<usize>,
     changes: std::ops::Range<usize>,
     files: std::ops::Range<usize>,
-    pushes: std::ops::Range<usize>,
 }
 
 /// The tree, made: in preorder each node's move, number of children and
@@ -489,7 +474,6 @@ pub(crate) struct IndexBuilder {
     moves: Vec<u16>,
     changes: Vec<(u8, u16)>,
     files: Vec<(u16, u16)>,
-    pushes: Vec<(u16, u8)>,
     names: HashMap<String, u32>,
     name_list: Vec<String>,
 }
@@ -502,7 +486,6 @@ impl IndexBuilder {
             moves: Vec::new(),
             changes: Vec::new(),
             files: Vec::new(),
-            pushes: Vec::new(),
             names: HashMap::new(),
             name_list: Vec::new(),
         };
@@ -530,7 +513,6 @@ impl IndexBuilder {
                 moves: 0..0,
                 changes: 0..0,
                 files: 0..0,
-                pushes: 0..0,
             });
             return;
         };
@@ -547,18 +529,15 @@ impl IndexBuilder {
             moves: self.moves.len()..self.moves.len(),
             changes: self.changes.len()..self.changes.len(),
             files: self.files.len()..self.files.len(),
-            pushes: self.pushes.len()..self.pushes.len(),
         };
         if s.indexed {
             game.flags = INDEXED;
             self.moves.extend_from_slice(&s.moves);
             self.changes.extend_from_slice(&s.changes);
             self.files.extend_from_slice(&s.files);
-            self.pushes.extend_from_slice(&s.pushes);
             game.moves.end = self.moves.len();
             game.changes.end = self.changes.len();
             game.files.end = self.files.len();
-            game.pushes.end = self.pushes.len();
         }
         self.games.push(game);
     }
@@ -698,8 +677,8 @@ impl IndexBuilder {
     }
 
     /// Game `g`'s columns past its node (at ply `depth`): its changes of
-    /// state and their plies, its pawns' files, its pushes from home and
-    /// where it comes back to the tree.
+    /// state (which say how each pawn left home) and their plies, its
+    /// pawns' files and where it comes back to the tree.
     fn stretches_into(&self, cols: &mut [Vec<u8>], g: usize, depth: usize, reentries: &[Reentry]) {
         let game = &self.games[g];
         // The changes after the game leaves the tree: those before are
@@ -732,14 +711,6 @@ impl IndexBuilder {
             cols[PAWN_FILES].extend_from_slice(&(f ^ last).to_le_bytes());
             last = f;
         }
-        // How its pawns left home after its node, while no pawn of their
-        // side had captured from home (a byte each: 1 two steps).
-        cols[PUSHES].extend(
-            self.pushes[game.pushes.clone()]
-                .iter()
-                .filter(|&&(ply, _)| usize::from(ply) > depth)
-                .map(|&(_, two)| two),
-        );
         // Where it comes back to the tree: each ply from the last
         // (the first from its node), the node, how far down it goes.
         put_varint(&mut cols[REENTRY_COUNTS], reentries.len() as u64);
@@ -885,11 +856,10 @@ const CHANGES: usize = 17;
 const MATERIAL_PLIES: usize = 18;
 const PAWN_FILE_COUNTS: usize = 19;
 const PAWN_FILES: usize = 20;
-const PUSHES: usize = 21;
 /// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
-const WHITE: usize = 22;
-const NAMES: usize = 26;
-const COLUMNS: usize = 27;
+const WHITE: usize = 21;
+const NAMES: usize = 25;
+const COLUMNS: usize = 26;
 
 /// A group of columns, read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1013,9 +983,8 @@ pub(crate) struct Index {
     changes: OnceLock<Result<Changes, String>>,
     material_plies: OnceLock<Result<MaterialPlies, String>>,
     pawn_files: OnceLock<Result<PawnFiles, String>>,
-    pushes: OnceLock<Result<Pushes, String>>,
-    /// The home pawns that each node's line pushed one step while it had
-    /// every piece, made on first use.
+    /// The home pawns that each node's line pushed one step while no pawn
+    /// of their side had taken from home, made on first use.
     node_singles: OnceLock<(Vec<u16>, Vec<u16>)>,
     reentries: OnceLock<Result<Reentries, String>>,
 }
@@ -1075,16 +1044,6 @@ struct PawnFiles {
     /// Game `g`'s from `at[g]` to `at[g + 1]`.
     at: Vec<u32>,
     files: Vec<u16>,
-}
-
-/// How the games' pawns left home after their nodes while they had every
-/// piece: a byte each (1 two steps), read only for a position with every
-/// piece and a pawn on its third rank.
-#[derive(Debug)]
-struct Pushes {
-    /// Game `g`'s from `at[g]` to `at[g + 1]`.
-    at: Vec<u32>,
-    two: Vec<u8>,
 }
 
 /// Each byte's kind as a change: 0 not one, 1 home pawns alone, 2 a change
@@ -1338,7 +1297,6 @@ impl Index {
             changes: OnceLock::new(),
             material_plies: OnceLock::new(),
             pawn_files: OnceLock::new(),
-            pushes: OnceLock::new(),
             node_singles: OnceLock::new(),
             reentries: OnceLock::new(),
         })
@@ -1526,11 +1484,20 @@ impl Index {
         // The codes unpacked and checked while the counts are.
         let codes = || -> Result<Vec<u8>, String> {
             let codes = self.lazy_column(CHANGES)?;
-            // A valid code is below 252 and no multiple of 126 (one
-            // pass without branches).
-            let bad = codes
-                .iter()
-                .fold(false, |bad, &c| bad | (c == 0) | (c == 126) | (c >= 252));
+            // A valid code is below 252 and no multiple of 126 (a pass
+            // without branches, a chunk a worker).
+            let bad = |chunk: &[u8]| {
+                chunk.iter().fold(0u8, |bad, &c| {
+                    bad | u8::from(c == 0) | u8::from(c == 126) | u8::from(c >= 252)
+                }) != 0
+            };
+            #[cfg(feature = "parallel")]
+            let bad = {
+                use rayon::prelude::*;
+                codes.par_chunks(CHUNK).any(bad)
+            };
+            #[cfg(not(feature = "parallel"))]
+            let bad = codes.chunks(CHUNK).any(bad);
             if bad {
                 return Err("a bad change".into());
             }
@@ -1636,60 +1603,9 @@ impl Index {
         Ok(PawnFiles { at, files })
     }
 
-    /// How the pawns left home, read on first use.
-    fn pushes(&self) -> Result<&Pushes, String> {
-        first_use(&self.pushes, || self.read_pushes())
-    }
-
-    fn read_pushes(&self) -> Result<Pushes, String> {
-        let two = self.lazy_column(PUSHES)?;
-        if two.iter().any(|&b| b > 1) {
-            return Err("a bad push".into());
-        }
-        // Each game's number: its pushes from home after its node while no
-        // pawn of their side had captured from home (on the rayon pool
-        // where the `parallel` feature builds one: 7.7 M changes on
-        // masters).
-        let changes = self.changes()?;
-        let (_, node_clean) = self.node_singles();
-        let count = |g: usize| -> u32 {
-            let exit = self.exits[g];
-            if exit == NONE {
-                return 0;
-            }
-            let mut clean = node_clean[exit as usize];
-            let mut k = 0;
-            for &c in changes.of(g) {
-                if clean == 0 {
-                    break;
-                }
-                k += u32::from(state::kept_push(&mut clean, c).is_some());
-            }
-            k
-        };
-        #[cfg(feature = "parallel")]
-        let counts: Vec<u32> = {
-            use rayon::prelude::*;
-            (0..self.games).into_par_iter().map(count).collect()
-        };
-        #[cfg(not(feature = "parallel"))]
-        let counts: Vec<u32> = (0..self.games).map(count).collect();
-        let mut at = Vec::with_capacity(self.games + 1);
-        let mut n = 0usize;
-        at.push(0);
-        for k in counts {
-            n += k as usize;
-            at.push(u32::try_from(n).map_err(|_| "too many pushes")?);
-        }
-        if n != two.len() {
-            return Err("the pushes do not add up".into());
-        }
-        Ok(Pushes { at, two })
-    }
-
     /// The home pawns that each node's line pushed one step while no pawn
-    /// of their side had captured from home (its moves' keys give the
-    /// squares), and the home bits of the sides none of whose pawns had.
+    /// of their side had captured from home (its changes say), and the
+    /// home bits of the sides none of whose pawns had.
     fn node_singles(&self) -> (&[u16], &[u16]) {
         let (singles, clean) = self.node_singles.get_or_init(|| {
             let mut singles = vec![0u16; self.node_move.len()];
@@ -1698,14 +1614,7 @@ impl Index {
                 let parent = self.node_parent[i] as usize;
                 let mut s = singles[parent];
                 let mut c = clean[parent];
-                if let Some(bit) = state::kept_push(&mut c, self.node_change[i])
-                    // (A key that names no squares counts as one step: the
-                    // game is then decoded, never ruled out.)
-                    && key_squares(self.node_move[i])
-                        .is_none_or(|(from, to)| from.rank().distance(to.rank()) == 1)
-                {
-                    s |= bit;
-                }
+                s |= state::kept_single(&mut c, self.node_change[i]);
                 singles[i] = s;
                 clean[i] = c;
             }
@@ -1787,17 +1696,26 @@ impl Index {
         files: bool,
         singles: bool,
     ) -> Result<(), String> {
-        self.changes()?;
-        self.node_states();
+        // The nodes' states (and what the nodes' lines pushed one step)
+        // are made while the changes unpack.
+        let nodes = || {
+            self.node_states();
+            if singles {
+                self.node_singles();
+            }
+        };
+        #[cfg(feature = "parallel")]
+        rayon::join(nodes, || self.changes()).1?;
+        #[cfg(not(feature = "parallel"))]
+        {
+            nodes();
+            self.changes()?;
+        }
         if plies {
             self.material_plies()?;
         }
         if files {
             self.pawn_files()?;
-        }
-        if singles {
-            self.pushes()?;
-            self.node_singles();
         }
         Ok(())
     }
@@ -1811,22 +1729,14 @@ impl Index {
         g: usize,
     ) -> Result<impl Iterator<Item = (State, u16)> + '_, String> {
         let changes = self.changes()?;
-        let pushes = self.pushes()?;
         let exit = self.exits[g] as usize;
         let (singles, clean) = self.node_singles();
         let (mut single, mut clean) = (singles[exit], clean[exit]);
-        let mut two = pushes.two[pushes.at[g] as usize..pushes.at[g + 1] as usize].iter();
         Ok(self
             .states(g)?
             .zip(std::iter::once(0).chain(changes.of(g).iter().copied()))
             .map(move |(s, code)| {
-                // Two steps: `1`. (Too few bytes read as one step: the
-                // game is then decoded, never ruled out.)
-                if let Some(bit) = state::kept_push(&mut clean, code)
-                    && two.next() != Some(&1)
-                {
-                    single |= bit;
-                }
+                single |= state::kept_single(&mut clean, code);
                 (s, single | !clean)
             }))
     }

@@ -59,6 +59,9 @@ use shakmaty::{
 };
 
 pub(crate) use self::index::IndexBuilder;
+/// The search section's version (the fuzz seed's test checks its seed).
+#[cfg(test)]
+pub(crate) use self::index::VERSION as SECTION_VERSION;
 use self::{
     index::{
         Fetch, Group, INDEXED, Index, Meta, NO_MOVE, Names, Numbers, SPEEDS, TEXT, key, move_key,

@@ -104,8 +104,8 @@ impl State {
         } else {
             Color::White
         };
-        let (vacated, captured, promoted) = decode(code % 126);
-        if let Some(bit) = vacated {
+        let (captured, promoted) = decode(code % 126);
+        if let Some(bit) = vacated(code) {
             self.home &= !(1u16 << bit);
         }
         let (us, them) = (side(mover), side(!mover));
@@ -123,7 +123,11 @@ impl State {
 /// none: a home square left (its bit plus one, 0 for none: 17 values)
 /// times 6 plus the role taken (0 none, then pawn to queen); or, for a
 /// promotion, 102 plus 6 times the new role (0 knight to 3 queen) plus the
-/// role taken; plus 126 where Black moves.
+/// role taken; plus 126 where Black moves. A pawn pushed two steps from
+/// its home square is written with the bit of the other side's home
+/// square on its file and nothing taken, which no move makes otherwise (a
+/// move leaves the other side's home square only by taking a pawn there):
+/// the code says how each pawn left home.
 pub(crate) fn change(pos: &Chess, m: Move) -> u8 {
     let mover = pos.turn();
     let code = change_of(mover, m);
@@ -144,7 +148,9 @@ fn change_of(mover: Color, m: Move) -> u8 {
         && m.role() == Role::Pawn
         && let Some(bit) = home_bit(mover, from)
     {
-        vacated = bit.trailing_zeros() as usize + 1;
+        let two = from.rank().distance(m.to().rank()) == 2;
+        // Two steps: the other side's bit of the file.
+        vacated = (bit.trailing_zeros() as usize ^ if two { 8 } else { 0 }) + 1;
     }
     if !m.is_en_passant()
         && m.capture() == Some(Role::Pawn)
@@ -157,16 +163,32 @@ fn change_of(mover: Color, m: Move) -> u8 {
     (vacated * 6 + captured) as u8
 }
 
-/// A change's home bit, role taken and role promoted to (indexes into
-/// [`ROLES`]).
-fn decode(code: u8) -> (Option<u32>, Option<usize>, Option<usize>) {
+/// A change's role taken and role promoted to (indexes into [`ROLES`]),
+/// from its code less the 126 of Black's moves.
+fn decode(code: u8) -> (Option<usize>, Option<usize>) {
     let code = usize::from(code);
     let captured = (code % 6).checked_sub(1);
     if code >= 102 {
-        return (None, captured, Some((code - 102) / 6 + 1));
+        return (captured, Some((code - 102) / 6 + 1));
     }
-    let vacated = (code / 6).checked_sub(1).map(|b| b as u32);
-    (vacated, captured, None)
+    (captured, None)
+}
+
+/// The home bit that change `code` empties, if any: the bit it is written
+/// with, or for a pawn pushed two steps (written with the other side's
+/// bit and nothing taken) its own side's bit of that file.
+const fn vacated(code: u8) -> Option<u32> {
+    let black = code >= 126;
+    let c = code % 126;
+    if c >= 102 || c < 6 {
+        return None;
+    }
+    let bit = (c / 6 - 1) as u32;
+    Some(if c.is_multiple_of(6) && (bit >= 8) != black {
+        bit ^ 8
+    } else {
+        bit
+    })
 }
 
 /// Whether change `code` changes the material (a piece taken, a
@@ -221,25 +243,26 @@ pub(crate) fn keeps_files(s: &State) -> bool {
     pieces <= FILES_PIECES
 }
 
-/// The home bit that change `code` pushes one or two steps while its side
-/// is in `clean` (the home bits of the sides none of whose pawns has taken
-/// from home: their pushes are kept), if it does; `clean` then loses the
-/// side of a pawn that `code` moves off home by a capture. Until a side's
-/// pawn captures from its home square, each of its pawns on its third rank
-/// came there by one step from the home square of its file: a pawn
-/// reaches its third rank from its second (its home square) alone.
-pub(crate) fn kept_push(clean: &mut u16, code: u8) -> Option<u16> {
-    let (push, from_home) = HOME_MOVES[usize::from(code)];
-    let kept = push & *clean;
+/// The home bit of the pawn that change `code` pushes one step from its
+/// home square while its side is in `clean` (the home bits of the sides
+/// none of whose pawns has taken from home), 0 for none; `clean` then
+/// loses the side of a pawn that `code` moves off home by a capture. Until
+/// a side's pawn captures from its home square, each of its pawns on its
+/// third rank came there by one step from the home square of its file: a
+/// pawn reaches its third rank from its second (its home square) alone.
+pub(crate) fn kept_single(clean: &mut u16, code: u8) -> u16 {
+    let (single, from_home) = HOME_MOVES[usize::from(code)];
+    let kept = single & *clean;
     *clean &= !from_home;
-    (kept != 0).then_some(kept)
+    kept
 }
 
-/// For each change code, the home bit of the pawn it pushes from its home
-/// square (no capture, no promotion; 0 for none), and the home bits of the
-/// side whose pawn it moves off its home square by a capture (all eight of
-/// that side's; 0 for none): looked up for every change of every game when
-/// a query reads the pushes ([`kept_push`]).
+/// For each change code, the home bit of the pawn it pushes one step from
+/// its home square (no capture, no promotion, not two steps; 0 for none),
+/// and the home bits of the side whose pawn it moves off its home square
+/// by a capture (all eight of that side's; 0 for none): looked up for
+/// every change of every game that a query with a pawn on its third rank
+/// looks at ([`kept_single`]).
 const HOME_MOVES: [(u16, u16); 256] = {
     let mut table = [(0u16, 0u16); 256];
     let mut code = 0;
@@ -250,7 +273,11 @@ const HOME_MOVES: [(u16, u16); 256] = {
         if c < 102 && c / 6 >= 1 {
             let bit = c / 6 - 1;
             if c % 6 == 0 {
-                table[code].0 = 1 << bit;
+                // One step (its own side's bit; two steps are written
+                // with the other side's).
+                if (bit >= 8) == black {
+                    table[code].0 = 1 << bit;
+                }
             } else if (bit >= 8) == black {
                 // A capture from the mover's home square (not a pawn
                 // taken on its home square: the other side's bit).
@@ -264,7 +291,7 @@ const HOME_MOVES: [(u16, u16); 256] = {
 
 /// The home bits of the pawns of `board` on their third rank (White's
 /// rank 3, Black's rank 6). While no pawn of a side has captured from its
-/// home square ([`kept_push`]), each of its came there by one step
+/// home square ([`kept_single`]), each of its came there by one step
 /// from its home square.
 pub(crate) fn single_steps(board: &Board) -> u16 {
     files_of(
@@ -384,7 +411,7 @@ mod tests {
     use super::*;
     use shakmaty::{san::San, uci::UciMove};
 
-    /// The home bit that change `code` pushes, if it does.
+    /// The home bit that change `code` pushes one step, if it does.
     fn pushed_home(code: u8) -> Option<u16> {
         Some(HOME_MOVES[usize::from(code)].0).filter(|&bit| bit != 0)
     }
@@ -458,14 +485,17 @@ mod tests {
     fn single_steps_are_the_pawns_on_their_third_rank() {
         let mut pos = Chess::default();
         let mut single = 0;
+        let mut state = State::of(&pos);
         for san in ["d3", "e5", "e4", "d6", "c3", "c5"] {
             let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
             let code = play(&mut pos, m);
-            let bit = pushed_home(code).unwrap();
-            if m.from().unwrap().rank().distance(m.to().rank()) == 1 {
-                single |= bit;
-            }
+            state.apply(code);
+            // Each code says how its pawn left home.
+            let one = m.from().unwrap().rank().distance(m.to().rank()) == 1;
+            assert_eq!(pushed_home(code).is_some(), one, "{san}");
+            single |= pushed_home(code).unwrap_or(0);
         }
+        assert_eq!(state, State::of(&pos));
         // d3, c3 and d6 came by one step; e4, e5 and c5 by two.
         assert_eq!(single_steps(pos.board()), single);
         assert_eq!(single, 0b1000_0000_1100);
@@ -478,13 +508,20 @@ mod tests {
     #[test]
     fn the_home_moves_table_is_the_codes_decoded() {
         for code in 0..=255u8 {
-            let (vacated, captured, promoted) = decode(code % 126);
+            let (captured, promoted) = decode(code % 126);
+            let vacated = vacated(code);
+            let black = code >= 126;
+            // Written with the mover's own bit: one step.
+            let written = (code % 126 / 6).checked_sub(1).map(u32::from);
             let pushed = match (vacated, captured, promoted) {
-                (Some(bit), None, None) if valid(code) => Some(1u16 << bit),
+                (Some(bit), None, None) if valid(code) && written == Some(bit) => Some(1u16 << bit),
                 _ => None,
             };
             assert_eq!(pushed_home(code), pushed, "{code}");
-            let black = code >= 126;
+            if let (Some(bit), None, None) = (vacated, captured, promoted) {
+                // A push empties its own side's home square.
+                assert_eq!(bit >= 8, black, "{code}");
+            }
             let from_home = match (vacated, captured, promoted) {
                 (Some(bit), Some(_), None) if valid(code) && (bit >= 8) == black => {
                     if black {
@@ -502,13 +539,18 @@ mod tests {
     #[test]
     fn pushes_are_kept_until_a_pawn_of_their_side_takes_from_home() {
         let mut clean = u16::MAX;
-        // e4 (White's e2), then b2xc3 (White takes from home), then d4
-        // (not kept) and ...d5 (Black's, kept).
-        assert_eq!(kept_push(&mut clean, 5 * 6), Some(1 << 4));
-        assert_eq!(kept_push(&mut clean, 2 * 6 + 1), None);
+        // e3 (White's e2 one step), then b2xc3 (White takes from home),
+        // then d3 (not kept), ...d6 (Black's, kept) and ...c5 (two steps:
+        // written with White's c2).
+        assert_eq!(kept_single(&mut clean, 5 * 6), 1 << 4);
+        assert_eq!(kept_single(&mut clean, 2 * 6 + 1), 0);
         assert_eq!(clean, 0xff00);
-        assert_eq!(kept_push(&mut clean, 4 * 6), None);
-        assert_eq!(kept_push(&mut clean, 126 + 12 * 6), Some(1 << 11));
+        assert_eq!(kept_single(&mut clean, 4 * 6), 0);
+        assert_eq!(kept_single(&mut clean, 126 + 12 * 6), 1 << 11);
+        assert_eq!(kept_single(&mut clean, 126 + 3 * 6), 0);
+        let mut state = State::of(&Chess::default());
+        state.apply(126 + 3 * 6);
+        assert_eq!(state.home, !(1 << 10));
     }
 
     #[test]
