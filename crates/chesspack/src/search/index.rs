@@ -1005,11 +1005,35 @@ struct Reentries {
 }
 
 /// The names of the section: White, Black, Event, ECO of each game, as
-/// ids into `names`.
+/// ids into the names.
 #[derive(Debug)]
 pub(crate) struct Names {
     pub ids: [Vec<u32>; 4],
-    pub names: Vec<Arc<str>>,
+    /// The names, each ended by a NUL byte, and where each starts (one
+    /// more: the end).
+    text: Vec<u8>,
+    starts: Vec<u32>,
+    /// Each name as a shared string, made when first asked for: a query
+    /// that finds one game makes four, not every name of the archive.
+    shared: Vec<OnceLock<Arc<str>>>,
+}
+
+impl Names {
+    /// How many names there are.
+    pub(crate) fn len(&self) -> usize {
+        self.shared.len()
+    }
+
+    /// Name `i` (bytes that are no UTF-8 replaced).
+    pub(crate) fn text(&self, i: usize) -> std::borrow::Cow<'_, str> {
+        let (from, to) = (self.starts[i] as usize, self.starts[i + 1] as usize);
+        String::from_utf8_lossy(&self.text[from..to - 1])
+    }
+
+    /// Name `i` as a string shared by every game that has it.
+    pub(crate) fn shared(&self, i: usize) -> Arc<str> {
+        self.shared[i].get_or_init(|| self.text(i).into()).clone()
+    }
 }
 
 /// The games' changes of state after their nodes.
@@ -1448,30 +1472,58 @@ impl Index {
     }
 
     fn read_names(&self) -> Result<Names, String> {
-        let names: Vec<Arc<str>> = self
-            .lazy_column(NAMES)?
-            .split(|&b| b == 0)
-            .map(|s| Arc::from(String::from_utf8_lossy(s)))
-            .collect();
+        // The names and the four columns of ids unpacked at once where
+        // rayon gives threads.
+        let names = || -> Result<(Vec<u8>, Vec<u32>), String> {
+            let mut text = self.lazy_column(NAMES)?;
+            // Each ends with a NUL byte (the last one is put back where
+            // the column lacks it, as the names were split before).
+            if text.last().is_some_and(|&b| b != 0) {
+                text.push(0);
+            }
+            let mut starts = Vec::with_capacity(text.len() / 8 + 2);
+            starts.push(0);
+            starts.extend(
+                text.iter()
+                    .enumerate()
+                    .filter(|&(_, &b)| b == 0)
+                    .map(|(i, _)| i as u32 + 1),
+            );
+            Ok((text, starts))
+        };
         let ids = |col: usize| -> Result<Vec<u32>, String> {
             let c = self.lazy_column(col)?;
             if c.len() != 4 * self.games {
                 return Err(format!("column {col} has the wrong length"));
             }
-            let ids = u32s(&c);
-            if ids.iter().any(|&i| i as usize >= names.len()) {
+            Ok(u32s(&c))
+        };
+        let columns = [WHITE, WHITE + 1, WHITE + 2, WHITE + 3];
+        #[cfg(feature = "parallel")]
+        let (names, ids) = {
+            use rayon::prelude::*;
+            rayon::join(names, || {
+                columns.par_iter().map(|&c| ids(c)).collect::<Vec<_>>()
+            })
+        };
+        #[cfg(not(feature = "parallel"))]
+        let (names, ids) = (names(), columns.map(ids).to_vec());
+        let (text, starts) = names?;
+        let count = starts.len() - 1;
+        let mut got = Vec::with_capacity(4);
+        for ids in ids {
+            let ids = ids?;
+            if ids.iter().fold(0, |m, &i| m.max(i)) as usize >= count {
                 return Err("a name id is out of range".into());
             }
-            Ok(ids)
-        };
+            got.push(ids);
+        }
+        let ids: [Vec<u32>; 4] = got.try_into().map_err(|_| "four columns of names")?;
         Ok(Names {
-            ids: [
-                ids(WHITE)?,
-                ids(WHITE + 1)?,
-                ids(WHITE + 2)?,
-                ids(WHITE + 3)?,
-            ],
-            names,
+            ids,
+            text,
+            starts,
+            shared: (0..count).map(|_| OnceLock::new()).collect(),
         })
     }
 
@@ -1637,7 +1689,7 @@ impl Index {
     /// Game `g`'s names: White, Black, Event, ECO.
     pub(crate) fn names_of(&self, g: usize) -> Result<[Arc<str>; 4], String> {
         let n = self.names()?;
-        Ok([0, 1, 2, 3].map(|i| n.names[n.ids[i][g] as usize].clone()))
+        Ok([0, 1, 2, 3].map(|i| n.shared(n.ids[i][g] as usize)))
     }
 
     /// The games whose last node is in the subtree of node `n`.

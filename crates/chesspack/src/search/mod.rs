@@ -595,14 +595,14 @@ impl Filter {
     }
 
     /// Each name's bits for [`Filter::passes_index`].
-    fn name_bits(&self, names: &[Arc<str>]) -> Vec<u8> {
+    fn name_bits(&self, names: &Names) -> Vec<u8> {
         let has = |name: &str, part: &Option<String>| {
             part.as_ref()
                 .is_some_and(|p| name.to_lowercase().contains(p.as_str()))
         };
-        names
-            .iter()
-            .map(|n| {
+        (0..names.len())
+            .map(|i| {
+                let n = &*names.text(i);
                 u8::from(has(n, &self.white))
                     | u8::from(has(n, &self.black)) << 1
                     | u8::from(has(n, &self.player)) << 2
@@ -1179,7 +1179,7 @@ fn from_index(
         ix.load(Group::Names, fetch)?;
     }
     let names = filter.names_filtered().then(|| ix.names()).transpose()?;
-    let bits = names.map(|n| filter.name_bits(&n.names));
+    let bits = names.map(|n| filter.name_bits(n));
     let names = bits.as_deref().zip(names);
     let filtered = !filter.is_empty();
     let mut hit = vec![u32::MAX; ix.games];
