@@ -1776,6 +1776,7 @@ impl Index {
     /// one step (from its node's line on), and every home bit of a side one
     /// of whose pawns has captured from home (its pushes no longer tell:
     /// a pawn on its third rank may have come by that capture).
+    #[inline]
     pub(crate) fn states_with_singles(
         &self,
         g: usize,
@@ -1797,6 +1798,7 @@ impl Index {
     /// keeps them: those of the stretch since the last change of material,
     /// where its state keeps them ([`state::keeps_files`]); the first (the
     /// state where the game leaves the tree) has none.
+    #[inline]
     pub(crate) fn states_with_files(
         &self,
         g: usize,
@@ -1826,6 +1828,7 @@ impl Index {
 
     /// The states of game `g` (of the standard start) from where it
     /// leaves the tree, in order.
+    #[inline]
     pub(crate) fn states(&self, g: usize) -> Result<impl Iterator<Item = State> + '_, String> {
         let changes = self.changes()?;
         let exit = self.exits[g] as usize;
@@ -1841,6 +1844,7 @@ impl Index {
     /// [`Index::states`], each with the first ply after the node with its
     /// material: the ply of the change of material that made it, or the
     /// ply after the node.
+    #[inline]
     pub(crate) fn states_with_plies(
         &self,
         g: usize,

@@ -244,7 +244,8 @@ enum Target {
         files: u16,
         singles: u16,
     },
-    Material([[u8; 5]; 2]),
+    /// The material (its home pawns none).
+    Material(State),
     Imbalance([i8; 5]),
     Patterns(Vec<Pattern>),
 }
@@ -316,7 +317,7 @@ fn target_of(query: &Query) -> Result<Target, ArchiveError> {
     }
     if let Some(m) = &query.material {
         return state::parse_material(m)
-            .map(Target::Material)
+            .map(|m| Target::Material(State::new(0, m)))
             .ok_or_else(|| bad(format!("bad material {m:?}: write it as KRPKR or RP v R")));
     }
     if let Some(m) = &query.imbalance {
@@ -350,6 +351,7 @@ impl Target {
     /// The home pawns that a game must have pushed one step to be at the
     /// position, unless a pawn of their side captured from home: those on
     /// their third rank.
+    #[inline]
     fn singles(&self) -> u16 {
         match self {
             Target::Position { singles, .. } => *singles,
@@ -360,6 +362,7 @@ impl Target {
     /// Whether a game whose stretch at the position's state has `mark`
     /// (the pawns' files where the position's state keeps them, else the
     /// home pawns pushed one step) could be at the position.
+    #[inline]
     fn fits(&self, mark: Option<u16>) -> bool {
         match (mark, self.kept_files()) {
             (None, _) => true,
@@ -370,6 +373,7 @@ impl Target {
 
     /// The pawns' files of a position whose state the section keeps them
     /// for ([`state::keeps_files`]).
+    #[inline]
     fn kept_files(&self) -> Option<u16> {
         match self {
             Target::Position { state, files, .. } if state::keeps_files(state) => Some(*files),
@@ -384,32 +388,31 @@ impl Target {
             Target::Position { key: k, state, .. } => {
                 pos.board().occupied().count() == state_pieces(state) && key(pos) == *k
             }
-            Target::Material(m) => State::of(pos).material == *m,
-            Target::Imbalance(d) => state::imbalance_of(&State::of(pos).material) == *d,
+            Target::Material(m) => State::of(pos).same_material(*m),
+            Target::Imbalance(d) => state::imbalance_of(&State::of(pos).material()) == *d,
             Target::Patterns(ps) => ps.iter().any(|p| p.matches(pos.board())),
         }
     }
 
     /// Whether a game in state `s` could be at what is looked for.
+    #[inline]
     fn possible(&self, s: &State) -> bool {
         match self {
             Target::Any => true,
             Target::Position { state, .. } => s == state,
-            Target::Material(m) => s.material == *m,
-            Target::Imbalance(d) => state::imbalance_of(&s.material) == *d,
+            Target::Material(m) => s.same_material(*m),
+            Target::Imbalance(d) => state::imbalance_of(&s.material()) == *d,
             Target::Patterns(ps) => ps.iter().any(|p| p.possible(s)),
         }
     }
 
     /// Whether a game in state `s` could still come to what is looked for
     /// (home pawns never come back; pieces only by promotion).
+    #[inline]
     fn could_follow(&self, s: &State) -> bool {
         match self {
             Target::Position { state, .. } => s.can_reach(state),
-            Target::Material(m) => s.can_reach(&State {
-                home: 0,
-                material: *m,
-            }),
+            Target::Material(m) => s.can_reach(m),
             Target::Patterns(ps) => ps.iter().any(|p| s.can_reach(&p.least)),
             _ => true,
         }
@@ -427,7 +430,7 @@ impl Target {
 /// The number of pieces on a board in state `s` (kings included).
 fn state_pieces(s: &State) -> usize {
     2 + s
-        .material
+        .material()
         .iter()
         .flatten()
         .map(|&n| usize::from(n))
@@ -1285,18 +1288,29 @@ fn settle_after_node(
     by_plies: bool,
     next_moves: bool,
 ) -> Result<Verdict, String> {
-    let (first, later, since) = if by_plies {
-        settle(target, ix.states_with_plies(g)?.map(|(s, p)| (s, p, None)))
-    } else if target.kept_files().is_some() {
-        settle(target, ix.states_with_files(g)?.map(|(s, f)| (s, 0, f)))
-    } else if target.singles() != 0 {
-        settle(
+    // A position and a material compared as numbers (most of a query's
+    // time where few games are ruled out at their nodes: an endgame, a
+    // material).
+    let (first, later, since) = match target {
+        Target::Position { state: t, .. } => {
+            settle_states(ix, target, g, by_plies, |s| s.can_reach(t), |s| s == t)?
+        }
+        Target::Material(m) => settle_states(
+            ix,
             target,
-            ix.states_with_singles(g)?
-                .map(|(s, single)| (s, 0, Some(single))),
-        )
-    } else {
-        settle(target, ix.states(g)?.map(|s| (s, 0, None)))
+            g,
+            by_plies,
+            |s| s.can_reach(m),
+            |s| s.same_material(*m),
+        )?,
+        _ => settle_states(
+            ix,
+            target,
+            g,
+            by_plies,
+            |s| target.could_follow(s),
+            |s| target.possible(s),
+        )?,
     };
     if !first && !later {
         return Ok(Verdict::Out);
@@ -1322,6 +1336,37 @@ fn settle_after_node(
     Ok(Verdict::Decode)
 }
 
+/// [`settle`] of game `g`'s states after its node, with the plies of its
+/// changes of material (`by_plies`) or the marks that the target needs.
+#[inline]
+fn settle_states(
+    ix: &Index,
+    target: &Target,
+    g: usize,
+    by_plies: bool,
+    could: impl Fn(&State) -> bool,
+    possible: impl Fn(&State) -> bool,
+) -> Result<(bool, bool, u32), String> {
+    Ok(if by_plies {
+        let states = ix.states_with_plies(g)?.map(|(s, p)| (s, p, None));
+        settle(target, states, could, possible)
+    } else if target.kept_files().is_some() {
+        let states = ix.states_with_files(g)?.map(|(s, f)| (s, 0, f));
+        settle(target, states, could, possible)
+    } else if target.singles() != 0 {
+        let states = ix.states_with_singles(g)?;
+        settle(
+            target,
+            states.map(|(s, m)| (s, 0, Some(m))),
+            could,
+            possible,
+        )
+    } else {
+        let states = ix.states(g)?.map(|s| (s, 0, None));
+        settle(target, states, could, possible)
+    })
+}
+
 /// `f` of every number below `n`, in order: on the rayon pool where the
 /// `parallel` feature builds one, in runs of games so that each worker
 /// reads its games' columns in order.
@@ -1345,16 +1390,21 @@ fn in_parallel<T: Send>(
 /// pawns' files, or the home pawns it pushed one step), the first could
 /// hold `target`, whether a later one could, and that later one's ply;
 /// the states after one that cannot come to the target are not looked at.
+/// `could` says whether a state could still come to the target, and
+/// `possible` whether a state could hold it.
+#[inline]
 fn settle(
     target: &Target,
     states: impl Iterator<Item = (State, u32, Option<u16>)>,
+    could: impl Fn(&State) -> bool,
+    possible: impl Fn(&State) -> bool,
 ) -> (bool, bool, u32) {
     let mut first = false;
     for (i, (s, from, mark)) in states.enumerate() {
-        if !target.could_follow(&s) {
+        if !could(&s) {
             break;
         }
-        if target.possible(&s) && target.fits(mark) {
+        if possible(&s) && target.fits(mark) {
             if i > 0 {
                 return (first, true, from);
             }

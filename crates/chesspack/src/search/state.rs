@@ -15,13 +15,20 @@ const ROLES: [Role; 5] = [
     Role::Queen,
 ];
 
-/// The pawns on their home squares (bits 0–7: White's a2–h2, 8–15:
-/// Black's a7–h7) and each side's pieces by role (pawn to queen).
+/// The pawns on their home squares and each side's pieces by role, in
+/// one word: bits 0–7 White's pawns on a2–h2, 8–15 Black's on a7–h7, then
+/// a nibble a count, White's pawns to queens from bit 16 and Black's from
+/// bit 36 (a side has at most ten of a role: two and eight promoted). A
+/// change of state ([`change`]) is then one addition ([`State::apply`]),
+/// and two states are compared as numbers: a query looks at millions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct State {
-    pub home: u16,
-    pub material: [[u8; 5]; 2],
-}
+pub(crate) struct State(u64);
+
+/// Where each side's counts start in a [`State`].
+const COUNTS: [u32; 2] = [16, 36];
+
+/// The bits of a [`State`]'s counts.
+const MATERIAL_BITS: u64 = ((1 << 40) - 1) << 16;
 
 /// The home squares' bit of `sq` for `color`'s pawns, if it is one.
 fn home_bit(color: Color, sq: Square) -> Option<u16> {
@@ -48,6 +55,18 @@ fn role_index(role: Role) -> Option<usize> {
 }
 
 impl State {
+    /// The state of the home pawns `home` and the counts `material` (by
+    /// side, pawn to queen; a count above 15 is 15: no game has one).
+    pub(crate) fn new(home: u16, material: [[u8; 5]; 2]) -> State {
+        let mut word = u64::from(home);
+        for (side, counts) in material.iter().enumerate() {
+            for (r, &n) in counts.iter().enumerate() {
+                word |= u64::from(n.min(15)) << (COUNTS[side] + 4 * r as u32);
+            }
+        }
+        State(word)
+    }
+
     /// The state of a board.
     pub(crate) fn of_board(board: &Board) -> State {
         let mut home = 0u16;
@@ -66,7 +85,7 @@ impl State {
                 material[side(color)][i] = board.by_piece(role.of(color)).count() as u8;
             }
         }
-        State { home, material }
+        State::new(home, material)
     }
 
     /// The state of a position.
@@ -74,22 +93,44 @@ impl State {
         State::of_board(pos.board())
     }
 
+    /// The pawns on their home squares (bits 0–7: White's a2–h2, 8–15:
+    /// Black's a7–h7).
+    #[inline]
+    pub(crate) fn home(self) -> u16 {
+        self.0 as u16
+    }
+
+    /// How many of role `r` (pawn 0 to queen 4) side `side` (White 0,
+    /// Black 1) has.
+    #[inline]
+    pub(crate) fn count(self, side: usize, r: usize) -> u8 {
+        ((self.0 >> (COUNTS[side] + 4 * r as u32)) & 15) as u8
+    }
+
+    /// Each side's pieces by role, pawn to queen.
+    pub(crate) fn material(self) -> [[u8; 5]; 2] {
+        [0, 1].map(|side| [0, 1, 2, 3, 4].map(|r| self.count(side, r)))
+    }
+
+    /// Whether `other` has the same pieces (whatever its home pawns).
+    #[inline]
+    pub(crate) fn same_material(self, other: State) -> bool {
+        (self.0 ^ other.0) & MATERIAL_BITS == 0
+    }
+
     /// Whether a game in this state could still reach state `to`: home
     /// pawns never come back, pawns never grow in number, and a piece is
     /// only gained by promoting a pawn.
+    #[inline]
     pub(crate) fn can_reach(&self, to: &State) -> bool {
-        if self.home & to.home != to.home {
+        if self.home() & to.home() != to.home() {
             return false;
         }
-        for c in 0..2 {
-            let (from, to) = (&self.material[c], &to.material[c]);
-            if from[0] < to[0] {
-                return false;
-            }
-            let spare = u32::from(from[0] - to[0]);
-            let short: u32 = (1..5)
-                .map(|r| u32::from(to[r].saturating_sub(from[r])))
-                .sum();
+        for shift in COUNTS {
+            let (from, to) = (self.0 >> shift, to.0 >> shift);
+            let n = |w: u64, r: u32| ((w >> (4 * r)) & 15) as i32;
+            let spare = n(from, 0) - n(to, 0);
+            let short: i32 = (1..5).map(|r| (n(to, r) - n(from, r)).max(0)).sum();
             if short > spare {
                 return false;
             }
@@ -97,27 +138,43 @@ impl State {
         true
     }
 
-    /// The state after the change that `code` ([`change`]) says.
+    /// The state after the change that `code` ([`change`]) says: one
+    /// addition (a change takes away what it empties and takes, and adds
+    /// what it promotes to; in a game's own changes no count goes below
+    /// zero nor above 15, and no home bit goes that is not there).
+    #[inline]
     pub(crate) fn apply(&mut self, code: u8) {
-        let mover = if code >= 126 {
-            Color::Black
-        } else {
-            Color::White
-        };
-        let (captured, promoted) = decode(code % 126);
-        if let Some(bit) = vacated(code) {
-            self.home &= !(1u16 << bit);
-        }
-        let (us, them) = (side(mover), side(!mover));
-        if let Some(r) = captured {
-            self.material[them][r] = self.material[them][r].saturating_sub(1);
-        }
-        if let Some(r) = promoted {
-            self.material[us][0] = self.material[us][0].saturating_sub(1);
-            self.material[us][r] = self.material[us][r].saturating_add(1);
-        }
+        self.0 = self.0.wrapping_add(DELTAS[usize::from(code)]);
     }
 }
+
+/// What each change code adds to a [`State`] (as a number modulo 2⁶⁴): 0
+/// for a byte that is no change.
+const DELTAS: [u64; 256] = {
+    let mut deltas = [0u64; 256];
+    let mut code = 0;
+    while code < 252 {
+        if code % 126 != 0 {
+            let black = code >= 126;
+            let (us, them) = if black { (1, 0) } else { (0, 1) };
+            let mut delta = 0u64;
+            if let Some(bit) = vacated(code as u8) {
+                delta = delta.wrapping_sub(1 << bit);
+            }
+            let (captured, promoted) = decode((code % 126) as u8);
+            if let Some(r) = captured {
+                delta = delta.wrapping_sub(1 << (COUNTS[them] + 4 * r as u32));
+            }
+            if let Some(r) = promoted {
+                delta = delta.wrapping_sub(1 << COUNTS[us]);
+                delta = delta.wrapping_add(1 << (COUNTS[us] + 4 * r as u32));
+            }
+            deltas[code] = delta;
+        }
+        code += 1;
+    }
+    deltas
+};
 
 /// The change of state that move `m` makes in `pos` as one byte, 0 for
 /// none: a home square left (its bit plus one, 0 for none: 17 values)
@@ -165,8 +222,8 @@ fn change_of(mover: Color, m: Move) -> u8 {
 
 /// A change's role taken and role promoted to (indexes into [`ROLES`]),
 /// from its code less the 126 of Black's moves.
-fn decode(code: u8) -> (Option<usize>, Option<usize>) {
-    let code = usize::from(code);
+const fn decode(code: u8) -> (Option<usize>, Option<usize>) {
+    let code = code as usize;
     let captured = (code % 6).checked_sub(1);
     if code >= 102 {
         return (captured, Some((code - 102) / 6 + 1));
@@ -233,14 +290,16 @@ pub(crate) const FILES_PIECES: u32 = 4;
 
 /// Whether the search section keeps the pawns' files of a game's stretch
 /// in state `s` (from a change of material to the next).
+#[inline]
 pub(crate) fn keeps_files(s: &State) -> bool {
-    let pieces: u32 = s
-        .material
-        .iter()
-        .flat_map(|m| &m[1..])
-        .map(|&n| u32::from(n))
-        .sum();
-    pieces <= FILES_PIECES
+    // Each side's counts of knights to queens (not of pawns), a byte
+    // each, then added up.
+    let pieces = |side: usize| {
+        let w = (s.0 >> (COUNTS[side] + 4)) & 0xffff;
+        let bytes = (w & 0x0f0f) + ((w >> 4) & 0x0f0f);
+        (bytes & 0xff) + (bytes >> 8)
+    };
+    pieces(0) + pieces(1) <= u64::from(FILES_PIECES)
 }
 
 /// The home bit of the pawn that change `code` pushes one step from its
@@ -397,12 +456,12 @@ impl Pattern {
         let need = &self.least;
         for c in 0..2 {
             for r in 0..5 {
-                if s.material[c][r] < need.material[c][r] {
+                if s.count(c, r) < need.count(c, r) {
                     return false;
                 }
             }
         }
-        s.home & need.home == need.home && s.home & self.gone == 0
+        s.home() & need.home() == need.home() && s.home() & self.gone == 0
     }
 }
 
@@ -457,12 +516,45 @@ mod tests {
         assert_eq!(state, State::of(&pos));
     }
 
+    /// Random games (every legal move in turn likely: captures on home
+    /// squares, promotions, en passant): each change added to the state
+    /// gives the state of the board after the move.
+    #[test]
+    fn a_change_added_is_the_state_of_the_next_board() {
+        let mut seed = 68u64;
+        let mut next = move |n: usize| {
+            seed = seed
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (seed >> 33) as usize % n
+        };
+        let mut promotions = 0;
+        for _ in 0..300 {
+            let mut pos = Chess::default();
+            let mut state = State::of(&pos);
+            for _ in 0..300 {
+                let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
+                if moves.is_empty() {
+                    break;
+                }
+                moves.sort_by_key(|m| (m.from(), m.to(), m.promotion()));
+                let m = moves[next(moves.len())];
+                promotions += usize::from(m.is_promotion());
+                let code = play(&mut pos, m);
+                assert!(code == 0 || valid(code));
+                state.apply(code);
+                assert_eq!(state, State::of(&pos), "{m:?}");
+            }
+        }
+        assert!(promotions > 10, "{promotions}");
+    }
+
     #[test]
     fn a_state_reaches_only_what_can_follow_it() {
         let start = State::of(&Chess::default());
-        let mut later = start;
-        later.home &= !1;
-        later.material[1][1] -= 1;
+        let mut material = start.material();
+        material[1][1] -= 1;
+        let later = State::new(start.home() & !1, material);
         assert!(start.can_reach(&later));
         assert!(!later.can_reach(&start));
     }
@@ -550,7 +642,7 @@ mod tests {
         assert_eq!(kept_single(&mut clean, 126 + 3 * 6), 0);
         let mut state = State::of(&Chess::default());
         state.apply(126 + 3 * 6);
-        assert_eq!(state.home, !(1 << 10));
+        assert_eq!(state.home(), !(1 << 10));
     }
 
     #[test]
