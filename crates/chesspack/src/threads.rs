@@ -167,6 +167,22 @@ pub(crate) fn ordered<J, R, E>(
     items.try_for_each(|j| sink(work(j?)))
 }
 
+/// `a()` and `b()`, at once on the current pool where the `parallel`
+/// feature builds one (rayon's `join`), else one after the other.
+pub(crate) fn join<RA: Send, RB: Send>(
+    a: impl FnOnce() -> RA + Send,
+    b: impl FnOnce() -> RB + Send,
+) -> (RA, RB) {
+    #[cfg(feature = "parallel")]
+    {
+        rayon::join(a, b)
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        (a(), b())
+    }
+}
+
 /// The threads that work nested in a block (its games) may spread over:
 /// the current rayon pool's (the global pool's outside one), or one inside
 /// [`on_this_thread`] or without the `parallel` feature.

@@ -31,6 +31,7 @@ use crate::archive::{
     GameRecord,
     pipeline::{SectionBuilder, Summarize},
 };
+use crate::threads;
 
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
@@ -276,6 +277,7 @@ impl Summary {
         };
         if s.indexed {
             let mut pos = record.start.clone();
+            let mut state = State::of(&pos);
             for (i, &m) in record.moves.iter().enumerate() {
                 if !pos.is_legal(m) {
                     break;
@@ -287,7 +289,8 @@ impl Summary {
                 }
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
-                if state::changes_material(code) && state::keeps_files(&State::of(&pos)) {
+                state.apply(code);
+                if state::changes_material(code) && state::keeps_files(&state) {
                     s.files.push((ply, state::pawn_files(pos.board())));
                 }
             }
@@ -1298,10 +1301,7 @@ impl Index {
             check_nodes(&exits, &flags, nodes)?;
             Ok(exits)
         };
-        #[cfg(feature = "parallel")]
-        let (tree, games) = rayon::join(tree, games);
-        #[cfg(not(feature = "parallel"))]
-        let (tree, games) = (tree(), games());
+        let (tree, games) = threads::join(tree, games);
         let ((node_end, node_depth, node_parent), node_change) = tree?;
         let exits = games?;
         Ok(Index {
@@ -1563,10 +1563,7 @@ impl Index {
             Ok(codes)
         };
         let counts = || self.lazy_column(CHANGE_COUNTS);
-        #[cfg(feature = "parallel")]
-        let (counts, codes) = rayon::join(counts, codes);
-        #[cfg(not(feature = "parallel"))]
-        let (counts, codes) = (counts(), codes());
+        let (counts, codes) = threads::join(counts, codes);
         let (counts, codes) = (counts?, codes?);
         let mut counts = counts.as_slice();
         let mut at_of = Vec::with_capacity(self.games + 1);
@@ -1763,13 +1760,7 @@ impl Index {
                 self.node_singles();
             }
         };
-        #[cfg(feature = "parallel")]
-        rayon::join(nodes, || self.changes()).1?;
-        #[cfg(not(feature = "parallel"))]
-        {
-            nodes();
-            self.changes()?;
-        }
+        threads::join(nodes, || self.changes()).1?;
         if plies {
             self.material_plies()?;
         }

@@ -327,17 +327,14 @@ const HOME_MOVES: [(u16, u16); 256] = {
     let mut code = 0;
     while code < 252 {
         let black = code >= 126;
-        let c = code % 126;
-        // A home square left (`c / 6`, from 1), nothing promoted.
-        if c < 102 && c / 6 >= 1 {
-            let bit = c / 6 - 1;
-            if c % 6 == 0 {
-                // One step (its own side's bit; two steps are written
-                // with the other side's).
-                if (bit >= 8) == black {
-                    table[code].0 = 1 << bit;
-                }
-            } else if (bit >= 8) == black {
+        let (captured, promoted) = decode((code % 126) as u8);
+        if let (Some(bit), None) = (vacated(code as u8), promoted) {
+            // Written with its own bit: one step (two steps are written
+            // with the other side's).
+            let written = (code % 126 / 6 - 1) as u32;
+            if captured.is_none() && bit == written {
+                table[code].0 = 1 << bit;
+            } else if captured.is_some() && (bit >= 8) == black {
                 // A capture from the mover's home square (not a pawn
                 // taken on its home square: the other side's bit).
                 table[code].1 = if black { 0xff00 } else { 0x00ff };
