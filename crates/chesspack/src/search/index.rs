@@ -993,9 +993,9 @@ pub(crate) struct Index {
     changes: OnceLock<Result<Changes, String>>,
     material_plies: OnceLock<Result<MaterialPlies, String>>,
     pawn_files: OnceLock<Result<PawnFiles, String>>,
-    /// The home pawns that each node's line pushed one step while no pawn
-    /// of their side had taken from home, made on first use.
-    node_singles: OnceLock<(Vec<u16>, Vec<u16>)>,
+    /// The files where each node's line may have put a pawn on its third
+    /// rank ([`state::third_rank`]), made on first use.
+    node_singles: OnceLock<Vec<u16>>,
     reentries: OnceLock<Result<Reentries, String>>,
 }
 
@@ -1659,24 +1659,17 @@ impl Index {
         Ok(PawnFiles { at, files })
     }
 
-    /// The home pawns that each node's line pushed one step while no pawn
-    /// of their side had captured from home (its changes say), and the
-    /// home bits of the sides none of whose pawns had.
-    fn node_singles(&self) -> (&[u16], &[u16]) {
-        let (singles, clean) = self.node_singles.get_or_init(|| {
-            let mut singles = vec![0u16; self.node_move.len()];
-            let mut clean = vec![u16::MAX; self.node_move.len()];
+    /// The files where each node's line may have put a pawn on its third
+    /// rank (its changes say: [`state::third_rank`]).
+    fn node_singles(&self) -> &[u16] {
+        self.node_singles.get_or_init(|| {
+            let mut third = vec![0u16; self.node_move.len()];
             for i in 1..self.node_move.len() {
                 let parent = self.node_parent[i] as usize;
-                let mut s = singles[parent];
-                let mut c = clean[parent];
-                s |= state::kept_single(&mut c, self.node_change[i]);
-                singles[i] = s;
-                clean[i] = c;
+                third[i] = third[parent] | state::third_rank(self.node_change[i]);
             }
-            (singles, clean)
-        });
-        (singles, clean)
+            third
+        })
     }
 
     /// Game `g`'s tags that are numbers.
@@ -1752,7 +1745,8 @@ impl Index {
         files: bool,
         singles: bool,
     ) -> Result<(), String> {
-        // The nodes' states (and what the nodes' lines pushed one step)
+        // The nodes' states (and where the nodes' lines may have put pawns on
+        // their third rank)
         // are made while the changes unpack.
         let nodes = || {
             self.node_states();
@@ -1770,10 +1764,9 @@ impl Index {
         Ok(())
     }
 
-    /// [`Index::states`], each with the home pawns that game `g` has pushed
-    /// one step (from its node's line on), and every home bit of a side one
-    /// of whose pawns has captured from home (its pushes no longer tell:
-    /// a pawn on its third rank may have come by that capture).
+    /// [`Index::states`], each with the files where game `g` may have put
+    /// a pawn on its third rank so far (its node's line's and its own:
+    /// [`state::third_rank`]).
     #[inline]
     pub(crate) fn states_with_singles(
         &self,
@@ -1781,14 +1774,13 @@ impl Index {
     ) -> Result<impl Iterator<Item = (State, u16)> + '_, String> {
         let changes = self.changes()?;
         let exit = self.exits[g] as usize;
-        let (singles, clean) = self.node_singles();
-        let (mut single, mut clean) = (singles[exit], clean[exit]);
+        let mut third = self.node_singles()[exit];
         Ok(self
             .states(g)?
             .zip(std::iter::once(0).chain(changes.of(g).iter().copied()))
             .map(move |(s, code)| {
-                single |= state::kept_single(&mut clean, code);
-                (s, single | !clean)
+                third |= state::third_rank(code);
+                (s, third)
             }))
     }
 

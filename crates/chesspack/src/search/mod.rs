@@ -235,9 +235,9 @@ type Tally = (
 /// What is looked for.
 enum Target {
     Any,
-    /// The position's key, its state, its pawns' files, and the home
-    /// pawns on their third rank, which came there by one step where no
-    /// pawn of their side captured from home ([`state::single_steps`]).
+    /// The position's key, its state, its pawns' files, and the files of
+    /// its pawns on their third rank, which came there from home by one
+    /// step or a capture ([`state::single_steps`]).
     Position {
         key: u64,
         state: State,
@@ -247,7 +247,10 @@ enum Target {
     /// The material (its home pawns none).
     Material(State),
     Imbalance([i8; 5]),
-    Patterns(Vec<Pattern>),
+    /// Sub-FENs (any of them), and the files of pawns on their third rank
+    /// that every pattern has ([`state::single_steps`]): a game shows none
+    /// before its changes could have put a pawn there.
+    Patterns(Vec<Pattern>, u16),
 }
 
 fn bad(what: impl Into<String>) -> ArchiveError {
@@ -330,8 +333,13 @@ fn target_of(query: &Query) -> Result<Target, ArchiveError> {
             .sub_fen
             .iter()
             .map(|s| Pattern::parse(s).ok_or_else(|| bad(format!("bad sub-FEN {s:?}"))))
-            .collect::<Result<_, ArchiveError>>()?;
-        return Ok(Target::Patterns(patterns));
+            .collect::<Result<Vec<_>, ArchiveError>>()?;
+        let singles = patterns
+            .iter()
+            .map(|p| state::single_steps(&p.board))
+            .reduce(|a, b| a & b)
+            .unwrap_or(0);
+        return Ok(Target::Patterns(patterns, singles));
     }
     Ok(Target::Any)
 }
@@ -348,20 +356,21 @@ impl Target {
         }
     }
 
-    /// The home pawns that a game must have pushed one step to be at the
-    /// position, unless a pawn of their side captured from home: those on
-    /// their third rank.
+    /// The files where a game must have put a pawn on its third rank (by
+    /// one step from home or a capture from home: [`state::third_rank`])
+    /// to be at what is looked for.
     #[inline]
     fn singles(&self) -> u16 {
         match self {
-            Target::Position { singles, .. } => *singles,
+            Target::Position { singles, .. } | Target::Patterns(_, singles) => *singles,
             _ => 0,
         }
     }
 
     /// Whether a game whose stretch at the position's state has `mark`
     /// (the pawns' files where the position's state keeps them, else the
-    /// home pawns pushed one step) could be at the position.
+    /// files where its pawns may have come to their third rank) could be
+    /// at what is looked for.
     #[inline]
     fn fits(&self, mark: Option<u16>) -> bool {
         match (mark, self.kept_files()) {
@@ -390,7 +399,7 @@ impl Target {
             }
             Target::Material(m) => State::of(pos).same_material(*m),
             Target::Imbalance(d) => state::imbalance_of(&State::of(pos).material()) == *d,
-            Target::Patterns(ps) => ps.iter().any(|p| p.matches(pos.board())),
+            Target::Patterns(ps, _) => ps.iter().any(|p| p.matches(pos.board())),
         }
     }
 
@@ -402,7 +411,7 @@ impl Target {
             Target::Position { state, .. } => s == state,
             Target::Material(m) => s.same_material(*m),
             Target::Imbalance(d) => state::imbalance_of(&s.material()) == *d,
-            Target::Patterns(ps) => ps.iter().any(|p| p.possible(s)),
+            Target::Patterns(ps, _) => ps.iter().any(|p| p.possible(s)),
         }
     }
 
@@ -413,7 +422,7 @@ impl Target {
         match self {
             Target::Position { state, .. } => s.can_reach(state),
             Target::Material(m) => s.can_reach(m),
-            Target::Patterns(ps) => ps.iter().any(|p| s.can_reach(&p.least)),
+            Target::Patterns(ps, _) => ps.iter().any(|p| s.can_reach(&p.least)),
             _ => true,
         }
     }
@@ -1387,7 +1396,8 @@ fn in_parallel<T: Send>(
 
 /// Whether, of a game's `states` after it leaves the tree (each with the
 /// first ply of its material, and a mark where the section has one: its
-/// pawns' files, or the home pawns it pushed one step), the first could
+/// pawns' files, or the files where its pawns may have come to their third
+/// rank), the first could
 /// hold `target`, whether a later one could, and that later one's ply;
 /// the states after one that cannot come to the target are not looked at.
 /// `could` says whether a state could still come to the target, and

@@ -302,28 +302,22 @@ pub(crate) fn keeps_files(s: &State) -> bool {
     pieces(0) + pieces(1) <= u64::from(FILES_PIECES)
 }
 
-/// The home bit of the pawn that change `code` pushes one step from its
-/// home square while its side is in `clean` (the home bits of the sides
-/// none of whose pawns has taken from home), 0 for none; `clean` then
-/// loses the side of a pawn that `code` moves off home by a capture. Until
-/// a side's pawn captures from its home square, each of its pawns on its
-/// third rank came there by one step from the home square of its file: a
-/// pawn reaches its third rank from its second (its home square) alone.
-pub(crate) fn kept_single(clean: &mut u16, code: u8) -> u16 {
-    let (single, from_home) = HOME_MOVES[usize::from(code)];
-    let kept = single & *clean;
-    *clean &= !from_home;
-    kept
+/// The files where change `code` may put a pawn on its third rank (bits
+/// as the home squares': 0–7 White's, 8–15 Black's): the file of a pawn
+/// pushed one step from home, the two beside a pawn that takes from home
+/// (one of them: the code does not say which); 0 for none. A pawn comes
+/// to its third rank from its home square alone, so the files of a
+/// board's pawns on their third rank ([`single_steps`]) are among those
+/// of its game's changes so far.
+#[inline]
+pub(crate) fn third_rank(code: u8) -> u16 {
+    THIRD_RANK[usize::from(code)]
 }
 
-/// For each change code, the home bit of the pawn it pushes one step from
-/// its home square (no capture, no promotion, not two steps; 0 for none),
-/// and the home bits of the side whose pawn it moves off its home square
-/// by a capture (all eight of that side's; 0 for none): looked up for
-/// every change of every game that a query with a pawn on its third rank
-/// looks at ([`kept_single`]).
-const HOME_MOVES: [(u16, u16); 256] = {
-    let mut table = [(0u16, 0u16); 256];
+/// [`third_rank`] of each change code: looked up for every change of
+/// every game that a query with a pawn on its third rank looks at.
+const THIRD_RANK: [u16; 256] = {
+    let mut table = [0u16; 256];
     let mut code = 0;
     while code < 252 {
         let black = code >= 126;
@@ -333,11 +327,13 @@ const HOME_MOVES: [(u16, u16); 256] = {
             // with the other side's).
             let written = (code % 126 / 6 - 1) as u32;
             if captured.is_none() && bit == written {
-                table[code].0 = 1 << bit;
+                table[code] = 1 << bit;
             } else if captured.is_some() && (bit >= 8) == black {
                 // A capture from the mover's home square (not a pawn
-                // taken on its home square: the other side's bit).
-                table[code].1 = if black { 0xff00 } else { 0x00ff };
+                // taken on its home square: the other side's bit), to a
+                // file beside its own.
+                let file = 1u16 << (bit & 7);
+                table[code] = (((file << 1) | (file >> 1)) & 0xff) << (bit & 8);
             }
         }
         code += 1;
@@ -345,10 +341,9 @@ const HOME_MOVES: [(u16, u16); 256] = {
     table
 };
 
-/// The home bits of the pawns of `board` on their third rank (White's
-/// rank 3, Black's rank 6). While no pawn of a side has captured from its
-/// home square ([`kept_single`]), each of its came there by one step
-/// from its home square.
+/// The home bits of the files of `board`'s pawns on their third rank
+/// (White's rank 3, Black's rank 6): each came there from a home square,
+/// by one step or by a capture ([`third_rank`]).
 pub(crate) fn single_steps(board: &Board) -> u16 {
     files_of(
         board.by_piece(Role::Pawn.of(Color::White)) & Bitboard::from_rank(Rank::Third),
@@ -469,13 +464,16 @@ mod tests {
 
     /// The home bit that change `code` pushes one step, if it does.
     fn pushed_home(code: u8) -> Option<u16> {
-        Some(HOME_MOVES[usize::from(code)].0).filter(|&bit| bit != 0)
+        Some(third_rank(code)).filter(|&bits| bits != 0 && decode(code % 126).0.is_none())
     }
 
-    /// The home bits of the side whose pawn `code` moves off home by a
-    /// capture.
+    /// The files beside a pawn that `code` moves off home by a capture.
     fn captured_from_home(code: u8) -> u16 {
-        HOME_MOVES[usize::from(code)].1
+        if decode(code % 126).0.is_some() {
+            third_rank(code)
+        } else {
+            0
+        }
     }
 
     fn play(pos: &mut Chess, m: Move) -> u8 {
@@ -529,6 +527,7 @@ mod tests {
         for _ in 0..300 {
             let mut pos = Chess::default();
             let mut state = State::of(&pos);
+            let mut third = 0;
             for _ in 0..300 {
                 let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
                 if moves.is_empty() {
@@ -541,6 +540,9 @@ mod tests {
                 assert!(code == 0 || valid(code));
                 state.apply(code);
                 assert_eq!(state, State::of(&pos), "{m:?}");
+                third |= third_rank(code);
+                let on_third = single_steps(pos.board());
+                assert_eq!(on_third & third, on_third, "{m:?}");
             }
         }
         assert!(promotions > 10, "{promotions}");
@@ -613,11 +615,12 @@ mod tests {
             }
             let from_home = match (vacated, captured, promoted) {
                 (Some(bit), Some(_), None) if valid(code) && (bit >= 8) == black => {
-                    if black {
-                        0xff00
-                    } else {
-                        0x00ff
-                    }
+                    let file = bit % 8;
+                    let side = if black { 8 } else { 0 };
+                    [file.checked_sub(1), Some(file + 1).filter(|&f| f < 8)]
+                        .into_iter()
+                        .flatten()
+                        .fold(0u16, |bits, f| bits | 1 << (f + side))
                 }
                 _ => 0,
             };
@@ -626,17 +629,18 @@ mod tests {
     }
 
     #[test]
-    fn pushes_are_kept_until_a_pawn_of_their_side_takes_from_home() {
-        let mut clean = u16::MAX;
-        // e3 (White's e2 one step), then b2xc3 (White takes from home),
-        // then d3 (not kept), ...d6 (Black's, kept) and ...c5 (two steps:
-        // written with White's c2).
-        assert_eq!(kept_single(&mut clean, 5 * 6), 1 << 4);
-        assert_eq!(kept_single(&mut clean, 2 * 6 + 1), 0);
-        assert_eq!(clean, 0xff00);
-        assert_eq!(kept_single(&mut clean, 4 * 6), 0);
-        assert_eq!(kept_single(&mut clean, 126 + 12 * 6), 1 << 11);
-        assert_eq!(kept_single(&mut clean, 126 + 3 * 6), 0);
+    fn the_third_rank_is_reached_by_one_step_or_a_capture_from_home() {
+        // e3 (White's e2 one step), then b2xc3 (White takes from home: a
+        // or c), then d3, ...d6 (Black's d7 one step) and ...c5 (two
+        // steps: written with White's c2).
+        assert_eq!(third_rank(5 * 6), 1 << 4);
+        assert_eq!(third_rank(2 * 6 + 1), 0b101);
+        assert_eq!(third_rank(4 * 6), 1 << 3);
+        assert_eq!(third_rank(126 + 12 * 6), 1 << 11);
+        assert_eq!(third_rank(126 + 3 * 6), 0);
+        // An a or h pawn that takes from home has one file beside it.
+        assert_eq!(third_rank(6 + 1), 0b10);
+        assert_eq!(third_rank(8 * 6 + 1), 0b100_0000);
         let mut state = State::of(&Chess::default());
         state.apply(126 + 3 * 6);
         assert_eq!(state.home(), !(1 << 10));
@@ -656,10 +660,10 @@ mod tests {
             last_code(&["e4", "d5", "Nc3", "d4", "Nf3", "dxc3", "bxc3"]),
             2 * 6 + 1
         );
-        assert_eq!(captured_from_home(2 * 6 + 1), 0x00ff);
+        assert_eq!(captured_from_home(2 * 6 + 1), 0b101);
         // Black's e pawn takes on d6 from e7.
         let code = last_code(&["d4", "a6", "d5", "a5", "d6", "exd6"]);
-        assert_eq!(captured_from_home(code), 0xff00);
+        assert_eq!(captured_from_home(code), 0b10_1000 << 8);
         // Black's d pawn takes on c3 from d4 (no home square).
         let code = last_code(&["e4", "d5", "Nc3", "d4", "Nf3", "dxc3"]);
         assert_eq!(captured_from_home(code), 0);

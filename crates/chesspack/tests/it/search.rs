@@ -984,6 +984,97 @@ fn regression_issue_68_middlegames_are_told_apart_by_pawns_pushed_one_step() {
 }
 
 #[test]
+fn regression_issue_68_sub_fens_with_a_pawn_on_its_third_rank_rule_games_out_by_their_changes() {
+    // A pawn comes to its third rank from its home square alone: by one
+    // step, or by a capture to the file beside. A game whose changes
+    // made neither on the pattern's file is ruled out without decoding
+    // it; the games found are a replay's (those that took from home onto
+    // the file included: the games play on at random after their pushes).
+    let games = pushing_games(400, 0x5eed_0683);
+    let pgn = pgn_of(&games);
+    let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
+    let mut by_capture = 0;
+    for (pawn, sub) in [
+        (shakmaty::Square::D3, "8/8/8/8/8/3P4/8/8"),
+        (shakmaty::Square::C6, "8/8/2p5/8/8/8/8/8"),
+        (shakmaty::Square::E3, "8/8/8/8/8/4P3/8/4K3"),
+    ] {
+        let color = if pawn.rank() == shakmaty::Rank::Third {
+            Color::White
+        } else {
+            Color::Black
+        };
+        let pattern: Board = sub.parse().unwrap();
+        let has = |p: &Chess| {
+            pattern
+                .iter()
+                .all(|(sq, pc)| p.board().piece_at(sq) == Some(pc))
+        };
+        let want = expected(&games, |_| true, has);
+        let mut q = Query::default();
+        q.sub_fen = vec![sub.into()];
+        let (got, report) = found_in(&indexed, true, &q);
+        assert_eq!(got, want, "{sub}");
+        assert_eq!(
+            found_in(&plain, false, &q).0,
+            want,
+            "{sub} without the index"
+        );
+        // The games none of whose pawns of the pattern's side left home
+        // by one step on its file or by a capture from a file beside it:
+        // never decoded.
+        let home = if color == Color::White {
+            shakmaty::Rank::Second
+        } else {
+            shakmaty::Rank::Seventh
+        };
+        let near = |m: &Move| {
+            m.role() == Role::Pawn
+                && m.from().is_some_and(|from| {
+                    from.rank() == home
+                        && from.rank().distance(m.to().rank()) == 1
+                        && if m.is_capture() {
+                            from.file().distance(pawn.file()) == 1
+                        } else {
+                            from.file() == pawn.file()
+                        }
+                })
+        };
+        let never = games
+            .iter()
+            .filter(|g| {
+                let mut pos = g.start.clone();
+                !g.moves.iter().any(|m| {
+                    let mover = pos.turn();
+                    pos.play_unchecked(*m);
+                    mover == color && near(m)
+                })
+            })
+            .count() as u64;
+        by_capture += games
+            .iter()
+            .filter(|g| {
+                let mut pos = g.start.clone();
+                g.moves.iter().any(|m| {
+                    let hit = m.is_capture() && m.to() == pawn && m.role() == Role::Pawn;
+                    pos.play_unchecked(*m);
+                    hit
+                })
+            })
+            .count();
+        assert!(never * 4 > games.len() as u64, "{sub}: {never} never near");
+        assert!(
+            report.decoded <= games.len() as u64 - never,
+            "{sub}: {} decoded, {never} of {} never near",
+            report.decoded,
+            games.len()
+        );
+    }
+    // Some pawns came to the squares by a capture (from home or later).
+    assert!(by_capture > 0);
+}
+
+#[test]
 fn regression_issue_68_endgames_are_told_apart_by_their_pawns_files() {
     // Many games come to the same endgame material late: its pawns' files
     // (kept where few pieces are left) rule most of them out without
