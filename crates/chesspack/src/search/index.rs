@@ -995,7 +995,7 @@ pub(crate) struct Index {
     pawn_files: OnceLock<Result<PawnFiles, String>>,
     /// The files where each node's line may have put a pawn on its third
     /// rank ([`state::third_rank`]), made on first use.
-    node_singles: OnceLock<Vec<u16>>,
+    node_third: OnceLock<Vec<u16>>,
     reentries: OnceLock<Result<Reentries, String>>,
 }
 
@@ -1328,7 +1328,7 @@ impl Index {
             changes: OnceLock::new(),
             material_plies: OnceLock::new(),
             pawn_files: OnceLock::new(),
-            node_singles: OnceLock::new(),
+            node_third: OnceLock::new(),
             reentries: OnceLock::new(),
         })
     }
@@ -1661,8 +1661,8 @@ impl Index {
 
     /// The files where each node's line may have put a pawn on its third
     /// rank (its changes say: [`state::third_rank`]).
-    fn node_singles(&self) -> &[u16] {
-        self.node_singles.get_or_init(|| {
+    fn node_third(&self) -> &[u16] {
+        self.node_third.get_or_init(|| {
             let mut third = vec![0u16; self.node_move.len()];
             for i in 1..self.node_move.len() {
                 let parent = self.node_parent[i] as usize;
@@ -1739,19 +1739,13 @@ impl Index {
 
     /// Reads what [`Index::states`] needs (and [`Index::states_with_plies`]
     /// where `plies`), so that threads may then share it.
-    pub(crate) fn read_states(
-        &self,
-        plies: bool,
-        files: bool,
-        singles: bool,
-    ) -> Result<(), String> {
-        // The nodes' states (and where the nodes' lines may have put pawns on
-        // their third rank)
-        // are made while the changes unpack.
+    pub(crate) fn read_states(&self, plies: bool, files: bool, third: bool) -> Result<(), String> {
+        // The nodes' states (and where the nodes' lines may have put pawns
+        // on their third rank) are made while the changes unpack.
         let nodes = || {
             self.node_states();
-            if singles {
-                self.node_singles();
+            if third {
+                self.node_third();
             }
         };
         threads::join(nodes, || self.changes()).1?;
@@ -1768,13 +1762,13 @@ impl Index {
     /// a pawn on its third rank so far (its node's line's and its own:
     /// [`state::third_rank`]).
     #[inline]
-    pub(crate) fn states_with_singles(
+    pub(crate) fn states_with_third(
         &self,
         g: usize,
     ) -> Result<impl Iterator<Item = (State, u16)> + '_, String> {
         let changes = self.changes()?;
         let exit = self.exits[g] as usize;
-        let mut third = self.node_singles()[exit];
+        let mut third = self.node_third()[exit];
         Ok(self
             .states(g)?
             .zip(std::iter::once(0).chain(changes.of(g).iter().copied()))

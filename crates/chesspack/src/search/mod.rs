@@ -237,18 +237,18 @@ enum Target {
     Any,
     /// The position's key, its state, its pawns' files, and the files of
     /// its pawns on their third rank, which came there from home by one
-    /// step or a capture ([`state::single_steps`]).
+    /// step or a capture ([`state::third_rank_files`]).
     Position {
         key: u64,
         state: State,
         files: u16,
-        singles: u16,
+        third: u16,
     },
     /// The material (its home pawns none).
     Material(State),
     Imbalance([i8; 5]),
     /// Sub-FENs (any of them), and the files of pawns on their third rank
-    /// that every pattern has ([`state::single_steps`]): a game shows none
+    /// that every pattern has ([`state::third_rank_files`]): a game shows none
     /// before its changes could have put a pawn there.
     Patterns(Vec<Pattern>, u16),
 }
@@ -334,12 +334,12 @@ fn target_of(query: &Query) -> Result<Target, ArchiveError> {
             .iter()
             .map(|s| Pattern::parse(s).ok_or_else(|| bad(format!("bad sub-FEN {s:?}"))))
             .collect::<Result<Vec<_>, ArchiveError>>()?;
-        let singles = patterns
+        let third = patterns
             .iter()
-            .map(|p| state::single_steps(&p.board))
+            .map(|p| state::third_rank_files(&p.board))
             .reduce(|a, b| a & b)
             .unwrap_or(0);
-        return Ok(Target::Patterns(patterns, singles));
+        return Ok(Target::Patterns(patterns, third));
     }
     Ok(Target::Any)
 }
@@ -352,7 +352,7 @@ impl Target {
             key: key(pos),
             state,
             files: state::pawn_files(pos.board()),
-            singles: state::single_steps(pos.board()),
+            third: state::third_rank_files(pos.board()),
         }
     }
 
@@ -360,9 +360,9 @@ impl Target {
     /// one step from home or a capture from home: [`state::third_rank`])
     /// to be at what is looked for.
     #[inline]
-    fn singles(&self) -> u16 {
+    fn third(&self) -> u16 {
         match self {
-            Target::Position { singles, .. } | Target::Patterns(_, singles) => *singles,
+            Target::Position { third, .. } | Target::Patterns(_, third) => *third,
             _ => 0,
         }
     }
@@ -376,7 +376,7 @@ impl Target {
         match (mark, self.kept_files()) {
             (None, _) => true,
             (Some(files), Some(want)) => files == want,
-            (Some(single), None) => single & self.singles() == self.singles(),
+            (Some(third), None) => third & self.third() == self.third(),
         }
     }
 
@@ -1260,11 +1260,7 @@ fn from_index(
         }
     } else {
         // The columns the workers share, read here first.
-        ix.read_states(
-            by_plies,
-            target.kept_files().is_some(),
-            target.singles() != 0,
-        )?;
+        ix.read_states(by_plies, target.kept_files().is_some(), target.third() != 0)?;
         for (g, v) in in_parallel(ix.games, verdict)?.into_iter().enumerate() {
             take(g, v);
         }
@@ -1362,8 +1358,8 @@ fn settle_states(
     } else if target.kept_files().is_some() {
         let states = ix.states_with_files(g)?.map(|(s, f)| (s, 0, f));
         settle(target, states, could, possible)
-    } else if target.singles() != 0 {
-        let states = ix.states_with_singles(g)?;
+    } else if target.third() != 0 {
+        let states = ix.states_with_third(g)?;
         settle(
             target,
             states.map(|(s, m)| (s, 0, Some(m))),

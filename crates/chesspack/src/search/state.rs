@@ -307,7 +307,7 @@ pub(crate) fn keeps_files(s: &State) -> bool {
 /// pushed one step from home, the two beside a pawn that takes from home
 /// (one of them: the code does not say which); 0 for none. A pawn comes
 /// to its third rank from its home square alone, so the files of a
-/// board's pawns on their third rank ([`single_steps`]) are among those
+/// board's pawns on their third rank ([`third_rank_files`]) are among those
 /// of its game's changes so far.
 #[inline]
 pub(crate) fn third_rank(code: u8) -> u16 {
@@ -344,7 +344,7 @@ const THIRD_RANK: [u16; 256] = {
 /// The home bits of the files of `board`'s pawns on their third rank
 /// (White's rank 3, Black's rank 6): each came there from a home square,
 /// by one step or by a capture ([`third_rank`]).
-pub(crate) fn single_steps(board: &Board) -> u16 {
+pub(crate) fn third_rank_files(board: &Board) -> u16 {
     files_of(
         board.by_piece(Role::Pawn.of(Color::White)) & Bitboard::from_rank(Rank::Third),
         board.by_piece(Role::Pawn.of(Color::Black)) & Bitboard::from_rank(Rank::Sixth),
@@ -541,7 +541,7 @@ mod tests {
                 state.apply(code);
                 assert_eq!(state, State::of(&pos), "{m:?}");
                 third |= third_rank(code);
-                let on_third = single_steps(pos.board());
+                let on_third = third_rank_files(pos.board());
                 assert_eq!(on_third & third, on_third, "{m:?}");
             }
         }
@@ -573,7 +573,7 @@ mod tests {
     }
 
     #[test]
-    fn single_steps_are_the_pawns_on_their_third_rank() {
+    fn third_rank_files_are_those_of_the_pawns_there() {
         let mut pos = Chess::default();
         let mut single = 0;
         let mut state = State::of(&pos);
@@ -588,7 +588,7 @@ mod tests {
         }
         assert_eq!(state, State::of(&pos));
         // d3, c3 and d6 came by one step; e4, e5 and c5 by two.
-        assert_eq!(single_steps(pos.board()), single);
+        assert_eq!(third_rank_files(pos.board()), single);
         assert_eq!(single, 0b1000_0000_1100);
         // A piece's move is no push.
         let code = change(&pos, "Qa4".parse::<San>().unwrap().to_move(&pos).unwrap());
