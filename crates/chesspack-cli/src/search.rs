@@ -349,9 +349,12 @@ pub fn index(args: &IndexArgs) -> Result<()> {
             continue;
         }
         let after = file.metadata()?.len();
+        // Against the rest of the archive: a section replaced was part of
+        // `before`.
+        let rest = after.saturating_sub(bytes).max(1);
         eprintln!(
-            "chesspack: {path}: search index of {bytes} bytes ({:.3}x the archive's {before} bytes before) in {:.2} s; {after} bytes now",
-            bytes as f64 / before as f64,
+            "chesspack: {path}: search index of {bytes} bytes ({:.3}x the rest of the archive, {rest} bytes) in {:.2} s; {before} bytes before, {after} now",
+            bytes as f64 / rest as f64,
             started.elapsed().as_secs_f64()
         );
     }
