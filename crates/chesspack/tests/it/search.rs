@@ -303,6 +303,33 @@ fn issue_68_positions_are_found_as_a_replay_finds_them() {
     let _ = seen_transposition;
 }
 
+/// Asserts that the games found at sub-FEN `pattern`, with the index and
+/// without, are a replay's; gives the report with the index.
+fn sub_fen_found_as_replayed(
+    games: &[Game],
+    indexed: &[u8],
+    plain: &[u8],
+    pattern: &Board,
+) -> search::Found {
+    let has = |p: &Chess| {
+        pattern
+            .iter()
+            .all(|(sq, pc)| p.board().piece_at(sq) == Some(pc))
+    };
+    let want = expected(games, |_| true, has);
+    let mut q = Query::default();
+    q.sub_fen = vec![pattern.board_fen().to_string()];
+    let (got, report) = found_in(indexed, true, &q);
+    assert_eq!(got, want, "{:?}", q.sub_fen);
+    assert_eq!(
+        found_in(plain, false, &q).0,
+        want,
+        "{:?} without the index",
+        q.sub_fen
+    );
+    report
+}
+
 #[test]
 fn issue_68_materials_imbalances_and_sub_fens_are_found_as_a_replay_finds_them() {
     let (games, indexed, plain) = fixture();
@@ -325,22 +352,7 @@ fn issue_68_materials_imbalances_and_sub_fens_are_found_as_a_replay_finds_them()
             let sq = squares[rng.below(squares.len())];
             sub.set_piece_at(sq, board.piece_at(sq).unwrap());
         }
-        let pattern = sub.clone();
-        let has = |p: &Chess| {
-            pattern
-                .iter()
-                .all(|(sq, pc)| p.board().piece_at(sq) == Some(pc))
-        };
-        let want = expected(&games, |_| true, has);
-        let mut q = Query::default();
-        q.sub_fen = vec![sub.board_fen().to_string()];
-        assert_eq!(found_in(&indexed, true, &q).0, want, "{:?}", q.sub_fen);
-        assert_eq!(
-            found_in(&plain, false, &q).0,
-            want,
-            "{:?} without the index",
-            q.sub_fen
-        );
+        sub_fen_found_as_replayed(&games, &indexed, &plain, &sub);
     }
     // An imbalance: White a rook up for a knight... as the positions have it.
     let diff = |b: &Board, r: Role| {
@@ -1004,22 +1016,7 @@ fn regression_issue_68_sub_fens_with_a_pawn_on_its_third_rank_rule_games_out_by_
         } else {
             Color::Black
         };
-        let pattern: Board = sub.parse().unwrap();
-        let has = |p: &Chess| {
-            pattern
-                .iter()
-                .all(|(sq, pc)| p.board().piece_at(sq) == Some(pc))
-        };
-        let want = expected(&games, |_| true, has);
-        let mut q = Query::default();
-        q.sub_fen = vec![sub.into()];
-        let (got, report) = found_in(&indexed, true, &q);
-        assert_eq!(got, want, "{sub}");
-        assert_eq!(
-            found_in(&plain, false, &q).0,
-            want,
-            "{sub} without the index"
-        );
+        let report = sub_fen_found_as_replayed(&games, &indexed, &plain, &sub.parse().unwrap());
         // The games none of whose pawns of the pattern's side left home
         // by one step on its file or by a capture from a file beside it:
         // never decoded.
