@@ -1393,8 +1393,8 @@ fn in_parallel<T: Send>(
 /// Whether, of a game's `states` after it leaves the tree (each with the
 /// first ply of its material, and a mark where the section has one: its
 /// pawns' files, or the files where its pawns may have come to their third
-/// rank), the first could
-/// hold `target`, whether a later one could, and that later one's ply;
+/// rank), the first could hold `target`, whether a later one could, and
+/// that later one's ply;
 /// the states after one that cannot come to the target are not looked at.
 /// `could` says whether a state could still come to the target, and
 /// `possible` whether a state could hold it.
