@@ -543,6 +543,7 @@ def compress(
     storage_options: Mapping[str, Any] | None = None,
     derive_eco: bool = False,
     no_index: bool = False,
+    index_squares: bool = False,
 ) -> dict[str, Any]:
     """Compresses a PGN file (``.pgn``, also ``.zst``, ``.gz``, ``.bz2`` or
     ``.xz``) into a ``.chpk`` archive (default name: ``src`` + ``.chpk``),
@@ -564,7 +565,10 @@ def compress(
     ``ECO`` decodes no moves; ``derive_eco=True`` works it out from the
     game's first moves when read instead (archives of master games ~0.7%
     smaller). A game archive has a search index (:meth:`Archive.find`)
-    unless ``no_index``. Returns the report: ``kind``, ``codec``, ``items`` and their
+    unless ``no_index``; ``index_squares=True`` keeps in it the squares
+    each piece of each game stood on, so that sub-FENs (and positions many
+    games could come to) decode only the games whose pieces stood on their
+    squares, for an index about twice as large. Returns the report: ``kind``, ``codec``, ``items`` and their
     ``unit`` (``game``, ``position`` or ``line``; the same count is under
     ``games``, ``positions`` or ``lines``), input and output bytes, the
     games stored verbatim (number, category, detail) and the position
@@ -575,7 +579,7 @@ def compress(
     cb, close = _progress(progress, "compressing")
     try:
         with _Local(src, storage_options, False) as s, _Local(dst, storage_options, True, overwrite) as d:
-            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb, derive_eco, no_index)
+            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb, derive_eco, no_index, index_squares)
     finally:
         close()
 

@@ -61,6 +61,7 @@ def compress(
     progress: Optional[Callable[[int, int], None]] = None,
     derive_eco: bool = False,
     no_index: bool = False,
+    index_squares: bool = False,
 ) -> dict[str, Any]: ...
 def decompress(
     src: str,

@@ -695,9 +695,10 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
 /// kind, codec, items and their unit (with the same count under `games`,
 /// `positions` or `lines`), input and output bytes, the games stored
 /// verbatim (number, category, detail) and the position lines kept as text.
-/// `no_index`: a game archive without its search index.
+/// `no_index`: a game archive without its search index; `index_squares`:
+/// with each game's squares in it (`files::Settings::index_squares`).
 #[pyfunction]
-#[pyo3(signature = (src, dst, codec = None, threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false, no_index = false))]
+#[pyo3(signature = (src, dst, codec = None, threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false, no_index = false, index_squares = false))]
 #[allow(clippy::too_many_arguments)]
 fn compress<'py>(
     py: Python<'py>,
@@ -711,6 +712,7 @@ fn compress<'py>(
     progress: Option<Py<PyAny>>,
     derive_eco: bool,
     no_index: bool,
+    index_squares: bool,
 ) -> PyResult<Bound<'py, PyDict>> {
     if src == dst {
         return Err(PyOSError::new_err(format!(
@@ -728,6 +730,7 @@ fn compress<'py>(
         settings.archive.openings = archive::Openings::Named;
     }
     settings.no_index = no_index;
+    settings.index_squares = index_squares;
     let (input, total, count) = open_input(&src)?;
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();

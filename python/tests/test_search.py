@@ -32,14 +32,21 @@ def games():
     return out
 
 
-@pytest.fixture(scope="module", params=[False, True], ids=["index", "no-index"])
+@pytest.fixture(
+    scope="module",
+    params=[(False, False), (True, False), (False, True)],
+    ids=["index", "no-index", "index-squares"],
+)
 def archive(request, tmp_path_factory):
+    """The sample's archive, and whether it is searched without an index:
+    with the index, without it, and with the games' squares in it."""
+    no_index, squares = request.param
     d = tmp_path_factory.mktemp("search")
     src = d / "sample.pgn"
     src.write_bytes(open(SAMPLE, "rb").read())
-    out = d / ("plain.chpk" if request.param else "indexed.chpk")
-    chesspack.compress(str(src), str(out), no_index=request.param)
-    return chesspack.Archive(str(out)), request.param
+    out = d / ("plain.chpk" if no_index else "squares.chpk" if squares else "indexed.chpk")
+    chesspack.compress(str(src), str(out), no_index=no_index, index_squares=squares)
+    return chesspack.Archive(str(out)), no_index
 
 
 def how(table):

@@ -372,7 +372,8 @@ mod tests {
         // A seed of another version would stop at its version byte: it is
         // the section of the shipped sample (`compress
         // samples/lichess-sample.pgn`, from `CPKS` to the end of its
-        // frames).
+        // frames; with the games' squares, `--index-squares`, so that their
+        // columns are read too).
         assert_eq!(
             seed[4],
             crate::search::SECTION_VERSION,

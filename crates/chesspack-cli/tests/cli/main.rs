@@ -1517,6 +1517,32 @@ fn issue_68_find_and_explore_json() {
         std::fs::read(plain).unwrap(),
         std::fs::read(indexed).unwrap()
     );
+    // With the games' squares: `index --squares` writes what `compress
+    // --index-squares` does, a larger section with the same answers.
+    let squares = dir.join("s.chpk");
+    let squares = squares.to_str().unwrap();
+    let with = [
+        "compress",
+        "-q",
+        "-f",
+        "--index-squares",
+        sample,
+        "-o",
+        squares,
+    ];
+    assert!(chesspack(&with).status.success());
+    assert!(std::fs::metadata(squares).unwrap().len() > std::fs::metadata(plain).unwrap().len());
+    let sub_fen = ["--sub-fen", "8/8/8/8/3P4/8/8/8"];
+    assert_eq!(find(squares, &sub_fen).0, find(plain, &sub_fen).0);
+    assert!(
+        chesspack(&["index", "-q", "--squares", plain])
+            .status
+            .success()
+    );
+    assert_eq!(
+        std::fs::read(plain).unwrap(),
+        std::fs::read(squares).unwrap()
+    );
     // The explorer after 1. d4 counts c5 as often as `find` finds it.
     let out = chesspack(&["explore", indexed, "--moves", "d4", "--json"]);
     let moves = json_lines(&out);

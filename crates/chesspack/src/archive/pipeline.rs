@@ -125,6 +125,11 @@ pub(crate) trait SectionBuilder {
     fn add_block(&mut self, summary: Box<dyn std::any::Any + Send>);
     /// The section's bytes.
     fn finish(&mut self) -> Vec<u8>;
+    /// Whether the section was asked for beyond the default, and is kept
+    /// whatever its size (not weighed against xz of the input).
+    fn asked(&self) -> bool {
+        false
+    }
 }
 
 /// The most input whose search section [`Pipeline::compress`] always
@@ -266,7 +271,7 @@ impl Pipeline {
         // The input's bytes are kept only where a section is to be weighed.
         let mut input = Kept {
             inner: input,
-            kept: section.is_some().then(Vec::new),
+            kept: section.as_ref().is_some_and(|s| !s.asked()).then(Vec::new),
         };
         let mut chunks = ChunkReader::new(&mut input);
         let blocks = Blocks::new(chunks.by_ref(), options.block_games, options.block_bytes)

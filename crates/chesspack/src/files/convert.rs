@@ -72,6 +72,11 @@ pub struct Settings {
     /// decodes them as fast as it reads an index, which would cost more
     /// bytes than their moves).
     pub no_index: bool,
+    /// Keep in the search index, for each game, the squares each piece
+    /// stood on: sub-FENs, and positions that many games' states allow,
+    /// then decode only the games whose pieces stood on their squares;
+    /// the index about doubles (see docs/search.md).
+    pub index_squares: bool,
 }
 
 /// What [`compress`] or [`decompress`] did, for any kind of file.
@@ -291,7 +296,8 @@ pub fn compress(
                     settings.engine.depth
                 )));
             }
-            let mut index = (!settings.no_index).then(crate::search::IndexBuilder::new);
+            let mut index = (!settings.no_index)
+                .then(|| crate::search::IndexBuilder::with_squares(settings.index_squares));
             let r = settings.pipeline.compress(
                 &mut input,
                 &mut output,

@@ -14,7 +14,10 @@
 //!   material, and the files of its pawns after those that leave few
 //!   pieces ([`state::keeps_files`]);
 //! * for each game, the tags that queries filter on: players, ratings,
-//!   result, date, event, ECO and speed.
+//!   result, date, event, ECO and speed;
+//! * where it was built with them ([`IndexBuilder::with_squares`]), for
+//!   each game the squares each piece of each side stood on in its
+//!   mainline.
 //!
 //! Each column is a zstd frame, or its bytes where zstd does not make it
 //! smaller; a CRC-32 covers the directory and one each group of columns.
@@ -24,7 +27,9 @@ use std::{
     sync::{Arc, OnceLock},
 };
 
-use shakmaty::{Chess, EnPassantMode, Move, Position, Role, Square, zobrist::Zobrist64};
+use shakmaty::{
+    Board, Chess, Color, EnPassantMode, Move, Piece, Position, Role, Square, zobrist::Zobrist64,
+};
 
 use super::state::{self, State};
 use crate::archive::{
@@ -36,7 +41,7 @@ use crate::threads;
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 7;
+pub(crate) const VERSION: u8 = 8;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -254,6 +259,39 @@ pub(crate) struct Summary {
     /// The pawns' files after the changes of material whose state keeps
     /// them ([`state::keeps_files`]), with their plies.
     files: Vec<(u16, u16)>,
+    /// The squares each piece ([`PIECES`]) stood on in the mainline.
+    squares: [u64; 12],
+}
+
+/// The pieces in the order of the section's columns of squares: White's
+/// pawn to king, then Black's.
+pub(crate) const PIECES: [Piece; 12] = {
+    let roles = [
+        Role::Pawn,
+        Role::Knight,
+        Role::Bishop,
+        Role::Rook,
+        Role::Queen,
+        Role::King,
+    ];
+    let mut out = [Piece {
+        color: Color::White,
+        role: Role::Pawn,
+    }; 12];
+    let mut i = 0;
+    while i < 12 {
+        out[i] = Piece {
+            color: if i < 6 { Color::White } else { Color::Black },
+            role: roles[i % 6],
+        };
+        i += 1;
+    }
+    out
+};
+
+/// The squares of each of [`PIECES`] on `board`.
+pub(crate) fn piece_squares(board: &Board) -> [u64; 12] {
+    PIECES.map(|p| board.by_piece(p).0)
 }
 
 impl Summary {
@@ -266,6 +304,7 @@ impl Summary {
                 moves: Vec::new(),
                 changes: Vec::new(),
                 files: Vec::new(),
+                squares: [0; 12],
             };
         };
         let mut s = Summary {
@@ -274,9 +313,11 @@ impl Summary {
             moves: Vec::new(),
             changes: Vec::new(),
             files: Vec::new(),
+            squares: [0; 12],
         };
         if s.indexed {
             let mut pos = record.start.clone();
+            s.squares = piece_squares(pos.board());
             let mut state = State::of(&pos);
             for (i, &m) in record.moves.iter().enumerate() {
                 if !pos.is_legal(m) {
@@ -289,6 +330,10 @@ impl Summary {
                 }
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
+                let board = pos.board();
+                for (sq, p) in s.squares.iter_mut().zip(PIECES) {
+                    *sq |= board.by_piece(p).0;
+                }
                 state.apply(code);
                 if state::changes_material(code) && state::keeps_files(&state) {
                     s.files.push((ply, state::pawn_files(pos.board())));
@@ -479,6 +524,8 @@ pub(crate) struct IndexBuilder {
     files: Vec<(u16, u16)>,
     names: HashMap<String, u32>,
     name_list: Vec<String>,
+    /// Each game's squares, where the section keeps them.
+    squares: Option<Vec<[u64; 12]>>,
 }
 
 impl IndexBuilder {
@@ -491,8 +538,19 @@ impl IndexBuilder {
             files: Vec::new(),
             names: HashMap::new(),
             name_list: Vec::new(),
+            squares: None,
         };
         b.name("");
+        b
+    }
+
+    /// A builder whose section keeps, for each game, the squares each
+    /// piece stood on (about as many bytes again as the rest of the
+    /// section): a sub-FEN, and a position many games could come to,
+    /// then decode only the games whose pieces stood on its squares.
+    pub(crate) fn with_squares(squares: bool) -> IndexBuilder {
+        let mut b = IndexBuilder::new();
+        b.squares = squares.then(Vec::new);
         b
     }
 
@@ -508,6 +566,9 @@ impl IndexBuilder {
 
     /// Adds a game's summary.
     pub(crate) fn add_summary(&mut self, s: Summary) {
+        if let Some(squares) = &mut self.squares {
+            squares.push(s.squares);
+        }
         let Some(meta) = s.meta else {
             self.games.push(Game {
                 flags: TEXT,
@@ -771,6 +832,18 @@ impl IndexBuilder {
             cols[col] = planes(&cols[col], 4);
         }
         cols[PAWN_FILES] = planes(&cols[PAWN_FILES], 2);
+        // Each piece's squares but those it starts on (a game from the
+        // start stands on them), a byte plane (a rank) at a time.
+        if let Some(squares) = &self.squares {
+            let start = piece_squares(&Board::default());
+            for (i, &first) in start.iter().enumerate() {
+                let words: Vec<u8> = squares
+                    .iter()
+                    .flat_map(|s| (s[i] ^ first).to_le_bytes())
+                    .collect();
+                cols[SQUARES + i] = planes(&words, 8);
+            }
+        }
         let mut out = MAGIC.to_vec();
         out.push(VERSION);
         put_varint(&mut out, self.games.len() as u64);
@@ -832,6 +905,11 @@ impl SectionBuilder for IndexBuilder {
         }
         self.bytes()
     }
+
+    /// A section with the squares was asked for: kept whatever its size.
+    fn asked(&self) -> bool {
+        self.squares.is_some()
+    }
 }
 
 /// The fewest games `compress` writes a search section for. A query
@@ -869,7 +947,9 @@ const PAWN_FILES: usize = 20;
 /// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
 const WHITE: usize = 21;
 const NAMES: usize = 25;
-const COLUMNS: usize = 26;
+/// A column for each of [`PIECES`] (empty where the section has none).
+const SQUARES: usize = 26;
+const COLUMNS: usize = 38;
 
 /// A group of columns, read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -879,18 +959,31 @@ pub(crate) enum Group {
     Reentries,
     Changes,
     Names,
+    Squares,
 }
 
 impl Group {
-    const ALL: [Group; 4] = [Group::Head, Group::Reentries, Group::Changes, Group::Names];
-    const LAZY: [Group; 3] = [Group::Reentries, Group::Changes, Group::Names];
+    const ALL: [Group; 5] = [
+        Group::Head,
+        Group::Reentries,
+        Group::Changes,
+        Group::Names,
+        Group::Squares,
+    ];
+    const LAZY: [Group; 4] = [
+        Group::Reentries,
+        Group::Changes,
+        Group::Names,
+        Group::Squares,
+    ];
 
     fn columns(self) -> std::ops::Range<usize> {
         match self {
             Group::Head => 0..REENTRY_COUNTS,
             Group::Reentries => REENTRY_COUNTS..CHANGE_COUNTS,
             Group::Changes => CHANGE_COUNTS..WHITE,
-            Group::Names => WHITE..COLUMNS,
+            Group::Names => WHITE..SQUARES,
+            Group::Squares => SQUARES..COLUMNS,
         }
     }
 
@@ -899,7 +992,8 @@ impl Group {
             c if c < REENTRY_COUNTS => Group::Head,
             c if c < CHANGE_COUNTS => Group::Reentries,
             c if c < WHITE => Group::Changes,
-            _ => Group::Names,
+            c if c < SQUARES => Group::Names,
+            _ => Group::Squares,
         }
     }
 
@@ -925,7 +1019,7 @@ struct ColumnAt {
 #[derive(Clone, Debug)]
 struct Directory {
     columns: Vec<ColumnAt>,
-    crcs: [u32; 4],
+    crcs: [u32; 5],
 }
 
 /// Reads `len` bytes of the section from `at` (from its start).
@@ -933,7 +1027,7 @@ pub(crate) type Fetch<'a> = dyn FnMut(u64, usize) -> Result<Vec<u8>, String> + '
 
 /// The most bytes a section's directory takes: magic, version, two
 /// varints, a raw and a stored length a column, a CRC a group, and its CRC.
-const DIRECTORY_MAX: usize = 5 + 2 * 10 + COLUMNS * (10 + 10) + 4 * 4 + 4;
+const DIRECTORY_MAX: usize = 5 + 2 * 10 + COLUMNS * (10 + 10) + 5 * 4 + 4;
 
 /// `width`-byte numbers a byte plane at a time: every number's first
 /// byte, then every second byte...
@@ -986,7 +1080,7 @@ pub(crate) struct Index {
     /// Each column's place and each group's CRC, and the frames of the
     /// groups read later ([`Group::slot`]), checked when read.
     directory: Directory,
-    lazy: [OnceLock<Result<Vec<u8>, String>>; 3],
+    lazy: [OnceLock<Result<Vec<u8>, String>>; 4],
     /// Whether frames are checked against their CRCs (not when fuzzing).
     checked: bool,
     names: OnceLock<Result<Names, String>>,
@@ -997,6 +1091,8 @@ pub(crate) struct Index {
     /// rank ([`state::third_rank`]), made on first use.
     node_third: OnceLock<Vec<u16>>,
     reentries: OnceLock<Result<Reentries, String>>,
+    /// Each piece's squares, by game ([`PIECES`]), read on first use.
+    squares: [OnceLock<Result<Vec<u64>, String>>; 12],
 }
 
 /// Where the games come back to the tree after they leave it: the
@@ -1155,7 +1251,7 @@ fn read_directory(
             .ok_or("truncated")?;
         columns.push(ColumnAt { raw, at: 0, stored });
     }
-    let mut crcs = [0; 4];
+    let mut crcs = [0; 5];
     for crc in &mut crcs {
         *crc = crate::le::u32_at(data.get(..4).ok_or("truncated")?, 0);
         data = &data[4..];
@@ -1330,6 +1426,7 @@ impl Index {
             pawn_files: OnceLock::new(),
             node_third: OnceLock::new(),
             reentries: OnceLock::new(),
+            squares: Default::default(),
         })
     }
 
@@ -1670,6 +1767,36 @@ impl Index {
             }
             third
         })
+    }
+
+    /// Whether the section keeps each game's squares
+    /// ([`IndexBuilder::with_squares`]).
+    pub(crate) fn has_squares(&self) -> bool {
+        self.directory.columns[SQUARES].raw > 0
+    }
+
+    /// The squares that piece `i` of [`PIECES`] stood on in each game (the
+    /// [`Group::Squares`] read), unpacked on first use.
+    pub(crate) fn squares(&self, i: usize) -> Result<&[u64], String> {
+        first_use(&self.squares[i], || {
+            let planes = self.lazy_column(SQUARES + i)?;
+            if planes.len() != 8 * self.games {
+                return Err(format!("column {} has the wrong length", SQUARES + i));
+            }
+            let first = PIECES[i];
+            let first = Board::default().by_piece(first).0;
+            let n = self.games;
+            Ok((0..n)
+                .map(|g| {
+                    let mut b = [0u8; 8];
+                    for (k, byte) in b.iter_mut().enumerate() {
+                        *byte = planes[k * n + g];
+                    }
+                    u64::from_le_bytes(b) ^ first
+                })
+                .collect())
+        })
+        .map(Vec::as_slice)
     }
 
     /// Game `g`'s tags that are numbers.

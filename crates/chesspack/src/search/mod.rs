@@ -52,7 +52,7 @@ use std::{
 };
 
 use shakmaty::{
-    CastlingMode, Chess, Color, Move, Position,
+    Board, CastlingMode, Chess, Color, Move, Position,
     fen::Fen,
     san::{San, SanPlus},
     uci::UciMove,
@@ -235,11 +235,12 @@ type Tally = (
 /// What is looked for.
 enum Target {
     Any,
-    /// The position's key, its state, its pawns' files, and the files of
-    /// its pawns on their third rank, which came there from home by one
-    /// step or a capture ([`state::third_rank_files`]).
+    /// The position's key, its board, its state, its pawns' files, and the
+    /// files of its pawns on their third rank, which came there from home
+    /// by one step or a capture ([`state::third_rank_files`]).
     Position {
         key: u64,
+        board: Board,
         state: State,
         files: u16,
         third: u16,
@@ -350,6 +351,7 @@ impl Target {
         let state = State::of(pos);
         Target::Position {
             key: key(pos),
+            board: pos.board().clone(),
             state,
             files: state::pawn_files(pos.board()),
             third: state::third_rank_files(pos.board()),
@@ -694,6 +696,12 @@ pub(crate) fn fuzz_section(data: &[u8]) {
     if ix.load(Group::Names, &mut fetch).is_ok() {
         for g in 0..ix.games.min(3) {
             let _ = ix.names_of(g);
+        }
+    }
+    // The squares, read by a query only where many games are left.
+    if ix.has_squares() && ix.load(Group::Squares, &mut fetch).is_ok() {
+        for i in 0..12 {
+            let _ = ix.squares(i);
         }
     }
 }
@@ -1265,6 +1273,55 @@ fn from_index(
             take(g, v);
         }
     }
+    by_squares(ix, target, candidates, fetch)
+}
+
+/// The fewest games left to decode for which a query reads the squares
+/// their pieces stood on (where the section keeps them) to rule some out:
+/// reading a position's twelve columns of the masters file takes 25–40
+/// ms, about what decoding 30 of its games takes.
+const SQUARES_FROM: usize = 64;
+
+/// Of the games to decode (`candidates`), those whose pieces stood, in
+/// their mainline, on every square where a board looked for has them:
+/// where the section keeps the squares and enough games are left to pay
+/// for reading them. A game from another start is kept.
+fn by_squares(
+    ix: &Index,
+    target: &Target,
+    mut candidates: Vec<usize>,
+    fetch: &mut Fetch<'_>,
+) -> Result<Vec<usize>, String> {
+    let boards: Vec<[u64; 12]> = match target {
+        Target::Position { board, .. } => vec![index::piece_squares(board)],
+        Target::Patterns(ps, _) => ps.iter().map(|p| index::piece_squares(&p.board)).collect(),
+        _ => return Ok(candidates),
+    };
+    if !ix.has_squares() || candidates.len() < SQUARES_FROM {
+        return Ok(candidates);
+    }
+    ix.load(Group::Squares, fetch)?;
+    // Only the columns of the pieces some board has, unpacked at once.
+    let pieces: Vec<usize> = (0..12)
+        .filter(|&i| boards.iter().any(|b| b[i] != 0))
+        .collect();
+    #[cfg(feature = "parallel")]
+    let columns: Vec<Result<&[u64], String>> = {
+        use rayon::prelude::*;
+        pieces.par_iter().map(|&i| ix.squares(i)).collect()
+    };
+    #[cfg(not(feature = "parallel"))]
+    let columns: Vec<Result<&[u64], String>> = pieces.iter().map(|&i| ix.squares(i)).collect();
+    let columns = columns.into_iter().collect::<Result<Vec<_>, _>>()?;
+    candidates.retain(|&g| {
+        ix.flags[g] & INDEXED == 0
+            || boards.iter().any(|b| {
+                pieces
+                    .iter()
+                    .zip(&columns)
+                    .all(|(&i, col)| col[g] & b[i] == b[i])
+            })
+    });
     Ok(candidates)
 }
 
@@ -1703,7 +1760,9 @@ fn decode_candidates<R: Read + Seek>(
 
 /// Adds a search section to the archive in `file` (replacing the one it
 /// has), built from its games decoded on `threads` workers (0: one a
-/// core); returns the section's size in bytes. `progress` is called after
+/// core), with each game's squares where `squares` says
+/// ([`Settings::index_squares`](crate::files::Settings)); returns the
+/// section's size in bytes. `progress` is called after
 /// each block with the stored bytes read so far and in all
 /// ([`Progress::total_bytes`](crate::archive::pipeline::Progress)).
 ///
@@ -1715,6 +1774,7 @@ fn decode_candidates<R: Read + Seek>(
 pub fn index(
     file: &mut std::fs::File,
     threads: usize,
+    squares: bool,
     progress: OnProgress<'_>,
 ) -> Result<u64, ArchiveError> {
     let mut archive = ArchiveReader::open(&mut *file)?;
@@ -1723,7 +1783,7 @@ pub fn index(
     }
     let codec = archive.header().codec()?;
     let codec = codec.as_ref();
-    let mut builder = IndexBuilder::new();
+    let mut builder = IndexBuilder::with_squares(squares);
     let counts: Vec<usize> = archive.blocks().iter().map(|e| e.games as usize).collect();
     let sizes: Vec<u64> = archive.blocks().iter().map(|e| u64::from(e.len)).collect();
     let mut done = Progress {

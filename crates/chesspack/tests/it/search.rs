@@ -3,7 +3,7 @@
 //! written, with and without the search index.
 
 use std::{
-    collections::{BTreeMap, BTreeSet},
+    collections::{BTreeMap, BTreeSet, HashMap},
     io::Cursor,
     ops::ControlFlow,
 };
@@ -15,7 +15,7 @@ use chesspack::{
     search::{self, Query},
 };
 use shakmaty::{
-    Board, CastlingMode, Chess, Color, EnPassantMode, Move, Position, Role,
+    Bitboard, Board, CastlingMode, Chess, Color, EnPassantMode, Move, Piece, Position, Role,
     fen::Fen,
     san::{San, SanPlus},
     zobrist::Zobrist64,
@@ -162,6 +162,11 @@ fn compressed(pgn: &str, settings: &Settings) -> Vec<u8> {
 /// `archive` with a search section, added by [`search::index`] where
 /// `compress` wrote none (an archive of fewer than 32 games).
 fn with_index(archive: Vec<u8>) -> Vec<u8> {
+    indexed_with(archive, false)
+}
+
+/// [`with_index`], the section with each game's squares where `squares`.
+fn indexed_with(archive: Vec<u8>, squares: bool) -> Vec<u8> {
     if ArchiveReader::open(Cursor::new(&archive))
         .unwrap()
         .has_search_section()
@@ -178,7 +183,7 @@ fn with_index(archive: Vec<u8>) -> Vec<u8> {
         .write(true)
         .open(&path)
         .unwrap();
-    search::index(&mut file, 1, &mut |_| ControlFlow::Continue(())).unwrap();
+    search::index(&mut file, 1, squares, &mut |_| ControlFlow::Continue(())).unwrap();
     drop(file);
     let out = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
@@ -529,7 +534,7 @@ fn issue_68_index_adds_the_section_that_compress_writes() {
         .open(&path)
         .unwrap();
     let mut seen = Vec::new();
-    search::index(&mut file, 2, &mut |p| {
+    search::index(&mut file, 2, false, &mut |p| {
         seen.push((p.blocks, p.bytes, p.total_bytes));
         ControlFlow::Continue(())
     })
@@ -550,7 +555,7 @@ fn issue_68_index_adds_the_section_that_compress_writes() {
         .write(true)
         .open(&path)
         .unwrap();
-    search::index(&mut file, 1, &mut |_| ControlFlow::Continue(())).unwrap();
+    search::index(&mut file, 1, false, &mut |_| ControlFlow::Continue(())).unwrap();
     drop(file);
     assert_eq!(std::fs::read(&path).unwrap(), indexed);
     // The games read as before.
@@ -613,16 +618,23 @@ const GOLDEN_INDEXED: &str = concat!(
     "6e640003010054616c004361726c73656e00030200426f7476696e6e696b00312f322d312f320031",
     "2d3000302d31003237383000323031332e31312e3039000006060e090e090e09000d0dacd8429171",
     "96856ab360aea127020909001402ad166370d9000000000205050000000000020505000000000000",
-    "0000000000000505000010010ac6c4efca43504b5307030406060404030303030c0c060603030303",
-    "060606060c0c0303010104040101020203030a0a0303030300000c0c0c0c0c0c0c0c25252cec46d2",
-    "0be4969aacca6ecf52392e5cc2921fcde0181065a80c010101004e90000101010300030000000000",
-    "000000005867a80c5073020103000000dc0a000000000000000000002500002d0000330000010000",
-    "0001000303000000005867030403c6487f904ec648d802c903040100000001000000020000000400",
-    "00000200000001000000050000000000000000000000000000000300000003000000060000000041",
-    "6e616e64004361726c73656e004235300054616c00426f7476696e6e696b004233310043504b4901",
-    "0000002300000000000000ce0000000300000000000000010000000a230000004348504b0d0a1a0a",
-    "1305696e6465780000000000000000dcce8077b38e926262c27ee910000000010100000000000002",
-    "0100000000000075b38080030200000000000003000000000000004348504b454e440a",
+    "0000000000000505000010010ac6c4efca43504b5308030406060404030303030c0c060603030303",
+    "060606060c0c0303010104040101020203030a0a0303030300000c0c0c0c0c0c0c0c252518181818",
+    "18181811181118111818181818111811181118112cec46d20be4969aacca6ecf52392e5c800173bf",
+    "a1b9a2f9e0181065a80c010101004e90000101010300030000000000000000005867a80c50730201",
+    "03000000dc0a000000000000000000002500002d0000330000010000000100030300000000586703",
+    "0403c6487f904ec648d802c903040100000001000000020000000400000002000000010000000500",
+    "000000000000000000000000000003000000030000000600000000416e616e64004361726c73656e",
+    "004235300054616c00426f7476696e6e696b00423331000000000000000000001818100000000000",
+    "00000000000000000000000000202020000000000000000000000000000000000000000000000000",
+    "00000000000200000400000000000028b52ffd201845000010000001000ac00228b52ffd20184500",
+    "0010000001000ac00228b52ffd201845000010000001000ac0020000000000000000000800000404",
+    "0408084400000000000000000000000000000000000000000000200400000000000028b52ffd2018",
+    "45000010000001000ac00228b52ffd201845000010000001000ac00228b52ffd2018450000100000",
+    "01000ac00228b52ffd201845000010000001000ac00243504b49010000002300000000000000ce00",
+    "00000300000000000000010000000a230000004348504b0d0a1a0a1305696e646578000000000000",
+    "0000dcce8077b38e926262c27ee91000000001010000000000000d020000000000003018c1a50e03",
+    "00000000000003000000000000004348504b454e440a",
 );
 
 #[test]
@@ -643,13 +655,14 @@ fn issue_68_golden_archive_with_an_index() {
     )
     .unwrap();
     // Issue 69: `compress` writes no section for three games; `index`
-    // adds the one that it writes for more.
+    // adds the one that it writes for more (here with the games' squares,
+    // so that every column is pinned).
     assert!(
         !ArchiveReader::open(Cursor::new(&packed))
             .unwrap()
             .has_search_section()
     );
-    let packed = with_index(packed);
+    let packed = indexed_with(packed, true);
     let hex: String = packed.iter().map(|b| format!("{b:02x}")).collect();
     if std::env::var_os("CHESSPACK_PRINT_GOLDEN").is_some() {
         println!("{hex}");
@@ -695,23 +708,26 @@ fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<usize>, u
     varint(&mut i);
     let mut columns = Vec::new();
     let mut frames = 0;
-    // The directory: the section's 26 columns, then a CRC for each of
-    // their four groups.
-    for _ in 0..26 {
+    // The directory: the section's 38 columns, then a CRC for each of
+    // their five groups.
+    for _ in 0..38 {
         columns.push(i);
         varint(&mut i);
         frames += varint(&mut i);
     }
-    i += 16;
+    i += 20;
     assert_eq!(i + 4 + frames, at + len, "the frames fill the section");
     (at, len, columns, i)
 }
 
 #[test]
 fn issue_68_a_column_read_on_first_use_that_does_not_read_gives_no_wrong_answer() {
-    let (games, indexed, plain) = fixture();
+    let (games, _, plain) = fixture();
+    // With the games' squares: every column has bytes.
+    let indexed = pack_with_squares(&pgn_of(&games));
     let (at, _, columns, directory_end) = section_columns(&indexed, &plain);
     let mut queries = [
+        Query::default(),
         Query::default(),
         Query::default(),
         Query::default(),
@@ -728,6 +744,25 @@ fn issue_68_a_column_read_on_first_use_that_does_not_read_gives_no_wrong_answer(
     let pushing = pushing_games(1, 68);
     queries[4].fen =
         Some(Fen::from_position(&positions(&pushing[0])[10], EnPassantMode::Legal).to_string());
+    // Any of twelve patterns, each piece on a square far from its side
+    // (few games found on the tree, most left to decode): every column
+    // of squares is read.
+    queries[5].sub_fen = [
+        "K7/8/8/8/8/8/8/8",
+        "7Q/8/8/8/8/8/8/8",
+        "R7/8/8/8/8/8/8/8",
+        "7B/8/8/8/8/8/8/8",
+        "N7/8/8/8/8/8/8/8",
+        "8/P7/8/8/8/8/8/8",
+        "8/8/8/8/8/8/8/k7",
+        "8/8/8/8/8/8/8/7q",
+        "8/8/8/8/8/8/8/r7",
+        "8/8/8/8/8/8/8/7b",
+        "8/8/8/8/8/8/8/n7",
+        "8/8/8/8/8/8/7p/8",
+    ]
+    .map(String::from)
+    .to_vec();
     // Every column: those that every query reads, and the stretches, the
     // changes and their plies and the names, read when a query first
     // needs them; the directory's and the frame's checksums pass.
@@ -1052,6 +1087,84 @@ fn regression_issue_68_sub_fens_with_a_pawn_on_its_third_rank_rule_games_out_by_
     }
     // Some pawns came to the squares by a capture (from home or later).
     assert!(by_capture > 0);
+}
+
+/// `pgn` packed with the squares each piece stood on in its index.
+fn pack_with_squares(pgn: &str) -> Vec<u8> {
+    let mut settings = Settings::default();
+    settings.index_squares = true;
+    settings.pipeline.threads = 2;
+    settings.archive.block_games = 40;
+    compressed(pgn, &settings)
+}
+
+/// The squares each piece of each side stood on in a game's mainline.
+fn squares_stood_on(g: &Game) -> HashMap<Piece, Bitboard> {
+    let mut out: HashMap<Piece, Bitboard> = HashMap::new();
+    for p in positions(g) {
+        for (sq, piece) in p.board() {
+            *out.entry(piece).or_default() |= Bitboard::from_square(sq);
+        }
+    }
+    out
+}
+
+#[test]
+fn regression_issue_68_squares_kept_in_the_index_rule_games_out_before_decoding() {
+    // With `index_squares`, a sub-FEN (and a position) that leaves many
+    // games to decode decodes only those whose pieces stood on every
+    // square where the pattern has them: the same games found, fewer
+    // decoded, and never one that a replay's squares rule out.
+    let (games, indexed, plain) = fixture();
+    let squares = pack_with_squares(&pgn_of(&games));
+    assert!(squares.len() > indexed.len(), "the squares take bytes");
+    let stood: Vec<_> = games.iter().map(squares_stood_on).collect();
+    let mut rng = Rng(68);
+    let (mut with, mut without, mut filtered) = (0, 0, 0);
+    for _ in 0..30 {
+        let g = &games[rng.below(games.len())];
+        let ps = positions(g);
+        let board = ps[rng.below(ps.len())].board().clone();
+        let mut sub = Board::empty();
+        let occupied: Vec<_> = board.occupied().into_iter().collect();
+        for _ in 0..2 {
+            let sq = occupied[rng.below(occupied.len())];
+            sub.set_piece_at(sq, board.piece_at(sq).unwrap());
+        }
+        let report = sub_fen_found_as_replayed(&games, &squares, &plain, &sub);
+        let mut q = Query::default();
+        q.sub_fen = vec![sub.board_fen().to_string()];
+        let before = found_in(&indexed, true, &q).1.decoded;
+        // The games whose pieces stood on the pattern's squares, and those
+        // from a FEN (no node: always decoded).
+        let passing = stood
+            .iter()
+            .zip(&games)
+            .filter(|(s, g)| {
+                g.fen.is_some()
+                    || sub
+                        .iter()
+                        .all(|(sq, p)| s.get(&p).is_some_and(|b| b.contains(sq)))
+            })
+            .count() as u64;
+        let fen = sub.board_fen();
+        assert!(report.decoded <= before, "{fen}");
+        if before >= 64 {
+            filtered += 1;
+            assert!(
+                report.decoded <= passing,
+                "{fen}: {} decoded, {passing} stood on its squares",
+                report.decoded
+            );
+        }
+        with += report.decoded;
+        without += before;
+    }
+    assert!(filtered >= 10, "{filtered} sub-FENs left 64 games or more");
+    assert!(
+        with * 2 < without,
+        "{with} decoded, {without} without the squares"
+    );
 }
 
 #[test]
