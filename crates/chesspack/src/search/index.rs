@@ -17,7 +17,7 @@
 //!   result, date, event, ECO and speed;
 //! * where it was built with them ([`IndexBuilder::with_squares`]), for
 //!   each game the squares each piece of each side stood on in its
-//!   mainline.
+//!   mainline after its node.
 //!
 //! Each column is a zstd frame, or its bytes where zstd does not make it
 //! smaller; a CRC-32 covers the directory and one each group of columns.
@@ -259,8 +259,6 @@ pub(crate) struct Summary {
     /// The pawns' files after the changes of material whose state keeps
     /// them ([`state::keeps_files`]), with their plies.
     files: Vec<(u16, u16)>,
-    /// The squares each piece ([`PIECES`]) stood on in the mainline.
-    squares: [u64; 12],
 }
 
 /// The pieces in the order of the section's columns of squares: White's
@@ -304,7 +302,6 @@ impl Summary {
                 moves: Vec::new(),
                 changes: Vec::new(),
                 files: Vec::new(),
-                squares: [0; 12],
             };
         };
         let mut s = Summary {
@@ -313,11 +310,9 @@ impl Summary {
             moves: Vec::new(),
             changes: Vec::new(),
             files: Vec::new(),
-            squares: [0; 12],
         };
         if s.indexed {
             let mut pos = record.start.clone();
-            s.squares = piece_squares(pos.board());
             let mut state = State::of(&pos);
             for (i, &m) in record.moves.iter().enumerate() {
                 if !pos.is_legal(m) {
@@ -330,10 +325,6 @@ impl Summary {
                 }
                 s.moves.push(move_key(m));
                 pos.play_unchecked(m);
-                let board = pos.board();
-                for (sq, p) in s.squares.iter_mut().zip(PIECES) {
-                    *sq |= board.by_piece(p).0;
-                }
                 state.apply(code);
                 if state::changes_material(code) && state::keeps_files(&state) {
                     s.files.push((ply, state::pawn_files(pos.board())));
@@ -440,14 +431,22 @@ impl Made {
     }
 }
 
+/// Where a game comes back to the tree after it leaves it, and the
+/// squares each of [`PIECES`] stood on after it left it (where the section
+/// keeps them).
+type AfterNode = (Vec<Reentry>, [u64; 12]);
+
 impl IndexBuilder {
-    /// Where game `g` comes back to the tree after it leaves it.
-    fn reentries_of(&self, g: usize, tree: &Tree, shape: &Made) -> Vec<Reentry> {
+    /// Where game `g` comes back to the tree after it leaves it, and where
+    /// its pieces stood in the positions after its node (those at its node
+    /// and before are the tree's, which a query walks).
+    fn reentries_of(&self, g: usize, tree: &Tree, shape: &Made) -> AfterNode {
         let mut out: Vec<Reentry> = Vec::new();
+        let mut squares = [0u64; 12];
         let moves = self.moves_of(g);
         let depth = tree.depths[g];
         if self.games[g].flags & INDEXED == 0 || depth >= moves.len() {
-            return out;
+            return (out, squares);
         }
         let mut pos = Chess::default();
         // On the tree at a node, in a stretch that started at `out.last()`.
@@ -458,6 +457,12 @@ impl IndexBuilder {
             let ply = i + 1;
             if ply <= depth {
                 continue;
+            }
+            if self.squares {
+                let board = pos.board();
+                for (sq, p) in squares.iter_mut().zip(PIECES) {
+                    *sq |= board.by_piece(p).0;
+                }
             }
             if let Some(x) = on {
                 if let Some(c) = shape.child(tree, x, k) {
@@ -482,7 +487,7 @@ impl IndexBuilder {
             let last = out.last_mut().expect("a stretch is open");
             (last.end, last.next) = (x, NO_MOVE);
         }
-        out
+        (out, squares)
     }
 
     fn moves_of(&self, g: usize) -> &[u16] {
@@ -524,8 +529,8 @@ pub(crate) struct IndexBuilder {
     files: Vec<(u16, u16)>,
     names: HashMap<String, u32>,
     name_list: Vec<String>,
-    /// Each game's squares, where the section keeps them.
-    squares: Option<Vec<[u64; 12]>>,
+    /// Whether the section keeps each game's squares.
+    squares: bool,
 }
 
 impl IndexBuilder {
@@ -538,7 +543,7 @@ impl IndexBuilder {
             files: Vec::new(),
             names: HashMap::new(),
             name_list: Vec::new(),
-            squares: None,
+            squares: false,
         };
         b.name("");
         b
@@ -550,7 +555,7 @@ impl IndexBuilder {
     /// then decode only the games whose pieces stood on its squares.
     pub(crate) fn with_squares(squares: bool) -> IndexBuilder {
         let mut b = IndexBuilder::new();
-        b.squares = squares.then(Vec::new);
+        b.squares = squares;
         b
     }
 
@@ -566,9 +571,6 @@ impl IndexBuilder {
 
     /// Adds a game's summary.
     pub(crate) fn add_summary(&mut self, s: Summary) {
-        if let Some(squares) = &mut self.squares {
-            squares.push(s.squares);
-        }
         let Some(meta) = s.meta else {
             self.games.push(Game {
                 flags: TEXT,
@@ -725,10 +727,11 @@ impl IndexBuilder {
         }
     }
 
-    /// Where each game comes back to the tree after it leaves it (on the
-    /// rayon pool where the `parallel` feature builds one: the order of
-    /// the answer is the games').
-    fn reentries(&self, tree: &Tree) -> Vec<Vec<Reentry>> {
+    /// Where each game comes back to the tree after it leaves it, and its
+    /// squares after its node where the section keeps them (on the rayon
+    /// pool where the `parallel` feature builds one: the order of the
+    /// answer is the games').
+    fn reentries(&self, tree: &Tree) -> Vec<AfterNode> {
         let made = Made::of(tree);
         let one = |g: usize| self.reentries_of(g, tree, &made);
         #[cfg(feature = "parallel")]
@@ -821,7 +824,7 @@ impl IndexBuilder {
             for (i, id) in game.meta.iter().enumerate() {
                 cols[WHITE + i].extend_from_slice(&id.to_le_bytes());
             }
-            self.stretches_into(&mut cols, g, depths[g], &reentries[g]);
+            self.stretches_into(&mut cols, g, depths[g], &reentries[g].0);
         }
         for n in &self.name_list {
             cols[NAMES].extend_from_slice(n.as_bytes());
@@ -832,14 +835,13 @@ impl IndexBuilder {
             cols[col] = planes(&cols[col], 4);
         }
         cols[PAWN_FILES] = planes(&cols[PAWN_FILES], 2);
-        // Each piece's squares but those it starts on (a game from the
-        // start stands on them), a byte plane (a rank) at a time.
-        if let Some(squares) = &self.squares {
-            let start = piece_squares(&Board::default());
-            for (i, &first) in start.iter().enumerate() {
-                let words: Vec<u8> = squares
+        // Each piece's squares after the games' nodes, a byte plane (a
+        // rank) at a time.
+        if self.squares {
+            for i in 0..PIECES.len() {
+                let words: Vec<u8> = reentries
                     .iter()
-                    .flat_map(|s| (s[i] ^ first).to_le_bytes())
+                    .flat_map(|(_, s)| s[i].to_le_bytes())
                     .collect();
                 cols[SQUARES + i] = planes(&words, 8);
             }
@@ -908,7 +910,7 @@ impl SectionBuilder for IndexBuilder {
 
     /// A section with the squares was asked for: kept whatever its size.
     fn asked(&self) -> bool {
-        self.squares.is_some()
+        self.squares
     }
 }
 
@@ -1775,16 +1777,14 @@ impl Index {
         self.directory.columns[SQUARES].raw > 0
     }
 
-    /// The squares that piece `i` of [`PIECES`] stood on in each game (the
-    /// [`Group::Squares`] read), unpacked on first use.
+    /// The squares that piece `i` of [`PIECES`] stood on in each game
+    /// after its node (the [`Group::Squares`] read), unpacked on first use.
     pub(crate) fn squares(&self, i: usize) -> Result<&[u64], String> {
         first_use(&self.squares[i], || {
             let planes = self.lazy_column(SQUARES + i)?;
             if planes.len() != 8 * self.games {
                 return Err(format!("column {} has the wrong length", SQUARES + i));
             }
-            let first = PIECES[i];
-            let first = Board::default().by_piece(first).0;
             let n = self.games;
             Ok((0..n)
                 .map(|g| {
@@ -1792,7 +1792,7 @@ impl Index {
                     for (k, byte) in b.iter_mut().enumerate() {
                         *byte = planes[k * n + g];
                     }
-                    u64::from_le_bytes(b) ^ first
+                    u64::from_le_bytes(b)
                 })
                 .collect())
         })

@@ -1283,9 +1283,11 @@ fn from_index(
 const SQUARES_FROM: usize = 64;
 
 /// Of the games to decode (`candidates`), those whose pieces stood, in
-/// their mainline, on every square where a board looked for has them:
-/// where the section keeps the squares and enough games are left to pay
-/// for reading them. A game from another start is kept.
+/// their mainline after their node, on every square where a board looked
+/// for has them (a game at it at its node or before is found on the tree,
+/// and is no candidate): where the section keeps the squares and enough
+/// games are left to pay for reading them. A game from another start is
+/// kept.
 fn by_squares(
     ix: &Index,
     target: &Target,
