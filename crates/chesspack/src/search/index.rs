@@ -264,14 +264,6 @@ pub(crate) struct Summary {
 /// The pieces in the order of the section's columns of squares: White's
 /// pawn to king, then Black's.
 pub(crate) const PIECES: [Piece; 12] = {
-    let roles = [
-        Role::Pawn,
-        Role::Knight,
-        Role::Bishop,
-        Role::Rook,
-        Role::Queen,
-        Role::King,
-    ];
     let mut out = [Piece {
         color: Color::White,
         role: Role::Pawn,
@@ -280,7 +272,7 @@ pub(crate) const PIECES: [Piece; 12] = {
     while i < 12 {
         out[i] = Piece {
             color: if i < 6 { Color::White } else { Color::Black },
-            role: roles[i % 6],
+            role: Role::ALL[i % 6],
         };
         i += 1;
     }
