@@ -297,7 +297,7 @@ pub fn compress(
                 )));
             }
             let mut index = (!settings.no_index)
-                .then(|| crate::search::IndexBuilder::with_squares(settings.index_squares));
+                .then(|| crate::search::IndexBuilder::new(settings.index_squares));
             let r = settings.pipeline.compress(
                 &mut input,
                 &mut output,

@@ -15,7 +15,7 @@
 //!   pieces ([`state::keeps_files`]);
 //! * for each game, the tags that queries filter on: players, ratings,
 //!   result, date, event, ECO and speed;
-//! * where it was built with them ([`IndexBuilder::with_squares`]), for
+//! * where it was built with them ([`IndexBuilder::new`]), for
 //!   each game the squares each piece of each side stood on in its
 //!   mainline after its node.
 //!
@@ -451,9 +451,8 @@ impl IndexBuilder {
                 continue;
             }
             if self.squares {
-                let board = pos.board();
-                for (sq, p) in squares.iter_mut().zip(PIECES) {
-                    *sq |= board.by_piece(p).0;
+                for (sq, now) in squares.iter_mut().zip(piece_squares(pos.board())) {
+                    *sq |= now;
                 }
             }
             if let Some(x) = on {
@@ -526,8 +525,12 @@ pub(crate) struct IndexBuilder {
 }
 
 impl IndexBuilder {
-    /// An empty builder.
-    pub(crate) fn new() -> IndexBuilder {
+    /// An empty builder; where `squares`, its section keeps, for each
+    /// game, the squares each piece stood on (about as many bytes again as
+    /// the rest of the section): a sub-FEN, and a position many games could
+    /// come to, then decode only the games whose pieces stood on its
+    /// squares.
+    pub(crate) fn new(squares: bool) -> IndexBuilder {
         let mut b = IndexBuilder {
             games: Vec::new(),
             moves: Vec::new(),
@@ -535,19 +538,9 @@ impl IndexBuilder {
             files: Vec::new(),
             names: HashMap::new(),
             name_list: Vec::new(),
-            squares: false,
+            squares,
         };
         b.name("");
-        b
-    }
-
-    /// A builder whose section keeps, for each game, the squares each
-    /// piece stood on (about as many bytes again as the rest of the
-    /// section): a sub-FEN, and a position many games could come to,
-    /// then decode only the games whose pieces stood on its squares.
-    pub(crate) fn with_squares(squares: bool) -> IndexBuilder {
-        let mut b = IndexBuilder::new();
-        b.squares = squares;
         b
     }
 
@@ -1039,6 +1032,14 @@ fn unplanes(b: &[u8]) -> Vec<u32> {
     let (p2, p3) = rest.split_at(n);
     (0..n)
         .map(|i| u32::from_le_bytes([p0[i], p1[i], p2[i], p3[i]]))
+        .collect()
+}
+
+/// The 8-byte numbers of [`planes`] back.
+fn unplanes_u64(b: &[u8]) -> Vec<u64> {
+    let n = b.len() / 8;
+    (0..n)
+        .map(|i| u64::from_le_bytes(std::array::from_fn(|k| b[k * n + i])))
         .collect()
 }
 
@@ -1764,7 +1765,7 @@ impl Index {
     }
 
     /// Whether the section keeps each game's squares
-    /// ([`IndexBuilder::with_squares`]).
+    /// ([`IndexBuilder::new`]).
     pub(crate) fn has_squares(&self) -> bool {
         self.directory.columns[SQUARES].raw > 0
     }
@@ -1777,16 +1778,7 @@ impl Index {
             if planes.len() != 8 * self.games {
                 return Err(format!("column {} has the wrong length", SQUARES + i));
             }
-            let n = self.games;
-            Ok((0..n)
-                .map(|g| {
-                    let mut b = [0u8; 8];
-                    for (k, byte) in b.iter_mut().enumerate() {
-                        *byte = planes[k * n + g];
-                    }
-                    u64::from_le_bytes(b)
-                })
-                .collect())
+            Ok(unplanes_u64(&planes))
         })
         .map(Vec::as_slice)
     }

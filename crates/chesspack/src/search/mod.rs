@@ -1785,7 +1785,7 @@ pub fn index(
     }
     let codec = archive.header().codec()?;
     let codec = codec.as_ref();
-    let mut builder = IndexBuilder::with_squares(squares);
+    let mut builder = IndexBuilder::new(squares);
     let counts: Vec<usize> = archive.blocks().iter().map(|e| e.games as usize).collect();
     let sizes: Vec<u64> = archive.blocks().iter().map(|e| u64::from(e.len)).collect();
     let mut done = Progress {
