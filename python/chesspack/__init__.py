@@ -568,7 +568,7 @@ def compress(
     unless ``no_index``; ``index_squares=True`` keeps in it the squares
     each piece of each game stood on, so that sub-FENs (and positions many
     games could come to) decode only the games whose pieces stood on their
-    squares, for an index about twice as large. Returns the report: ``kind``, ``codec``, ``items`` and their
+    squares, for an index about three times as large. Returns the report: ``kind``, ``codec``, ``items`` and their
     ``unit`` (``game``, ``position`` or ``line``; the same count is under
     ``games``, ``positions`` or ``lines``), input and output bytes, the
     games stored verbatim (number, category, detail) and the position

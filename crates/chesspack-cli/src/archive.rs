@@ -86,7 +86,7 @@ pub struct CompressArgs {
     /// Keep each game's squares, where each piece stood, in the search
     /// index (as `chesspack index --squares`): sub-FENs, and positions that
     /// many games could come to, are much faster, and the index about
-    /// twice as large.
+    /// three times as large.
     #[arg(long, conflicts_with = "no_index")]
     index_squares: bool,
 }

@@ -121,7 +121,7 @@ pub struct IndexArgs {
     quiet: bool,
     /// Keep each game's squares, where each piece stood, in the index:
     /// sub-FENs, and positions that many games could come to, are much
-    /// faster, and the index about twice as large.
+    /// faster, and the index about three times as large.
     #[arg(long)]
     squares: bool,
 }

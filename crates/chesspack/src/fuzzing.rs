@@ -170,7 +170,7 @@ fn read_archive_here(data: &[u8]) {
                     r.codec(),
                     &block,
                     &|_| true,
-                    &|p: &shakmaty::Chess| shakmaty::Position::fullmoves(p).get() < 6,
+                    &|_, p: &shakmaty::Chess| shakmaty::Position::fullmoves(p).get() < 6,
                     &mut |_, _| {},
                     usize::MAX,
                 );
@@ -209,7 +209,7 @@ fn read_archive_here(data: &[u8]) {
         &game::Index,
         &block,
         &|g| g % 2 == 1,
-        &|_: &shakmaty::Chess| true,
+        &|_, _: &shakmaty::Chess| true,
         &mut |_, _| {},
         usize::MAX,
     );

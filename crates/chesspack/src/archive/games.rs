@@ -400,8 +400,9 @@ mod tests {
     use super::*;
 
     /// A mainline decodes as far as `keep` lets it and one move more, from
-    /// the game's own start; a game stored as text without a record gives
-    /// none; the games not wanted are skipped.
+    /// the game's own start (`keep` may stop one game and not another); a
+    /// game stored as text without a record gives none; the games not
+    /// wanted are skipped.
     #[test]
     fn a_mainline_stops_one_move_after_keep_says_no() {
         let pgn = "[White \"a\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 1-0\n\n\
@@ -419,17 +420,18 @@ mod tests {
         let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
         let block = r.read_block(0).unwrap();
         let ply = |p: &Chess| (p.fullmoves().get() - 1) * 2 + u32::from(p.turn().is_black());
-        for (stop_at, lengths) in [
-            (u32::MAX, [Some(8), Some(4), None]),
-            (3, [Some(4), Some(4), None]),
-            (0, [Some(1), Some(1), None]),
+        for (stop_at, first_only, lengths) in [
+            (u32::MAX, false, [Some(8), Some(4), None]),
+            (3, false, [Some(4), Some(4), None]),
+            (0, false, [Some(1), Some(1), None]),
+            (1, true, [Some(2), Some(4), None]),
         ] {
             let mut got = Vec::new();
             decode_mainlines_until(
                 r.codec(),
                 &block,
                 &|g| g != 3,
-                &|p| ply(p) < stop_at,
+                &|g, p| (first_only && g != 0) || ply(p) < stop_at,
                 &mut |g, m| got.push((g, m)),
                 usize::MAX,
             )

@@ -73,9 +73,10 @@ pub struct Settings {
     /// bytes than their moves).
     pub no_index: bool,
     /// Keep in the search index, for each game, the squares each piece
-    /// stood on: sub-FENs, and positions that many games' states allow,
-    /// then decode only the games whose pieces stood on their squares;
-    /// the index about doubles (see docs/search.md).
+    /// stood on (in three parts of the game): sub-FENs, and positions that
+    /// many games' states allow, then decode only the games whose pieces
+    /// stood on their squares in one part; the index grows about three
+    /// times (see docs/search.md).
     pub index_squares: bool,
 }
 

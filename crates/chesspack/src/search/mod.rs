@@ -1122,7 +1122,7 @@ fn search<R: Read + Seek>(
             // The names of the games found, where they are given (those
             // of the games to decode too: a name that does not read means
             // a damaged section, found before anything is decoded).
-            if how.names && (!kept.is_empty() || !candidates.is_empty()) {
+            if how.names && (!kept.is_empty() || !candidates.games.is_empty()) {
                 ix.load(Group::Names, &mut fetch)?;
                 ix.names()?;
                 for f in &mut kept {
@@ -1145,7 +1145,10 @@ fn search<R: Read + Seek>(
         not_searched: if scanning { 0 } else { not_searched },
         ..Found::default()
     };
-    let candidates = answer.unwrap_or_else(|| (0..archive.games() as usize).collect());
+    let candidates = answer.unwrap_or_else(|| Candidates {
+        games: (0..archive.games() as usize).collect(),
+        until: Vec::new(),
+    });
     let threads = how.threads;
     let decoded = if let Some(ix) = index.as_ref().filter(|_| !scanning) {
         let mut decoded = decode_mainlines(archive, ix, &candidates, target, threads)?;
@@ -1160,7 +1163,7 @@ fn search<R: Read + Seek>(
         }
         decoded
     } else {
-        decode_candidates(archive, &candidates, target, threads, filter)?
+        decode_candidates(archive, &candidates.games, target, threads, filter)?
     };
     report.decoded = decoded.1;
     report.not_searched += decoded.2;
@@ -1182,6 +1185,21 @@ fn search<R: Read + Seek>(
     Ok((kept, report))
 }
 
+/// The games a query decodes, in the archive's order.
+struct Candidates {
+    games: Vec<usize>,
+    /// Those of `games`, in order, that can only be at what is looked for
+    /// up to a ply of [`index::SQUARES_CUTS`] (their pieces' squares after
+    /// it rule it out), with that ply: decoded no further.
+    until: Vec<(usize, u32)>,
+}
+
+/// A position's ply, counted from a game's start at move 1 with White to
+/// move (the start of every game the search section indexes).
+fn ply_of(pos: &Chess) -> u32 {
+    (pos.fullmoves().get() - 1) * 2 + u32::from(pos.turn().is_black())
+}
+
 /// What the search section answers on its own: the games found (in the
 /// tree, or by their state alone) and the games to decode; games stored
 /// as text are counted in `not_searched`.
@@ -1193,7 +1211,7 @@ fn from_index(
     not_searched: &mut u64,
     fetch: &mut Fetch<'_>,
     found: &mut dyn FnMut(Found0),
-) -> Result<Vec<usize>, String> {
+) -> Result<Candidates, String> {
     let mut candidates: Vec<usize> = Vec::new();
     if filter.names_filtered() {
         ix.load(Group::Names, fetch)?;
@@ -1283,24 +1301,29 @@ fn from_index(
 const SQUARES_FROM: usize = 64;
 
 /// Of the games to decode (`candidates`), those whose pieces stood, in
-/// their mainline after their node, on every square where a board looked
-/// for has them (a game at it at its node or before is found on the tree,
-/// and is no candidate): where the section keeps the squares and enough
-/// games are left to pay for reading them. A game from another start is
-/// kept.
+/// one part of their mainline after their node ([`index::SQUARES_CUTS`]),
+/// on every square where a board looked for has them (a game at it at its
+/// node or before is found on the tree, and is no candidate), each with
+/// the last ply of its last such part where a later part follows: where
+/// the section keeps the squares and enough games are left to pay for
+/// reading them. A game from another start is kept.
 fn by_squares(
     ix: &Index,
     target: &Target,
-    mut candidates: Vec<usize>,
+    candidates: Vec<usize>,
     fetch: &mut Fetch<'_>,
-) -> Result<Vec<usize>, String> {
+) -> Result<Candidates, String> {
+    let all = |games| Candidates {
+        games,
+        until: Vec::new(),
+    };
     let boards: Vec<[u64; 12]> = match target {
         Target::Position { board, .. } => vec![index::piece_squares(board)],
         Target::Patterns(ps, _) => ps.iter().map(|p| index::piece_squares(&p.board)).collect(),
-        _ => return Ok(candidates),
+        _ => return Ok(all(candidates)),
     };
     if !ix.has_squares() || candidates.len() < SQUARES_FROM {
-        return Ok(candidates);
+        return Ok(all(candidates));
     }
     ix.load(Group::Squares, fetch)?;
     // Only the columns of the pieces some board has, unpacked at once.
@@ -1315,16 +1338,34 @@ fn by_squares(
     #[cfg(not(feature = "parallel"))]
     let columns: Vec<Result<&[u64], String>> = pieces.iter().map(|&i| ix.squares(i)).collect();
     let columns = columns.into_iter().collect::<Result<Vec<_>, _>>()?;
-    candidates.retain(|&g| {
-        ix.flags[g] & INDEXED == 0
-            || boards.iter().any(|b| {
-                pieces
-                    .iter()
-                    .zip(&columns)
-                    .all(|(&i, col)| col[g] & b[i] == b[i])
-            })
-    });
-    Ok(candidates)
+    // Whether the game's pieces stood on a board's squares in the part of
+    // its moves whose squares are the `w`th of each column.
+    let stood = |w: usize| {
+        boards.iter().any(|b| {
+            pieces
+                .iter()
+                .zip(&columns)
+                .all(|(&i, col)| col[w] & b[i] == b[i])
+        })
+    };
+    let mut kept = all(Vec::new());
+    for g in candidates {
+        if ix.flags[g] & INDEXED == 0 {
+            kept.games.push(g);
+            continue;
+        }
+        let Some(last) = (0..index::SQUARES_PARTS)
+            .rev()
+            .find(|&k| stood(k * ix.games + g))
+        else {
+            continue;
+        };
+        kept.games.push(g);
+        if let Some(&cut) = index::SQUARES_CUTS.get(last) {
+            kept.until.push((g, cut));
+        }
+    }
+    Ok(kept)
 }
 
 /// What the search section says of one game.
@@ -1676,20 +1717,33 @@ fn decode_blocks<R: Read + Seek>(
 
 /// Decodes the mainlines of the candidates that the search section could
 /// not settle, block by block on the workers, each only until it is at
-/// what is looked for (and the move it plays there) or its state rules it
-/// out: the games found (their names not yet read), the games decoded and
+/// what is looked for (and the move it plays there), its state rules it
+/// out or, for those of [`Candidates::until`], it is at their cut: the
+/// games found (their names not yet read), the games decoded and
 /// those stored as text.
 fn decode_mainlines<R: Read + Seek>(
     archive: &mut ArchiveReader<R>,
     ix: &Index,
-    candidates: &[usize],
+    candidates: &Candidates,
     target: &Target,
     threads: usize,
 ) -> Result<BlockFinds, ArchiveError> {
-    let keep = |pos: &Chess| !target.matches(pos) && target.could_follow(&State::of(pos));
-    decode_blocks(archive, candidates, threads, |block, want, codec| {
+    decode_blocks(archive, &candidates.games, threads, |block, want, codec| {
         let mut finds: BlockFinds = (Vec::new(), 0, 0);
         let until = want.keys().max().copied().unwrap_or(0);
+        // The games of the block that can only be at it up to a cut.
+        let cuts: HashMap<usize, u32> = want
+            .iter()
+            .filter_map(|(&i, g)| {
+                let at = candidates.until.binary_search_by_key(g, |&(g, _)| g);
+                at.ok().map(|at| (i, candidates.until[at].1))
+            })
+            .collect();
+        let keep = |i: usize, pos: &Chess| {
+            cuts.get(&i).is_none_or(|&cut| ply_of(pos) < cut)
+                && !target.matches(pos)
+                && target.could_follow(&State::of(pos))
+        };
         decode_mainlines_until(
             codec,
             block,

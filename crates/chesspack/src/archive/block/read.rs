@@ -279,10 +279,10 @@ pub(crate) enum Want {
     Mainline,
 }
 
-/// Whether a [`Want::Mainline`] decode goes on past a position of the
-/// mainline: once it says no, one more move is decoded (the move played
-/// there) and the game's decoding stops.
-pub(crate) type Keep<'k> = dyn Fn(&Chess) -> bool + Sync + 'k;
+/// Whether a [`Want::Mainline`] decode of a game (its index in the block)
+/// goes on past a position of its mainline: once it says no, one more
+/// move is decoded (the move played there) and the game's decoding stops.
+pub(crate) type Keep<'k> = dyn Fn(usize, &Chess) -> bool + Sync + 'k;
 
 /// A decoded game.
 pub(crate) enum Decoded {
@@ -680,6 +680,7 @@ impl<'a> Cursors<'a> {
             queue.pending(
                 g,
                 PendingGame {
+                    at: g,
                     want: w,
                     kind: game_kind,
                     layout,
@@ -907,6 +908,8 @@ fn verbatim_opening(text: &[u8]) -> Option<Named<'static>> {
 /// what [`finish`] needs to give its text (or its tags, where the moves
 /// give some), on any thread.
 struct PendingGame<'a> {
+    /// Its index in the block.
+    at: usize,
     /// [`Want::Text`], [`Want::Record`], [`Want::Tags`], [`Want::Opening`]
     /// or [`Want::Mainline`].
     want: Want,
@@ -1171,6 +1174,7 @@ fn finish_mainline(
     keep: Option<&Keep<'_>>,
     game: PendingGame<'_>,
 ) -> Result<Decoded, String> {
+    let at = game.at;
     let (line, _) = Mainline::of(codec_of_block, game)?;
     let mut pos = line.start.clone();
     let mut played = 0;
@@ -1187,7 +1191,7 @@ fn finish_mainline(
                 pos.play_unchecked(m);
             }
             played = moves.len();
-            if !keep(&pos) {
+            if !keep(at, &pos) {
                 stop = Some(moves.len());
             }
             true
