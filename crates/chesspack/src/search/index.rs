@@ -443,8 +443,8 @@ impl Made {
 
 /// Where a game comes back to the tree after it leaves it, and the
 /// squares each of [`PIECES`] stood on after it left it (where the section
-/// keeps them).
-type AfterNode = (Vec<Reentry>, [[u64; 12]; SQUARES_PARTS]);
+/// keeps them; else none).
+type AfterNode = (Vec<Reentry>, Option<Box<[[u64; 12]; SQUARES_PARTS]>>);
 
 impl IndexBuilder {
     /// Where game `g` comes back to the tree after it leaves it, and where
@@ -452,7 +452,7 @@ impl IndexBuilder {
     /// and before are the tree's, which a query walks).
     fn reentries_of(&self, g: usize, tree: &Tree, shape: &Made) -> AfterNode {
         let mut out: Vec<Reentry> = Vec::new();
-        let mut squares = [[0u64; 12]; SQUARES_PARTS];
+        let mut squares = self.squares.then(|| Box::new([[0u64; 12]; SQUARES_PARTS]));
         let moves = self.moves_of(g);
         let depth = tree.depths[g];
         if self.games[g].flags & INDEXED == 0 || depth >= moves.len() {
@@ -468,7 +468,7 @@ impl IndexBuilder {
             if ply <= depth {
                 continue;
             }
-            if self.squares {
+            if let Some(squares) = squares.as_deref_mut() {
                 let part = &mut squares[SQUARES_CUTS.iter().filter(|&&c| ply > c as usize).count()];
                 for (sq, now) in part.iter_mut().zip(piece_squares(pos.board())) {
                     *sq |= now;
@@ -847,7 +847,7 @@ impl IndexBuilder {
                 for part in 0..SQUARES_PARTS {
                     let words: Vec<u8> = reentries
                         .iter()
-                        .flat_map(|(_, s)| s[part][i].to_le_bytes())
+                        .flat_map(|(_, s)| s.as_ref().map_or(0, |s| s[part][i]).to_le_bytes())
                         .collect();
                     cols[SQUARES + i].extend(planes(&words, 8));
                 }
