@@ -34,6 +34,29 @@ pub(crate) fn file_hash(bytes: &[u8]) -> u64 {
     h
 }
 
+/// A hasher for keys that are hashes already (Zobrist, FNV): the key
+/// itself, where SipHash would hash it again.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct KeyHasher(u64);
+
+impl std::hash::Hasher for KeyHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = self.0.rotate_left(8) ^ u64::from(b);
+        }
+    }
+    fn write_u64(&mut self, v: u64) {
+        self.0 = v;
+    }
+}
+
+/// A map by a key that is a hash already ([`KeyHasher`]).
+pub(crate) type ByHash<V> =
+    std::collections::HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
+
 /// The examples of crate-private items, run as unit tests.
 #[cfg(any(feature = "train", test))]
 /// The next state of a xorshift generator: a fixed pseudo-random sequence

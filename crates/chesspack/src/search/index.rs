@@ -59,6 +59,17 @@ pub(crate) fn key(pos: &Chess) -> u64 {
     pos.zobrist_hash::<Zobrist64>(EnPassantMode::Legal).0
 }
 
+/// Plays `m` in `pos`, whose [`key`] is `before`, and gives the key after
+/// it: updated from `before` where shakmaty can (a move that changes no
+/// castling right and leaves no en passant square: most), else made
+/// again. The builder keys every position of every game after it leaves
+/// the tree.
+fn play_keyed(pos: &mut Chess, before: u64, m: Move) -> u64 {
+    let updated = pos.update_zobrist_hash(Zobrist64(before), m, EnPassantMode::Legal);
+    pos.play_unchecked(m);
+    updated.map_or_else(|| key(pos), |z| z.0)
+}
+
 /// The key a tree stores a move by: unique among a position's moves.
 pub(crate) fn move_key(m: Move) -> u16 {
     crate::order::key(m, crate::order::Order::SquareIndex) as u16
@@ -396,21 +407,23 @@ pub(crate) struct Reentry {
 /// its position's key; the first node of each key.
 struct Made {
     end: Vec<u32>,
-    by_key: HashMap<u64, u32>,
+    by_key: crate::hash::ByHash<u32>,
 }
 
 impl Made {
     fn of(tree: &Tree) -> Made {
         let n = tree.moves.len();
         let mut end = vec![0u32; n];
-        let mut by_key = HashMap::with_capacity(n);
-        // (node, position, children left); a node's subtree ends where
-        // its last child's does.
+        let mut by_key = crate::hash::ByHash::with_capacity_and_hasher(n, Default::default());
+        // (node, position, its key, children left); a node's subtree ends
+        // where its last child's does.
         let start = Chess::default();
-        by_key.insert(key(&start), 0);
-        let mut stack: Vec<(usize, Chess, u32)> = vec![(0, start, tree.children[0])];
+        let start_key = key(&start);
+        by_key.insert(start_key, 0);
+        let mut stack: Vec<(usize, Chess, u64, u32)> =
+            vec![(0, start, start_key, tree.children[0])];
         let mut next = 1usize;
-        while let Some((x, pos, left)) = stack.last_mut() {
+        while let Some((x, pos, k, left)) = stack.last_mut() {
             if *left == 0 {
                 end[*x] = next as u32;
                 stack.pop();
@@ -418,11 +431,12 @@ impl Made {
             }
             *left -= 1;
             let mut p = pos.clone();
-            if let Some(m) = move_of(&p, tree.moves[next]) {
-                p.play_unchecked(m);
-            }
-            by_key.entry(key(&p)).or_insert(next as u32);
-            stack.push((next, p, tree.children[next]));
+            let k = match move_of(&p, tree.moves[next]) {
+                Some(m) => play_keyed(&mut p, *k, m),
+                None => *k,
+            };
+            by_key.entry(k).or_insert(next as u32);
+            stack.push((next, p, k, tree.children[next]));
             next += 1;
         }
         Made { end, by_key }
@@ -459,11 +473,12 @@ impl IndexBuilder {
             return (out, squares);
         }
         let mut pos = Chess::default();
+        let mut now = key(&pos);
         // On the tree at a node, in a stretch that started at `out.last()`.
         let mut on: Option<u32> = None;
         for (i, &k) in moves.iter().enumerate() {
             let Some(m) = move_of(&pos, k) else { break };
-            pos.play_unchecked(m);
+            now = play_keyed(&mut pos, now, m);
             let ply = i + 1;
             if ply <= depth {
                 continue;
@@ -483,7 +498,7 @@ impl IndexBuilder {
                 (last.end, last.next) = (x, k);
                 on = None;
             }
-            if let Some(&n) = shape.by_key.get(&key(&pos)) {
+            if let Some(&n) = shape.by_key.get(&now) {
                 out.push(Reentry {
                     ply: ply as u32,
                     node: n,
@@ -798,81 +813,30 @@ impl IndexBuilder {
 
     /// The section's bytes.
     pub(crate) fn bytes(&self) -> Vec<u8> {
-        let tree = self.tree();
-        let reentries = self.reentries(&tree);
-        let Tree {
-            moves,
-            children,
-            codes,
-            exits,
-            exit_moves,
-            depths,
-        } = tree;
-        let mut cols: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
-        for m in &moves[1..] {
-            cols[NODE_MOVES].extend_from_slice(&m.to_le_bytes());
-        }
-        cols[NODE_CHANGES].extend_from_slice(&codes[1..]);
-        for &c in &children {
-            put_varint(&mut cols[NODE_CHILDREN], u64::from(c));
-        }
-        for (g, game) in self.games.iter().enumerate() {
-            cols[FLAGS].push(game.flags);
-            cols[EXITS].extend_from_slice(&exits[g].to_le_bytes());
-            cols[EXIT_MOVES].extend_from_slice(&exit_moves[g].to_le_bytes());
-            let n = game.numbers;
-            cols[RESULTS].push(n.result);
-            cols[SPEED].push(n.speed);
-            cols[WHITE_ELO].extend_from_slice(&n.white_elo.to_le_bytes());
-            cols[BLACK_ELO].extend_from_slice(&n.black_elo.to_le_bytes());
-            cols[DATES].extend_from_slice(&n.date.to_le_bytes());
-            for (i, id) in game.meta.iter().enumerate() {
-                cols[WHITE + i].extend_from_slice(&id.to_le_bytes());
-            }
-            self.stretches_into(&mut cols, g, depths[g], &reentries[g].0);
-        }
-        for n in &self.name_list {
-            cols[NAMES].extend_from_slice(n.as_bytes());
-            cols[NAMES].push(0);
-        }
-        // Node numbers and dates compress better a byte plane at a time.
-        for col in [EXITS, DATES, REENTRY_NODES] {
-            cols[col] = planes(&cols[col], 4);
-        }
-        cols[PAWN_FILES] = planes(&cols[PAWN_FILES], 2);
-        // Each piece's squares after the games' nodes, a byte plane (a
-        // rank) at a time.
-        if self.squares {
-            for i in 0..PIECES.len() {
-                for part in 0..SQUARES_PARTS {
-                    let words: Vec<u8> = reentries
-                        .iter()
-                        .flat_map(|(_, s)| s.as_ref().map_or(0, |s| s[part][i]).to_le_bytes())
-                        .collect();
-                    cols[SQUARES + i].extend(planes(&words, 8));
-                }
-            }
+        // The columns of the games' tags need no tree: they are packed
+        // while the tree is made (on one thread: a second on the masters
+        // file) and the games are followed back onto it (the same bytes
+        // either way: each column is packed alone).
+        let ((nodes, mut cols, mut packed), (tag_cols, tag_packed)) = threads::join(
+            || {
+                let (nodes, cols) = self.tree_columns();
+                let packed = pack_columns(cols.iter().enumerate().collect());
+                (nodes, cols, packed)
+            },
+            || {
+                let cols = self.tag_columns();
+                let packed = pack_columns(TAG_COLUMNS.into_iter().zip(&cols).collect());
+                (cols, packed)
+            },
+        );
+        for ((i, col), z) in TAG_COLUMNS.into_iter().zip(tag_cols).zip(tag_packed) {
+            cols[i] = col;
+            packed[i] = z;
         }
         let mut out = MAGIC.to_vec();
         out.push(VERSION);
         put_varint(&mut out, self.games.len() as u64);
-        put_varint(&mut out, moves.len() as u64);
-        // The columns compressed at once where rayon gives threads (the
-        // same bytes: each column alone, in order; see [`pack`]).
-        #[cfg(feature = "parallel")]
-        let packed: Vec<Vec<u8>> = {
-            use rayon::prelude::*;
-            cols.par_iter()
-                .enumerate()
-                .map(|(i, c)| pack(c, LEAN.contains(&i)))
-                .collect()
-        };
-        #[cfg(not(feature = "parallel"))]
-        let packed: Vec<Vec<u8>> = cols
-            .iter()
-            .enumerate()
-            .map(|(i, c)| pack(c, LEAN.contains(&i)))
-            .collect();
+        put_varint(&mut out, nodes as u64);
         // The directory (each column's lengths, each group's CRC) and its
         // checksum, then the frames: a query reads the directory and the
         // groups of columns it needs.
@@ -891,6 +855,111 @@ impl IndexBuilder {
         }
         out
     }
+
+    /// The columns of the games' tags ([`TAG_COLUMNS`], in that order),
+    /// which need no tree.
+    fn tag_columns(&self) -> Vec<Vec<u8>> {
+        let mut cols: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
+        for game in &self.games {
+            cols[FLAGS].push(game.flags);
+            let n = game.numbers;
+            cols[RESULTS].push(n.result);
+            cols[SPEED].push(n.speed);
+            cols[WHITE_ELO].extend_from_slice(&n.white_elo.to_le_bytes());
+            cols[BLACK_ELO].extend_from_slice(&n.black_elo.to_le_bytes());
+            cols[DATES].extend_from_slice(&n.date.to_le_bytes());
+            for (i, id) in game.meta.iter().enumerate() {
+                cols[WHITE + i].extend_from_slice(&id.to_le_bytes());
+            }
+        }
+        for n in &self.name_list {
+            cols[NAMES].extend_from_slice(n.as_bytes());
+            cols[NAMES].push(0);
+        }
+        // Dates compress better a byte plane at a time.
+        cols[DATES] = planes(&cols[DATES], 4);
+        TAG_COLUMNS
+            .iter()
+            .map(|&i| std::mem::take(&mut cols[i]))
+            .collect()
+    }
+
+    /// The number of the tree's nodes and every column (those of
+    /// [`TAG_COLUMNS`] empty): the tree, the games' nodes, what they do
+    /// after them and where they come back to the tree.
+    fn tree_columns(&self) -> (usize, Vec<Vec<u8>>) {
+        let tree = self.tree();
+        let reentries = self.reentries(&tree);
+        let Tree {
+            moves,
+            children,
+            codes,
+            exits,
+            exit_moves,
+            depths,
+        } = tree;
+        let mut cols: Vec<Vec<u8>> = vec![Vec::new(); COLUMNS];
+        for m in &moves[1..] {
+            cols[NODE_MOVES].extend_from_slice(&m.to_le_bytes());
+        }
+        cols[NODE_CHANGES].extend_from_slice(&codes[1..]);
+        for &c in &children {
+            put_varint(&mut cols[NODE_CHILDREN], u64::from(c));
+        }
+        for g in 0..self.games.len() {
+            cols[EXITS].extend_from_slice(&exits[g].to_le_bytes());
+            cols[EXIT_MOVES].extend_from_slice(&exit_moves[g].to_le_bytes());
+            self.stretches_into(&mut cols, g, depths[g], &reentries[g].0);
+        }
+        // Node numbers compress better a byte plane at a time.
+        for col in [EXITS, REENTRY_NODES] {
+            cols[col] = planes(&cols[col], 4);
+        }
+        cols[PAWN_FILES] = planes(&cols[PAWN_FILES], 2);
+        // Each piece's squares after the games' nodes, a byte plane (a
+        // rank) at a time.
+        if self.squares {
+            for i in 0..PIECES.len() {
+                for part in 0..SQUARES_PARTS {
+                    let words: Vec<u8> = reentries
+                        .iter()
+                        .flat_map(|(_, s)| s.as_ref().map_or(0, |s| s[part][i]).to_le_bytes())
+                        .collect();
+                    cols[SQUARES + i].extend(planes(&words, 8));
+                }
+            }
+        }
+        (moves.len(), cols)
+    }
+}
+
+/// The columns of the games' tags, which the builder makes without the
+/// tree ([`IndexBuilder::tag_columns`]).
+const TAG_COLUMNS: [usize; 11] = [
+    FLAGS,
+    RESULTS,
+    SPEED,
+    WHITE_ELO,
+    BLACK_ELO,
+    DATES,
+    WHITE,
+    WHITE + 1,
+    WHITE + 2,
+    WHITE + 3,
+    NAMES,
+];
+
+/// Each of `cols` (column number, bytes) packed ([`pack`], with
+/// [`LEAN`]'s search for its columns), at once where rayon gives threads.
+fn pack_columns(cols: Vec<(usize, &Vec<u8>)>) -> Vec<Vec<u8>> {
+    let one = |&(i, c): &(usize, &Vec<u8>)| pack(c, LEAN.contains(&i));
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        cols.par_iter().map(one).collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    cols.iter().map(one).collect()
 }
 
 impl SectionBuilder for IndexBuilder {
@@ -2250,6 +2319,34 @@ mod tests {
         // A short column is one frame.
         let short = &col[..1000];
         assert_eq!(unpack(&pack(short, true), short.len()).unwrap(), short);
+    }
+
+    /// The key after a move, updated from the key before where shakmaty
+    /// can, is the key made from the position after: after every legal
+    /// move of random games, and of positions where a move castles, takes
+    /// en passant, takes a rook on its corner or promotes.
+    #[test]
+    fn a_key_played_on_is_the_key_of_the_position_after() {
+        let mut positions = crate::testing::random_game_positions(0x6b65, 60, 160);
+        positions.extend(crate::testing::fen_positions(&[
+            // Castling both ways, a rook taken on its corner.
+            "r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPb/R3K2R w KQkq - 0 1",
+            "r3k2r/p1pq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R b KQkq - 0 1",
+            // En passant: legal, and a square that no pawn can take on.
+            "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
+            "rnbqkbnr/ppppp1pp/8/8/5p2/8/PPPPPPPP/RNBQKBNR w KQkq - 0 3",
+            // Promotions, with and without a capture.
+            "4k3/1P4P1/8/8/8/8/1p4p1/R3K2R w KQ - 0 1",
+            "r3k3/1P4P1/8/8/8/8/1p4p1/4K3 b q - 0 1",
+        ]));
+        for pos in &positions {
+            let before = key(pos);
+            for m in pos.legal_moves() {
+                let mut played = pos.clone();
+                let got = play_keyed(&mut played, before, m);
+                assert_eq!(got, key(&played), "{m:?} in {:?}", pos.board());
+            }
+        }
     }
 
     /// A move made from its key and the board is the legal move with that

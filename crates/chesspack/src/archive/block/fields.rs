@@ -28,11 +28,10 @@
 //! comes back byte for byte; the writer renders every field it takes and
 //! keeps a number or a move only where its text comes back.
 
-use std::collections::HashMap;
-
 use shakmaty::{Chess, Color, EnPassantMode, Move, Position, Role, san::San, zobrist::Zobrist64};
 
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel};
+use crate::hash::ByHash;
 use crate::pgn::strict::push_digits;
 
 /// Placeholder of a number in a template.
@@ -1002,27 +1001,6 @@ impl FieldCoder {
 const RANK_CONTEXTS: usize = 12;
 /// What a move of the last lines adds to its `fast` score (1/1024 nats).
 const KNOWN_BONUS: i32 = 1500;
-/// A hasher for keys that are hashes already (Zobrist, FNV): the key.
-#[derive(Default, Clone, Copy)]
-pub(super) struct KeyHasher(u64);
-
-impl std::hash::Hasher for KeyHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = self.0.rotate_left(8) ^ u64::from(b);
-        }
-    }
-    fn write_u64(&mut self, v: u64) {
-        self.0 = v;
-    }
-}
-
-/// A map by a key that is a hash already.
-type ByHash<V> = HashMap<u64, V, std::hash::BuildHasherDefault<KeyHasher>>;
-
 /// How many lines' moves rank first among the other moves.
 const RECENT_LINES: usize = 4;
 
