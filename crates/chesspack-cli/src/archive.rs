@@ -63,7 +63,10 @@ pub struct CompressArgs {
     /// Worker threads (default: all cores).
     #[arg(short = 'T', long)]
     threads: Option<usize>,
-    /// The most games in one block.
+    /// The most games in one block. Smaller blocks make a game that a
+    /// search must decode faster to reach (1024: the explorer off the tree
+    /// about twice as fast on online games) and the archive larger (1024:
+    /// its games about 4% larger).
     #[arg(long, default_value_t = archive::Options::default().block_games)]
     block_games: usize,
     /// The most PGN text in one block, in KiB.
