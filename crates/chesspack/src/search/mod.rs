@@ -1294,14 +1294,18 @@ fn from_index(
     by_squares(ix, target, candidates, fetch)
 }
 
-/// The fewest games left to decode, for each column of squares it would
-/// read (one a piece it has), for which a query reads the squares their
-/// pieces stood on (where the section keeps them) to rule some out: on
-/// the masters file a position that leaves 71–76 games to decode took
-/// 0.15 s without reading its twelve columns and 0.19 s with them, one
-/// that leaves 162 0.22 s and 0.19 s (issue 68, the squares in three
-/// parts).
-const SQUARES_PER_COLUMN: usize = 10;
+/// A query reads the squares the pieces stood on (where the section keeps
+/// them) to rule out games left to decode where those games, times this,
+/// are at least the archive's games times the columns it would read (one
+/// a piece it has): reading a column costs in proportion to the
+/// archive's games, decoding a game that a search finds costs most of a
+/// block. On the masters file (380,608 games) that is 115 games for a
+/// position with all twelve pieces: one that leaves 71–76 games to decode
+/// took 0.15 s without reading its twelve columns and 0.19 s with them,
+/// one that leaves 162 0.22 s and 0.19 s; on online-broad (108,321
+/// games) 33: 61 and 91 games took 0.12 s a process without the squares
+/// and 0.07 s with them, 14 games 0.07 s either way (issue 68).
+const GAMES_PER_CANDIDATE: u64 = 40_000;
 
 /// Of the games to decode (`candidates`), those whose pieces stood, in
 /// one part of their mainline after their node ([`index::SQUARES_CUTS`]),
@@ -1329,7 +1333,10 @@ fn by_squares(
     let pieces: Vec<usize> = (0..12)
         .filter(|&i| boards.iter().any(|b| b[i] != 0))
         .collect();
-    if !ix.has_squares() || candidates.len() < SQUARES_PER_COLUMN * pieces.len() {
+    // In u64: the products pass 32 bits (the web page's usize).
+    let worth =
+        candidates.len() as u64 * GAMES_PER_CANDIDATE >= pieces.len() as u64 * ix.games as u64;
+    if !ix.has_squares() || !worth {
         return Ok(all(candidates));
     }
     ix.load(Group::Squares, fetch)?;
