@@ -23,7 +23,6 @@ the games decoded (from the CLI's report).
 """
 
 import argparse
-import io
 import json
 import random
 import re
@@ -32,8 +31,7 @@ import subprocess
 import sys
 import time
 
-import chess
-import chess.pgn
+from search_bench import game_boards
 
 
 def draw(cp, archive, n, lo, hi, seed):
@@ -43,19 +41,8 @@ def draw(cp, archive, n, lo, hi, seed):
     rng = random.Random(seed)
     fens = []
     while len(fens) < n:
-        number = rng.randrange(1, games + 1)
-        text = subprocess.run(
-            [cp, "get", archive, str(number)], capture_output=True, text=True
-        ).stdout
-        game = chess.pgn.read_game(io.StringIO(text))
-        if game is None or game.headers.get("FEN"):
-            continue
-        board = game.board()
-        boards = [board.copy()]
-        for m in game.mainline_moves():
-            board.push(m)
-            boards.append(board.copy())
-        if len(boards) <= lo:
+        boards = game_boards(cp, archive, rng.randrange(1, games + 1))
+        if boards is None or len(boards) <= lo:
             continue
         fens.append(boards[rng.randrange(lo, min(len(boards) - 1, hi) + 1)].fen())
     return fens

@@ -73,21 +73,29 @@ def sub_fen(board, squares):
     return b.board_fen()
 
 
+def game_boards(cp, archive, number):
+    """The boards of game `number` of `archive` from its start to its end
+    (`chesspack get`, replayed by python-chess); None for a game that
+    does not read or starts from a FEN."""
+    text, _ = run([cp, "get", archive, str(number)])
+    game = chess.pgn.read_game(io.StringIO(text))
+    if game is None or game.headers.get("FEN"):
+        return None
+    board = game.board()
+    boards = [board.copy()]
+    for m in game.mainline_moves():
+        board.push(m)
+        boards.append(board.copy())
+    return boards
+
+
 def queries(cp, archive, games, seed):
     rng = random.Random(seed)
     positions, materials, subs = [chess.Board()], [], []
     while len(positions) < 99 or len(materials) < 20 or len(subs) < 20:
         n = rng.randrange(1, games + 1)
-        text, _ = run([cp, "get", archive, str(n)])
-        game = chess.pgn.read_game(io.StringIO(text))
-        if game is None or game.headers.get("FEN"):
-            continue
-        board = game.board()
-        boards = [board.copy()]
-        for m in game.mainline_moves():
-            board.push(m)
-            boards.append(board.copy())
-        if len(boards) < 2:
+        boards = game_boards(cp, archive, n)
+        if boards is None or len(boards) < 2:
             continue
         kind = len(positions) % 4
         if kind == 0:
