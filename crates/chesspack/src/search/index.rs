@@ -2329,15 +2329,15 @@ mod tests {
     fn a_key_played_on_is_the_key_of_the_position_after() {
         let mut positions = crate::testing::random_game_positions(0x6b65, 60, 160);
         positions.extend(crate::testing::fen_positions(&[
-            // Castling both ways, a rook taken on its corner.
-            "r3k2r/pppq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPb/R3K2R w KQkq - 0 1",
+            // Castling both ways; a bishop that takes a rook on its corner.
+            "r3k2r/pppq1pBp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PP1/R3K2R w KQkq - 0 1",
             "r3k2r/p1pq1ppp/2n1bn2/3pp3/3PP3/2N1BN2/PPPQ1PPP/R3K2R b KQkq - 0 1",
             // En passant: legal, and a square that no pawn can take on.
             "rnbqkbnr/ppp1p1pp/8/3pPp2/8/8/PPPP1PPP/RNBQKBNR w KQkq f6 0 3",
             "rnbqkbnr/ppppp1pp/8/8/5p2/8/PPPPPPPP/RNBQKBNR w KQkq - 0 3",
-            // Promotions, with and without a capture.
-            "4k3/1P4P1/8/8/8/8/1p4p1/R3K2R w KQ - 0 1",
-            "r3k3/1P4P1/8/8/8/8/1p4p1/4K3 b q - 0 1",
+            // Promotions, by a push and by taking a rook on its corner.
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R w KQkq - 0 1",
+            "r3k2r/1P4P1/8/8/8/8/1p4p1/R3K2R b KQkq - 0 1",
         ]));
         for pos in &positions {
             let before = key(pos);
