@@ -72,7 +72,23 @@ static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 /// The opening book shipped in the library.
 pub(crate) fn embedded_book() -> &'static book::Book {
     static BOOK: std::sync::OnceLock<book::Book> = std::sync::OnceLock::new();
-    BOOK.get_or_init(|| book::Book::from_bytes(BOOK_FILE).expect("embedded book file"))
+    BOOK.get_or_init(|| {
+        embedded_file_is_its_hash(BOOK_FILE, file_hash(BOOK_FILE), BOOK_HASH, "BOOK_HASH");
+        book::Book::from_bytes(BOOK_FILE).expect("embedded book file")
+    })
+}
+
+/// Checks, where an embedded file is first used to code games, that its
+/// hash (`hash`) is the constant `name` (`constant`) that archives are
+/// tied to: a build whose files changed and whose constants did not would
+/// write and read archives under another model's hash.
+fn embedded_file_is_its_hash(file: &[u8], hash: u64, constant: u64, name: &str) {
+    assert_eq!(
+        hash,
+        constant,
+        "the embedded file of {} bytes has the hash {hash:#018x}: {name} must say so",
+        file.len()
+    );
 }
 
 /// [`file_hash`] of the embedded opening book's file: what the streams of
@@ -84,9 +100,11 @@ pub(crate) fn book_hash() -> u64 {
 /// The hashes of the embedded files, as constants: opening an archive
 /// checks the hash its header names, and hashing the files there read
 /// 4 MB of weights and the 3.3 MB book at every start of a process (2 of
-/// the 8.4 ms that `chesspack list` of the shipped sample took). The unit
-/// test `the_embedded_files_have_the_hashes_written_here` checks them
-/// against the files, and names the new value when a file changes.
+/// the 8.4 ms that `chesspack list` of the shipped sample took). Each file
+/// is checked against its constant where it is first used to code games
+/// ([`embedded_book`], [`Weights::embedded`], [`Weights::brisk`]), and the
+/// unit test `the_embedded_files_have_the_hashes_written_here` names the
+/// new value when a file changes.
 const BOOK_HASH: u64 = 0xdd67_73fe_89e3_94aa;
 /// [`model_hash`] of the embedded `model` weights ([`Weights::embedded_hash`]).
 const EMBEDDED_HASH: u64 = 0x1cdf_dd5e_e641_6566;
@@ -352,14 +370,22 @@ impl Weights {
     /// The weights shipped in the library.
     pub(crate) fn embedded() -> &'static Weights {
         static EMBEDDED: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
-        EMBEDDED.get_or_init(|| Weights::from_static(WEIGHTS_FILE).expect("embedded model file"))
+        EMBEDDED.get_or_init(|| {
+            let hash = model_hash(WEIGHTS_FILE);
+            embedded_file_is_its_hash(WEIGHTS_FILE, hash, EMBEDDED_HASH, "EMBEDDED_HASH");
+            Weights::from_static(WEIGHTS_FILE).expect("embedded model file")
+        })
     }
 
     /// The weights of the `brisk` codec shipped in the library: the
     /// quick feature set ([`FeatureSet::Quick`]) and 64 hidden units.
     pub(crate) fn brisk() -> &'static Weights {
         static BRISK: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
-        BRISK.get_or_init(|| Weights::from_static(BRISK_FILE).expect("embedded brisk model file"))
+        BRISK.get_or_init(|| {
+            let hash = model_hash(BRISK_FILE);
+            embedded_file_is_its_hash(BRISK_FILE, hash, BRISK_HASH, "BRISK_HASH");
+            Weights::from_static(BRISK_FILE).expect("embedded brisk model file")
+        })
     }
 
     /// [`Weights::hash`] of [`Weights::brisk`], from the file's bytes.
