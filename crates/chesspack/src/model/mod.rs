@@ -73,22 +73,30 @@ static BOOK_FILE: &[u8] = include_bytes!("book.bin");
 pub(crate) fn embedded_book() -> &'static book::Book {
     static BOOK: std::sync::OnceLock<book::Book> = std::sync::OnceLock::new();
     BOOK.get_or_init(|| {
-        embedded_file_is_its_hash(BOOK_FILE, file_hash(BOOK_FILE), BOOK_HASH, "BOOK_HASH");
+        embedded_file_is_its_hash(BOOK_FILE, || file_hash(BOOK_FILE), BOOK_HASH, "BOOK_HASH");
         book::Book::from_bytes(BOOK_FILE).expect("embedded book file")
     })
 }
 
 /// Checks, where an embedded file is first used to code games, that its
-/// hash (`hash`) is the constant `name` (`constant`) that archives are
-/// tied to: a build whose files changed and whose constants did not would
-/// write and read archives under another model's hash.
-fn embedded_file_is_its_hash(file: &[u8], hash: u64, constant: u64, name: &str) {
-    assert_eq!(
-        hash,
-        constant,
-        "the embedded file of {} bytes has the hash {hash:#018x}: {name} must say so",
-        file.len()
-    );
+/// hash (`hash`, worked out only here) is the constant `name`
+/// (`constant`) that archives are tied to: a build whose files changed
+/// and whose constants did not would write and read archives under
+/// another model's hash. In debug builds (the tests) only: hashing the
+/// book and the weights took 1.5 ms of every process that decodes a game
+/// (a third of a query that decodes one; issue 68), and the unit test
+/// `the_embedded_files_have_the_hashes_written_here` checks the constants
+/// on every test run.
+fn embedded_file_is_its_hash(file: &[u8], hash: impl FnOnce() -> u64, constant: u64, name: &str) {
+    if cfg!(debug_assertions) {
+        let hash = hash();
+        assert_eq!(
+            hash,
+            constant,
+            "the embedded file of {} bytes has the hash {hash:#018x}: {name} must say so",
+            file.len()
+        );
+    }
 }
 
 /// [`file_hash`] of the embedded opening book's file: what the streams of
@@ -102,8 +110,8 @@ pub(crate) fn book_hash() -> u64 {
 /// 4 MB of weights and the 3.3 MB book at every start of a process (2 of
 /// the 8.4 ms that `chesspack list` of the shipped sample took). Each file
 /// is checked against its constant where it is first used to code games
-/// ([`embedded_book`], [`Weights::embedded`], [`Weights::brisk`]), and the
-/// unit test `the_embedded_files_have_the_hashes_written_here` names the
+/// in a debug build ([`embedded_book`], [`Weights::embedded`],
+/// [`Weights::brisk`]), and the unit test `the_embedded_files_have_the_hashes_written_here` names the
 /// new value when a file changes.
 const BOOK_HASH: u64 = 0xdd67_73fe_89e3_94aa;
 /// [`model_hash`] of the embedded `model` weights ([`Weights::embedded_hash`]).
@@ -371,7 +379,7 @@ impl Weights {
     pub(crate) fn embedded() -> &'static Weights {
         static EMBEDDED: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
         EMBEDDED.get_or_init(|| {
-            let hash = model_hash(WEIGHTS_FILE);
+            let hash = || model_hash(WEIGHTS_FILE);
             embedded_file_is_its_hash(WEIGHTS_FILE, hash, EMBEDDED_HASH, "EMBEDDED_HASH");
             Weights::from_static(WEIGHTS_FILE).expect("embedded model file")
         })
@@ -382,7 +390,7 @@ impl Weights {
     pub(crate) fn brisk() -> &'static Weights {
         static BRISK: std::sync::OnceLock<Weights> = std::sync::OnceLock::new();
         BRISK.get_or_init(|| {
-            let hash = model_hash(BRISK_FILE);
+            let hash = || model_hash(BRISK_FILE);
             embedded_file_is_its_hash(BRISK_FILE, hash, BRISK_HASH, "BRISK_HASH");
             Weights::from_static(BRISK_FILE).expect("embedded brisk model file")
         })
