@@ -9,6 +9,8 @@ macro_rules! outln {
     }};
 }
 
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+mod alloc;
 mod archive;
 mod codecs;
 mod explain;
@@ -21,6 +23,10 @@ mod train;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[global_allocator]
+static ALLOCATOR: alloc::HugeLarge = alloc::HugeLarge;
 
 /// Store chess games and positions in as few bits as information theory allows.
 #[derive(Parser, Debug)]
