@@ -1285,8 +1285,13 @@ fn from_index(
             take(g, verdict(g)?);
         }
     } else {
-        // The columns the workers share, read here first.
-        ix.read_states(by_plies, target.kept_files().is_some(), target.third() != 0)?;
+        // The columns the workers share, read here first (the plies and
+        // the pawns' files only where they are looked at).
+        let files = target.kept_files().is_some();
+        if by_plies || files {
+            ix.load(Group::Plies, fetch)?;
+        }
+        ix.read_states(by_plies, files, target.third() != 0)?;
         for (g, v) in in_parallel(ix.games, verdict)?.into_iter().enumerate() {
             take(g, v);
         }
