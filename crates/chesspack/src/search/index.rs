@@ -1050,15 +1050,10 @@ pub(crate) enum Group {
 }
 
 impl Group {
+    /// Every group, in the order declared (their CRCs' order; the head's
+    /// first, then those read later).
     const ALL: [Group; 6] = [
         Group::Head,
-        Group::Reentries,
-        Group::Changes,
-        Group::Plies,
-        Group::Names,
-        Group::Squares,
-    ];
-    const LAZY: [Group; 5] = [
         Group::Reentries,
         Group::Changes,
         Group::Plies,
@@ -1091,7 +1086,13 @@ impl Group {
     /// The place of a group read later in [`Index`]'s `lazy` (the head
     /// is read at once: none).
     fn slot(self) -> Option<usize> {
-        Group::LAZY.iter().position(|&g| g == self)
+        self.number().checked_sub(1)
+    }
+
+    /// The group's place in [`Group::ALL`] (the order it is declared in),
+    /// and of its CRC in the directory.
+    fn number(self) -> usize {
+        self as usize
     }
 }
 
@@ -1179,7 +1180,7 @@ pub(crate) struct Index {
     /// Each column's place and each group's CRC, and the frames of the
     /// groups read later ([`Group::slot`]), checked when read.
     directory: Directory,
-    lazy: [OnceLock<Result<Vec<u8>, String>>; Group::LAZY.len()],
+    lazy: [OnceLock<Result<Vec<u8>, String>>; Group::ALL.len() - 1],
     /// Whether frames are checked against their CRCs (not when fuzzing).
     checked: bool,
     names: OnceLock<Result<Names, String>>,
@@ -2180,8 +2181,7 @@ fn read_group(
     if bytes.len() != len {
         return Err("truncated".into());
     }
-    let number = Group::ALL.iter().position(|&g| g == group).unwrap_or(0);
-    if checked && crc32fast::hash(&bytes) != directory.crcs[number] {
+    if checked && crc32fast::hash(&bytes) != directory.crcs[group.number()] {
         let columns = group.columns();
         return Err(format!(
             "columns {}-{} checksum mismatch",
@@ -2303,6 +2303,14 @@ fn unpack(frames: &[u8], raw: usize) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A group's number is its place among all of them.
+    #[test]
+    fn groups_are_numbered_in_their_order() {
+        for (i, g) in Group::ALL.into_iter().enumerate() {
+            assert_eq!(g.number(), i, "{g:?}");
+        }
+    }
 
     /// A long column is a run of frames that unpacks to its bytes; a
     /// length that is not its own, or frames cut short, give an error.
