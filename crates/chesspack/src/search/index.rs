@@ -41,7 +41,7 @@ use crate::threads;
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 10;
+pub(crate) const VERSION: u8 = 11;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -85,7 +85,7 @@ fn first_use<T>(
 
 /// The squares a move key ([`move_key`]) names: from, to; `None` where
 /// it names no square.
-fn key_squares(k: u16) -> Option<(Square, Square)> {
+pub(crate) fn key_squares(k: u16) -> Option<(Square, Square)> {
     let squares = u32::from(k >> 3);
     (squares / 64 < 64).then(|| (Square::new(squares / 64), Square::new(squares % 64)))
 }
@@ -345,10 +345,16 @@ impl Summary {
                     s.changes.push((code, ply));
                 }
                 s.moves.push(move_key(m));
+                let could_castle = state::can_castle(&pos);
                 pos.play_unchecked(m);
                 state.apply(code);
                 if state::changes_material(code) && state::keeps_files(&state) {
                     s.files.push((ply, state::pawn_files(pos.board())));
+                }
+                // A side's castling gone, after the move's own change.
+                for lost in state::castling_codes(could_castle, state::can_castle(&pos)) {
+                    s.changes.push((lost, ply));
+                    state.apply(lost);
                 }
             }
         }
@@ -523,12 +529,16 @@ impl IndexBuilder {
         &self.changes[self.games[g].changes.clone()]
     }
 
-    /// The change of game `g`'s move to `ply`.
+    /// The change of game `g`'s move to `ply` ([`state::change`]), 0 for
+    /// none: not the castling rights it ends, which the tree's moves give.
     fn change_at(&self, g: usize, ply: usize) -> u8 {
         let changes = self.changes_of(g);
-        changes
-            .binary_search_by_key(&ply, |&(_, p)| usize::from(p))
-            .map_or(0, |i| changes[i].0)
+        let at = changes.partition_point(|&(_, p)| usize::from(p) < ply);
+        changes[at..]
+            .iter()
+            .take_while(|&&(_, p)| usize::from(p) == ply)
+            .find(|&&(c, _)| !state::is_castling(c))
+            .map_or(0, |&(c, _)| c)
     }
 }
 
@@ -1486,7 +1496,10 @@ impl Index {
         let tree = || -> Result<_, String> {
             let shape = tree_shape(&children, nodes)?;
             let mut node_change = node_changes;
-            if node_change.iter().any(|&c| c != 0 && !state::valid(c)) {
+            if node_change
+                .iter()
+                .any(|&c| c != 0 && (!state::valid(c) || state::is_castling(c)))
+            {
                 return Err("a bad change".into());
             }
             node_change.insert(0, 0);
@@ -1659,12 +1672,20 @@ impl Index {
         self.node_state.get_or_init(|| {
             let mut states = Vec::with_capacity(self.node_move.len());
             states.push(State::of(&Chess::default()));
+            // The castling rights ended at each node.
+            let mut ended = Vec::with_capacity(self.node_move.len());
+            ended.push(0u8);
             for i in 1..self.node_move.len() {
-                let mut s = states[self.node_parent[i] as usize];
+                let parent = self.node_parent[i] as usize;
+                let (mut s, mut e) = (states[parent], ended[parent]);
                 if self.node_change[i] != 0 {
                     s.apply(self.node_change[i]);
                 }
+                if let Some((from, to)) = key_squares(self.node_move[i]) {
+                    s.end_castling(&mut e, from, to);
+                }
                 states.push(s);
+                ended.push(e);
             }
             states
         })
@@ -1740,11 +1761,12 @@ impl Index {
         // The codes unpacked and checked while the counts are.
         let codes = || -> Result<Vec<u8>, String> {
             let codes = self.lazy_column(CHANGES)?;
-            // A valid code is below 252 and no multiple of 126 (a pass
-            // without branches, a chunk a worker).
+            // A valid code is no multiple of 126 below 254 (252 and 253:
+            // a side's castling gone), a pass without branches, a chunk a
+            // worker.
             let bad = |chunk: &[u8]| {
                 chunk.iter().fold(0u8, |bad, &c| {
-                    bad | u8::from(c == 0) | u8::from(c == 126) | u8::from(c >= 252)
+                    bad | u8::from(c == 0) | u8::from(c == 126) | u8::from(c >= 254)
                 }) != 0
             };
             #[cfg(feature = "parallel")]

@@ -1,8 +1,8 @@
-//! What a game cannot undo: the pawns still on their home squares and the
-//! material. A position can only be reached while a game's state is the
-//! position's own, so a game's list of state changes (one byte and a ply
-//! each) tells which plies of it could hold a position, a material or a
-//! pattern without decoding its moves.
+//! What a game cannot undo: the pawns still on their home squares, the
+//! material and each side's castling. A position can only be reached
+//! while a game's state is the position's own, so a game's list of state
+//! changes (one byte and a ply each) tells which plies of it could hold a
+//! position, a material or a pattern without decoding its moves.
 
 use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Rank, Role, Square};
 
@@ -15,12 +15,15 @@ const ROLES: [Role; 5] = [
     Role::Queen,
 ];
 
-/// The pawns on their home squares and each side's pieces by role, in
-/// one word: bits 0–7 White's pawns on a2–h2, 8–15 Black's on a7–h7, then
-/// a nibble a count, White's pawns to queens from bit 16 and Black's from
-/// bit 36 (a side has at most ten of a role: two and eight promoted). A
-/// change of state ([`change`]) is then one addition ([`State::apply`]),
-/// and two states are compared as numbers: a query looks at millions.
+/// The pawns on their home squares, each side's pieces by role and
+/// whether each side can no longer castle, in one word: bits 0–7 White's
+/// pawns on a2–h2, 8–15 Black's on a7–h7, then a nibble a count, White's
+/// pawns to queens from bit 16 and Black's from bit 36 (a side has at most
+/// ten of a role: two and eight promoted), then bit 56 where White has no
+/// castling right left and 57 where Black has none. A change of state
+/// ([`change`], [`castling_codes`]) is then one addition
+/// ([`State::apply`]), and two states are compared as numbers: a query
+/// looks at millions.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct State(u64);
 
@@ -29,6 +32,53 @@ const COUNTS: [u32; 2] = [16, 36];
 
 /// The bits of a [`State`]'s counts.
 const MATERIAL_BITS: u64 = ((1 << 40) - 1) << 16;
+
+/// Where a [`State`]'s bits of the sides that can no longer castle start:
+/// White's, then Black's.
+const CASTLES: u32 = 56;
+
+/// The change codes of a side's last castling right gone: White's, then
+/// Black's (after the move's other change, [`change`], if it makes one).
+/// A side keeps its castling until its king moves and until both its
+/// rooks have left (or been taken on) their home squares: most games lose
+/// it by castling.
+pub(crate) const CASTLING_CODES: u8 = 252;
+
+/// The castling rights that a move from or to each square ends (bit 0
+/// White's king side, 1 its queen side, 2 and 3 Black's): the kings' and
+/// the rooks' home squares.
+const CASTLING_SQUARES: [u8; 64] = {
+    let mut squares = [0u8; 64];
+    // e1, h1, a1; e8, h8, a8.
+    squares[4] = 0b0011;
+    squares[7] = 0b0001;
+    squares[0] = 0b0010;
+    squares[60] = 0b1100;
+    squares[63] = 0b0100;
+    squares[56] = 0b1000;
+    squares
+};
+
+/// Whether each side, White then Black, has a castling right left in
+/// `pos`.
+pub(crate) fn can_castle(pos: &Chess) -> [bool; 2] {
+    Color::ALL.map(|c| pos.castles().has_color(c))
+}
+
+/// The change codes ([`CASTLING_CODES`]) of the sides that could castle
+/// before a move (`before`, as [`can_castle`] gives it) and can no longer
+/// after it (`after`).
+pub(crate) fn castling_codes(before: [bool; 2], after: [bool; 2]) -> impl Iterator<Item = u8> {
+    (0..2u8)
+        .filter(move |&i| before[usize::from(i)] && !after[usize::from(i)])
+        .map(|i| CASTLING_CODES + i)
+}
+
+/// Whether `code` says a side can no longer castle ([`CASTLING_CODES`]).
+#[inline]
+pub(crate) const fn is_castling(code: u8) -> bool {
+    code == CASTLING_CODES || code == CASTLING_CODES + 1
+}
 
 /// The home squares' bit of `sq` for `color`'s pawns, if it is one.
 fn home_bit(color: Color, sq: Square) -> Option<u16> {
@@ -56,9 +106,11 @@ fn role_index(role: Role) -> Option<usize> {
 
 impl State {
     /// The state of the home pawns `home` and the counts `material` (by
-    /// side, pawn to queen; a count above 15 is 15: no game has one).
+    /// side, pawn to queen; a count above 15 is 15: no game has one), with
+    /// no castling rights: every game's state can reach it as far as they
+    /// go, so that a material or a pattern says nothing of them.
     pub(crate) fn new(home: u16, material: [[u8; 5]; 2]) -> State {
-        let mut word = u64::from(home);
+        let mut word = u64::from(home) | 0b11 << CASTLES;
         for (side, counts) in material.iter().enumerate() {
             for (r, &n) in counts.iter().enumerate() {
                 word |= u64::from(n.min(15)) << (COUNTS[side] + 4 * r as u32);
@@ -67,7 +119,7 @@ impl State {
         State(word)
     }
 
-    /// The state of a board.
+    /// The state of a board (no castling rights: [`State::new`]).
     pub(crate) fn of_board(board: &Board) -> State {
         let mut home = 0u16;
         for color in Color::ALL {
@@ -88,9 +140,35 @@ impl State {
         State::new(home, material)
     }
 
-    /// The state of a position.
+    /// The state of a position, its castling rights with it.
     pub(crate) fn of(pos: &Chess) -> State {
-        State::of_board(pos.board())
+        let mut state = State::of_board(pos.board());
+        for (i, color) in Color::ALL.into_iter().enumerate() {
+            if pos.castles().has_color(color) {
+                state.0 &= !(1 << (CASTLES + i as u32));
+            }
+        }
+        state
+    }
+
+    /// The sides that can no longer castle: bit 0 White, bit 1 Black.
+    #[inline]
+    pub(crate) fn castling_gone(self) -> u8 {
+        ((self.0 >> CASTLES) & 0b11) as u8
+    }
+
+    /// The state after a move of the tree from `from` to `to` (its other
+    /// change is a code: [`State::apply`]), where `ended` holds the
+    /// castling rights ended on the way there (bits as
+    /// [`CASTLING_SQUARES`]'s), which it updates: a right ends with the
+    /// first move from or to its king's or its rook's home square (a
+    /// castling move's squares are its king's and its rook's).
+    #[inline]
+    pub(crate) fn end_castling(&mut self, ended: &mut u8, from: Square, to: Square) {
+        *ended |= CASTLING_SQUARES[from as usize] | CASTLING_SQUARES[to as usize];
+        let white = u64::from(*ended & 0b0011 == 0b0011);
+        let black = u64::from(*ended & 0b1100 == 0b1100);
+        self.0 |= (white | black << 1) << CASTLES;
     }
 
     /// The pawns on their home squares (bits 0–7: White's a2–h2, 8–15:
@@ -119,11 +197,11 @@ impl State {
     }
 
     /// Whether a game in this state could still reach state `to`: home
-    /// pawns never come back, pawns never grow in number, and a piece is
-    /// only gained by promoting a pawn.
+    /// pawns never come back, nor do castling rights, pawns never grow in
+    /// number, and a piece is only gained by promoting a pawn.
     #[inline]
     pub(crate) fn can_reach(&self, to: &State) -> bool {
-        if self.home() & to.home() != to.home() {
+        if self.home() & to.home() != to.home() || self.castling_gone() & !to.castling_gone() != 0 {
             return false;
         }
         for shift in COUNTS {
@@ -152,6 +230,8 @@ impl State {
 /// for a byte that is no change.
 const DELTAS: [u64; 256] = {
     let mut deltas = [0u64; 256];
+    deltas[CASTLING_CODES as usize] = 1 << CASTLES;
+    deltas[CASTLING_CODES as usize + 1] = 1 << (CASTLES + 1);
     let mut code = 0;
     while code < 252 {
         if code % 126 != 0 {
@@ -249,15 +329,16 @@ const fn vacated(code: u8) -> Option<u32> {
 }
 
 /// Whether change `code` changes the material (a piece taken, a
-/// promotion), not only the home pawns.
+/// promotion), not only the home pawns or the castling rights.
 pub(crate) const fn changes_material(code: u8) -> bool {
-    let code = code % 126;
-    code >= 102 || !code.is_multiple_of(6)
+    let c = code % 126;
+    !is_castling(code) && (c >= 102 || !c.is_multiple_of(6))
 }
 
-/// Whether `code` is a change a move can make.
+/// Whether `code` is a change a move can make: a move's own ([`change`])
+/// or a side's castling gone ([`CASTLING_CODES`]).
 pub(crate) const fn valid(code: u8) -> bool {
-    !code.is_multiple_of(126) && code < 252
+    is_castling(code) || (!code.is_multiple_of(126) && code < CASTLING_CODES)
 }
 
 /// The files that each side's pawns stand on: bits 0–7 White's (a to h),
@@ -482,6 +563,19 @@ mod tests {
         c
     }
 
+    /// `state` after move `m` of `pos`: its change and the castling rights
+    /// it ends, as the builder adds them; the move's own change.
+    fn play_all(pos: &mut Chess, state: &mut State, m: Move) -> u8 {
+        let before = can_castle(pos);
+        let code = play(pos, m);
+        state.apply(code);
+        for lost in castling_codes(before, can_castle(pos)) {
+            assert!(valid(lost) && !changes_material(lost));
+            state.apply(lost);
+        }
+        code
+    }
+
     #[test]
     fn changes_replay_the_state_of_real_moves() {
         let mut pos = Chess::default();
@@ -491,13 +585,12 @@ mod tests {
         ];
         for san in line {
             let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
-            let code = play(&mut pos, m);
-            if code != 0 {
-                assert!(valid(code));
-                state.apply(code);
-            }
+            let code = play_all(&mut pos, &mut state, m);
+            assert!(code == 0 || valid(code));
             assert_eq!(state, State::of(&pos), "{san}");
         }
+        // Kxf7 ended Black's castling.
+        assert_eq!(state.castling_gone(), 0b10);
         // A promotion with a capture.
         let mut pos: Chess = "rn2k3/1P6/8/8/8/8/8/4K3 w - - 0 1"
             .parse::<shakmaty::fen::Fen>()
@@ -527,6 +620,7 @@ mod tests {
         for _ in 0..300 {
             let mut pos = Chess::default();
             let mut state = State::of(&pos);
+            let (mut by_squares, mut ended) = (state, 0u8);
             let mut third = 0;
             for _ in 0..300 {
                 let mut moves: Vec<Move> = pos.legal_moves().into_iter().collect();
@@ -536,16 +630,70 @@ mod tests {
                 moves.sort_by_key(|m| (m.from(), m.to(), m.promotion()));
                 let m = moves[next(moves.len())];
                 promotions += usize::from(m.is_promotion());
-                let code = play(&mut pos, m);
+                let code = play_all(&mut pos, &mut state, m);
                 assert!(code == 0 || valid(code));
-                state.apply(code);
                 assert_eq!(state, State::of(&pos), "{m:?}");
+                by_squares.apply(code);
+                by_squares.end_castling(&mut ended, m.from().unwrap(), m.to());
+                assert_eq!(by_squares, state, "{m:?}");
                 third |= third_rank(code);
                 let on_third = third_rank_files(pos.board());
                 assert_eq!(on_third & third, on_third, "{m:?}");
             }
         }
         assert!(promotions > 10, "{promotions}");
+    }
+
+    /// A side can no longer castle once its king has moved or both its
+    /// rooks have left (or been taken on) their home squares, and never
+    /// again; the game's codes and the tree's moves by their squares say
+    /// so alike; a material or a pattern ([`State::new`]) says nothing of
+    /// it.
+    #[test]
+    fn castling_ends_once_and_never_comes_back() {
+        let gone_after = |line: &[&str]| {
+            let mut pos = Chess::default();
+            let mut state = State::of(&pos);
+            let (mut by_squares, mut ended) = (state, 0u8);
+            let mut gone = Vec::new();
+            for san in line {
+                let m = san.parse::<San>().unwrap().to_move(&pos).unwrap();
+                let code = play_all(&mut pos, &mut state, m);
+                assert_eq!(state, State::of(&pos), "{san}");
+                by_squares.apply(code);
+                by_squares.end_castling(&mut ended, m.from().unwrap(), m.to());
+                assert_eq!(by_squares, state, "{san}");
+                gone.push(state.castling_gone());
+            }
+            gone
+        };
+        // O-O: White's; Rb8 and back: Black keeps its king side; Kf8:
+        // Black's.
+        let line = [
+            "e4", "e5", "Nf3", "Nc6", "Bc4", "Bc5", "O-O", "Nf6", "d3", "Rb8", "Bg5", "Ra8",
+            "Bxf6", "Kf8",
+        ];
+        assert_eq!(
+            gone_after(&line),
+            [0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 0b11]
+        );
+        // A rook taken at home, then the other rook's move: Black's.
+        let line = [
+            "b3", "g5", "Bb2", "Nf6", "Bxf6", "e6", "Bxh8", "Nc6", "e3", "Rb8",
+        ];
+        assert_eq!(gone_after(&line), [0, 0, 0, 0, 0, 0, 0, 0, 0, 0b10]);
+        let start = State::of(&Chess::default());
+        let mut castled = start;
+        castled.apply(CASTLING_CODES);
+        assert!(start.can_reach(&castled));
+        assert!(!castled.can_reach(&start));
+        assert!(castled.same_material(start));
+        assert!(castled.can_reach(&State::new(start.home(), start.material())));
+        for code in [CASTLING_CODES, CASTLING_CODES + 1] {
+            assert!(valid(code) && is_castling(code) && !changes_material(code));
+            assert_eq!(third_rank(code), 0);
+        }
+        assert!(!valid(CASTLING_CODES + 2) && !valid(255));
     }
 
     #[test]
