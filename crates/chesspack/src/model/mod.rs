@@ -68,13 +68,16 @@ static ALIGNED_WEIGHTS: &Aligned<[u8]> = &Aligned(*include_bytes!("weights.bin")
 static BRISK_FILE: &[u8] = &ALIGNED_BRISK.0;
 static ALIGNED_BRISK: &Aligned<[u8]> = &Aligned(*include_bytes!("brisk.bin"));
 /// The embedded opening book.
-static BOOK_FILE: &[u8] = include_bytes!("book.bin");
+const BOOK_BYTES: &[u8] = include_bytes!("book.bin");
+static BOOK_FILE: &[u8] = BOOK_BYTES;
+/// Its index, made when the library is compiled.
+static BOOK_INDEX: [u32; book::INDEX_LEN] = book::const_index(BOOK_BYTES);
 /// The opening book shipped in the library.
 pub(crate) fn embedded_book() -> &'static book::Book {
     static BOOK: std::sync::OnceLock<book::Book> = std::sync::OnceLock::new();
     BOOK.get_or_init(|| {
         embedded_file_is_its_hash(BOOK_FILE, || file_hash(BOOK_FILE), BOOK_HASH, "BOOK_HASH");
-        book::Book::from_bytes(BOOK_FILE).expect("embedded book file")
+        book::Book::embedded(BOOK_FILE, &BOOK_INDEX)
     })
 }
 
