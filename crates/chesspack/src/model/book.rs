@@ -18,7 +18,7 @@ use shakmaty::{Chess, EnPassantMode, Move, Position, zobrist::Zobrist64};
 
 use crate::{
     Error,
-    le::{u16_at, u32_at, u64_at},
+    le::{u16_at, u32_at, u64_at, uint_at},
     order::{Order, key},
 };
 
@@ -112,29 +112,18 @@ fn index_of(positions: usize, hash_of: impl Fn(usize) -> u64) -> Vec<u32> {
 /// its 256 KB to the binary (the WebAssembly: 13.72 → 13.98 MB).
 pub(crate) const fn const_index(bytes: &[u8]) -> [u32; INDEX_LEN] {
     const { assert!(INDEX_BITS == 16) };
-    let positions = le_word(bytes, 8, 4) as usize;
+    let positions = uint_at(bytes, 8, 4) as usize;
     let mut index = [0u32; INDEX_LEN];
     let (mut bucket, mut next) = (0, 0);
     while bucket < INDEX_LEN {
         // A hash's top 16 bits are its last two bytes.
-        while next < positions && le_word(bytes, HEADER + next * POSITION + 6, 2) < bucket as u64 {
+        while next < positions && uint_at(bytes, HEADER + next * POSITION + 6, 2) < bucket as u64 {
             next += 1;
         }
         index[bucket] = next as u32;
         bucket += 1;
     }
     index
-}
-
-/// The little-endian number of the `n` bytes of `bytes` at `at`.
-const fn le_word(bytes: &[u8], at: usize, n: usize) -> u64 {
-    let mut v = 0u64;
-    let mut i = n;
-    while i > 0 {
-        i -= 1;
-        v = (v << 8) | bytes[at + i] as u64;
-    }
-    v
 }
 
 impl Default for Book {

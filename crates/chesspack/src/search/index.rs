@@ -83,9 +83,19 @@ fn first_use<T>(
     cell.get_or_init(read).as_ref().map_err(Clone::clone)
 }
 
+/// A node's state, and the castling rights ended on the way to it (as
+/// [`State::end_castling`] keeps them): the tree's moves tell when a
+/// side's last right ends.
+pub(crate) type NodeState = (State, u8);
+
+/// The state at the tree's root: the start's, no castling right ended.
+pub(crate) fn root_state() -> NodeState {
+    (State::of(&Chess::default()), 0)
+}
+
 /// The squares a move key ([`move_key`]) names: from, to; `None` where
 /// it names no square.
-pub(crate) fn key_squares(k: u16) -> Option<(Square, Square)> {
+fn key_squares(k: u16) -> Option<(Square, Square)> {
     let squares = u32::from(k >> 3);
     (squares / 64 < 64).then(|| (Square::new(squares / 64), Square::new(squares % 64)))
 }
@@ -1670,25 +1680,33 @@ impl Index {
     /// The state at each node.
     pub(crate) fn node_states(&self) -> &[State] {
         self.node_state.get_or_init(|| {
-            let mut states = Vec::with_capacity(self.node_move.len());
-            states.push(State::of(&Chess::default()));
-            // The castling rights ended at each node.
-            let mut ended = Vec::with_capacity(self.node_move.len());
-            ended.push(0u8);
-            for i in 1..self.node_move.len() {
-                let parent = self.node_parent[i] as usize;
-                let (mut s, mut e) = (states[parent], ended[parent]);
-                if self.node_change[i] != 0 {
-                    s.apply(self.node_change[i]);
-                }
-                if let Some((from, to)) = key_squares(self.node_move[i]) {
-                    s.end_castling(&mut e, from, to);
-                }
+            let n = self.node_move.len();
+            // The states, and beside them the castling rights ended.
+            let (mut states, mut ended) = (Vec::with_capacity(n), Vec::with_capacity(n));
+            let (root, none) = root_state();
+            states.push(root);
+            ended.push(none);
+            for i in 1..n {
+                let p = self.node_parent[i] as usize;
+                let (s, e) = self.child_state((states[p], ended[p]), i);
                 states.push(s);
                 ended.push(e);
             }
             states
         })
+    }
+
+    /// The state at node `c`, a child of the node whose state is `parent`:
+    /// its move's change applied and the castling rights its squares end.
+    #[inline]
+    pub(crate) fn child_state(&self, (mut s, mut ended): NodeState, c: usize) -> NodeState {
+        if self.node_change[c] != 0 {
+            s.apply(self.node_change[c]);
+        }
+        if let Some((from, to)) = key_squares(self.node_move[c]) {
+            s.end_castling(&mut ended, from, to);
+        }
+        (s, ended)
     }
 
     /// The names, read on first use.

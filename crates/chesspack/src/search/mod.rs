@@ -1603,9 +1603,9 @@ fn tree_walk(
     let mut path = Vec::new();
     // Each node to visit, its state and the place in `known` of the
     // nearest node above it (or itself) with a position.
-    // (Its state carries the castling rights ended on the way there.)
-    let mut stack = vec![(0usize, (State::of(&Chess::default()), 0u8), 0usize)];
-    while let Some((n, (s, ended), mut anchor)) = stack.pop() {
+    let mut stack = vec![(0usize, index::root_state(), 0usize)];
+    while let Some((n, node_state, mut anchor)) = stack.pop() {
+        let s = node_state.0;
         if !target.could_follow(&s) {
             continue;
         }
@@ -1636,14 +1636,7 @@ fn tree_walk(
         let end = ix.node_end[n] as usize;
         let mut c = n + 1;
         while c < end {
-            let (mut child_state, mut child_ended) = (s, ended);
-            if ix.node_change[c] != 0 {
-                child_state.apply(ix.node_change[c]);
-            }
-            if let Some((from, to)) = index::key_squares(ix.node_move[c]) {
-                child_state.end_castling(&mut child_ended, from, to);
-            }
-            stack.push((c, (child_state, child_ended), anchor));
+            stack.push((c, ix.child_state(node_state, c), anchor));
             c = ix.node_end[c] as usize;
         }
     }
