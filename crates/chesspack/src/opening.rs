@@ -389,22 +389,10 @@ impl OpeningTable {
 
     /// The plies of the table's lines to the positions of `label`, least
     /// first, without repeats (none for a table of version 1).
-    pub(crate) fn line_plies(&self, label: u32) -> Vec<u8> {
-        let mut out: Vec<u8> = match self.reach() {
-            Some(r) => r
-                .by_label
-                .get(label as usize)
-                .map(|ps| {
-                    ps.iter()
-                        .filter_map(|&i| self.plies.get(i as usize).copied())
-                        .collect()
-                })
-                .unwrap_or_default(),
-            None => Vec::new(),
-        };
-        out.sort_unstable();
-        out.dedup();
-        out
+    pub(crate) fn line_plies(&self, label: u32) -> &[u8] {
+        self.reach()
+            .and_then(|r| r.line_plies.get(label as usize))
+            .map_or(&[], Vec::as_slice)
     }
 
     #[cfg(feature = "train")]
@@ -828,6 +816,10 @@ struct Reach {
     hashes: Vec<u64>,
     /// The positions of each label.
     by_label: Vec<Vec<u32>>,
+    /// The plies of the lines to each label's positions, least first,
+    /// without repeats ([`OpeningTable::line_plies`], asked for each game
+    /// an archive's block names by its label).
+    line_plies: Vec<Vec<u8>>,
     /// For each side and square, the squares a pawn there can reach.
     cones: [[Bitboard; 64]; 2],
 }
@@ -885,11 +877,24 @@ impl Reach {
                 }
             }
         }
+        let line_plies = by_label
+            .iter()
+            .map(|ps| {
+                let mut plies: Vec<u8> = ps
+                    .iter()
+                    .filter_map(|&i| table.plies.get(i as usize).copied())
+                    .collect();
+                plies.sort_unstable();
+                plies.dedup();
+                plies
+            })
+            .collect();
         Some(Reach {
             positions,
             boards,
             hashes,
             by_label,
+            line_plies,
             cones,
         })
     }

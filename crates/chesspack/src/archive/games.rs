@@ -448,4 +448,90 @@ mod tests {
             assert_eq!(moves[0].to_string(), "e2-e3");
         }
     }
+
+    /// A game's mainline decoded alone, the tags of the games before it
+    /// (and its own) that its moves are not decoded with skimmed, is the
+    /// mainline of its record; with a game whose text is wanted after it,
+    /// that text is the game's as well (lichess games: sites, dates,
+    /// times, rating changes and clocks).
+    #[test]
+    fn a_mainline_after_skimmed_tags_is_the_records() {
+        let pgn = include_str!("../../../../samples/lichess-sample.pgn");
+        let mut packed = Vec::new();
+        compress(
+            pgn.as_bytes(),
+            &mut packed,
+            &crate::game::ModelCodec::new(),
+            &Options::default(),
+        )
+        .unwrap();
+        let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
+        let block = r.read_block(0).unwrap();
+        let mut records = Vec::new();
+        let mut texts = Vec::new();
+        block::decode_block(
+            r.codec(),
+            &block.payload,
+            &|_| block::Want::Record,
+            &mut |_, d| match d {
+                block::Decoded::Record(GameRow::Record(g)) => {
+                    records.push(Some((g.start, g.moves)))
+                }
+                // A variant's game (King of the Hill) is its text.
+                block::Decoded::Record(GameRow::Text(_)) => records.push(None),
+                _ => panic!("a game without a record"),
+            },
+        )
+        .unwrap();
+        block::decode_block(
+            r.codec(),
+            &block.payload,
+            &|_| block::Want::Text,
+            &mut |_, d| {
+                if let block::Decoded::Text(t) = d {
+                    texts.push(t);
+                }
+            },
+        )
+        .unwrap();
+        assert_eq!(records.len(), 37);
+        for k in 0..records.len() {
+            let mut got = Vec::new();
+            decode_mainlines_until(
+                r.codec(),
+                &block,
+                &|g| g == k,
+                &|_, _| true,
+                &mut |_, m| got.push(m),
+                k,
+            )
+            .unwrap();
+            assert_eq!(got, [records[k].clone()], "game {k}");
+            // A game's text wanted after the mainline: its tags are read whole.
+            let (text_at, mut text) = ((k + 5) % records.len(), None);
+            let mut mainline = None;
+            block::decode_block_with(
+                r.codec(),
+                &block.payload,
+                &|g| match g {
+                    g if g == k => block::Want::Mainline,
+                    g if g == text_at => block::Want::Text,
+                    _ => block::Want::Skip,
+                },
+                None,
+                &mut |g, d| match d {
+                    block::Decoded::Text(t) if g == text_at => text = Some(t),
+                    block::Decoded::Mainline(start, moves) if g == k => {
+                        mainline = Some((start, moves));
+                    }
+                    block::Decoded::Record(GameRow::Text(_)) if g == k => {}
+                    _ => panic!("game {g} not wanted so"),
+                },
+                usize::MAX,
+            )
+            .unwrap();
+            assert_eq!(text.as_ref(), Some(&texts[text_at]), "game {text_at}");
+            assert_eq!(mainline, records[k], "game {k}");
+        }
+    }
 }

@@ -250,6 +250,9 @@ impl Role {
 pub(crate) struct TagState {
     marks: Marks,
     roles: Vec<Role>,
+    /// Whether a game's moves are decoded with each tag's values, or with
+    /// values coded from them ([`TagState::skim`]).
+    read_by_moves: Vec<bool>,
     /// The last value of each tag name.
     last: Vec<Option<Vec<u8>>>,
     /// Player names, most recent first.
@@ -374,6 +377,7 @@ impl TagState {
         TagState {
             marks,
             roles: Vec::new(),
+            read_by_moves: Vec::new(),
             last: Vec::new(),
             recent: Vec::new(),
             elo: HashMap::default(),
@@ -406,7 +410,16 @@ impl TagState {
 
     /// Adds the tag name of the next id.
     pub(crate) fn add_name(&mut self, name: &[u8]) {
-        self.roles.push(Role::of(name));
+        let role = Role::of(name);
+        // The model's context (the Elos, which players' names and Elos
+        // code), the clocks' time control and the start position.
+        self.read_by_moves.push(
+            matches!(role, Role::Player(_) | Role::Elo(_))
+                || name == b"TimeControl"
+                || name.eq_ignore_ascii_case(b"FEN")
+                || name.eq_ignore_ascii_case(b"Variant"),
+        );
+        self.roles.push(role);
         self.last.push(None);
         self.values.push(Vec::new());
         self.numbers.recent.push(Number::new());
@@ -753,6 +766,67 @@ impl TagState {
         };
         self.update_others(id, &value, at);
         Ok(self.last[id].insert(value))
+    }
+
+    /// Whether a game's moves are decoded with the values of tag `id`, or
+    /// with values coded from them: the players' names and Elos (the
+    /// model's context), `TimeControl` (the clocks'), `FEN` and
+    /// `Variant` (the start).
+    pub(crate) fn is_read_by_moves(&self, id: usize) -> bool {
+        self.read_by_moves.get(id).copied().unwrap_or(true)
+    }
+
+    /// Reads past the value of tag `id` stored as `stored` where a game's
+    /// moves are not decoded with it ([`TagState::decode`] where they
+    /// are): the numbers of its mark are taken from `numbers`, which codes
+    /// them in turn with every other tag's, and nothing else is made or
+    /// kept. The tag's last and recent values go stale, so a decode that
+    /// skims a tag once asks for no value of it after (a decode that
+    /// wants the moves of games alone, not their tags).
+    ///
+    /// # Errors
+    ///
+    /// A mark that its tag cannot have, or a bad number (damaged data).
+    pub(crate) fn skim(
+        &mut self,
+        id: usize,
+        stored: &[u8],
+        numbers: &mut BinaryDecoder<'_>,
+    ) -> Result<(), String> {
+        if *self.read_by_moves.get(id).ok_or("tag id out of range")? {
+            return self.decode(id, stored, numbers).map(|_| ());
+        }
+        let role = self.roles[id];
+        match *stored {
+            [DIFF_STEP] if matches!(role, Role::Diff(_)) => {
+                self.numbers.diff.decode(numbers)?;
+            }
+            [DATE_STEP] if role == Role::Date => {
+                self.numbers.date.decode(numbers)?;
+            }
+            [LICHESS_ID] if role == Role::Site => {
+                decode_low(numbers, ID_BITS);
+            }
+            [RECENT_VALUE]
+                if matches!(
+                    role,
+                    Role::Other | Role::Opening(_) | Role::Date | Role::Site
+                ) =>
+            {
+                self.numbers.recent[id].decode(numbers)?;
+            }
+            [TIME_STEP] if role == Role::Time => {
+                self.numbers.time.decode(numbers)?;
+            }
+            // The marks without numbers that such a tag may have.
+            [REPEAT] | [ESCAPE, ..] => {}
+            [DATE_AS_GAME] if role == Role::Date => {}
+            [NEXT_ROUND, ..] if role == Role::Round => {}
+            [DIFF_FROM_ELOS | MIRROR_DIFF] if matches!(role, Role::Diff(_)) => {}
+            [b, ..] if self.is_mark(b) => return Err(format!("bad tag value mark {b}")),
+            _ => {}
+        }
+        Ok(())
     }
 
     /// Turns `value`, the last value of its name (empty when `had_last` is
@@ -1239,6 +1313,26 @@ mod tests {
             }
         }
         assert!(numbers.is_empty() || !dec_numbers.overrun());
+        // Skimmed, the tags that moves are decoded with come back the same
+        // (the numbers of the others taken in turn: an Elo's would not).
+        let mut skimmer = TagState::new(marks);
+        for n in &names {
+            skimmer.add_name(n.as_bytes());
+        }
+        let mut skim_numbers = BinaryDecoder::new(&numbers);
+        let mut items = stored.iter();
+        for game in games {
+            skimmer.start_game();
+            for &(name, value) in *game {
+                let (id, s) = items.next().unwrap();
+                if skimmer.is_read_by_moves(*id) {
+                    let back = skimmer.decode(*id, s, &mut skim_numbers).unwrap();
+                    assert_eq!(back, value.as_bytes(), "{name}");
+                } else {
+                    skimmer.skim(*id, s, &mut skim_numbers).unwrap();
+                }
+            }
+        }
         (size, stored.into_iter().map(|(_, s)| s).collect())
     }
 
@@ -1497,10 +1591,16 @@ mod tests {
             "\u{11}x",
         ]
         .iter()
-        .map(|&site| vec![("Site", site)])
+        // Elos coded as numbers after each id: skimmed ids out of step
+        // would give other Elos.
+        .zip([
+            "1500", "1523", "1490", "1611", "1502", "1555", "1580", "1499", "1500",
+        ])
+        .map(|(&site, elo)| vec![("Site", site), ("WhiteElo", elo)])
         .collect();
         let games: Vec<&[(&str, &str)]> = games.iter().map(Vec::as_slice).collect();
         let (_, stored) = stored_forms(Marks::Ids, &games);
+        let stored: Vec<_> = stored.into_iter().step_by(2).collect();
         for (i, s) in stored[..4].iter().enumerate() {
             assert_eq!(s, &[LICHESS_ID], "game {i}");
         }

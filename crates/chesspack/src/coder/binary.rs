@@ -238,48 +238,64 @@ impl<'a> BinaryDecoder<'a> {
 
     /// Decodes a bit with the adaptive probability `model`, updating it.
     pub(crate) fn decode_bit(&mut self, model: &mut BitModel) -> bool {
-        let bound = (self.range >> BIT_MODEL_BITS) * model.p();
-        let bit = if self.code < bound {
-            self.range = bound;
+        let mut state = (self.range, self.code);
+        let bit = self.bit_in(&mut state, model);
+        (self.range, self.code) = state;
+        bit
+    }
+
+    /// [`decode_bit`](BinaryDecoder::decode_bit) from `state`, the range
+    /// and the code, which a loop of bits keeps in registers until it
+    /// ends (written back at each bit, they made every bit wait for the
+    /// store of the one before).
+    #[inline(always)]
+    fn bit_in(&mut self, (range, code): &mut (u32, u32), model: &mut BitModel) -> bool {
+        let bound = (*range >> BIT_MODEL_BITS) * model.p();
+        let bit = if *code < bound {
+            *range = bound;
             false
         } else {
-            self.code -= bound;
-            self.range -= bound;
+            *code -= bound;
+            *range -= bound;
             true
         };
         model.update(bit);
-        while self.range < TOP {
-            self.range <<= 8;
-            self.code = (self.code << 8) | u32::from(self.next_byte());
+        while *range < TOP {
+            *range <<= 8;
+            *code = (*code << 8) | u32::from(self.next_byte());
         }
         bit
     }
 
     /// Decodes `n` bits written by [`BinaryEncoder::encode_direct`].
     pub(crate) fn decode_direct(&mut self, n: u32) -> u32 {
+        // In registers, as in `bit_in`.
+        let (mut range, mut code) = (self.range, self.code);
         let mut v = 0u32;
         for _ in 0..n {
-            self.range >>= 1;
-            let bit = self.code >= self.range;
-            if bit {
-                self.code -= self.range;
-            }
+            range >>= 1;
+            let bit = code >= range;
+            code -= range & u32::from(bit).wrapping_neg();
             v = (v << 1) | u32::from(bit);
-            while self.range < TOP {
-                self.range <<= 8;
-                self.code = (self.code << 8) | u32::from(self.next_byte());
+            // Halved from at least `TOP`: one byte brings it back.
+            if range < TOP {
+                range <<= 8;
+                code = (code << 8) | u32::from(self.next_byte());
             }
         }
+        (self.range, self.code) = (range, code);
         v
     }
 
     /// Decodes a value written by [`BinaryEncoder::encode_tree`].
     pub(crate) fn decode_tree(&mut self, models: &mut [BitModel], n: u32) -> u32 {
+        let mut state = (self.range, self.code);
         let mut node = 1usize;
         for _ in 0..n {
-            let bit = self.decode_bit(&mut models[node]);
+            let bit = self.bit_in(&mut state, &mut models[node]);
             node = node * 2 + usize::from(bit);
         }
+        (self.range, self.code) = state;
         (node - (1 << n)) as u32
     }
 }

@@ -341,6 +341,17 @@ pub(crate) fn decode_block_with(
         .count();
     let mut queue = Queue::new(codec_of_block, keep, sink, games);
     let engine_block = !stored.data[ENGINE].is_empty();
+    // After the last game whose tags are wanted (its text, its record, its
+    // tags or its opening), the games wanted for their mainlines and those
+    // skipped read only the tags that moves are decoded with. (A block of
+    // engine comments decodes some skipped games whole.)
+    let end = games.min(last.saturating_add(1));
+    if !engine_block {
+        c.skim_from = (0..end)
+            .rev()
+            .find(|&k| !matches!(want(k), Want::Skip | Want::Mainline))
+            .map_or(0, |k| k + 1);
+    }
     // The group of the last game looked at, and the last game of the group
     // whose text or record is wanted: the games with engine comments of
     // its group before it are decoded for the numbers that its engine
@@ -458,6 +469,10 @@ struct Cursors<'a> {
     values: Vec<std::vec::IntoIter<&'a [u8]>>,
     time_control: Option<usize>,
     tag_state: TagState,
+    /// The first game from which on no game's tags are wanted, only moves:
+    /// the tags that moves are not decoded with are skimmed
+    /// ([`TagState::skim`]).
+    skim_from: usize,
     has_tag_numbers: bool,
     tag_numbers: BinaryDecoder<'a>,
     kind: std::slice::Iter<'a, u8>,
@@ -541,6 +556,7 @@ impl<'a> Cursors<'a> {
             names,
             values,
             tag_state,
+            skim_from: usize::MAX,
             has_tag_numbers: !d[TAG_NUMBERS].is_empty(),
             tag_numbers: BinaryDecoder::new(&d[TAG_NUMBERS]),
             kind: d[KIND].iter(),
@@ -609,7 +625,7 @@ impl<'a> Cursors<'a> {
             predicted,
             label,
             label_ply,
-        } = self.tags(w)?;
+        } = self.tags(w, g >= self.skim_from)?;
         let game_events = self.game_events()?;
         let mut clock_model = ClockModel::new(time_control.as_deref().unwrap_or_default());
         // Tags that the moves give need the moves.
@@ -728,8 +744,10 @@ impl<'a> Cursors<'a> {
     }
 
     /// The next game's tags: all that `w` asks for (for a skipped game
-    /// none), and those that its other columns are read with.
-    fn tags(&mut self, w: Want) -> Result<StoredTags, String> {
+    /// none), and those that its other columns are read with; where
+    /// `skim`, only those that its moves are decoded with, and the others
+    /// are skimmed ([`TagState::skim`]).
+    fn tags(&mut self, w: Want, skim: bool) -> Result<StoredTags, String> {
         let mut t = StoredTags::default();
         self.tag_state.start_game();
         loop {
@@ -766,6 +784,9 @@ impl<'a> Cursors<'a> {
                     t.predicted.push((t.tags.len(), k));
                     t.tags.push((name.to_vec(), Vec::new()));
                 }
+            } else if skim && !self.tag_state.is_read_by_moves(i) {
+                self.tag_state
+                    .skim(i, stored_value, &mut self.tag_numbers)?;
             } else {
                 let value = self
                     .tag_state
