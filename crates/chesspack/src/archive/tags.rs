@@ -289,6 +289,30 @@ pub(crate) struct TagState {
     ply_line: [BitModel; 8],
 }
 
+/// Where a decoded value stands in its tag's list of recent names or
+/// values, as its mark tells ([`TagState::build`]).
+#[derive(Clone, Copy, Debug)]
+enum Listed {
+    /// At this place (a [`RECENT`] or [`RECENT_VALUE`] mark).
+    At(usize),
+    /// Not there: a value written out is one that the writer did not find
+    /// in the same list (it would have written a mark).
+    No,
+    /// Not known: looked for.
+    Unknown,
+}
+
+impl Listed {
+    /// The place, looked for with `find` where it is not known.
+    fn or_find(self, find: impl FnOnce() -> Option<usize>) -> Option<usize> {
+        match self {
+            Listed::At(i) => Some(i),
+            Listed::No => None,
+            Listed::Unknown => find(),
+        }
+    }
+}
+
 /// The adaptive probabilities of the numbers of the marks, one set a
 /// kind of mark (for [`RECENT_VALUE`], one a tag name).
 #[derive(Debug)]
@@ -756,7 +780,7 @@ impl TagState {
         let last = self.last[id].take();
         let had_last = last.is_some();
         let mut value = last.unwrap_or_default();
-        let at = match self.build(role, id, stored, had_last, &mut value, numbers) {
+        let listed = match self.build(role, id, stored, had_last, &mut value, numbers) {
             Ok(at) => at,
             Err(e) => {
                 // Untouched: the state stays as it was.
@@ -764,7 +788,7 @@ impl TagState {
                 return Err(e);
             }
         };
-        self.update_others(id, &value, at);
+        self.update_others(id, &value, listed);
         Ok(self.last[id].insert(value))
     }
 
@@ -831,7 +855,7 @@ impl TagState {
 
     /// Turns `value`, the last value of its name (empty when `had_last` is
     /// false), into the value that `stored` codes, and says where in its
-    /// list of recent names or values it was found, if it was; on an
+    /// list of recent names or values it is, where the mark says; on an
     /// error it is left as it was.
     fn build(
         &mut self,
@@ -841,19 +865,22 @@ impl TagState {
         had_last: bool,
         value: &mut Vec<u8>,
         numbers: &mut BinaryDecoder<'_>,
-    ) -> Result<Option<usize>, String> {
-        let mut at = None;
+    ) -> Result<Listed, String> {
+        let mut at = Listed::Unknown;
         match *stored {
             [REPEAT] if had_last => {}
             [REPEAT] => return Err("a tag value repeats nothing".into()),
-            [ESCAPE, ref rest @ ..] => replace(value, rest),
+            [ESCAPE, ref rest @ ..] => {
+                replace(value, rest);
+                at = Listed::No;
+            }
             [RECENT, i] if matches!(role, Role::Player(_)) => {
                 let name = self
                     .recent
                     .get(usize::from(i).wrapping_sub(1))
                     .ok_or("a player mark points past the names seen")?;
                 replace(value, name);
-                at = Some(usize::from(i) - 1);
+                at = Listed::At(usize::from(i) - 1);
             }
             [mark @ (ELO_STEP | ELO_NEAR)] if matches!(role, Role::Elo(_)) => {
                 let elo = self.coded_elo(mark, usize::from(role == Role::Elo(1)), numbers)?;
@@ -895,7 +922,7 @@ impl TagState {
                     .and_then(|k| self.values[id].get(k))
                     .ok_or("a recent-value mark points past the values seen")?;
                 replace(value, v);
-                at = usize::try_from(k).ok();
+                at = usize::try_from(k).map_or(Listed::Unknown, Listed::At);
             }
             [PLAYER_ELO] => match role {
                 Role::Elo(side) => {
@@ -937,7 +964,10 @@ impl TagState {
                 *value = signed(change);
             }
             [b, ..] if self.is_mark(b) => return Err(format!("bad tag value mark {b}")),
-            _ => replace(value, stored),
+            _ => {
+                replace(value, stored);
+                at = Listed::No;
+            }
         }
         Ok(at)
     }
@@ -987,17 +1017,17 @@ impl TagState {
         if self.last[id].as_deref() != Some(value) {
             set(&mut self.last[id], value);
         }
-        self.update_others(id, value, None);
+        self.update_others(id, value, Listed::Unknown);
     }
 
     /// [`update`](TagState::update) but for the last value of the name
     /// (`at`: where the value is in its list of recent names or values,
     /// where that is known; each is there once).
-    fn update_others(&mut self, id: usize, value: &[u8], at: Option<usize>) {
+    fn update_others(&mut self, id: usize, value: &[u8], at: Listed) {
         let role = self.roles[id];
         match role {
             Role::Player(side) => {
-                match at.or_else(|| self.recent.iter().position(|n| n == value)) {
+                match at.or_find(|| self.recent.iter().position(|n| n == value)) {
                     Some(i) => self.recent[..=i].rotate_right(1),
                     None => {
                         // The name that drops out lends its buffer.
@@ -1043,7 +1073,7 @@ impl TagState {
                     // A repeat: the list stays as it is.
                     return;
                 }
-                match at.or_else(|| list.iter().position(|v| v == value)) {
+                match at.or_find(|| list.iter().position(|v| v == value)) {
                     Some(k) => list[..=k].rotate_right(1),
                     None => {
                         // The value that drops out lends its buffer.
