@@ -954,7 +954,7 @@ fn regression_issue_29_xz_and_zstd_habits() {
     w.write_all(&sample).unwrap();
     std::fs::write(&bz, w.finish().unwrap()).unwrap();
     let xz = dir.join("d.pgn.xz");
-    let mut w = xz2::write::XzEncoder::new(Vec::new(), 6);
+    let mut w = liblzma::write::XzEncoder::new(Vec::new(), 6);
     w.write_all(&sample).unwrap();
     std::fs::write(&xz, w.finish().unwrap()).unwrap();
     let names: Vec<String> = [&plain, &gz, &bz, &xz]

@@ -172,7 +172,9 @@ pub fn decoder<'a>(raw: impl Read + Send + 'a) -> io::Result<Box<dyn BufRead + S
         #[cfg(feature = "compression")]
         Some(2) => buffered(Box::new(bzip2::bufread::MultiBzDecoder::new(raw))),
         #[cfg(feature = "compression")]
-        Some(3) => buffered(Box::new(xz2::bufread::XzDecoder::new_multi_decoder(raw))),
+        Some(3) => buffered(Box::new(liblzma::bufread::XzDecoder::new_multi_decoder(
+            raw,
+        ))),
         #[cfg(not(feature = "compression"))]
         Some(i) => {
             return Err(io::Error::new(
@@ -478,7 +480,7 @@ mod tests {
             let mut bz = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
             bz.write_all(&text).unwrap();
             assert_eq!(read_all(&bz.finish().unwrap()).unwrap(), text);
-            let mut xz = xz2::write::XzEncoder::new(Vec::new(), 1);
+            let mut xz = liblzma::write::XzEncoder::new(Vec::new(), 1);
             xz.write_all(&text).unwrap();
             assert_eq!(read_all(&xz.finish().unwrap()).unwrap(), text);
         }

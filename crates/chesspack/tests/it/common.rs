@@ -169,8 +169,9 @@ pub fn game_checked<R: std::io::Read + std::io::Seek>(
 /// The size of `text` compressed by liblzma at preset 9 extreme (`xz -9e`).
 pub fn xz_size(text: &[u8]) -> usize {
     use std::io::Write;
-    let stream = xz2::stream::Stream::new_easy_encoder(9 | 0x8000_0000, xz2::stream::Check::Crc64);
-    let mut w = xz2::write::XzEncoder::new_stream(Vec::new(), stream.unwrap());
+    let stream =
+        liblzma::stream::Stream::new_easy_encoder(9 | 0x8000_0000, liblzma::stream::Check::Crc64);
+    let mut w = liblzma::write::XzEncoder::new_stream(Vec::new(), stream.unwrap());
     w.write_all(text).unwrap();
     w.finish().unwrap().len()
 }

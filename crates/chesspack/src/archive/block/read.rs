@@ -85,7 +85,7 @@ impl std::io::Write for Bounded {
 #[cfg(feature = "compression")]
 fn decompress_xz(bytes: &[u8], raw: usize) -> Result<Vec<u8>, String> {
     use std::io::Write;
-    let mut dec = xz2::write::XzDecoder::new(Bounded {
+    let mut dec = liblzma::write::XzDecoder::new(Bounded {
         out: Vec::with_capacity(raw),
         left: raw,
     });
@@ -2074,16 +2074,16 @@ fn slice_bits(bits: &Bits, start: usize, len: usize) -> Bits {
 mod tests {
     use super::*;
 
-    /// xz streams of liblzma (xz2, the reference) read back with liblzma
+    /// xz streams of liblzma (the `liblzma` crate, the reference) read back with liblzma
     /// and with lzma-rs, in every check; a stream longer than its column is
     /// an error.
     #[cfg(feature = "compression")]
     #[test]
     fn xz_columns_of_liblzma_read_back() {
         let data: Vec<u8> = (0..20_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        for check in [xz2::stream::Check::None, xz2::stream::Check::Crc64] {
-            let stream = xz2::stream::Stream::new_easy_encoder(6, check).unwrap();
-            let mut enc = xz2::write::XzEncoder::new_stream(Vec::new(), stream);
+        for check in [liblzma::stream::Check::None, liblzma::stream::Check::Crc64] {
+            let stream = liblzma::stream::Stream::new_easy_encoder(6, check).unwrap();
+            let mut enc = liblzma::write::XzEncoder::new_stream(Vec::new(), stream);
             std::io::Write::write_all(&mut enc, &data).unwrap();
             let xz = enc.finish().unwrap();
             assert!(xz.starts_with(XZ_MAGIC));

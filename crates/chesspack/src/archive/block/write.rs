@@ -784,18 +784,18 @@ pub(crate) fn compress_xz(data: &[u8]) -> Option<Vec<u8>> {
     }
     /// liblzma's `LZMA_PRESET_EXTREME` (`xz -e`).
     const EXTREME: u32 = 0x8000_0000;
-    let mut options = xz2::stream::LzmaOptions::new_preset(9 | EXTREME).ok()?;
+    let mut options = liblzma::stream::LzmaOptions::new_preset(9 | EXTREME).ok()?;
     options.dict_size(
         (data.len() as u32)
             .next_power_of_two()
             .clamp(1 << 12, 1 << 26),
     );
-    let mut filters = xz2::stream::Filters::new();
+    let mut filters = liblzma::stream::Filters::new();
     filters.lzma2(&options);
     let stream =
-        xz2::stream::Stream::new_stream_encoder(&filters, xz2::stream::Check::None).ok()?;
+        liblzma::stream::Stream::new_stream_encoder(&filters, liblzma::stream::Check::None).ok()?;
     let mut out = Vec::with_capacity(data.len() / 4 + 128);
-    let mut encoder = xz2::write::XzEncoder::new_stream(&mut out, stream);
+    let mut encoder = liblzma::write::XzEncoder::new_stream(&mut out, stream);
     std::io::Write::write_all(&mut encoder, data).ok()?;
     encoder.finish().ok()?;
     Some(out)
@@ -1127,7 +1127,7 @@ impl Columns {
 mod tests {
     use super::*;
 
-    /// The writer's xz columns decode with liblzma (xz2), the reference,
+    /// The writer's xz columns decode with liblzma (the `liblzma` crate), the reference,
     /// and with zstd chosen where that is smaller.
     #[cfg(feature = "compression")]
     #[test]
@@ -1136,7 +1136,7 @@ mod tests {
             .map(|i| b"knight |a|yes|rook   |"[(i as usize * 7 + i as usize / 97) % 22])
             .collect();
         let xz = compress_xz(&data).unwrap();
-        let mut dec = xz2::write::XzDecoder::new(Vec::new());
+        let mut dec = liblzma::write::XzDecoder::new(Vec::new());
         std::io::Write::write_all(&mut dec, &xz).unwrap();
         assert_eq!(dec.finish().unwrap(), data);
         // Too short a column to try.
