@@ -399,16 +399,8 @@ mod tests {
 
     use super::*;
 
-    /// A mainline decodes as far as `keep` lets it and one move more, from
-    /// the game's own start (`keep` may stop one game and not another); a
-    /// game stored as text without a record gives none; the games not
-    /// wanted are skipped.
-    #[test]
-    fn a_mainline_stops_one_move_after_keep_says_no() {
-        let pgn = "[White \"a\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 1-0\n\n\
-                   [FEN \"4k3/8/8/8/8/8/4P3/4K3 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e3 Kd7 2. e4 Ke6 *\n\n\
-                   this is no game\n\n\
-                   [White \"b\"]\n\n1. d4 d5 2. c4 e6 *\n";
+    /// `pgn` compressed with the default codec, and its first block.
+    fn first_block(pgn: &str) -> (ArchiveReader<std::io::Cursor<Vec<u8>>>, Block) {
         let mut packed = Vec::new();
         compress(
             pgn.as_bytes(),
@@ -419,6 +411,20 @@ mod tests {
         .unwrap();
         let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
         let block = r.read_block(0).unwrap();
+        (r, block)
+    }
+
+    /// A mainline decodes as far as `keep` lets it and one move more, from
+    /// the game's own start (`keep` may stop one game and not another); a
+    /// game stored as text without a record gives none; the games not
+    /// wanted are skipped.
+    #[test]
+    fn a_mainline_stops_one_move_after_keep_says_no() {
+        let pgn = "[White \"a\"]\n\n1. e4 e5 2. Nf3 Nc6 3. Bb5 a6 4. Ba4 Nf6 1-0\n\n\
+                   [FEN \"4k3/8/8/8/8/8/4P3/4K3 w - - 0 1\"]\n[SetUp \"1\"]\n\n1. e3 Kd7 2. e4 Ke6 *\n\n\
+                   this is no game\n\n\
+                   [White \"b\"]\n\n1. d4 d5 2. c4 e6 *\n";
+        let (r, block) = first_block(pgn);
         let ply = |p: &Chess| (p.fullmoves().get() - 1) * 2 + u32::from(p.turn().is_black());
         for (stop_at, first_only, lengths) in [
             (u32::MAX, false, [Some(8), Some(4), None]),
@@ -456,17 +462,7 @@ mod tests {
     /// times, rating changes and clocks).
     #[test]
     fn a_mainline_after_skimmed_tags_is_the_records() {
-        let pgn = include_str!("../../../../samples/lichess-sample.pgn");
-        let mut packed = Vec::new();
-        compress(
-            pgn.as_bytes(),
-            &mut packed,
-            &crate::game::ModelCodec::new(),
-            &Options::default(),
-        )
-        .unwrap();
-        let mut r = ArchiveReader::open(std::io::Cursor::new(packed)).unwrap();
-        let block = r.read_block(0).unwrap();
+        let (r, block) = first_block(include_str!("../../../../samples/lichess-sample.pgn"));
         let mut records = Vec::new();
         let mut texts = Vec::new();
         block::decode_block(
