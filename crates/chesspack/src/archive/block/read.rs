@@ -2074,9 +2074,9 @@ fn slice_bits(bits: &Bits, start: usize, len: usize) -> Bits {
 mod tests {
     use super::*;
 
-    /// xz streams of liblzma (the `liblzma` crate, the reference) read back with liblzma
-    /// and with lzma-rs, in every check; a stream longer than its column is
-    /// an error.
+    /// xz streams of liblzma (the `liblzma` crate, the reference) read
+    /// back with liblzma and with lzma-rs, in every check; a stream longer
+    /// than its column is an error.
     #[cfg(feature = "compression")]
     #[test]
     fn xz_columns_of_liblzma_read_back() {

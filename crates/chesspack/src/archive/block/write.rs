@@ -1127,8 +1127,8 @@ impl Columns {
 mod tests {
     use super::*;
 
-    /// The writer's xz columns decode with liblzma (the `liblzma` crate), the reference,
-    /// and with zstd chosen where that is smaller.
+    /// The writer's xz columns decode with liblzma (the `liblzma` crate),
+    /// the reference, and with zstd chosen where that is smaller.
     #[cfg(feature = "compression")]
     #[test]
     fn xz_columns_decode_with_liblzma() {
