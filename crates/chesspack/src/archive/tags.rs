@@ -800,13 +800,14 @@ impl TagState {
         self.read_by_moves.get(id).copied().unwrap_or(true)
     }
 
-    /// Reads past the value of tag `id` stored as `stored` where a game's
-    /// moves are not decoded with it ([`TagState::decode`] where they
-    /// are): the numbers of its mark are taken from `numbers`, which codes
-    /// them in turn with every other tag's, and nothing else is made or
-    /// kept. The tag's last and recent values go stale, so a decode that
-    /// skims a tag once asks for no value of it after (a decode that
-    /// wants the moves of games alone, not their tags).
+    /// Reads past the value of tag `id` stored as `stored`, a tag that a
+    /// game's moves are not decoded with ([`TagState::is_read_by_moves`];
+    /// [`TagState::decode`] the others): the numbers of its mark are taken
+    /// from `numbers`, which codes them in turn with every other tag's,
+    /// and nothing else is made or kept. The tag's last and recent values
+    /// go stale, so a decode that skims a tag once asks for no value of it
+    /// after (a decode that wants the moves of games alone, not their
+    /// tags).
     ///
     /// # Errors
     ///
@@ -817,10 +818,11 @@ impl TagState {
         stored: &[u8],
         numbers: &mut BinaryDecoder<'_>,
     ) -> Result<(), String> {
-        if *self.read_by_moves.get(id).ok_or("tag id out of range")? {
-            return self.decode(id, stored, numbers).map(|_| ());
-        }
-        let role = self.roles[id];
+        debug_assert!(
+            self.read_by_moves.get(id) != Some(&true),
+            "a tag that moves read"
+        );
+        let role = *self.roles.get(id).ok_or("tag id out of range")?;
         match *stored {
             [DIFF_STEP] if matches!(role, Role::Diff(_)) => {
                 self.numbers.diff.decode(numbers)?;

@@ -89,16 +89,28 @@ const INDEX_BITS: u32 = 16;
 /// The number of [`Book::index`]'s entries.
 pub(crate) const INDEX_LEN: usize = (1 << INDEX_BITS) + 1;
 
-/// [`Book::index`] of `positions` sorted hashes read by `hash_of`.
-fn index_of(positions: usize, hash_of: impl Fn(usize) -> u64) -> Vec<u32> {
-    let mut index = vec![0u32; INDEX_LEN];
-    let mut next = 0;
-    for (bucket, first) in index.iter_mut().enumerate() {
-        while next < positions && (hash_of(next) >> (64 - INDEX_BITS)) < bucket as u64 {
+/// Fills `index` ([`Book::index`], [`INDEX_LEN`] entries) from the
+/// first `positions` sorted hashes of the book file `bytes`: at run time
+/// for a book read from bytes, and when the library is compiled for the
+/// embedded one ([`const_index`]).
+const fn fill_index(bytes: &[u8], positions: usize, index: &mut [u32]) {
+    const { assert!(INDEX_BITS == 16) };
+    let (mut bucket, mut next) = (0, 0);
+    while bucket < INDEX_LEN {
+        // A hash's top 16 bits are its last two bytes.
+        while next < positions && uint_at(bytes, HEADER + next * POSITION + 6, 2) < bucket as u64 {
             next += 1;
         }
-        *first = next as u32;
+        index[bucket] = next as u32;
+        bucket += 1;
     }
+}
+
+/// [`Book::index`] of the first `positions` hashes of the book file
+/// `bytes`.
+fn index_of(bytes: &[u8], positions: usize) -> Vec<u32> {
+    let mut index = vec![0u32; INDEX_LEN];
+    fill_index(bytes, positions, &mut index);
     index
 }
 
@@ -111,18 +123,8 @@ fn index_of(positions: usize, hash_of: impl Fn(usize) -> u64) -> Vec<u32> {
 /// out by the compiler it adds about 1.2 s to a build of the library, and
 /// its 256 KB to the binary (the WebAssembly: 13.72 → 13.98 MB).
 pub(crate) const fn const_index(bytes: &[u8]) -> [u32; INDEX_LEN] {
-    const { assert!(INDEX_BITS == 16) };
-    let positions = uint_at(bytes, 8, 4) as usize;
     let mut index = [0u32; INDEX_LEN];
-    let (mut bucket, mut next) = (0, 0);
-    while bucket < INDEX_LEN {
-        // A hash's top 16 bits are its last two bytes.
-        while next < positions && uint_at(bytes, HEADER + next * POSITION + 6, 2) < bucket as u64 {
-            next += 1;
-        }
-        index[bucket] = next as u32;
-        bucket += 1;
-    }
+    fill_index(bytes, uint_at(bytes, 8, 4) as usize, &mut index);
     index
 }
 
@@ -134,10 +136,10 @@ impl Default for Book {
             bytes.extend_from_slice(&x.to_le_bytes());
         }
         Book {
+            index: index_of(&bytes, 0).into(),
             bytes: bytes.into(),
             positions: 0,
             moves: 0,
-            index: index_of(0, |_| 0).into(),
         }
     }
 }
@@ -244,7 +246,7 @@ impl Book {
             }
             prev = Some(h);
         }
-        let index = index_of(positions, |i| u64_at(&bytes, HEADER + i * POSITION)).into();
+        let index = index_of(&bytes, positions).into();
         Ok(Book {
             bytes,
             positions,
