@@ -6,7 +6,7 @@
 
 use std::{fs, path::Path};
 
-use chesspack::{Bits, archive, game, pgn::GameReader, position};
+use chesspack::{Bits, archive, files, game, pgn::GameReader, position};
 
 fn seed(bits: &Bits) -> Vec<u8> {
     let mut out = (bits.len().min(0xffff) as u16).to_be_bytes().to_vec();
@@ -130,5 +130,28 @@ fn main() -> std::io::Result<()> {
         fs::write(archive_dir.join(format!("{name}-payload")), payload)?;
         fs::write(archive_dir.join(name), &packed)?;
     }
+
+    // A search section: the sample's, followed by the games from other
+    // starts (Chess960, FENs: their start states), with the games' squares
+    // so that every column is read; from `CPKS` to the end of its frames.
+    let dir = root.join("read_search_index");
+    fs::create_dir_all(&dir)?;
+    let text = [pgn.as_bytes(), &fs::read(fixtures.join("other-starts.pgn"))?].concat();
+    let mut settings = files::Settings::default();
+    settings.index_squares = true;
+    let mut packed = Vec::new();
+    files::compress(files::Kind::Games, &text[..], &mut packed, &settings, &mut |_| {
+        std::ops::ControlFlow::Continue(())
+    })
+    .expect("compresses");
+    let at = packed
+        .windows(4)
+        .position(|w| w == b"CPKS")
+        .expect("a search section");
+    let len = packed[at..]
+        .windows(4)
+        .position(|w| w == b"CPKI")
+        .expect("the index after it");
+    fs::write(dir.join("sample"), &packed[at..at + len])?;
     Ok(())
 }

@@ -370,10 +370,11 @@ mod tests {
         )
         .unwrap();
         // A seed of another version would stop at its version byte: it is
-        // the section of the shipped sample (`compress
-        // samples/lichess-sample.pgn`, from `CPKS` to the end of its
-        // frames; with the games' squares, `--index-squares`, so that their
-        // columns are read too).
+        // the section of the shipped sample followed by the games of
+        // `tests/fixtures/archive/other-starts.pgn` (Chess960 and FENs,
+        // whose start states are read too), with the games' squares so
+        // that their columns are read too: `cargo run --example
+        // fuzz_seeds` writes it.
         assert_eq!(
             seed[4],
             crate::search::SECTION_VERSION,

@@ -41,16 +41,29 @@ use crate::threads;
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 11;
+pub(crate) const VERSION: u8 = 12;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
 pub(crate) const NO_MOVE: u16 = u16::MAX;
 
-/// A game's flags.
+/// A game's flags: from the standard start, with a node. A game with
+/// neither flag is from another start (Chess960, a FEN): its states are
+/// its start's and its changes from ply 0 ([`Index::start_state`]).
 pub(crate) const INDEXED: u8 = 1;
 /// Stored as text: no moves are known.
 pub(crate) const TEXT: u8 = 2;
+/// From another start with more of a piece than a [`State`] counts
+/// ([`State::counts_fit`]: no game of chess has so many): no states, so
+/// every query decodes it.
+pub(crate) const UNSTATED: u8 = 4;
+
+/// Whether a game of `flags` is from another start than the standard one
+/// with its states in the section.
+#[inline]
+pub(crate) const fn from_another_start(flags: u8) -> bool {
+    flags == 0
+}
 
 /// The key a position is found by: the board, the side to move, castling
 /// rights and an en passant square only where the capture is legal (so
@@ -270,11 +283,14 @@ impl Meta {
 }
 
 /// What the section keeps of a game, made from its record on a worker:
-/// its tags (`None`: stored verbatim) and, for a game from the standard
-/// start, its mainline's move keys and changes with their plies.
+/// its tags (`None`: stored verbatim), its mainline's move keys and
+/// changes with their plies, and its start where that is not the standard
+/// one.
 pub(crate) struct Summary {
     meta: Option<Meta>,
-    indexed: bool,
+    /// The start of a game from another position (`None` for the
+    /// standard start).
+    start: Option<Box<Chess>>,
     moves: Vec<u16>,
     changes: Vec<(u8, u16)>,
     /// The pawns' files after the changes of material whose state keeps
@@ -329,7 +345,7 @@ impl Summary {
         let Some(record) = record else {
             return Summary {
                 meta: None,
-                indexed: false,
+                start: None,
                 moves: Vec::new(),
                 changes: Vec::new(),
                 files: Vec::new(),
@@ -337,35 +353,33 @@ impl Summary {
         };
         let mut s = Summary {
             meta: Some(Meta::of(record)),
-            indexed: is_standard_start(&record.start),
+            start: (!is_standard_start(&record.start)).then(|| Box::new(record.start.clone())),
             moves: Vec::new(),
             changes: Vec::new(),
             files: Vec::new(),
         };
-        if s.indexed {
-            let mut pos = record.start.clone();
-            let mut state = State::of(&pos);
-            for (i, &m) in record.moves.iter().enumerate() {
-                if !pos.is_legal(m) {
-                    break;
-                }
-                let code = state::change(&pos, m);
-                let ply = (i + 1).min(usize::from(u16::MAX)) as u16;
-                if code != 0 {
-                    s.changes.push((code, ply));
-                }
-                s.moves.push(move_key(m));
-                let could_castle = state::can_castle(&pos);
-                pos.play_unchecked(m);
-                state.apply(code);
-                if state::changes_material(code) && state::keeps_files(&state) {
-                    s.files.push((ply, state::pawn_files(pos.board())));
-                }
-                // A side's castling gone, after the move's own change.
-                for lost in state::castling_codes(could_castle, state::can_castle(&pos)) {
-                    s.changes.push((lost, ply));
-                    state.apply(lost);
-                }
+        let mut pos = record.start.clone();
+        let mut state = State::of(&pos);
+        for (i, &m) in record.moves.iter().enumerate() {
+            if !pos.is_legal(m) {
+                break;
+            }
+            let code = state::change(&pos, m);
+            let ply = (i + 1).min(usize::from(u16::MAX)) as u16;
+            if code != 0 {
+                s.changes.push((code, ply));
+            }
+            s.moves.push(move_key(m));
+            let could_castle = state::can_castle(&pos);
+            pos.play_unchecked(m);
+            state.apply(code);
+            if state::changes_material(code) && state::keeps_files(&state) {
+                s.files.push((ply, state::pawn_files(pos.board())));
+            }
+            // A side's castling gone, after the move's own change.
+            for lost in state::castling_codes(could_castle, state::can_castle(&pos)) {
+                s.changes.push((lost, ply));
+                state.apply(lost);
             }
         }
         s
@@ -385,6 +399,8 @@ impl Summary {
 /// A game as the builder keeps it until the tree is made.
 struct Game {
     flags: u8,
+    /// The start of a game from another position.
+    start: Option<Box<Chess>>,
     meta: [u32; 4],
     numbers: Numbers,
     /// Its moves' keys and changes (with their plies), in the builder's
@@ -479,40 +495,40 @@ type AfterNode = (Vec<Reentry>, Option<Box<[[u64; 12]; SQUARES_PARTS]>>);
 impl IndexBuilder {
     /// Where game `g` comes back to the tree after it leaves it, and where
     /// its pieces stood in the positions after its node (those at its node
-    /// and before are the tree's, which a query walks).
+    /// and before are the tree's, which a query walks). A game from
+    /// another start has no node: where it comes to the tree and where its
+    /// pieces stood are from its start on, ply 0 (the start) included.
     fn reentries_of(&self, g: usize, tree: &Tree, shape: &Made) -> AfterNode {
         let mut out: Vec<Reentry> = Vec::new();
         let mut squares = self.squares.then(|| Box::new([[0u64; 12]; SQUARES_PARTS]));
+        let game = &self.games[g];
         let moves = self.moves_of(g);
         let depth = tree.depths[g];
-        if self.games[g].flags & INDEXED == 0 || depth >= moves.len() {
-            return (out, squares);
-        }
-        let mut pos = Chess::default();
+        let mut pos = match (&game.start, game.flags) {
+            (Some(start), _) => Chess::clone(start),
+            (None, INDEXED) if depth < moves.len() => Chess::default(),
+            _ => return (out, squares),
+        };
         let mut now = key(&pos);
         // On the tree at a node, in a stretch that started at `out.last()`.
         let mut on: Option<u32> = None;
-        for (i, &k) in moves.iter().enumerate() {
-            let Some(m) = move_of(&pos, k) else { break };
-            now = play_keyed(&mut pos, now, m);
-            let ply = i + 1;
-            if ply <= depth {
-                continue;
-            }
+        // The position after `ply` plies, after the game's node: its
+        // squares, and the tree again where a node has it.
+        let mut at = |ply: usize, pos: &Chess, now: u64, on: &mut Option<u32>, k: u16| {
             if let Some(squares) = squares.as_deref_mut() {
                 let part = &mut squares[SQUARES_CUTS.iter().filter(|&&c| ply > c as usize).count()];
                 for (sq, now) in part.iter_mut().zip(piece_squares(pos.board())) {
                     *sq |= now;
                 }
             }
-            if let Some(x) = on {
+            if let Some(x) = *on {
                 if let Some(c) = shape.child(tree, x, k) {
-                    on = Some(c);
-                    continue;
+                    *on = Some(c);
+                    return;
                 }
                 let last = out.last_mut().expect("a stretch is open");
                 (last.end, last.next) = (x, k);
-                on = None;
+                *on = None;
             }
             if let Some(&n) = shape.by_key.get(&now) {
                 out.push(Reentry {
@@ -521,7 +537,18 @@ impl IndexBuilder {
                     end: n,
                     next: NO_MOVE,
                 });
-                on = Some(n);
+                *on = Some(n);
+            }
+        };
+        if game.start.is_some() {
+            at(0, &pos, now, &mut on, NO_MOVE);
+        }
+        for (i, &k) in moves.iter().enumerate() {
+            let Some(m) = move_of(&pos, k) else { break };
+            now = play_keyed(&mut pos, now, m);
+            let ply = i + 1;
+            if ply > depth {
+                at(ply, &pos, now, &mut on, k);
             }
         }
         if let Some(x) = on {
@@ -614,6 +641,7 @@ impl IndexBuilder {
         let Some(meta) = s.meta else {
             self.games.push(Game {
                 flags: TEXT,
+                start: None,
                 meta: [0; 4],
                 numbers: Numbers::default(),
                 moves: 0..0,
@@ -630,14 +658,19 @@ impl IndexBuilder {
         ];
         let mut game = Game {
             flags: 0,
+            start: None,
             meta: ids,
             numbers: meta.numbers,
             moves: self.moves.len()..self.moves.len(),
             changes: self.changes.len()..self.changes.len(),
             files: self.files.len()..self.files.len(),
         };
-        if s.indexed {
-            game.flags = INDEXED;
+        match s.start {
+            None => game.flags = INDEXED,
+            Some(start) if State::counts_fit(start.board()) => game.start = Some(start),
+            Some(_) => game.flags = UNSTATED,
+        }
+        if game.flags != UNSTATED {
             self.moves.extend_from_slice(&s.moves);
             self.changes.extend_from_slice(&s.changes);
             self.files.extend_from_slice(&s.files);
@@ -783,9 +816,10 @@ impl IndexBuilder {
         (0..self.games.len()).map(one).collect()
     }
 
-    /// Game `g`'s columns past its node (at ply `depth`): its changes of
-    /// state (which say how each pawn left home) and their plies, its
-    /// pawns' files and where it comes back to the tree.
+    /// Game `g`'s columns past its node (at ply `depth`; a game from
+    /// another start from ply 0): its changes of state (which say how each
+    /// pawn left home) and their plies, its pawns' files and where it comes
+    /// back to the tree.
     fn stretches_into(&self, cols: &mut [Vec<u8>], g: usize, depth: usize, reentries: &[Reentry]) {
         let game = &self.games[g];
         // The changes after the game leaves the tree: those before are
@@ -819,12 +853,15 @@ impl IndexBuilder {
             last = f;
         }
         // Where it comes back to the tree: each ply from the last
-        // (the first from its node), the node, how far down it goes.
+        // (the first from its node, or for a game from another start, one
+        // more than its ply: it may be its start's), the node, how far
+        // down it goes.
         put_varint(&mut cols[REENTRY_COUNTS], reentries.len() as u64);
+        let shift = u32::from(game.start.is_some());
         let mut last = depth as u32;
         for r in reentries {
-            put_varint(&mut cols[REENTRY_PLIES], u64::from(r.ply - last));
-            last = r.ply;
+            put_varint(&mut cols[REENTRY_PLIES], u64::from(r.ply + shift - last));
+            last = r.ply + shift;
             cols[REENTRY_NODES].extend_from_slice(&r.node.to_le_bytes());
             put_varint(&mut cols[REENTRY_ENDS], u64::from(r.end - r.node));
             cols[REENTRY_NEXT].extend_from_slice(&r.next.to_le_bytes());
@@ -930,12 +967,17 @@ impl IndexBuilder {
             cols[EXITS].extend_from_slice(&exits[g].to_le_bytes());
             cols[EXIT_MOVES].extend_from_slice(&exit_moves[g].to_le_bytes());
             self.stretches_into(&mut cols, g, depths[g], &reentries[g].0);
+            if let Some(start) = &self.games[g].start {
+                let state = State::of(start);
+                cols[START_STATES].extend_from_slice(&state.bits().to_le_bytes());
+            }
         }
         // Node numbers compress better a byte plane at a time.
         for col in [EXITS, REENTRY_NODES] {
             cols[col] = planes(&cols[col], 4);
         }
         cols[PAWN_FILES] = planes(&cols[PAWN_FILES], 2);
+        cols[START_STATES] = planes(&cols[START_STATES], 8);
         // Each piece's squares after the games' nodes, a byte plane (a
         // rank) at a time.
         if self.squares {
@@ -1040,15 +1082,17 @@ const REENTRY_ENDS: usize = 14;
 const REENTRY_NEXT: usize = 15;
 const CHANGE_COUNTS: usize = 16;
 const CHANGES: usize = 17;
-const MATERIAL_PLIES: usize = 18;
-const PAWN_FILE_COUNTS: usize = 19;
-const PAWN_FILES: usize = 20;
+/// The start's [`State`] of each game from another start.
+const START_STATES: usize = 18;
+const MATERIAL_PLIES: usize = 19;
+const PAWN_FILE_COUNTS: usize = 20;
+const PAWN_FILES: usize = 21;
 /// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`.
-const WHITE: usize = 21;
-const NAMES: usize = 25;
+const WHITE: usize = 22;
+const NAMES: usize = 26;
 /// A column for each of [`PIECES`] (empty where the section has none).
-const SQUARES: usize = 26;
-const COLUMNS: usize = 38;
+const SQUARES: usize = 27;
+const COLUMNS: usize = 39;
 
 /// A group of columns, read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -1132,6 +1176,41 @@ struct ColumnAt {
 struct Directory {
     columns: Vec<ColumnAt>,
     crcs: [u32; Group::ALL.len()],
+}
+
+/// Why a search section is not read.
+#[derive(Debug)]
+pub(crate) enum Unreadable {
+    /// Its layout's version is not this build's: an archive indexed by
+    /// another chesspack.
+    Version(u8),
+    /// What is wrong with a damaged section (or why it did not read).
+    Damaged(String),
+}
+
+impl From<String> for Unreadable {
+    fn from(why: String) -> Unreadable {
+        Unreadable::Damaged(why)
+    }
+}
+
+impl From<&str> for Unreadable {
+    fn from(why: &str) -> Unreadable {
+        Unreadable::Damaged(why.into())
+    }
+}
+
+impl std::fmt::Display for Unreadable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unreadable::Version(v) => write!(
+                f,
+                "search section version {v} is not supported: this chesspack reads version \
+                 {VERSION} only (`chesspack index` rebuilds it)"
+            ),
+            Unreadable::Damaged(why) => write!(f, "damaged search section: {why}"),
+        }
+    }
 }
 
 /// Reads `len` bytes of the section from `at` (from its start).
@@ -1262,18 +1341,30 @@ impl Names {
     }
 }
 
-/// The games' changes of state after their nodes.
+/// The games' changes of state after their nodes (from their start for
+/// games from another start), and those games' start states.
 #[derive(Debug)]
 struct Changes {
     /// Each game's changes: `at[g]..at[g + 1]`.
     at: Vec<u32>,
     codes: Vec<u8>,
+    /// The games from another start, in order, and their start states.
+    from: Vec<u32>,
+    starts: Vec<State>,
 }
 
 impl Changes {
     /// Game `g`'s changes after its node.
     fn of(&self, g: usize) -> &[u8] {
         &self.codes[self.at[g] as usize..self.at[g + 1] as usize]
+    }
+
+    /// The start state of game `g`, from another start.
+    fn start(&self, g: usize) -> Result<State, String> {
+        self.from
+            .binary_search(&(g as u32))
+            .map(|i| self.starts[i])
+            .map_err(|_| format!("game {} has no start state", g + 1))
     }
 }
 
@@ -1334,7 +1425,7 @@ fn read_directory(
     len: u64,
     games: u64,
     checked: bool,
-) -> Result<(usize, usize, Directory), String> {
+) -> Result<(usize, usize, Directory), Unreadable> {
     let head = fetch(
         0,
         usize::try_from(len)
@@ -1346,12 +1437,12 @@ fn read_directory(
         .ok_or("bad search section marker")?;
     let (&version, rest) = data.split_first().ok_or("truncated")?;
     if version != VERSION {
-        return Err(format!("search section version {version} is not supported"));
+        return Err(Unreadable::Version(version));
     }
     data = rest;
     let n = get_varint(&mut data)?;
     if n != games {
-        return Err(format!("it indexes {n} games, the archive has {games}"));
+        return Err(format!("it indexes {n} games, the archive has {games}").into());
     }
     let n = n as usize;
     let nodes = get_varint(&mut data)? as usize;
@@ -1469,7 +1560,7 @@ impl Index {
     /// every query needs (each checked against its own); the other
     /// groups are read by [`Index::load`]. A damaged section is an
     /// error, never a wrong answer.
-    pub(crate) fn read(fetch: &mut Fetch<'_>, len: u64, games: u64) -> Result<Index, String> {
+    pub(crate) fn read(fetch: &mut Fetch<'_>, len: u64, games: u64) -> Result<Index, Unreadable> {
         Index::read_checked(fetch, len, games, true)
     }
 
@@ -1480,7 +1571,7 @@ impl Index {
         len: u64,
         games: u64,
         checked: bool,
-    ) -> Result<Index, String> {
+    ) -> Result<Index, Unreadable> {
         let (n, nodes, directory) = read_directory(fetch, len, games, checked)?;
         let frames = read_group(fetch, &directory, Group::Head, checked)?;
         let (mut got, mut got_words) = unpack_head(&frames, &directory.columns, n, nodes)?;
@@ -1609,9 +1700,20 @@ impl Index {
         let (mut counts, mut p, mut e, mut i) = (r.counts.as_slice(), 0usize, 0usize, 0usize);
         for (g, &exit) in self.exits.iter().enumerate() {
             let k = get_varint(&mut counts)? as usize;
-            if k > 0 && exit == NONE {
+            let from = from_another_start(self.flags[g]);
+            if k == 0 {
+                continue;
+            }
+            if exit == NONE && !from {
                 return Err("re-entries of a game without a node".into());
             }
+            // The plies from the node's depth; a game from another start's
+            // from one before its start (its start may be on the tree).
+            let (depth, shift) = if from {
+                (0, 1)
+            } else {
+                (u64::from(self.node_depth[exit as usize]), 0)
+            };
             let mut steps = 0u64;
             for _ in 0..k {
                 let node = *r.nodes.get(i).ok_or("too few re-entries")? as usize;
@@ -1637,9 +1739,9 @@ impl Index {
                     .filter(|&&x| node <= x && x <= end && end < self.node_end[x] as usize)
                     .min_by_key(|&&x| self.node_depth[x]);
                 let Some(&x) = on_path else { continue };
-                let ply = u64::from(self.node_depth[exit as usize])
-                    + steps
-                    + u64::from(self.node_depth[x].saturating_sub(self.node_depth[node]));
+                let ply = (depth.saturating_add(steps) - shift).saturating_add(u64::from(
+                    self.node_depth[x].saturating_sub(self.node_depth[node]),
+                ));
                 hit[g] = u32::try_from(ply).map_err(|_| "a bad re-entry")?;
                 if next_moves {
                     next[g] = if x == end {
@@ -1802,13 +1904,24 @@ impl Index {
         let counts = || self.lazy_column(CHANGE_COUNTS);
         let (counts, codes) = threads::join(counts, codes);
         let (counts, codes) = (counts?, codes?);
+        let from: Vec<u32> = (0..self.games as u32)
+            .filter(|&g| from_another_start(self.flags[g as usize]))
+            .collect();
+        let starts = self.lazy_column(START_STATES)?;
+        if starts.len() != 8 * from.len() {
+            return Err(format!("column {START_STATES} has the wrong length"));
+        }
+        let starts = unplanes_u64(&starts)
+            .into_iter()
+            .map(|bits| State::from_bits(bits).ok_or("a bad start state"))
+            .collect::<Result<Vec<_>, _>>()?;
         let mut counts = counts.as_slice();
         let mut at_of = Vec::with_capacity(self.games + 1);
         let mut at = 0usize;
         at_of.push(0);
-        for &exit in &self.exits {
+        for (&exit, &flags) in self.exits.iter().zip(&self.flags) {
             let k = get_varint(&mut counts)? as usize;
-            if k > 0 && exit == NONE {
+            if k > 0 && exit == NONE && !from_another_start(flags) {
                 return Err("changes of a game without a node".into());
             }
             at = at
@@ -1820,7 +1933,12 @@ impl Index {
         if at != codes.len() || !counts.is_empty() {
             return Err("the changes do not add up".into());
         }
-        Ok(Changes { at: at_of, codes })
+        Ok(Changes {
+            at: at_of,
+            codes,
+            from,
+            starts,
+        })
     }
 
     /// The plies of the changes of material, read on first use.
@@ -2028,8 +2146,12 @@ impl Index {
         g: usize,
     ) -> Result<impl Iterator<Item = (State, u16)> + '_, String> {
         let changes = self.changes()?;
-        let exit = self.exits[g] as usize;
-        let mut third = self.node_third()[exit];
+        // A game from another start may have pawns on their third rank
+        // from its start: any file.
+        let mut third = match self.exits[g] {
+            NONE => u16::MAX,
+            exit => self.node_third()[exit as usize],
+        };
         Ok(self
             .states(g)?
             .zip(std::iter::once(0).chain(changes.of(g).iter().copied()))
@@ -2071,13 +2193,15 @@ impl Index {
             }))
     }
 
-    /// The states of game `g` (of the standard start) from where it
-    /// leaves the tree, in order.
+    /// The states of game `g` from where it leaves the tree (for a game
+    /// from another start, from its start), in order.
     #[inline]
     pub(crate) fn states(&self, g: usize) -> Result<impl Iterator<Item = State> + '_, String> {
         let changes = self.changes()?;
-        let exit = self.exits[g] as usize;
-        let mut s = self.node_states()[exit];
+        let mut s = match self.exits[g] {
+            NONE => changes.start(g)?,
+            exit => self.node_states()[exit as usize],
+        };
         Ok(
             std::iter::once(s).chain(changes.of(g).iter().map(move |&c| {
                 s.apply(c);
@@ -2088,7 +2212,7 @@ impl Index {
 
     /// [`Index::states`], each with the first ply after the node with its
     /// material: the ply of the change of material that made it, or the
-    /// ply after the node.
+    /// ply after the node (for a game from another start, its start: 0).
     #[inline]
     pub(crate) fn states_with_plies(
         &self,
@@ -2096,8 +2220,10 @@ impl Index {
     ) -> Result<impl Iterator<Item = (State, u32)> + '_, String> {
         let changes = self.changes()?;
         let material = self.material_plies()?;
-        let exit = self.exits[g] as usize;
-        let mut since = u32::from(self.node_depth[exit]) + 1;
+        let mut since = match self.exits[g] {
+            NONE => 0,
+            exit => u32::from(self.node_depth[exit as usize]) + 1,
+        };
         let mut m = material.at[g] as usize;
         let kinds = changes.of(g).iter().map(|&c| CHANGE_KIND[usize::from(c)]);
         Ok(self
@@ -2166,12 +2292,16 @@ fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
     Ok((node_end, node_depth, node_parent))
 }
 
-/// Checks that the games from the standard start, and only they, have a
-/// node, and a node of the tree.
+/// Checks that each game's flags are one of the section's, and that the
+/// games from the standard start, and only they, have a node, and a node
+/// of the tree.
 fn check_nodes(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(), String> {
     for (g, &e) in exits.iter().enumerate() {
-        let indexed = flags[g] & INDEXED != 0;
-        if (e == NONE) == indexed || (e != NONE && e as usize >= nodes) {
+        let indexed = flags[g] == INDEXED;
+        if ![0, INDEXED, TEXT, UNSTATED].contains(&flags[g])
+            || (e == NONE) == indexed
+            || (e != NONE && e as usize >= nodes)
+        {
             return Err(format!("game {}'s node is wrong", g + 1));
         }
     }

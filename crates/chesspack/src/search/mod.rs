@@ -64,8 +64,8 @@ pub(crate) use self::index::IndexBuilder;
 pub(crate) use self::index::VERSION as SECTION_VERSION;
 use self::{
     index::{
-        Fetch, Group, INDEXED, Index, Meta, NO_MOVE, Names, Numbers, SPEEDS, TEXT, key, move_key,
-        move_of,
+        Fetch, Group, INDEXED, Index, Meta, NO_MOVE, Names, Numbers, SPEEDS, TEXT, Unreadable, key,
+        move_key, move_of,
     },
     state::{Pattern, State},
 };
@@ -802,10 +802,10 @@ fn read_index<R: Read + Seek>(archive: &mut ArchiveReader<R>) -> Arc<SectionRead
     let read: SectionRead = match Index::read(&mut fetch, len, games) {
         Ok(index) => (Some(index), None),
         // An I/O error may pass: the next query reads again.
-        Err(why) if io_error.is_some() => {
+        Err(Unreadable::Damaged(why)) if io_error.is_some() => {
             return Arc::new((None, Some(format!("search section unreadable: {why}"))));
         }
-        Err(why) => (None, Some(format!("damaged search section: {why}"))),
+        Err(why) => (None, Some(why.to_string())),
     };
     let read = Arc::new(read);
     archive.keep_section(read.clone());
@@ -1233,8 +1233,12 @@ fn from_index(
     // Material decides, and its plies give where: read only then.
     let by_plies = target.by_state() && !next_moves;
     // The stretches matter only for games not found on their own line
-    // (at the start, none).
-    let pending = || (0..ix.games).any(|g| hit[g] == u32::MAX && ix.flags[g] & INDEXED != 0);
+    // (at the start, none but those from another start).
+    let pending = || {
+        (0..ix.games).any(|g| {
+            hit[g] == u32::MAX && (ix.flags[g] == INDEXED || index::from_another_start(ix.flags[g]))
+        })
+    };
     if on_tree {
         if pending() {
             ix.load(Group::Reentries, fetch)?;
@@ -1257,12 +1261,17 @@ fn from_index(
         if hit[g] != u32::MAX {
             return Ok(Verdict::Hit);
         }
-        if ix.flags[g] & INDEXED == 0 {
+        let from = index::from_another_start(ix.flags[g]);
+        if !from && ix.flags[g] != INDEXED {
+            // From a start whose state the section does not keep.
             return Ok(Verdict::Decode);
         }
         if on_tree {
             // Not on the tree there, nor where it comes back to it.
             return Ok(Verdict::Out);
+        }
+        if from {
+            return settle_after_start(ix, target, g, by_plies, next_moves);
         }
         let exit = ix.exits[g] as usize;
         if reachable[exit / 64] & (1 << (exit % 64)) == 0 {
@@ -1318,7 +1327,8 @@ const GAMES_PER_CANDIDATE: u64 = 40_000;
 /// node or before is found on the tree, and is no candidate), each with
 /// the last ply of its last such part where a later part follows: where
 /// the section keeps the squares and enough games are left to pay for
-/// reading them. A game from another start is kept.
+/// reading them. A game from another start whose states the section does
+/// not keep is kept.
 fn by_squares(
     ix: &Index,
     target: &Target,
@@ -1365,7 +1375,8 @@ fn by_squares(
     };
     let mut kept = all(Vec::new());
     for g in candidates {
-        if ix.flags[g] & INDEXED == 0 {
+        let from = index::from_another_start(ix.flags[g]);
+        if !from && ix.flags[g] != INDEXED {
             kept.games.push(g);
             continue;
         }
@@ -1376,7 +1387,11 @@ fn by_squares(
             continue;
         };
         kept.games.push(g);
-        if let Some(&cut) = index::SQUARES_CUTS.get(last) {
+        // A game from another start is decoded to its end: its parts are
+        // cut at plies from its start, the decoder's cuts at move numbers.
+        if let Some(&cut) = index::SQUARES_CUTS.get(last)
+            && !from
+        {
             kept.until.push((g, cut));
         }
     }
@@ -1408,30 +1423,7 @@ fn settle_after_node(
     by_plies: bool,
     next_moves: bool,
 ) -> Result<Verdict, String> {
-    // A position and a material compared as numbers (most of a query's
-    // time where few games are ruled out at their nodes: an endgame, a
-    // material).
-    let (first, later, since) = match target {
-        Target::Position { state: t, .. } => {
-            settle_states(ix, target, g, by_plies, |s| s.can_reach(t), |s| s == t)?
-        }
-        Target::Material(m) => settle_states(
-            ix,
-            target,
-            g,
-            by_plies,
-            |s| s.can_reach(m),
-            |s| s.same_material(*m),
-        )?,
-        _ => settle_states(
-            ix,
-            target,
-            g,
-            by_plies,
-            |s| target.could_follow(s),
-            |s| target.possible(s),
-        )?,
-    };
+    let (first, later, since) = settle_game(ix, target, g, by_plies)?;
     if !first && !later {
         return Ok(Verdict::Out);
     }
@@ -1454,6 +1446,61 @@ fn settle_after_node(
         }
     }
     Ok(Verdict::Decode)
+}
+
+/// Game `g`, from another start (no node: its states from its start):
+/// does a state it comes to hold what is looked for? Where the state
+/// decides, the ply is that of the first such state (its start's: 0);
+/// else the game is decoded.
+fn settle_after_start(
+    ix: &Index,
+    target: &Target,
+    g: usize,
+    by_plies: bool,
+    next_moves: bool,
+) -> Result<Verdict, String> {
+    let (first, later, since) = settle_game(ix, target, g, by_plies)?;
+    Ok(match (first, later) {
+        (false, false) => Verdict::Out,
+        _ if !target.by_state() || next_moves => Verdict::Decode,
+        (true, _) => Verdict::At(0),
+        (false, true) => Verdict::At(since),
+    })
+}
+
+/// [`settle`] of game `g`'s states after its node (from its start for a
+/// game from another start): whether the first could hold what is looked
+/// for, whether a later one could, and that one's ply where `by_plies`.
+/// A position and a material are compared as numbers (most of a query's
+/// time where few games are ruled out at their nodes: an endgame, a
+/// material).
+fn settle_game(
+    ix: &Index,
+    target: &Target,
+    g: usize,
+    by_plies: bool,
+) -> Result<(bool, bool, u32), String> {
+    Ok(match target {
+        Target::Position { state: t, .. } => {
+            settle_states(ix, target, g, by_plies, |s| s.can_reach(t), |s| s == t)?
+        }
+        Target::Material(m) => settle_states(
+            ix,
+            target,
+            g,
+            by_plies,
+            |s| s.can_reach(m),
+            |s| s.same_material(*m),
+        )?,
+        _ => settle_states(
+            ix,
+            target,
+            g,
+            by_plies,
+            |s| target.could_follow(s),
+            |s| target.possible(s),
+        )?,
+    })
 }
 
 /// [`settle`] of game `g`'s states after its node, with the plies of its

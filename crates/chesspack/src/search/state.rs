@@ -151,6 +151,32 @@ impl State {
         state
     }
 
+    /// The state as the search section stores it: its word.
+    pub(crate) fn bits(self) -> u64 {
+        self.0
+    }
+
+    /// The state of a word the search section stores ([`State::bits`]),
+    /// or `None` where bits above the castling bits are set.
+    pub(crate) fn from_bits(bits: u64) -> Option<State> {
+        (bits >> (CASTLES + 2) == 0).then_some(State(bits))
+    }
+
+    /// Whether a game from `board` keeps its counts exact in a [`State`]:
+    /// each side has at most 15 pawns, and at most 15 of each other role
+    /// with every pawn promoted to it. Every game of chess does (a side
+    /// has at most ten of a role), but a FEN read despite too much
+    /// material may not.
+    pub(crate) fn counts_fit(board: &Board) -> bool {
+        Color::ALL.into_iter().all(|color| {
+            let pawns = board.by_piece(Role::Pawn.of(color)).count();
+            pawns <= 15
+                && ROLES[1..]
+                    .iter()
+                    .all(|r| board.by_piece(r.of(color)).count() + pawns <= 15)
+        })
+    }
+
     /// The sides that can no longer castle: bit 0 White, bit 1 Black.
     #[inline]
     pub(crate) fn castling_gone(self) -> u8 {

@@ -66,6 +66,7 @@ fn fixtures_round_trip_byte_for_byte() {
         "bom-crlf.pgn",
         "empty.pgn",
         "players.pgn",
+        "other-starts.pgn",
     ] {
         let text = fixture(name);
         let expected = text.clone();
