@@ -58,7 +58,10 @@ def cli(cp, archive, fen, threads):
     ms = (time.perf_counter() - t) * 1000
     if p.returncode != 0:
         raise SystemExit(f"{cmd}: {p.stderr}")
-    report = p.stderr.strip().splitlines()[-1] if p.stderr.strip() else ""
+    # The line that reports the search (a line on games stored verbatim
+    # may follow it).
+    lines = [l for l in p.stderr.splitlines() if " in " in l and "decoded" in l]
+    report = lines[-1] if lines else ""
     reached = re.search(r"(\d+) games?", report)
     decoded = re.search(r"(\d+) decoded", report)
     return (
