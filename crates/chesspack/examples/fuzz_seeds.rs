@@ -136,13 +136,21 @@ fn main() -> std::io::Result<()> {
     // so that every column is read; from `CPKS` to the end of its frames.
     let dir = root.join("read_search_index");
     fs::create_dir_all(&dir)?;
-    let text = [pgn.as_bytes(), &fs::read(fixtures.join("other-starts.pgn"))?].concat();
+    let text = [
+        pgn.as_bytes(),
+        &fs::read(fixtures.join("other-starts.pgn"))?,
+    ]
+    .concat();
     let mut settings = files::Settings::default();
     settings.index_squares = true;
     let mut packed = Vec::new();
-    files::compress(files::Kind::Games, &text[..], &mut packed, &settings, &mut |_| {
-        std::ops::ControlFlow::Continue(())
-    })
+    files::compress(
+        files::Kind::Games,
+        &text[..],
+        &mut packed,
+        &settings,
+        &mut |_| std::ops::ControlFlow::Continue(()),
+    )
     .expect("compresses");
     let at = packed
         .windows(4)
