@@ -1270,14 +1270,13 @@ fn from_index(
             // Not on the tree there, nor where it comes back to it.
             return Ok(Verdict::Out);
         }
-        if from {
-            return settle_after_start(ix, target, g, by_plies, next_moves);
+        if !from {
+            let exit = ix.exits[g] as usize;
+            if reachable[exit / 64] & (1 << (exit % 64)) == 0 {
+                return Ok(Verdict::Out);
+            }
         }
-        let exit = ix.exits[g] as usize;
-        if reachable[exit / 64] & (1 << (exit % 64)) == 0 {
-            return Ok(Verdict::Out);
-        }
-        settle_after_node(ix, target, g, by_plies, next_moves)
+        settle_after_node(ix, target, g, by_plies, next_moves, from)
     };
     let mut take = |g: usize, v: Verdict| match v {
         Verdict::Text => *not_searched += 1,
@@ -1413,74 +1412,22 @@ enum Verdict {
     Decode,
 }
 
-/// Game `g` after it leaves the tree: does a state it comes to hold what
-/// is looked for? The first (the state where it leaves) or a later one.
-/// (The plies of the changes of material only where the state decides.)
+/// Game `g` after it leaves the tree (`from`: a game from another start,
+/// from its start): does a state it comes to hold what is looked for? The
+/// first (the state where it leaves, or its start's) or a later one. (The
+/// plies of the changes of material only where the state decides.) A
+/// position and a material are compared as numbers (most of a query's
+/// time where few games are ruled out at their nodes: an endgame, a
+/// material).
 fn settle_after_node(
     ix: &Index,
     target: &Target,
     g: usize,
     by_plies: bool,
     next_moves: bool,
+    from: bool,
 ) -> Result<Verdict, String> {
-    let (first, later, since) = settle_game(ix, target, g, by_plies)?;
-    if !first && !later {
-        return Ok(Verdict::Out);
-    }
-    if later && target.by_state() && !next_moves {
-        // Material decides: the ply of the change of material that made
-        // it (the state where the game leaves the tree is the tree's).
-        return Ok(Verdict::At(since));
-    }
-    if !later {
-        // Only the state where it leaves: the ply after is known from
-        // the tree and the move it plays there.
-        let Some((pos, ply, changes)) = ix.after_exit(g) else {
-            return Ok(Verdict::Out);
-        };
-        if changes {
-            return Ok(Verdict::Out);
-        }
-        if !next_moves && target.matches(&pos) {
-            return Ok(Verdict::At(ply));
-        }
-    }
-    Ok(Verdict::Decode)
-}
-
-/// Game `g`, from another start (no node: its states from its start):
-/// does a state it comes to hold what is looked for? Where the state
-/// decides, the ply is that of the first such state (its start's: 0);
-/// else the game is decoded.
-fn settle_after_start(
-    ix: &Index,
-    target: &Target,
-    g: usize,
-    by_plies: bool,
-    next_moves: bool,
-) -> Result<Verdict, String> {
-    let (first, later, since) = settle_game(ix, target, g, by_plies)?;
-    Ok(match (first, later) {
-        (false, false) => Verdict::Out,
-        _ if !target.by_state() || next_moves => Verdict::Decode,
-        (true, _) => Verdict::At(0),
-        (false, true) => Verdict::At(since),
-    })
-}
-
-/// [`settle`] of game `g`'s states after its node (from its start for a
-/// game from another start): whether the first could hold what is looked
-/// for, whether a later one could, and that one's ply where `by_plies`.
-/// A position and a material are compared as numbers (most of a query's
-/// time where few games are ruled out at their nodes: an endgame, a
-/// material).
-fn settle_game(
-    ix: &Index,
-    target: &Target,
-    g: usize,
-    by_plies: bool,
-) -> Result<(bool, bool, u32), String> {
-    Ok(match target {
+    let (first, later, since) = match target {
         Target::Position { state: t, .. } => {
             settle_states(ix, target, g, by_plies, |s| s.can_reach(t), |s| s == t)?
         }
@@ -1500,7 +1447,39 @@ fn settle_game(
             |s| target.could_follow(s),
             |s| target.possible(s),
         )?,
-    })
+    };
+    if !first && !later {
+        return Ok(Verdict::Out);
+    }
+    let by_state = target.by_state() && !next_moves;
+    if from {
+        // Where the state decides, its first such state's ply (its
+        // start's: 0); else what its start is, the section does not say.
+        return Ok(match (by_state, first) {
+            (false, _) => Verdict::Decode,
+            (true, true) => Verdict::At(0),
+            (true, false) => Verdict::At(since),
+        });
+    }
+    if later && by_state {
+        // Material decides: the ply of the change of material that made
+        // it (the state where the game leaves the tree is the tree's).
+        return Ok(Verdict::At(since));
+    }
+    if !later {
+        // Only the state where it leaves: the ply after is known from
+        // the tree and the move it plays there.
+        let Some((pos, ply, changes)) = ix.after_exit(g) else {
+            return Ok(Verdict::Out);
+        };
+        if changes {
+            return Ok(Verdict::Out);
+        }
+        if !next_moves && target.matches(&pos) {
+            return Ok(Verdict::At(ply));
+        }
+    }
+    Ok(Verdict::Decode)
 }
 
 /// [`settle`] of game `g`'s states after its node, with the plies of its
