@@ -53,7 +53,6 @@ use std::{
 
 use shakmaty::{
     Board, CastlingMode, Chess, Color, Move, Position,
-    fen::Fen,
     san::{San, SanPlus},
     uci::UciMove,
 };
@@ -261,18 +260,17 @@ fn bad(what: impl Into<String>) -> ArchiveError {
 /// The position that `query` names, if it names one.
 fn position_of(query: &Query) -> Result<Option<Chess>, ArchiveError> {
     if let Some(fen) = &query.fen {
-        let parsed: Fen = fen
-            .trim()
-            .parse()
-            .map_err(|e| bad(format!("bad FEN {fen:?}: {e}")))?;
-        let pos = match parsed.clone().into_position(CastlingMode::Standard) {
-            Ok(pos) => pos,
-            // Castling rights that only Chess960 gives.
-            Err(_) => parsed
-                .into_position(CastlingMode::Chess960)
-                .map_err(|e| bad(format!("bad FEN {fen:?}: {e}")))?,
-        };
-        return Ok(Some(pos));
+        // As a game's `FEN` tag is read (castling rights that only Chess960
+        // gives; more material than a game can have, whose games are
+        // stored and searched too).
+        return crate::pgn::start_position(None, Some(fen))
+            .map(Some)
+            .map_err(|e| match e {
+                crate::Error::InvalidFen { reason, .. } => {
+                    bad(format!("bad FEN {fen:?}: {reason}"))
+                }
+                e => bad(format!("bad FEN {fen:?}: {e}")),
+            });
     }
     let Some(moves) = &query.moves else {
         return Ok(None);
