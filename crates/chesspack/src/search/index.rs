@@ -47,9 +47,9 @@ pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
 pub(crate) const NO_MOVE: u16 = u16::MAX;
 
-/// A game's flags: from the standard start, with a node. A game with
-/// neither flag is from another start (Chess960, a FEN): its states are
-/// its start's and its changes from ply 0 ([`Index::start_state`]).
+/// A game's flags: from the standard start, with a node. A game with no
+/// flag is from another start (Chess960, a FEN): its states are its
+/// start's ([`START_STATES`]) with its changes from ply 0 applied.
 pub(crate) const INDEXED: u8 = 1;
 /// Stored as text: no moves are known.
 pub(crate) const TEXT: u8 = 2;
