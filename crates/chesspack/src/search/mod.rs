@@ -1237,13 +1237,16 @@ fn from_index(
             hit[g] == u32::MAX && (ix.flags[g] == INDEXED || index::from_another_start(ix.flags[g]))
         })
     };
+    // Games after their nodes are ruled out by their states: none where
+    // the tree found every game (the filters alone: every game at the
+    // root), whose states are then not read.
+    let by_states = !on_tree && pending();
     if on_tree {
         if pending() {
             ix.load(Group::Reentries, fetch)?;
             ix.reentry_hits(&matched, &mut hit, &mut next, next_moves)?;
         }
-    } else {
-        // Games after their nodes are ruled out by their states.
+    } else if by_states {
         ix.load(Group::Changes, fetch)?;
     }
     // What each game's columns say, worked out on the pool where its
@@ -1294,10 +1297,12 @@ fn from_index(
         // The columns the workers share, read here first (the plies and
         // the pawns' files only where they are looked at).
         let files = target.kept_files().is_some();
-        if by_plies || files {
-            ix.load(Group::Plies, fetch)?;
+        if by_states {
+            if by_plies || files {
+                ix.load(Group::Plies, fetch)?;
+            }
+            ix.read_states(by_plies, files, target.third() != 0)?;
         }
-        ix.read_states(by_plies, files, target.third() != 0)?;
         for (g, v) in in_parallel(ix.games, verdict)?.into_iter().enumerate() {
             take(g, v);
         }
