@@ -41,7 +41,7 @@ use crate::threads;
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 12;
+pub(crate) const VERSION: u8 = 13;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -1014,7 +1014,7 @@ const TAG_COLUMNS: [usize; 11] = [
 /// Each of `cols` (column number, bytes) packed ([`pack`], with
 /// [`LEAN`]'s search for its columns), at once where rayon gives threads.
 fn pack_columns(cols: Vec<(usize, &Vec<u8>)>) -> Vec<Vec<u8>> {
-    let one = |&(i, c): &(usize, &Vec<u8>)| pack(c, LEAN.contains(&i));
+    let one = |&(i, c): &(usize, &Vec<u8>)| pack(c, LEAN.contains(&i), chunk_of(i));
     #[cfg(feature = "parallel")]
     {
         use rayon::prelude::*;
@@ -1271,11 +1271,8 @@ pub(crate) struct Index {
     /// The games with a node, sorted by it, and where each node's games
     /// start among them (made when first needed: [`Index::games_below`]).
     by_node: OnceLock<(Vec<u32>, Vec<u32>)>,
-    pub results: Vec<u8>,
-    pub speeds: Vec<u8>,
-    pub white_elo: Vec<u16>,
-    pub black_elo: Vec<u16>,
-    pub dates: Vec<u32>,
+    /// The games' numbers, unpacked when first looked at.
+    numbers: NumberColumns,
     /// Each column's place and each group's CRC, and the frames of the
     /// groups read later ([`Group::slot`]), checked when read.
     directory: Directory,
@@ -1292,6 +1289,175 @@ pub(crate) struct Index {
     reentries: OnceLock<Result<Reentries, String>>,
     /// Each piece's squares, by game ([`PIECES`]), read on first use.
     squares: [OnceLock<Result<Vec<u64>, String>>; 12],
+}
+
+/// The games' numbers (columns 6-10: results, speeds, ratings, dates) as
+/// stored, unpacked a frame at a time as games are looked at
+/// ([`NUMBER_CHUNK`]), or all at once for a query that looks at most
+/// games' ([`Index::ready_numbers`]).
+#[derive(Debug)]
+struct NumberColumns {
+    games: usize,
+    /// The five columns' stored bytes, in order.
+    stored: Vec<u8>,
+    /// Each column's frames in `stored` (start, length); none for a column
+    /// stored as it is.
+    frames: [Vec<(usize, usize)>; 5],
+    /// Where each column starts in `stored`, and its unpacked length.
+    at: [usize; 5],
+    raw: [usize; 5],
+    /// Each frame, unpacked when first looked at (`None`: it did not
+    /// read, and `damage` says why).
+    parts: [Vec<OnceLock<Option<Vec<u8>>>>; 5],
+    damage: OnceLock<String>,
+    whole: OnceLock<Result<WholeNumbers, String>>,
+}
+
+/// Every game's numbers, unpacked.
+#[derive(Debug)]
+struct WholeNumbers {
+    results: Vec<u8>,
+    speeds: Vec<u8>,
+    white_elo: Vec<u16>,
+    black_elo: Vec<u16>,
+    dates: Vec<u32>,
+}
+
+impl NumberColumns {
+    /// The numbers' columns of a section of `games` games, from the head
+    /// group's `frames`: their lengths and frames checked, nothing
+    /// unpacked.
+    fn read(frames: &[u8], columns: &[ColumnAt], games: usize) -> Result<NumberColumns, String> {
+        let first = columns[*NUMBER_COLUMNS.start()].at;
+        let from = (first - columns[0].at) as usize;
+        let last = &columns[*NUMBER_COLUMNS.end()];
+        let stored = frames[from..(last.at - columns[0].at) as usize + last.stored].to_vec();
+        let mut numbers = NumberColumns {
+            games,
+            stored,
+            frames: Default::default(),
+            at: [0; 5],
+            raw: [0; 5],
+            parts: Default::default(),
+            damage: OnceLock::new(),
+            whole: OnceLock::new(),
+        };
+        for (i, col) in NUMBER_COLUMNS.enumerate() {
+            let c = &columns[col];
+            let width = match col {
+                WHITE_ELO | BLACK_ELO => 2,
+                DATES => 4,
+                _ => 1,
+            };
+            if c.raw != width * games {
+                return Err(format!("column {col} has the wrong length"));
+            }
+            let at = (c.at - first) as usize;
+            numbers.at[i] = at;
+            numbers.raw[i] = c.raw;
+            if c.stored != c.raw {
+                let bytes = &numbers.stored[at..at + c.stored];
+                let runs = frame_runs(bytes, c.raw, NUMBER_CHUNK)?;
+                let mut start = at;
+                numbers.frames[i] = runs
+                    .iter()
+                    .map(|r| {
+                        start += r.len();
+                        (start - r.len(), r.len())
+                    })
+                    .collect();
+                numbers.parts[i] = (0..runs.len()).map(|_| OnceLock::new()).collect();
+            }
+        }
+        Ok(numbers)
+    }
+
+    /// Byte `i` of column `c` (of [`NUMBER_COLUMNS`], from 0), its frame
+    /// unpacked where it is not yet: 0 where it does not read (`damage`
+    /// says so).
+    fn byte(&self, c: usize, i: usize) -> u8 {
+        if self.frames[c].is_empty() {
+            return self.stored.get(self.at[c] + i).copied().unwrap_or(0);
+        }
+        let k = i / NUMBER_CHUNK;
+        let part = self.parts[c].get(k).and_then(|part| {
+            part.get_or_init(|| {
+                let (at, len) = self.frames[c][k];
+                let raw = NUMBER_CHUNK.min(self.raw[c] - k * NUMBER_CHUNK);
+                unpack_frame(&self.stored[at..at + len], raw)
+                    .map_err(|why| self.damage.get_or_init(|| why))
+                    .ok()
+            })
+            .as_ref()
+        });
+        part.and_then(|p| p.get(i % NUMBER_CHUNK))
+            .copied()
+            .unwrap_or(0)
+    }
+
+    /// Game `g`'s numbers.
+    #[inline]
+    fn game(&self, g: usize) -> Numbers {
+        match self.whole.get() {
+            Some(Ok(w)) => Numbers {
+                result: w.results[g],
+                white_elo: w.white_elo[g],
+                black_elo: w.black_elo[g],
+                date: w.dates[g],
+                speed: w.speeds[g],
+            },
+            _ => self.game_by_frames(g),
+        }
+    }
+
+    /// [`NumberColumns::game`] from its frames.
+    #[inline(never)]
+    fn game_by_frames(&self, g: usize) -> Numbers {
+        let word = |c: usize| u16::from_le_bytes([self.byte(c, 2 * g), self.byte(c, 2 * g + 1)]);
+        let n = self.games;
+        Numbers {
+            result: self.byte(0, g),
+            speed: self.byte(1, g),
+            white_elo: word(2),
+            black_elo: word(3),
+            date: u32::from_le_bytes([0, 1, 2, 3].map(|k| self.byte(4, k * n + g))),
+        }
+    }
+
+    /// Every game's numbers, unpacked on first use.
+    fn whole(&self) -> Result<&WholeNumbers, String> {
+        first_use(&self.whole, || {
+            let column = |c: usize| {
+                let at = self.at[c];
+                let stored = match self.frames[c].last() {
+                    Some(&(start, len)) => start + len - at,
+                    None => self.raw[c],
+                };
+                unpack(&self.stored[at..at + stored], self.raw[c], NUMBER_CHUNK)
+            };
+            let words = |b: Vec<u8>| -> Vec<u16> {
+                b.chunks_exact(2)
+                    .map(|w| u16::from_le_bytes([w[0], w[1]]))
+                    .collect()
+            };
+            let ((results, speeds), ((white_elo, black_elo), dates)) = threads::join(
+                || threads::join(|| column(0), || column(1)),
+                || {
+                    threads::join(
+                        || threads::join(|| column(2).map(words), || column(3).map(words)),
+                        || column(4).map(|d| unplanes(&d)),
+                    )
+                },
+            );
+            Ok(WholeNumbers {
+                results: results?,
+                speeds: speeds?,
+                white_elo: white_elo?,
+                black_elo: black_elo?,
+                dates: dates?,
+            })
+        })
+    }
 }
 
 /// Where the games come back to the tree after they leave it: the
@@ -1506,25 +1672,13 @@ fn unpack_head(
     // The columns every query needs, unpacked at once where rayon
     // gives threads (each alone: the same bytes either way); those of
     // 16-bit numbers straight into their vectors (the tree's moves
-    // after the root's).
-    let wanted = [
-        NODE_CHANGES,
-        NODE_CHILDREN,
-        FLAGS,
-        EXITS,
-        RESULTS,
-        SPEED,
-        DATES,
-    ];
-    let words = [
-        (NODE_MOVES, 1, nodes - 1),
-        (EXIT_MOVES, 0, n),
-        (WHITE_ELO, 0, n),
-        (BLACK_ELO, 0, n),
-    ];
+    // after the root's). The games' numbers are unpacked when a query
+    // looks at them ([`Numbers`]).
+    let wanted = [NODE_CHANGES, NODE_CHILDREN, FLAGS, EXITS];
+    let words = [(NODE_MOVES, 1, nodes - 1), (EXIT_MOVES, 0, n)];
     let one = |&col: &usize| {
         let (z, raw) = frame(col);
-        unpack(z, raw).map(|c| (col, c))
+        unpack(z, raw, CHUNK).map(|c| (col, c))
     };
     let word = |&(col, lead, count): &(usize, usize, usize)| {
         let (z, raw) = frame(col);
@@ -1585,13 +1739,10 @@ impl Index {
         let node_changes = column(NODE_CHANGES, 1, nodes - 1)?;
         let flags = column(FLAGS, 1, n)?;
         let exits = column(EXITS, 4, n)?;
-        let (results, speeds) = (column(RESULTS, 1, n)?, column(SPEED, 1, n)?);
-        let dates = column(DATES, 4, n)?;
         let mut node_move = std::mem::take(&mut got_words[NODE_MOVES]);
         node_move[0] = NO_MOVE;
         let exit_moves = std::mem::take(&mut got_words[EXIT_MOVES]);
-        let white_elo = std::mem::take(&mut got_words[WHITE_ELO]);
-        let black_elo = std::mem::take(&mut got_words[BLACK_ELO]);
+        let numbers = NumberColumns::read(&frames, &directory.columns, n)?;
         // The tree's shape (ends and depths from the child counts) and the
         // games' nodes checked, each on a thread where there are two.
         let tree = || -> Result<_, String> {
@@ -1626,11 +1777,7 @@ impl Index {
             exit_moves,
             exits,
             by_node: OnceLock::new(),
-            results,
-            speeds,
-            white_elo,
-            black_elo,
-            dates: unplanes(&dates),
+            numbers,
             directory,
             lazy: Default::default(),
             checked,
@@ -1670,7 +1817,7 @@ impl Index {
         let columns = &self.directory.columns;
         let (first, c) = (&columns[group.columns().start], &columns[col]);
         let from = (c.at - first.at) as usize;
-        unpack(&frames[from..from + c.stored], c.raw)
+        unpack(&frames[from..from + c.stored], c.raw, CHUNK)
     }
 
     /// The games that come back to the tree at one of the `matched` nodes
@@ -2052,13 +2199,24 @@ impl Index {
     }
 
     /// Game `g`'s tags that are numbers.
+    #[inline]
     pub(crate) fn numbers(&self, g: usize) -> Numbers {
-        Numbers {
-            result: self.results[g],
-            white_elo: self.white_elo[g],
-            black_elo: self.black_elo[g],
-            date: self.dates[g],
-            speed: self.speeds[g],
+        self.numbers.game(g)
+    }
+
+    /// Unpacks every game's numbers at once (on the rayon pool where the
+    /// `parallel` feature builds one): for a query that looks at most
+    /// games' ([`Index::numbers`] unpacks a frame at a time otherwise).
+    pub(crate) fn ready_numbers(&self) -> Result<(), String> {
+        self.numbers.whole().map(|_| ())
+    }
+
+    /// Whether a frame of the numbers that [`Index::numbers`] unpacked did
+    /// not read (it then gave zeros): a damaged section.
+    pub(crate) fn numbers_damage(&self) -> Result<(), String> {
+        match self.numbers.damage.get() {
+            Some(why) => Err(why.clone()),
+            None => Ok(()),
         }
     }
 
@@ -2375,9 +2533,7 @@ fn unpack_words(frame: &[u8], raw: usize, lead: usize, count: usize) -> Result<V
         out.copy_from_slice(frame);
         raw
     } else {
-        zstd::bulk::Decompressor::new()
-            .and_then(|mut d| d.decompress_to_buffer(frame, out))
-            .map_err(|e| e.to_string())?
+        unzstd(frame, out)?
     };
     if n != raw {
         return Err("a column has the wrong length".into());
@@ -2398,13 +2554,31 @@ const LEAN: [usize; 2] = [MATERIAL_PLIES, PAWN_FILES];
 /// is a run of frames, unpacked at once where rayon gives threads.
 const CHUNK: usize = 1 << 20;
 
+/// The most bytes of a frame of the games' numbers (columns 6-10): a
+/// query that finds a few games unpacks their frames alone. On
+/// masters-pgnmentor 1.9 ms less a query than the whole columns for
+/// 47 KB more section (0.3%) (issue 68).
+const NUMBER_CHUNK: usize = 1 << 14;
+
+/// The games' numbers' columns, in order.
+const NUMBER_COLUMNS: std::ops::RangeInclusive<usize> = RESULTS..=DATES;
+
+/// The most bytes of a frame of column `col`.
+fn chunk_of(col: usize) -> usize {
+    if NUMBER_COLUMNS.contains(&col) {
+        NUMBER_CHUNK
+    } else {
+        CHUNK
+    }
+}
+
 /// A column's frames: zstd (level 19; where `lean`, with the search of
 /// [`LEAN`]'s columns) of each [`CHUNK`] of it (at once
 /// where rayon gives threads: the change codes' 8 chunks took 4.3 s one
 /// after the other, longer than all the other columns), or its bytes as
 /// they are where zstd does not make them smaller (a small archive's
 /// columns: a frame costs 9 bytes or more).
-fn pack(col: &[u8], lean: bool) -> Vec<u8> {
+fn pack(col: &[u8], lean: bool, chunk: usize) -> Vec<u8> {
     let one = |chunk: &[u8]| {
         let mut z = zstd::bulk::Compressor::new(19).ok()?;
         if lean {
@@ -2418,10 +2592,10 @@ fn pack(col: &[u8], lean: bool) -> Vec<u8> {
     #[cfg(feature = "parallel")]
     let frames: Option<Vec<Vec<u8>>> = {
         use rayon::prelude::*;
-        col.par_chunks(CHUNK).map(one).collect()
+        col.par_chunks(chunk).map(one).collect()
     };
     #[cfg(not(feature = "parallel"))]
-    let frames: Option<Vec<Vec<u8>>> = col.chunks(CHUNK).map(one).collect();
+    let frames: Option<Vec<Vec<u8>>> = col.chunks(chunk).map(one).collect();
     frames
         .map(|frames| frames.concat())
         .filter(|z| z.len() < col.len())
@@ -2432,27 +2606,14 @@ fn pack(col: &[u8], lean: bool) -> Vec<u8> {
 /// that length are the column as it is): each [`CHUNK`] of it but the
 /// last a frame of its own, unpacked on the rayon pool where the
 /// `parallel` feature builds one.
-fn unpack(frames: &[u8], raw: usize) -> Result<Vec<u8>, String> {
+fn unpack(frames: &[u8], raw: usize, chunk: usize) -> Result<Vec<u8>, String> {
     if frames.len() == raw {
         return Ok(frames.to_vec());
     }
-    // Where each frame ends.
-    let mut runs = Vec::with_capacity(raw.div_ceil(CHUNK));
-    let mut at = 0;
-    while at < frames.len() {
-        let len = zstd::zstd_safe::find_frame_compressed_size(&frames[at..])
-            .map_err(|_| "a column's frames do not read")?;
-        runs.push(&frames[at..at + len]);
-        at += len;
-    }
-    if runs.len() != raw.div_ceil(CHUNK).max(1) {
-        return Err("a column has the wrong length".into());
-    }
+    let runs = frame_runs(frames, raw, chunk)?;
     let mut col = vec![0u8; raw];
     let one = |(frame, out): (&&[u8], &mut [u8])| -> Result<(), String> {
-        let n = zstd::bulk::Decompressor::new()
-            .and_then(|mut d| d.decompress_to_buffer(frame, out))
-            .map_err(|e| e.to_string())?;
+        let n = unzstd(frame, out)?;
         if n != out.len() {
             return Err("a column has the wrong length".into());
         }
@@ -2462,12 +2623,59 @@ fn unpack(frames: &[u8], raw: usize) -> Result<Vec<u8>, String> {
     {
         use rayon::prelude::*;
         runs.par_iter()
-            .zip(col.par_chunks_mut(CHUNK))
+            .zip(col.par_chunks_mut(chunk))
             .try_for_each(one)?;
     }
     #[cfg(not(feature = "parallel"))]
-    runs.iter().zip(col.chunks_mut(CHUNK)).try_for_each(one)?;
+    runs.iter().zip(col.chunks_mut(chunk)).try_for_each(one)?;
     Ok(col)
+}
+
+/// The frames of a column of `raw` bytes unpacked, each `chunk` of it
+/// but the last a frame of its own: an error where there are not as
+/// many.
+fn frame_runs(frames: &[u8], raw: usize, chunk: usize) -> Result<Vec<&[u8]>, String> {
+    let mut runs = Vec::with_capacity(raw.div_ceil(chunk));
+    let mut at = 0;
+    while at < frames.len() {
+        let len = zstd::zstd_safe::find_frame_compressed_size(&frames[at..])
+            .map_err(|_| "a column's frames do not read")?;
+        runs.push(&frames[at..at + len]);
+        at += len;
+    }
+    if runs.len() != raw.div_ceil(chunk).max(1) {
+        return Err("a column has the wrong length".into());
+    }
+    Ok(runs)
+}
+
+/// Unpacks zstd `frames` into `out`: the bytes unpacked. Each thread
+/// keeps its decompressor (making one costs about as much as unpacking
+/// 16 KiB).
+fn unzstd(frames: &[u8], out: &mut [u8]) -> Result<usize, String> {
+    thread_local! {
+        static DECOMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Decompressor<'static>>> =
+            const { std::cell::RefCell::new(None) };
+    }
+    DECOMPRESSOR.with(|d| {
+        let mut d = d.borrow_mut();
+        if d.is_none() {
+            *d = Some(zstd::bulk::Decompressor::new().map_err(|e| e.to_string())?);
+        }
+        let d = d.as_mut().ok_or("no decompressor")?;
+        d.decompress_to_buffer(frames, out)
+            .map_err(|e| e.to_string())
+    })
+}
+
+/// A frame of `raw` bytes unpacked, or why not.
+fn unpack_frame(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
+    let mut out = vec![0u8; raw];
+    let n = unzstd(frame, &mut out)?;
+    if n != raw {
+        return Err("a column has the wrong length".into());
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -2482,34 +2690,120 @@ mod tests {
         }
     }
 
-    /// A long column is a run of frames that unpacks to its bytes; a
-    /// length that is not its own, or frames cut short, give an error.
-    #[test]
-    fn a_long_column_is_packed_a_frame_a_chunk() {
-        let mut rng = 0x2545_f491_4f6c_dd1du64;
-        let col: Vec<u8> = (0..2 * CHUNK + 12_345)
+    /// Bytes from a small alphabet, as the columns' (zstd packs them).
+    fn column_bytes(len: usize, seed: u64) -> Vec<u8> {
+        let mut rng = seed;
+        (0..len)
             .map(|_| {
                 rng ^= rng << 13;
                 rng ^= rng >> 7;
                 rng ^= rng << 17;
                 (rng % 7) as u8
             })
+            .collect()
+    }
+
+    /// A long column is a run of frames that unpacks to its bytes; a
+    /// length that is not its own, or frames cut short, give an error.
+    #[test]
+    fn a_long_column_is_packed_a_frame_a_chunk() {
+        for chunk in [CHUNK, NUMBER_CHUNK] {
+            let col = column_bytes(2 * chunk + 12_345, 0x2545_f491_4f6c_dd1d);
+            let frames = pack(&col, false, chunk);
+            assert!(frames.len() < col.len());
+            // Three frames, each unpacking to its chunk.
+            let first = zstd::zstd_safe::find_frame_compressed_size(&frames).unwrap();
+            assert!(first < frames.len());
+            assert_eq!(frame_runs(&frames, col.len(), chunk).unwrap().len(), 3);
+            assert_eq!(unpack(&frames, col.len(), chunk).unwrap(), col);
+            for raw in [col.len() - 1, col.len() + 1, chunk, 4 * chunk] {
+                assert!(unpack(&frames, raw, chunk).is_err(), "{raw}");
+            }
+            for cut in [1, first, frames.len() - 1] {
+                assert!(unpack(&frames[..cut], col.len(), chunk).is_err(), "{cut}");
+            }
+            // A short column is one frame.
+            let short = &col[..1000];
+            assert_eq!(
+                unpack(&pack(short, true, chunk), short.len(), chunk).unwrap(),
+                short
+            );
+        }
+    }
+
+    /// The games' numbers, frames of [`NUMBER_CHUNK`]: the same read a
+    /// frame at a time as all at once, and a frame that does not unpack
+    /// is damage, never a number.
+    #[test]
+    fn numbers_read_by_frames_are_the_numbers() {
+        // Enough games that each column is several frames; the speeds
+        // column as it is (zstd does not make it smaller).
+        let games = 3 * NUMBER_CHUNK + 1_000;
+        let cols = [
+            column_bytes(games, 1),
+            (0..games).map(|g| (g % 251) as u8).collect::<Vec<u8>>(),
+            column_bytes(2 * games, 3),
+            column_bytes(2 * games, 4),
+            column_bytes(4 * games, 5),
+        ];
+        let mut stored = Vec::new();
+        let mut columns: Vec<ColumnAt> = (0..COLUMNS)
+            .map(|_| ColumnAt {
+                raw: 0,
+                at: 0,
+                stored: 0,
+            })
             .collect();
-        let frames = pack(&col, false);
-        assert!(frames.len() < col.len());
-        // Three frames, each unpacking to its chunk.
-        let first = zstd::zstd_safe::find_frame_compressed_size(&frames).unwrap();
-        assert!(first < frames.len());
-        assert_eq!(unpack(&frames, col.len()).unwrap(), col);
-        for raw in [col.len() - 1, col.len() + 1, CHUNK, 4 * CHUNK] {
-            assert!(unpack(&frames, raw).is_err(), "{raw}");
+        for (i, c) in cols.iter().enumerate() {
+            let packed = if i == 1 {
+                c.clone()
+            } else {
+                pack(c, false, NUMBER_CHUNK)
+            };
+            columns[RESULTS + i] = ColumnAt {
+                raw: c.len(),
+                at: stored.len() as u64,
+                stored: packed.len(),
+            };
+            stored.extend_from_slice(&packed);
         }
-        for cut in [1, first, frames.len() - 1] {
-            assert!(unpack(&frames[..cut], col.len()).is_err(), "{cut}");
+        let lazy = NumberColumns::read(&stored, &columns, games).unwrap();
+        let whole = NumberColumns::read(&stored, &columns, games).unwrap();
+        whole.whole().unwrap();
+        for g in (0..games).step_by(97).chain([games - 1]) {
+            let (a, b) = (lazy.game(g), whole.game(g));
+            assert_eq!(
+                (a.result, a.speed, a.white_elo, a.black_elo, a.date),
+                (b.result, b.speed, b.white_elo, b.black_elo, b.date),
+                "{g}"
+            );
+            assert_eq!((a.result, a.speed), (cols[0][g], cols[1][g]));
+            let date = [0, 1, 2, 3].map(|k| cols[4][k * games + g]);
+            assert_eq!(a.date, u32::from_le_bytes(date));
         }
-        // A short column is one frame.
-        let short = &col[..1000];
-        assert_eq!(unpack(&pack(short, true), short.len()).unwrap(), short);
+        assert!(lazy.damage.get().is_none());
+        // A length that is not the games' is refused.
+        assert!(NumberColumns::read(&stored, &columns, games + 1).is_err());
+        // The dates' second frame replaced by a frame of other bytes (past a
+        // CRC, as a fuzzer's are): the frame is damage, where it is read
+        // a frame at a time and all at once.
+        let (at, len) = lazy.frames[4][1];
+        let mut bad = stored[..at].to_vec();
+        bad.extend_from_slice(&zstd::bulk::compress(&[1; 100], 19).unwrap());
+        bad.extend_from_slice(&stored[at + len..]);
+        columns[DATES].stored = bad.len() - columns[DATES].at as usize;
+        let damaged = NumberColumns::read(&bad, &columns, games).unwrap();
+        // The dates are byte planes: the first plane's bytes of the first
+        // games are in its first frame, the others in later frames.
+        for g in 0..NUMBER_CHUNK {
+            damaged.game(g);
+        }
+        assert!(damaged.damage.get().is_none(), "its other frames read");
+        let g = NUMBER_CHUNK + 5;
+        assert_eq!(damaged.game(g).date & 0xff, 0);
+        assert!(damaged.damage.get().is_some());
+        let whole = NumberColumns::read(&bad, &columns, games).unwrap();
+        assert!(whole.whole().is_err());
     }
 
     /// The key after a move, updated from the key before where shakmaty

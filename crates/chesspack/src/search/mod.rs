@@ -571,13 +571,18 @@ impl Filter {
 
     /// Whether no filter is given.
     fn is_empty(&self) -> bool {
-        !self.names_filtered()
-            && self.min_elo.is_none()
-            && self.max_elo.is_none()
-            && self.result.is_none()
-            && self.from.is_none()
-            && self.to.is_none()
-            && self.speed.is_none()
+        !self.names_filtered() && !self.numbers_filtered()
+    }
+
+    /// Whether a filter looks at the games' numbers: ratings, result,
+    /// dates, speed.
+    fn numbers_filtered(&self) -> bool {
+        self.min_elo.is_some()
+            || self.max_elo.is_some()
+            || self.result.is_some()
+            || self.from.is_some()
+            || self.to.is_some()
+            || self.speed.is_some()
     }
 
     fn names_filtered(&self) -> bool {
@@ -603,7 +608,7 @@ impl Filter {
                 return false;
             }
         }
-        self.passes_numbers(&ix.numbers(g))
+        !self.numbers_filtered() || self.passes_numbers(&ix.numbers(g))
     }
 
     /// Each name's bits for [`Filter::passes_index`].
@@ -647,6 +652,12 @@ pub(crate) fn fuzz_section(data: &[u8]) {
     let Ok(ix) = Index::read_checked(&mut fetch, data.len() as u64, games, false) else {
         return;
     };
+    // The numbers a frame at a time, before the filter's pass unpacks
+    // them all.
+    for g in 0..ix.games {
+        let _ = ix.numbers(g);
+    }
+    let _ = ix.numbers_damage();
     let q = Query {
         player: Some("a".into()),
         min_elo: Some(2000),
@@ -1117,6 +1128,14 @@ fn search<R: Read + Seek>(
             &mut found,
         )
         .and_then(|candidates| {
+            // The numbers of the games to decode, unpacked where they are
+            // not yet: a frame that does not read is a damaged section,
+            // found before anything is decoded (as one that the games found
+            // looked at).
+            for &g in &candidates.games {
+                ix.numbers(g);
+            }
+            ix.numbers_damage()?;
             // The names of the games found, where they are given (those
             // of the games to decode too: a name that does not read means
             // a damaged section, found before anything is decoded).
@@ -1183,6 +1202,12 @@ fn search<R: Read + Seek>(
     Ok((kept, report))
 }
 
+/// The most games that the tree finds for which a query unpacks the
+/// frames of their numbers alone ([`Index::numbers`]), not every game's
+/// at once: a few dozen games spread over the archive reach most frames
+/// (masters-pgnmentor: 16,384 games a frame of results).
+const FEW_FOUND: usize = 64;
+
 /// The games a query decodes, in the archive's order.
 struct Candidates {
     games: Vec<usize>,
@@ -1248,6 +1273,18 @@ fn from_index(
         }
     } else if by_states {
         ix.load(Group::Changes, fetch)?;
+    }
+    // Every game's numbers at once where the filters look at them or the
+    // games found are many (the tree's, or a material's); else the
+    // frames of the games found alone, as they are found.
+    let many = || {
+        hit.iter()
+            .filter(|&&h| h != u32::MAX)
+            .nth(FEW_FOUND)
+            .is_some()
+    };
+    if filter.numbers_filtered() || by_plies || (!by_states && many()) {
+        ix.ready_numbers()?;
     }
     // What each game's columns say, worked out on the pool where its
     // changes of state are read (most games' work), then handed on in the
