@@ -73,6 +73,7 @@ use crate::archive::{
     decode_records_until,
     pipeline::{OnProgress, Pipeline, Progress},
 };
+use crate::threads;
 
 /// What to look for: one of a position (`fen` or `moves`), sub-FENs,
 /// a material or an imbalance, or none (the filters alone), and the
@@ -1266,24 +1267,33 @@ fn from_index(
     // the tree found every game (the filters alone: every game at the
     // root), whose states are then not read.
     let by_states = !on_tree && pending();
-    if on_tree {
-        if pending() {
-            ix.load(Group::Reentries, fetch)?;
-            ix.reentry_hits(&matched, &mut hit, &mut next, next_moves)?;
-        }
-    } else if by_states {
-        ix.load(Group::Changes, fetch)?;
-    }
     // Every game's numbers at once where the filters look at them or the
     // games found are many (the tree's, or a material's); else the
     // frames of the games found alone, as they are found.
-    let many = || {
+    let many = |hit: &[u32]| {
         hit.iter()
             .filter(|&&h| h != u32::MAX)
             .nth(FEW_FOUND)
             .is_some()
     };
-    if filter.numbers_filtered() || by_plies || (!by_states && many()) {
+    let mut whole = filter.numbers_filtered() || by_plies || (!by_states && many(&hit));
+    if on_tree {
+        if pending() {
+            ix.load(Group::Reentries, fetch)?;
+            // The numbers unpacked on the pool while the stretches are
+            // read through, where the tree's games are many already.
+            let (reentries, numbers) = threads::join(
+                || ix.reentry_hits(&matched, &mut hit, &mut next, next_moves),
+                || if whole { ix.ready_numbers() } else { Ok(()) },
+            );
+            reentries?;
+            numbers?;
+            whole = !whole && many(&hit);
+        }
+    } else if by_states {
+        ix.load(Group::Changes, fetch)?;
+    }
+    if whole {
         ix.ready_numbers()?;
     }
     // What each game's columns say, worked out on the pool where its
