@@ -1685,3 +1685,64 @@ fn pack_default(pgn: &str, no_index: bool) -> Vec<u8> {
     settings.no_index = no_index;
     compressed(pgn, &settings)
 }
+
+/// Issue 68, section version 13: the games' numbers (results, ratings,
+/// dates) are frames of 16 KiB, and a query that finds a few games
+/// unpacks only theirs. On an archive whose ratings and dates are several
+/// frames each, the numbers of a game found alone (its last position),
+/// and of every game found by a filter (all frames at once), are its tags.
+#[test]
+fn regression_issue_68_the_numbers_of_a_few_games_found_are_their_tags() {
+    let mut games = games(8_400, 0x5eed_0013);
+    for g in &mut games {
+        // Short games: the test is about the numbers, not the moves.
+        let plies = g.moves.len().min(24);
+        g.moves.truncate(plies);
+    }
+    let mut settings = Settings::default();
+    settings.codec = Some("index".into());
+    settings.pipeline.threads = 2;
+    let archive = compressed(&pgn_of(&games), &settings);
+    let archive = with_index(archive);
+    let numbers = |h: &search::Hit| (h.white_elo, h.black_elo, h.result, h.date.clone());
+    let tags = |g: &Game| {
+        (
+            g.white_elo as u16,
+            g.black_elo as u16,
+            if g.result == "*" { "" } else { g.result },
+            g.date.clone(),
+        )
+    };
+    // Games spread over the archive, each found by its last position
+    // where no other game has it.
+    let mut last: HashMap<u64, usize> = HashMap::new();
+    for g in &games {
+        *last.entry(key(positions(g).last().unwrap())).or_default() += 1;
+    }
+    let mut checked = 0;
+    for (i, g) in games.iter().enumerate().step_by(211) {
+        let end = positions(g).pop().unwrap();
+        if last[&key(&end)] > 1 || g.fen.is_some() {
+            continue;
+        }
+        let mut q = Query::default();
+        q.fen = Some(Fen::from_position(&end, EnPassantMode::Legal).to_string());
+        let (found, f) = found_in(&archive, true, &q);
+        let hit = f.hits.iter().find(|h| h.game == i as u64 + 1);
+        assert!(hit.is_some(), "game {} at {found:?}", i + 1);
+        assert_eq!(numbers(hit.unwrap()), tags(g), "game {}", i + 1);
+        checked += 1;
+    }
+    assert!(checked >= 20, "{checked} games checked");
+    // A filter looks at every game's numbers: all frames at once.
+    let mut q = Query::default();
+    q.min_elo = Some(2600);
+    let (_, f) = found_in(&archive, true, &q);
+    let want: Vec<_> = games
+        .iter()
+        .filter(|g| (g.white_elo + g.black_elo) / 2 >= 2600)
+        .map(tags)
+        .collect();
+    let got: Vec<_> = f.hits.iter().map(numbers).collect();
+    assert_eq!(got, want);
+}
