@@ -1745,26 +1745,25 @@ impl Index {
         let numbers = NumberColumns::read(&frames, &directory.columns, n)?;
         // The tree's shape (ends and depths from the child counts) and the
         // games' nodes checked, each on a thread where there are two.
-        let tree = || -> Result<_, String> {
-            let shape = tree_shape(&children, nodes)?;
-            let mut node_change = node_changes;
-            if node_change
+        let tree = || tree_shape(&children, nodes);
+        let games = || -> Result<_, String> {
+            if node_changes
                 .iter()
                 .any(|&c| c != 0 && (!state::valid(c) || state::is_castling(c)))
             {
                 return Err("a bad change".into());
             }
-            node_change.insert(0, 0);
-            Ok((shape, node_change))
-        };
-        let games = || -> Result<_, String> {
+            // The root's change (none) first.
+            let mut node_change = Vec::with_capacity(nodes);
+            node_change.push(0);
+            node_change.extend_from_slice(&node_changes);
             let exits = unplanes(&exits);
             check_nodes(&exits, &flags, nodes)?;
-            Ok(exits)
+            Ok((exits, node_change))
         };
         let (tree, games) = threads::join(tree, games);
-        let ((node_end, node_depth, node_parent), node_change) = tree?;
-        let exits = games?;
+        let (node_end, node_depth, node_parent) = tree?;
+        let (exits, node_change) = games?;
         Ok(Index {
             games: n,
             node_move,
@@ -2403,8 +2402,9 @@ type Shape = (Vec<u32>, Vec<u16>, Vec<u32>);
 /// The tree's [`Shape`], from the children of each node in preorder.
 fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
     let mut node_end = vec![0u32; nodes];
-    let mut node_depth = vec![0u16; nodes];
-    let mut node_parent = vec![NONE; nodes];
+    // Written in order: pushed, not filled first.
+    let mut node_depth = Vec::with_capacity(nodes);
+    let mut node_parent = Vec::with_capacity(nodes);
     // (node, children left) from the root down: a node stays while it has
     // children to come, or its last child's subtree is not done.
     let mut stack: Vec<(u32, u32)> = Vec::with_capacity(256);
@@ -2423,12 +2423,12 @@ fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
         match stack.last_mut() {
             Some(top) => {
                 top.1 -= 1;
-                node_parent[i] = top.0;
+                node_parent.push(top.0);
             }
             None if i > 0 => return Err("the tree has more than one root".into()),
-            None => {}
+            None => node_parent.push(NONE),
         }
-        node_depth[i] = stack.len() as u16;
+        node_depth.push(stack.len() as u16);
         let end = i as u32 + 1;
         if kids > 0 {
             if stack.len() >= usize::from(u16::MAX) {
