@@ -1133,8 +1133,12 @@ fn search<R: Read + Seek>(
             // not yet: a frame that does not read is a damaged section,
             // found before anything is decoded (as one that the games found
             // looked at).
-            for &g in &candidates.games {
-                ix.numbers(g);
+            if candidates.games.len() > FEW_FOUND {
+                ix.ready_numbers()?;
+            } else {
+                for &g in &candidates.games {
+                    ix.numbers(g);
+                }
             }
             ix.numbers_damage()?;
             // The names of the games found, where they are given (those
