@@ -1263,8 +1263,6 @@ pub(crate) struct Index {
     pub node_parent: Vec<u32>,
     /// The change of state that each node's move makes (0: none).
     pub node_change: Vec<u8>,
-    /// The state at each node, made on first use.
-    node_state: OnceLock<Vec<State>>,
     pub flags: Vec<u8>,
     pub exits: Vec<u32>,
     pub exit_moves: Vec<u16>,
@@ -1771,7 +1769,6 @@ impl Index {
             node_depth,
             node_parent,
             node_change,
-            node_state: OnceLock::new(),
             flags,
             exit_moves,
             exits,
@@ -1922,25 +1919,6 @@ impl Index {
             nodes: unplanes(&nodes),
             ends: col(REENTRY_ENDS)?,
             next: u16s(&next),
-        })
-    }
-
-    /// The state at each node.
-    pub(crate) fn node_states(&self) -> &[State] {
-        self.node_state.get_or_init(|| {
-            let n = self.node_move.len();
-            // The states, and beside them the castling rights ended.
-            let (mut states, mut ended) = (Vec::with_capacity(n), Vec::with_capacity(n));
-            let (root, none) = root_state();
-            states.push(root);
-            ended.push(none);
-            for i in 1..n {
-                let p = self.node_parent[i] as usize;
-                let (s, e) = self.child_state((states[p], ended[p]), i);
-                states.push(s);
-                ended.push(e);
-            }
-            states
         })
     }
 
@@ -2276,10 +2254,10 @@ impl Index {
     /// Reads what [`Index::states`] needs (and [`Index::states_with_plies`]
     /// where `plies`), so that threads may then share it.
     pub(crate) fn read_states(&self, plies: bool, files: bool, third: bool) -> Result<(), String> {
-        // The nodes' states (and where the nodes' lines may have put pawns
-        // on their third rank) are made while the changes unpack.
+        // Where the nodes' lines may have put pawns on their third rank is
+        // made while the changes unpack (the nodes' states are the tree
+        // walk's).
         let nodes = || {
-            self.node_states();
             if third {
                 self.node_third();
             }
@@ -2298,10 +2276,11 @@ impl Index {
     /// a pawn on its third rank so far (its node's line's and its own:
     /// [`state::third_rank`]).
     #[inline]
-    pub(crate) fn states_with_third(
-        &self,
+    pub(crate) fn states_with_third<'a>(
+        &'a self,
         g: usize,
-    ) -> Result<impl Iterator<Item = (State, u16)> + '_, String> {
+        walked: &'a [u64],
+    ) -> Result<impl Iterator<Item = (State, u16)> + 'a, String> {
         let changes = self.changes()?;
         // A game from another start may have pawns on their third rank
         // from its start: any file.
@@ -2310,7 +2289,7 @@ impl Index {
             exit => self.node_third()[exit as usize],
         };
         Ok(self
-            .states(g)?
+            .states(g, walked)?
             .zip(std::iter::once(0).chain(changes.of(g).iter().copied()))
             .map(move |(s, code)| {
                 third |= state::third_rank(code);
@@ -2323,10 +2302,11 @@ impl Index {
     /// where its state keeps them ([`state::keeps_files`]); the first (the
     /// state where the game leaves the tree) has none.
     #[inline]
-    pub(crate) fn states_with_files(
-        &self,
+    pub(crate) fn states_with_files<'a>(
+        &'a self,
         g: usize,
-    ) -> Result<impl Iterator<Item = (State, Option<u16>)> + '_, String> {
+        walked: &'a [u64],
+    ) -> Result<impl Iterator<Item = (State, Option<u16>)> + 'a, String> {
         let changes = self.changes()?;
         let files = self.pawn_files()?;
         let kept = &files.files[files.at[g] as usize..files.at[g + 1] as usize];
@@ -2334,7 +2314,7 @@ impl Index {
         let mut now = None;
         let kinds = changes.of(g).iter().map(|&c| CHANGE_KIND[usize::from(c)]);
         Ok(self
-            .states(g)?
+            .states(g, walked)?
             .zip(std::iter::once(0).chain(kinds))
             .map(move |(s, kind)| {
                 if kind == 2 {
@@ -2351,13 +2331,22 @@ impl Index {
     }
 
     /// The states of game `g` from where it leaves the tree (for a game
-    /// from another start, from its start), in order.
+    /// from another start, from its start), in order: the first, at its
+    /// node, from `walked` (each node's [`State::bits`] that the query's
+    /// walk of the tree reached).
     #[inline]
-    pub(crate) fn states(&self, g: usize) -> Result<impl Iterator<Item = State> + '_, String> {
+    pub(crate) fn states<'a>(
+        &'a self,
+        g: usize,
+        walked: &'a [u64],
+    ) -> Result<impl Iterator<Item = State> + 'a, String> {
         let changes = self.changes()?;
         let mut s = match self.exits[g] {
             NONE => changes.start(g)?,
-            exit => self.node_states()[exit as usize],
+            exit => walked
+                .get(exit as usize)
+                .and_then(|&bits| State::from_bits(bits))
+                .ok_or("a node that the walk did not reach")?,
         };
         Ok(
             std::iter::once(s).chain(changes.of(g).iter().map(move |&c| {
@@ -2371,10 +2360,11 @@ impl Index {
     /// material: the ply of the change of material that made it, or the
     /// ply after the node (for a game from another start, its start: 0).
     #[inline]
-    pub(crate) fn states_with_plies(
-        &self,
+    pub(crate) fn states_with_plies<'a>(
+        &'a self,
         g: usize,
-    ) -> Result<impl Iterator<Item = (State, u32)> + '_, String> {
+        walked: &'a [u64],
+    ) -> Result<impl Iterator<Item = (State, u32)> + 'a, String> {
         let changes = self.changes()?;
         let material = self.material_plies()?;
         let mut since = match self.exits[g] {
@@ -2384,7 +2374,7 @@ impl Index {
         let mut m = material.at[g] as usize;
         let kinds = changes.of(g).iter().map(|&c| CHANGE_KIND[usize::from(c)]);
         Ok(self
-            .states(g)?
+            .states(g, walked)?
             .zip(std::iter::once(0).chain(kinds))
             .map(move |(s, kind)| {
                 if kind == 2 {

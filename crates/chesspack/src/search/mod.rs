@@ -1254,7 +1254,16 @@ fn from_index(
     // leaves the tree at another never does (a bit a node, so that most
     // games are ruled out without their states).
     let mut reachable = vec![0u64; ix.node_move.len().div_ceil(64)];
-    let matched = tree_walk(ix, target, &mut hit, &mut next, next_moves, &mut reachable);
+    // The state of each node the walk reaches ([`State::bits`]), where a
+    // game that leaves the tree there starts its states.
+    let mut walked = vec![0u64; ix.node_move.len()];
+    let matched = tree_walk(
+        ix,
+        target,
+        (&mut hit, &mut next),
+        next_moves,
+        (&mut reachable, &mut walked),
+    );
     // A position of the tree: every game that reaches it is on the tree
     // there, on its own line or where it comes back to the tree.
     let on_tree = matches!(target, Target::Position { .. }) && !matched.is_empty();
@@ -1328,7 +1337,7 @@ fn from_index(
                 return Ok(Verdict::Out);
             }
         }
-        settle_after_node(ix, target, g, by_plies, next_moves, from)
+        settle_after_node(ix, target, g, (by_plies, next_moves, from), &walked)
     };
     let mut take = |g: usize, v: Verdict| match v {
         Verdict::Text => *not_searched += 1,
@@ -1477,18 +1486,18 @@ fn settle_after_node(
     ix: &Index,
     target: &Target,
     g: usize,
-    by_plies: bool,
-    next_moves: bool,
-    from: bool,
+    (by_plies, next_moves, from): (bool, bool, bool),
+    walked: &[u64],
 ) -> Result<Verdict, String> {
+    let game = (g, walked);
     let (first, later, since) = match target {
         Target::Position { state: t, .. } => {
-            settle_states(ix, target, g, by_plies, |s| s.can_reach(t), |s| s == t)?
+            settle_states(ix, target, game, by_plies, |s| s.can_reach(t), |s| s == t)?
         }
         Target::Material(m) => settle_states(
             ix,
             target,
-            g,
+            game,
             by_plies,
             |s| s.can_reach(m),
             |s| s.same_material(*m),
@@ -1496,7 +1505,7 @@ fn settle_after_node(
         _ => settle_states(
             ix,
             target,
-            g,
+            game,
             by_plies,
             |s| target.could_follow(s),
             |s| target.possible(s),
@@ -1542,19 +1551,19 @@ fn settle_after_node(
 fn settle_states(
     ix: &Index,
     target: &Target,
-    g: usize,
+    (g, walked): (usize, &[u64]),
     by_plies: bool,
     could: impl Fn(&State) -> bool,
     possible: impl Fn(&State) -> bool,
 ) -> Result<(bool, bool, u32), String> {
     Ok(if by_plies {
-        let states = ix.states_with_plies(g)?.map(|(s, p)| (s, p, None));
+        let states = ix.states_with_plies(g, walked)?.map(|(s, p)| (s, p, None));
         settle(target, states, could, possible)
     } else if target.kept_files().is_some() {
-        let states = ix.states_with_files(g)?.map(|(s, f)| (s, 0, f));
+        let states = ix.states_with_files(g, walked)?.map(|(s, f)| (s, 0, f));
         settle(target, states, could, possible)
     } else if target.third() != 0 {
-        let states = ix.states_with_third(g)?;
+        let states = ix.states_with_third(g, walked)?;
         settle(
             target,
             states.map(|(s, m)| (s, 0, Some(m))),
@@ -1562,7 +1571,7 @@ fn settle_states(
             possible,
         )
     } else {
-        let states = ix.states(g)?.map(|s| (s, 0, None));
+        let states = ix.states(g, walked)?.map(|s| (s, 0, None));
         settle(target, states, could, possible)
     })
 }
@@ -1668,10 +1677,9 @@ impl Below {
 fn tree_walk(
     ix: &Index,
     target: &Target,
-    hit: &mut [u32],
-    next: &mut [u16],
+    (hit, next): (&mut [u32], &mut [u16]),
     next_moves: bool,
-    reachable: &mut [u64],
+    (reachable, walked): (&mut [u64], &mut [u64]),
 ) -> Vec<usize> {
     let positions = !target.by_state();
     let mut matched = Vec::new();
@@ -1690,6 +1698,7 @@ fn tree_walk(
             continue;
         }
         reachable[n / 64] |= 1 << (n % 64);
+        walked[n] = s.bits();
         if target.possible(&s) {
             let found = if positions {
                 let (top, from) = &known[anchor];
