@@ -620,7 +620,7 @@ impl Archive {
                 json!({
                     "game": h.game, "ply": h.ply, "white": &*h.white, "black": &*h.black,
                     "white_elo": h.white_elo, "black_elo": h.black_elo, "result": h.result,
-                    "date": h.date, "event": &*h.event, "eco": &*h.eco,
+                    "date": &*h.date, "event": &*h.event, "eco": &*h.eco,
                 })
             })
             .collect();

@@ -207,55 +207,63 @@ pub fn find(args: &FindArgs) -> Result<()> {
         }
     } else if args.query.json {
         // Written as `json!` would write the object (keys in order), without
-        // making one a hit: 380,604 hits at the start position took 0.93 s
-        // that way against 0.36 s for the table.
-        let text = |out: &mut io::BufWriter<_>, key: &str, v: &str| -> Result<()> {
-            write!(out, "\"{key}\":")?;
-            serde_json::to_writer(&mut *out, v)?;
-            Ok(())
-        };
+        // making one a hit, into a buffer written out every 64 KiB: 380,608
+        // hits at the start position took 0.93 s with `json!`, 0.36 s for
+        // the table.
+        let mut row = Vec::with_capacity(1 << 17);
         for h in &found.hits {
-            out.write_all(b"{")?;
+            row.push(b'{');
             if many {
-                text(&mut out, "archive", &args.archives[h.archive])?;
-                out.write_all(b",")?;
+                json_text(&mut row, "archive", &args.archives[h.archive]);
+                row.push(b',');
             }
-            text(&mut out, "black", &h.black)?;
-            write!(out, ",\"black_elo\":{},", h.black_elo)?;
-            text(&mut out, "date", &h.date)?;
-            out.write_all(b",")?;
-            text(&mut out, "eco", &h.eco)?;
-            out.write_all(b",")?;
-            text(&mut out, "event", &h.event)?;
-            write!(out, ",\"game\":{},\"ply\":{},", h.game, h.ply)?;
-            text(&mut out, "result", h.result)?;
-            out.write_all(b",")?;
-            text(&mut out, "white", &h.white)?;
-            writeln!(out, ",\"white_elo\":{}}}", h.white_elo)?;
+            json_text(&mut row, "black", &h.black);
+            json_number(&mut row, ",\"black_elo\":", h.black_elo.into());
+            json_text(&mut row, ",\"date", &h.date);
+            json_text(&mut row, ",\"eco", &h.eco);
+            json_text(&mut row, ",\"event", &h.event);
+            json_number(&mut row, ",\"game\":", h.game);
+            json_number(&mut row, ",\"ply\":", h.ply.into());
+            json_text(&mut row, ",\"result", h.result);
+            json_text(&mut row, ",\"white", &h.white);
+            json_number(&mut row, ",\"white_elo\":", h.white_elo.into());
+            row.extend_from_slice(b"}\n");
+            if row.len() >= 1 << 16 {
+                out.write_all(&row)?;
+                row.clear();
+            }
         }
+        out.write_all(&row)?;
     } else {
-        let clean = |s: &str| s.replace(['\t', '\n', '\r'], " ");
         writeln!(
             out,
             "{}game\tply\tWhite\tBlack\tResult\tDate\tEvent",
             if many { "archive\t" } else { "" }
         )?;
+        // A field's tabs and line breaks become spaces.
+        let mut row = Vec::with_capacity(1 << 17);
         for h in &found.hits {
             if many {
-                write!(out, "{}\t", args.archives[h.archive])?;
+                table_field(&mut row, &args.archives[h.archive], b'\t');
             }
-            writeln!(
-                out,
-                "{}\t{}\t{}\t{}\t{}\t{}\t{}",
-                h.game,
-                h.ply,
-                clean(&h.white),
-                clean(&h.black),
-                h.result,
-                h.date,
-                clean(&h.event)
-            )?;
+            json_number(&mut row, "", h.game);
+            json_number(&mut row, "\t", h.ply.into());
+            row.push(b'\t');
+            for (field, end) in [
+                (&*h.white, b'\t'),
+                (&*h.black, b'\t'),
+                (h.result, b'\t'),
+                (&*h.date, b'\t'),
+                (&*h.event, b'\n'),
+            ] {
+                table_field(&mut row, field, end);
+            }
+            if row.len() >= 1 << 16 {
+                out.write_all(&row)?;
+                row.clear();
+            }
         }
+        out.write_all(&row)?;
     }
     out.flush()?;
     if !args.query.quiet {
@@ -265,6 +273,58 @@ pub fn find(args: &FindArgs) -> Result<()> {
     // section and hits) would only cost time.
     std::mem::forget((archives, found));
     Ok(())
+}
+
+/// Appends `"key":"value"` to `row` (`key` may start with `,"` for a key
+/// after the first; then its opening quote is there), the value escaped as
+/// JSON escapes it.
+fn json_text(row: &mut Vec<u8>, key: &str, value: &str) {
+    if let Some(rest) = key.strip_prefix(',') {
+        row.push(b',');
+        row.extend_from_slice(rest.as_bytes());
+    } else {
+        row.push(b'"');
+        row.extend_from_slice(key.as_bytes());
+    }
+    row.extend_from_slice(b"\":");
+    if value.bytes().all(|b| b >= 0x20 && b != b'"' && b != b'\\') {
+        row.push(b'"');
+        row.extend_from_slice(value.as_bytes());
+        row.push(b'"');
+    } else {
+        // Writing into a vector cannot fail.
+        let _ = serde_json::to_writer(&mut *row, value);
+    }
+}
+
+/// Appends `field` to `row` with its tabs and line breaks as spaces, then
+/// `end`.
+fn table_field(row: &mut Vec<u8>, field: &str, end: u8) {
+    row.extend(field.bytes().map(|b| {
+        if matches!(b, b'\t' | b'\n' | b'\r') {
+            b' '
+        } else {
+            b
+        }
+    }));
+    row.push(end);
+}
+
+/// Appends `key` (with its punctuation) and `n` in decimal to `row`.
+fn json_number(row: &mut Vec<u8>, key: &str, n: u64) {
+    row.extend_from_slice(key.as_bytes());
+    let mut digits = [0u8; 20];
+    let mut at = digits.len();
+    let mut n = n;
+    loop {
+        at -= 1;
+        digits[at] = b'0' + (n % 10) as u8;
+        n /= 10;
+        if n == 0 {
+            break;
+        }
+    }
+    row.extend_from_slice(&digits[at..]);
 }
 
 pub fn explore(args: &ExploreArgs) -> Result<()> {

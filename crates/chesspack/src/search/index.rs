@@ -1503,6 +1503,11 @@ impl Names {
     pub(crate) fn shared(&self, i: usize) -> Arc<str> {
         self.shared[i].get_or_init(|| self.text(i).into()).clone()
     }
+
+    /// Game `g`'s names: White, Black, Event, ECO.
+    pub(crate) fn of_game(&self, g: usize) -> [Arc<str>; 4] {
+        [0, 1, 2, 3].map(|i| self.shared(self.ids[i][g] as usize))
+    }
 }
 
 /// The games' changes of state after their nodes (from their start for
@@ -2195,12 +2200,6 @@ impl Index {
             Some(why) => Err(why.clone()),
             None => Ok(()),
         }
-    }
-
-    /// Game `g`'s names: White, Black, Event, ECO.
-    pub(crate) fn names_of(&self, g: usize) -> Result<[Arc<str>; 4], String> {
-        let n = self.names()?;
-        Ok([0, 1, 2, 3].map(|i| n.shared(n.ids[i][g] as usize)))
     }
 
     /// The games whose last node is in the subtree of node `n`.

@@ -1704,7 +1704,7 @@ fn regression_issue_68_the_numbers_of_a_few_games_found_are_their_tags() {
     settings.pipeline.threads = 2;
     let archive = compressed(&pgn_of(&games), &settings);
     let archive = with_index(archive);
-    let numbers = |h: &search::Hit| (h.white_elo, h.black_elo, h.result, h.date.clone());
+    let numbers = |h: &search::Hit| (h.white_elo, h.black_elo, h.result, h.date.to_string());
     let tags = |g: &Game| {
         (
             g.white_elo as u16,
