@@ -1473,6 +1473,46 @@ struct Reentries {
     next: Vec<u16>,
 }
 
+/// What [`Index::reentry_hits`] looks for, shared by the halves of the
+/// games that it reads at once.
+struct Look<'a> {
+    r: &'a Reentries,
+    /// The matched nodes and those above them, a bit a node.
+    above: &'a [u64],
+    matched: &'a [usize],
+    next_moves: bool,
+}
+
+/// Where a run of games starts (or ends) in the stretches' columns: its
+/// first game, and the byte, stretch or varint where its stretches start
+/// in each column.
+#[derive(Clone, Copy)]
+struct Cursor {
+    game: usize,
+    counts: usize,
+    stretch: usize,
+    plies: usize,
+    ends: usize,
+}
+
+/// The byte after the first `n` varints of `data` (0 for none); `None`
+/// where it has fewer.
+fn after_varints(data: &[u8], n: usize) -> Option<usize> {
+    if n == 0 {
+        return Some(0);
+    }
+    let mut left = n;
+    for (at, &b) in data.iter().enumerate() {
+        if b < 0x80 {
+            left -= 1;
+            if left == 0 {
+                return Some(at + 1);
+            }
+        }
+    }
+    None
+}
+
 /// The names of the section: White, Black, Event, ECO of each game, as
 /// ids into the names.
 #[derive(Debug)]
@@ -1845,8 +1885,76 @@ impl Index {
                 n = self.node_parent[n as usize];
             }
         }
-        let (mut counts, mut p, mut e, mut i) = (r.counts.as_slice(), 0usize, 0usize, 0usize);
-        for (g, &exit) in self.exits.iter().enumerate() {
+        let games = self.exits.len();
+        if hit.len() != games || next.len() != games {
+            return Err("the re-entries do not add up".into());
+        }
+        let look = Look {
+            r,
+            above: &above,
+            matched,
+            next_moves,
+        };
+        let all = Cursor {
+            game: 0,
+            counts: 0,
+            stretch: 0,
+            plies: 0,
+            ends: 0,
+        };
+        let end = Cursor {
+            game: games,
+            counts: r.counts.len(),
+            stretch: r.nodes.len(),
+            plies: r.plies.len(),
+            ends: r.ends.len(),
+        };
+        // Two halves of the games at once where the pool has threads
+        // (masters-pgnmentor: 270,000 stretches, 7-10 ms alone), the
+        // second from where the first's stretches end in each column.
+        if games < 4096 || threads::parallel_threads() < 2 {
+            return self.reentries_between(&look, all, end, hit, next);
+        }
+        let mut counts = r.counts.as_slice();
+        let mut stretches = 0usize;
+        for _ in 0..games / 2 {
+            stretches = stretches.saturating_add(get_varint(&mut counts)? as usize);
+        }
+        let after =
+            |data: &[u8]| after_varints(data, stretches).ok_or("the re-entries do not add up");
+        let half = Cursor {
+            game: games / 2,
+            counts: r.counts.len() - counts.len(),
+            stretch: stretches,
+            plies: after(&r.plies)?,
+            ends: after(&r.ends)?,
+        };
+        let (hit_a, hit_b) = hit.split_at_mut(half.game);
+        let (next_a, next_b) = next.split_at_mut(half.game);
+        let (a, b) = threads::join(
+            || self.reentries_between(&look, all, half, hit_a, next_a),
+            || self.reentries_between(&look, half, end, hit_b, next_b),
+        );
+        a.and(b)
+    }
+
+    /// [`Index::reentry_hits`] of the games from `from` to `to` (where
+    /// each column's stretches of those games start and end), `hit` and
+    /// `next` being theirs alone.
+    fn reentries_between(
+        &self,
+        look: &Look<'_>,
+        start: Cursor,
+        stop: Cursor,
+        hit: &mut [u32],
+        next: &mut [u16],
+    ) -> Result<(), String> {
+        let (r, above, matched) = (look.r, look.above, look.matched);
+        let tree = self.node_move.len();
+        let (mut p, mut e, mut i) = (start.plies, start.ends, start.stretch);
+        let mut counts = &r.counts[start.counts..stop.counts];
+        for g in start.game..stop.game {
+            let exit = self.exits[g];
             let k = get_varint(&mut counts)? as usize;
             let from = from_another_start(self.flags[g]);
             if k == 0 {
@@ -1863,16 +1971,18 @@ impl Index {
                 (u64::from(self.node_depth[exit as usize]), 0)
             };
             let mut steps = 0u64;
+            let h = g - start.game;
             for _ in 0..k {
-                let node = *r.nodes.get(i).ok_or("too few re-entries")? as usize;
-                let step = crate::le::read_leb(&r.plies, &mut p).ok_or("truncated")?;
-                let down = crate::le::read_leb(&r.ends, &mut e).ok_or("truncated")?;
+                let node = *r.nodes[..stop.stretch].get(i).ok_or("too few re-entries")? as usize;
+                let step =
+                    crate::le::read_leb(&r.plies[..stop.plies], &mut p).ok_or("truncated")?;
+                let down = crate::le::read_leb(&r.ends[..stop.ends], &mut e).ok_or("truncated")?;
                 i += 1;
                 if step == 0 || node >= tree {
                     return Err("a bad re-entry".into());
                 }
                 steps = steps.saturating_add(step);
-                if hit[g] != u32::MAX || above[node / 64] & (1 << (node % 64)) == 0 {
+                if hit[h] != u32::MAX || above[node / 64] & (1 << (node % 64)) == 0 {
                     continue;
                 }
                 let end = (node as u64).saturating_add(down);
@@ -1890,9 +2000,9 @@ impl Index {
                 let ply = (depth.saturating_add(steps) - shift).saturating_add(u64::from(
                     self.node_depth[x].saturating_sub(self.node_depth[node]),
                 ));
-                hit[g] = u32::try_from(ply).map_err(|_| "a bad re-entry")?;
-                if next_moves {
-                    next[g] = if x == end {
+                hit[h] = u32::try_from(ply).map_err(|_| "a bad re-entry")?;
+                if look.next_moves {
+                    next[h] = if x == end {
                         r.next[i - 1]
                     } else {
                         // The child of `x` on the way down to `end`.
@@ -1905,24 +2015,33 @@ impl Index {
                 }
             }
         }
-        if i != r.nodes.len() || !counts.is_empty() || p != r.plies.len() || e != r.ends.len() {
+        if i != stop.stretch || !counts.is_empty() || p != stop.plies || e != stop.ends {
             return Err("the re-entries do not add up".into());
         }
         Ok(())
     }
 
     fn read_reentries(&self) -> Result<Reentries, String> {
+        // The five columns unpacked at once where the pool has threads.
         let col = |c: usize| self.lazy_column(c);
-        let nodes = col(REENTRY_NODES)?;
-        let next = col(REENTRY_NEXT)?;
+        let ((nodes, next), (counts, (plies, ends))) = threads::join(
+            || (col(REENTRY_NODES), col(REENTRY_NEXT)),
+            || {
+                threads::join(
+                    || col(REENTRY_COUNTS),
+                    || threads::join(|| col(REENTRY_PLIES), || col(REENTRY_ENDS)),
+                )
+            },
+        );
+        let (nodes, next) = (nodes?, next?);
         if nodes.len() % 4 != 0 || next.len() * 2 != nodes.len() {
             return Err("the re-entries do not add up".into());
         }
         Ok(Reentries {
-            counts: col(REENTRY_COUNTS)?,
-            plies: col(REENTRY_PLIES)?,
+            counts: counts?,
+            plies: plies?,
             nodes: unplanes(&nodes),
-            ends: col(REENTRY_ENDS)?,
+            ends: ends?,
             next: u16s(&next),
         })
     }
@@ -2719,6 +2838,28 @@ mod tests {
                 short
             );
         }
+    }
+
+    /// The byte after `n` varints, where a run of games' stretches starts
+    /// in a column of varints (the second half read at once with the first).
+    #[test]
+    fn the_byte_after_n_varints_ends_the_nth() {
+        let mut data = Vec::new();
+        let mut ends = vec![0];
+        for v in [0u64, 1, 127, 128, 300, 1 << 40, 5] {
+            let mut v = v;
+            while v >= 0x80 {
+                data.push(v as u8 | 0x80);
+                v >>= 7;
+            }
+            data.push(v as u8);
+            ends.push(data.len());
+        }
+        for (n, &end) in ends.iter().enumerate() {
+            assert_eq!(after_varints(&data, n), Some(end), "{n}");
+        }
+        assert_eq!(after_varints(&data, ends.len()), None);
+        assert_eq!(after_varints(&data[..data.len() - 1], 7), None);
     }
 
     /// The games' numbers, frames of [`NUMBER_CHUNK`]: the same read a

@@ -1538,6 +1538,50 @@ fn issue_68_games_that_come_back_to_the_tree_are_found_without_decoding() {
     assert_eq!(got, [("Bc5", 3), ("Nf6", 1)]);
 }
 
+/// Issue 68: the stretches back on the tree are read in two halves of the
+/// games at once (over 4,096 games, where the pool has two threads): the
+/// games of either half, and those at the cut, are found at their plies
+/// from the index alone, as one pass through the stretches finds them.
+#[test]
+fn regression_issue_68_stretches_read_in_two_halves_find_every_game() {
+    let lines = [
+        "1. e4 e5 2. Nf3 Nc6 3. Bc4 Bc5 4. c3 Nf6",
+        "1. Nf3 Nc6 2. e4 e5 3. Bc4 Bc5 4. d3 d6",
+        "1. Nh3 Nh6 2. Ng1 Ng8 3. e4 e5 4. Nf3 Nc6 5. Bc4 Nf6",
+        "1. Nc3 Nc6 2. Nb1 Nb8 3. e4 e5 4. Nf3 d6",
+        "1. d4 d5 2. c4 e6",
+    ];
+    let games = 5_000;
+    let pgn: String = (0..games)
+        .map(|i| {
+            let l = lines[i % lines.len()];
+            format!("[White \"w{i}\"]\n[Black \"b{i}\"]\n[Result \"*\"]\n\n{l} *\n\n")
+        })
+        .collect();
+    let indexed = pack(&pgn, false);
+    // Each line's ply at each position: none where it does not come there.
+    let cases: [(&str, [Option<u32>; 5]); 3] = [
+        ("e4 e5 Nf3 Nc6", [Some(4), Some(4), Some(8), None, None]),
+        ("e4 e5 Nf3 Nc6 Bc4", [Some(5), Some(5), Some(9), None, None]),
+        ("e4 e5", [Some(2), None, Some(6), Some(6), None]),
+    ];
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(2)
+        .build()
+        .unwrap();
+    for (line, plies) in cases {
+        let want: BTreeSet<(u64, u32)> = (0..games)
+            .filter_map(|i| plies[i % lines.len()].map(|p| (i as u64 + 1, p)))
+            .collect();
+        let mut q = Query::default();
+        q.moves = Some(line.into());
+        q.threads = 2;
+        let (got, report) = pool.install(|| found_in(&indexed, true, &q));
+        assert_eq!(report.decoded, 0, "{line:?}: from the index alone");
+        assert_eq!(got, want, "{line:?}");
+    }
+}
+
 /// Issue 69: games that repeat. A match of engines without a book repeats
 /// earlier games' moves and comments: each game's move streams are padded
 /// to a byte, so the columns find the repeats, and a game whose numbers
