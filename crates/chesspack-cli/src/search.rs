@@ -313,18 +313,7 @@ fn table_field(row: &mut Vec<u8>, field: &str, end: u8) {
 /// Appends `key` (with its punctuation) and `n` in decimal to `row`.
 fn json_number(row: &mut Vec<u8>, key: &str, n: u64) {
     row.extend_from_slice(key.as_bytes());
-    let mut digits = [0u8; 20];
-    let mut at = digits.len();
-    let mut n = n;
-    loop {
-        at -= 1;
-        digits[at] = b'0' + (n % 10) as u8;
-        n /= 10;
-        if n == 0 {
-            break;
-        }
-    }
-    row.extend_from_slice(&digits[at..]);
+    row.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
 }
 
 pub fn explore(args: &ExploreArgs) -> Result<()> {
@@ -429,4 +418,44 @@ pub fn index(args: &IndexArgs) -> Result<()> {
         );
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A row's fields are written as `serde_json` writes them, names with
+    /// quotes, backslashes, control bytes and other scripts among them, and
+    /// the table's fields keep no tab or line break.
+    #[test]
+    fn rows_are_written_as_serde_json_writes_them() {
+        for name in [
+            "Carlsen, Magnus",
+            "O\"Kelly",
+            "Guyard\\Lemarchand",
+            "tab\there",
+            "line\nbreak\r",
+            "\u{1}\u{7f}",
+            "Непомнящий",
+            "",
+        ] {
+            // (`json!`'s keys in order, as `find` writes its own.)
+            let mut row = b"{".to_vec();
+            json_text(&mut row, "eco", "B90");
+            json_number(&mut row, ",\"game\":", 380_608);
+            json_text(&mut row, ",\"white", name);
+            row.push(b'}');
+            let want = serde_json::json!({"white": name, "game": 380_608, "eco": "B90"});
+            assert_eq!(row, serde_json::to_vec(&want).unwrap(), "{name:?}");
+            let mut field = Vec::new();
+            table_field(&mut field, name, b'\n');
+            let text = String::from_utf8(field).unwrap();
+            assert_eq!(text.matches(['\t', '\r', '\n']).count(), 1, "{name:?}");
+            assert!(text.ends_with('\n'));
+        }
+        let mut row = Vec::new();
+        json_number(&mut row, "", 0);
+        json_number(&mut row, "\t", u64::MAX);
+        assert_eq!(row, b"0\t18446744073709551615");
+    }
 }
