@@ -42,7 +42,9 @@ def run(cmd, stdin=None):
 
 
 def game_offsets(pgn):
-    """Offsets of each game's first tag: a `[` line after a non-tag line."""
+    """Offsets of each game's first tag: a `[` line after a line that is
+    no tag, or after a blank line (a game with tags and no moves is
+    followed by the next game's tags after a blank line)."""
     offsets = []
     prev_tag = False
     ofs = 0
@@ -51,10 +53,17 @@ def game_offsets(pgn):
             is_tag = line.startswith(b"[")
             if is_tag and not prev_tag:
                 offsets.append(ofs)
-            if line.strip():
-                prev_tag = is_tag
+            prev_tag = is_tag
             ofs += len(line)
     return offsets
+
+
+def game_at(offsets, ofs):
+    """The number (from 1) of the game that Scoutfish's offset `ofs` points
+    at: a line break before the game (any blank lines between games
+    included), or the game's own first byte (the file's start)."""
+    i = bisect.bisect_right(offsets, ofs)
+    return i if i > 0 and offsets[i - 1] == ofs else i + 1
 
 
 def material(board):
@@ -130,17 +139,19 @@ def scout(sf, scout_file, offsets, rule, threads):
     data = json.loads(out[start : out.rindex("}") + 1])
     games = {}
     for m in data["matches"]:
-        # Scoutfish points at the line break before a game (the file's
-        # start for the first).
-        g = bisect.bisect_right(offsets, m["ofs"] + 1)
+        g = game_at(offsets, m["ofs"])
         games[g] = m["ply"][0]
     return games, t
 
 
 def python_chess(pgn, positions, materials, subs):
     """First ply of every query in every game, by python-chess."""
-    keys = {chess.polyglot.zobrist_hash(b): i for i, b in enumerate(positions)}
-    mats = {m: i for i, m in enumerate(materials)}
+    # A query drawn twice is answered for each time.
+    keys, mats = {}, {}
+    for i, b in enumerate(positions):
+        keys.setdefault(chess.polyglot.zobrist_hash(b), []).append(i)
+    for i, m in enumerate(materials):
+        mats.setdefault(m, []).append(i)
     patterns = [chess.Board(s + " w - - 0 1") for s in subs]
     pat_maps = [p.piece_map() for p in patterns]
     hit_pos = [dict() for _ in positions]
@@ -157,12 +168,12 @@ def python_chess(pgn, positions, materials, subs):
             ply = 0
             moves = list(game.mainline_moves())
             while True:
-                i = keys.get(chess.polyglot.zobrist_hash(board))
-                if i is not None and number not in hit_pos[i]:
-                    hit_pos[i][number] = ply
-                j = mats.get(material(board))
-                if j is not None and number not in hit_mat[j]:
-                    hit_mat[j][number] = ply
+                for i in keys.get(chess.polyglot.zobrist_hash(board), ()):
+                    if number not in hit_pos[i]:
+                        hit_pos[i][number] = ply
+                for j in mats.get(material(board), ()):
+                    if number not in hit_mat[j]:
+                        hit_mat[j][number] = ply
                 for k, pm in enumerate(pat_maps):
                     if number not in hit_sub[k] and all(board.piece_at(sq) == pc for sq, pc in pm.items()):
                         hit_sub[k][number] = ply
