@@ -144,6 +144,10 @@ def scout(sf, scout_file, offsets, rule, threads):
     return games, t
 
 
+# The `Variant` tags of chess games (lichess's and PGN's spellings).
+CHESS = {"standard", "chess", "chess960", "chess 960", "fischerandom", "from position"}
+
+
 def python_chess(pgn, positions, materials, subs):
     """First ply of every query in every game, by python-chess."""
     # A query drawn twice is answered for each time.
@@ -164,6 +168,10 @@ def python_chess(pgn, positions, materials, subs):
             if game is None:
                 break
             number += 1
+            if game.headers.get("Variant", "Standard").lower() not in CHESS:
+                # chesspack keeps other variants' games as text and does
+                # not search them (it says how many).
+                continue
             board = game.board()
             ply = 0
             moves = list(game.mainline_moves())
