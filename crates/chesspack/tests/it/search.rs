@@ -1822,3 +1822,58 @@ fn regression_issue_68_the_numbers_of_a_few_games_found_are_their_tags() {
     let got: Vec<_> = f.hits.iter().map(numbers).collect();
     assert_eq!(got, want);
 }
+
+#[test]
+fn regression_issue_68_games_with_a_null_move_are_not_searched_with_or_without_the_index() {
+    // A game whose mainline has a null move comes to the builder as text
+    // (its record would leave the null out), so it is not searched, and
+    // says so, with the index as without it; the builder, which no longer
+    // checks each move's legality, sees only the other games' records.
+    let mut pgn = String::new();
+    for i in 0..40 {
+        let moves = match i % 4 {
+            0 => "1. e4 e5 2. -- Nc6 3. Nf3 Nf6",
+            1 => "1. e4 e5 2. Nf3 -- 3. Bc4 Nc6",
+            2 => "1. d4 -- -- d5 2. c4 e6",
+            _ => "1. e4 e5 2. Nf3 Nc6 3. Bb5 a6",
+        };
+        pgn += &format!(
+            "[Event \"Nulls\"]\n[White \"A{i}\"]\n[Black \"B\"]\n[Result \"*\"]\n\n{moves} *\n\n"
+        );
+    }
+    let indexed = pack(&pgn, false);
+    let plain = pack(&pgn, true);
+    // The games without a null move (every fourth) that reach each.
+    let every_fourth: BTreeSet<u64> = (1..=40).filter(|n| n % 4 == 0).collect();
+    let cases = [
+        // After 1. e4 e5, and 2. Nf3.
+        (
+            "rnbqkbnr/pppp1ppp/8/4p3/4P3/8/PPPP1PPP/RNBQKBNR w KQkq - 0 2",
+            &every_fourth,
+        ),
+        (
+            "rnbqkbnr/pppp1ppp/8/4p3/4P3/5N2/PPPP1PPP/RNBQKB1R b KQkq - 1 2",
+            &every_fourth,
+        ),
+        // After 1. d4: only games with a null move.
+        (
+            "rnbqkbnr/pppppppp/8/8/3P4/8/PPP1PPPP/RNBQKBNR b KQkq - 0 1",
+            &BTreeSet::new(),
+        ),
+        // After 1. e4 e5 2. Nf3 Nc6 3. Bb5 a6.
+        (
+            "r1bqkbnr/1ppp1ppp/p1n5/1B2p3/4P3/5N2/PPPP1PPP/RNBQK2R w KQkq - 0 4",
+            &every_fourth,
+        ),
+    ];
+    for (fen, want) in cases {
+        let mut q = Query::default();
+        q.fen = Some(fen.to_owned());
+        let (with, f) = found_in(&indexed, true, &q);
+        let (without, g) = found_in(&plain, false, &q);
+        assert_eq!(with, without, "{fen}");
+        let got: BTreeSet<u64> = with.iter().map(|&(game, _)| game).collect();
+        assert_eq!(&got, want, "{fen}");
+        assert_eq!((f.not_searched, g.not_searched), (30, 30), "{fen}");
+    }
+}
