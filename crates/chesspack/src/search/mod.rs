@@ -699,7 +699,7 @@ pub(crate) fn fuzz_section(data: &[u8]) {
                 next_moves,
                 &mut 0,
                 &mut fetch,
-                &mut |_| {},
+                Sink::Keep(&mut Vec::new(), 0),
             );
         }
     }
@@ -1151,12 +1151,9 @@ fn search<R: Read + Seek>(
             // and growing copies it all again.
             kept.reserve(ix.games);
         }
-        let mut found = |mut f: Found0| {
-            f.archive = how.archive;
-            match &mut counted {
-                Some(t) => t.add(&f),
-                None => kept.push(f),
-            }
+        let sink = match &mut counted {
+            Some(t) => Sink::Count(t, how.archive),
+            None => Sink::Keep(&mut kept, how.archive),
         };
         from_index(
             ix,
@@ -1165,7 +1162,7 @@ fn search<R: Read + Seek>(
             how.next_moves,
             &mut not_searched,
             &mut fetch,
-            &mut found,
+            sink,
         )
         .and_then(|candidates| {
             // The numbers of the games to decode, unpacked where they are
@@ -1274,7 +1271,7 @@ fn from_index(
     next_moves: bool,
     not_searched: &mut u64,
     fetch: &mut Fetch<'_>,
-    found: &mut dyn FnMut(Found0),
+    mut sink: Sink<'_>,
 ) -> Result<Candidates, String> {
     let mut candidates: Vec<usize> = Vec::new();
     if filter.names_filtered() {
@@ -1375,15 +1372,57 @@ fn from_index(
         }
         settle_after_node(ix, target, g, (by_plies, next_moves, from), &walked)
     };
-    let mut take = |g: usize, v: Verdict| match v {
-        Verdict::Text => *not_searched += 1,
-        Verdict::Out => {}
-        Verdict::Hit => {
-            let next = (next[g] != NO_MOVE).then_some(next[g]);
-            found(Found0::indexed(ix, g, hit[g], next));
+    let hit_of = |g: usize| {
+        let next = (next[g] != NO_MOVE).then_some(next[g]);
+        Found0::indexed(ix, g, hit[g], next)
+    };
+    if on_tree && let Sink::Count(tallies, archive) = &mut sink {
+        // The explorer at a position of the tree counts every game found
+        // there (all of them at the start): counted a range of games a
+        // thread, the counts added up in the games' order (a tally is
+        // sums, and the latest and best games by their dates, ratings
+        // and numbers: the same whichever thread counted them). On the
+        // masters file the count was a fifth of the explorer's work at
+        // the start (issue 68).
+        let archive = *archive;
+        let parts = in_ranges(ix.games, |games| -> Result<_, String> {
+            let (mut part, mut texts, mut decode) = (Tallies::new(tallies.mover), 0, Vec::new());
+            for g in games {
+                match verdict(g)? {
+                    Verdict::Text => texts += 1,
+                    Verdict::Hit => {
+                        let mut f = hit_of(g);
+                        f.archive = archive;
+                        part.add(&f);
+                    }
+                    Verdict::Decode => decode.push(g),
+                    Verdict::Out | Verdict::At(_) => {}
+                }
+            }
+            Ok((part, texts, decode))
+        })?;
+        for (part, texts, decode) in parts {
+            tallies.merge(part);
+            *not_searched += texts;
+            candidates.extend(decode);
         }
-        Verdict::At(ply) => found(Found0::indexed(ix, g, ply, None)),
-        Verdict::Decode => candidates.push(g),
+        return by_squares(ix, target, candidates, fetch);
+    }
+    let mut take = |g: usize, v: Verdict| {
+        let found = match v {
+            Verdict::Text => {
+                *not_searched += 1;
+                return;
+            }
+            Verdict::Out => return,
+            Verdict::Hit => hit_of(g),
+            Verdict::At(ply) => Found0::indexed(ix, g, ply, None),
+            Verdict::Decode => {
+                candidates.push(g);
+                return;
+            }
+        };
+        sink.give(found);
     };
     if on_tree {
         for g in 0..ix.games {
@@ -1627,6 +1666,55 @@ fn in_parallel<T: Send>(
     #[cfg(not(feature = "parallel"))]
     {
         (0..n).map(f).collect()
+    }
+}
+
+/// The games in `0..n`, split into a range a thread (one where the pool
+/// has one thread, or the games are few), each given to `f`: its answers in
+/// the ranges' order.
+fn in_ranges<T: Send>(
+    n: usize,
+    f: impl Fn(std::ops::Range<usize>) -> Result<T, String> + Sync,
+) -> Result<Vec<T>, String> {
+    #[cfg(feature = "parallel")]
+    {
+        use rayon::prelude::*;
+        let parts = if n < 4096 {
+            1
+        } else {
+            rayon::current_num_threads().max(1)
+        };
+        let step = n.div_ceil(parts).max(1);
+        (0..parts)
+            .into_par_iter()
+            .map(|i| f(i * step..((i + 1) * step).min(n)))
+            .collect()
+    }
+    #[cfg(not(feature = "parallel"))]
+    {
+        Ok(vec![f(0..n)?])
+    }
+}
+
+/// Where a search of the index gives the games it finds: kept, in the
+/// games' order, or counted by the explorer (with the archive's number).
+enum Sink<'a> {
+    Keep(&'a mut Vec<Found0>, u32),
+    Count(&'a mut Tallies, u32),
+}
+
+impl Sink<'_> {
+    fn give(&mut self, mut f: Found0) {
+        match self {
+            Sink::Keep(kept, archive) => {
+                f.archive = *archive;
+                kept.push(f);
+            }
+            Sink::Count(tallies, archive) => {
+                f.archive = *archive;
+                tallies.add(&f);
+            }
+        }
     }
 }
 

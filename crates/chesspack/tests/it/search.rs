@@ -1877,3 +1877,59 @@ fn regression_issue_68_games_with_a_null_move_are_not_searched_with_or_without_t
         assert_eq!((f.not_searched, g.not_searched), (30, 30), "{fen}");
     }
 }
+
+#[test]
+fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
+    // At a position of the tree the explorer counts the games a range a
+    // thread (4,096 games or more) and adds the counts up: the same moves,
+    // results, ratings, latest and best games as one thread counting, and
+    // as decoding every game. Dates and ratings repeat across the ranges,
+    // so that the latest and best games are decided by their numbers too.
+    let lines = [
+        "1. e4 e5 2. Nf3 Nc6",
+        "1. e4 c5 2. Nf3 d6",
+        "1. d4 d5 2. c4 e6",
+        "1. e4 e5 2. Nf3 Nf6",
+        "1. Nf3 d5",
+        "1. e4 c5 2. Nc3",
+        "1. d4 Nf6",
+    ];
+    let results = ["1-0", "0-1", "1/2-1/2", "*"];
+    let games = 5_000;
+    let pgn: String = (0..games)
+        .map(|i| {
+            let l = lines[(i * 5 + i / 7) % lines.len()];
+            let r = results[(i / 3) % results.len()];
+            let (we, be) = (2000 + (i * 37) % 700, 2000 + (i * 53) % 700);
+            let date = format!("20{:02}.{:02}.01", 10 + i % 13, 1 + (i / 13) % 12);
+            format!(
+                "[White \"w{i}\"]\n[Black \"b{i}\"]\n[Date \"{date}\"]\n[Result \"{r}\"]\n[WhiteElo \"{we}\"]\n[BlackElo \"{be}\"]\n\n{l} {r}\n\n"
+            )
+        })
+        .collect();
+    let indexed = pack(&pgn, false);
+    let plain = pack(&pgn, true);
+    let explore = |archive: &[u8], threads: usize, line: &str| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut q = Query::default();
+        q.moves = Some(line.into());
+        q.explore = true;
+        q.threads = threads;
+        pool.install(|| {
+            let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+            search::find(&mut archives, &q).unwrap()
+        })
+    };
+    for line in ["", "e4", "e4 e5 Nf3"] {
+        let two = explore(&indexed, 2, line);
+        assert!(!two.scanned && two.decoded == 0, "{line:?}: from the index");
+        assert!(two.moves.len() >= 2, "{line:?}: {:?}", two.moves);
+        assert_eq!(two.moves, explore(&indexed, 1, line).moves, "{line:?}");
+        let decoded = explore(&plain, 2, line);
+        assert!(decoded.scanned, "{line:?}");
+        assert_eq!(two.moves, decoded.moves, "{line:?}");
+    }
+}
