@@ -1390,11 +1390,7 @@ fn from_index(
             for g in games {
                 match verdict(g)? {
                     Verdict::Text => texts += 1,
-                    Verdict::Hit => {
-                        let mut f = hit_of(g);
-                        f.archive = archive;
-                        part.add(&f);
-                    }
+                    Verdict::Hit => Sink::Count(&mut part, archive).give(hit_of(g)),
                     Verdict::Decode => decode.push(g),
                     Verdict::Out | Verdict::At(_) => {}
                 }
@@ -1669,9 +1665,9 @@ fn in_parallel<T: Send>(
     }
 }
 
-/// The games in `0..n`, split into a range a thread (one where the pool
-/// has one thread, or the games are few), each given to `f`: its answers in
-/// the ranges' order.
+/// The games in `0..n`, split into a range a thread
+/// ([`threads::parallel_threads`]: one where there is one thread, or the
+/// games are few), each given to `f`: its answers in the ranges' order.
 fn in_ranges<T: Send>(
     n: usize,
     f: impl Fn(std::ops::Range<usize>) -> Result<T, String> + Sync,
@@ -1682,7 +1678,7 @@ fn in_ranges<T: Send>(
         let parts = if n < 4096 {
             1
         } else {
-            rayon::current_num_threads().max(1)
+            threads::parallel_threads().max(1)
         };
         let step = n.div_ceil(parts).max(1);
         (0..parts)
