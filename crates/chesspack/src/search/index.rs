@@ -1887,6 +1887,12 @@ impl Index {
         unpack(&frames[from..from + c.stored], c.raw, CHUNK)
     }
 
+    /// Unpacks the stretches back on the tree (read by [`Index::load`]),
+    /// for [`Index::reentry_hits`] to come.
+    pub(crate) fn ready_reentries(&self) -> Result<(), String> {
+        first_use(&self.reentries, || self.read_reentries()).map(|_| ())
+    }
+
     /// The games that come back to the tree at one of the `matched` nodes
     /// after they leave it: for each game with no ply in `hit` yet, the
     /// first ply where it does (into `hit`) and, with `next_moves`, the
@@ -1991,10 +1997,16 @@ impl Index {
             }
             // The plies from the node's depth; a game from another start's
             // from one before its start (its start may be on the tree).
-            let (depth, shift) = if from {
-                (0, 1)
-            } else {
-                (u64::from(self.node_depth[exit as usize]), 0)
+            // The depth is looked up only for a game found: a read from
+            // anywhere in the nodes' depths for every game with a stretch
+            // was half of this pass (masters-pgnmentor).
+            let shift = u64::from(from);
+            let depth = || {
+                if from {
+                    0
+                } else {
+                    u64::from(self.node_depth[exit as usize])
+                }
             };
             let mut steps = 0u64;
             let h = g - start.game;
@@ -2023,7 +2035,7 @@ impl Index {
                     .filter(|&&x| node <= x && x <= end && end < self.node_end[x] as usize)
                     .min_by_key(|&&x| self.node_depth[x]);
                 let Some(&x) = on_path else { continue };
-                let ply = (depth.saturating_add(steps) - shift).saturating_add(u64::from(
+                let ply = (depth().saturating_add(steps) - shift).saturating_add(u64::from(
                     self.node_depth[x].saturating_sub(self.node_depth[node]),
                 ));
                 hit[h] = u32::try_from(ply).map_err(|_| "a bad re-entry")?;
@@ -2368,15 +2380,6 @@ impl Index {
             Some(why) => Err(why.clone()),
             None => Ok(()),
         }
-    }
-
-    /// The games whose last node is in the subtree of node `n`.
-    pub(crate) fn games_below(&self, n: usize) -> &[u32] {
-        let end = self.node_end[n] as usize;
-        let (by_exit, first) = self
-            .by_node
-            .get_or_init(|| by_node(&self.exits, self.node_move.len()));
-        &by_exit[first[n] as usize..first[end] as usize]
     }
 
     /// The position at node `n`, made from `pos` at node `top` above it

@@ -1933,3 +1933,80 @@ fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
         assert_eq!(two.moves, decoded.moves, "{line:?}");
     }
 }
+
+#[test]
+fn regression_issue_68_a_position_at_many_nodes_finds_each_game_at_its_first_time_there() {
+    // The position after 1. Nf3 Nf6 2. Nc3 Nc6 is at a node of each of its
+    // four move orders (disjoint subtrees), again below them where the
+    // knights go back and out (a node inside a found node's subtree), and
+    // on stretches of games that come to it off their own lines. The
+    // games below the nodes found are found in one pass through the games
+    // (a bit a node where there are more than two subtrees): each at its
+    // first time there, with the move it played, as decoding every game
+    // finds them.
+    let orders = [
+        "Nf3 Nf6 Nc3 Nc6",
+        "Nc3 Nc6 Nf3 Nf6",
+        "Nf3 Nc6 Nc3 Nf6",
+        "Nc3 Nf6 Nf3 Nc6",
+    ];
+    let tails = [
+        "e4 e5",
+        "d4 d5",
+        "Ng1 Ng8 Nf3 Nf6 e4",
+        "Nb1 Nb8 Nc3 Nc6 d4",
+        "g3 g6",
+    ];
+    // Alone on their lines after a shared start, then to the position.
+    let strays = [
+        "Nf3 Nf6 Ng1 Ng8 Nc3 Nc6 Nf3 Nf6 e3",
+        "Nc3 Nc6 Nb1 Nb8 Nf3 Nf6 Nc3 Nc6 a3",
+        "Nf3 Nc6 Ng1 Nb8 Nc3 Nf6 Nf3 Nc6 h3",
+    ];
+    let mut lines: Vec<String> = Vec::new();
+    for o in orders {
+        for t in tails {
+            lines.push(format!("{o} {t}"));
+        }
+    }
+    lines.extend(strays.iter().map(|s| s.to_string()));
+    let results = ["1-0", "0-1", "1/2-1/2"];
+    let games = 240;
+    let pgn: String = (0..games)
+        .map(|i| {
+            let l = &lines[i % lines.len()];
+            let r = results[i % results.len()];
+            let moves: Vec<&str> = l.split(' ').collect();
+            let text: Vec<String> = moves
+                .chunks(2)
+                .enumerate()
+                .map(|(n, m)| format!("{}. {}", n + 1, m.join(" ")))
+                .collect();
+            format!(
+                "[White \"w{i}\"]\n[Black \"b{i}\"]\n[Result \"{r}\"]\n[WhiteElo \"{}\"]\n[BlackElo \"2100\"]\n\n{} {r}\n\n",
+                2000 + i,
+                text.join(" ")
+            )
+        })
+        .collect();
+    let indexed = pack(&pgn, false);
+    let plain = pack(&pgn, true);
+    let mut q = Query::default();
+    q.moves = Some("Nf3 Nf6 Nc3 Nc6".into());
+    for threads in [1, 2] {
+        q.threads = threads;
+        q.explore = false;
+        let (found, f) = found_in(&indexed, true, &q);
+        assert_eq!(f.decoded, 0, "found on the tree");
+        let (scanned, _) = found_in(&plain, false, &q);
+        assert_eq!(found.len(), games, "every game comes to it");
+        assert_eq!(found, scanned, "{threads} threads");
+        // The strays come to it at ply 8, the others at ply 4.
+        assert!(found.iter().any(|&(_, ply)| ply == 8));
+        q.explore = true;
+        let (_, explored) = found_in(&indexed, true, &q);
+        let (_, decoded) = found_in(&plain, false, &q);
+        assert_eq!(explored.moves, decoded.moves, "{threads} threads");
+        assert_eq!(explored.moves.len(), 8, "{:?}", explored.moves);
+    }
+}
