@@ -992,7 +992,7 @@ impl IndexBuilder {
         // The games' ECO codes in the order of their nodes: the games of
         // a line mostly share theirs (masters-pgnmentor: 518,857 bytes
         // packed in the games' order, 93,152 so).
-        let (by_exit, _) = by_node(&exits, moves.len());
+        let by_exit = by_node(&exits, moves.len());
         for g in node_order(&by_exit, &exits) {
             let id = self.games[g as usize].meta[3];
             cols[ECO].extend_from_slice(&id.to_le_bytes());
@@ -1292,9 +1292,6 @@ pub(crate) struct Index {
     pub flags: Vec<u8>,
     pub exits: Vec<u32>,
     pub exit_moves: Vec<u16>,
-    /// The games with a node, sorted by it, and where each node's games
-    /// start among them (made when first needed: [`Index::games_below`]).
-    by_node: OnceLock<(Vec<u32>, Vec<u32>)>,
     /// The games' numbers, unpacked when first looked at.
     numbers: NumberColumns,
     /// Each column's place and each group's CRC, and the frames of the
@@ -1843,7 +1840,6 @@ impl Index {
             flags,
             exit_moves,
             exits,
-            by_node: OnceLock::new(),
             numbers,
             directory,
             lazy: Default::default(),
@@ -2131,26 +2127,18 @@ impl Index {
         };
         let columns = [WHITE, WHITE + 1, WHITE + 2, WHITE + 3];
         // The games in their nodes' order, which ECO's column follows,
-        // sorted while the columns are unpacked (where a query of the
-        // tree has not sorted them already).
-        let sorted = || {
-            self.by_node
-                .get_or_init(|| by_node(&self.exits, self.node_move.len()));
-        };
+        // sorted while the columns are unpacked.
+        let sorted = || by_node(&self.exits, self.node_move.len());
         #[cfg(feature = "parallel")]
-        let (names, ids) = {
+        let ((names, by_exit), ids) = {
             use rayon::prelude::*;
-            let ((names, ()), ids) = rayon::join(
+            rayon::join(
                 || rayon::join(names, sorted),
                 || columns.par_iter().map(|&c| ids(c)).collect::<Vec<_>>(),
-            );
-            (names, ids)
+            )
         };
         #[cfg(not(feature = "parallel"))]
-        let (names, ids) = {
-            sorted();
-            (names(), columns.map(ids).to_vec())
-        };
+        let ((names, by_exit), ids) = ((names(), sorted()), columns.map(ids).to_vec());
         let (text, starts) = names?;
         let count = starts.len() - 1;
         let mut got = Vec::with_capacity(4);
@@ -2165,10 +2153,7 @@ impl Index {
         // games' order.
         let stored = std::mem::take(&mut got[3]);
         let mut eco = vec![0u32; self.games];
-        let (by_exit, _) = self
-            .by_node
-            .get_or_init(|| by_node(&self.exits, self.node_move.len()));
-        for (g, id) in node_order(by_exit, &self.exits).zip(stored) {
+        for (g, id) in node_order(&by_exit, &self.exits).zip(stored) {
             eco[g as usize] = id;
         }
         got[3] = eco;
@@ -2629,7 +2614,7 @@ fn check_nodes(exits: &[u32], flags: &[u8], nodes: usize) -> Result<(), String> 
 /// Every game, those with a node sorted by it and those without after
 /// them, each in the games' order where the key is the same: the order of
 /// the ECO column ([`ECO`]).
-/// `by_exit` is the first of [`by_node`].
+/// `by_exit` is [`by_node`]'s.
 fn node_order<'a>(by_exit: &'a [u32], exits: &'a [u32]) -> impl Iterator<Item = u32> + 'a {
     let without = exits.iter().enumerate().filter(|&(_, &e)| e == NONE);
     by_exit
@@ -2638,9 +2623,8 @@ fn node_order<'a>(by_exit: &'a [u32], exits: &'a [u32]) -> impl Iterator<Item = 
         .chain(without.map(|(g, _)| g as u32))
 }
 
-/// The games with a node (checked by [`check_nodes`]), sorted by it, and
-/// where each node's games start among them (one more, for the end).
-fn by_node(exits: &[u32], nodes: usize) -> (Vec<u32>, Vec<u32>) {
+/// The games with a node (checked by [`check_nodes`]), sorted by it.
+fn by_node(exits: &[u32], nodes: usize) -> Vec<u32> {
     // The games by node: counted, then placed (a counting sort).
     let mut first = vec![0u32; nodes + 1];
     for &e in exits {
@@ -2651,8 +2635,7 @@ fn by_node(exits: &[u32], nodes: usize) -> (Vec<u32>, Vec<u32>) {
     for i in 0..nodes {
         first[i + 1] += first[i];
     }
-    // Each game at its node's next place: a node's start moves up to its
-    // end, the next node's start, so the starts are the ends shifted.
+    // Each game at its node's next place.
     let mut by_exit = vec![0u32; first[nodes] as usize];
     for (g, &e) in exits.iter().enumerate() {
         if e != NONE {
@@ -2661,9 +2644,7 @@ fn by_node(exits: &[u32], nodes: usize) -> (Vec<u32>, Vec<u32>) {
             *at += 1;
         }
     }
-    first.copy_within(0..nodes, 1);
-    first[0] = 0;
-    (by_exit, first)
+    by_exit
 }
 
 /// The frames of `group`'s columns, read by `fetch` and checked against

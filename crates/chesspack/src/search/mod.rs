@@ -1313,10 +1313,12 @@ fn from_index(
     if stretches {
         ix.load(Group::Reentries, fetch)?;
     }
+    // The numbers are looked at whole whatever is found.
+    let numbers_whole = filter.numbers_filtered() || by_plies;
     let (numbers, unpacked) = threads::join(
         || {
             games_below(ix, &matched, &mut hit, &mut next, next_moves);
-            if filter.numbers_filtered() || by_plies || (on_tree && many(&hit)) {
+            if numbers_whole || (on_tree && many(&hit)) {
                 ix.ready_numbers()?;
             }
             Ok::<_, String>(())
@@ -1345,7 +1347,7 @@ fn from_index(
     // Every game's numbers at once where the filters look at them or the
     // games found are many (the tree's, or a material's); else the
     // frames of the games found alone, as they are found.
-    let mut whole = filter.numbers_filtered() || by_plies || (!by_states && many(&hit));
+    let mut whole = numbers_whole || (!by_states && many(&hit));
     if on_tree {
         if pending() {
             ix.load(Group::Reentries, fetch)?;
@@ -1896,31 +1898,28 @@ fn games_below(ix: &Index, matched: &[usize], hit: &mut [u32], next: &mut [u16],
         let i = outer.partition_point(|b| b.node <= e);
         i.checked_sub(1).map(|i| &outer[i]).filter(|b| e < b.end)
     };
-    if outer.len() <= 2 {
-        for (g, &e) in ix.exits.iter().enumerate() {
-            let e = e as usize;
-            if let Some(b) = outer.iter().find(|b| b.node <= e && e < b.end) {
-                b.hit(ix, g, hit, next, next_moves);
-            }
-        }
-        return;
-    }
-    let mut inside = vec![0u64; ix.node_move.len().div_ceil(64)];
-    for b in &outer {
-        let mut n = b.node;
-        while n < b.end {
-            if n % 64 == 0 && n + 64 <= b.end {
-                inside[n / 64] = u64::MAX;
-                n += 64;
-            } else {
-                inside[n / 64] |= 1 << (n % 64);
-                n += 1;
+    // No bits for one or two subtrees: the look-up is as short.
+    let mut inside = Vec::new();
+    if outer.len() > 2 {
+        inside = vec![0u64; ix.node_move.len().div_ceil(64)];
+        for b in &outer {
+            let mut n = b.node;
+            while n < b.end {
+                if n % 64 == 0 && n + 64 <= b.end {
+                    inside[n / 64] = u64::MAX;
+                    n += 64;
+                } else {
+                    inside[n / 64] |= 1 << (n % 64);
+                    n += 1;
+                }
             }
         }
     }
+    let marked =
+        |e: usize| inside.is_empty() || inside.get(e / 64).is_some_and(|w| w >> (e % 64) & 1 != 0);
     for (g, &e) in ix.exits.iter().enumerate() {
         let e = e as usize;
-        if inside.get(e / 64).is_some_and(|w| w >> (e % 64) & 1 != 0)
+        if marked(e)
             && let Some(b) = at(e)
         {
             b.hit(ix, g, hit, next, next_moves);
