@@ -76,7 +76,15 @@ pub(crate) fn write_leb(out: &mut Vec<u8>, mut v: u64) {
 
 /// The LEB128 number at the front of `data`, which moves past it; an
 /// error when the bytes end first or it runs past 64 bits.
+#[inline]
 pub(crate) fn take_leb(data: &mut &[u8]) -> Result<u64, String> {
+    // Most are one byte (a block's tag ids, counts).
+    if let Some((&b, rest)) = data.split_first()
+        && b < 0x80
+    {
+        *data = rest;
+        return Ok(u64::from(b));
+    }
     let mut at = 0;
     let v = read_leb(data, &mut at).ok_or("a number is cut short or too long")?;
     *data = &data[at..];

@@ -61,33 +61,95 @@
 //! ratings and the days of a tournament repeat, which zstd alone stores in
 //! a few bytes each and the marks in less than one.
 
-use std::{
-    collections::HashMap,
-    hash::{BuildHasherDefault, Hasher},
-};
+use std::{collections::HashMap, hash::BuildHasherDefault};
 
 use crate::coder::{BinaryDecoder, BinaryEncoder, BitModel, decode_low, encode_low};
 use crate::opening::OpeningTable;
 use crate::pgn::strict::push_digits;
 
-/// FNV-1a for the player names of a block: std's SipHash was a tenth of
-/// `get`'s time, and names come from the block, which holds at most a few
-/// thousand games.
-struct Fnv(u64);
-
-impl Default for Fnv {
-    fn default() -> Fnv {
-        Fnv(crate::hash::FNV_BASIS)
-    }
+/// Each player's last Elo (its text) by name, for a block's tags: the
+/// names and texts in one buffer, found by their names' hashes. A map of
+/// owned names and texts cost two allocations a new player and two frees
+/// at the block's end: on online games, where most players of a block are
+/// new, 4% of the instructions of a search that decodes games (issue 68).
+/// The hashes are those of this process alone: they decide nothing that
+/// is stored.
+#[derive(Debug, Default)]
+struct PlayerElos {
+    /// The last entry of each name's hash; the entries of a hash are
+    /// chained by [`EloEntry::before`].
+    by_hash: HashMap<u64, usize, BuildHasherDefault<crate::hash::KeyHasher>>,
+    entries: Vec<EloEntry>,
+    /// The entries' names and Elos.
+    bytes: Vec<u8>,
 }
 
-impl Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
+/// A player of [`PlayerElos`]: where its name and Elo are in the buffer.
+#[derive(Debug)]
+struct EloEntry {
+    name: std::ops::Range<usize>,
+    elo: std::ops::Range<usize>,
+    /// The entry before it with the same hash, if any.
+    before: Option<usize>,
+}
+
+impl PlayerElos {
+    fn hash(name: &[u8]) -> u64 {
+        // FNV over words, its high bits brought down (the map indexes by
+        // the low ones).
+        let h = crate::hash::file_hash(name) ^ name.len() as u64;
+        let h = (h ^ (h >> 31)).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        h ^ (h >> 29)
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        self.0 = crate::hash::fnv1a_from(self.0, bytes);
+    /// The entry of player `name`.
+    fn find(&self, name: &[u8]) -> Option<usize> {
+        let mut at = self.by_hash.get(&Self::hash(name)).copied();
+        while let Some(i) = at {
+            let e = &self.entries[i];
+            if self.bytes[e.name.clone()] == *name {
+                return Some(i);
+            }
+            at = e.before;
+        }
+        None
+    }
+
+    /// The last Elo of player `name`.
+    fn get(&self, name: &[u8]) -> Option<&[u8]> {
+        self.find(name).map(|i| self.elo(i))
+    }
+
+    fn elo(&self, entry: usize) -> &[u8] {
+        &self.bytes[self.entries[entry].elo.clone()]
+    }
+
+    /// Makes `elo` the Elo of `entry`: in its room where it fits.
+    fn set(&mut self, entry: usize, elo: &[u8]) {
+        let e = &mut self.entries[entry];
+        if elo.len() <= e.elo.len() {
+            let start = e.elo.start;
+            self.bytes[start..start + elo.len()].copy_from_slice(elo);
+            e.elo = start..start + elo.len();
+        } else {
+            let start = self.bytes.len();
+            self.bytes.extend_from_slice(elo);
+            e.elo = start..self.bytes.len();
+        }
+    }
+
+    /// Adds player `name` (not there yet) with Elo `elo`.
+    fn insert(&mut self, name: &[u8], elo: &[u8]) {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(name);
+        self.bytes.extend_from_slice(elo);
+        let i = self.entries.len();
+        let before = self.by_hash.insert(Self::hash(name), i);
+        self.entries.push(EloEntry {
+            name: start..start + name.len(),
+            elo: start + name.len()..self.bytes.len(),
+            before,
+        });
     }
 }
 
@@ -256,9 +318,11 @@ pub(crate) struct TagState {
     /// The last value of each tag name.
     last: Vec<Option<Vec<u8>>>,
     /// Player names, most recent first.
-    recent: Vec<Vec<u8>>,
+    // A ring: a new name goes in front without moving the others (an
+    // insert at the front of a vector moved 64 names a new player).
+    recent: std::collections::VecDeque<Vec<u8>>,
     /// Each player's last Elo.
-    elo: HashMap<Vec<u8>, Vec<u8>, BuildHasherDefault<Fnv>>,
+    elo: PlayerElos,
     /// This game's `White` and `Black` values so far.
     players: [Option<Vec<u8>>; 2],
     /// For each side of this game so far, the player's Elo in the block
@@ -403,8 +467,8 @@ impl TagState {
             roles: Vec::new(),
             read_by_moves: Vec::new(),
             last: Vec::new(),
-            recent: Vec::new(),
-            elo: HashMap::default(),
+            recent: std::collections::VecDeque::new(),
+            elo: PlayerElos::default(),
             players: [None, None],
             elo_changes: [None, None],
             diffs: [None, None],
@@ -476,10 +540,10 @@ impl TagState {
             Role::Elo(side) => {
                 let last = self.players[side].as_ref().and_then(|p| self.elo.get(p));
                 let v = number(value);
-                if last.is_some_and(|e| e.as_slice() == value) {
+                if last == Some(value) {
                     Some((PLAYER_ELO, None))
                 } else if let Some(v) = v {
-                    last.and_then(|l| number(l))
+                    last.and_then(number)
                         .map(|l| v - l)
                         .filter(|d| d.abs() < MAX_ELO_STEP)
                         .map(|d| (ELO_STEP, Some(d)))
@@ -986,7 +1050,7 @@ impl TagState {
             let last = self.players[side]
                 .as_ref()
                 .and_then(|p| self.elo.get(p))
-                .and_then(|e| number(e))
+                .and_then(number)
                 .ok_or("an Elo step without the player's Elo")?;
             let d = self.numbers.elo_step.decode(numbers)?;
             if d.abs() >= MAX_ELO_STEP {
@@ -1030,16 +1094,20 @@ impl TagState {
         match role {
             Role::Player(side) => {
                 match at.or_find(|| self.recent.iter().position(|n| n == value)) {
-                    Some(i) => self.recent[..=i].rotate_right(1),
+                    Some(i) => {
+                        if let Some(name) = self.recent.remove(i) {
+                            self.recent.push_front(name);
+                        }
+                    }
                     None => {
                         // The name that drops out lends its buffer.
                         let mut name = if self.recent.len() == RECENT_NAMES {
-                            self.recent.pop().unwrap_or_default()
+                            self.recent.pop_back().unwrap_or_default()
                         } else {
                             Vec::new()
                         };
                         replace(&mut name, value);
-                        self.recent.insert(0, name);
+                        self.recent.push_front(name);
                     }
                 }
                 set(&mut self.players[side], value);
@@ -1048,15 +1116,16 @@ impl TagState {
                 if let Some(p) = &self.players[side] {
                     // The player's Elo changed in its buffer where it had
                     // one.
-                    match self.elo.get_mut(p) {
-                        Some(before) => {
-                            self.elo_changes[side] =
-                                number(before).zip(number(value)).map(|(b, v)| b - v);
-                            replace(before, value);
+                    match self.elo.find(p) {
+                        Some(i) => {
+                            self.elo_changes[side] = number(self.elo.elo(i))
+                                .zip(number(value))
+                                .map(|(b, v)| b - v);
+                            self.elo.set(i, value);
                         }
                         None => {
                             self.elo_changes[side] = None;
-                            self.elo.insert(p.clone(), value.to_vec());
+                            self.elo.insert(p, value);
                         }
                     }
                 }
@@ -1238,6 +1307,42 @@ fn date_of(days: i64) -> Option<Vec<u8>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 68: the players' Elos in one buffer give what a map of owned
+    /// names gives, whatever the order of the players, the lengths of
+    /// their names and of their Elos (an Elo longer than the one before it
+    /// moves to the end of the buffer).
+    #[test]
+    fn regression_issue_68_player_elos_are_a_map_of_names() {
+        let mut elos = PlayerElos::default();
+        let mut reference: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        let mut seed = 68u64;
+        for step in 0..20_000u64 {
+            seed = seed.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1);
+            let name = format!(
+                "p{}{}",
+                (seed >> 33) % 3_000,
+                "x".repeat((seed >> 20) as usize % 40)
+            );
+            let elo = if step % 7 == 0 {
+                b"?".to_vec()
+            } else {
+                ((seed >> 40) % 100_000).to_string().into_bytes()
+            };
+            match elos.find(name.as_bytes()) {
+                Some(i) => elos.set(i, &elo),
+                None => elos.insert(name.as_bytes(), &elo),
+            }
+            reference.insert(name.into_bytes(), elo);
+            if step % 1_000 == 0 {
+                for (n, e) in &reference {
+                    assert_eq!(elos.get(n), Some(e.as_slice()));
+                }
+                assert_eq!(elos.get(b"nobody"), None);
+            }
+        }
+        assert_eq!(elos.entries.len(), reference.len());
+    }
 
     #[test]
     fn numbers_are_those_written_back_the_same() {

@@ -115,23 +115,36 @@ impl ClockCoder {
 impl ClockModel {
     /// The model for a game whose `TimeControl` tag is `tc` (empty if none).
     pub(super) fn new(tc: &[u8]) -> ClockModel {
-        let (base, inc) = time_control(tc);
+        let mut model = ClockModel {
+            base: 0,
+            inc: 0,
+            class: 0,
+            last: [None, None],
+            last_symbol: [None, None],
+            count: [0, 0],
+            plies: Vec::new(),
+        };
+        model.reset(time_control(tc));
+        model
+    }
+
+    /// Makes this the model of a new game whose time control is `(base,
+    /// increment)` ([`time_control`]), in the room it has (a reader keeps
+    /// one for all the games of a block: no allocation a game).
+    pub(super) fn reset(&mut self, (base, inc): (i64, i64)) {
         let estimate = base + 40 * inc;
-        let class = match estimate {
+        self.class = match estimate {
             1..=119 => 0,
             120..=479 => 1,
             480..=1499 => 2,
             _ => 3,
         };
-        ClockModel {
-            base,
-            inc,
-            class,
-            last: [None, None],
-            last_symbol: [None, None],
-            count: [0, 0],
-            plies: vec![0],
-        }
+        (self.base, self.inc) = (base, inc);
+        self.last = [None, None];
+        self.last_symbol = [None, None];
+        self.count = [0, 0];
+        self.plies.clear();
+        self.plies.push(0);
     }
 
     pub(super) fn on_move(&mut self) {
@@ -384,6 +397,40 @@ pub(super) const MAX_CLOCK: u32 = 1000 * 3600;
 mod tests {
     use super::*;
     use crate::coder::BinaryDecoder;
+
+    /// A reader keeps one clock model for all the games of a block: reset
+    /// for a game, it is the model that a new one for the game would be,
+    /// whatever the game before did with it (issue 68).
+    #[test]
+    fn regression_issue_68_a_reset_clock_model_is_a_new_one() {
+        let mut kept = ClockModel::new(b"180+2");
+        for tc in [
+            &b"60+0"[..],
+            b"600+5",
+            b"-",
+            b"",
+            b"1/259200",
+            b"+5",
+            b"600+",
+            b"15+10+3",
+        ] {
+            // The game before: lines opened and closed, clocks read.
+            kept.on_move();
+            kept.on_open();
+            kept.on_move();
+            kept.last = [Some(7), Some(9)];
+            kept.last_symbol = [Some(3), None];
+            kept.count = [4, 5];
+            kept.reset(time_control(tc));
+            let new = ClockModel::new(tc);
+            assert_eq!(
+                (kept.base, kept.inc, kept.class, kept.last, kept.last_symbol),
+                (new.base, new.inc, new.class, new.last, new.last_symbol)
+            );
+            assert_eq!((kept.count, &kept.plies), (new.count, &new.plies));
+            assert_eq!((kept.side(), kept.context(0)), (new.side(), new.context(0)));
+        }
+    }
 
     #[test]
     fn clocks_round_trip() {

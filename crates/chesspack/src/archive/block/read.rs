@@ -15,7 +15,7 @@ use super::{
     TAG_VALUE_MARKS, TAG_VALUES, VERBATIM,
     annotations::{
         ClockCoder, ClockModel, EvalCoder, EvalState, format_annotation, format_compact_clock,
-        format_eval,
+        format_eval, time_control,
     },
     ends_game,
     fields::{self, FieldCoder, Walk},
@@ -493,6 +493,11 @@ struct Cursors<'a> {
     clocks: BinaryDecoder<'a>,
     evals: BinaryDecoder<'a>,
     annotation_coders: AnnotationCoders<'a>,
+    /// The clocks' model of the game being read, kept from game to game.
+    clock_model: ClockModel,
+    /// The last `TimeControl` value read and what it gives
+    /// ([`time_control`]): most games of a block repeat it.
+    last_time_control: (Vec<u8>, (i64, i64)),
 }
 
 /// A parsed game's tags as its block stores them.
@@ -501,9 +506,10 @@ struct StoredTags {
     /// Tags (for a skipped game none).
     tags: Vec<(Vec<u8>, Vec<u8>)>,
     /// The first `TimeControl` of the game, as the writer's clock model
-    /// takes it (a game with two read the last before issue 26's fuzzing
-    /// found it: such a game's clocks did not decode).
-    time_control: Option<Vec<u8>>,
+    /// takes it ([`time_control`]; a game with two read the
+    /// last before issue 26's fuzzing found it: such a game's clocks did
+    /// not decode).
+    time_control: Option<(i64, i64)>,
     /// Tags the moves give: (index in `tags`, 0 for ECO or 1 for Opening).
     predicted: Vec<(usize, usize)>,
     /// The opening's label, where the block codes it, and the ply of its
@@ -586,6 +592,8 @@ impl<'a> Cursors<'a> {
                 evals: EvalCoder::new(),
                 eval_text: &d[EVAL_TEXT],
             },
+            clock_model: ClockModel::new(b""),
+            last_time_control: (Vec::new(), time_control(b"")),
         })
     }
 
@@ -621,13 +629,14 @@ impl<'a> Cursors<'a> {
         };
         let StoredTags {
             mut tags,
-            time_control,
+            time_control: game_time_control,
             predicted,
             label,
             label_ply,
         } = self.tags(w, g >= self.skim_from)?;
         let game_events = self.game_events()?;
-        let mut clock_model = ClockModel::new(time_control.as_deref().unwrap_or_default());
+        self.clock_model
+            .reset(game_time_control.unwrap_or_else(|| time_control(b"")));
         // Tags that the moves give need the moves.
         let tags_alone = w == Want::TagsNotGiven || (w == Want::Tags && predicted.is_empty());
         if tags_alone {
@@ -656,10 +665,11 @@ impl<'a> Cursors<'a> {
             || w == Want::Mainline;
         // The whole game: its text, or its record.
         let whole = matches!(w, Want::Text | Want::Record);
+        // (None for a game skipped: no allocation.)
         let plies = if whole || tags_from_moves {
             segment_plies(&game_events)?
         } else {
-            vec![0]
+            Vec::new()
         };
         // Clocks and evaluations before moves: their streams follow the
         // events alone, and the mainline's readings are part of its moves'
@@ -673,10 +683,10 @@ impl<'a> Cursors<'a> {
         } else {
             read_annotations(
                 &game_events,
-                &mut clock_model,
+                &mut self.clock_model,
                 &mut self.annotation_coders,
                 (&mut self.clocks, &mut self.evals),
-                plies[0],
+                plies.first().copied().unwrap_or(0),
             )?
         };
         // This game's comments and lines in the other columns: kept for
@@ -792,7 +802,13 @@ impl<'a> Cursors<'a> {
                     .tag_state
                     .decode(i, stored_value, &mut self.tag_numbers)?;
                 if Some(i) == self.time_control && t.time_control.is_none() {
-                    t.time_control = Some(value.to_vec());
+                    let (last, parsed) = &mut self.last_time_control;
+                    if last.as_slice() != value {
+                        *parsed = time_control(value);
+                        last.clear();
+                        last.extend_from_slice(value);
+                    }
+                    t.time_control = Some(*parsed);
                 }
                 if w != Want::Skip {
                     t.tags.push((name.to_vec(), value.to_vec()));
