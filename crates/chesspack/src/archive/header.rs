@@ -81,7 +81,7 @@ impl Header {
     ///
     /// [`ArchiveError::CodecMismatch`] naming what is missing.
     pub fn codec(&self) -> Result<Box<dyn GameCodec>, ArchiveError> {
-        let have = openings_hash();
+        let have = pinned_openings_hash();
         if self.openings_hash != have {
             return Err(ArchiveError::OpeningTableMismatch {
                 hash: self.openings_hash,

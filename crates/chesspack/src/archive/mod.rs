@@ -139,9 +139,32 @@ pub(crate) const POSITIONS_MAGIC: &[u8; 8] = b"CHPKPOS\n";
 /// first release there is one format, and a change replaces it.
 pub const FORMAT_VERSION: u8 = 19;
 
-/// The opening hash a header holds for this library's opening tables:
-/// lichess's table and its priors by rating band, the `fast` weights and
-/// the engine fields' prior together.
+/// [`openings_hash`] of this library's tables, as a constant: making it
+/// parses lichess's table and its priors (12.8 million instructions),
+/// which every process that opened an archive spent, also those that
+/// decode no game (3 ms of an `explore` at the start position, a tenth of
+/// it; issue 68). Debug builds (the tests) make it again where it is
+/// used ([`pinned_openings_hash`]), and the unit test
+/// `openings_hash_is_the_tables` names the new value when a table changes,
+/// as the model's constants do ([`crate::model`]).
+const OPENINGS_HASH: u64 = 0x6292_8eb3_7780_cedc;
+
+/// The opening hash a header holds for this library's tables
+/// ([`OPENINGS_HASH`]), checked against the tables in debug builds.
+fn pinned_openings_hash() -> u64 {
+    if cfg!(debug_assertions) {
+        let hash = openings_hash();
+        assert_eq!(
+            hash, OPENINGS_HASH,
+            "the opening tables have the hash {hash:#018x}: OPENINGS_HASH must say so"
+        );
+    }
+    OPENINGS_HASH
+}
+
+/// The opening hash of this library's opening tables: lichess's table and
+/// its priors by rating band, the `fast` weights and the engine fields'
+/// prior together.
 fn openings_hash() -> u64 {
     let lichess = crate::opening::OpeningTable::lichess();
     let tables = lichess.band_priors().map_or(lichess.hash(), |p| p.hash());
@@ -404,6 +427,19 @@ pub(crate) fn canonical_game(chunk: &Chunk) -> Vec<u8> {
 /// The examples of crate-private items, run as unit tests.
 #[cfg(test)]
 mod examples {
+    /// The pinned hash is the tables': a change to a table, the `fast`
+    /// weights or the fields' prior changes both, and the pin is made
+    /// again with the new value.
+    #[test]
+    fn openings_hash_is_the_tables() {
+        assert_eq!(
+            crate::archive::openings_hash(),
+            crate::archive::OPENINGS_HASH,
+            "the opening tables changed: pin OPENINGS_HASH to {:#018x}",
+            crate::archive::openings_hash()
+        );
+    }
+
     #[test]
     fn example_canonical_game() {
         use crate::{archive::canonical_game, pgn::ChunkReader};

@@ -29,7 +29,7 @@ impl<W: Write> ArchiveWriter<W> {
             version: FORMAT_VERSION,
             codec: codec.name().to_owned(),
             model_hash: codec.model_hash(),
-            openings_hash: openings_hash(),
+            openings_hash: pinned_openings_hash(),
         }
         .to_bytes();
         w.write_all(&header)?;
