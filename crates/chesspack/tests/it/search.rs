@@ -1878,13 +1878,9 @@ fn regression_issue_68_games_with_a_null_move_are_not_searched_with_or_without_t
     }
 }
 
-#[test]
-fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
-    // At a position of the tree the explorer counts the games a range a
-    // thread (4,096 games or more) and adds the counts up: the same moves,
-    // results, ratings, latest and best games as one thread counting, and
-    // as decoding every game. Dates and ratings repeat across the ranges,
-    // so that the latest and best games are decided by their numbers too.
+/// `games` games of a few short lines, with results, ratings and dates
+/// that repeat: for the tests of work split among threads.
+fn lines_games(games: usize) -> String {
     let lines = [
         "1. e4 e5 2. Nf3 Nc6",
         "1. e4 c5 2. Nf3 d6",
@@ -1895,8 +1891,7 @@ fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
         "1. d4 Nf6",
     ];
     let results = ["1-0", "0-1", "1/2-1/2", "*"];
-    let games = 5_000;
-    let pgn: String = (0..games)
+    (0..games)
         .map(|i| {
             let l = lines[(i * 5 + i / 7) % lines.len()];
             let r = results[(i / 3) % results.len()];
@@ -1906,7 +1901,17 @@ fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
                 "[White \"w{i}\"]\n[Black \"b{i}\"]\n[Date \"{date}\"]\n[Result \"{r}\"]\n[WhiteElo \"{we}\"]\n[BlackElo \"{be}\"]\n\n{l} {r}\n\n"
             )
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
+    // At a position of the tree the explorer counts the games a range a
+    // thread (4,096 games or more) and adds the counts up: the same moves,
+    // results, ratings, latest and best games as one thread counting, and
+    // as decoding every game. Dates and ratings repeat across the ranges,
+    // so that the latest and best games are decided by their numbers too.
+    let pgn = lines_games(5_000);
     let indexed = pack(&pgn, false);
     let plain = pack(&pgn, true);
     let explore = |archive: &[u8], threads: usize, line: &str| {
@@ -1932,6 +1937,53 @@ fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
         assert!(decoded.scanned, "{line:?}");
         assert_eq!(two.moves, decoded.moves, "{line:?}");
     }
+}
+
+#[test]
+fn regression_issue_68_the_games_below_a_node_are_found_a_run_a_thread() {
+    // The games below the nodes at a position are found a run of 4,096
+    // games a worker (each game's ply and next move its own), and the
+    // numbers unpacked beside them at the start position: every game and
+    // ply as one thread finds them and as decoding every game does, at
+    // the start (every game below the root: both runs), after a move and
+    // deeper; the explorer's counts too, where its games' numbers are
+    // unpacked while they are found.
+    let pgn = lines_games(5_000);
+    let indexed = pack(&pgn, false);
+    let plain = pack(&pgn, true);
+    let query = |archive: &[u8], threads: usize, line: &str, explore: bool| {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads)
+            .build()
+            .unwrap();
+        let mut q = Query::default();
+        q.moves = Some(line.into());
+        q.explore = explore;
+        q.threads = threads;
+        pool.install(|| {
+            let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+            search::find(&mut archives, &q).unwrap()
+        })
+    };
+    let hits =
+        |f: &search::Found| -> Vec<(u64, u32)> { f.hits.iter().map(|h| (h.game, h.ply)).collect() };
+    for (line, ply) in [("", 0), ("e4", 1), ("e4 c5", 2), ("e4 e5 Nf3", 3)] {
+        let two = query(&indexed, 2, line, false);
+        assert!(!two.scanned && two.decoded == 0, "{line:?}: from the index");
+        assert!(two.hits.iter().all(|h| h.ply == ply), "{line:?}");
+        let decoded = query(&plain, 2, line, false);
+        assert!(decoded.scanned, "{line:?}");
+        assert_eq!(hits(&two), hits(&decoded), "{line:?}");
+        assert_eq!(
+            hits(&two),
+            hits(&query(&indexed, 1, line, false)),
+            "{line:?}"
+        );
+        let want = query(&plain, 2, line, true).moves;
+        assert_eq!(query(&indexed, 2, line, true).moves, want, "{line:?}");
+        assert_eq!(query(&indexed, 1, line, true).moves, want, "{line:?}");
+    }
+    assert_eq!(query(&indexed, 2, "", false).hits.len(), 5_000);
 }
 
 #[test]
