@@ -1904,6 +1904,24 @@ fn lines_games(games: usize) -> String {
         .collect()
 }
 
+/// The games at the position after the moves `line` in `archive` (with
+/// `explore`, the explorer's counts there), searched on a pool of
+/// `threads` threads.
+fn on_pool(archive: &[u8], threads: usize, line: &str, explore: bool) -> search::Found {
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .unwrap();
+    let mut q = Query::default();
+    q.moves = Some(line.into());
+    q.explore = explore;
+    q.threads = threads;
+    pool.install(|| {
+        let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+        search::find(&mut archives, &q).unwrap()
+    })
+}
+
 #[test]
 fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
     // At a position of the tree the explorer counts the games a range a
@@ -1914,20 +1932,8 @@ fn regression_issue_68_the_explorer_counts_a_range_of_games_a_thread() {
     let pgn = lines_games(5_000);
     let indexed = pack(&pgn, false);
     let plain = pack(&pgn, true);
-    let explore = |archive: &[u8], threads: usize, line: &str| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        let mut q = Query::default();
-        q.moves = Some(line.into());
-        q.explore = true;
-        q.threads = threads;
-        pool.install(|| {
-            let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
-            search::find(&mut archives, &q).unwrap()
-        })
-    };
+    let explore =
+        |archive: &[u8], threads: usize, line: &str| on_pool(archive, threads, line, true);
     for line in ["", "e4", "e4 e5 Nf3"] {
         let two = explore(&indexed, 2, line);
         assert!(!two.scanned && two.decoded == 0, "{line:?}: from the index");
@@ -1951,20 +1957,7 @@ fn regression_issue_68_the_games_below_a_node_are_found_a_run_a_thread() {
     let pgn = lines_games(5_000);
     let indexed = pack(&pgn, false);
     let plain = pack(&pgn, true);
-    let query = |archive: &[u8], threads: usize, line: &str, explore: bool| {
-        let pool = rayon::ThreadPoolBuilder::new()
-            .num_threads(threads)
-            .build()
-            .unwrap();
-        let mut q = Query::default();
-        q.moves = Some(line.into());
-        q.explore = explore;
-        q.threads = threads;
-        pool.install(|| {
-            let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
-            search::find(&mut archives, &q).unwrap()
-        })
-    };
+    let query = on_pool;
     let hits =
         |f: &search::Found| -> Vec<(u64, u32)> { f.hits.iter().map(|h| (h.game, h.ply)).collect() };
     for (line, ply) in [("", 0), ("e4", 1), ("e4 c5", 2), ("e4 e5 Nf3", 3)] {
