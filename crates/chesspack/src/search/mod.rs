@@ -1431,8 +1431,8 @@ fn from_index(
                 match verdict(g)? {
                     Verdict::Text => texts += 1,
                     // Counted as it is, without the record a kept game
-                    // has: a third fewer instructions at the start
-                    // position (issue 68).
+                    // has: at the start position a third of the count's
+                    // instructions (issue 68).
                     Verdict::Hit => {
                         let next = (next[g] != NO_MOVE).then_some(next[g]);
                         part.add_game(archive, g as u32, next, &ix.numbers(g));
