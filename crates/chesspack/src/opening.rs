@@ -365,7 +365,7 @@ impl OpeningTable {
             found: None,
             reach,
             candidates: reach.map_or_else(Candidates::none, |r| {
-                with_filterings(self.hash, |f| f.all(r.positions.len()))
+                with_filterings(self.hash, |f| f.all(r.len()))
             }),
         }
     }
@@ -809,9 +809,13 @@ const EXACT_BELOW: usize = 16;
 
 /// The signatures of the shipped table's positions.
 struct Reach {
-    positions: Vec<Signature>,
-    /// Each position's pieces, one bitboard a colour and role.
-    boards: Vec<[Bitboard; 12]>,
+    /// Each position's EPD line (the table's order).
+    epds: Vec<&'static str>,
+    /// Each position's signature and pieces, made from its line when first
+    /// asked for ([`Reach::listed`]): a game's [`Aim`] looks at its
+    /// label's few, and parsing all 3,807 cost a query that decodes one
+    /// game 21.5 M instructions (issue 68).
+    listed: Box<[OnceLock<Option<Listed>>]>,
     /// Each position's hash (the table's order).
     hashes: Vec<u64>,
     /// The positions of each label.
@@ -841,27 +845,29 @@ fn distance(a: &[Bitboard; 12], b: &[Bitboard; 12]) -> u32 {
     a.iter().zip(b).map(|(x, y)| (*x ^ *y).count() as u32).sum()
 }
 
+/// A listed position's signature and pieces (one bitboard a colour and
+/// role).
+struct Listed {
+    signature: Signature,
+    board: [Bitboard; 12],
+}
+
 impl Reach {
-    fn new(table: &OpeningTable, epds: &str) -> Option<Reach> {
-        let lines: Vec<&str> = epds.lines().collect();
+    /// The reach of `table`'s positions, whose EPD lines (one each, in the
+    /// table's order) are `epds`; `None` where the lines are not as many
+    /// as the positions. Each line is parsed when first asked for, and
+    /// one that does not give its position's hash gives none
+    /// ([`Reach::listed`]): [`Reach::check`] parses them all.
+    fn new(table: &OpeningTable, epds: &'static str) -> Option<Reach> {
+        let lines: Vec<&'static str> = epds.lines().collect();
         if lines.len() != table.entries.len() {
             return None;
         }
-        let mut positions = Vec::with_capacity(lines.len());
-        let mut boards = Vec::with_capacity(lines.len());
         let mut by_label = vec![Vec::new(); table.labels.len()];
-        for (i, (line, &(hash, label))) in lines.iter().zip(&table.entries).enumerate() {
-            let pos: Chess = shakmaty::fen::Epd::from_ascii(line.as_bytes())
-                .ok()?
-                .into_position(shakmaty::CastlingMode::Standard)
-                .ok()?;
-            if position_hash(&pos) != hash {
-                return None;
-            }
-            positions.push(Signature::of(&pos));
-            boards.push(pieces(pos.board()));
-            by_label[label as usize].push(i as u32);
+        for (i, &(_, label)) in table.entries.iter().enumerate() {
+            by_label.get_mut(label as usize)?.push(i as u32);
         }
+        let listed = lines.iter().map(|_| OnceLock::new()).collect();
         let hashes = table.entries.iter().map(|e| e.0).collect();
         let mut cones = [[Bitboard::EMPTY; 64]; 2];
         for from in Square::ALL {
@@ -890,13 +896,42 @@ impl Reach {
             })
             .collect();
         Some(Reach {
-            positions,
-            boards,
+            epds: lines,
+            listed,
             hashes,
             by_label,
             line_plies,
             cones,
         })
+    }
+
+    /// The number of listed positions.
+    fn len(&self) -> usize {
+        self.hashes.len()
+    }
+
+    /// Listed position `i`, parsed from its line the first time; `None`
+    /// where the line does not parse to a position with the table's hash
+    /// for it (not so for the shipped table: a test checks every line).
+    fn listed(&self, i: usize) -> Option<&Listed> {
+        self.listed[i]
+            .get_or_init(|| {
+                let pos: Chess = shakmaty::fen::Epd::from_ascii(self.epds[i].as_bytes())
+                    .ok()?
+                    .into_position(shakmaty::CastlingMode::Standard)
+                    .ok()?;
+                (position_hash(&pos) == self.hashes[i]).then(|| Listed {
+                    signature: Signature::of(&pos),
+                    board: pieces(pos.board()),
+                })
+            })
+            .as_ref()
+    }
+
+    /// Whether every line gives its listed position.
+    #[cfg(test)]
+    fn check(&self) -> bool {
+        (0..self.len()).all(|i| self.listed(i).is_some())
     }
 }
 
@@ -1086,12 +1121,9 @@ impl Walk {
                     from.iter()
                         .copied()
                         .filter(|&i| {
-                            now.may_reach(
-                                &reach.positions[i as usize],
-                                &reachable,
-                                &reach.cones,
-                                exact,
-                            )
+                            reach.listed(i as usize).is_some_and(|l| {
+                                now.may_reach(&l.signature, &reachable, &reach.cones, exact)
+                            })
                         })
                         .collect()
                 })
@@ -1142,7 +1174,7 @@ pub(crate) struct Aim {
 
 impl std::fmt::Debug for Reach {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Reach({} positions)", self.positions.len())
+        write!(f, "Reach({} positions)", self.len())
     }
 }
 
@@ -1183,7 +1215,8 @@ impl Aim {
             let b = pieces(board);
             self.targets
                 .iter()
-                .map(|&t| distance(&b, &r.boards[t as usize]))
+                .filter_map(|&t| r.listed(t as usize))
+                .map(|l| distance(&b, &l.board))
                 .min()
                 .unwrap_or(0)
         };
@@ -1203,7 +1236,9 @@ impl Aim {
                 None => {
                     let reachable = sig.reachable(&r.cones);
                     let open = self.targets.iter().any(|&t| {
-                        sig.may_reach(&r.positions[t as usize], &reachable, &r.cones, true)
+                        r.listed(t as usize).is_some_and(|l| {
+                            sig.may_reach(&l.signature, &reachable, &r.cones, true)
+                        })
                     });
                     if n_met < met.len() {
                         met[n_met] = (sig, open);
@@ -1335,15 +1370,33 @@ static BUILTIN_LICHESS_BAND_PRIORS: &str = include_str!("openings-lichess-prior-
 
 impl BandPriors {
     fn new(table: &OpeningTable, text: &str) -> Option<BandPriors> {
-        let rows: Vec<Vec<u64>> = text
-            .lines()
-            .map(|l| {
-                l.split_whitespace()
-                    .map(|c| c.parse::<u64>().ok())
-                    .collect::<Option<Vec<u64>>>()
-                    .filter(|r| r.len() == RATING_BANDS)
-            })
-            .collect::<Option<_>>()?;
+        // The counts read a byte at a time: `str::parse` on the words of
+        // the 3,330 lines cost every process that decodes a game 6.7 M
+        // instructions (issue 68).
+        let mut rows: Vec<[u64; RATING_BANDS]> = Vec::new();
+        for line in text.lines() {
+            let mut row = [0u64; RATING_BANDS];
+            let mut words = 0;
+            let mut in_word = false;
+            for &b in line.as_bytes() {
+                if b.is_ascii_digit() {
+                    if !in_word {
+                        words += 1;
+                        in_word = true;
+                    }
+                    let count = row.get_mut(words - 1)?;
+                    *count = count.checked_mul(10)?.checked_add(u64::from(b - b'0'))?;
+                } else if b.is_ascii_whitespace() {
+                    in_word = false;
+                } else {
+                    return None;
+                }
+            }
+            if words != RATING_BANDS {
+                return None;
+            }
+            rows.push(row);
+        }
         let hash = prior_hash(table, text);
         let bands = (0..RATING_BANDS)
             .map(|b| {
@@ -1576,6 +1629,44 @@ mod tests {
         }
     }
 
+    /// Issue 68: the priors' counts read a byte at a time are those that
+    /// `str::parse` reads, and a line that is not five counts is refused.
+    #[test]
+    fn regression_issue_68_band_priors_read_as_parse_reads_them() {
+        let table = OpeningTable::lichess();
+        let priors = table.band_priors().expect("the shipped priors");
+        let rows: Vec<Vec<u64>> = BUILTIN_LICHESS_BAND_PRIORS
+            .lines()
+            .map(|l| l.split_whitespace().map(|c| c.parse().unwrap()).collect())
+            .collect();
+        for band in 0..RATING_BANDS {
+            let counts: Vec<u64> = rows.iter().map(|r| r[band]).collect();
+            let prior = LabelPrior::of_counts(table, &counts).unwrap();
+            assert_eq!(priors.band(band).p0, prior.p0, "band {band}");
+        }
+        let lines = BUILTIN_LICHESS_BAND_PRIORS.lines().count();
+        let with = |last: &str| {
+            let mut text: String = BUILTIN_LICHESS_BAND_PRIORS
+                .lines()
+                .take(lines - 1)
+                .flat_map(|l| [l, "\n"])
+                .collect();
+            text.push_str(last);
+            BandPriors::new(table, &text)
+        };
+        assert!(with(" 1\t2 3  4 5 ").is_some());
+        for bad in [
+            "1 2 3 4",
+            "1 2 3 4 5 6",
+            "1 2 3 4 x",
+            "1 2 -3 4 5",
+            "",
+            "1 2 3 4 99999999999999999999",
+        ] {
+            assert!(with(bad).is_none(), "{bad:?}");
+        }
+    }
+
     #[test]
     fn an_aim_never_rules_out_the_moves_to_the_opening_and_they_cost_less() {
         let table = OpeningTable::lichess();
@@ -1738,17 +1829,25 @@ mod walk_tests {
     fn the_shipped_positions_are_the_tables() {
         let table = OpeningTable::lichess();
         let reach = table.reach().expect("the positions file matches the table");
-        assert_eq!(reach.positions.len(), table.entries.len());
-        // A file for another table is refused.
+        assert_eq!(reach.len(), table.entries.len());
+        assert!(reach.check(), "every line gives its position");
+        // A file for another table is refused: lines too many, or a line
+        // of another position.
         let other = OpeningTable::from_tsv("eco\tname\tpgn\nA00\tPolish Opening\t1. b4\n").unwrap();
         assert!(Reach::new(&other, LICHESS_POSITIONS).is_none());
-        assert!(
-            Reach::new(
-                &other,
-                "rnbqkbnr/pppppppp/8/8/1P6/8/P1PPPPPP/RNBQKBNR w KQkq -\n"
-            )
-            .is_none()
-        );
+        let wrong = Reach::new(
+            &other,
+            "rnbqkbnr/pppppppp/8/8/1P6/8/P1PPPPPP/RNBQKBNR w KQkq -\n",
+        )
+        .unwrap();
+        assert!(!wrong.check());
+        assert!(wrong.listed(0).is_none());
+        let right = Reach::new(
+            &other,
+            "rnbqkbnr/pppppppp/8/8/1P6/8/P1PPPPPP/RNBQKBNR b KQkq -\n",
+        )
+        .unwrap();
+        assert!(right.check());
     }
 
     /// A listed position's pawns each need a pawn of the game's own that
