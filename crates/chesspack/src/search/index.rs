@@ -2607,32 +2607,26 @@ fn tree_shape(children: &[u8], nodes: usize) -> Result<Shape, String> {
 }
 
 /// The games' nodes from their byte planes ([`EXITS`]), each checked
-/// against the game's flags: a node for a game the tree indexes, none for
-/// another, and no node past the tree's `nodes`. A run of
-/// [`NODES_RUN`] games a worker: on one thread it took 5 ms of the 19 ms
-/// that the masters file's section takes to read, while the other
-/// thread had made the tree's shape (issue 68). A bad game gives the
-/// first one's number.
+/// against the game's flags (a node for a game the tree indexes, none for
+/// another, and no node past the tree's `nodes`) a run of [`NODES_RUN`]
+/// games a worker: on one thread the check ended the masters section's
+/// reading alone, while the other thread had made the tree's shape
+/// (issue 68). A bad game gives the first one's number.
 fn game_nodes(planes: &[u8], flags: &[u8], nodes: usize) -> Result<Vec<u32>, String> {
     let n = flags.len();
     if planes.len() != 4 * n {
         return Err(format!("column {EXITS} has the wrong length"));
     }
-    let (p0, rest) = planes.split_at(n);
-    let (p1, rest) = rest.split_at(n);
-    let (p2, p3) = rest.split_at(n);
-    let mut exits = vec![0u32; n];
-    let run = |(r, out): (usize, &mut [u32])| -> Result<(), String> {
+    let exits = unplanes(planes);
+    let run = |(r, out): (usize, &[u32])| -> Result<(), String> {
         let from = r * NODES_RUN;
-        for (i, e) in out.iter_mut().enumerate() {
-            let g = from + i;
-            *e = u32::from_le_bytes([p0[g], p1[g], p2[g], p3[g]]);
-            let indexed = flags[g] == INDEXED;
-            if !matches!(flags[g], 0 | INDEXED | TEXT | UNSTATED)
-                || (*e == NONE) == indexed
-                || (*e != NONE && *e as usize >= nodes)
+        let to = from + out.len();
+        for (i, (&e, &f)) in out.iter().zip(&flags[from..to]).enumerate() {
+            if !matches!(f, 0 | INDEXED | TEXT | UNSTATED)
+                || (e == NONE) == (f == INDEXED)
+                || (e != NONE && e as usize >= nodes)
             {
-                return Err(format!("game {}'s node is wrong", g + 1));
+                return Err(format!("game {}'s node is wrong", from + i + 1));
             }
         }
         Ok(())
@@ -2640,20 +2634,15 @@ fn game_nodes(planes: &[u8], flags: &[u8], nodes: usize) -> Result<Vec<u32>, Str
     #[cfg(feature = "parallel")]
     let checked: Vec<Result<(), String>> = {
         use rayon::prelude::*;
-        exits
-            .par_chunks_mut(NODES_RUN)
-            .enumerate()
-            .map(run)
-            .collect()
+        exits.par_chunks(NODES_RUN).enumerate().map(run).collect()
     };
     #[cfg(not(feature = "parallel"))]
-    let checked: Vec<Result<(), String>> =
-        exits.chunks_mut(NODES_RUN).enumerate().map(run).collect();
+    let checked: Vec<Result<(), String>> = exits.chunks(NODES_RUN).enumerate().map(run).collect();
     checked.into_iter().collect::<Result<(), String>>()?;
     Ok(exits)
 }
 
-/// The games a worker of [`game_nodes`] reads and checks.
+/// The games a worker of [`game_nodes`] checks.
 const NODES_RUN: usize = 1 << 15;
 
 /// Every game, those with a node sorted by it and those without after
@@ -2880,6 +2869,47 @@ fn unpack_frame(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Issue 68: the games' nodes, checked a run a worker, come back in
+    /// order, and a bad one gives the first bad game whichever run a
+    /// worker finished first.
+    #[test]
+    fn regression_issue_68_game_nodes_are_checked_by_runs_and_the_first_bad_is_named() {
+        let n = 3 * NODES_RUN + 5;
+        let nodes = 1000;
+        let exits: Vec<u32> = (0..n as u32)
+            .map(|g| if g % 7 == 0 { NONE } else { g % nodes as u32 })
+            .collect();
+        let flags: Vec<u8> = exits
+            .iter()
+            .enumerate()
+            .map(|(g, &e)| match (e, g % 2) {
+                (NONE, 0) => TEXT,
+                (NONE, _) => UNSTATED,
+                _ => INDEXED,
+            })
+            .collect();
+        let planes = |exits: &[u32]| {
+            planes(
+                &exits
+                    .iter()
+                    .flat_map(|e| e.to_le_bytes())
+                    .collect::<Vec<_>>(),
+                4,
+            )
+        };
+        for threads in [1, 2, 3] {
+            let got =
+                crate::threads::install(threads, || game_nodes(&planes(&exits), &flags, nodes));
+            assert_eq!(got.as_ref(), Ok(&exits), "{threads} threads");
+            let mut bad = exits.clone();
+            bad[2 * NODES_RUN + 3] = nodes as u32;
+            bad[NODES_RUN + 1] = NONE;
+            let got = crate::threads::install(threads, || game_nodes(&planes(&bad), &flags, nodes));
+            assert_eq!(got, Err(format!("game {}'s node is wrong", NODES_RUN + 2)));
+        }
+        assert!(game_nodes(&planes(&exits)[1..], &flags, nodes).is_err());
+    }
 
     /// A group's number is its place among all of them.
     #[test]
