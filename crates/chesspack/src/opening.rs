@@ -1166,10 +1166,19 @@ const AIM_PENALTY: i32 = 1 << 16;
 pub(crate) struct Aim {
     /// The label's positions (indices in the shipped table's order).
     targets: &'static [u32],
+    /// Those positions, parsed ([`Reach::listed`]) when the aim is made,
+    /// not at each move.
+    listed: Vec<&'static Listed>,
     reach: &'static Reach,
     /// Whether the game has reached one of them: then moves are left as
     /// the model scores them.
     reached: bool,
+}
+
+impl std::fmt::Debug for Listed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Listed({:?})", self.board)
+    }
 }
 
 impl std::fmt::Debug for Reach {
@@ -1185,8 +1194,12 @@ impl Aim {
     pub(crate) fn new(table: &'static OpeningTable, label: u32) -> Option<Aim> {
         let reach = table.reach()?;
         let targets = reach.by_label.get(label as usize)?;
-        (!targets.is_empty()).then_some(Aim {
+        (!targets.is_empty()).then(|| Aim {
             targets,
+            listed: targets
+                .iter()
+                .filter_map(|&t| reach.listed(t as usize))
+                .collect(),
             reach,
             reached: false,
         })
@@ -1213,9 +1226,8 @@ impl Aim {
         let r = self.reach;
         let nearest = |board: &shakmaty::Board| {
             let b = pieces(board);
-            self.targets
+            self.listed
                 .iter()
-                .filter_map(|&t| r.listed(t as usize))
                 .map(|l| distance(&b, &l.board))
                 .min()
                 .unwrap_or(0)
@@ -1235,11 +1247,10 @@ impl Aim {
                 Some(&(_, open)) => open,
                 None => {
                     let reachable = sig.reachable(&r.cones);
-                    let open = self.targets.iter().any(|&t| {
-                        r.listed(t as usize).is_some_and(|l| {
-                            sig.may_reach(&l.signature, &reachable, &r.cones, true)
-                        })
-                    });
+                    let open = self
+                        .listed
+                        .iter()
+                        .any(|l| sig.may_reach(&l.signature, &reachable, &r.cones, true));
                     if n_met < met.len() {
                         met[n_met] = (sig, open);
                         n_met += 1;
