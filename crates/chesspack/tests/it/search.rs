@@ -1957,26 +1957,25 @@ fn regression_issue_68_the_games_below_a_node_are_found_a_run_a_thread() {
     let pgn = lines_games(5_000);
     let indexed = pack(&pgn, false);
     let plain = pack(&pgn, true);
-    let query = on_pool;
     let hits =
         |f: &search::Found| -> Vec<(u64, u32)> { f.hits.iter().map(|h| (h.game, h.ply)).collect() };
     for (line, ply) in [("", 0), ("e4", 1), ("e4 c5", 2), ("e4 e5 Nf3", 3)] {
-        let two = query(&indexed, 2, line, false);
+        let two = on_pool(&indexed, 2, line, false);
         assert!(!two.scanned && two.decoded == 0, "{line:?}: from the index");
         assert!(two.hits.iter().all(|h| h.ply == ply), "{line:?}");
-        let decoded = query(&plain, 2, line, false);
+        let decoded = on_pool(&plain, 2, line, false);
         assert!(decoded.scanned, "{line:?}");
         assert_eq!(hits(&two), hits(&decoded), "{line:?}");
         assert_eq!(
             hits(&two),
-            hits(&query(&indexed, 1, line, false)),
+            hits(&on_pool(&indexed, 1, line, false)),
             "{line:?}"
         );
-        let want = query(&plain, 2, line, true).moves;
-        assert_eq!(query(&indexed, 2, line, true).moves, want, "{line:?}");
-        assert_eq!(query(&indexed, 1, line, true).moves, want, "{line:?}");
+        let want = on_pool(&plain, 2, line, true).moves;
+        assert_eq!(on_pool(&indexed, 2, line, true).moves, want, "{line:?}");
+        assert_eq!(on_pool(&indexed, 1, line, true).moves, want, "{line:?}");
     }
-    assert_eq!(query(&indexed, 2, "", false).hits.len(), 5_000);
+    assert_eq!(on_pool(&indexed, 2, "", false).hits.len(), 5_000);
 }
 
 #[test]
