@@ -41,7 +41,7 @@ use crate::threads;
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 14;
+pub(crate) const VERSION: u8 = 15;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -847,8 +847,13 @@ impl IndexBuilder {
             .copied()
             .filter(|&(_, ply)| usize::from(ply) > depth)
             .collect();
-        put_varint(&mut cols[CHANGE_COUNTS], after.len() as u64);
-        cols[CHANGES].extend(after.iter().map(|&(code, _)| code));
+        // Its early changes, up to the one that takes the (EARLY_TAKES +
+        // 1)th piece, then the rest, each ended by a 0 byte.
+        let early = early_changes(after.iter().map(|&(code, _)| code));
+        cols[CHANGES].extend(after[..early].iter().map(|&(code, _)| code));
+        cols[CHANGES].push(0);
+        cols[LATER_CHANGES].extend(after[early..].iter().map(|&(code, _)| code));
+        cols[LATER_CHANGES].push(0);
         // The plies of the changes of material (pieces taken,
         // promotions), each from the last (the first from the node).
         let mut last = depth as u64;
@@ -1104,10 +1109,14 @@ const REENTRY_PLIES: usize = 12;
 const REENTRY_NODES: usize = 13;
 const REENTRY_ENDS: usize = 14;
 const REENTRY_NEXT: usize = 15;
-const CHANGE_COUNTS: usize = 16;
-const CHANGES: usize = 17;
+/// Each game's changes after its node up to the one that takes its
+/// ([`EARLY_TAKES`] + 1)th piece, then a 0 byte (no change is 0): its
+/// early changes.
+const CHANGES: usize = 16;
 /// The start's [`State`] of each game from another start.
-const START_STATES: usize = 18;
+const START_STATES: usize = 17;
+/// Each game's changes after its early ones, then a 0 byte.
+const LATER_CHANGES: usize = 18;
 const MATERIAL_PLIES: usize = 19;
 const PAWN_FILE_COUNTS: usize = 20;
 const PAWN_FILES: usize = 21;
@@ -1120,15 +1129,50 @@ const NAMES: usize = 26;
 const SQUARES: usize = 27;
 const COLUMNS: usize = 39;
 
+/// The pieces that a game's early changes ([`CHANGES`]) take after its
+/// node (or its start) and that a query may look for without its later
+/// ones: those end with the change that takes one more, after which the
+/// game has fewer men than a position with at most this many gone (from
+/// the 32 of a start) has. Positions of moves 5 to 15 mostly have no more
+/// gone, and a game's early changes are 37% of the change codes' bytes on
+/// the masters file, for 53 KB more section (0.4%) than the codes with a
+/// count a game (issue 68; 1: 23% of the bytes, 7 KB more; 4: 44%, 131
+/// KB).
+pub(crate) const EARLY_TAKES: usize = 3;
+
+/// How many of `codes` (a game's changes after its node, in order) are
+/// its early ones: up to the one that takes its ([`EARLY_TAKES`] + 1)th
+/// piece, or all of them.
+fn early_changes(codes: impl IntoIterator<Item = u8>) -> usize {
+    let mut taken = 0;
+    let mut n = 0;
+    for c in codes {
+        n += 1;
+        taken += usize::from(state::takes(c));
+        if taken > EARLY_TAKES {
+            break;
+        }
+    }
+    n
+}
+
 /// A group of columns, read at once.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Group {
     /// Read when the section is opened.
     Head,
     Reentries,
-    /// The changes of state: every query that is not a position of the
-    /// tree.
+    /// The early changes of state: every query that is not a position of
+    /// the tree.
     Changes,
+    /// The later changes: a query whose position a game may come to
+    /// after it has taken [`EARLY_TAKES`] + 1 pieces past its node (one
+    /// with fewer men than the start less that: a material, a sub-FEN,
+    /// a position with more pieces gone). A group of its own since
+    /// section version 15: a position of one game at move 10 read all
+    /// 8 MB of the masters file's change codes, where its 3 MB of early
+    /// ones decide (issue 68).
+    LaterChanges,
     /// The plies of the changes of material and the pawns' files: a
     /// material, and a position whose state keeps its pawns' files. A
     /// group of their own since section version 10: a middlegame position
@@ -1142,10 +1186,11 @@ pub(crate) enum Group {
 impl Group {
     /// Every group, in the order declared (their CRCs' order; the head's
     /// first, then those read later).
-    const ALL: [Group; 6] = [
+    const ALL: [Group; 7] = [
         Group::Head,
         Group::Reentries,
         Group::Changes,
+        Group::LaterChanges,
         Group::Plies,
         Group::Names,
         Group::Squares,
@@ -1154,8 +1199,9 @@ impl Group {
     fn columns(self) -> std::ops::Range<usize> {
         match self {
             Group::Head => 0..REENTRY_COUNTS,
-            Group::Reentries => REENTRY_COUNTS..CHANGE_COUNTS,
-            Group::Changes => CHANGE_COUNTS..MATERIAL_PLIES,
+            Group::Reentries => REENTRY_COUNTS..CHANGES,
+            Group::Changes => CHANGES..LATER_CHANGES,
+            Group::LaterChanges => LATER_CHANGES..MATERIAL_PLIES,
             Group::Plies => MATERIAL_PLIES..WHITE,
             Group::Names => WHITE..SQUARES,
             Group::Squares => SQUARES..COLUMNS,
@@ -1165,8 +1211,9 @@ impl Group {
     fn of(col: usize) -> Group {
         match col {
             c if c < REENTRY_COUNTS => Group::Head,
-            c if c < CHANGE_COUNTS => Group::Reentries,
-            c if c < MATERIAL_PLIES => Group::Changes,
+            c if c < CHANGES => Group::Reentries,
+            c if c < LATER_CHANGES => Group::Changes,
+            c if c < MATERIAL_PLIES => Group::LaterChanges,
             c if c < WHITE => Group::Plies,
             c if c < SQUARES => Group::Names,
             _ => Group::Squares,
@@ -1302,6 +1349,7 @@ pub(crate) struct Index {
     checked: bool,
     names: OnceLock<Result<Names, String>>,
     changes: OnceLock<Result<Changes, String>>,
+    later: OnceLock<Result<Run, String>>,
     material_plies: OnceLock<Result<MaterialPlies, String>>,
     pawn_files: OnceLock<Result<PawnFiles, String>>,
     /// The files where each node's line may have put a pawn on its third
@@ -1573,24 +1621,84 @@ impl Names {
     }
 }
 
-/// The games' changes of state after their nodes (from their start for
-/// games from another start), and those games' start states.
+/// The games' early changes of state after their nodes (from their
+/// start for games from another start), and those games' start states.
 #[derive(Debug)]
 struct Changes {
-    /// Each game's changes: `at[g]..at[g + 1]`.
-    at: Vec<u32>,
-    codes: Vec<u8>,
+    early: Run,
     /// The games from another start, in order, and their start states.
     from: Vec<u32>,
     starts: Vec<State>,
 }
 
-impl Changes {
-    /// Game `g`'s changes after its node.
-    fn of(&self, g: usize) -> &[u8] {
-        &self.codes[self.at[g] as usize..self.at[g + 1] as usize]
+/// A run of change codes for each game, each ended by a 0 byte.
+#[derive(Debug)]
+struct Run {
+    /// Game `g`'s codes: from `at[g]` to the byte before `at[g + 1]`.
+    at: Vec<u32>,
+    codes: Vec<u8>,
+}
+
+impl Run {
+    /// The runs of `games` games in `codes`, checked: a valid code is no
+    /// multiple of 126 below 254 (252 and 253: a side's castling gone),
+    /// and 0 ends a run. The ends are found, and the codes checked, a
+    /// [`CHUNK`] a worker.
+    fn read(codes: Vec<u8>, games: usize) -> Result<Run, String> {
+        if u32::try_from(codes.len()).is_err() {
+            return Err("too many changes".into());
+        }
+        let chunk = |(k, part): (usize, &[u8])| -> Result<Vec<u32>, String> {
+            let bad = part
+                .iter()
+                .fold(0u8, |bad, &c| bad | u8::from(c == 126) | u8::from(c >= 254));
+            if bad != 0 {
+                return Err("a bad change".into());
+            }
+            let base = k * CHUNK + 1;
+            Ok(memchr::memchr_iter(0, part)
+                .map(|i| (base + i) as u32)
+                .collect())
+        };
+        #[cfg(feature = "parallel")]
+        let ends: Vec<Vec<u32>> = {
+            use rayon::prelude::*;
+            codes
+                .par_chunks(CHUNK)
+                .enumerate()
+                .map(chunk)
+                .collect::<Result<_, _>>()?
+        };
+        #[cfg(not(feature = "parallel"))]
+        let ends: Vec<Vec<u32>> = codes
+            .chunks(CHUNK)
+            .enumerate()
+            .map(chunk)
+            .collect::<Result<_, _>>()?;
+        let mut at = Vec::with_capacity(games + 1);
+        at.push(0);
+        for e in ends {
+            at.extend_from_slice(&e);
+        }
+        if at.len() != games + 1 || at[games] as usize != codes.len() {
+            return Err("the changes do not add up".into());
+        }
+        Ok(Run { at, codes })
     }
 
+    /// Game `g`'s codes.
+    #[inline]
+    fn of(&self, g: usize) -> &[u8] {
+        &self.codes[self.at[g] as usize..self.at[g + 1] as usize - 1]
+    }
+}
+
+/// A game's changes after its node: its early ones, then its later ones
+/// where they are read.
+type Codes<'a> =
+    std::iter::Copied<std::iter::Chain<std::slice::Iter<'a, u8>, std::slice::Iter<'a, u8>>>;
+
+impl Changes {
     /// The start state of game `g`, from another start.
     fn start(&self, g: usize) -> Result<State, String> {
         self.from
@@ -1857,6 +1965,7 @@ impl Index {
             checked,
             names: OnceLock::new(),
             changes: OnceLock::new(),
+            later: OnceLock::new(),
             material_plies: OnceLock::new(),
             pawn_files: OnceLock::new(),
             node_third: OnceLock::new(),
@@ -2183,32 +2292,6 @@ impl Index {
     }
 
     fn read_changes(&self) -> Result<Changes, String> {
-        // The codes unpacked and checked while the counts are.
-        let codes = || -> Result<Vec<u8>, String> {
-            let codes = self.lazy_column(CHANGES)?;
-            // A valid code is no multiple of 126 below 254 (252 and 253:
-            // a side's castling gone), a pass without branches, a chunk a
-            // worker.
-            let bad = |chunk: &[u8]| {
-                chunk.iter().fold(0u8, |bad, &c| {
-                    bad | u8::from(c == 0) | u8::from(c == 126) | u8::from(c >= 254)
-                }) != 0
-            };
-            #[cfg(feature = "parallel")]
-            let bad = {
-                use rayon::prelude::*;
-                codes.par_chunks(CHUNK).any(bad)
-            };
-            #[cfg(not(feature = "parallel"))]
-            let bad = codes.chunks(CHUNK).any(bad);
-            if bad {
-                return Err("a bad change".into());
-            }
-            Ok(codes)
-        };
-        let counts = || self.lazy_column(CHANGE_COUNTS);
-        let (counts, codes) = threads::join(counts, codes);
-        let (counts, codes) = (counts?, codes?);
         let from: Vec<u32> = (0..self.games as u32)
             .filter(|&g| from_another_start(self.flags[g as usize]))
             .collect();
@@ -2220,30 +2303,51 @@ impl Index {
             .into_iter()
             .map(|bits| State::from_bits(bits).ok_or("a bad start state"))
             .collect::<Result<Vec<_>, _>>()?;
-        let mut counts = counts.as_slice();
-        let mut at_of = Vec::with_capacity(self.games + 1);
-        let mut at = 0usize;
-        at_of.push(0);
-        for (&exit, &flags) in self.exits.iter().zip(&self.flags) {
-            let k = get_varint(&mut counts)? as usize;
-            if k > 0 && exit == NONE && !from_another_start(flags) {
+        let early = Run::read(self.lazy_column(CHANGES)?, self.games)?;
+        for (g, (&exit, &flags)) in self.exits.iter().zip(&self.flags).enumerate() {
+            if exit == NONE && !from_another_start(flags) && early.at[g + 1] - early.at[g] > 1 {
                 return Err("changes of a game without a node".into());
             }
-            at = at
-                .checked_add(k)
-                .filter(|&a| a <= codes.len())
-                .ok_or("too few changes")?;
-            at_of.push(at as u32);
-        }
-        if at != codes.len() || !counts.is_empty() {
-            return Err("the changes do not add up".into());
         }
         Ok(Changes {
-            at: at_of,
-            codes,
+            early,
             from,
             starts,
         })
+    }
+
+    /// The later changes, read on first use.
+    fn later(&self) -> Result<&Run, String> {
+        first_use(&self.later, || {
+            Run::read(self.lazy_column(LATER_CHANGES)?, self.games)
+        })
+    }
+
+    /// Game `g`'s changes after its node (from its start, for a game from
+    /// another start): its early ones, then its later ones where they
+    /// were read (where a query has read them before, whether it needs
+    /// them or not); and whether more may follow them (its early ones
+    /// end with the piece taken that ends them, and its later ones were
+    /// not read).
+    #[inline]
+    fn codes(&self, g: usize) -> Result<(Codes<'_>, bool), String> {
+        let early = self.changes()?.early.of(g);
+        // Its early changes end where they take the piece that ends them.
+        let ended = || {
+            early.last().is_some_and(|&c| state::takes(c))
+                && early.iter().filter(|&&c| state::takes(c)).count() == EARLY_TAKES + 1
+        };
+        let (later, open): (&[u8], bool) = match self.later.get() {
+            Some(later) => {
+                let later = later.as_ref().map_err(Clone::clone)?.of(g);
+                if !later.is_empty() && !ended() {
+                    return Err(format!("game {}'s later changes come too soon", g + 1));
+                }
+                (later, false)
+            }
+            None => (&[], ended()),
+        };
+        Ok((early.iter().chain(later).copied(), open))
     }
 
     /// The plies of the changes of material, read on first use.
@@ -2252,7 +2356,7 @@ impl Index {
     }
 
     fn read_material_plies(&self) -> Result<MaterialPlies, String> {
-        let changes = self.changes()?;
+        self.later()?;
         let material = self.lazy_column(MATERIAL_PLIES)?;
         let mut at_of = Vec::with_capacity(self.games + 1);
         let mut plies = Vec::with_capacity(material.len());
@@ -2264,7 +2368,7 @@ impl Index {
             } else {
                 u64::from(self.node_depth[exit as usize])
             };
-            for &c in changes.of(g) {
+            for c in self.codes(g)?.0 {
                 if CHANGE_KIND[usize::from(c)] == 2 {
                     let step = crate::le::read_leb(&material, &mut m).ok_or("truncated")?;
                     ply = ply.saturating_add(step);
@@ -2418,8 +2522,16 @@ impl Index {
     }
 
     /// Reads what [`Index::states`] needs (and [`Index::states_with_plies`]
-    /// where `plies`), so that threads may then share it.
-    pub(crate) fn read_states(&self, plies: bool, files: bool, third: bool) -> Result<(), String> {
+    /// where `plies`), so that threads may then share it: the games'
+    /// later changes too where `later` (without them a game whose early
+    /// changes end with a piece taken may have more: [`Index::states`]).
+    pub(crate) fn read_states(
+        &self,
+        plies: bool,
+        files: bool,
+        third: bool,
+        later: bool,
+    ) -> Result<(), String> {
         // Where the nodes' lines may have put pawns on their third rank is
         // made while the changes unpack (the nodes' states are the tree
         // walk's).
@@ -2429,6 +2541,9 @@ impl Index {
             }
         };
         threads::join(nodes, || self.changes()).1?;
+        if later || plies {
+            self.later()?;
+        }
         if plies {
             self.material_plies()?;
         }
@@ -2446,21 +2561,24 @@ impl Index {
         &'a self,
         g: usize,
         walked: &'a [u64],
-    ) -> Result<impl Iterator<Item = (State, u16)> + 'a, String> {
-        let changes = self.changes()?;
+    ) -> Result<(impl Iterator<Item = (State, u16)> + 'a, bool), String> {
         // A game from another start may have pawns on their third rank
         // from its start: any file.
         let mut third = match self.exits[g] {
             NONE => u16::MAX,
             exit => self.node_third()[exit as usize],
         };
-        Ok(self
-            .states(g, walked)?
-            .zip(std::iter::once(0).chain(changes.of(g).iter().copied()))
-            .map(move |(s, code)| {
-                third |= state::third_rank(code);
-                (s, third)
-            }))
+        let (states, open) = self.states(g, walked)?;
+        let codes = self.codes(g)?.0;
+        Ok((
+            states
+                .zip(std::iter::once(0).chain(codes))
+                .map(move |(s, code)| {
+                    third |= state::third_rank(code);
+                    (s, third)
+                }),
+            open,
+        ))
     }
 
     /// [`Index::states`], each with its pawns' files where the section
@@ -2472,40 +2590,44 @@ impl Index {
         &'a self,
         g: usize,
         walked: &'a [u64],
-    ) -> Result<impl Iterator<Item = (State, Option<u16>)> + 'a, String> {
-        let changes = self.changes()?;
+    ) -> Result<(impl Iterator<Item = (State, Option<u16>)> + 'a, bool), String> {
         let files = self.pawn_files()?;
         let kept = &files.files[files.at[g] as usize..files.at[g + 1] as usize];
         let mut kept = kept.iter();
         let mut now = None;
-        let kinds = changes.of(g).iter().map(|&c| CHANGE_KIND[usize::from(c)]);
-        Ok(self
-            .states(g, walked)?
-            .zip(std::iter::once(0).chain(kinds))
-            .map(move |(s, kind)| {
-                if kind == 2 {
-                    // A damaged section that keeps too few gives none:
-                    // the game is then decoded.
-                    now = if state::keeps_files(&s) {
-                        kept.next().copied()
-                    } else {
-                        None
-                    };
-                }
-                (s, now)
-            }))
+        let kinds = self.codes(g)?.0.map(|c| CHANGE_KIND[usize::from(c)]);
+        let (states, open) = self.states(g, walked)?;
+        Ok((
+            states
+                .zip(std::iter::once(0).chain(kinds))
+                .map(move |(s, kind)| {
+                    if kind == 2 {
+                        // A damaged section that keeps too few gives none:
+                        // the game is then decoded.
+                        now = if state::keeps_files(&s) {
+                            kept.next().copied()
+                        } else {
+                            None
+                        };
+                    }
+                    (s, now)
+                }),
+            open,
+        ))
     }
 
     /// The states of game `g` from where it leaves the tree (for a game
     /// from another start, from its start), in order: the first, at its
     /// node, from `walked` (each node's [`State::bits`] that the query's
-    /// walk of the tree reached).
+    /// walk of the tree reached); and whether more may follow them (its
+    /// later changes not read, where its early ones end with a piece
+    /// taken: [`EARLY_TAKES`]).
     #[inline]
     pub(crate) fn states<'a>(
         &'a self,
         g: usize,
         walked: &'a [u64],
-    ) -> Result<impl Iterator<Item = State> + 'a, String> {
+    ) -> Result<(impl Iterator<Item = State> + 'a, bool), String> {
         let changes = self.changes()?;
         let mut s = match self.exits[g] {
             NONE => changes.start(g)?,
@@ -2514,12 +2636,14 @@ impl Index {
                 .and_then(|&bits| State::from_bits(bits))
                 .ok_or("a node that the walk did not reach")?,
         };
-        Ok(
-            std::iter::once(s).chain(changes.of(g).iter().map(move |&c| {
+        let (codes, open) = self.codes(g)?;
+        Ok((
+            std::iter::once(s).chain(codes.map(move |c| {
                 s.apply(c);
                 s
             })),
-        )
+            open,
+        ))
     }
 
     /// [`Index::states`], each with the first ply after the node with its
@@ -2530,25 +2654,27 @@ impl Index {
         &'a self,
         g: usize,
         walked: &'a [u64],
-    ) -> Result<impl Iterator<Item = (State, u32)> + 'a, String> {
-        let changes = self.changes()?;
+    ) -> Result<(impl Iterator<Item = (State, u32)> + 'a, bool), String> {
         let material = self.material_plies()?;
         let mut since = match self.exits[g] {
             NONE => 0,
             exit => u32::from(self.node_depth[exit as usize]) + 1,
         };
         let mut m = material.at[g] as usize;
-        let kinds = changes.of(g).iter().map(|&c| CHANGE_KIND[usize::from(c)]);
-        Ok(self
-            .states(g, walked)?
-            .zip(std::iter::once(0).chain(kinds))
-            .map(move |(s, kind)| {
-                if kind == 2 {
-                    since = u32::from(material.plies[m]);
-                    m += 1;
-                }
-                (s, since)
-            }))
+        let kinds = self.codes(g)?.0.map(|c| CHANGE_KIND[usize::from(c)]);
+        let (states, open) = self.states(g, walked)?;
+        Ok((
+            states
+                .zip(std::iter::once(0).chain(kinds))
+                .map(move |(s, kind)| {
+                    if kind == 2 {
+                        since = u32::from(material.plies[m]);
+                        m += 1;
+                    }
+                    (s, since)
+                }),
+            open,
+        ))
     }
 }
 
@@ -2873,6 +2999,24 @@ mod tests {
     /// Issue 68: the games' nodes, checked a run a worker, come back in
     /// order, and a bad one gives the first bad game whichever run a
     /// worker finished first.
+    #[test]
+    fn regression_issue_68_early_changes_end_with_the_fourth_piece_taken() {
+        // White's e-pawn two steps; takes a knight; promotes to a queen
+        // taking nothing; castles no more; Black takes a knight; White
+        // takes a bishop; Black's e-pawn two steps; White's a-pawn takes a
+        // knight (the fourth); White takes a knight.
+        let codes = [78, 2, 120, 252, 128, 3, 204, 8, 2];
+        assert!(codes.iter().all(|&c| state::valid(c)));
+        let taken: Vec<bool> = codes.iter().map(|&c| state::takes(c)).collect();
+        assert_eq!(
+            taken,
+            [false, true, false, false, true, true, false, true, true]
+        );
+        assert_eq!(early_changes(codes), 8);
+        assert_eq!(early_changes(codes[..7].iter().copied()), 7);
+        assert_eq!(early_changes([]), 0);
+    }
+
     #[test]
     fn regression_issue_68_game_nodes_are_checked_by_runs_and_the_first_bad_is_named() {
         let n = 3 * NODES_RUN + 5;

@@ -428,6 +428,17 @@ impl Target {
         }
     }
 
+    /// Whether a game may come to what is looked for after its early
+    /// changes ([`index::EARLY_TAKES`]): whether it may have as few men as
+    /// a game has after them (32 at most where it leaves the tree, less
+    /// the pieces they take).
+    fn after_early_changes(&self) -> bool {
+        match self {
+            Target::Position { state, .. } => state_pieces(state) + index::EARLY_TAKES < 32,
+            _ => true,
+        }
+    }
+
     /// Whether the state alone decides (no position need be looked at).
     fn by_state(&self) -> bool {
         matches!(
@@ -1379,6 +1390,12 @@ fn from_index(
     } else if by_states {
         ix.load(Group::Changes, fetch)?;
     }
+    // A game's later changes, where it could come to what is looked for
+    // after its early ones (all of them for the plies of a material).
+    let later = by_states && (by_plies || target.after_early_changes());
+    if later {
+        ix.load(Group::LaterChanges, fetch)?;
+    }
     if whole {
         ix.ready_numbers()?;
     }
@@ -1478,7 +1495,7 @@ fn from_index(
             if by_plies || files {
                 ix.load(Group::Plies, fetch)?;
             }
-            ix.read_states(by_plies, files, target.third() != 0)?;
+            ix.read_states(by_plies, files, target.third() != 0, later)?;
         }
         for (g, v) in settled(ix.games, verdict)? {
             take(g, v);
@@ -1607,7 +1624,7 @@ fn settle_after_node(
     walked: &[u64],
 ) -> Result<Verdict, String> {
     let game = (g, walked);
-    let (first, later, since) = match target {
+    let settled = match target {
         Target::Position { state: t, .. } => {
             settle_states(ix, target, game, by_plies, |s| s.can_reach(t), |s| s == t)?
         }
@@ -1627,6 +1644,10 @@ fn settle_after_node(
             |s| target.could_follow(s),
             |s| target.possible(s),
         )?,
+    };
+    // Its states read could still come to it, and more may follow.
+    let Some((first, later, since)) = settled else {
+        return Ok(Verdict::Decode);
     };
     if !first && !later {
         return Ok(Verdict::Out);
@@ -1663,7 +1684,10 @@ fn settle_after_node(
 }
 
 /// [`settle`] of game `g`'s states after its node, with the plies of its
-/// changes of material (`by_plies`) or the marks that the target needs.
+/// changes of material (`by_plies`) or the marks that the target needs;
+/// `None` where the states read could all still come to what is looked
+/// for, none is at it, and more may follow them (its later changes not
+/// read: [`Index::states`]).
 #[inline]
 fn settle_states(
     ix: &Index,
@@ -1672,25 +1696,25 @@ fn settle_states(
     by_plies: bool,
     could: impl Fn(&State) -> bool,
     possible: impl Fn(&State) -> bool,
-) -> Result<(bool, bool, u32), String> {
-    Ok(if by_plies {
-        let states = ix.states_with_plies(g, walked)?.map(|(s, p)| (s, p, None));
-        settle(target, states, could, possible)
+) -> Result<Option<(bool, bool, u32)>, String> {
+    let ((first, later, since, through), open) = if by_plies {
+        let (states, open) = ix.states_with_plies(g, walked)?;
+        let states = states.map(|(s, p)| (s, p, None));
+        (settle(target, states, could, possible), open)
     } else if target.kept_files().is_some() {
-        let states = ix.states_with_files(g, walked)?.map(|(s, f)| (s, 0, f));
-        settle(target, states, could, possible)
+        let (states, open) = ix.states_with_files(g, walked)?;
+        let states = states.map(|(s, f)| (s, 0, f));
+        (settle(target, states, could, possible), open)
     } else if target.third() != 0 {
-        let states = ix.states_with_third(g, walked)?;
-        settle(
-            target,
-            states.map(|(s, m)| (s, 0, Some(m))),
-            could,
-            possible,
-        )
+        let (states, open) = ix.states_with_third(g, walked)?;
+        let states = states.map(|(s, m)| (s, 0, Some(m)));
+        (settle(target, states, could, possible), open)
     } else {
-        let states = ix.states(g, walked)?.map(|s| (s, 0, None));
-        settle(target, states, could, possible)
-    })
+        let (states, open) = ix.states(g, walked)?;
+        let states = states.map(|s| (s, 0, None));
+        (settle(target, states, could, possible), open)
+    };
+    Ok((!(open && through && !later)).then_some((first, later, since)))
 }
 
 /// The games below `n` whose verdict `f` is not [`Verdict::Out`], with
@@ -1774,8 +1798,9 @@ impl Sink<'_> {
 /// Whether, of a game's `states` after it leaves the tree (each with the
 /// first ply of its material, and a mark where the section has one: its
 /// pawns' files, or the files where its pawns may have come to their third
-/// rank), the first could hold `target`, whether a later one could, and
-/// that later one's ply;
+/// rank), the first could hold `target`, whether a later one could, that
+/// later one's ply, and whether every state was looked at without one
+/// (each could still come to the target);
 /// the states after one that cannot come to the target are not looked at.
 /// `could` says whether a state could still come to the target, and
 /// `possible` whether a state could hold it.
@@ -1785,20 +1810,20 @@ fn settle(
     states: impl Iterator<Item = (State, u32, Option<u16>)>,
     could: impl Fn(&State) -> bool,
     possible: impl Fn(&State) -> bool,
-) -> (bool, bool, u32) {
+) -> (bool, bool, u32, bool) {
     let mut first = false;
     for (i, (s, from, mark)) in states.enumerate() {
         if !could(&s) {
-            break;
+            return (first, false, 0, false);
         }
         if possible(&s) && target.fits(mark) {
             if i > 0 {
-                return (first, true, from);
+                return (first, true, from, false);
             }
             first = true;
         }
     }
-    (first, false, 0)
+    (first, false, 0, true)
 }
 
 /// A node of the tree at what is looked for: its subtree and depth, and

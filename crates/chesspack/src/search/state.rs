@@ -361,6 +361,13 @@ pub(crate) const fn changes_material(code: u8) -> bool {
     !is_castling(code) && (c >= 102 || !c.is_multiple_of(6))
 }
 
+/// Whether change `code` takes a piece (its side's men one fewer for
+/// good: a promotion that takes nothing keeps their number).
+#[inline]
+pub(crate) const fn takes(code: u8) -> bool {
+    !is_castling(code) && !(code % 126).is_multiple_of(6)
+}
+
 /// Whether `code` is a change a move can make: a move's own ([`change`])
 /// or a side's castling gone ([`CASTLING_CODES`]).
 pub(crate) const fn valid(code: u8) -> bool {
@@ -568,6 +575,31 @@ impl Pattern {
 mod tests {
     use super::*;
     use shakmaty::{san::San, uci::UciMove};
+
+    /// Issue 68: a change takes a piece exactly where it takes one from
+    /// the other side's count (a promotion that takes nothing, a pawn
+    /// leaving home and a castling byte take none).
+    #[test]
+    fn a_change_takes_where_the_other_side_has_one_fewer() {
+        for code in 0..=255u8 {
+            if !valid(code) {
+                continue;
+            }
+            let them = if code >= 126 && !is_castling(code) {
+                COUNTS[0]
+            } else {
+                COUNTS[1]
+            };
+            let start = State::new(0xffff, [[5; 5]; 2]);
+            let mut after = start;
+            after.apply(code);
+            let fewer = (0..5).any(|r| {
+                let n = |s: State| (s.0 >> (them + 4 * r)) & 15;
+                n(after) < n(start)
+            });
+            assert_eq!(takes(code), fewer && !is_castling(code), "{code}");
+        }
+    }
 
     /// The home bit that change `code` pushes one step, if it does.
     fn pushed_home(code: u8) -> Option<u16> {

@@ -629,26 +629,26 @@ const GOLDEN_INDEXED: &str = concat!(
     "03798b81dca5985f2cb340ad39474d07e42f4b592504006e16b98cc1cd60002e140008080e090e09",
     "0e090e09001212acd842917196856ab360aea1276d49be6120020a0a001402ad1b074b11b7000000",
     "000205050000000000020505000000000000000000000000060600000010010af01e21ab43504b53",
-    "0e0404060604040303040410100808040404040808080810100404010104040101020204040d0d08",
-    "0803030404000010101010101010102d2d6020601c601f6015601560156023601e60206017601760",
-    "173dbcf78d762788a448a2df6745ae750ae2956f0c6ba9d8f67da88daee0181065a80c010101004e",
-    "900001010100030003ff000000ff000000ff000000ff5867a80c5073ffff0201030000000000dc0a",
-    "0000000000000000000000000000250000002d000000330000000100000000010000030300000000",
-    "586703040402c6487f904ec648d802c9fc4e9cffff28228122120003040100000000010000000200",
-    "00000400000007000000020000000100000005000000040000000000000000000000000000000000",
-    "00000300000003000000060000000000000000416e616e64004361726c73656e004235300054616c",
-    "00426f7476696e6e696b0042333100466973636865720028b52ffd2060bd00008800000000efffef",
-    "ff000000001818101000010019054b28b52ffd20609d000068020202810000000020202040000100",
-    "30812f28b52ffd2060b50000702424242400040000020000000400020005d081811628b52ffd2060",
-    "650000308181a1420000010037812228b52ffd206065000030080808080000010037812228b52ffd",
-    "206065000030101050100000010037812228b52ffd2060d500009000080000000404041008084400",
-    "f3fffbff00020001a08dc11528b52ffd2060ad0000680020044000000000424240810002000452d2",
-    "e00a28b52ffd2060bd000078000400000000000000002424242400020004927ae00a28b52ffd2060",
-    "750000300081818142000200049286800d28b52ffd2060750000300008080808000200049286800d",
-    "28b52ffd2060750000300010101010000200049286800d43504b4901000000230000000000000031",
-    "0100000400000000000000010000000a230000004348504b0d0a1a0a1305696e6465780000000000",
-    "000000dcce8077b38e926262c27ee91000000064010000000000009b02000000000000962ffc8aff",
-    "0300000000000004000000000000004348504b454e440a",
+    "0f040406060404030304041010080804040404080808081010040401010404010102021111080804",
+    "0403030404000010101010101010102d2d6020601c601f6015601560156023601e60206017601760",
+    "173dbcf78d762788a42c11aaac1cdf442145ae750ae2956f0c6ba9d8f65fa48690e0181065a80c01",
+    "0101004e900001010100030003ff000000ff000000ff000000ff5867a80c5073ffff020103000000",
+    "0000dc0a0000000000000000000000000000250000002d0000003300000001000000000100000303",
+    "000000005867c6487f00904ec64800d802c9fc004e9c00ffff282281221200000000000304010000",
+    "00000100000002000000040000000700000002000000010000000500000004000000000000000000",
+    "000000000000000000000300000003000000060000000000000000416e616e64004361726c73656e",
+    "004235300054616c00426f7476696e6e696b0042333100466973636865720028b52ffd2060bd0000",
+    "8800000000efffefff000000001818101000010019054b28b52ffd20609d00006802020281000000",
+    "002020204000010030812f28b52ffd2060b50000702424242400040000020000000400020005d081",
+    "811628b52ffd2060650000308181a1420000010037812228b52ffd20606500003008080808000001",
+    "0037812228b52ffd206065000030101050100000010037812228b52ffd2060d50000900008000000",
+    "0404041008084400f3fffbff00020001a08dc11528b52ffd2060ad00006800200440000000004242",
+    "40810002000452d2e00a28b52ffd2060bd000078000400000000000000002424242400020004927a",
+    "e00a28b52ffd2060750000300081818142000200049286800d28b52ffd2060750000300008080808",
+    "000200049286800d28b52ffd2060750000300010101010000200049286800d43504b490100000023",
+    "00000000000000310100000400000000000000010000000a230000004348504b0d0a1a0a1305696e",
+    "6465780000000000000000dcce8077b38e926262c27ee9100000006401000000000000a302000000",
+    "000000d75cc5b2070400000000000004000000000000004348504b454e440a",
 );
 
 #[test]
@@ -741,13 +741,13 @@ fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<usize>, u
     let mut columns = Vec::new();
     let mut frames = 0;
     // The directory: the section's 39 columns, then a CRC for each of
-    // their six groups.
+    // their seven groups.
     for _ in 0..39 {
         columns.push(i);
         varint(&mut i);
         frames += varint(&mut i);
     }
-    i += 6 * 4;
+    i += 7 * 4;
     assert_eq!(i + 4 + frames, at + len, "the frames fill the section");
     (at, len, columns, i)
 }
@@ -825,6 +825,96 @@ fn issue_68_a_column_read_on_first_use_that_does_not_read_gives_no_wrong_answer(
     }
 }
 
+/// Where each column's frames are in an indexed archive (`plain`: the same
+/// without its section).
+fn column_frames(indexed: &[u8], plain: &[u8]) -> Vec<std::ops::Range<usize>> {
+    let (_, _, columns, directory_end) = section_columns(indexed, plain);
+    // Each column's frames, from the end of the directory's checksum.
+    let mut at = directory_end + 4;
+    let mut frames = Vec::new();
+    for &i in &columns {
+        let mut i = i;
+        varint_at(indexed, &mut i);
+        let stored = varint_at(indexed, &mut i);
+        frames.push(at..at + stored);
+        at += stored;
+    }
+    frames
+}
+
+/// Issue 68: a game's early changes (up to the fourth piece it takes
+/// after its node) decide a position with at most three pieces gone, and
+/// its query reads no later ones: with those damaged it answers from the
+/// index, the games of a replay, while the early ones damaged show that it
+/// reads them. A position with more pieces gone, and a material, read the
+/// later ones, and say so where they are damaged.
+#[test]
+fn regression_issue_68_a_position_with_few_pieces_gone_reads_the_early_changes_alone() {
+    let games: Vec<Game> = games(160, 0x7e1e)
+        .into_iter()
+        .filter(|g| g.fen.is_none())
+        .collect();
+    let pgn = pgn_of(&games);
+    let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
+    let frames = column_frames(&indexed, &plain);
+    let damaged = |column: usize| {
+        assert!(!frames[column].is_empty(), "column {column}");
+        let mut bad = indexed.clone();
+        bad[frames[column].start + frames[column].len() / 2] ^= 0x10;
+        bad
+    };
+    // Column 16: the early changes; 18: the later ones.
+    let (bad_early, bad_later) = (damaged(16), damaged(18));
+    let query = |pos: &Chess| {
+        let mut q = Query::default();
+        q.fen = Some(Fen::from_position(pos, EnPassantMode::Legal).to_string());
+        q
+    };
+    // Positions past each game's twelfth ply: most are its own (off the
+    // tree), some with three pieces gone or fewer, some with more.
+    let (mut few, mut more) = (Vec::new(), Vec::new());
+    for g in &games {
+        for pos in positions(g).iter().skip(12).step_by(9) {
+            let gone = 32 - pos.board().occupied().count();
+            if gone <= 3 { &mut few } else { &mut more }.push(query(pos));
+        }
+    }
+    assert!(
+        few.len() >= 20 && more.len() >= 20,
+        "{} {}",
+        few.len(),
+        more.len()
+    );
+    // A few of each (each query below replays every game).
+    let (few, more) = (&few[..20], &more[..20]);
+    let find = |archive: &[u8], q: &Query| {
+        let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
+        let f = search::find(&mut archives, q).unwrap();
+        let got: BTreeSet<(u64, u32)> = f.hits.iter().map(|h| (h.game, h.ply)).collect();
+        (got, f.scanned)
+    };
+    let mut read_early = 0;
+    for q in few {
+        let want = found_in(&plain, false, q).0;
+        assert_eq!(find(&bad_later, q), (want.clone(), false), "{q:?}");
+        let (got, scanned) = find(&bad_early, q);
+        assert_eq!(got, want, "{q:?}");
+        read_early += usize::from(scanned);
+    }
+    assert!(read_early > 0, "no position read the early changes");
+    let mut read_later = 0;
+    for q in more {
+        let want = found_in(&plain, false, q).0;
+        let (got, scanned) = find(&bad_later, q);
+        assert_eq!(got, want, "{q:?}");
+        read_later += usize::from(scanned);
+    }
+    assert!(read_later > 0, "no position read the later changes");
+    let mut q = Query::default();
+    q.material = Some("KRPKR".into());
+    assert!(find(&bad_later, &q).1, "a material reads the later changes");
+}
+
 #[test]
 fn regression_issue_68_a_query_of_tags_alone_reads_no_changes_of_state() {
     // The filters alone find every game at the tree's root: the changes of
@@ -838,21 +928,11 @@ fn regression_issue_68_a_query_of_tags_alone_reads_no_changes_of_state() {
         .collect();
     let pgn = pgn_of(&games);
     let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
-    let (_, _, columns, directory_end) = section_columns(&indexed, &plain);
-    // Each column's frames, from the end of the directory's checksum.
-    let mut at = directory_end + 4;
-    let mut frames = Vec::new();
-    for &i in &columns {
-        let mut i = i;
-        varint_at(&indexed, &mut i);
-        let stored = varint_at(&indexed, &mut i);
-        frames.push(at..at + stored);
-        at += stored;
-    }
-    // Column 17: the changes.
-    assert!(!frames[17].is_empty());
+    let frames = column_frames(&indexed, &plain);
+    // Column 16: the games' early changes.
+    assert!(!frames[16].is_empty());
     let mut bad = indexed.clone();
-    bad[frames[17].start + frames[17].len() / 2] ^= 0x10;
+    bad[frames[16].start + frames[16].len() / 2] ^= 0x10;
     let mut q = Query::default();
     q.white = Some("Carlsen".into());
     let want = found_in(&plain, false, &q).0;
