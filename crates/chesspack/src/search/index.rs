@@ -2556,10 +2556,19 @@ impl Index {
                 self.node_third();
             }
         };
-        threads::join(nodes, || self.changes()).1?;
-        if later || plies {
-            self.later()?;
-        }
+        // The early and the later changes unpacked at once.
+        let (early, later) = threads::join(
+            || threads::join(nodes, || self.changes()).1.map(|_| ()),
+            || {
+                if later || plies {
+                    self.later().map(|_| ())
+                } else {
+                    Ok(())
+                }
+            },
+        );
+        early?;
+        later?;
         if plies {
             self.material_plies()?;
         }
