@@ -10,8 +10,8 @@
 //!   on its line) and the move it plays there, so that the games that
 //!   reached a node are a range of games sorted by that node;
 //! * for each game, its **changes of state** ([`super::state`]: home
-//!   pawns leaving, pieces taken, promotions), the plies of those of
-//!   material, and the files of its pawns after those that leave few
+//!   pawns leaving, pieces taken, promotions), early ones and later ones
+//!   ([`EARLY_TAKES`]), the plies of those of material, and the files of its pawns after those that leave few
 //!   pieces ([`state::keeps_files`]);
 //! * for each game, the tags that queries filter on: players, ratings,
 //!   result, date, event, ECO and speed;
