@@ -2620,23 +2620,20 @@ impl Index {
         let kept = &files.files[files.at[g] as usize..files.at[g + 1] as usize];
         let mut kept = kept.iter();
         let mut now = None;
-        let kinds = self.codes(g)?.0.map(|c| CHANGE_KIND[usize::from(c)]);
-        let (states, open) = self.states(g, walked)?;
+        let (states, open) = self.states_with_kinds(g, walked)?;
         Ok((
-            states
-                .zip(std::iter::once(0).chain(kinds))
-                .map(move |(s, kind)| {
-                    if kind == 2 {
-                        // A damaged section that keeps too few gives none:
-                        // the game is then decoded.
-                        now = if state::keeps_files(&s) {
-                            kept.next().copied()
-                        } else {
-                            None
-                        };
-                    }
-                    (s, now)
-                }),
+            states.map(move |(s, kind)| {
+                if kind == 2 {
+                    // A damaged section that keeps too few gives none:
+                    // the game is then decoded.
+                    now = if state::keeps_files(&s) {
+                        kept.next().copied()
+                    } else {
+                        None
+                    };
+                }
+                (s, now)
+            }),
             open,
         ))
     }
@@ -2671,6 +2668,19 @@ impl Index {
         ))
     }
 
+    /// [`Index::states`], each with the kind of the change that made it
+    /// ([`CHANGE_KIND`]; the first, where the game leaves the tree, 0).
+    #[inline]
+    fn states_with_kinds<'a>(
+        &'a self,
+        g: usize,
+        walked: &'a [u64],
+    ) -> Result<(impl Iterator<Item = (State, u8)> + 'a, bool), String> {
+        let kinds = self.codes(g)?.0.map(|c| CHANGE_KIND[usize::from(c)]);
+        let (states, open) = self.states(g, walked)?;
+        Ok((states.zip(std::iter::once(0).chain(kinds)), open))
+    }
+
     /// [`Index::states`], each with the first ply after the node with its
     /// material: the ply of the change of material that made it, or the
     /// ply after the node (for a game from another start, its start: 0).
@@ -2686,18 +2696,15 @@ impl Index {
             exit => u32::from(self.node_depth[exit as usize]) + 1,
         };
         let mut m = material.at[g] as usize;
-        let kinds = self.codes(g)?.0.map(|c| CHANGE_KIND[usize::from(c)]);
-        let (states, open) = self.states(g, walked)?;
+        let (states, open) = self.states_with_kinds(g, walked)?;
         Ok((
-            states
-                .zip(std::iter::once(0).chain(kinds))
-                .map(move |(s, kind)| {
-                    if kind == 2 {
-                        since = u32::from(material.plies[m]);
-                        m += 1;
-                    }
-                    (s, since)
-                }),
+            states.map(move |(s, kind)| {
+                if kind == 2 {
+                    since = u32::from(material.plies[m]);
+                    m += 1;
+                }
+                (s, since)
+            }),
             open,
         ))
     }

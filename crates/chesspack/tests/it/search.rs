@@ -842,6 +842,23 @@ fn column_frames(indexed: &[u8], plain: &[u8]) -> Vec<std::ops::Range<usize>> {
     frames
 }
 
+/// `n` games from the standard start (of [`games`] with `seed`), their
+/// archive with its section and without, and where each column's frames
+/// are in the first.
+fn standard_with_frames(
+    n: usize,
+    seed: u64,
+) -> (Vec<Game>, Vec<u8>, Vec<u8>, Vec<std::ops::Range<usize>>) {
+    let games: Vec<Game> = games(n, seed)
+        .into_iter()
+        .filter(|g| g.fen.is_none())
+        .collect();
+    let pgn = pgn_of(&games);
+    let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
+    let frames = column_frames(&indexed, &plain);
+    (games, indexed, plain, frames)
+}
+
 /// Issue 68: a game's early changes (up to the fourth piece it takes
 /// after its node) decide a position with at most three pieces gone, and
 /// its query reads no later ones: with those damaged it answers from the
@@ -850,13 +867,7 @@ fn column_frames(indexed: &[u8], plain: &[u8]) -> Vec<std::ops::Range<usize>> {
 /// later ones, and say so where they are damaged.
 #[test]
 fn regression_issue_68_a_position_with_few_pieces_gone_reads_the_early_changes_alone() {
-    let games: Vec<Game> = games(160, 0x7e1e)
-        .into_iter()
-        .filter(|g| g.fen.is_none())
-        .collect();
-    let pgn = pgn_of(&games);
-    let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
-    let frames = column_frames(&indexed, &plain);
+    let (games, indexed, plain, frames) = standard_with_frames(160, 0x7e1e);
     let damaged = |column: usize| {
         assert!(!frames[column].is_empty(), "column {column}");
         let mut bad = indexed.clone();
@@ -922,13 +933,7 @@ fn regression_issue_68_a_query_of_tags_alone_reads_no_changes_of_state() {
     // a query of a player took 111 ms, 62 of them reading them). A damaged
     // group of changes shows it: such a query still answers from the
     // index, a material reads them and says the section is damaged.
-    let games: Vec<Game> = games(120, 0x7a65)
-        .into_iter()
-        .filter(|g| g.fen.is_none())
-        .collect();
-    let pgn = pgn_of(&games);
-    let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
-    let frames = column_frames(&indexed, &plain);
+    let (_, indexed, plain, frames) = standard_with_frames(120, 0x7a65);
     // Column 16: the games' early changes.
     assert!(!frames[16].is_empty());
     let mut bad = indexed.clone();
