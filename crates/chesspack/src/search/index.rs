@@ -11,8 +11,8 @@
 //!   reached a node are a range of games sorted by that node;
 //! * for each game, its **changes of state** ([`super::state`]: home
 //!   pawns leaving, pieces taken, promotions), early ones and later ones
-//!   ([`EARLY_TAKES`]), the plies of those of material, and the files of its pawns after those that leave few
-//!   pieces ([`state::keeps_files`]);
+//!   ([`EARLY_TAKES`]), the plies of those of material, and the files of
+//!   its pawns after those that leave few pieces ([`state::keeps_files`]);
 //! * for each game, the tags that queries filter on: players, ratings,
 //!   result, date, event, ECO and speed;
 //! * where it was built with them ([`IndexBuilder::new`]), for
@@ -2329,7 +2329,7 @@ impl Index {
             .collect::<Result<Vec<_>, _>>()?;
         let early = Run::read(self.lazy_column(CHANGES)?, self.games)?;
         for (g, (&exit, &flags)) in self.exits.iter().zip(&self.flags).enumerate() {
-            if exit == NONE && !from_another_start(flags) && early.at[g + 1] - early.at[g] > 1 {
+            if exit == NONE && !from_another_start(flags) && !early.of(g).is_empty() {
                 return Err("changes of a game without a node".into());
             }
         }
@@ -2593,15 +2593,12 @@ impl Index {
             NONE => u16::MAX,
             exit => self.node_third()[exit as usize],
         };
-        let (states, open) = self.states(g, walked)?;
-        let codes = self.codes(g)?.0;
+        let (states, open) = self.states_with_codes(g, walked)?;
         Ok((
-            states
-                .zip(std::iter::once(0).chain(codes))
-                .map(move |(s, code)| {
-                    third |= state::third_rank(code);
-                    (s, third)
-                }),
+            states.map(move |(s, code)| {
+                third |= state::third_rank(code);
+                (s, third)
+            }),
             open,
         ))
     }
@@ -2620,10 +2617,10 @@ impl Index {
         let kept = &files.files[files.at[g] as usize..files.at[g + 1] as usize];
         let mut kept = kept.iter();
         let mut now = None;
-        let (states, open) = self.states_with_kinds(g, walked)?;
+        let (states, open) = self.states_with_codes(g, walked)?;
         Ok((
-            states.map(move |(s, kind)| {
-                if kind == 2 {
+            states.map(move |(s, code)| {
+                if CHANGE_KIND[usize::from(code)] == 2 {
                     // A damaged section that keeps too few gives none:
                     // the game is then decoded.
                     now = if state::keeps_files(&s) {
@@ -2650,6 +2647,18 @@ impl Index {
         g: usize,
         walked: &'a [u64],
     ) -> Result<(impl Iterator<Item = State> + 'a, bool), String> {
+        let (states, open) = self.states_with_codes(g, walked)?;
+        Ok((states.map(|(s, _)| s), open))
+    }
+
+    /// [`Index::states`], each with the change that made it (the first,
+    /// where the game leaves the tree, 0).
+    #[inline]
+    fn states_with_codes<'a>(
+        &'a self,
+        g: usize,
+        walked: &'a [u64],
+    ) -> Result<(impl Iterator<Item = (State, u8)> + 'a, bool), String> {
         let changes = self.changes()?;
         let mut s = match self.exits[g] {
             NONE => changes.start(g)?,
@@ -2660,25 +2669,12 @@ impl Index {
         };
         let (codes, open) = self.codes(g)?;
         Ok((
-            std::iter::once(s).chain(codes.map(move |c| {
+            std::iter::once((s, 0)).chain(codes.map(move |c| {
                 s.apply(c);
-                s
+                (s, c)
             })),
             open,
         ))
-    }
-
-    /// [`Index::states`], each with the kind of the change that made it
-    /// ([`CHANGE_KIND`]; the first, where the game leaves the tree, 0).
-    #[inline]
-    fn states_with_kinds<'a>(
-        &'a self,
-        g: usize,
-        walked: &'a [u64],
-    ) -> Result<(impl Iterator<Item = (State, u8)> + 'a, bool), String> {
-        let kinds = self.codes(g)?.0.map(|c| CHANGE_KIND[usize::from(c)]);
-        let (states, open) = self.states(g, walked)?;
-        Ok((states.zip(std::iter::once(0).chain(kinds)), open))
     }
 
     /// [`Index::states`], each with the first ply after the node with its
@@ -2696,10 +2692,10 @@ impl Index {
             exit => u32::from(self.node_depth[exit as usize]) + 1,
         };
         let mut m = material.at[g] as usize;
-        let (states, open) = self.states_with_kinds(g, walked)?;
+        let (states, open) = self.states_with_codes(g, walked)?;
         Ok((
-            states.map(move |(s, kind)| {
-                if kind == 2 {
+            states.map(move |(s, code)| {
+                if CHANGE_KIND[usize::from(code)] == 2 {
                     since = u32::from(material.plies[m]);
                     m += 1;
                 }
@@ -3028,9 +3024,8 @@ fn unpack_frame(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
 mod tests {
     use super::*;
 
-    /// Issue 68: the games' nodes, checked a run a worker, come back in
-    /// order, and a bad one gives the first bad game whichever run a
-    /// worker finished first.
+    /// Issue 68: a game's early changes end with the one that takes its
+    /// fourth piece after its node.
     #[test]
     fn regression_issue_68_early_changes_end_with_the_fourth_piece_taken() {
         // White's e-pawn two steps; takes a knight; promotes to a queen
@@ -3049,6 +3044,9 @@ mod tests {
         assert_eq!(early_changes([]), 0);
     }
 
+    /// Issue 68: the games' nodes, checked a run a worker, come back in
+    /// order, and a bad one gives the first bad game whichever run a
+    /// worker finished first.
     #[test]
     fn regression_issue_68_game_nodes_are_checked_by_runs_and_the_first_bad_is_named() {
         let n = 3 * NODES_RUN + 5;

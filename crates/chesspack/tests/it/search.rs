@@ -254,9 +254,16 @@ fn expected(
 /// What `find` finds in `archive`, which is searched through its index
 /// where `indexed`.
 fn found_in(archive: &[u8], indexed: bool, q: &Query) -> (BTreeSet<(u64, u32)>, search::Found) {
+    let (got, f) = find_in(archive, q);
+    assert_eq!(f.scanned, !indexed, "{:?}", f.index_error);
+    (got, f)
+}
+
+/// What `find` finds in `archive` (its games and plies), however it
+/// searched it.
+fn find_in(archive: &[u8], q: &Query) -> (BTreeSet<(u64, u32)>, search::Found) {
     let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
     let f = search::find(&mut archives, q).unwrap();
-    assert_eq!(f.scanned, !indexed, "{:?}", f.index_error);
     (f.hits.iter().map(|h| (h.game, h.ply)).collect(), f)
 }
 
@@ -603,9 +610,7 @@ fn issue_68_a_damaged_index_gives_no_wrong_answer() {
         bad[i] ^= 1 << rng.below(8);
         let mut noticed = 0;
         for (q, want) in queries.iter().zip(&wants) {
-            let mut archives = [ArchiveReader::open(Cursor::new(&bad)).unwrap()];
-            let got = search::find(&mut archives, q).unwrap();
-            let got_set: BTreeSet<_> = got.hits.iter().map(|h| (h.game, h.ply)).collect();
+            let (got_set, got) = find_in(&bad, q);
             assert_eq!(&got_set, want, "byte {i} flipped, {q:?}");
             assert_eq!(got.scanned, got.index_error.is_some(), "byte {i}");
             noticed += usize::from(got.scanned);
@@ -812,9 +817,7 @@ fn issue_68_a_column_read_on_first_use_that_does_not_read_gives_no_wrong_answer(
         let mut noticed = 0;
         for q in &queries {
             let (want, _) = found_in(&plain, false, q);
-            let mut archives = [ArchiveReader::open(Cursor::new(&bad)).unwrap()];
-            let got = search::find(&mut archives, q).unwrap();
-            let got_set: BTreeSet<_> = got.hits.iter().map(|h| (h.game, h.ply)).collect();
+            let (got_set, got) = find_in(&bad, q);
             assert_eq!(got_set, want, "column {column}, {q:?}");
             assert_eq!(got.scanned, got.index_error.is_some());
             noticed += usize::from(got.scanned);
@@ -899,9 +902,7 @@ fn regression_issue_68_a_position_with_few_pieces_gone_reads_the_early_changes_a
     // A few of each (each query below replays every game).
     let (few, more) = (&few[..20], &more[..20]);
     let find = |archive: &[u8], q: &Query| {
-        let mut archives = [ArchiveReader::open(Cursor::new(archive)).unwrap()];
-        let f = search::find(&mut archives, q).unwrap();
-        let got: BTreeSet<(u64, u32)> = f.hits.iter().map(|h| (h.game, h.ply)).collect();
+        let (got, f) = find_in(archive, q);
         (got, f.scanned)
     };
     let mut read_early = 0;
