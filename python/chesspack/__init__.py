@@ -544,6 +544,7 @@ def compress(
     derive_eco: bool = False,
     no_index: bool = False,
     index_squares: bool = False,
+    index_memory: int = 0,
 ) -> dict[str, Any]:
     """Compresses a PGN file (``.pgn``, also ``.zst``, ``.gz``, ``.bz2`` or
     ``.xz``) into a ``.chpk`` archive (default name: ``src`` + ``.chpk``),
@@ -568,7 +569,12 @@ def compress(
     unless ``no_index``; ``index_squares=True`` keeps in it the squares
     each piece of each game stood on, so that sub-FENs (and positions many
     games could come to) decode only the games whose pieces stood on their
-    squares, for an index about three times as large. Returns the report: ``kind``, ``codec``, ``items`` and their
+    squares, for an index about three times as large. ``index_memory``:
+    the most bytes building the index may take (0: 4 GiB, about five
+    million master games), worked out from the games so that the archive
+    is the same on every machine; past it the archive is written without
+    the index, and the report's ``index_left_out`` says why (else
+    ``None``). Returns the report: ``kind``, ``codec``, ``items`` and their
     ``unit`` (``game``, ``position`` or ``line``; the same count is under
     ``games``, ``positions`` or ``lines``), input and output bytes, the
     games stored verbatim (number, category, detail) and the position
@@ -579,7 +585,9 @@ def compress(
     cb, close = _progress(progress, "compressing")
     try:
         with _Local(src, storage_options, False) as s, _Local(dst, storage_options, True, overwrite) as d:
-            return _native.compress(s, d, codec, threads, level, block_games, overwrite, cb, derive_eco, no_index, index_squares)
+            return _native.compress(
+                s, d, codec, threads, level, block_games, overwrite, cb, derive_eco, no_index, index_squares, index_memory
+            )
     finally:
         close()
 

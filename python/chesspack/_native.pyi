@@ -62,6 +62,7 @@ def compress(
     derive_eco: bool = False,
     no_index: bool = False,
     index_squares: bool = False,
+    index_memory: int = 0,
 ) -> dict[str, Any]: ...
 def decompress(
     src: str,

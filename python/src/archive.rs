@@ -685,7 +685,7 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
     Ok(())
 }
 
-/// compress(src, dst, codec=None, threads=None, level=None, block_games=None, overwrite=False, progress=None, derive_eco=False, no_index=False) -> dict
+/// compress(src, dst, codec=None, threads=None, level=None, block_games=None, overwrite=False, progress=None, derive_eco=False, no_index=False, index_squares=False, index_memory=0) -> dict
 ///
 /// Compresses any chess file the library reads (`chesspack::files::compress`
 /// by the file's kind): PGN, positions, engine training data.
@@ -696,9 +696,12 @@ fn tick(progress: Option<&Py<PyAny>>, done: u64, total: u64) -> PyResult<()> {
 /// `positions` or `lines`), input and output bytes, the games stored
 /// verbatim (number, category, detail) and the position lines kept as text.
 /// `no_index`: a game archive without its search index; `index_squares`:
-/// with each game's squares in it (`files::Settings::index_squares`).
+/// with each game's squares in it (`files::Settings::index_squares`);
+/// `index_memory`: the most bytes building it may take (0: the library's
+/// 4 GiB), past which the archive is written without it and the report's
+/// `index_left_out` says why (else `None`).
 #[pyfunction]
-#[pyo3(signature = (src, dst, codec = None, threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false, no_index = false, index_squares = false))]
+#[pyo3(signature = (src, dst, codec = None, threads = None, level = None, block_games = None, overwrite = false, progress = None, derive_eco = false, no_index = false, index_squares = false, index_memory = 0))]
 #[allow(clippy::too_many_arguments)]
 fn compress<'py>(
     py: Python<'py>,
@@ -713,6 +716,7 @@ fn compress<'py>(
     derive_eco: bool,
     no_index: bool,
     index_squares: bool,
+    index_memory: u64,
 ) -> PyResult<Bound<'py, PyDict>> {
     if src == dst {
         return Err(PyOSError::new_err(format!(
@@ -731,6 +735,7 @@ fn compress<'py>(
     }
     settings.no_index = no_index;
     settings.index_squares = index_squares;
+    settings.index_memory = index_memory;
     let (input, total, count) = open_input(&src)?;
     let mut out = create_output(&dst, overwrite)?;
     let name = src.display().to_string();
@@ -755,6 +760,7 @@ fn compress<'py>(
     d.set_item(format!("{}s", report.unit()), report.items)?;
     d.set_item("input_bytes", report.input_bytes)?;
     d.set_item("output_bytes", report.output_bytes)?;
+    d.set_item("index_left_out", &report.index_left_out)?;
     d.set_item(
         "verbatim_lines",
         report.positions.as_ref().map_or(0, |p| p.verbatim),

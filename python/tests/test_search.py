@@ -135,3 +135,17 @@ def test_issue_68_filters_and_bad_queries(archive):
         a.find(moves="e4 e4")
     with pytest.raises(ValueError, match="bad FEN"):
         a.find(fen="not a fen")
+
+
+def test_regression_issue_68_an_index_past_its_memory_is_left_out(tmp_path):
+    """Past the memory it may take, the index is left out, the report says
+    why, and the archive is the one without an index."""
+    src = tmp_path / "sample.pgn"
+    src.write_bytes(open(SAMPLE, "rb").read())
+    small, plain, full = (tmp_path / n for n in ("small.chpk", "plain.chpk", "full.chpk"))
+    report = chesspack.compress(str(src), str(small), index_memory=8192)
+    assert "would take more than 8.0 KiB" in report["index_left_out"]
+    chesspack.compress(str(src), str(plain), no_index=True)
+    assert small.read_bytes() == plain.read_bytes()
+    assert chesspack.compress(str(src), str(full))["index_left_out"] is None
+    assert full.read_bytes() != plain.read_bytes()

@@ -92,6 +92,12 @@ pub struct CompressArgs {
     /// three times as large.
     #[arg(long, conflicts_with = "no_index")]
     index_squares: bool,
+    /// The most memory that building the search index may take (MiB, or
+    /// with K, M or G; 0: 4G, about five million master games): past it
+    /// the archive is written without the index, with a warning. Worked
+    /// out from the games, so the archive is the same on every machine.
+    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = crate::input::memory_size, conflicts_with = "no_index")]
+    index_memory: u64,
 }
 
 /// Options of `chesspack decompress`.
@@ -384,6 +390,7 @@ fn compress_one(args: &CompressArgs) -> Result<()> {
     settings.archive.level = args.level;
     settings.no_index = args.no_index;
     settings.index_squares = args.index_squares;
+    settings.index_memory = args.index_memory;
     if args.derive_eco {
         settings.archive.openings = archive::Openings::Named;
     }
@@ -420,6 +427,13 @@ fn report_compress(args: &CompressArgs, report: &files::Report, secs: f64) {
             "warning: {}: {n} {} not UTF-8, kept byte for byte (first: line {first})",
             args.input,
             if n == 1 { "line is" } else { "lines are" }
+        );
+    }
+    if let Some(why) = &report.index_left_out {
+        // A warning: shown even with -q.
+        eprintln!(
+            "warning: {}: {why} (--index-memory raises the limit; `chesspack index --memory` adds the index later)",
+            args.input
         );
     }
     if args.quiet {

@@ -57,3 +57,44 @@ pub fn open(path: &str, pb: &ProgressBar) -> Result<Box<dyn BufRead + Send>> {
     };
     chesspack::files::decoder(pb.wrap_read(raw)).with_context(|| format!("cannot read {path}"))
 }
+
+/// A size of memory as given on the command line: a number of MiB, or of
+/// KiB, MiB or GiB with a suffix (`512K`, `64M`, `8G`; `KiB` and the like
+/// too, in any case). 0 stands for the library's default.
+pub fn memory_size(text: &str) -> Result<u64, String> {
+    let t = text.trim().to_ascii_lowercase();
+    let bare = t.strip_suffix("ib").or_else(|| t.strip_suffix('b'));
+    let u = bare.unwrap_or(&t);
+    let (digits, shift) = match u.as_bytes().last() {
+        Some(b'k') => (&u[..u.len() - 1], 10),
+        Some(b'm') => (&u[..u.len() - 1], 20),
+        Some(b'g') => (&u[..u.len() - 1], 30),
+        // A unit but no K, M or G (`8b`) reads as no number.
+        _ if bare.is_some() => ("", 0),
+        _ => (u, 20),
+    };
+    digits
+        .trim()
+        .parse::<u64>()
+        .ok()
+        .and_then(|n| n.checked_mul(1 << shift))
+        .ok_or_else(|| format!("{text:?} is not a size (a number of MiB, or with K, M or G)"))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn memory_sizes_read_with_or_without_a_unit() {
+        use super::memory_size;
+        assert_eq!(memory_size("8G"), Ok(8 << 30));
+        assert_eq!(memory_size("512k"), Ok(512 << 10));
+        assert_eq!(memory_size("64MiB"), Ok(64 << 20));
+        assert_eq!(memory_size("100"), Ok(100 << 20));
+        assert_eq!(memory_size("0"), Ok(0));
+        assert_eq!(memory_size("2 GB"), Ok(2 << 30));
+        assert!(memory_size("lots").is_err());
+        assert!(memory_size("8b").is_err());
+        assert!(memory_size("-1G").is_err());
+        assert!(memory_size("99999999999G").is_err());
+    }
+}

@@ -124,6 +124,11 @@ pub struct IndexArgs {
     /// faster, and the index about three times as large.
     #[arg(long)]
     squares: bool,
+    /// The most memory that building the index may take (MiB, or with K,
+    /// M or G; 0: 4G, about five million master games): past it `index`
+    /// stops with an error and leaves the archive as it was.
+    #[arg(long, value_name = "SIZE", default_value = "0", value_parser = crate::input::memory_size)]
+    memory: u64,
 }
 
 fn query_of(a: &QueryArgs) -> Query {
@@ -394,6 +399,7 @@ pub fn index(args: &IndexArgs) -> Result<()> {
             &mut file,
             args.threads.unwrap_or(0),
             args.squares,
+            args.memory,
             &mut |p| {
                 if let Some(total) = p.total_bytes {
                     crate::input::set_total(&pb, total);

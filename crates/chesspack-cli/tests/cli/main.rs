@@ -1571,6 +1571,63 @@ fn issue_68_find_and_explore_json() {
 
 /// Issue 69: every exit status the command line gives is listed in its
 /// help, and a usage error is status 2.
+/// Building the search index takes at most the memory given: `compress`
+/// past it writes the archive without the index, says so (even with
+/// `-q`) and succeeds; `index` past it fails and leaves the archive as it
+/// was.
+#[test]
+fn regression_issue_68_the_index_memory_is_bounded() {
+    let dir = std::env::temp_dir().join(format!("chesspack-memory-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let (small, plain) = (dir.join("s.chpk"), dir.join("p.chpk"));
+    let (small, plain) = (small.to_str().unwrap(), plain.to_str().unwrap());
+    let sample = "samples/lichess-sample.pgn";
+    let out = chesspack(&[
+        "compress",
+        "-q",
+        "--index-memory",
+        "8K",
+        sample,
+        "-o",
+        small,
+    ]);
+    assert!(out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(
+            "warning: samples/lichess-sample.pgn: the search index would take more than 8.0 KiB"
+        ) && stderr.contains("--index-memory"),
+        "{stderr}"
+    );
+    let no_index = ["compress", "-q", "--no-index", sample, "-o", plain];
+    assert!(chesspack(&no_index).status.success());
+    assert_eq!(std::fs::read(small).unwrap(), std::fs::read(plain).unwrap());
+    // The sample is small enough for the default.
+    let out = chesspack(&["compress", "-q", "-f", sample, "-o", small]);
+    assert!(out.status.success() && out.stderr.is_empty());
+    let before = std::fs::read(plain).unwrap();
+    let out = chesspack(&["index", "--memory", "8K", plain]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("cannot index") && stderr.contains("would take more than"),
+        "{stderr}"
+    );
+    assert_eq!(std::fs::read(plain).unwrap(), before);
+    assert!(
+        chesspack(&["index", "--memory", "1G", plain])
+            .status
+            .success()
+    );
+    assert_eq!(std::fs::read(small).unwrap(), std::fs::read(plain).unwrap());
+    assert!(
+        !chesspack(&["index", "--memory", "lots", plain])
+            .status
+            .success()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn regression_issue_69_exit_statuses_are_listed_in_the_help() {
     let help = String::from_utf8_lossy(&chesspack(&["--help"]).stdout).into_owned();

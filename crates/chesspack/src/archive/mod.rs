@@ -259,6 +259,29 @@ pub enum ArchiveError {
     /// Settings that no archive is written or read with.
     #[error("{0}")]
     Settings(String),
+    /// The search index of the archive's games would take more memory
+    /// than its builder may ([`crate::files::Settings::index_memory`]).
+    #[error(
+        "the search index would take more than {} of memory by game {games} of the archive",
+        memory_text(*memory)
+    )]
+    IndexMemory {
+        /// The most bytes the builder could take.
+        memory: u64,
+        /// The games it had taken when it would have taken more.
+        games: u64,
+    },
+}
+
+/// `bytes` of memory to a tenth of the largest of KiB, MiB and GiB that it
+/// holds one of: `4.0 GiB`, `97.7 KiB`.
+fn memory_text(bytes: u64) -> String {
+    let (unit, name) = match bytes {
+        b if b >= 1 << 30 => (1u32 << 30, "GiB"),
+        b if b >= 1 << 20 => (1 << 20, "MiB"),
+        _ => (1 << 10, "KiB"),
+    };
+    format!("{:.1} {name}", bytes as f64 / f64::from(unit))
 }
 
 /// How [`compress`] cuts its input into blocks and compresses text.

@@ -78,6 +78,12 @@ pub struct Settings {
     /// stood on their squares in one part; the index grows about three
     /// times (see docs/search.md).
     pub index_squares: bool,
+    /// The most memory, in bytes, that building the search index may take
+    /// (0: 4 GiB, about five million master games): past it the archive
+    /// is written without the index, which [`Report::index_left_out`]
+    /// says. The memory is worked out from the games, never asked of the
+    /// system, so an input gives the same archive on every machine.
+    pub index_memory: u64,
 }
 
 /// What [`compress`] or [`decompress`] did, for any kind of file.
@@ -110,6 +116,9 @@ pub struct Report {
     /// Decompress: why the index was missing or damaged (the blocks were
     /// found by a scan, and games after the last whole block are lost).
     pub index_error: Option<String>,
+    /// Compress: why the search index was left out of an archive that
+    /// would have had one ([`Settings::index_memory`]).
+    pub index_left_out: Option<String>,
 }
 
 impl Report {
@@ -126,6 +135,7 @@ impl Report {
             damaged: Vec::new(),
             header_error: None,
             index_error: None,
+            index_left_out: None,
         }
     }
 
@@ -297,8 +307,10 @@ pub fn compress(
                     settings.engine.depth
                 )));
             }
-            let mut index = (!settings.no_index)
-                .then(|| crate::search::IndexBuilder::new(settings.index_squares));
+            let mut index = (!settings.no_index).then(|| {
+                crate::search::IndexBuilder::new(settings.index_squares)
+                    .limit(settings.index_memory)
+            });
             let r = settings.pipeline.compress(
                 &mut input,
                 &mut output,
@@ -312,6 +324,7 @@ pub fn compress(
             report.codec = codec.name().into();
             report.items = r.games;
             report.games = r;
+            report.index_left_out = index.and_then(|b| b.left_out());
         }
     }
     report.input_bytes = input.bytes;

@@ -33,7 +33,7 @@ use shakmaty::{
 
 use super::state::{self, State};
 use crate::archive::{
-    GameRecord,
+    ArchiveError, GameRecord,
     pipeline::{SectionBuilder, Summarize},
 };
 use crate::threads;
@@ -618,9 +618,46 @@ pub(crate) struct IndexBuilder {
     files: Vec<(u16, u16)>,
     names: HashMap<String, u32>,
     name_list: Vec<String>,
+    /// The bytes of the names in `name_list`.
+    name_bytes: usize,
+    /// The games from another start.
+    starts: usize,
     /// Whether the section keeps each game's squares.
     squares: bool,
+    /// The most memory the builder may take ([`IndexBuilder::limit`]).
+    memory: u64,
+    /// Where it would take more: the games it had held when it let them
+    /// go, and those it has been given in all since the first.
+    over: Option<(u64, u64)>,
 }
+
+/// The memory the search section's builder takes at most by default:
+/// [`IndexBuilder::limit`] says how it is counted. Masters' games take
+/// about 0.7 KB each, so this is about five million of them.
+pub(crate) const DEFAULT_MEMORY: u64 = 4 << 30;
+
+/// How many times the bytes an [`IndexBuilder`] holds for its games it
+/// takes at its peak, while it makes the section from them (the tree, the
+/// columns raw and packed). Measured with `compress` (issue 68): from the
+/// first 50 MB of the masters file to all of it (75,421 to 380,608
+/// games), the process's peak grew by 1.65 times the held bytes, plus
+/// about 64 MB that does not grow with the games (with `--no-index`, 74
+/// MB in all); online-broad and a lichess account's export fit the same
+/// line within 15 MB. Two leaves a margin.
+const PEAK_PER_HELD: u64 = 2;
+
+/// The bytes an [`IndexBuilder`] counts that it holds for each game, game
+/// from another start, move, change, pawns' files and name (beside the
+/// name's bytes): their sizes on a 64-bit machine, fixed so that the
+/// count is the same on every platform.
+const HELD_BYTES: [usize; 6] = [88, 136, 2, 4, 4, 64];
+
+/// The bytes an [`IndexBuilder`] that keeps the games' squares counts for
+/// each game beside [`HELD_BYTES`]: the squares' columns, made when the
+/// section is (`chesspack index --squares` of the masters file peaked at
+/// 683 MB against 386 MB without: 780 bytes a game, half of it counted
+/// here and doubled by [`PEAK_PER_HELD`]).
+const SQUARES_HELD: usize = 390;
 
 impl IndexBuilder {
     /// An empty builder; where `squares`, its section keeps, for each
@@ -637,10 +674,68 @@ impl IndexBuilder {
             files: Vec::new(),
             names: HashMap::new(),
             name_list: Vec::new(),
+            name_bytes: 0,
+            starts: 0,
             squares,
+            memory: DEFAULT_MEMORY,
+            over: None,
         };
         b.name("");
         b
+    }
+
+    /// The builder, taking at most `memory` bytes (0: [`DEFAULT_MEMORY`]).
+    ///
+    /// The memory is worked out from what it holds, never asked of the
+    /// system, so that whether an archive gets its section is the same on
+    /// every machine: [`PEAK_PER_HELD`] times the bytes of its games'
+    /// moves, changes, pawns' files, starts and tags' names, and of its
+    /// record of each game. Past that it lets every game go
+    /// ([`IndexBuilder::over`]) and makes no section.
+    pub(crate) fn limit(mut self, memory: u64) -> IndexBuilder {
+        self.memory = if memory == 0 { DEFAULT_MEMORY } else { memory };
+        self
+    }
+
+    /// Where the games would take more memory than the builder's limit:
+    /// the games it had held then, as an error.
+    pub(crate) fn over(&self) -> Option<ArchiveError> {
+        self.over.map(|(games, _)| ArchiveError::IndexMemory {
+            memory: self.memory,
+            games,
+        })
+    }
+
+    /// Where the games took more memory than the builder's limit, why it
+    /// made no section, for [`crate::files::Report::index_left_out`].
+    pub(crate) fn left_out(&self) -> Option<String> {
+        let (_, given) = self.over?;
+        Some(format!(
+            "{}; the archive's {given} games were written without it",
+            self.over()?
+        ))
+    }
+
+    /// The memory that the builder's games would take at its peak
+    /// ([`IndexBuilder::limit`]), by [`HELD_BYTES`]: the same on every
+    /// platform.
+    fn peak(&self) -> u64 {
+        let [game, start, mv, change, files, name] = HELD_BYTES;
+        let held = game * self.games.len()
+            + start * self.starts
+            + mv * self.moves.len()
+            + change * self.changes.len()
+            + files * self.files.len()
+            // Each name twice (the map's key and the list's), and its
+            // `String`s and the map's entry.
+            + 2 * self.name_bytes
+            + name * self.name_list.len()
+            + if self.squares {
+                SQUARES_HELD * self.games.len()
+            } else {
+                0
+            };
+        PEAK_PER_HELD * held as u64
     }
 
     fn name(&mut self, s: &str) -> u32 {
@@ -650,11 +745,38 @@ impl IndexBuilder {
         let i = self.name_list.len() as u32;
         self.names.insert(s.to_owned(), i);
         self.name_list.push(s.to_owned());
+        self.name_bytes += s.len();
         i
     }
 
     /// Adds a game's summary.
     pub(crate) fn add_summary(&mut self, s: Summary) {
+        if let Some((_, given)) = &mut self.over {
+            *given += 1;
+            return;
+        }
+        self.add(s);
+        // Weighed every 1,024 games, and once they are all given
+        // ([`IndexBuilder::weigh`]): the limit is passed by at most that
+        // many games' bytes before the builder lets them go.
+        if self.games.len().is_multiple_of(1024) {
+            self.weigh();
+        }
+    }
+
+    /// Lets every game go where they would take more memory than the
+    /// builder's limit ([`IndexBuilder::over`]).
+    pub(crate) fn weigh(&mut self) {
+        if self.over.is_none() && self.peak() > self.memory {
+            let held = self.games.len() as u64;
+            *self = IndexBuilder {
+                over: Some((held, held)),
+                ..IndexBuilder::new(self.squares).limit(self.memory)
+            };
+        }
+    }
+
+    fn add(&mut self, s: Summary) {
         let Some(meta) = s.meta else {
             self.games.push(Game {
                 flags: TEXT,
@@ -684,7 +806,10 @@ impl IndexBuilder {
         };
         match s.start {
             None => game.flags = INDEXED,
-            Some(start) if State::counts_fit(start.board()) => game.start = Some(start),
+            Some(start) if State::counts_fit(start.board()) => {
+                self.starts += 1;
+                game.start = Some(start);
+            }
             Some(_) => game.flags = UNSTATED,
         }
         if game.flags != UNSTATED {
@@ -1067,9 +1192,12 @@ impl SectionBuilder for IndexBuilder {
     }
 
     /// The section, or nothing for an archive of fewer than
-    /// [`MIN_GAMES`] games (`chesspack index` writes one for any).
+    /// [`MIN_GAMES`] games (`chesspack index` writes one for any) or one
+    /// whose games take more memory than the builder's limit
+    /// ([`IndexBuilder::over`]).
     fn finish(&mut self) -> Vec<u8> {
-        if self.games.len() < MIN_GAMES {
+        self.weigh();
+        if self.games.len() < MIN_GAMES || self.over.is_some() {
             return Vec::new();
         }
         self.bytes()
@@ -3022,6 +3150,24 @@ fn unpack_frame(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
 
 #[cfg(test)]
 mod tests {
+    /// The builder counts what it holds by the sizes of a 64-bit machine.
+    #[cfg(target_pointer_width = "64")]
+    #[test]
+    fn the_held_bytes_are_the_sizes_of_what_the_builder_holds() {
+        use std::mem::size_of;
+        assert_eq!(
+            super::HELD_BYTES,
+            [
+                size_of::<super::Game>(),
+                size_of::<Chess>(),
+                size_of::<u16>(),
+                size_of::<(u8, u16)>(),
+                size_of::<(u16, u16)>(),
+                2 * size_of::<String>() + 16,
+            ]
+        );
+    }
+
     use super::*;
 
     /// Issue 68: a game's early changes end with the one that takes its

@@ -2175,20 +2175,25 @@ fn decode_candidates<R: Read + Seek>(
 /// Adds a search section to the archive in `file` (replacing the one it
 /// has), built from its games decoded on `threads` workers (0: one a
 /// core), with each game's squares where `squares` says
-/// ([`Settings::index_squares`](crate::files::Settings)); returns the
-/// section's size in bytes. `progress` is called after
+/// ([`Settings::index_squares`](crate::files::Settings)), taking at most
+/// `memory` bytes to build (0: 4 GiB; as
+/// [`Settings::index_memory`](crate::files::Settings) counts them);
+/// returns the section's size in bytes. `progress` is called after
 /// each block with the stored bytes read so far and in all
 /// ([`Progress::total_bytes`](crate::archive::pipeline::Progress)).
 ///
 /// # Errors
 ///
 /// A damaged archive (a damaged header, index or block: `decompress
-/// --skip-damaged` reads what is left), an I/O error, or
+/// --skip-damaged` reads what is left), an I/O error,
+/// [`ArchiveError::IndexMemory`] as soon as the games would take more
+/// memory than `memory` (the archive is left as it was), or
 /// [`ArchiveError::Stopped`] where `progress` stops the run.
 pub fn index(
     file: &mut std::fs::File,
     threads: usize,
     squares: bool,
+    memory: u64,
     progress: OnProgress<'_>,
 ) -> Result<u64, ArchiveError> {
     let mut archive = ArchiveReader::open(&mut *file)?;
@@ -2197,7 +2202,7 @@ pub fn index(
     }
     let codec = archive.header().codec()?;
     let codec = codec.as_ref();
-    let mut builder = IndexBuilder::new(squares);
+    let mut builder = IndexBuilder::new(squares).limit(memory);
     let counts: Vec<usize> = archive.blocks().iter().map(|e| e.games as usize).collect();
     let sizes: Vec<u64> = archive.blocks().iter().map(|e| u64::from(e.len)).collect();
     let mut done = Progress {
@@ -2230,6 +2235,9 @@ pub fn index(
             for s in rows {
                 builder.add_summary(s);
             }
+            if let Some(e) = builder.over() {
+                return Err(e);
+            }
             done.blocks += 1;
             done.bytes += sizes[b];
             match progress(&done) {
@@ -2238,6 +2246,10 @@ pub fn index(
             }
         },
     )?;
+    builder.weigh();
+    if let Some(e) = builder.over() {
+        return Err(e);
+    }
     drop(archive);
     let bytes = builder.bytes();
     let len = bytes.len() as u64;

@@ -191,7 +191,7 @@ fn indexed_with(archive: Vec<u8>, squares: bool) -> Vec<u8> {
         .write(true)
         .open(&path)
         .unwrap();
-    search::index(&mut file, 1, squares, &mut |_| ControlFlow::Continue(())).unwrap();
+    search::index(&mut file, 1, squares, 0, &mut |_| ControlFlow::Continue(())).unwrap();
     drop(file);
     let out = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
@@ -549,7 +549,7 @@ fn issue_68_index_adds_the_section_that_compress_writes() {
         .open(&path)
         .unwrap();
     let mut seen = Vec::new();
-    search::index(&mut file, 2, false, &mut |p| {
+    search::index(&mut file, 2, false, 0, &mut |p| {
         seen.push((p.blocks, p.bytes, p.total_bytes));
         ControlFlow::Continue(())
     })
@@ -570,7 +570,7 @@ fn issue_68_index_adds_the_section_that_compress_writes() {
         .write(true)
         .open(&path)
         .unwrap();
-    search::index(&mut file, 1, false, &mut |_| ControlFlow::Continue(())).unwrap();
+    search::index(&mut file, 1, false, 0, &mut |_| ControlFlow::Continue(())).unwrap();
     drop(file);
     assert_eq!(std::fs::read(&path).unwrap(), indexed);
     // The games read as before.
@@ -580,6 +580,71 @@ fn issue_68_index_adds_the_section_that_compress_writes() {
     chesspack::decompress(Cursor::new(&plain), &mut b).unwrap();
     assert_eq!(a, b);
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Building the index takes at most the memory it is given, counted from
+/// the games (the same on every machine): past it `compress` writes the
+/// archive that `--no-index` writes and says why, and `index` stops with
+/// an error and leaves the archive as it was.
+#[test]
+fn regression_issue_68_an_index_past_its_memory_is_left_out_not_built() {
+    let (_, indexed, plain) = fixture();
+    let pgn = pgn_of(&games(300, 0x9e37_79b9_7f4a_7c15));
+    let pack_in = |memory: u64| {
+        let mut settings = Settings::default();
+        settings.pipeline.threads = 2;
+        settings.archive.block_games = 40;
+        settings.index_memory = memory;
+        let mut out = Vec::new();
+        let report = files::compress(
+            Kind::Games,
+            pgn.as_bytes(),
+            &mut out,
+            &settings,
+            &mut |_| ControlFlow::Continue(()),
+        )
+        .unwrap();
+        (out, report.index_left_out)
+    };
+    let (out, why) = pack_in(100_000);
+    assert_eq!(out, plain, "the archive without its index");
+    let why = why.expect("the report says why");
+    assert!(
+        why.contains("more than 97.7 KiB")
+            && why.contains("the archive's 300 games were written without it"),
+        "{why}"
+    );
+    assert_eq!(pack_in(1 << 30), (indexed, None));
+    // `index` gives the error before it writes anything.
+    let path = std::env::temp_dir().join(format!("chesspack-memory-{}.chpk", std::process::id()));
+    std::fs::write(&path, &plain).unwrap();
+    let mut file = std::fs::File::options()
+        .read(true)
+        .write(true)
+        .open(&path)
+        .unwrap();
+    let e = search::index(&mut file, 2, false, 100_000, &mut |_| {
+        ControlFlow::Continue(())
+    })
+    .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            chesspack::archive::ArchiveError::IndexMemory {
+                memory: 100_000,
+                games: 300,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert_eq!(
+        e.to_string(),
+        "the search index would take more than 97.7 KiB of memory by game 300 of the archive"
+    );
+    drop(file);
+    assert_eq!(std::fs::read(&path).unwrap(), plain);
+    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]
