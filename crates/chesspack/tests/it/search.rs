@@ -149,22 +149,33 @@ fn pgn_of(games: &[Game]) -> String {
 }
 
 fn pack(pgn: &str, no_index: bool) -> Vec<u8> {
-    let mut settings = Settings::default();
+    let mut settings = pack_settings();
     settings.no_index = no_index;
-    settings.pipeline.threads = 2;
-    settings.archive.block_games = 40;
     let out = compressed(pgn, &settings);
     if no_index { out } else { with_index(out) }
 }
 
+/// The settings [`pack`] compresses with: two threads, blocks of 40 games.
+fn pack_settings() -> Settings {
+    let mut settings = Settings::default();
+    settings.pipeline.threads = 2;
+    settings.archive.block_games = 40;
+    settings
+}
+
 /// `pgn` compressed with `settings`.
 fn compressed(pgn: &str, settings: &Settings) -> Vec<u8> {
+    compressed_with_report(pgn, settings).0
+}
+
+/// `pgn` compressed with `settings`, and what `compress` reported.
+fn compressed_with_report(pgn: &str, settings: &Settings) -> (Vec<u8>, files::Report) {
     let mut out = Vec::new();
-    files::compress(Kind::Games, pgn.as_bytes(), &mut out, settings, &mut |_| {
+    let report = files::compress(Kind::Games, pgn.as_bytes(), &mut out, settings, &mut |_| {
         ControlFlow::Continue(())
     })
     .unwrap();
-    out
+    (out, report)
 }
 
 /// `archive` with a search section, added by [`search::index`] where
@@ -181,21 +192,35 @@ fn indexed_with(archive: Vec<u8>, squares: bool) -> Vec<u8> {
     {
         return archive;
     }
+    let (indexed, out) = index_file(&archive, squares, 0);
+    indexed.unwrap();
+    out
+}
+
+/// What [`search::index`] on a file of `archive` gives, with each game's
+/// squares where `squares`, taking at most `memory`; and the file after.
+fn index_file(
+    archive: &[u8],
+    squares: bool,
+    memory: u64,
+) -> (Result<u64, chesspack::archive::ArchiveError>, Vec<u8>) {
     static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let path =
         std::env::temp_dir().join(format!("chesspack-small-{}-{n}.chpk", std::process::id()));
-    std::fs::write(&path, &archive).unwrap();
+    std::fs::write(&path, archive).unwrap();
     let mut file = std::fs::File::options()
         .read(true)
         .write(true)
         .open(&path)
         .unwrap();
-    search::index(&mut file, 1, squares, 0, &mut |_| ControlFlow::Continue(())).unwrap();
+    let indexed = search::index(&mut file, 1, squares, memory, &mut |_| {
+        ControlFlow::Continue(())
+    });
     drop(file);
     let out = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
-    out
+    (indexed, out)
 }
 
 fn key(pos: &Chess) -> u64 {
@@ -591,19 +616,9 @@ fn regression_issue_68_an_index_past_its_memory_is_left_out_not_built() {
     let (_, indexed, plain) = fixture();
     let pgn = pgn_of(&games(300, 0x9e37_79b9_7f4a_7c15));
     let pack_in = |memory: u64| {
-        let mut settings = Settings::default();
-        settings.pipeline.threads = 2;
-        settings.archive.block_games = 40;
+        let mut settings = pack_settings();
         settings.index_memory = memory;
-        let mut out = Vec::new();
-        let report = files::compress(
-            Kind::Games,
-            pgn.as_bytes(),
-            &mut out,
-            &settings,
-            &mut |_| ControlFlow::Continue(()),
-        )
-        .unwrap();
+        let (out, report) = compressed_with_report(&pgn, &settings);
         (out, report.index_left_out)
     };
     let (out, why) = pack_in(100_000);
@@ -616,17 +631,9 @@ fn regression_issue_68_an_index_past_its_memory_is_left_out_not_built() {
     );
     assert_eq!(pack_in(1 << 30), (indexed, None));
     // `index` gives the error before it writes anything.
-    let path = std::env::temp_dir().join(format!("chesspack-memory-{}.chpk", std::process::id()));
-    std::fs::write(&path, &plain).unwrap();
-    let mut file = std::fs::File::options()
-        .read(true)
-        .write(true)
-        .open(&path)
-        .unwrap();
-    let e = search::index(&mut file, 2, false, 100_000, &mut |_| {
-        ControlFlow::Continue(())
-    })
-    .unwrap_err();
+    let (indexed, after) = index_file(&plain, false, 100_000);
+    assert_eq!(after, plain);
+    let e = indexed.unwrap_err();
     assert!(
         matches!(
             e,
@@ -642,9 +649,6 @@ fn regression_issue_68_an_index_past_its_memory_is_left_out_not_built() {
         e.to_string(),
         "the search index would take more than 97.7 KiB of memory by game 300 of the archive"
     );
-    drop(file);
-    assert_eq!(std::fs::read(&path).unwrap(), plain);
-    std::fs::remove_file(&path).unwrap();
 }
 
 #[test]
