@@ -632,8 +632,8 @@ pub(crate) struct IndexBuilder {
 }
 
 /// The memory the search section's builder takes at most by default:
-/// [`IndexBuilder::limit`] says how it is counted. Masters' games take
-/// about 0.7 KB each, so this is about five million of them.
+/// [`IndexBuilder::limit`] says how it is counted. It counts about 800
+/// bytes a master game, so this is about five million of them.
 pub(crate) const DEFAULT_MEMORY: u64 = 4 << 30;
 
 /// How many times the bytes an [`IndexBuilder`] holds for its games it
@@ -703,6 +703,17 @@ impl IndexBuilder {
         self.over.map(|(games, _)| ArchiveError::IndexMemory {
             memory: self.memory,
             games,
+        })
+    }
+
+    /// Where `games` would take more memory than the builder's limit by
+    /// their records alone ([`HELD_BYTES`]' first), before any is given:
+    /// the game by which they would, as an error.
+    pub(crate) fn over_before(&self, games: u64) -> Option<ArchiveError> {
+        let each = PEAK_PER_HELD * HELD_BYTES[0] as u64;
+        (games.saturating_mul(each) > self.memory).then(|| ArchiveError::IndexMemory {
+            memory: self.memory,
+            games: self.memory / each + 1,
         })
     }
 
@@ -3150,15 +3161,17 @@ fn unpack_frame(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     /// The builder counts what it holds by the sizes of a 64-bit machine.
     #[cfg(target_pointer_width = "64")]
     #[test]
     fn the_held_bytes_are_the_sizes_of_what_the_builder_holds() {
         use std::mem::size_of;
         assert_eq!(
-            super::HELD_BYTES,
+            HELD_BYTES,
             [
-                size_of::<super::Game>(),
+                size_of::<Game>(),
                 size_of::<Chess>(),
                 size_of::<u16>(),
                 size_of::<(u8, u16)>(),
@@ -3167,8 +3180,6 @@ mod tests {
             ]
         );
     }
-
-    use super::*;
 
     /// Issue 68: a game's early changes end with the one that takes its
     /// fourth piece after its node.

@@ -2204,6 +2204,11 @@ pub fn index(
     let codec = codec.as_ref();
     let mut builder = IndexBuilder::new(squares).limit(memory);
     let counts: Vec<usize> = archive.blocks().iter().map(|e| e.games as usize).collect();
+    // An archive of more games than their records alone could take is
+    // refused before any is decoded.
+    if let Some(e) = builder.over_before(counts.iter().sum::<usize>() as u64) {
+        return Err(e);
+    }
     let sizes: Vec<u64> = archive.blocks().iter().map(|e| u64::from(e.len)).collect();
     let mut done = Progress {
         total_bytes: Some(sizes.iter().sum()),

@@ -649,6 +649,21 @@ fn regression_issue_68_an_index_past_its_memory_is_left_out_not_built() {
         e.to_string(),
         "the search index would take more than 97.7 KiB of memory by game 300 of the archive"
     );
+    // Where the games' records alone (176 bytes a game as counted) would
+    // take more, before any game is decoded.
+    let (indexed, after) = index_file(&plain, false, 10_000);
+    assert_eq!(after, plain);
+    assert!(
+        matches!(
+            indexed,
+            Err(chesspack::archive::ArchiveError::IndexMemory {
+                memory: 10_000,
+                games: 57,
+                ..
+            })
+        ),
+        "{indexed:?}"
+    );
 }
 
 #[test]
