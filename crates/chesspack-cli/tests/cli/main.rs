@@ -1569,8 +1569,6 @@ fn issue_68_find_and_explore_json() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
-/// Issue 69: every exit status the command line gives is listed in its
-/// help, and a usage error is status 2.
 /// Building the search index takes at most the memory given: `compress`
 /// past it writes the archive without the index, says so (even with
 /// `-q`) and succeeds; `index` past it fails and leaves the archive as it
@@ -1628,6 +1626,8 @@ fn regression_issue_68_the_index_memory_is_bounded() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Issue 69: every exit status the command line gives is listed in its
+/// help, and a usage error is status 2.
 #[test]
 fn regression_issue_69_exit_statuses_are_listed_in_the_help() {
     let help = String::from_utf8_lossy(&chesspack(&["--help"]).stdout).into_owned();
