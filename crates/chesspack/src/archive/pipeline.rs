@@ -121,8 +121,16 @@ pub(crate) type Summarize = fn(Vec<Option<GameRecord>>) -> Box<dyn std::any::Any
 pub(crate) trait SectionBuilder {
     /// The function the workers summarize a block's records with.
     fn summarize(&self) -> Summarize;
-    /// A block's summary, in order.
-    fn add_block(&mut self, summary: Box<dyn std::any::Any + Send>);
+    /// A block's summary, in order: `None` for a block of `games` games
+    /// that the workers did not summarize, since the builder no longer
+    /// wanted summaries ([`SectionBuilder::summarizing`]).
+    fn add_block(&mut self, games: u64, summary: Option<Box<dyn std::any::Any + Send>>);
+    /// Whether the builder still wants the blocks' summaries: once it has
+    /// let its games go (the search index past its memory), the workers
+    /// neither keep the blocks' records nor summarize them.
+    fn summarizing(&self) -> bool {
+        true
+    }
     /// The section's bytes.
     fn finish(&mut self) -> Vec<u8>;
     /// Whether the section was asked for beyond the default, and is kept
@@ -262,7 +270,12 @@ impl Pipeline {
         progress: OnProgress<'_>,
     ) -> Result<BlockReport, ArchiveError> {
         let summarize = section.as_ref().map(|s| s.summarize());
-        let records = summarize.is_some();
+        // Whether the workers keep each block's records and summarize them:
+        // until the section's builder no longer wants them, so that
+        // compressing a file whose index is left out costs what
+        // `--no-index` does from there on. The archive's bytes are the
+        // same either way.
+        let summarizing = std::sync::atomic::AtomicBool::new(summarize.is_some());
         let mut writer = ArchiveWriter::new(output, codec)?;
         let mut total = BlockReport::default();
         let mut done = Progress::default();
@@ -279,14 +292,20 @@ impl Pipeline {
         self.ordered(
             blocks,
             |b| {
+                let records = summarizing.load(std::sync::atomic::Ordering::Relaxed);
                 let mut block = encode_block(codec, &b, options.level, options.openings, records);
-                let summary = summarize.map(|f| f(std::mem::take(&mut block.records)));
+                let summary = summarize
+                    .filter(|_| records)
+                    .map(|f| f(std::mem::take(&mut block.records)));
                 (block, summary)
             },
             |(block, summary)| {
                 writer.write_block(&block)?;
-                if let (Some(s), Some(summary)) = (section.as_deref_mut(), summary) {
-                    s.add_block(summary);
+                if let Some(s) = section.as_deref_mut() {
+                    s.add_block(block.report.games, summary);
+                    if !s.summarizing() {
+                        summarizing.store(false, std::sync::atomic::Ordering::Relaxed);
+                    }
                 }
                 total.add(&block.report);
                 quick += block.quick;
@@ -519,6 +538,83 @@ impl<I: Iterator<Item = std::io::Result<crate::pgn::Chunk>>> Iterator for Blocks
 }
 
 /// The examples of crate-private items, run as unit tests.
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A section builder that wants the summaries of its first block
+    /// alone, and counts what it is given.
+    #[derive(Default)]
+    struct FirstBlock {
+        /// (games, whether summarized) of each block, in order.
+        blocks: Vec<(u64, bool)>,
+    }
+
+    impl SectionBuilder for FirstBlock {
+        fn summarize(&self) -> Summarize {
+            |records| Box::new(records.len())
+        }
+        fn add_block(&mut self, games: u64, summary: Option<Box<dyn std::any::Any + Send>>) {
+            if let Some(s) = &summary {
+                assert_eq!(s.downcast_ref::<usize>(), Some(&(games as usize)));
+            }
+            self.blocks.push((games, summary.is_some()));
+        }
+        fn finish(&mut self) -> Vec<u8> {
+            Vec::new()
+        }
+        fn summarizing(&self) -> bool {
+            self.blocks.is_empty()
+        }
+    }
+
+    /// Issue 68: once the search index is past its memory, the workers
+    /// neither keep the records of the blocks still to come nor summarize
+    /// them, and the archive is the same.
+    #[test]
+    fn regression_issue_68_blocks_are_not_summarized_once_the_section_is_let_go() {
+        let pgn = "1. e4 e5 *\n\n".repeat(40);
+        let options = Options {
+            block_games: 4,
+            ..Options::default()
+        };
+        let mut section = FirstBlock::default();
+        let (mut with, mut without) = (Vec::new(), Vec::new());
+        let pipeline = Pipeline::with_threads(2);
+        let go_on = &mut |_: &Progress| std::ops::ControlFlow::Continue(());
+        let codec = crate::game::Radix;
+        pipeline
+            .compress(
+                pgn.as_bytes(),
+                &mut with,
+                &codec,
+                &options,
+                Some(&mut section),
+                go_on,
+            )
+            .unwrap();
+        pipeline
+            .compress(pgn.as_bytes(), &mut without, &codec, &options, None, go_on)
+            .unwrap();
+        assert_eq!(with, without);
+        assert_eq!(section.blocks.len(), 10);
+        assert_eq!(section.blocks.iter().map(|b| b.0).sum::<u64>(), 40);
+        assert!(section.blocks[0].1);
+        // Blocks already on the workers when the first was given may come
+        // summarized; none after them.
+        let later = section.blocks.iter().skip(1).skip_while(|b| b.1).count();
+        assert!(later >= 10 - 1 - 2 * 2, "{:?}", section.blocks);
+        assert!(
+            section
+                .blocks
+                .iter()
+                .skip(1)
+                .skip_while(|b| b.1)
+                .all(|b| !b.1)
+        );
+    }
+}
+
 #[cfg(test)]
 mod examples {
     #[test]

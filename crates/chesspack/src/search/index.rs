@@ -1194,12 +1194,27 @@ impl SectionBuilder for IndexBuilder {
         Summary::of_block
     }
 
-    fn add_block(&mut self, summary: Box<dyn std::any::Any + Send>) {
-        if let Ok(games) = summary.downcast::<Vec<Summary>>() {
-            for s in *games {
-                self.add_summary(s);
+    fn add_block(&mut self, games: u64, summary: Option<Box<dyn std::any::Any + Send>>) {
+        match summary.map(|s| s.downcast::<Vec<Summary>>()) {
+            Some(Ok(summaries)) => {
+                for s in *summaries {
+                    self.add_summary(s);
+                }
+            }
+            // A block not summarized: only once the builder has let its
+            // games go ([`SectionBuilder::summarizing`]).
+            _ => {
+                debug_assert!(self.over.is_some(), "a block not summarized");
+                if let Some((_, given)) = &mut self.over {
+                    *given += games;
+                }
             }
         }
+    }
+
+    /// Not once the games are let go ([`IndexBuilder::over`]).
+    fn summarizing(&self) -> bool {
+        self.over.is_none()
     }
 
     /// The section, or nothing for an archive of fewer than
