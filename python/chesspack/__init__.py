@@ -767,12 +767,14 @@ class Archive(Sequence):
         find`` finds them: a table of ``game`` (numbered from 0, as
         ``archive[i]``), ``ply`` (of the first time), ``white``, ``black``,
         ``white_elo``, ``black_elo``, ``result``, ``date``, ``event``,
-        ``eco``.
+        ``eco``, ``opening`` (the ``Opening`` tag, or the name the moves give
+        in lichess's table).
 
         Filters: ``white``, ``black``, ``player`` (a part of the name),
         ``min_elo``, ``max_elo`` (the players' mean), ``result``
         (``"1-0"``...), ``from_date``, ``to_date`` (``"2020.01.31"``,
-        ``"2020"``), ``event``, ``eco`` (a start: ``"B9"``), ``speed``
+        ``"2020"``), ``event``, ``eco`` (a start: ``"B9"``), ``opening`` (a
+        part of the name, any case: ``"najdorf"``), ``speed``
         (``"blitz"``...), and ``threads``. How the archive was searched is
         in the table's metadata, ``b"chesspack.search"`` (JSON:
         ``scanned`` where it has no search index, ``decoded`` games...).

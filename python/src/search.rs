@@ -37,6 +37,7 @@ pub(crate) fn query(d: &Bound<'_, PyDict>) -> PyResult<Query> {
             "to_date" => q.to = Some(v.extract()?),
             "event" => q.event = Some(v.extract()?),
             "eco" => q.eco = Some(v.extract()?),
+            "opening" => q.opening = Some(v.extract()?),
             "speed" => q.speed = Some(v.extract()?),
             "threads" => q.threads = v.extract()?,
             other => {
@@ -68,6 +69,7 @@ pub(crate) fn hits_batch<'py>(
         Field::new("date", DataType::Utf8, false),
         Field::new("event", DataType::Utf8, false),
         Field::new("eco", DataType::Utf8, false),
+        Field::new("opening", DataType::Utf8, false),
     ]);
     let elo = |f: fn(&search::Hit) -> u16| -> ArrayRef {
         Arc::new(UInt16Array::from_iter(
@@ -90,6 +92,7 @@ pub(crate) fn hits_batch<'py>(
         text(|h| &h.date),
         text(|h| &h.event),
         text(|h| &h.eco),
+        text(|h| &h.opening),
     ];
     let batch = RecordBatch::try_new(Arc::new(schema), columns)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;

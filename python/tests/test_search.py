@@ -137,6 +137,24 @@ def test_issue_68_filters_and_bad_queries(archive):
         a.find(fen="not a fen")
 
 
+def test_issue_68_the_opening_filter_and_column(archive):
+    """`opening` finds the games whose `Opening` tag holds the text, any
+    case, and the table gives each game's opening."""
+    a, _ = archive
+    want = {
+        i: game.headers["Opening"]
+        for i, (game, _) in enumerate(games())
+        if searched(game) and "sicilian" in game.headers.get("Opening", "").lower()
+    }
+    assert want
+    t = a.find(opening="SICILIAN")
+    got = dict(zip(t.column("game").to_pylist(), t.column("opening").to_pylist()))
+    assert got == want
+    every = a.find(moves="e4")
+    for g, o in zip(every.column("game").to_pylist(), every.column("opening").to_pylist()):
+        assert o == games()[g][0].headers["Opening"]
+
+
 def test_regression_issue_68_an_index_past_its_memory_is_left_out(tmp_path):
     """Past the memory it may take, the index is left out, the report says
     why, and the archive is the one without an index."""

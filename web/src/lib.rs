@@ -359,7 +359,7 @@ struct Kept {
 /// A [`Query`] from the page's JSON object: one of `fen`, `moves`,
 /// `sub_fen` (text, several separated by `;` or new lines: any of them),
 /// `material`, `imbalance`, and the filters `white`, `black`, `player`,
-/// `min_elo`, `max_elo`, `result`, `from`, `to`, `event`, `eco`, `speed`,
+/// `min_elo`, `max_elo`, `result`, `from`, `to`, `event`, `eco`, `opening`, `speed`,
 /// as `chesspack find` takes them. Empty text is no filter.
 ///
 /// # Errors
@@ -407,6 +407,7 @@ pub fn query_of(v: &Value) -> Result<Query, String> {
     q.to = text("to")?;
     q.event = text("event")?;
     q.eco = text("eco")?;
+    q.opening = text("opening")?;
     q.speed = text("speed")?;
     // One thread in the browser.
     q.threads = 1;
@@ -621,6 +622,7 @@ impl Archive {
                     "game": h.game, "ply": h.ply, "white": &*h.white, "black": &*h.black,
                     "white_elo": h.white_elo, "black_elo": h.black_elo, "result": h.result,
                     "date": &*h.date, "event": &*h.event, "eco": &*h.eco,
+                    "opening": &*h.opening,
                 })
             })
             .collect();

@@ -57,6 +57,10 @@ pub struct QueryArgs {
     /// The start of the ECO code (B90, B9, B).
     #[arg(long)]
     eco: Option<String>,
+    /// A part of the opening's name, any case ("najdorf"): the Opening tag,
+    /// or the name the moves give in lichess's table.
+    #[arg(long)]
+    opening: Option<String>,
     /// lichess's speed: ultrabullet, bullet, blitz, rapid, classical or
     /// correspondence.
     #[arg(long)]
@@ -145,6 +149,7 @@ fn query_of(a: &QueryArgs) -> Query {
     q.to.clone_from(&a.to);
     q.event.clone_from(&a.event);
     q.eco.clone_from(&a.eco);
+    q.opening.clone_from(&a.opening);
     q.speed.clone_from(&a.speed);
     q.threads = a.threads.unwrap_or(0);
     q

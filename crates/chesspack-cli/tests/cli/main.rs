@@ -1497,6 +1497,26 @@ fn issue_68_find_and_explore_json() {
             .join(" ");
         assert!(moves.contains("1. d4 c5"), "game {game}: {moves}");
     }
+    // `--opening`: the games whose `Opening` tag holds the text, any case,
+    // with the index and without.
+    let sample_text = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../samples/lichess-sample.pgn"
+    ))
+    .unwrap();
+    let sicilian = sample_text
+        .split("[Event ")
+        .skip(1)
+        .enumerate()
+        // (The sample's King of the Hill game is stored verbatim: not
+        // searched.)
+        .filter(|(_, g)| g.contains("[Opening \"Sicilian") && !g.contains("[Variant \"King"))
+        .map(|(i, _)| i as u64 + 1)
+        .collect::<Vec<_>>();
+    let (rows, _) = find(indexed, &["--opening", "SICILIAN"]);
+    assert!(!rows.is_empty());
+    assert_eq!(rows.iter().map(|r| r.0).collect::<Vec<_>>(), sicilian);
+    assert_eq!(find(plain, &["--opening", "sicilian"]).0, rows);
     let pgn = chesspack(&["find", indexed, "--moves", "d4 c5", "--pgn"]);
     assert_eq!(
         String::from_utf8_lossy(&pgn.stdout)

@@ -36,12 +36,13 @@ use crate::archive::{
     ArchiveError, GameRecord,
     pipeline::{SectionBuilder, Summarize},
 };
+use crate::opening::OpeningTable;
 use crate::threads;
 
 /// The section's first bytes.
 pub(crate) const MAGIC: &[u8; 4] = b"CPKS";
 /// The section's layout version.
-pub(crate) const VERSION: u8 = 15;
+pub(crate) const VERSION: u8 = 16;
 /// A game with no node: not from the standard start, or stored verbatim.
 pub(crate) const NONE: u32 = u32::MAX;
 /// No move.
@@ -173,6 +174,7 @@ pub(crate) struct Meta {
     pub black: Arc<str>,
     pub event: Arc<str>,
     pub eco: Arc<str>,
+    pub opening: Arc<str>,
     pub numbers: Numbers,
 }
 
@@ -258,8 +260,8 @@ fn result_of(text: &str) -> u8 {
 }
 
 impl Meta {
-    /// The tags of a game's record. A game without an `ECO` tag gets the
-    /// one its moves give in lichess's table.
+    /// The tags of a game's record. A game without an `ECO` or an
+    /// `Opening` tag gets the one its moves give in lichess's table.
     pub(crate) fn of(record: &GameRecord) -> Meta {
         let mut meta = Meta::default();
         let mut date = None;
@@ -270,6 +272,7 @@ impl Meta {
                 b"Black" => meta.black = v.into(),
                 b"Event" => meta.event = v.into(),
                 b"ECO" => meta.eco = v.into(),
+                b"Opening" => meta.opening = v.into(),
                 b"Result" => meta.numbers.result = result_of(&v),
                 b"WhiteElo" => meta.numbers.white_elo = v.trim().parse().unwrap_or(0),
                 b"BlackElo" => meta.numbers.black_elo = v.trim().parse().unwrap_or(0),
@@ -280,11 +283,15 @@ impl Meta {
             }
         }
         meta.numbers.date = date.unwrap_or(0);
-        if meta.eco.is_empty()
-            && let Some(named) =
-                crate::opening::OpeningTable::lichess().classify(&record.start, &record.moves)
+        if (meta.eco.is_empty() || meta.opening.is_empty())
+            && let Some(named) = OpeningTable::lichess().classify(&record.start, &record.moves)
         {
-            meta.eco = named.eco.into();
+            if meta.eco.is_empty() {
+                meta.eco = named.eco.into();
+            }
+            if meta.opening.is_empty() {
+                meta.opening = named.name.into();
+            }
         }
         meta
     }
@@ -418,7 +425,7 @@ struct Game {
     flags: u8,
     /// The start of a game from another position.
     start: Option<Box<Chess>>,
-    meta: [u32; 4],
+    meta: [u32; 5],
     numbers: Numbers,
     /// Its moves' keys and changes (with their plies), in the builder's
     /// `moves` and `changes`.
@@ -650,7 +657,7 @@ const PEAK_PER_HELD: u64 = 2;
 /// from another start, move, change, pawns' files and name (beside the
 /// name's bytes): their sizes on a 64-bit machine, fixed so that the
 /// count is the same on every platform.
-const HELD_BYTES: [usize; 6] = [88, 136, 2, 4, 4, 64];
+const HELD_BYTES: [usize; 6] = [96, 136, 2, 4, 4, 64];
 
 /// The bytes an [`IndexBuilder`] that keeps the games' squares counts for
 /// each game beside [`HELD_BYTES`]: the squares' columns, made when the
@@ -760,6 +767,16 @@ impl IndexBuilder {
         i
     }
 
+    /// The opening's number in its column ([`OPENING`]): a name of
+    /// lichess's table is its label, any other (an `Opening` tag of its
+    /// own, none) a name, after the labels ([`table_label`]).
+    fn opening(&mut self, name: &str) -> u32 {
+        match table_label(name) {
+            Some(label) => label,
+            None => table_labels() + self.name(name),
+        }
+    }
+
     /// Adds a game's summary.
     pub(crate) fn add_summary(&mut self, s: Summary) {
         if let Some((_, given)) = &mut self.over {
@@ -792,7 +809,7 @@ impl IndexBuilder {
             self.games.push(Game {
                 flags: TEXT,
                 start: None,
-                meta: [0; 4],
+                meta: [0; 5],
                 numbers: Numbers::default(),
                 moves: 0..0,
                 changes: 0..0,
@@ -805,6 +822,7 @@ impl IndexBuilder {
             self.name(&meta.black),
             self.name(&meta.event),
             self.name(&meta.eco),
+            self.opening(&meta.opening),
         ];
         let mut game = Game {
             flags: 0,
@@ -1130,13 +1148,14 @@ impl IndexBuilder {
                 cols[START_STATES].extend_from_slice(&state.bits().to_le_bytes());
             }
         }
-        // The games' ECO codes in the order of their nodes: the games of
-        // a line mostly share theirs (masters-pgnmentor: 518,857 bytes
-        // packed in the games' order, 93,152 so).
+        // The games' ECO codes and openings in the order of their nodes:
+        // the games of a line mostly share theirs (masters-pgnmentor's
+        // ECO codes: 518,857 bytes packed in the games' order, 93,152 so).
         let by_exit = by_node(&exits, moves.len());
         for g in node_order(&by_exit, &exits) {
-            let id = self.games[g as usize].meta[3];
-            cols[ECO].extend_from_slice(&id.to_le_bytes());
+            let meta = &self.games[g as usize].meta;
+            cols[ECO].extend_from_slice(&meta[3].to_le_bytes());
+            cols[OPENING].extend_from_slice(&meta[4].to_le_bytes());
         }
         // Node numbers compress better a byte plane at a time.
         for col in [EXITS, REENTRY_NODES] {
@@ -1274,14 +1293,51 @@ const LATER_CHANGES: usize = 18;
 const MATERIAL_PLIES: usize = 19;
 const PAWN_FILE_COUNTS: usize = 20;
 const PAWN_FILES: usize = 21;
-/// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES` (ECO's in the
-/// order of the games' nodes: [`node_order`]).
+/// Then `BLACK`, `EVENT`, `ECO` and `OPENING`: ids into `NAMES` (ECO's
+/// and the opening's in the order of the games' nodes: [`node_order`]).
 const WHITE: usize = 22;
 const ECO: usize = WHITE + 3;
-const NAMES: usize = 26;
+/// The `Opening` tag, or the name the moves give in lichess's table
+/// (since section version 16): the label of a name of the table (names
+/// that the table gives mostly), else `table_labels()` plus the name's id
+/// into `NAMES`, so that the table's names cost no bytes of names
+/// (masters-pgnmentor's section 22 KB, a file of 387 master games' 2.8
+/// KB: 13% of it).
+const OPENING: usize = WHITE + 4;
+
+const NAMES: usize = 27;
 /// A column for each of [`PIECES`] (empty where the section has none).
-const SQUARES: usize = 27;
-const COLUMNS: usize = 39;
+const SQUARES: usize = 28;
+const COLUMNS: usize = 40;
+
+/// The labels of lichess's opening table ([`OpeningTable::lichess`]):
+/// the numbers below it in the [`OPENING`] column are labels.
+pub(crate) fn table_labels() -> u32 {
+    static COUNT: OnceLock<u32> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        let table = OpeningTable::lichess();
+        (0..).find(|&l| table.label(l).is_none()).unwrap_or(0)
+    })
+}
+
+/// The label of lichess's table named `name` (the first of those that
+/// share it: the name is what is kept).
+fn table_label(name: &str) -> Option<u32> {
+    static BY_NAME: OnceLock<HashMap<&'static str, u32>> = OnceLock::new();
+    BY_NAME
+        .get_or_init(|| {
+            let table = OpeningTable::lichess();
+            let mut by_name = HashMap::new();
+            for label in 0..table_labels() {
+                if let Some(o) = table.label(label) {
+                    by_name.entry(o.name).or_insert(label);
+                }
+            }
+            by_name
+        })
+        .get(name)
+        .copied()
+}
 
 /// The pieces that a game's early changes ([`CHANGES`]) take after its
 /// node (or its start) and that a query may look for without its later
@@ -1742,14 +1798,16 @@ fn after_varints(data: &[u8], n: usize) -> Option<usize> {
 /// ids into the names.
 #[derive(Debug)]
 pub(crate) struct Names {
-    pub ids: [Vec<u32>; 4],
+    pub ids: [Vec<u32>; 5],
     /// The names, each ended by a NUL byte, and where each starts (one
     /// more: the end).
     text: Vec<u8>,
     starts: Vec<u32>,
     /// Each name as a shared string, made when first asked for: a query
-    /// that finds one game makes four, not every name of the archive.
+    /// that finds one game makes five, not every name of the archive.
     shared: Vec<OnceLock<Arc<str>>>,
+    /// Each name of lichess's table as a shared string, the same way.
+    labels: Vec<OnceLock<Arc<str>>>,
 }
 
 impl Names {
@@ -1769,9 +1827,26 @@ impl Names {
         self.shared[i].get_or_init(|| self.text(i).into()).clone()
     }
 
-    /// Game `g`'s names: White, Black, Event, ECO.
-    pub(crate) fn of_game(&self, g: usize) -> [Arc<str>; 4] {
-        [0, 1, 2, 3].map(|i| self.shared(self.ids[i][g] as usize))
+    /// Game `g`'s names: White, Black, Event, ECO, opening.
+    pub(crate) fn of_game(&self, g: usize) -> [Arc<str>; 5] {
+        let opening = match self.opening(g) {
+            Ok(name) => self.shared(name),
+            Err(label) => self.labels[label]
+                .get_or_init(|| {
+                    let name = OpeningTable::lichess().label(label as u32);
+                    name.map_or("", |o| o.name).into()
+                })
+                .clone(),
+        };
+        let [white, black, event, eco] = [0, 1, 2, 3].map(|i| self.shared(self.ids[i][g] as usize));
+        [white, black, event, eco, opening]
+    }
+
+    /// Game `g`'s opening: its name's id, or (`Err`) its label in
+    /// lichess's table ([`OPENING`]).
+    pub(crate) fn opening(&self, g: usize) -> Result<usize, usize> {
+        let id = self.ids[4][g] as usize;
+        id.checked_sub(self.labels.len()).ok_or(id)
     }
 }
 
@@ -2397,7 +2472,7 @@ impl Index {
     }
 
     fn read_names(&self) -> Result<Names, String> {
-        // The names and the four columns of ids unpacked at once where
+        // The names and the five columns of ids unpacked at once where
         // rayon gives threads.
         let names = || -> Result<(Vec<u8>, Vec<u32>), String> {
             let mut text = self.lazy_column(NAMES)?;
@@ -2423,8 +2498,9 @@ impl Index {
             }
             Ok(u32s(&c))
         };
-        let columns = [WHITE, WHITE + 1, WHITE + 2, WHITE + 3];
-        // The games in their nodes' order, which ECO's column follows,
+        let columns = [WHITE, WHITE + 1, WHITE + 2, ECO, OPENING];
+        // The games in their nodes' order, which ECO's and the opening's
+        // columns follow,
         // sorted while the columns are unpacked.
         let sorted = || by_node(&self.exits, self.node_move.len());
         #[cfg(feature = "parallel")]
@@ -2439,28 +2515,34 @@ impl Index {
         let ((names, by_exit), ids) = ((names(), sorted()), columns.map(ids).to_vec());
         let (text, starts) = names?;
         let count = starts.len() - 1;
-        let mut got = Vec::with_capacity(4);
-        for ids in ids {
+        let labels = table_labels();
+        let mut got = Vec::with_capacity(5);
+        for (c, ids) in ids.into_iter().enumerate() {
             let ids = ids?;
-            if ids.iter().fold(0, |m, &i| m.max(i)) as usize >= count {
+            // The opening's numbers are the table's labels, then names.
+            let most = count as u64 + if c == 4 { u64::from(labels) } else { 0 };
+            if u64::from(ids.iter().fold(0, |m, &i| m.max(i))) >= most {
                 return Err("a name id is out of range".into());
             }
             got.push(ids);
         }
-        // ECO's ids are in the order of the games' nodes: put back in the
-        // games' order.
-        let stored = std::mem::take(&mut got[3]);
-        let mut eco = vec![0u32; self.games];
-        for (g, id) in node_order(&by_exit, &self.exits).zip(stored) {
-            eco[g as usize] = id;
+        // ECO's and the opening's ids are in the order of the games'
+        // nodes: put back in the games' order.
+        for c in [3, 4] {
+            let stored = std::mem::take(&mut got[c]);
+            let mut ids = vec![0u32; self.games];
+            for (g, id) in node_order(&by_exit, &self.exits).zip(stored) {
+                ids[g as usize] = id;
+            }
+            got[c] = ids;
         }
-        got[3] = eco;
-        let ids: [Vec<u32>; 4] = got.try_into().map_err(|_| "four columns of names")?;
+        let ids: [Vec<u32>; 5] = got.try_into().map_err(|_| "five columns of names")?;
         Ok(Names {
             ids,
             text,
             starts,
             shared: (0..count).map(|_| OnceLock::new()).collect(),
+            labels: (0..labels).map(|_| OnceLock::new()).collect(),
         })
     }
 
@@ -3177,6 +3259,29 @@ fn unpack_frame(frame: &[u8], raw: usize) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The openings' column writes a name of lichess's table as a label
+    /// that reads back as that name, below the table's labels (3,329
+    /// openings: its `eco` and `name` pairs), and any other name after
+    /// them.
+    #[test]
+    fn an_opening_of_the_table_is_its_label() {
+        let table = OpeningTable::lichess();
+        assert_eq!(table_labels(), 3329);
+        for label in 0..table_labels() {
+            let name = table.label(label).unwrap().name;
+            let kept = table_label(name).unwrap();
+            assert!(kept <= label);
+            assert_eq!(table.label(kept).unwrap().name, name);
+        }
+        let mut builder = IndexBuilder::new(false);
+        assert_eq!(
+            builder.opening("Sicilian Defense"),
+            table_label("Sicilian Defense").unwrap()
+        );
+        assert_eq!(builder.opening(""), table_labels());
+        assert_eq!(builder.opening("My Own Line"), table_labels() + 1);
+    }
 
     /// The builder counts what it holds by the sizes of a 64-bit machine.
     #[cfg(target_pointer_width = "64")]

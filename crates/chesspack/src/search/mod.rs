@@ -121,6 +121,10 @@ pub struct Query {
     /// The start of the ECO code (`B90`, `B9`, `B`): the game's `ECO` tag
     /// or, without one, what its moves give in lichess's table.
     pub eco: Option<String>,
+    /// A part of the opening's name, any case (`najdorf`): the game's
+    /// `Opening` tag or, without one, what its moves give in lichess's
+    /// table (`Sicilian Defense: Najdorf Variation`).
+    pub opening: Option<String>,
     /// lichess's speed by the `TimeControl` tag: `ultrabullet`, `bullet`,
     /// `blitz`, `rapid`, `classical` or `correspondence`.
     pub speed: Option<String>,
@@ -145,8 +149,8 @@ pub struct Hit {
     /// The first ply where it was reached: 0 is the game's start, 1 after
     /// White's first move. For a query of the filters alone, 0.
     pub ply: u32,
-    /// Tags: `White`, `Black`, `Event`, `ECO` (or what the moves give),
-    /// `Result` (empty where unknown), the date as `yyyy.mm.dd` with `??`
+    /// Tags: `White`, `Black`, `Event`, `ECO` and `Opening` (or what the
+    /// moves give in lichess's table), `Result` (empty where unknown), the date as `yyyy.mm.dd` with `??`
     /// for what is unknown, the ratings (0: none). The names are shared
     /// with the search section's table of names (a hit costs no copy).
     pub white: Arc<str>,
@@ -156,6 +160,8 @@ pub struct Hit {
     pub event: Arc<str>,
     /// See [`Hit::white`].
     pub eco: Arc<str>,
+    /// See [`Hit::white`].
+    pub opening: Arc<str>,
     /// See [`Hit::white`].
     pub result: &'static str,
     /// See [`Hit::white`]. (Shared by the hits of the same day.)
@@ -470,6 +476,7 @@ struct Filter {
     to: Option<u32>,
     event: Option<String>,
     eco: Option<String>,
+    opening: Option<String>,
     speed: Option<u8>,
 }
 
@@ -534,21 +541,27 @@ impl Filter {
             to: q.to.as_deref().map(|d| date_bound(d, true)).transpose()?,
             event: lower(&q.event),
             eco: q.eco.as_ref().map(|e| e.trim().to_uppercase()),
+            opening: lower(&q.opening),
             speed,
         })
     }
 
     fn passes(&self, m: &Meta) -> bool {
-        self.passes_names(&m.white, &m.black, &m.event, &m.eco) && self.passes_numbers(&m.numbers)
+        self.passes_names([&m.white, &m.black, &m.event, &m.eco, &m.opening])
+            && self.passes_numbers(&m.numbers)
     }
 
-    /// The filters on names: of White, Black, Event and ECO.
-    fn passes_names(&self, white: &str, black: &str, event: &str, eco: &str) -> bool {
+    /// The filters on names: of White, Black, Event, ECO and the opening.
+    fn passes_names(&self, [white, black, event, eco, opening]: [&str; 5]) -> bool {
         let has = |name: &str, part: &Option<String>| {
             part.as_ref()
                 .is_none_or(|p| name.to_lowercase().contains(p.as_str()))
         };
-        if !has(white, &self.white) || !has(black, &self.black) || !has(event, &self.event) {
+        if !has(white, &self.white)
+            || !has(black, &self.black)
+            || !has(event, &self.event)
+            || !has(opening, &self.opening)
+        {
             return false;
         }
         if let Some(p) = &self.player
@@ -603,19 +616,23 @@ impl Filter {
             || self.player.is_some()
             || self.event.is_some()
             || self.eco.is_some()
+            || self.opening.is_some()
     }
 
     /// Whether game `g` of the index passes: its names through `names`
-    /// (each name id's bits: matches the White, Black, player, event, ECO
-    /// filter), its numbers straight from the columns.
+    /// (each name id's bits: matches the White, Black, player, event, ECO,
+    /// opening filter), its numbers straight from the columns.
     fn passes_index(&self, ix: &Index, g: usize, names: Option<(&[u8], &Names)>) -> bool {
         if let Some((names, n)) = names {
             let [w, b, e, eco] = [0, 1, 2, 3].map(|i| names[n.ids[i][g] as usize]);
+            // The table's labels' bits after the names'.
+            let o = names[n.opening(g).unwrap_or_else(|label| n.len() + label)];
             let ok = (self.white.is_none() || w & 1 != 0)
                 && (self.black.is_none() || b & 2 != 0)
                 && (self.player.is_none() || (w | b) & 4 != 0)
                 && (self.event.is_none() || e & 8 != 0)
-                && (self.eco.is_none() || eco & 16 != 0);
+                && (self.eco.is_none() || eco & 16 != 0)
+                && (self.opening.is_none() || o & 32 != 0);
             if !ok {
                 return false;
             }
@@ -623,12 +640,18 @@ impl Filter {
         !self.numbers_filtered() || self.passes_numbers(&ix.numbers(g))
     }
 
-    /// Each name's bits for [`Filter::passes_index`].
+    /// Each name's bits for [`Filter::passes_index`], then those of the
+    /// openings of lichess's table (the opening filter's alone).
     fn name_bits(&self, names: &Names) -> Vec<u8> {
         let has = |name: &str, part: &Option<String>| {
             part.as_ref()
                 .is_some_and(|p| name.to_lowercase().contains(p.as_str()))
         };
+        let table = crate::opening::OpeningTable::lichess();
+        let labels = (0..index::table_labels()).map(|l| {
+            let name = table.label(l).map_or("", |o| o.name);
+            u8::from(has(name, &self.opening)) << 5
+        });
         (0..names.len())
             .map(|i| {
                 let n = &*names.text(i);
@@ -641,7 +664,9 @@ impl Filter {
                             .as_ref()
                             .is_some_and(|e| n.to_uppercase().starts_with(e.as_str())),
                     ) << 4
+                    | u8::from(has(n, &self.opening)) << 5
             })
+            .chain(labels)
             .collect()
     }
 }
@@ -746,7 +771,7 @@ fn first_match(start: &Chess, moves: &[Move], target: &Target) -> Option<(u32, O
 
 /// A game found: its number from 0, ply, the move it played there (where
 /// known), its tags that are numbers and its names (White, Black, Event,
-/// ECO; `None` until a query that gives them needs them).
+/// ECO, opening; `None` until a query that gives them needs them).
 struct Found0 {
     archive: u32,
     game: u32,
@@ -757,7 +782,7 @@ struct Found0 {
     /// without names (small is fast: 36 bytes, not 104). A game found in
     /// the index has none here but [`Found0::named`]: its names are read
     /// from the section when its hit is made.
-    names: Option<Box<[Arc<str>; 4]>>,
+    names: Option<Box<[Arc<str>; 5]>>,
     /// Whether the game's names are the search section's (read, and found
     /// whole, before the game was kept).
     named: bool,
@@ -899,7 +924,7 @@ fn hits_of<R: Read + Seek>(archives: &mut [ArchiveReader<R>], found: Vec<Found0>
             let names = match (f.names.take(), table) {
                 (Some(n), _) => *n,
                 (None, Some(t)) if f.named => t.of_game(f.game as usize),
-                _ => [none.clone(), none.clone(), none.clone(), none.clone()],
+                _ => std::array::from_fn(|_| none.clone()),
             };
             let date = dates
                 .entry(f.numbers.date)
@@ -910,10 +935,10 @@ fn hits_of<R: Read + Seek>(archives: &mut [ArchiveReader<R>], found: Vec<Found0>
         .collect()
 }
 
-/// The hit of game `f`, with its names (White, Black, Event, ECO) and
-/// its date as text.
-fn hit_of(f: &Found0, names: [Arc<str>; 4], date: Arc<str>) -> Hit {
-    let [white, black, event, eco] = names;
+/// The hit of game `f`, with its names (White, Black, Event, ECO,
+/// opening) and its date as text.
+fn hit_of(f: &Found0, names: [Arc<str>; 5], date: Arc<str>) -> Hit {
+    let [white, black, event, eco, opening] = names;
     Hit {
         archive: f.archive as usize,
         game: u64::from(f.game) + 1,
@@ -924,6 +949,7 @@ fn hit_of(f: &Found0, names: [Arc<str>; 4], date: Arc<str>) -> Hit {
         black,
         event,
         eco,
+        opening,
         white_elo: f.numbers.white_elo,
         black_elo: f.numbers.black_elo,
         rating: f.numbers.rating().map_or(0, |r| r as u16),
@@ -2161,7 +2187,13 @@ fn decode_candidates<R: Read + Seek>(
                         ply,
                         next: m.map(move_key),
                         numbers: meta.numbers,
-                        names: Some(Box::new([meta.white, meta.black, meta.event, meta.eco])),
+                        names: Some(Box::new([
+                            meta.white,
+                            meta.black,
+                            meta.event,
+                            meta.eco,
+                            meta.opening,
+                        ])),
                         named: false,
                     });
                 }

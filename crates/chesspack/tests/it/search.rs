@@ -12,6 +12,7 @@ use crate::common::Rng;
 use chesspack::{
     archive::ArchiveReader,
     files::{self, Kind, Settings},
+    opening::OpeningTable,
     search::{self, Query},
 };
 use shakmaty::{
@@ -470,6 +471,20 @@ fn issue_68_filters_select_the_games_a_replay_selects() {
             q.black = Some("so".into());
             (q, Box::new(|g: &Game| g.black == "So"))
         },
+        {
+            // The opening lichess's table names (the games have no
+            // `Opening` tag), in any case.
+            let mut q = Query::default();
+            q.opening = Some("NAJDORF".into());
+            (
+                q,
+                Box::new(|g: &Game| {
+                    OpeningTable::lichess()
+                        .classify(&g.start, &g.moves)
+                        .is_some_and(|o| o.name.contains("Najdorf"))
+                }),
+            )
+        },
     ];
     for (q, keep) in cases {
         let want = if q.moves.is_some() {
@@ -487,6 +502,49 @@ fn issue_68_filters_select_the_games_a_replay_selects() {
             want,
             "{q:?} without the index"
         );
+    }
+}
+
+/// The opening filter and the hits' openings: the `Opening` tag where a
+/// game has one, else what its moves give in lichess's table, with the
+/// index and without.
+#[test]
+fn issue_68_the_opening_is_the_tag_or_what_the_moves_give() {
+    let mut pgn = String::new();
+    for i in 0..40 {
+        let tag = if i % 2 == 0 {
+            "[Opening \"My Own Line\"]\n"
+        } else {
+            ""
+        };
+        pgn += &format!(
+            "[White \"W{i}\"]\n{tag}[Result \"*\"]\n\n1. e4 c5 2. Nf3 d6 3. d4 cxd4 4. Nxd4 Nf6 5. Nc3 a6 6. Be3 *\n\n"
+        );
+    }
+    let (indexed, plain) = (pack(&pgn, false), pack(&pgn, true));
+    for (archive, with_index) in [(&indexed, true), (&plain, false)] {
+        let mut q = Query::default();
+        q.moves = Some("e4 c5 Nf3 d6 d4 cxd4 Nxd4 Nf6 Nc3 a6".into());
+        let (_, f) = found_in(archive, with_index, &q);
+        let openings: Vec<&str> = f.hits.iter().map(|h| &*h.opening).collect();
+        let want: Vec<&str> = (0..40)
+            .map(|i| {
+                if i % 2 == 0 {
+                    "My Own Line"
+                } else {
+                    "Sicilian Defense: Najdorf Variation, English Attack"
+                }
+            })
+            .collect();
+        assert_eq!(openings, want, "index: {with_index}");
+        q.opening = Some("own line".into());
+        let (got, _) = found_in(archive, with_index, &q);
+        assert_eq!(got, (1..=40).step_by(2).map(|g| (g, 10)).collect());
+        q.opening = Some("english attack".into());
+        q.explore = true;
+        let (_, f) = found_in(archive, with_index, &q);
+        assert_eq!(f.reached, 20);
+        assert_eq!(f.moves.iter().map(|m| m.games).sum::<u64>(), 20);
     }
 }
 
@@ -649,7 +707,7 @@ fn regression_issue_68_an_index_past_its_memory_is_left_out_not_built() {
         e.to_string(),
         "the search index would take more than 97.7 KiB of memory by game 300 of the archive"
     );
-    // Where the games' records alone (176 bytes a game as counted) would
+    // Where the games' records alone (192 bytes a game as counted) would
     // take more, before any game is decoded.
     let (indexed, after) = index_file(&plain, false, 10_000);
     assert_eq!(after, plain);
@@ -658,7 +716,7 @@ fn regression_issue_68_an_index_past_its_memory_is_left_out_not_built() {
             indexed,
             Err(chesspack::archive::ArchiveError::IndexMemory {
                 memory: 10_000,
-                games: 57,
+                games: 53,
                 ..
             })
         ),
@@ -718,26 +776,27 @@ const GOLDEN_INDEXED: &str = concat!(
     "03798b81dca5985f2cb340ad39474d07e42f4b592504006e16b98cc1cd60002e140008080e090e09",
     "0e090e09001212acd842917196856ab360aea1276d49be6120020a0a001402ad1b074b11b7000000",
     "000205050000000000020505000000000000000000000000060600000010010af01e21ab43504b53",
-    "0f040406060404030304041010080804040404080808081010040401010404010102021111080804",
-    "0403030404000010101010101010102d2d6020601c601f6015601560156023601e60206017601760",
-    "173dbcf78d762788a42c11aaac1cdf442145ae750ae2956f0c6ba9d8f65fa48690e0181065a80c01",
-    "0101004e900001010100030003ff000000ff000000ff000000ff5867a80c5073ffff020103000000",
-    "0000dc0a0000000000000000000000000000250000002d0000003300000001000000000100000303",
-    "000000005867c6487f00904ec64800d802c9fc004e9c00ffff282281221200000000000304010000",
-    "00000100000002000000040000000700000002000000010000000500000004000000000000000000",
-    "000000000000000000000300000003000000060000000000000000416e616e64004361726c73656e",
-    "004235300054616c00426f7476696e6e696b0042333100466973636865720028b52ffd2060bd0000",
-    "8800000000efffefff000000001818101000010019054b28b52ffd20609d00006802020281000000",
-    "002020204000010030812f28b52ffd2060b50000702424242400040000020000000400020005d081",
-    "811628b52ffd2060650000308181a1420000010037812228b52ffd20606500003008080808000001",
-    "0037812228b52ffd206065000030101050100000010037812228b52ffd2060d50000900008000000",
-    "0404041008084400f3fffbff00020001a08dc11528b52ffd2060ad00006800200440000000004242",
-    "40810002000452d2e00a28b52ffd2060bd000078000400000000000000002424242400020004927a",
-    "e00a28b52ffd2060750000300081818142000200049286800d28b52ffd2060750000300008080808",
-    "000200049286800d28b52ffd2060750000300010101010000200049286800d43504b490100000023",
-    "00000000000000310100000400000000000000010000000a230000004348504b0d0a1a0a1305696e",
-    "6465780000000000000000dcce8077b38e926262c27ee9100000006401000000000000a302000000",
-    "000000d75cc5b2070400000000000004000000000000004348504b454e440a",
+    "10040406060404030304041010080804040404080808081010040401010404010102021111080804",
+    "04030304040000101010101010101010102d2d6020601c601f6015601560156023601e6020601760",
+    "1760173dbcf78d762788a42c11aaac1cdf442145ae750a80af21926ba9d8f69e5b1979e0181065a8",
+    "0c010101004e900001010100030003ff000000ff000000ff000000ff5867a80c5073ffff02010300",
+    "00000000dc0a0000000000000000000000000000250000002d000000330000000100000000010000",
+    "0303000000005867c6487f00904ec64800d802c9fc004e9c00ffff28228122120000000000030401",
+    "00000000010000000200000004000000070000000200000001000000050000000400000000000000",
+    "00000000000000000000000003000000030000000600000000000000040500001e040000ae040000",
+    "010d000000416e616e64004361726c73656e004235300054616c00426f7476696e6e696b00423331",
+    "00466973636865720028b52ffd2060bd00008800000000efffefff00000000181810100001001905",
+    "4b28b52ffd20609d00006802020281000000002020204000010030812f28b52ffd2060b500007024",
+    "24242400040000020000000400020005d081811628b52ffd2060650000308181a142000001003781",
+    "2228b52ffd206065000030080808080000010037812228b52ffd2060650000301010501000000100",
+    "37812228b52ffd2060d500009000080000000404041008084400f3fffbff00020001a08dc11528b5",
+    "2ffd2060ad0000680020044000000000424240810002000452d2e00a28b52ffd2060bd0000780004",
+    "00000000000000002424242400020004927ae00a28b52ffd20607500003000818181420002000492",
+    "86800d28b52ffd2060750000300008080808000200049286800d28b52ffd20607500003000101010",
+    "10000200049286800d43504b49010000002300000000000000310100000400000000000000010000",
+    "000a230000004348504b0d0a1a0a1305696e6465780000000000000000dcce8077b38e926262c27e",
+    "e9100000006401000000000000b5020000000000008fb936bb190400000000000004000000000000",
+    "004348504b454e440a",
 );
 
 #[test]
@@ -829,9 +888,9 @@ fn section_columns(indexed: &[u8], plain: &[u8]) -> (usize, usize, Vec<usize>, u
     varint(&mut i);
     let mut columns = Vec::new();
     let mut frames = 0;
-    // The directory: the section's 39 columns, then a CRC for each of
+    // The directory: the section's 40 columns, then a CRC for each of
     // their seven groups.
-    for _ in 0..39 {
+    for _ in 0..40 {
         columns.push(i);
         varint(&mut i);
         frames += varint(&mut i);
