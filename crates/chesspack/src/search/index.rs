@@ -2491,17 +2491,19 @@ impl Index {
             );
             Ok((text, starts))
         };
-        let ids = |col: usize| -> Result<Vec<u32>, String> {
+        // Each column of ids, with its largest.
+        let ids = |col: usize| -> Result<(Vec<u32>, u32), String> {
             let c = self.lazy_column(col)?;
             if c.len() != 4 * self.games {
                 return Err(format!("column {col} has the wrong length"));
             }
-            Ok(u32s(&c))
+            let ids = u32s(&c);
+            let most = ids.iter().fold(0, |m, &i| m.max(i));
+            Ok((ids, most))
         };
         let columns = [WHITE, WHITE + 1, WHITE + 2, ECO, OPENING];
         // The games in their nodes' order, which ECO's and the opening's
-        // columns follow,
-        // sorted while the columns are unpacked.
+        // columns follow, sorted while the columns are unpacked.
         let sorted = || by_node(&self.exits, self.node_move.len());
         #[cfg(feature = "parallel")]
         let ((names, by_exit), ids) = {
@@ -2518,24 +2520,25 @@ impl Index {
         let labels = table_labels();
         let mut got = Vec::with_capacity(5);
         for (c, ids) in ids.into_iter().enumerate() {
-            let ids = ids?;
+            let (ids, most) = ids?;
             // The opening's numbers are the table's labels, then names.
-            let most = count as u64 + if c == 4 { u64::from(labels) } else { 0 };
-            if u64::from(ids.iter().fold(0, |m, &i| m.max(i))) >= most {
+            let past = count as u64 + if c == 4 { u64::from(labels) } else { 0 };
+            if u64::from(most) >= past {
                 return Err("a name id is out of range".into());
             }
             got.push(ids);
         }
         // ECO's and the opening's ids are in the order of the games'
-        // nodes: put back in the games' order.
-        for c in [3, 4] {
-            let stored = std::mem::take(&mut got[c]);
+        // nodes: put back in the games' order, each on a thread.
+        let in_games_order = |stored: Vec<u32>| {
             let mut ids = vec![0u32; self.games];
             for (g, id) in node_order(&by_exit, &self.exits).zip(stored) {
                 ids[g as usize] = id;
             }
-            got[c] = ids;
-        }
+            ids
+        };
+        let (eco, opening) = (std::mem::take(&mut got[3]), std::mem::take(&mut got[4]));
+        (got[3], got[4]) = threads::join(|| in_games_order(eco), || in_games_order(opening));
         let ids: [Vec<u32>; 5] = got.try_into().map_err(|_| "five columns of names")?;
         Ok(Names {
             ids,
