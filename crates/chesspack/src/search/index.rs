@@ -260,9 +260,11 @@ fn result_of(text: &str) -> u8 {
 }
 
 impl Meta {
-    /// The tags of a game's record. A game without an `ECO` or an
-    /// `Opening` tag gets the one its moves give in lichess's table.
-    pub(crate) fn of(record: &GameRecord) -> Meta {
+    /// The tags of a game's record. A game without an `ECO` tag gets the
+    /// one its moves give in lichess's table, and where `opening`, one
+    /// without an `Opening` tag gets the name they give (a search without
+    /// the index names only the games it finds: [`Meta::opening_of`]).
+    pub(crate) fn of(record: &GameRecord, opening: bool) -> Meta {
         let mut meta = Meta::default();
         let mut date = None;
         for (name, value) in &record.tags {
@@ -283,7 +285,7 @@ impl Meta {
             }
         }
         meta.numbers.date = date.unwrap_or(0);
-        if (meta.eco.is_empty() || meta.opening.is_empty())
+        if (meta.eco.is_empty() || (opening && meta.opening.is_empty()))
             && let Some(named) = OpeningTable::lichess().classify(&record.start, &record.moves)
         {
             if meta.eco.is_empty() {
@@ -294,6 +296,16 @@ impl Meta {
             }
         }
         meta
+    }
+
+    /// The name of a game's opening as [`Meta::of`] gives it where asked.
+    pub(crate) fn opening_of(&self, record: &GameRecord) -> Arc<str> {
+        if !self.opening.is_empty() {
+            return self.opening.clone();
+        }
+        OpeningTable::lichess()
+            .classify(&record.start, &record.moves)
+            .map_or_else(|| self.opening.clone(), |named| named.name.into())
     }
 }
 
@@ -367,7 +379,7 @@ impl Summary {
             };
         };
         let mut s = Summary {
-            meta: Some(Meta::of(record)),
+            meta: Some(Meta::of(record, true)),
             start: (!is_standard_start(&record.start)).then(|| Box::new(record.start.clone())),
             moves: Vec::new(),
             changes: Vec::new(),

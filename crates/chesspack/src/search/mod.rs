@@ -150,9 +150,10 @@ pub struct Hit {
     /// White's first move. For a query of the filters alone, 0.
     pub ply: u32,
     /// Tags: `White`, `Black`, `Event`, `ECO` and `Opening` (or what the
-    /// moves give in lichess's table), `Result` (empty where unknown), the date as `yyyy.mm.dd` with `??`
-    /// for what is unknown, the ratings (0: none). The names are shared
-    /// with the search section's table of names (a hit costs no copy).
+    /// moves give in lichess's table), `Result` (empty where unknown), the
+    /// date as `yyyy.mm.dd` with `??` for what is unknown, the ratings (0:
+    /// none). The names are shared with the search section's table of
+    /// names (a hit costs no copy).
     pub white: Arc<str>,
     /// See [`Hit::white`].
     pub black: Arc<str>,
@@ -2176,11 +2177,12 @@ fn decode_candidates<R: Read + Seek>(
                     return;
                 };
                 finds.1 += 1;
-                let meta = Meta::of(&record);
+                let meta = Meta::of(&record, filter.opening.is_some());
                 if !filter.passes(&meta) {
                     return;
                 }
                 if let Some((ply, m)) = first_match(&record.start, &record.moves, target) {
+                    let opening = meta.opening_of(&record);
                     finds.0.push(Found0 {
                         archive: 0,
                         game: game as u32,
@@ -2188,11 +2190,7 @@ fn decode_candidates<R: Read + Seek>(
                         next: m.map(move_key),
                         numbers: meta.numbers,
                         names: Some(Box::new([
-                            meta.white,
-                            meta.black,
-                            meta.event,
-                            meta.eco,
-                            meta.opening,
+                            meta.white, meta.black, meta.event, meta.eco, opening,
                         ])),
                         named: false,
                     });
