@@ -537,7 +537,6 @@ impl<I: Iterator<Item = std::io::Result<crate::pgn::Chunk>>> Iterator for Blocks
     }
 }
 
-/// The examples of crate-private items, run as unit tests.
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -615,6 +614,7 @@ mod tests {
     }
 }
 
+/// The examples of crate-private items, run as unit tests.
 #[cfg(test)]
 mod examples {
     #[test]

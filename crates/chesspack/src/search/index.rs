@@ -1305,18 +1305,18 @@ const LATER_CHANGES: usize = 18;
 const MATERIAL_PLIES: usize = 19;
 const PAWN_FILE_COUNTS: usize = 20;
 const PAWN_FILES: usize = 21;
-/// Then `BLACK`, `EVENT`, `ECO` and `OPENING`: ids into `NAMES` (ECO's
-/// and the opening's in the order of the games' nodes: [`node_order`]).
+/// Then `BLACK`, `EVENT` and `ECO`: ids into `NAMES`, and `OPENING`
+/// (ECO's and the opening's in the order of the games' nodes:
+/// [`node_order`]).
 const WHITE: usize = 22;
 const ECO: usize = WHITE + 3;
 /// The `Opening` tag, or the name the moves give in lichess's table
-/// (since section version 16): the label of a name of the table (names
-/// that the table gives mostly), else `table_labels()` plus the name's id
-/// into `NAMES`, so that the table's names cost no bytes of names
-/// (masters-pgnmentor's section 22 KB, a file of 387 master games' 2.8
-/// KB: 13% of it).
+/// (since section version 16): the label of a name of the table (most
+/// games'), else [`table_labels`] plus the name's id into `NAMES`, so
+/// that the table's names cost no bytes of names (as names they took 22
+/// KB of masters-pgnmentor's section, and 13% of the section of a file of
+/// 387 master games).
 const OPENING: usize = WHITE + 4;
-
 const NAMES: usize = 27;
 /// A column for each of [`PIECES`] (empty where the section has none).
 const SQUARES: usize = 28;
