@@ -456,6 +456,12 @@ impl OpeningTable {
     #[cfg(feature = "train")]
     /// The distinct openings (ECO code and name) the table names.
     pub fn openings(&self) -> usize {
+        self.labels()
+    }
+
+    /// The number of labels: [`OpeningTable::label`] gives an opening
+    /// for each below it.
+    pub(crate) fn labels(&self) -> usize {
         self.labels.len()
     }
 

@@ -1325,11 +1325,7 @@ const COLUMNS: usize = 40;
 /// The labels of lichess's opening table ([`OpeningTable::lichess`]):
 /// the numbers below it in the [`OPENING`] column are labels.
 pub(crate) fn table_labels() -> u32 {
-    static COUNT: OnceLock<u32> = OnceLock::new();
-    *COUNT.get_or_init(|| {
-        let table = OpeningTable::lichess();
-        (0..).find(|&l| table.label(l).is_none()).unwrap_or(0)
-    })
+    OpeningTable::lichess().labels() as u32
 }
 
 /// The label of lichess's table named `name` (the first of those that
