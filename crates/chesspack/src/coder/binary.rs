@@ -53,11 +53,9 @@ impl BitModel {
         let steps = self.0 >> WARM_SHIFT;
         let shift = BIT_MODEL_SHIFT - u32::from(steps);
         let p = self.0 & P_MASK;
-        let p = if bit {
-            p - (p >> shift)
-        } else {
-            p + (((1 << BIT_MODEL_BITS) - p) >> shift)
-        };
+        // Both made, one kept: no branch on the bit.
+        let (one, zero) = (p - (p >> shift), p + (((1 << BIT_MODEL_BITS) - p) >> shift));
+        let p = if bit { one } else { zero };
         self.0 = p | steps.saturating_sub(1) << WARM_SHIFT;
     }
 }
@@ -250,15 +248,13 @@ impl<'a> BinaryDecoder<'a> {
     /// store of the one before).
     #[inline(always)]
     fn bit_in(&mut self, (range, code): &mut (u32, u32), model: &mut BitModel) -> bool {
+        // Without branches on the bit, which is as hard to guess as the
+        // model is good: a mask of it picks the new range and code.
         let bound = (*range >> BIT_MODEL_BITS) * model.p();
-        let bit = if *code < bound {
-            *range = bound;
-            false
-        } else {
-            *code -= bound;
-            *range -= bound;
-            true
-        };
+        let bit = *code >= bound;
+        let mask = u32::from(bit).wrapping_neg();
+        *code -= bound & mask;
+        *range = (bound & !mask) | ((*range - bound) & mask);
         model.update(bit);
         while *range < TOP {
             *range <<= 8;

@@ -1707,6 +1707,14 @@ fn settle_after_node(
             return Ok(Verdict::At(ply));
         }
     }
+    // Where its pawns cannot go on to the position's (nor its bishops) it
+    // never comes to it: its positions up to there are the tree's.
+    if let Target::Position { board, .. } = target
+        && let Some((pos, _, _)) = ix.after_exit(g)
+        && !state::can_advance(pos.board(), board)
+    {
+        return Ok(Verdict::Out);
+    }
     Ok(Verdict::Decode)
 }
 

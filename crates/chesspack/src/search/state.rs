@@ -4,7 +4,7 @@
 //! changes (one byte and a ply each) tells which plies of it could hold a
 //! position, a material or a pattern without decoding its moves.
 
-use shakmaty::{Bitboard, Board, Chess, Color, Move, Position, Rank, Role, Square};
+use shakmaty::{Bitboard, Board, Chess, Color, File, Move, Position, Rank, Role, Square};
 
 /// The roles that count as material, in the order of [`State::material`].
 const ROLES: [Role; 5] = [
@@ -465,6 +465,51 @@ pub(crate) fn third_rank_files(board: &Board) -> u16 {
     )
 }
 
+/// Whether a game at `from` could come to `to` without taking a piece or
+/// promoting a pawn, as a game does whose material is the same at both:
+/// then no pawn leaves its file and each only goes forward, one after
+/// another on a file (none jumps another of its side), so each side's
+/// pawns on a file are as many in both and, from the nearest its home
+/// rank on, each at `to` as far as or further than at `from`; and each
+/// bishop keeps the colour of its squares. A game left the tree at `from`
+/// (its node's position and the move it played there) and is not at `to`
+/// where this says no: it need not be decoded.
+pub(crate) fn can_advance(from: &Board, to: &Board) -> bool {
+    if from.material() != to.material() {
+        // A piece taken or a promotion between: pawns may change files.
+        return true;
+    }
+    let dark = Bitboard::DARK_SQUARES;
+    for color in Color::ALL {
+        let bishops = |b: &Board| (b.by_piece(Role::Bishop.of(color)) & dark).count();
+        if bishops(from) != bishops(to) {
+            return false;
+        }
+        let (a, b) = (
+            from.by_piece(Role::Pawn.of(color)),
+            to.by_piece(Role::Pawn.of(color)),
+        );
+        for file in File::ALL {
+            let on = |p: Bitboard| p & Bitboard::from_file(file);
+            let (a, b) = (on(a), on(b));
+            if a.count() != b.count() {
+                return false;
+            }
+            // From the home rank's side: White's from rank 1, Black's
+            // from rank 8 (squares in order, then reversed).
+            let ranks = |p: Bitboard| p.into_iter().map(|sq| sq.rank() as u8);
+            let behind = match color {
+                Color::White => ranks(a).zip(ranks(b)).any(|(x, y)| y < x),
+                Color::Black => ranks(a).rev().zip(ranks(b).rev()).any(|(x, y)| y > x),
+            };
+            if behind {
+                return false;
+            }
+        }
+    }
+    true
+}
+
 /// Material as Scoutfish writes it: White's pieces then Black's, each
 /// side from its king (`KRPKR`, `KQPPKQ`); kings may be left out where the
 /// sides are split by a `v` (`RP v R`).
@@ -878,6 +923,62 @@ mod tests {
         assert_eq!(captured_from_home(code), 0);
         // Nor does a push.
         assert_eq!(captured_from_home(last_code(&["e4"])), 0);
+    }
+
+    /// Issue 68: a game comes to each of its later positions of the same
+    /// material (pawns forward on their files, bishops on their colours),
+    /// and the check refuses some of its earlier ones (pawns gone back)
+    /// and a bishop of the other colour.
+    #[test]
+    fn regression_issue_68_a_game_can_advance_to_its_later_positions() {
+        let positions = crate::testing::random_game_positions(68, 60, 100);
+        let mut games: Vec<Vec<Chess>> = Vec::new();
+        for p in positions {
+            if p.board() == Chess::default().board() && p.turn() == Color::White {
+                games.push(Vec::new());
+            }
+            games.last_mut().unwrap().push(p);
+        }
+        let (mut pairs, mut refused) = (0, 0);
+        for game in &games {
+            for (i, a) in game.iter().enumerate() {
+                for b in &game[i + 1..] {
+                    if a.board().material() != b.board().material() {
+                        continue;
+                    }
+                    pairs += 1;
+                    assert!(
+                        can_advance(a.board(), b.board()),
+                        "{} to {}",
+                        a.board(),
+                        b.board()
+                    );
+                    refused += usize::from(!can_advance(b.board(), a.board()));
+                }
+            }
+        }
+        assert!(
+            pairs > 10_000 && refused > 1_000,
+            "{pairs} pairs, {refused} refused"
+        );
+        let board = |fen: &str| fen.parse::<Board>().unwrap();
+        let start = Board::default();
+        // A pawn back, a pawn on the other file, a bishop on the other colour.
+        let e4 = board("rnbqkbnr/pppppppp/8/8/4P3/8/PPPP1PPP/RNBQKBNR");
+        let e3 = board("rnbqkbnr/pppppppp/8/8/8/4P3/PPPP1PPP/RNBQKBNR");
+        let d3 = board("rnbqkbnr/pppppppp/8/8/8/3P4/PPP1PPPP/RNBQKBNR");
+        assert!(can_advance(&start, &e4) && can_advance(&e3, &e4));
+        assert!(!can_advance(&e4, &e3) && !can_advance(&e3, &d3));
+        let light = board("rnbqkbnr/pppppppp/8/8/8/4P3/PPPPBPPP/RNBQK1NR");
+        let dark = board("rnbqkbnr/pppppppp/8/8/5B2/4P3/PPPP1PPP/RNBQK1NR");
+        assert_eq!(light.material(), dark.material());
+        assert!(!can_advance(&light, &dark));
+        // Black's pawns go down the board.
+        let e5 = board("rnbqkbnr/pppp1ppp/8/4p3/8/8/PPPPPPPP/RNBQKBNR");
+        assert!(can_advance(&start, &e5) && !can_advance(&e5, &start));
+        // With a piece taken between, anything may follow.
+        let taken = board("rnbqkbnr/pppp1ppp/8/8/8/8/PPPPPPPP/RNBQKBNR");
+        assert!(can_advance(&e5, &taken) && can_advance(&taken, &e5));
     }
 
     #[test]

@@ -132,7 +132,9 @@ impl ClockModel {
     /// increment)` ([`time_control`]), in the room it has (a reader keeps
     /// one for all the games of a block: no allocation a game).
     pub(super) fn reset(&mut self, (base, inc): (i64, i64)) {
-        let estimate = base + 40 * inc;
+        // Wrapping, as release builds always computed it: a tag may say
+        // anything (`TimeControl "9223372036854775807+1"`).
+        let estimate = base.wrapping_add(inc.wrapping_mul(40));
         self.class = match estimate {
             1..=119 => 0,
             120..=479 => 1,
@@ -185,8 +187,14 @@ impl ClockModel {
         let early = usize::from(self.count[side] < 5);
         let plain = (self.class * 7 + bucket(self.last_symbol[side])) * 2 + early;
         debug_assert!(plain < CLOCK_CONTEXTS);
+        // The quarters of the base time left, `(4 × predicted / base)`
+        // clamped to 0..=4, counted without a division (one a reading;
+        // wide enough for any base, with the product as a release build
+        // wrapped it before).
         let left = if self.base > 0 {
-            (4 * self.predict(side) / self.base).clamp(0, 4) as usize
+            let p = i128::from(4i64.wrapping_mul(self.predict(side)));
+            let base = i128::from(self.base);
+            (1..=4).map(|k| usize::from(p >= k * base)).sum()
         } else {
             4
         };
@@ -194,7 +202,7 @@ impl ClockModel {
     }
 
     pub(super) fn predict(&self, side: usize) -> i64 {
-        self.last[side].map_or(self.base, |l| l + self.inc)
+        self.last[side].map_or(self.base, |l| l.wrapping_add(self.inc))
     }
 
     pub(super) fn update(&mut self, side: usize, clock: i64, symbol: u64) {
@@ -205,7 +213,7 @@ impl ClockModel {
 
     pub(super) fn encode(&mut self, coder: &mut ClockCoder, enc: &mut BinaryEncoder, clock: u32) {
         let side = self.side();
-        let z = zigzag(self.predict(side) - i64::from(clock));
+        let z = zigzag(self.predict(side).wrapping_sub(i64::from(clock)));
         coder.encode(enc, self.context(side), z);
         self.update(side, i64::from(clock), z);
     }
@@ -217,10 +225,9 @@ impl ClockModel {
     ) -> Result<u32, String> {
         let side = self.side();
         let z = coder.decode(dec, self.context(side));
-        let clock = self
-            .predict(side)
-            .checked_sub(unzigzag(z))
-            .and_then(|c| u32::try_from(c).ok())
+        // The encoder's difference undone, wrapping as it wrapped.
+        let clock = u32::try_from(self.predict(side).wrapping_sub(unzigzag(z)))
+            .ok()
             .filter(|&c| c <= MAX_CLOCK)
             .ok_or("clock out of range")?;
         self.update(side, i64::from(clock), z);
@@ -429,6 +436,72 @@ mod tests {
             );
             assert_eq!((kept.count, &kept.plies), (new.count, &new.plies));
             assert_eq!((kept.side(), kept.context(0)), (new.side(), new.context(0)));
+        }
+    }
+
+    /// A clock's context counts the quarters of the base time left as the
+    /// division did (`4 × predicted / base`, clamped to 0..=4), for every
+    /// base and prediction, a negative one and absurd tags included.
+    #[test]
+    fn the_quarters_left_are_the_division_s() {
+        for base in [
+            1i64,
+            2,
+            3,
+            7,
+            60,
+            180,
+            599,
+            10_800,
+            1 << 40,
+            i64::MAX / 3,
+            i64::MAX,
+        ] {
+            for inc in [0i64, 1, 5, 1 << 50] {
+                let mut model = ClockModel::new(b"");
+                model.reset((base, inc));
+                for last in [
+                    None,
+                    Some(0),
+                    Some(1),
+                    Some(base / 4),
+                    Some(base / 2 - 1),
+                    Some(base),
+                ]
+                .into_iter()
+                .chain((0..200).filter_map(|k| (base / 97).max(1).checked_mul(k).map(Some)))
+                .filter(|l| l.is_none_or(|l| l < 1 << 60))
+                {
+                    model.last = [last, last.map(|l| l.saturating_sub(5 * inc + 3))];
+                    for side in 0..2 {
+                        let p = 4i64.wrapping_mul(model.predict(side));
+                        let quarters = (p / base).clamp(0, 4) as usize;
+                        assert_eq!(model.context(side) % 5, quarters, "{base} {inc} {last:?}");
+                    }
+                }
+            }
+        }
+    }
+
+    /// A time control of absurd numbers codes its clocks as release builds
+    /// did (wrapping), without an overflow in a debug build (the fuzzer's).
+    #[test]
+    fn clocks_of_an_absurd_time_control_round_trip() {
+        let tc = b"9223372036854775807+9223372036854775807";
+        let readings = [60u32, 0, MAX_CLOCK, 7, MAX_CLOCK, 1];
+        let mut coder = ClockCoder::new();
+        let mut model = ClockModel::new(tc);
+        let mut enc = BinaryEncoder::new();
+        for &c in &readings {
+            model.on_move();
+            model.encode(&mut coder, &mut enc, c);
+        }
+        let bytes = enc.finish();
+        let (mut coder, mut model) = (ClockCoder::new(), ClockModel::new(tc));
+        let mut dec = BinaryDecoder::new(&bytes);
+        for &c in &readings {
+            model.on_move();
+            assert_eq!(model.decode(&mut coder, &mut dec).unwrap(), c);
         }
     }
 

@@ -352,6 +352,10 @@ pub(crate) fn decode_block_with(
             .find(|&k| !matches!(want(k), Want::Skip | Want::Mainline))
             .map_or(0, |k| k + 1);
     }
+    // Evaluations are read for text and records alone (moves are not
+    // coded from them): where no game up to the last wants either, their
+    // stream is left unread.
+    c.evals_unread = !(0..end).any(|k| whole(want(k)));
     // The group of the last game looked at, and the last game of the group
     // whose text or record is wanted: the games with engine comments of
     // its group before it are decoded for the numbers that its engine
@@ -473,6 +477,9 @@ struct Cursors<'a> {
     /// the tags that moves are not decoded with are skimmed
     /// ([`TagState::skim`]).
     skim_from: usize,
+    /// Whether the evaluations' stream is left unread (no game of the
+    /// pass wants its text or record).
+    evals_unread: bool,
     has_tag_numbers: bool,
     tag_numbers: BinaryDecoder<'a>,
     kind: std::slice::Iter<'a, u8>,
@@ -563,6 +570,7 @@ impl<'a> Cursors<'a> {
             values,
             tag_state,
             skim_from: usize::MAX,
+            evals_unread: false,
             has_tag_numbers: !d[TAG_NUMBERS].is_empty(),
             tag_numbers: BinaryDecoder::new(&d[TAG_NUMBERS]),
             kind: d[KIND].iter(),
@@ -678,17 +686,7 @@ impl<'a> Cursors<'a> {
             mainline_clocks,
             clocks,
             evals,
-        } = if w == Want::OpeningStored {
-            Annotations::default()
-        } else {
-            read_annotations(
-                &game_events,
-                &mut self.clock_model,
-                &mut self.annotation_coders,
-                (&mut self.clocks, &mut self.evals),
-                plies.first().copied().unwrap_or(0),
-            )?
-        };
+        } = self.annotations(w, &game_events, plies.first().copied(), whole)?;
         // This game's comments and lines in the other columns: kept for
         // its text, the mainline alone for tags that the moves give.
         let (comments, segments, engine_comments) =
@@ -731,6 +729,29 @@ impl<'a> Cursors<'a> {
             )?;
         }
         Ok(())
+    }
+
+    /// The next game's clock readings and evaluations (its `events`; the
+    /// mainline's `plies` where they are counted), for its text too where
+    /// `whole`: none in a pass that wants stored openings alone.
+    fn annotations(
+        &mut self,
+        w: Want,
+        events: &[u8],
+        plies: Option<usize>,
+        whole: bool,
+    ) -> Result<Annotations, String> {
+        if w == Want::OpeningStored {
+            return Ok(Annotations::default());
+        }
+        read_annotations(
+            events,
+            &mut self.clock_model,
+            &mut self.annotation_coders,
+            (&mut self.clocks, &mut self.evals),
+            plies.unwrap_or(0),
+            (whole, !self.evals_unread),
+        )
     }
 
     /// The streams of the next game's engine comments' fields (none where
@@ -1932,14 +1953,19 @@ impl EvalTexts {
 }
 
 /// Decodes a game's clock readings and evaluations, walking its events:
-/// the mainline's readings (`plies` of them, by the ply they follow) and
-/// every reading and evaluation in stream order, for the text.
+/// the mainline's readings (`plies` of them, by the ply they follow) and,
+/// where `texts_too` (a game's text or record is wanted), every reading
+/// and evaluation in stream order; a game skipped or wanted for its
+/// mainline alone only moves the streams on, no evaluation written out,
+/// and the evaluations' stream is not read at all where not `evals_too`
+/// (no later game of the pass wants them).
 fn read_annotations(
     events: &[u8],
     model: &mut ClockModel,
     coders: &mut AnnotationCoders<'_>,
     (clocks, evals): (&mut BinaryDecoder<'_>, &mut BinaryDecoder<'_>),
     plies: usize,
+    (texts_too, evals_too): (bool, bool),
 ) -> Result<Annotations, String> {
     let mut values = Vec::new();
     let mut mainline = vec![None; plies];
@@ -1976,20 +2002,26 @@ fn read_annotations(
                 {
                     *slot = Some(c);
                 }
-                values.push((c, tenth));
+                if texts_too {
+                    values.push((c, tenth));
+                }
             }
             code @ (E_CLK | E_EVAL | E_EVAL_CLK) => {
-                if code != E_CLK {
+                if code != E_CLK && evals_too {
                     let white = model.side() == 0;
                     match coders.evals.decode(evals, &mut eval_state, white)? {
-                        Some(e) => format_eval(e, &mut texts),
-                        None => texts.extend_from_slice(take_until(
-                            &mut coders.eval_text,
-                            b']',
-                            "evaluation text",
-                        )?),
+                        Some(e) if texts_too => format_eval(e, &mut texts),
+                        Some(_) => {}
+                        None => {
+                            let text = take_until(&mut coders.eval_text, b']', "evaluation text")?;
+                            if texts_too {
+                                texts.extend_from_slice(text);
+                            }
+                        }
                     }
-                    ends.push(texts.len());
+                    if texts_too {
+                        ends.push(texts.len());
+                    }
                 }
                 if code != E_EVAL {
                     let c = model.decode(&mut coders.clocks, clocks)?;
@@ -1998,7 +2030,9 @@ fn read_annotations(
                     {
                         *slot = Some(c);
                     }
-                    values.push((c, None));
+                    if texts_too {
+                        values.push((c, None));
+                    }
                 }
             }
             _ => {}
