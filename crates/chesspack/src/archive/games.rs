@@ -462,7 +462,38 @@ mod tests {
     /// times, rating changes and clocks).
     #[test]
     fn a_mainline_after_skimmed_tags_is_the_records() {
-        let (r, block) = first_block(include_str!("../../../../samples/lichess-sample.pgn"));
+        mainlines_are_the_records(include_str!("../../../../samples/lichess-sample.pgn"));
+    }
+
+    /// The same with evaluations in every other game's comments: a pass
+    /// that wants mainlines alone leaves their stream unread and writes no
+    /// text of them, and one that wants a text after reads them all (issue
+    /// 68).
+    #[test]
+    fn regression_issue_68_mainlines_past_evaluations_are_the_records() {
+        let sample = include_str!("../../../../samples/lichess-sample.pgn");
+        let (mut with_evals, mut n, mut game) = (String::new(), 0i64, 0);
+        for (i, part) in sample.split("{ [%clk ").enumerate() {
+            game += part.matches("[Event ").count();
+            if i > 0 {
+                n += 1;
+                with_evals.push_str(if game % 2 == 0 {
+                    "{ [%clk "
+                } else {
+                    "{ [%eval "
+                });
+                if game % 2 == 1 {
+                    with_evals.push_str(&format!("{}.{}] [%clk ", (n * 37) % 9 - 4, n % 10));
+                }
+            }
+            with_evals.push_str(part);
+        }
+        assert!(with_evals.matches("[%eval ").count() > 500);
+        mainlines_are_the_records(&with_evals);
+    }
+
+    fn mainlines_are_the_records(pgn: &str) {
+        let (r, block) = first_block(pgn);
         let mut records = Vec::new();
         let mut texts = Vec::new();
         block::decode_block(
