@@ -1694,23 +1694,29 @@ fn settle_after_node(
         // it (the state where the game leaves the tree is the tree's).
         return Ok(Verdict::At(since));
     }
+    // The position after it leaves the tree (the tree's line replayed):
+    // made once, for either use below.
+    let position_target = matches!(target, Target::Position { .. });
+    let exit = (!later || position_target)
+        .then(|| ix.after_exit(g))
+        .flatten();
     if !later {
         // Only the state where it leaves: the ply after is known from
         // the tree and the move it plays there.
-        let Some((pos, ply, changes)) = ix.after_exit(g) else {
+        let Some((pos, ply, changes)) = &exit else {
             return Ok(Verdict::Out);
         };
-        if changes {
+        if *changes {
             return Ok(Verdict::Out);
         }
-        if !next_moves && target.matches(&pos) {
-            return Ok(Verdict::At(ply));
+        if !next_moves && target.matches(pos) {
+            return Ok(Verdict::At(*ply));
         }
     }
     // Where its pawns cannot go on to the position's (nor its bishops) it
     // never comes to it: its positions up to there are the tree's.
     if let Target::Position { board, .. } = target
-        && let Some((pos, _, _)) = ix.after_exit(g)
+        && let Some((pos, _, _)) = &exit
         && !state::can_advance(pos.board(), board)
     {
         return Ok(Verdict::Out);
