@@ -339,6 +339,7 @@ function pct(n, of) {
 }
 
 function renderExplorer(v) {
+  $('db-opening').textContent = v.opening ? `${v.eco} ${v.opening}` : '';
   const body = $('explorer').tBodies[0];
   const total = v.moves.reduce((s, m) => s + m.games, 0);
   body.replaceChildren(...v.moves.map((m) => {
@@ -350,8 +351,9 @@ function renderExplorer(v) {
     tr.innerHTML = `<td class="san"></td><td class="num">${m.games.toLocaleString('en')}<small> ${pct(m.games, total).toFixed(0)}%</small></td>`
       + `<td class="bar"><div class="wdl" title="White ${w.toFixed(1)}%, draws ${d.toFixed(1)}%, Black ${b.toFixed(1)}%">`
       + `<span class="w" style="width:${w}%">${label(w)}</span><span class="d" style="width:${d}%">${label(d)}</span><span class="b" style="width:${b}%">${label(b)}</span></div></td>`
-      + `<td class="num">${m.mean_rating ?? '–'}</td>`;
+      + `<td class="num">${m.mean_rating ?? '–'}</td><td class="opening"></td>`;
     tr.children[0].textContent = m.san;
+    tr.children[4].textContent = m.opening ? `${m.eco} ${m.opening}` : '';
     tr.title = `latest game: #${m.last_game}; highest rated: #${m.best_game}`;
     tr.addEventListener('click', () => playMove(m.uci));
     tr.addEventListener('keydown', (e) => e.key === 'Enter' && playMove(m.uci));
@@ -359,7 +361,7 @@ function renderExplorer(v) {
   }));
   if (v.moves.length === 0) {
     const tr = document.createElement('tr');
-    tr.innerHTML = '<td colspan="4">no game played on from here</td>';
+    tr.innerHTML = '<td colspan="5">no game played on from here</td>';
     body.append(tr);
   }
   const how = v.scanned

@@ -808,7 +808,12 @@ class Archive(Sequence):
         ``uci``, ``games``, ``white``, ``draws``, ``black`` (wins, draws,
         losses), ``mean_rating`` of the player who moved, ``last_game`` and
         ``best_game`` (the most recent and the highest-rated, numbered from
-        0). The games that reached the position are :meth:`find`'s.
+        0), ``eco`` and ``opening`` of the position after the move where
+        lichess's opening table names it. The games that reached the
+        position are :meth:`find`'s; the table's metadata
+        (``chesspack.search``) names the position's own opening (``eco``,
+        ``opening``: by moves, the last position on the way that the table
+        names).
 
         >>> import tempfile, os
         >>> d = tempfile.mkdtemp()
@@ -818,6 +823,8 @@ class Archive(Sequence):
         >>> t = Archive(p + ".chpk").explore(moves="e4")
         >>> t.column("san").to_pylist(), t.column("games").to_pylist()
         (['c5', 'e5'], [1, 1])
+        >>> t.column("opening").to_pylist()
+        ['Sicilian Defense', "King's Pawn Game"]
         """
         query = dict(fen=_fen_of(fen), moves=_moves_of(moves), **filters)
         return _with_how(*self._a.search(query, explore=True))

@@ -609,6 +609,8 @@ fn how<'py>(py: Python<'py>, found: &chesspack::search::Found) -> PyResult<Bound
     d.set_item("decoded", found.decoded)?;
     d.set_item("not_searched", found.not_searched)?;
     d.set_item("reached", found.reached)?;
+    d.set_item("eco", found.opening.map(|o| o.eco))?;
+    d.set_item("opening", found.opening.map(|o| o.name))?;
     Ok(d.into_any())
 }
 

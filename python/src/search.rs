@@ -122,6 +122,8 @@ pub(crate) fn moves_batch<'py>(
         Field::new("mean_rating", DataType::UInt32, true),
         Field::new("last_game", DataType::UInt64, true),
         Field::new("best_game", DataType::UInt64, true),
+        Field::new("eco", DataType::Utf8, true),
+        Field::new("opening", DataType::Utf8, true),
     ]);
     let columns: Vec<ArrayRef> = vec![
         Arc::new(StringArray::from_iter_values(moves.iter().map(|m| &m.san))),
@@ -133,6 +135,12 @@ pub(crate) fn moves_batch<'py>(
         Arc::new(UInt32Array::from_iter(moves.iter().map(|m| m.mean_rating))),
         game(|m| m.last_game),
         game(|m| m.best_game),
+        Arc::new(StringArray::from_iter(
+            moves.iter().map(|m| m.opening.map(|o| o.eco)),
+        )),
+        Arc::new(StringArray::from_iter(
+            moves.iter().map(|m| m.opening.map(|o| o.name)),
+        )),
     ];
     let batch = RecordBatch::try_new(Arc::new(schema), columns)
         .map_err(|e| PyValueError::new_err(e.to_string()))?;

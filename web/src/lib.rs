@@ -518,8 +518,10 @@ impl Archive {
     /// The opening explorer from the position of `query` (the start where
     /// it names none; see [`query_of`]) with its filters, as `chesspack
     /// explore --json` gives it: `{moves: [{san, uci, games, white,
-    /// draws, black, mean_rating, last_game, best_game}], reached,
-    /// scanned, decoded, not_searched, index_error}`. With `games`, the
+    /// draws, black, mean_rating, last_game, best_game, eco, opening}],
+    /// eco, opening, reached, scanned, decoded, not_searched,
+    /// index_error}` (the position's opening as `explore` names it above
+    /// its table; each move's, that of the position after it). With `games`, the
     /// games that reached the position are kept from the same search for
     /// [`Archive::find`] of the same query (the page's list).
     ///
@@ -551,11 +553,14 @@ impl Archive {
                     "white": m.white, "draws": m.draws, "black": m.black,
                     "mean_rating": m.mean_rating,
                     "last_game": game(m.last_game), "best_game": game(m.best_game),
+                    "eco": m.opening.map(|o| o.eco), "opening": m.opening.map(|o| o.name),
                 })
             })
             .collect();
         let mut v = how(&found);
         v["moves"] = json!(moves);
+        v["eco"] = json!(found.opening.map(|o| o.eco));
+        v["opening"] = json!(found.opening.map(|o| o.name));
         Ok(v)
     }
 

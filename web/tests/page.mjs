@@ -217,6 +217,12 @@ try {
   const sicilianRows = await explorerRows();
   check(sameAsCli(sicilianRows, explore('--moves', 'e4 c5')), `the explorer after 1.e4 c5 is chesspack explore's (${sicilianRows.map((r) => `${r.san} ${r.games}`).join(', ') || 'none'})`);
   const e4Rows = explore('--moves', 'e4');
+  const c5 = e4Rows.find((m) => m.san === 'c5');
+  const named = await page.textContent('#db-opening');
+  check(c5 && c5.opening && named === `${c5.eco} ${c5.opening}`, `the position's opening is what chesspack explore names its move: ${named}`);
+  const rowNames = await page.$$eval('#explorer tbody tr[data-uci]', (rs) => rs.map((r) => r.children[4].textContent));
+  const cliNames = explore('--moves', 'e4 c5').map((m) => (m.opening ? `${m.eco} ${m.opening}` : ''));
+  check(JSON.stringify(rowNames) === JSON.stringify(cliNames), `each move's opening is chesspack explore's: ${rowNames.join(', ')}`);
   const hitsTitle = await page.textContent('#hits-title');
   check(Number(hitsTitle.match(/^(\d+)/)[1]) === findCount('--moves', 'e4 c5'), `the games that reached 1.e4 c5 are chesspack find's: ${hitsTitle}`);
 

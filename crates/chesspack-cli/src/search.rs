@@ -356,19 +356,23 @@ pub fn explore(args: &ExploreArgs) -> Result<()> {
                 "white_pct": pct(m.white, m.games), "draws_pct": pct(m.draws, m.games),
                 "black_pct": pct(m.black, m.games), "mean_rating": m.mean_rating,
                 "last_game": game_ref(m.last_game), "best_game": game_ref(m.best_game),
+                "eco": m.opening.map(|o| o.eco), "opening": m.opening.map(|o| o.name),
             });
             writeln!(out, "{o}")?;
         }
     } else {
+        if let Some(o) = explored.opening {
+            writeln!(out, "{} {}", o.eco, o.name)?;
+        }
         writeln!(
             out,
-            "{:<8} {:>9} {:>6}  {:>6} {:>6} {:>6}  {:>6}  {:>9}  {:>9}",
+            "{:<8} {:>9} {:>6}  {:>6} {:>6} {:>6}  {:>6}  {:>9}  {:>9}  opening",
             "move", "games", "%", "white", "draw", "black", "rating", "latest", "best"
         )?;
         for m in &explored.moves {
             writeln!(
                 out,
-                "{:<8} {:>9} {:>5.1}%  {:>5.1}% {:>5.1}% {:>5.1}%  {:>6}  {:>9}  {:>9}",
+                "{:<8} {:>9} {:>5.1}%  {:>5.1}% {:>5.1}% {:>5.1}%  {:>6}  {:>9}  {:>9}  {}",
                 m.san,
                 m.games,
                 pct(m.games, total),
@@ -377,7 +381,9 @@ pub fn explore(args: &ExploreArgs) -> Result<()> {
                 pct(m.black, m.games),
                 m.mean_rating.map_or("-".into(), |r| r.to_string()),
                 game_ref(m.last_game).unwrap_or_default(),
-                game_ref(m.best_game).unwrap_or_default()
+                game_ref(m.best_game).unwrap_or_default(),
+                m.opening
+                    .map_or(String::new(), |o| format!("{} {}", o.eco, o.name))
             )?;
         }
     }

@@ -1579,9 +1579,18 @@ fn issue_68_find_and_explore_json() {
         "mean_rating",
         "last_game",
         "best_game",
+        "eco",
+        "opening",
     ] {
         assert!(c5.get(field).is_some(), "{field}");
     }
+    // 1. d4 c5 is the Old Benoni in lichess's table; the table names the
+    // position above its moves.
+    assert_eq!(c5["opening"], "Benoni Defense: Old Benoni");
+    let out = chesspack(&["explore", indexed, "--moves", "d4 c5", "-q"]);
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().next(), Some("A43 Benoni Defense: Old Benoni"));
     // A bad query is a usage error naming what is wrong.
     let out = chesspack(&["find", indexed, "--moves", "e4 e4"]);
     assert!(!out.status.success());

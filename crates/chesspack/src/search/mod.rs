@@ -40,6 +40,10 @@
 //! let explored = search::find(&mut archives, &query).unwrap();
 //! let moves: Vec<_> = explored.moves.iter().map(|m| (m.san.as_str(), m.games, m.white)).collect();
 //! assert_eq!(moves, [("Nc6", 8, 0), ("d6", 8, 8)]);
+//! // Openings as lichess's table names them.
+//! let named = explored.opening.unwrap();
+//! assert_eq!((named.eco, named.name), ("B27", "Sicilian Defense"));
+//! assert_eq!(explored.moves[1].opening.unwrap().name, "Sicilian Defense: Modern Variations");
 //! ```
 
 mod index;
@@ -73,6 +77,7 @@ use crate::archive::{
     decode_records_until,
     pipeline::{OnProgress, Pipeline, Progress},
 };
+use crate::opening::{Opening, OpeningTable};
 use crate::threads;
 
 /// What to look for: one of a position (`fen` or `moves`), sub-FENs,
@@ -199,6 +204,11 @@ pub struct Found {
     /// With [`Query::explore`]: the moves from the position, most played
     /// first.
     pub moves: Vec<MoveStats>,
+    /// With [`Query::explore`]: the opening of the position in lichess's
+    /// table ([`OpeningTable::lichess`]): by moves, that of the last
+    /// position on the way that the table names (as `classify` names a
+    /// game); by FEN, the position's own, where the table names it.
+    pub opening: Option<Opening<'static>>,
 }
 
 /// A move played from the position, with what followed.
@@ -226,6 +236,9 @@ pub struct MoveStats {
     pub last_game: Option<(usize, u64)>,
     /// See [`MoveStats::last_game`].
     pub best_game: Option<(usize, u64)>,
+    /// The opening of the position after the move, where lichess's table
+    /// ([`OpeningTable::lichess`]) names that position.
+    pub opening: Option<Opening<'static>>,
 }
 
 /// A move's stats while they are counted: the rating sum and count of
@@ -267,12 +280,18 @@ fn bad(what: impl Into<String>) -> ArchiveError {
 
 /// The position that `query` names, if it names one.
 fn position_of(query: &Query) -> Result<Option<Chess>, ArchiveError> {
+    Ok(position_and_line(query)?.map(|(pos, _)| pos))
+}
+
+/// The position that `query` names, if it names one, and the moves from
+/// the start to it (none for a FEN).
+fn position_and_line(query: &Query) -> Result<Option<(Chess, Vec<Move>)>, ArchiveError> {
     if let Some(fen) = &query.fen {
         // As a game's `FEN` tag is read (castling rights that only Chess960
         // gives; more material than a game can have, whose games are
         // stored and searched too).
         return crate::pgn::start_position(None, Some(fen))
-            .map(Some)
+            .map(|pos| Some((pos, Vec::new())))
             .map_err(|e| match e {
                 crate::Error::InvalidFen { reason, .. } => {
                     bad(format!("bad FEN {fen:?}: {reason}"))
@@ -284,6 +303,7 @@ fn position_of(query: &Query) -> Result<Option<Chess>, ArchiveError> {
         return Ok(None);
     };
     let mut pos = Chess::default();
+    let mut line = Vec::new();
     for token in moves.split_whitespace() {
         // Move numbers: `1.`, `1...`, `12.e4`.
         let token = token.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
@@ -306,8 +326,9 @@ fn position_of(query: &Query) -> Result<Option<Chess>, ArchiveError> {
                 ))
             })?;
         pos.play_unchecked(m);
+        line.push(m);
     }
-    Ok(Some(pos))
+    Ok(Some((pos, line)))
 }
 
 fn target_of(query: &Query) -> Result<Target, ArchiveError> {
@@ -962,9 +983,9 @@ fn explore<R: Read + Seek>(
     archives: &mut [ArchiveReader<R>],
     query: &Query,
 ) -> Result<Found, ArchiveError> {
-    let pos = match position_of(query)? {
-        Some(pos) => pos,
-        None if matches!(target_of(query)?, Target::Any) => Chess::default(),
+    let (pos, line) = match position_and_line(query)? {
+        Some(found) => found,
+        None if matches!(target_of(query)?, Target::Any) => (Chess::default(), Vec::new()),
         None => {
             return Err(bad(
                 "the explorer starts from a position: give a FEN or moves",
@@ -997,6 +1018,17 @@ fn explore<R: Read + Seek>(
         report.hits = hits_of(archives, found);
     }
     report.reached = tallies.reached;
+    let openings = OpeningTable::lichess();
+    report.opening = if query.fen.is_some() {
+        openings.get(&pos)
+    } else {
+        openings
+            .classify(&Chess::default(), &line)
+            .map(|n| Opening {
+                eco: n.eco,
+                name: n.name,
+            })
+    };
     let by_move = tallies.by_move;
     let mut moves = Vec::new();
     for (k, (mut stats, sum, rated, latest, best)) in by_move {
@@ -1007,6 +1039,9 @@ fn explore<R: Read + Seek>(
         stats.mean_rating = (rated > 0).then(|| (sum / rated) as u32);
         stats.last_game = latest.map(|l| (l.1, l.2));
         stats.best_game = best.map(|b| (b.1, b.2));
+        let mut after = pos.clone();
+        after.play_unchecked(m);
+        stats.opening = openings.get(&after);
         moves.push(stats);
     }
     moves.sort_by(|a, b| b.games.cmp(&a.games).then_with(|| a.san.cmp(&b.san)));
@@ -2093,9 +2128,14 @@ fn decode_blocks<R: Read + Seek>(
     + Sync,
 ) -> Result<BlockFinds, ArchiveError> {
     let jobs = candidate_blocks(archive, candidates);
+    let mut all: BlockFinds = (Vec::new(), 0, 0);
+    if jobs.is_empty() {
+        // No codec made, no workers started: most queries of a position
+        // of the tree.
+        return Ok(all);
+    }
     let codec = archive.header().codec()?;
     let codec = codec.as_ref();
-    let mut all: BlockFinds = (Vec::new(), 0, 0);
     let payloads = jobs
         .into_iter()
         .map(|(b, want)| archive.read_block(b).map(|block| (block, want)));

@@ -175,3 +175,14 @@ pub fn xz_size(text: &[u8]) -> usize {
     w.write_all(text).unwrap();
     w.finish().unwrap().len()
 }
+
+/// The lines of lichess's opening table kept as a fixture
+/// (`tests/fixtures/openings-lines.tsv`: `eco`, `name`, `pgn`, with a
+/// header line).
+pub fn openings_lines() -> String {
+    let path = format!(
+        "{}/tests/fixtures/openings-lines.tsv",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    std::fs::read_to_string(path).unwrap()
+}

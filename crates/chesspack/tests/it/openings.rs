@@ -61,11 +61,7 @@ fn classified_archive(packed: &[u8], codec: Option<&dyn GameCodec>) -> Option<Ve
 /// its name and its length. (All 3,807 are: docs/openings.md.)
 #[test]
 fn regression_issue_57_each_line_of_lichess_table_names_itself() {
-    let path = format!(
-        "{}/tests/fixtures/openings-lines.tsv",
-        env!("CARGO_MANIFEST_DIR")
-    );
-    let text = std::fs::read_to_string(path).unwrap();
+    let text = crate::common::openings_lines();
     let table = OpeningTable::lichess();
     let mut lines = 0;
     for line in text.lines().skip(1) {
