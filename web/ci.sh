@@ -13,7 +13,7 @@ export CARGO_TERM_COLOR=never
 
 as_root() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
 
-echo "== web: tools"
+echo "[${SECONDS}s] == web: tools"
 need=()
 command -v clang >/dev/null || need+=(clang lld llvm)
 command -v chromium >/dev/null || need+=(chromium)
@@ -30,9 +30,10 @@ if [[ "$(wasm-bindgen --version 2>/dev/null)" != "wasm-bindgen $version" ]]; the
 fi
 (cd web/tests && npm ci --no-audit --no-fund --silent)
 
-echo "== web: build (web/build.sh)"
+echo "[${SECONDS}s] == web: build (web/build.sh)"
 bash web/build.sh
 
-echo "== web: browser test (headless chromium)"
+echo "[${SECONDS}s] == web: browser test (headless chromium)"
 [ -x target/release/chesspack ] || cargo build --release --locked -q -p chesspack-cli
 node web/tests/page.mjs
+echo "[${SECONDS}s] == web: done"
