@@ -2,6 +2,7 @@
 every game of the shipped sample."""
 
 import collections
+import functools
 import io
 import json
 import os
@@ -16,8 +17,10 @@ import chesspack
 SAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "samples", "lichess-sample.pgn")
 
 
+@functools.cache
 def games():
-    """Every game of the sample python-chess reads, with its boards."""
+    """Every game of the sample python-chess reads, with its boards (read
+    once: the tests replay them many times)."""
     out = []
     with open(SAMPLE, encoding="utf-8") as f:
         text = f.read()
@@ -59,6 +62,23 @@ def searched(game):
     return game.headers.get("Variant", "Standard") in ("Standard", "Chess960", "From Position")
 
 
+@functools.cache
+def keys():
+    """python-chess's Zobrist hash of every board of every game."""
+    return [[chess.polyglot.zobrist_hash(b) for b in boards] for _, boards in games()]
+
+
+@functools.cache
+def first_plies_by_key():
+    """For each key of [`keys`], the first ply of each searched game there."""
+    by_key = collections.defaultdict(dict)
+    for i, ((game, _), ks) in enumerate(zip(games(), keys())):
+        if searched(game):
+            for ply, k in enumerate(ks):
+                by_key[k].setdefault(i, ply)
+    return by_key
+
+
 def first_plies(pred):
     found = {}
     for i, (game, boards) in enumerate(games()):
@@ -75,8 +95,7 @@ def test_issue_68_positions_found_as_python_chess_finds_them(archive):
     a, plain = archive
     boards = [b for _, bs in games()[:10] for b in bs[::7]]
     for board in boards[:25]:
-        key = chess.polyglot.zobrist_hash(board)
-        want = first_plies(lambda b: chess.polyglot.zobrist_hash(b) == key)
+        want = first_plies_by_key().get(chess.polyglot.zobrist_hash(board), {})
         t = a.find(fen=board)
         assert dict(zip(t.column("game").to_pylist(), t.column("ply").to_pylist())) == want, board.fen()
         assert how(t)["scanned"] == plain
@@ -112,12 +131,12 @@ def test_issue_68_explore_counts_the_moves_python_chess_counts(archive):
             board.push_uci(u)
         key = chess.polyglot.zobrist_hash(board)
         want = collections.Counter()
-        for game, boards in games():
+        for (game, boards), ks in zip(games(), keys()):
             if not searched(game):
                 continue
             moves = list(game.mainline_moves())
             for ply, b in enumerate(boards):
-                if chess.polyglot.zobrist_hash(b) == key:
+                if ks[ply] == key:
                     if ply < len(moves):
                         want[b.san(moves[ply])] += 1
                     break
