@@ -90,16 +90,26 @@ impl Encoder {
     }
 }
 
+/// The share of `range` that a 0 bit of probability `p` takes.
+fn bound(range: u32, p: Bit) -> u32 {
+    (range >> 11) * u32::from(p)
+}
+
+/// Narrows `range` to `bit`'s share and updates `p` (what both coders do);
+/// returns the bound between the shares.
+fn narrow(range: &mut u32, p: &mut Bit, bit: bool) -> u32 {
+    let at = bound(*range, *p);
+    *range = if bit { *range - at } else { at };
+    update(p, bit);
+    at
+}
+
 impl Coder for Encoder {
     fn bit(&mut self, p: &mut Bit, bit: bool) -> bool {
-        let bound = (self.range >> 11) * u32::from(*p);
+        let at = narrow(&mut self.range, p, bit);
         if bit {
-            self.low += u64::from(bound);
-            self.range -= bound;
-        } else {
-            self.range = bound;
+            self.low += u64::from(at);
         }
-        update(p, bit);
         while self.range < TOP {
             self.range <<= 8;
             self.shift();
@@ -139,15 +149,11 @@ impl Decoder<'_> {
 
 impl Coder for Decoder<'_> {
     fn bit(&mut self, p: &mut Bit, _: bool) -> bool {
-        let bound = (self.range >> 11) * u32::from(*p);
-        let bit = self.code >= bound;
+        let bit = self.code >= bound(self.range, *p);
+        let at = narrow(&mut self.range, p, bit);
         if bit {
-            self.code -= bound;
-            self.range -= bound;
-        } else {
-            self.range = bound;
+            self.code -= at;
         }
-        update(p, bit);
         while self.range < TOP {
             self.range <<= 8;
             self.code = (self.code << 8) | u32::from(self.byte());

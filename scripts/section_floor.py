@@ -63,6 +63,18 @@ PARTS = {
 }
 
 
+def varint_at(b, at):
+    """The varint at `at` of `b` and where the next byte is."""
+    x = shift = 0
+    while True:
+        y = b[at]
+        at += 1
+        x |= (y & 127) << shift
+        shift += 7
+        if y < 128:
+            return x, at
+
+
 def columns(path):
     """The archive's bytes before its section, the section's games, each
     column's stored length and its raw bytes."""
@@ -74,14 +86,8 @@ def columns(path):
 
     def varint():
         nonlocal p
-        x = s = 0
-        while True:
-            b = d[p]
-            p += 1
-            x |= (b & 127) << s
-            s += 7
-            if b < 128:
-                return x
+        x, p = varint_at(d, p)
+        return x
 
     games = varint()
     varint()  # nodes
@@ -237,18 +243,12 @@ def main():
     firsts = sum(1 for x in varints(col["pawn_file_counts"]) if x)
     pf = col["pawn_files"]
     est["pawn_files"] = h0(u16(pf[:2 * firsts])) + h0(u16(pf[2 * firsts:]))
+    # The plies of material: the seven streams' lengths, then the streams.
     mp = col["material_plies"]
     lengths, at = [], 0
     for _ in range(7):
-        x = sh = 0
-        while True:
-            b = mp[at]
-            at += 1
-            x |= (b & 127) << sh
-            sh += 7
-            if b < 128:
-                break
-        lengths.append(x)
+        n, at = varint_at(mp, at)
+        lengths.append(n)
     est["material_plies"] = 0
     for n in lengths:
         est["material_plies"] += h0(varints(mp[at:at + n])) if n else 0
