@@ -25,6 +25,9 @@ total above the budget says no coding of these contents gets under it:
   their seven streams (by the change of material before);
 - the other columns as zstd packs them whole.
 
+It also times unpacking the change codes' frames as they are stored (the
+best of five, one thread), which a query off the tree does now.
+
 It reads the section's directory and frames (docs/format.md, *Search
 section*) and needs the `zstandard` package. `--dump DIR` also writes
 each column's raw bytes to DIR/N.bin (N: its number), which
@@ -39,6 +42,7 @@ import math
 import os
 import struct
 import sys
+import time
 
 import zstandard
 
@@ -77,7 +81,7 @@ def varint_at(b, at):
 
 def columns(path):
     """The archive's bytes before its section, the section's games, each
-    column's stored length and its raw bytes."""
+    column's stored bytes and its raw bytes."""
     d = open(path, "rb").read()
     at = d.rfind(b"CPKS")
     if at < 0:
@@ -93,17 +97,22 @@ def columns(path):
     varint()  # nodes
     lengths = [(varint(), varint()) for _ in NAMES]
     p += 4 * 7 + 4
-    out = []
+    out, kept = [], []
     for raw, stored in lengths:
         b = d[p:p + stored]
         p += stored
+        kept.append(b)
         if raw != stored:
-            b = zstandard.ZstdDecompressor().stream_reader(
-                io.BytesIO(b), read_across_frames=True).read()
+            b = unpack(b)
         if len(b) != raw:
             sys.exit(f"{path}: a column does not unpack to its length")
         out.append(b)
-    return at, games, [s for _, s in lengths], out
+    return at, games, kept, out
+
+
+def unpack(frames):
+    return zstandard.ZstdDecompressor().stream_reader(
+        io.BytesIO(frames), read_across_frames=True).read()
 
 
 def h0(values):
@@ -179,6 +188,12 @@ def adaptive_order2(seqs, alpha=0.4):
     return bits / 8
 
 
+def timed(f, *args):
+    t = time.perf_counter()
+    f(*args)
+    return time.perf_counter() - t
+
+
 def zstd(b):
     return len(zstandard.ZstdCompressor(level=19).compress(bytes(b))) if b else 0
 
@@ -222,13 +237,13 @@ def main():
     ap.add_argument("--quick", action="store_true", help="no adaptive model of the change codes")
     ap.add_argument("--dump", metavar="DIR", help="write each column's raw bytes to DIR/N.bin")
     a = ap.parse_args()
-    archive, games, kept, c = columns(a.archive)
+    archive, games, frames, c = columns(a.archive)
     if a.dump:
         os.makedirs(a.dump, exist_ok=True)
         for i, b in enumerate(c):
             with open(os.path.join(a.dump, f"{i}.bin"), "wb") as f:
                 f.write(b)
-    kept = dict(zip(NAMES, kept))
+    kept = {n: len(f) for n, f in zip(NAMES, frames)}
     whole = {n: zstd(c[i]) for i, n in enumerate(NAMES)}
     est = dict(whole)
     col = {n: c[i] for i, n in enumerate(NAMES)}
@@ -267,6 +282,10 @@ def main():
     k, s, e = sum(kept.values()), sum(whole.values()), sum(est.values())
     print(f"{'section':30} {k:12,} {s:12,} {e:12,.0f}")
     print(f"{'against the archive':30} {k / archive:12.3f} {s / archive:12.3f} {e / archive:12.3f}")
+    for n in ("changes", "later_changes"):
+        f = frames[NAMES.index(n)]
+        best = min(timed(unpack, f) for _ in range(5))
+        print(f"{n}: {len(f):,} bytes stored, unpacked in {best * 1e3:.1f} ms (zstd, one thread)")
     names = sum(est[n] for n in PARTS["names (filters, rows)"])
     print(f"floor without the names: {e - names:,.0f} ({(e - names) / archive:.3f}x)")
     if not a.quick:
