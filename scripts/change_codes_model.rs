@@ -455,12 +455,16 @@ fn main() {
     let later = games(&column(18));
     // Indexed games only (flags 1): the others have no node.
     let indexed: Vec<usize> = (0..games_n).filter(|&g| flags[g] == 1).collect();
-    for (name, part) in [("early changes", &early), ("later changes", &later)] {
+    // The later changes start from the state after the early ones.
+    for (name, part, after_early) in [
+        ("early changes", &early, false),
+        ("later changes", &later, true),
+    ] {
         let starts: Vec<State> = indexed
             .iter()
             .map(|&g| {
                 let mut s = states[node_of[g]];
-                if std::ptr::eq(part, &later) {
+                if after_early {
                     early[g].iter().for_each(|&x| apply(&mut s, x));
                 }
                 s

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """How small a search section's contents could be coded: each column's
 bytes as stored (zstd -19 a MiB at a time), as zstd -19 packs it whole,
-and an estimate of what a model would code it in, against the budget of issue 68 (the section at
-0.75 of the archive's other bytes).
+and an estimate of what a model would code it in, against the budget of
+issue 68 (the section at 0.75 of the archive's other bytes).
 
     scripts/section_floor.py ARCHIVE.chpk [--quick] [--dump DIR]
 
@@ -54,7 +54,8 @@ NAMES = [
     "pawn_files", "white", "black", "event", "eco", "opening", "names",
 ] + [f"squares{i}" for i in range(12)]
 
-# What each part of the section is for (docs/search.md, *Why not 0.75x*).
+# What each part of the section is for (docs/search.md, *What 0.75× of the
+# archive would take*).
 PARTS = {
     "tree": ["node_moves", "node_children", "node_changes"],
     "games on the tree": ["flags", "exits", "exit_moves"],
@@ -130,13 +131,10 @@ def u16(b):
 
 
 def varints(b):
-    out, x, s = [], 0, 0
-    for y in b:
-        x |= (y & 127) << s
-        s += 7
-        if y < 128:
-            out.append(x)
-            x = s = 0
+    out, at = [], 0
+    while at < len(b):
+        x, at = varint_at(b, at)
+        out.append(x)
     return out
 
 
@@ -198,12 +196,12 @@ def zstd(b):
     return len(zstandard.ZstdCompressor(level=19).compress(bytes(b))) if b else 0
 
 
-def players_and_ratings(c):
+def players_and_ratings(col):
     """zstd of the players as move-to-front ranks and new names, and of
     each rating as "this player's last" (1) or its value."""
     u32 = lambda b: list(struct.unpack(f"<{len(b) // 4}I", b))
-    white, black = u32(c[22]), u32(c[23])
-    elos = [u16(c[8]), u16(c[9])]
+    white, black = u32(col["white"]), u32(col["black"])
+    elos = [u16(col["white_elo"]), u16(col["black_elo"])]
     last, same = {}, [[], []]
     for i in range(len(white)):
         for side, pid in enumerate((white[i], black[i])):
@@ -268,7 +266,7 @@ def main():
     for n in lengths:
         est["material_plies"] += h0(varints(mp[at:at + n])) if n else 0
         at += n
-    (est["white_elo"], est["black_elo"]), players = players_and_ratings(c)
+    (est["white_elo"], est["black_elo"]), players = players_and_ratings(col)
     est["white"] = est["black"] = players / 2
     est = {n: min(whole[n], est[n]) for n in NAMES}
     budget = 0.75 * archive
@@ -290,11 +288,11 @@ def main():
     print(f"floor without the names: {e - names:,.0f} ({(e - names) / archive:.3f}x)")
     if not a.quick:
         adaptive = adaptive_order2(early) + adaptive_order2(later)
-        static = est["changes"] + est["later_changes"]
+        floor = est["changes"] + est["later_changes"]
         print(f"change codes by an adaptive order-2 model: {adaptive:,.0f} "
-              f"(static order 3: {static:,.0f}); the floor with it "
-              f"{(e - static + adaptive) / archive:.3f}x, without the names "
-              f"{(e - static + adaptive - names) / archive:.3f}x")
+              f"(their floor above: {floor:,.0f}); the floor with it "
+              f"{(e - floor + adaptive) / archive:.3f}x, without the names "
+              f"{(e - floor + adaptive - names) / archive:.3f}x")
 
 
 if __name__ == "__main__":
